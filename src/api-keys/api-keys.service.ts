@@ -1,0 +1,125 @@
+import { AppError, notFound } from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import type { Clock } from '../core/clock.js';
+import { canGrant, expandScopes, isScope, type FineScope } from '../core/scopes.js';
+import type { Store } from '../store/db.js';
+import type { Page, PageQuery } from '../store/paging.js';
+import {
+  findApiKey, findKeyForAuth, insertActivity, insertApiKey, listActivity, listApiKeys, revokeApiKey, touchApiKey,
+  type ApiKey, type ApiKeyActivity,
+} from './api-keys.repo.js';
+import { hashToken, mintToken, parseToken, tokenMatches, type KeyMode } from './token.js';
+
+/** Who is calling: resolved once per request by the auth middleware. */
+export interface AuthContext {
+  keyId: string;
+  workspaceId: string;
+  plan: string;
+  mode: KeyMode;
+  scopes: string[];
+  granted: Set<FineScope>;
+}
+
+export interface CreateKeyInput {
+  workspaceId: string;
+  name: string;
+  scopes?: string[];
+  mode?: KeyMode;
+  /** The calling key; absent for keys made by the CLI. */
+  creator?: AuthContext;
+}
+
+export interface ActivityEntry {
+  operationId: string;
+  method: string;
+  path: string;
+  status: number;
+  resourceId: string | null;
+  requestId: string;
+  ip: string | null;
+}
+
+export interface ApiKeysService {
+  authenticate(token: string): Promise<AuthContext | undefined>;
+  create(input: CreateKeyInput): Promise<ApiKey & { token: string }>;
+  list(workspaceId: string, page: PageQuery): Promise<Page<ApiKey>>;
+  get(workspaceId: string, id: string): Promise<ApiKey>;
+  revoke(workspaceId: string, id: string): Promise<void>;
+  activity(workspaceId: string, id: string, page: PageQuery): Promise<Page<ApiKeyActivity>>;
+  /** Adds an audit row; joins the next group commit rather than delaying the response. */
+  recordActivity(auth: AuthContext, entry: ActivityEntry): Promise<void>;
+}
+
+// last_used_at is a coarse "is this key alive" signal; writing it on every
+// request would turn each GET into a write.
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export function apiKeysService(deps: { store: Store; clock: Clock; pepper: Buffer }): ApiKeysService {
+  const { store, clock, pepper } = deps;
+  const lastTouched = new Map<string, number>();
+
+  return {
+    async authenticate(token) {
+      const parsed = parseToken(token);
+      if (!parsed) return undefined;
+      const key = await findKeyForAuth(store.db, parsed.lookup);
+      if (!key || key.mode !== parsed.mode || !tokenMatches(pepper, token, key.token_hash) || key.revoked_at !== null) return undefined;
+      const now = clock.now();
+      const touched = lastTouched.get(key.id) ?? key.last_used_at ?? 0;
+      if (now - touched >= LAST_USED_RESOLUTION_MS) {
+        lastTouched.set(key.id, now);
+        void store.write((tx) => touchApiKey(tx, key.id, now)).catch(() => lastTouched.delete(key.id));
+      }
+      return {
+        keyId: key.id, workspaceId: key.workspace_id, plan: key.plan, mode: key.mode,
+        scopes: key.scopes, granted: expandScopes(key.scopes),
+      };
+    },
+
+    async create({ workspaceId, name, scopes = ['full_access'], mode, creator }) {
+      const unknown = scopes.find((s) => !isScope(s));
+      if (unknown) throw new AppError('validation_error', `Unknown scope '${unknown}'.`, { param: 'scopes' });
+      if (scopes.length === 0) throw new AppError('validation_error', 'A key needs at least one scope.', { param: 'scopes' });
+      if (creator && !canGrant(creator.scopes, scopes)) {
+        throw new AppError('forbidden', 'This key may not create a key with scopes it does not hold itself.', { param: 'scopes' });
+      }
+      const keyMode = mode ?? creator?.mode ?? 'live';
+      const minted = mintToken(keyMode);
+      const row = {
+        id: newId('key'), workspace_id: workspaceId, name: name.trim(), mode: keyMode, lookup: minted.lookup,
+        token_hash: hashToken(pepper, minted.token), masked_token: minted.masked, scopes: JSON.stringify([...new Set(scopes)]),
+        created_by_key_id: creator?.keyId ?? null, created_at: clock.now(), last_used_at: null, revoked_at: null,
+      };
+      const key = await store.write((tx) => insertApiKey(tx, row));
+      return { ...key, token: minted.token };
+    },
+
+    list: (ws, page) => listApiKeys(store.db, ws, page),
+
+    async get(ws, id) {
+      const key = await findApiKey(store.db, ws, id);
+      if (!key) throw notFound('API key', id);
+      return key;
+    },
+
+    async revoke(ws, id) {
+      await store.write(async (tx) => {
+        if (!(await findApiKey(tx, ws, id))) throw notFound('API key', id);
+        await revokeApiKey(tx, ws, id, clock.now());
+      });
+    },
+
+    async activity(ws, id, page) {
+      if (!(await findApiKey(store.db, ws, id))) throw notFound('API key', id);
+      return listActivity(store.db, ws, id, page);
+    },
+
+    recordActivity(auth, e) {
+      return store.write((tx) => insertActivity(tx, {
+        id: newId('act'), workspace_id: auth.workspaceId, api_key_id: auth.keyId, operation_id: e.operationId,
+        method: e.method, path: e.path, status: e.status, resource_id: e.resourceId, request_id: e.requestId,
+        ip: e.ip, created_at: clock.now(),
+      }));
+    },
+  };
+}

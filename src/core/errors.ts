@@ -1,0 +1,88 @@
+// One error type for the whole process. Services throw AppError with a stable
+// machine code; the HTTP layer and the SMTP listeners map that code to a status
+// or a reply through the tables below, so no caller needs instanceof ladders.
+
+export type ErrorCode =
+  | 'bad_request'
+  | 'invalid_json'
+  | 'validation_error'
+  | 'invalid_cursor'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'idempotency_conflict'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'invalid_state'
+  | 'domain_not_verified'
+  | 'already_exists'
+  | 'rate_limit_exceeded'
+  | 'daily_quota_exceeded'
+  | 'monthly_quota_exceeded'
+  | 'internal_error';
+
+export const HTTP_STATUS: Record<ErrorCode, number> = {
+  bad_request: 400,
+  invalid_json: 400,
+  validation_error: 422,
+  invalid_cursor: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  idempotency_conflict: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  invalid_state: 422,
+  domain_not_verified: 422,
+  already_exists: 422,
+  rate_limit_exceeded: 429,
+  daily_quota_exceeded: 429,
+  monthly_quota_exceeded: 429,
+  internal_error: 500,
+};
+
+/** SMTP replies for the same conditions, used by the submission listener. */
+export const SMTP_REPLY: Partial<Record<ErrorCode, { code: number; enhanced: string }>> = {
+  unauthorized: { code: 535, enhanced: '5.7.8' },
+  forbidden: { code: 550, enhanced: '5.7.1' },
+  validation_error: { code: 550, enhanced: '5.6.0' },
+  domain_not_verified: { code: 550, enhanced: '5.7.1' },
+  rate_limit_exceeded: { code: 451, enhanced: '4.7.0' },
+  daily_quota_exceeded: { code: 452, enhanced: '4.3.1' },
+  monthly_quota_exceeded: { code: 552, enhanced: '5.3.4' },
+  payload_too_large: { code: 552, enhanced: '5.3.4' },
+};
+
+export interface AppErrorOptions {
+  /** The request field the error is about, as a dotted path (`to.0`, `limit`). */
+  param?: string;
+  /** Overrides the status of the code (400 instead of 422 where the spec asks). */
+  status?: number;
+  headers?: Record<string, string>;
+  /** Extra machine-readable fields merged into the error object. */
+  details?: Record<string, unknown>;
+}
+
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly param?: string;
+  readonly headers: Record<string, string>;
+  readonly details?: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, options: AppErrorOptions = {}) {
+    super(message);
+    this.name = 'AppError';
+    this.code = code;
+    this.status = options.status ?? HTTP_STATUS[code];
+    this.param = options.param;
+    this.headers = options.headers ?? {};
+    this.details = options.details;
+  }
+}
+
+export function notFound(what: string, id: string): AppError {
+  return new AppError('not_found', `No ${what} with id '${id}'.`);
+}

@@ -1,0 +1,182 @@
+import { readFileSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { Ajv2020, type ValidateFunction, type ErrorObject } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+
+// The OpenAPI document in schema/ is the single source of truth: request
+// validators are compiled from it at boot, tests validate responses against
+// it, and it is served at /v1/openapi.json. schema/openapi.yaml holds the
+// shared parts; schema/paths/*.yaml hold one API area each and are merged in.
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
+
+export const SCHEMA_DIR = fileURLToPath(new URL('../../schema/', import.meta.url));
+const COMPONENTS_ID = 'mailroom:components';
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
+
+type Json = Record<string, any>;
+
+export interface CompiledOperation {
+  id: string;
+  method: string;
+  path: string;
+  body?: ValidateFunction;
+  query: ValidateFunction;
+  params: ValidateFunction;
+  /** Query parameters declared as arrays: accept repeats and comma lists. */
+  arrayParams: Set<string>;
+  paged: boolean;
+  /** 422 where the operation lists it, else 400 (the spec's per-operation statuses). */
+  validationStatus: 400 | 422;
+}
+
+export interface Contract {
+  document: Json;
+  operation(id: string): CompiledOperation | undefined;
+  operations(): CompiledOperation[];
+  /** Validates a response body against the operation's schema for that status (used by tests). */
+  checkResponse(id: string, status: number, body: unknown): string | undefined;
+}
+
+export function loadDocument(dir = SCHEMA_DIR): Json {
+  const doc = parseYaml(readFileSync(join(dir, 'openapi.yaml'), 'utf8')) as Json;
+  doc.paths ??= {};
+  doc.components ??= {};
+  const partsDir = join(dir, 'paths');
+  for (const file of readdirSync(partsDir).filter((f) => f.endsWith('.yaml')).sort()) {
+    const part = parseYaml(readFileSync(join(partsDir, file), 'utf8')) as Json;
+    for (const [p, item] of Object.entries(part.paths ?? {})) {
+      if (doc.paths[p]) throw new Error(`schema/paths/${file}: path ${p} is already defined`);
+      doc.paths[p] = item;
+    }
+    for (const [section, entries] of Object.entries(part.components ?? {})) {
+      doc.components[section] ??= {};
+      for (const [name, value] of Object.entries(entries as Json)) {
+        if (doc.components[section][name]) throw new Error(`schema/paths/${file}: components.${section}.${name} is already defined`);
+        doc.components[section][name] = value;
+      }
+    }
+  }
+  return doc;
+}
+
+function rewriteRefs(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(rewriteRefs);
+  if (node && typeof node === 'object') {
+    const out: Json = {};
+    for (const [k, v] of Object.entries(node)) {
+      out[k] = k === '$ref' && typeof v === 'string' && v.startsWith('#/components/schemas/')
+        ? `${COMPONENTS_ID}#/$defs/${v.slice('#/components/schemas/'.length)}`
+        : rewriteRefs(v);
+    }
+    return out;
+  }
+  return node;
+}
+
+function deref(doc: Json, node: Json): Json {
+  if (typeof node?.$ref !== 'string') return node;
+  const path = node.$ref.replace(/^#\//, '').split('/');
+  return deref(doc, path.reduce((o: Json, k: string) => o?.[k], doc));
+}
+
+function newAjv(doc: Json, coerce: boolean): Ajv2020 {
+  const ajv = new Ajv2020({ allErrors: false, strict: false, coerceTypes: coerce ? 'array' : false, useDefaults: true });
+  addFormats(ajv);
+  ajv.addSchema({ $id: COMPONENTS_ID, $defs: rewriteRefs(doc.components?.schemas ?? {}) as Json });
+  return ajv;
+}
+
+export function loadContract(dir = SCHEMA_DIR): Contract {
+  const document = loadDocument(dir);
+  const bodyAjv = newAjv(document, false);
+  const queryAjv = newAjv(document, true);
+  const ops = new Map<string, CompiledOperation>();
+  const responseSchemas = new Map<string, Json>();
+
+  for (const [path, item] of Object.entries(document.paths as Json)) {
+    for (const method of METHODS) {
+      const operation = (item as Json)[method] as Json | undefined;
+      if (!operation) continue;
+      const id = operation.operationId as string;
+      if (!id) throw new Error(`schema: ${method.toUpperCase()} ${path} has no operationId`);
+      if (ops.has(id)) throw new Error(`schema: operationId ${id} is used twice`);
+      const parameters = [...((item as Json).parameters ?? []), ...(operation.parameters ?? [])].map((p: Json) => deref(document, p));
+      const objectSchema = (where: string) => {
+        const list = parameters.filter((p) => p.in === where);
+        return {
+          type: 'object',
+          properties: Object.fromEntries(list.map((p) => [p.name, rewriteRefs(p.schema ?? {})])),
+          required: list.filter((p) => p.required).map((p) => p.name),
+          additionalProperties: false,
+        };
+      };
+      const bodySchema = operation.requestBody?.content?.['application/json']?.schema;
+      const queryParams = parameters.filter((p) => p.in === 'query');
+      ops.set(id, {
+        id,
+        method: method.toUpperCase(),
+        path,
+        body: bodySchema ? bodyAjv.compile(rewriteRefs(bodySchema) as Json) : undefined,
+        query: queryAjv.compile(objectSchema('query')),
+        params: queryAjv.compile(objectSchema('path')),
+        arrayParams: new Set(queryParams.filter((p) => p.schema?.type === 'array').map((p) => p.name)),
+        paged: queryParams.some((p) => p.name === 'limit'),
+        validationStatus: operation.responses?.['422'] ? 422 : 400,
+      });
+      for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        const schema = deref(document, response as Json)?.content?.['application/json']?.schema;
+        if (schema) responseSchemas.set(`${id} ${status}`, schema);
+      }
+    }
+  }
+
+  const responseValidators = new Map<string, ValidateFunction>();
+  return {
+    document,
+    operation: (id) => ops.get(id),
+    operations: () => [...ops.values()],
+    checkResponse(id, status, body) {
+      const key = `${id} ${status}`;
+      const schema = responseSchemas.get(key);
+      if (!schema) return status === 204 && (body === undefined || body === '') ? undefined : `no response schema for ${key}`;
+      let validate = responseValidators.get(key);
+      if (!validate) {
+        validate = bodyAjv.compile(rewriteRefs(schema) as Json);
+        responseValidators.set(key, validate);
+      }
+      return validate(body) ? undefined : describeAjvError(validate.errors?.[0]).message;
+    },
+  };
+}
+
+/** One readable sentence and the dotted field path from ajv's first error. */
+export function describeAjvError(e: ErrorObject | undefined, root?: string): { message: string; param?: string } {
+  if (!e) return { message: 'The request is not valid.' };
+  const path = e.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const where = (extra?: string) => {
+    const parts = [...path, ...(extra ? [extra] : [])];
+    return parts.length ? parts.join('.') : root;
+  };
+  switch (e.keyword) {
+    case 'required': {
+      const param = where((e.params as { missingProperty: string }).missingProperty);
+      return { message: `'${param}' is required.`, param };
+    }
+    case 'additionalProperties': {
+      const param = where((e.params as { additionalProperty: string }).additionalProperty);
+      return { message: `Unknown field '${param}'.`, param };
+    }
+    case 'enum': {
+      const param = where();
+      const allowed = (e.params as { allowedValues: unknown[] }).allowedValues.map(String).join(', ');
+      return { message: `'${param}' must be one of: ${allowed}.`, param };
+    }
+    default: {
+      const param = where();
+      return { message: param ? `'${param}' ${e.message}.` : `The request body ${e.message}.`, param };
+    }
+  }
+}

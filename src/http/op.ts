@@ -1,0 +1,223 @@
+import type { Context, Middleware } from 'koa';
+import type { Logger } from 'pino';
+import { AppError } from '../core/errors.js';
+import type { Clock } from '../core/clock.js';
+import type { CursorCodec } from '../core/cursors.js';
+import type { FineScope } from '../core/scopes.js';
+import type { Plan } from '../config.js';
+import type { PageQuery } from '../store/paging.js';
+import type { ApiKeysService, AuthContext } from '../api-keys/api-keys.service.js';
+import type { Contract, CompiledOperation } from './contract.js';
+import { describeAjvError } from './contract.js';
+import type { RateLimiter } from './rate-limit.js';
+import { MAX_IDEMPOTENCY_KEY_LENGTH, requestHash, type Idempotency, type Replay } from './idempotency.js';
+
+// op() is the whole request pipeline of one API operation, after routing:
+// auth (and scope) -> rate limit -> body -> idempotency -> validation ->
+// handler. Routes stay one line each; the rules live here once.
+
+export interface AppState {
+  requestId: string;
+  auth?: AuthContext;
+}
+
+/** What every op() needs, hung on app.context by createApp. */
+export interface HttpDeps {
+  contract: Contract;
+  apiKeys: ApiKeysService;
+  rateLimiter: RateLimiter;
+  idempotency: Idempotency;
+  cursors: CursorCodec;
+  clock: Clock;
+  logger: Logger;
+  plan(name: string): Plan;
+}
+
+declare module 'koa' {
+  interface ExtendableContext {
+    mailroom: HttpDeps;
+  }
+}
+
+export interface OpInput {
+  auth: AuthContext;
+  // Validated against the operation's schema before the handler runs.
+  body: any;
+  query: any;
+  params: Record<string, string>;
+  page?: PageQuery;
+  requestId: string;
+  ip: string;
+}
+
+export interface OpOptions {
+  scope: FineScope;
+  /** Success status (default 200). 204 sends no body. */
+  status?: number;
+  /** Whether the operation honours Idempotency-Key. */
+  idempotent?: boolean;
+  /** Rate-limit tokens this request costs (default 1). */
+  cost?: (body: any) => number;
+  /** Largest accepted request body (default 1 MiB). */
+  maxBodyBytes?: number;
+}
+
+export type OpMiddleware = Middleware<AppState> & { operationId: string };
+
+const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+
+export function op(operationId: string, options: OpOptions, handler: (input: OpInput) => unknown): OpMiddleware {
+  const mw = async (ctx: Context & { state: AppState; params?: Record<string, string> }) => {
+    const deps = ctx.mailroom;
+    const operation = deps.contract.operation(operationId)!;
+
+    const auth = await authenticate(ctx, deps, options.scope);
+    const rawBody = operation.body ? await readJson(ctx, options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES) : undefined;
+    limitRate(ctx, deps, auth, options.cost ? options.cost(rawBody) : 1);
+
+    const params = { ...(ctx.params ?? {}) };
+    const idemKey = options.idempotent ? ctx.get('Idempotency-Key') : '';
+    if (idemKey.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
+      throw new AppError('bad_request', `Idempotency-Key is at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters.`, { param: 'Idempotency-Key' });
+    }
+    const hash = idemKey ? requestHash(operationId, params, rawBody) : '';
+    if (idemKey) {
+      const replay = await deps.idempotency.begin(auth.workspaceId, idemKey, operationId, hash);
+      if (replay) {
+        ctx.set('Idempotent-Replayed', 'true');
+        respond(ctx, replay);
+        return;
+      }
+    }
+
+    let response: Replay | undefined;
+    try {
+      const input = validate(ctx, deps, operation, auth, params, rawBody);
+      const result = await handler(input);
+      response = { status: options.status ?? 200, body: options.status === 204 ? undefined : result };
+    } catch (err) {
+      if (err instanceof AppError) response = { status: err.status, body: errorBody(err, ctx.state.requestId) };
+      throw err;
+    } finally {
+      if (idemKey) await deps.idempotency.finish(auth.workspaceId, idemKey, operationId, hash, response);
+      if (ctx.method !== 'GET' && response && response.status < 500) {
+        const id = (response.body as { id?: unknown } | undefined)?.id;
+        void deps.apiKeys.recordActivity(auth, {
+          operationId, method: ctx.method, path: ctx.path, status: response.status,
+          resourceId: typeof id === 'string' ? id : (params[Object.keys(params)[0]] ?? null),
+          requestId: ctx.state.requestId, ip: ctx.ip ?? null,
+        }).catch((e) => deps.logger.error({ err: e }, 'could not record key activity'));
+      }
+    }
+    respond(ctx, response);
+  };
+  return Object.assign(mw as Middleware<AppState>, { operationId });
+}
+
+function respond(ctx: Context, r: Replay): void {
+  ctx.status = r.status;
+  if (r.body !== undefined) ctx.body = r.body;
+}
+
+export function errorBody(err: AppError, requestId: string) {
+  return {
+    error: {
+      code: err.code,
+      message: err.message,
+      ...(err.param !== undefined && { param: err.param }),
+      ...err.details,
+      request_id: requestId,
+    },
+  };
+}
+
+async function authenticate(ctx: Context & { state: AppState }, deps: HttpDeps, scope: FineScope): Promise<AuthContext> {
+  const header = ctx.get('Authorization');
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!m) {
+    ctx.set('WWW-Authenticate', 'Bearer');
+    throw new AppError('unauthorized', header ? 'The Authorization header must be "Bearer <API key>".' : 'Missing API key: send "Authorization: Bearer <API key>".');
+  }
+  const auth = await deps.apiKeys.authenticate(m[1]);
+  if (!auth) {
+    ctx.set('WWW-Authenticate', 'Bearer error="invalid_token"');
+    throw new AppError('unauthorized', 'The API key is not valid.');
+  }
+  ctx.state.auth = auth;
+  if (!auth.granted.has(scope)) throw new AppError('forbidden', `This API key lacks the '${scope}' scope needed here.`);
+  return auth;
+}
+
+function limitRate(ctx: Context, deps: HttpDeps, auth: AuthContext, cost: number): void {
+  const d = deps.rateLimiter.take(auth.workspaceId, auth.mode, deps.plan(auth.plan), cost);
+  ctx.set('RateLimit-Limit', String(d.limit));
+  ctx.set('RateLimit-Remaining', String(d.remaining));
+  ctx.set('RateLimit-Reset', String(d.resetSeconds));
+  ctx.set('RateLimit-Policy', d.policy);
+  ctx.set('RateLimit-Scope', 'workspace');
+  if (!d.allowed) {
+    throw new AppError('rate_limit_exceeded', `Too many requests for this workspace's ${auth.mode} allowance; retry after ${d.retryAfterSeconds} s.`, {
+      headers: { 'Retry-After': String(d.retryAfterSeconds) },
+    });
+  }
+}
+
+async function readJson(ctx: Context, maxBytes: number): Promise<unknown> {
+  const declared = Number(ctx.get('Content-Length') || 0);
+  if (declared > maxBytes) throw new AppError('payload_too_large', `The request body is over ${maxBytes} bytes.`);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) throw new AppError('payload_too_large', `The request body is over ${maxBytes} bytes.`);
+    chunks.push(chunk);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new AppError('invalid_json', `The request body is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+function validate(ctx: Context, deps: HttpDeps, operation: CompiledOperation, auth: AuthContext,
+  params: Record<string, string>, rawBody: unknown): OpInput {
+  if (!operation.params(params)) {
+    const e = describeAjvError(operation.params.errors?.[0]);
+    throw new AppError('not_found', e.message, { param: e.param });
+  }
+  const query: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(ctx.query)) {
+    query[name] = operation.arrayParams.has(name)
+      ? [value].flat().flatMap((v) => String(v).split(',')).map((v) => v.trim()).filter(Boolean)
+      : Array.isArray(value) ? value.at(-1) : value;
+  }
+  if (!operation.query(query)) {
+    throw new AppError('validation_error', describeAjvError(operation.query.errors?.[0]).message,
+      { status: 400, param: describeAjvError(operation.query.errors?.[0]).param });
+  }
+  let body = rawBody;
+  if (operation.body) {
+    body ??= {};
+    if (!operation.body(body)) {
+      const e = describeAjvError(operation.body.errors?.[0], 'body');
+      throw new AppError('validation_error', e.message, { status: operation.validationStatus, param: e.param });
+    }
+  }
+  let page: PageQuery | undefined;
+  if (operation.paged) {
+    if (query.starting_after !== undefined && query.ending_before !== undefined) {
+      throw new AppError('bad_request', 'Pass starting_after or ending_before, not both.', { param: 'ending_before' });
+    }
+    const list = [operation.id, ...Object.values(params)].join('/');
+    const ws = auth.workspaceId;
+    page = {
+      limit: query.limit as number,
+      after: query.starting_after !== undefined ? deps.cursors.decode(list, ws, String(query.starting_after), 'starting_after') : undefined,
+      before: query.ending_before !== undefined ? deps.cursors.decode(list, ws, String(query.ending_before), 'ending_before') : undefined,
+      cursor: (pos) => deps.cursors.encode(list, ws, pos),
+    };
+  }
+  return { auth, body, query, params, page, requestId: ctx.state.requestId, ip: ctx.ip };
+}

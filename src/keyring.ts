@@ -1,0 +1,45 @@
+import { hkdfSync, randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+// Every secret the process needs is derived from one master secret, each for a
+// single purpose (HKDF with a label), so a leaked cursor key cannot forge
+// tracking links and rotating one purpose never means re-keying another.
+
+export interface Keyring {
+  apiKeyPepper: Buffer;
+  cursorKey: Buffer;
+  /** Seals DKIM private keys and webhook secrets at rest. */
+  sealKey: Buffer;
+  trackingKey: Buffer;
+  unsubscribeKey: Buffer;
+}
+
+export function deriveKeyring(master: Buffer): Keyring {
+  const derive = (label: string) => Buffer.from(hkdfSync('sha256', master, Buffer.alloc(0), `mailroom:${label}`, 32));
+  return {
+    apiKeyPepper: derive('api-key'),
+    cursorKey: derive('cursor'),
+    sealKey: derive('seal'),
+    trackingKey: derive('tracking'),
+    unsubscribeKey: derive('unsubscribe'),
+  };
+}
+
+/** The master secret from config, or the one in DATA_DIR/master.key (created on first use, mode 0600). */
+export function openKeyring(dataDir: string, configuredSecret: string | null): Keyring {
+  if (configuredSecret) return deriveKeyring(Buffer.from(configuredSecret, 'utf8'));
+  const file = join(dataDir, 'master.key');
+  if (!existsSync(file)) {
+    mkdirSync(dataDir, { recursive: true });
+    try {
+      // 'wx' fails if another process created it first; then we read theirs.
+      writeFileSync(file, randomBytes(32).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+  const master = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
+  if (master.length < 32) throw new Error(`${file} does not hold a 32-byte base64 secret`);
+  return deriveKeyring(master);
+}

@@ -1,0 +1,100 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { systemClock, type Clock } from './core/clock.js';
+import { cursorCodec } from './core/cursors.js';
+import { openKeyring, type Keyring } from './keyring.js';
+import { createLogger } from './logger.js';
+import { openStore, type Store } from './store/db.js';
+import { loadContract } from './http/contract.js';
+import { createApp } from './http/app.js';
+import { rateLimiter } from './http/rate-limit.js';
+import { idempotency } from './http/idempotency.js';
+import { workspacesService, type WorkspacesService } from './workspaces/index.js';
+import { apiKeysRoutes, apiKeysService, type ApiKeysService } from './api-keys/index.js';
+
+// The composition root: config -> store -> services -> HTTP (and, as they
+// land, SMTP listeners and engines). Nothing else constructs singletons.
+
+export interface Services {
+  store: Store;
+  keyring: Keyring;
+  workspaces: WorkspacesService;
+  apiKeys: ApiKeysService;
+}
+
+export interface Mailroom {
+  services: Services;
+  httpUrl: string;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  clock?: Clock;
+  logger?: Logger;
+}
+
+/** Opens the store (migrating it) and builds the services; used by serve and by the CLI commands. */
+export async function openServices(config: Config, clock: Clock = systemClock): Promise<Services> {
+  const store = openStore(config.databaseUrl);
+  await store.migrate();
+  const keyring = openKeyring(config.dataDir, config.secret);
+  return {
+    store,
+    keyring,
+    workspaces: workspacesService({ store, clock, plans: config.plans, defaultPlan: config.defaultPlan }),
+    apiKeys: apiKeysService({ store, clock, pepper: keyring.apiKeyPepper }),
+  };
+}
+
+export async function startMailroom(config: Config, options: StartOptions = {}): Promise<Mailroom> {
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const services = await openServices(config, clock);
+  const { store, keyring } = services;
+
+  const idem = idempotency({ store, clock });
+  const app = createApp({
+    contract: loadContract(),
+    apiKeys: services.apiKeys,
+    rateLimiter: rateLimiter(clock),
+    idempotency: idem,
+    cursors: cursorCodec(keyring.cursorKey),
+    clock,
+    logger,
+    plan: (name) => services.workspaces.plan(name),
+  }, [apiKeysRoutes(services.apiKeys)]);
+
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = app.listen(config.httpPort, config.httpHost, () => resolve(s));
+    s.once('error', reject);
+  });
+  // Slow clients must not pin sockets forever.
+  server.requestTimeout = 120_000;
+  server.headersTimeout = 30_000;
+  const { port } = server.address() as AddressInfo;
+  const host = config.httpHost.includes(':') ? `[${config.httpHost}]` : config.httpHost;
+  const httpUrl = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
+  logger.info({ url: httpUrl }, 'HTTP API listening');
+
+  const purge = setInterval(() => void idem.purgeExpired().catch((err) => logger.error({ err }, 'idempotency purge failed')), 3600_000);
+  purge.unref();
+
+  let closing: Promise<void> | undefined;
+  return {
+    services,
+    httpUrl,
+    close() {
+      closing ??= (async () => {
+        clearInterval(purge);
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        });
+        await store.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,31 @@
+import type { Db, Tx } from '../store/db.js';
+import type { WorkspacesTable } from '../store/tables.js';
+import type { Selectable } from 'kysely';
+import { toIso } from '../core/clock.js';
+
+export interface Workspace {
+  id: string;
+  name: string;
+  plan: string;
+  created_at: string;
+}
+
+const toWorkspace = (r: Selectable<WorkspacesTable>): Workspace =>
+  ({ id: r.id, name: r.name, plan: r.plan, created_at: toIso(r.created_at) });
+
+export async function insertWorkspace(tx: Tx, row: { id: string; name: string; plan: string; created_at: number }): Promise<Workspace> {
+  await tx.insertInto('workspaces').values(row).execute();
+  return toWorkspace({ ...row, pos: 0 });
+}
+
+export async function findWorkspace(db: Db | Tx, idOrName: string): Promise<Workspace | undefined> {
+  const row = await db.selectFrom('workspaces').selectAll()
+    .where((eb) => eb.or([eb('id', '=', idOrName), eb('name', '=', idOrName)]))
+    .executeTakeFirst();
+  return row && toWorkspace(row);
+}
+
+export async function listWorkspaces(db: Db): Promise<Workspace[]> {
+  const rows = await db.selectFrom('workspaces').selectAll().orderBy('pos', 'asc').execute();
+  return rows.map(toWorkspace);
+}
