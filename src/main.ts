@@ -11,6 +11,7 @@ import { loadContract } from './http/contract.js';
 import { createApp } from './http/app.js';
 import { rateLimiter } from './http/rate-limit.js';
 import { idempotency } from './http/idempotency.js';
+import { createScheduler, type Scheduler } from './scheduler/index.js';
 import { workspacesService, type WorkspacesService } from './workspaces/index.js';
 import { apiKeysRoutes, apiKeysService, type ApiKeysService } from './api-keys/index.js';
 
@@ -26,6 +27,7 @@ export interface Services {
 
 export interface Mailroom {
   services: Services;
+  scheduler: Scheduler;
   httpUrl: string;
   close(): Promise<void>;
 }
@@ -55,6 +57,9 @@ export async function startMailroom(config: Config, options: StartOptions = {}):
   const { store, keyring } = services;
 
   const idem = idempotency({ store, clock });
+  const scheduler = createScheduler({ store, clock, logger });
+  scheduler.register({ name: 'purge-idempotency-keys', everyMs: 3600_000, firstRunAfterMs: 3600_000, run: async () => void (await idem.purgeExpired()) });
+
   const app = createApp({
     contract: loadContract(),
     apiKeys: services.apiKeys,
@@ -78,20 +83,24 @@ export async function startMailroom(config: Config, options: StartOptions = {}):
   const httpUrl = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
   logger.info({ url: httpUrl }, 'HTTP API listening');
 
-  const purge = setInterval(() => void idem.purgeExpired().catch((err) => logger.error({ err }, 'idempotency purge failed')), 3600_000);
-  purge.unref();
+  // Background engines run until `stopping` aborts; each one releases its
+  // in-flight work (or lets its lease lapse) when it sees the signal.
+  const stopping = new AbortController();
+  const engines: Promise<void>[] = [scheduler.run(stopping.signal)];
 
   let closing: Promise<void> | undefined;
   return {
     services,
+    scheduler,
     httpUrl,
     close() {
       closing ??= (async () => {
-        clearInterval(purge);
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeIdleConnections();
         });
+        stopping.abort();
+        await Promise.allSettled(engines);
         await store.close();
       })();
       return closing;

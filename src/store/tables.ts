@@ -63,10 +63,19 @@ export interface SendUsageTable {
   count: number;
 }
 
+export interface ScheduledTasksTable {
+  name: string;
+  next_run_at: number;
+  locked_until: number;
+  last_run_at: number | null;
+  last_error: string | null;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
   api_key_activity: ApiKeyActivityTable;
   idempotency_keys: IdempotencyKeysTable;
   send_usage: SendUsageTable;
+  scheduled_tasks: ScheduledTasksTable;
 }

@@ -1,0 +1,1 @@
+export { createScheduler, type Scheduler, type ScheduledTask } from './scheduler.js';

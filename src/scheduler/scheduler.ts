@@ -1,0 +1,80 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { Clock } from '../core/clock.js';
+import type { Store } from '../store/db.js';
+
+// Periodic tasks in an explicit registry. Each task's next_run_at is stored,
+// so a restart neither skips nor doubles a run, and a task is claimed with a
+// lease so two processes on one database do not run it at once. Tasks should
+// enqueue or do bounded batches of work, not long jobs inline.
+
+export interface ScheduledTask {
+  /** Stable name: the row key in scheduled_tasks. */
+  name: string;
+  /** Time between runs; the next run is planned from the end of this one. */
+  everyMs: number;
+  /** Delay of the first run after the task is first registered. */
+  firstRunAfterMs?: number;
+  run(now: number): Promise<void>;
+}
+
+export interface Scheduler {
+  register(task: ScheduledTask): void;
+  /** Runs every due task once (tests call this instead of waiting). */
+  tick(): Promise<void>;
+  /** Starts the loop; resolves when `signal` aborts and the current tick is done. */
+  run(signal: AbortSignal): Promise<void>;
+}
+
+const TASK_LEASE_MS = 10 * 60_000;
+
+export function createScheduler(deps: { store: Store; clock: Clock; logger: Logger; pollMs?: number }): Scheduler {
+  const { store, clock, logger } = deps;
+  const tasks = new Map<string, ScheduledTask>();
+
+  async function claim(task: ScheduledTask, now: number): Promise<boolean> {
+    return store.write(async (tx) => {
+      await tx.insertInto('scheduled_tasks')
+        .values({ name: task.name, next_run_at: now + (task.firstRunAfterMs ?? 0), locked_until: 0, last_run_at: null, last_error: null })
+        .onConflict((oc) => oc.column('name').doNothing())
+        .execute();
+      const res = await tx.updateTable('scheduled_tasks').set({ locked_until: now + TASK_LEASE_MS })
+        .where('name', '=', task.name).where('next_run_at', '<=', now).where('locked_until', '<=', now)
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) === 1;
+    });
+  }
+
+  async function runOne(task: ScheduledTask): Promise<void> {
+    const now = clock.now();
+    if (!(await claim(task, now))) return;
+    let error: string | null = null;
+    try {
+      await task.run(now);
+    } catch (err) {
+      error = (err as Error).message ?? String(err);
+      logger.error({ err, task: task.name }, 'scheduled task failed');
+    }
+    const end = clock.now();
+    await store.write((tx) => tx.updateTable('scheduled_tasks')
+      .set({ next_run_at: end + task.everyMs, locked_until: 0, last_run_at: end, last_error: error })
+      .where('name', '=', task.name).execute());
+  }
+
+  const scheduler: Scheduler = {
+    register(task) {
+      if (tasks.has(task.name)) throw new Error(`scheduled task '${task.name}' is registered twice`);
+      tasks.set(task.name, task);
+    },
+    async tick() {
+      for (const task of tasks.values()) await runOne(task);
+    },
+    async run(signal) {
+      while (!signal.aborted) {
+        await scheduler.tick().catch((err) => logger.error({ err }, 'scheduler tick failed'));
+        await sleep(deps.pollMs ?? 1000, undefined, { signal }).catch(() => undefined);
+      }
+    },
+  };
+  return scheduler;
+}
