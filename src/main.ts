@@ -8,7 +8,7 @@ import { openKeyring, type Keyring } from './keyring.js';
 import { createLogger } from './logger.js';
 import { openStore, type Store } from './store/db.js';
 import { loadContract } from './http/contract.js';
-import { createApp } from './http/app.js';
+import { createApp, routedOperations } from './http/app.js';
 import { rateLimiter } from './http/rate-limit.js';
 import { idempotency } from './http/idempotency.js';
 import { createScheduler, type Scheduler } from './scheduler/index.js';
@@ -29,6 +29,8 @@ export interface Mailroom {
   services: Services;
   scheduler: Scheduler;
   httpUrl: string;
+  /** Operation ids the HTTP routers serve (a contract test compares them with schema/). */
+  routedOperations: Set<string>;
   close(): Promise<void>;
 }
 
@@ -56,11 +58,11 @@ export async function startMailroom(config: Config, options: StartOptions = {}):
   const services = await openServices(config, clock);
   const { store, keyring } = services;
 
-  const idem = idempotency({ store, clock });
+  const idem = idempotency({ store, clock, sealKey: keyring.sealKey });
   const scheduler = createScheduler({ store, clock, logger });
   scheduler.register({ name: 'purge-idempotency-keys', everyMs: 3600_000, firstRunAfterMs: 3600_000, run: async () => void (await idem.purgeExpired()) });
 
-  const app = createApp({
+  const httpDeps = {
     contract: loadContract(),
     apiKeys: services.apiKeys,
     rateLimiter: rateLimiter(clock),
@@ -68,8 +70,10 @@ export async function startMailroom(config: Config, options: StartOptions = {}):
     cursors: cursorCodec(keyring.cursorKey),
     clock,
     logger,
-    plan: (name) => services.workspaces.plan(name),
-  }, [apiKeysRoutes(services.apiKeys)]);
+    plan: (name: string) => services.workspaces.plan(name),
+  };
+  const routers = [apiKeysRoutes(services.apiKeys)];
+  const app = createApp(httpDeps, routers);
 
   const server: Server = await new Promise((resolve, reject) => {
     const s = app.listen(config.httpPort, config.httpHost, () => resolve(s));
@@ -93,6 +97,7 @@ export async function startMailroom(config: Config, options: StartOptions = {}):
     services,
     scheduler,
     httpUrl,
+    routedOperations: routedOperations(httpDeps, routers),
     close() {
       closing ??= (async () => {
         await new Promise<void>((resolve) => {

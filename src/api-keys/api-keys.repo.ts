@@ -72,9 +72,10 @@ export async function findKeyForAuth(db: Db, lookup: string): Promise<KeyForAuth
   return row && { ...row, scopes: JSON.parse(row.scopes) as string[] };
 }
 
-export async function listApiKeys(db: Db, ws: string, page: PageQuery): Promise<Page<ApiKey>> {
+export async function listApiKeys(db: Db, ws: string, filter: { mode?: KeyMode }, page: PageQuery): Promise<Page<ApiKey>> {
   return fetchPage(page, (bound, order, take) => db.selectFrom('api_keys').selectAll()
     .where('workspace_id', '=', ws)
+    .$if(filter.mode !== undefined, (q) => q.where('mode', '=', filter.mode!))
     .$if(bound !== undefined, (q) => q.where('pos', bound!.op, bound!.pos))
     .orderBy('pos', order).limit(take).execute(), toApiKey);
 }

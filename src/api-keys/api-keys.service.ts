@@ -42,7 +42,7 @@ export interface ActivityEntry {
 export interface ApiKeysService {
   authenticate(token: string): Promise<AuthContext | undefined>;
   create(input: CreateKeyInput): Promise<ApiKey & { token: string }>;
-  list(workspaceId: string, page: PageQuery): Promise<Page<ApiKey>>;
+  list(workspaceId: string, filter: { mode?: KeyMode }, page: PageQuery): Promise<Page<ApiKey>>;
   get(workspaceId: string, id: string): Promise<ApiKey>;
   revoke(workspaceId: string, id: string): Promise<void>;
   activity(workspaceId: string, id: string, page: PageQuery): Promise<Page<ApiKeyActivity>>;
@@ -94,7 +94,7 @@ export function apiKeysService(deps: { store: Store; clock: Clock; pepper: Buffe
       return { ...key, token: minted.token };
     },
 
-    list: (ws, page) => listApiKeys(store.db, ws, page),
+    list: (ws, filter, page) => listApiKeys(store.db, ws, filter, page),
 
     async get(ws, id) {
       const key = await findApiKey(store.db, ws, id);

@@ -4,11 +4,12 @@ import { AppError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { errorBody, type AppState, type HttpDeps, type OpMiddleware } from './op.js';
 
-// The Koa application: request id -> error shaper -> routers -> the 404/405
-// fallback. Everything operation-specific happens inside op().
+// The Koa application: request id -> error shaper (which also turns an
+// unanswered request into 404/405) -> routers. Everything operation-specific happens inside op().
 
-/** Fails start-up when a route names an operation the contract does not have. */
-function checkRoutes(deps: HttpDeps, routers: Router<AppState>[]): void {
+/** The operations the routers serve; fails start-up when one is not in the contract. */
+export function routedOperations(deps: HttpDeps, routers: Router<AppState>[]): Set<string> {
+  const ids = new Set<string>();
   for (const router of routers) {
     for (const layer of router.stack) {
       for (const handler of layer.stack) {
@@ -16,13 +17,15 @@ function checkRoutes(deps: HttpDeps, routers: Router<AppState>[]): void {
         if (id !== undefined && !deps.contract.operation(id)) {
           throw new Error(`Route ${layer.methods.join(',')} ${layer.path} names operation '${id}', which schema/ does not define`);
         }
+        if (id !== undefined) ids.add(id);
       }
     }
   }
+  return ids;
 }
 
 export function createApp(deps: HttpDeps, routers: Router<AppState>[]): Koa<AppState> {
-  checkRoutes(deps, routers);
+  routedOperations(deps, routers);
   const app = new Koa<AppState>({ proxy: false });
   app.context.mailroom = deps;
   app.silent = true;
@@ -36,6 +39,9 @@ export function createApp(deps: HttpDeps, routers: Router<AppState>[]): Koa<AppS
   app.use(async (ctx, next) => {
     try {
       await next();
+      // Nothing answered: allowedMethods() has set 405 when the path exists.
+      if (ctx.status === 405) throw new AppError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`, { headers: { Allow: String(ctx.response.get('Allow')) } });
+      if (ctx.body === undefined && ctx.status === 404) throw new AppError('not_found', `No route for ${ctx.method} ${ctx.path}.`);
     } catch (err) {
       const appErr = toAppError(err);
       if (appErr.status >= 500) {
@@ -59,11 +65,6 @@ export function createApp(deps: HttpDeps, routers: Router<AppState>[]): Koa<AppS
     app.use(router.routes());
     app.use(router.allowedMethods({ throw: false }));
   }
-
-  app.use(async (ctx) => {
-    if (ctx.status === 405) throw new AppError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`, { headers: { Allow: String(ctx.response.get('Allow')) } });
-    if (ctx.body === undefined && (ctx.status === 404 || !ctx.status)) throw new AppError('not_found', `No route for ${ctx.method} ${ctx.path}.`);
-  });
 
   return app;
 }

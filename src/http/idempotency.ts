@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { AppError } from '../core/errors.js';
 import type { Clock } from '../core/clock.js';
 import type { Store } from '../store/db.js';
+import { seal, unseal } from '../core/seal.js';
 
 // Idempotency-Key: the first response to a key is kept for 24 h and replayed
 // for the same request; a different request under the same key, or a repeat
@@ -26,8 +27,10 @@ export function requestHash(operationId: string, params: unknown, body: unknown)
   return createHash('sha256').update(JSON.stringify([operationId, params, body ?? null])).digest('base64url');
 }
 
-export function idempotency(deps: { store: Store; clock: Clock }): Idempotency {
-  const { store, clock } = deps;
+// Stored responses are sealed: a replayed createApiKey response holds a raw
+// token, which must not sit readable in the database for a day.
+export function idempotency(deps: { store: Store; clock: Clock; sealKey: Buffer }): Idempotency {
+  const { store, clock, sealKey } = deps;
   // In flight on this process; the stored row covers completed requests.
   const inFlight = new Set<string>();
   const conflict = (message: string) => new AppError('idempotency_conflict', message, { param: 'Idempotency-Key' });
@@ -43,7 +46,8 @@ export function idempotency(deps: { store: Store; clock: Clock }): Idempotency {
         if (row.operation_id !== operationId || row.request_hash !== hash) {
           throw conflict('This Idempotency-Key was already used with a different request.');
         }
-        return { status: row.status, body: row.response_body === '' ? undefined : JSON.parse(row.response_body) };
+        const text = unseal(row.response_body, sealKey).toString('utf8');
+        return { status: row.status, body: text === '' ? undefined : JSON.parse(text) };
       }
       if (inFlight.has(slot)) throw conflict('A request with this Idempotency-Key is still being processed.');
       inFlight.add(slot);
@@ -58,7 +62,7 @@ export function idempotency(deps: { store: Store; clock: Clock }): Idempotency {
         const now = clock.now();
         const values = {
           workspace_id: ws, idem_key: key, operation_id: operationId, request_hash: hash, status: response.status,
-          response_body: response.body === undefined ? '' : JSON.stringify(response.body), created_at: now,
+          response_body: seal(response.body === undefined ? '' : JSON.stringify(response.body), sealKey), created_at: now,
           expires_at: now + IDEMPOTENCY_TTL_MS,
         };
         await store.write((tx) => tx.insertInto('idempotency_keys').values(values)

@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import { startTestApp } from '../helpers/app.js';
+
+describe('authentication and API keys', () => {
+  it('answers 401 for a missing, malformed, mistyped or unknown key, without rate-limit headers', async () => {
+    await using t = await startTestApp();
+    const anon = t.api.as(null);
+    const missing = await anon.get('/v1/api-keys');
+    expect(missing.status).toBe(401);
+    expect(missing.body.error.code).toBe('unauthorized');
+    expect(missing.headers.get('www-authenticate')).toBe('Bearer');
+    expect(missing.headers.get('ratelimit-limit')).toBeNull();
+
+    expect((await anon.get('/v1/api-keys', { headers: { Authorization: 'Basic abc' } })).status).toBe(401);
+    // A valid-looking token whose checksum does not match, and a well-formed unknown one.
+    const flipped = t.token.slice(0, 20) + (t.token[20] === 'a' ? 'b' : 'a') + t.token.slice(21);
+    expect((await t.api.as(flipped).get('/v1/api-keys')).status).toBe(401);
+    const { token: other } = await t.seed.key();
+    await t.mailroom.services.apiKeys.revoke(t.workspaceId, (await t.api.get('/v1/api-keys')).body.data[0].id);
+    expect((await t.api.as(other).get('/v1/api-keys')).status).toBe(401);
+  });
+
+  it('answers 403 when the key lacks the scope, and refuses scope escalation', async () => {
+    await using t = await startTestApp();
+    const { token: sender } = await t.seed.key({ scopes: ['sending_access'] });
+    const denied = await t.api.as(sender).get('/v1/api-keys');
+    expect(denied.status).toBe(403);
+    expect(denied.body.error.code).toBe('forbidden');
+
+    const { token: keyAdmin } = await t.seed.key({ scopes: ['api_keys:read', 'api_keys:write', 'emails:send'] });
+    const admin = t.api.as(keyAdmin);
+    const escalate = await admin.post('/v1/api-keys', { name: 'x', scopes: ['full_access'] });
+    expect(escalate.status).toBe(403);
+    expect(escalate.body.error.param).toBe('scopes');
+    expect((await admin.post('/v1/api-keys', { name: 'x', scopes: ['domains:write'] })).status).toBe(403);
+    // Default scopes are full_access, which this key cannot grant either.
+    expect((await admin.post('/v1/api-keys', { name: 'x' })).status).toBe(403);
+    // sending_access is emails:send, which it holds.
+    const ok = await admin.post('/v1/api-keys', { name: 'sender', scopes: ['sending_access'] });
+    expect(ok.status).toBe(201);
+    expect(ok.body.scopes).toEqual(['sending_access']);
+  });
+
+  it('shows the raw token once; lists, gets and revokes with masked tokens', async () => {
+    await using t = await startTestApp();
+    const created = await t.api.post('/v1/api-keys', { name: 'ci', scopes: ['emails:send', 'emails:read'] });
+    expect(created.status).toBe(201);
+    const raw: string = created.body.token;
+    expect(raw).toMatch(/^svc_live_[0-9A-Za-z]{46}$/);
+    expect((await t.api.as(raw).get('/v1/api-keys')).status).toBe(403);  // works, lacks api_keys:read
+
+    const list = await t.api.get('/v1/api-keys');
+    const listed = list.body.data.find((k: { id: string }) => k.id === created.body.id);
+    expect(listed.token).not.toBe(raw);
+    expect(listed.token).toMatch(/^svc_live_.{4}….{4}$/);
+    expect(JSON.stringify(list.body)).not.toContain(raw.slice(9, 30));
+    expect((await t.api.get(`/v1/api-keys/${created.body.id}`)).body.token).toBe(listed.token);
+
+    expect((await t.api.delete(`/v1/api-keys/${created.body.id}`)).status).toBe(204);
+    expect((await t.api.as(raw).post('/v1/api-keys', { name: 'y' })).status).toBe(401);
+    expect((await t.api.get(`/v1/api-keys/${created.body.id}`)).body.revoked_at).not.toBeNull();
+    expect((await t.api.delete('/v1/api-keys/key_doesnotexist')).status).toBe(404);
+  });
+
+  it('creates test keys from test keys and validates the create body', async () => {
+    await using t = await startTestApp();
+    const { token } = await t.seed.key({ mode: 'test' });
+    const made = await t.api.as(token).post('/v1/api-keys', { name: 'child' });
+    expect(made.status).toBe(201);
+    expect(made.body.token).toMatch(/^svc_test_/);
+    expect(made.body.mode).toBe('test');
+
+    const bad = await t.api.post('/v1/api-keys', { name: 'x', scopes: ['root'] });
+    expect(bad.status).toBe(422);
+    expect(bad.body.error.param).toBe('scopes.0');
+    expect((await t.api.post('/v1/api-keys', { name: '' })).body.error.param).toBe('name');
+    expect((await t.api.post('/v1/api-keys', { name: 'x', extra: true })).body.error).toMatchObject({ code: 'validation_error', param: 'extra' });
+    expect((await t.api.post('/v1/api-keys', {})).body.error).toMatchObject({ code: 'validation_error', param: 'name' });
+    const malformed = await t.api.request('POST', '/v1/api-keys', { rawBody: '{"name":', headers: { 'Content-Type': 'application/json' } });
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.error.code).toBe('invalid_json');
+  });
+
+  it('keeps an audit trail of the writes a key made', async () => {
+    await using t = await startTestApp();
+    const made = await t.api.post('/v1/api-keys', { name: 'audited', scopes: ['emails:read'] });
+    const me = (await t.api.get('/v1/api-keys')).body.data.find((k: { name: string }) => k.name === 'harness');
+    let trail: any[] = [];
+    for (const deadline = Date.now() + 5000; Date.now() < deadline && trail.length === 0;) {
+      trail = (await t.api.get(`/v1/api-keys/${me.id}/activity`)).body.data;
+    }
+    expect(trail[0]).toMatchObject({ operation_id: 'createApiKey', method: 'POST', status: 201, resource_id: made.body.id });
+    expect(me.last_used_at).not.toBeNull();
+  });
+
+  it('answers unknown routes and wrong methods in the error shape', async () => {
+    await using t = await startTestApp();
+    const unknown = await t.api.get('/v1/nothing-here');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.code).toBe('not_found');
+    expect(unknown.headers.get('x-request-id')).toBe(unknown.body.error.request_id);
+    const wrong = await t.api.request('PUT', '/v1/api-keys');
+    expect(wrong.status).toBe(405);
+    expect(wrong.body.error.code).toBe('method_not_allowed');
+  });
+
+  it('serves the contract, and routes every operation it defines', async () => {
+    await using t = await startTestApp();
+    const doc = (await fetch(`${t.url}/v1/openapi.json`).then((r) => r.json())) as { paths: Record<string, any> };
+    const defined = Object.values(doc.paths).flatMap((item: any) =>
+      ['get', 'post', 'put', 'patch', 'delete'].filter((m) => item[m]).map((m) => item[m].operationId));
+    expect(defined.length).toBeGreaterThan(0);
+    expect([...t.mailroom.routedOperations].sort()).toEqual([...defined].sort());
+  });
+});
