@@ -1,0 +1,53 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { apiClient, startTestApp } from '../helpers/app.js';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+async function mailroom(args: string[], dataDir: string) {
+  return run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+    cwd: root, env: { ...process.env, MAILROOM_DATA_DIR: dataDir, MAILROOM_LOG_LEVEL: 'silent' }, timeout: 20_000,
+  });
+}
+
+describe('mailroom CLI', () => {
+  it('creates a key in the store of a running server, which then lists API keys', async () => {
+    await using t = await startTestApp();
+    const { stdout } = await mailroom(['keys', 'create', '--name', 'from-cli', '--json'], t.dataDir);
+    const created = JSON.parse(stdout);
+    expect(created.token).toMatch(/^svc_live_/);
+    expect(created.workspace_id).toBe(t.workspaceId);
+    const list = await apiClient(t.url, created.token).get('/v1/api-keys');
+    expect(list.status).toBe(200);
+    expect(list.body.data.map((k: { id: string }) => k.id)).toContain(created.id);
+  });
+
+  it('manages workspaces, test keys with scopes, and prints the config with secrets masked', async () => {
+    await using t = await startTestApp();
+    const ws = JSON.parse((await mailroom(['workspaces', 'create', '--name', 'acme', '--plan', 'pro', '--json'], t.dataDir)).stdout);
+    expect(ws).toMatchObject({ name: 'acme', plan: 'pro' });
+    const key = JSON.parse((await mailroom(['keys', 'create', '--name', 'k', '--workspace', 'acme', '--test', '--scopes', 'emails:send,emails:read', '--json'], t.dataDir)).stdout);
+    expect(key).toMatchObject({ mode: 'test', scopes: ['emails:send', 'emails:read'], workspace_id: ws.id });
+    const list = JSON.parse((await mailroom(['workspaces', 'list', '--json'], t.dataDir)).stdout);
+    expect(list.map((w: { name: string }) => w.name)).toEqual(['default', 'acme']);
+
+    const config = (await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'config'], {
+      cwd: root, env: { ...process.env, MAILROOM_DATA_DIR: t.dataDir, MAILROOM_SECRET: 's'.repeat(40), MAILROOM_RELAY_URL: 'smtp://u:hunter2@relay.test:587' },
+    })).stdout;
+    expect(config).toContain('MAILROOM_SECRET=****');
+    expect(config).toContain('smtp://u:****@relay.test:587');
+    expect(config).not.toContain('hunter2');
+  });
+
+  it('fails with a clear message on bad usage and bad configuration', async () => {
+    await using t = await startTestApp();
+    await expect(mailroom(['keys', 'create'], t.dataDir)).rejects.toMatchObject({ code: 64, stderr: expect.stringContaining('--name NAME is required') });
+    await expect(mailroom(['keys', 'create', '--name', 'x', '--workspace', 'nope'], t.dataDir)).rejects.toMatchObject({ stderr: expect.stringContaining("no workspace 'nope'") });
+    await expect(mailroom(['keys', 'create', '--name', 'x', '--scopes', 'root'], t.dataDir)).rejects.toMatchObject({ stderr: expect.stringContaining("unknown scope 'root'") });
+    await expect(mailroom(['config', '--http-port', '99999'], t.dataDir)).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('MAILROOM_HTTP_PORT must be a whole number') });
+    await expect(mailroom(['frobnicate'], t.dataDir)).rejects.toMatchObject({ stderr: expect.stringContaining("unknown command 'frobnicate'") });
+  });
+});

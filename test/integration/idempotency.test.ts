@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/core/clock.js';
+import { startTestApp } from '../helpers/app.js';
+
+describe('Idempotency-Key', () => {
+  it('replays the first response for the same request and 409s a different one', async () => {
+    const clock = new ManualClock();
+    await using t = await startTestApp({ clock });
+    const headers = { 'Idempotency-Key': 'create-ci-key-1' };
+    const first = await t.api.post('/v1/api-keys', { name: 'ci' }, { headers });
+    expect(first.status).toBe(201);
+    const again = await t.api.post('/v1/api-keys', { name: 'ci' }, { headers });
+    expect(again.status).toBe(201);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+
+    const different = await t.api.post('/v1/api-keys', { name: 'other' }, { headers });
+    expect(different.status).toBe(409);
+    expect(different.body.error).toMatchObject({ code: 'idempotency_conflict', param: 'Idempotency-Key' });
+
+    const names = (await t.api.get('/v1/api-keys?limit=100')).body.data.map((k: { name: string }) => k.name);
+    expect(names.filter((n: string) => n === 'ci')).toHaveLength(1);
+
+    // The raw token in the stored response is not readable in the database.
+    const rows = await t.mailroom.services.store.db.selectFrom('idempotency_keys').select('response_body').execute();
+    expect(rows.map((r) => r.response_body).join('')).not.toContain(first.body.token);
+
+    // Keys are per workspace: another workspace may use the same key.
+    const ws = await t.seed.workspace();
+    const { token } = await t.seed.key({ workspaceId: ws.id });
+    expect((await t.api.as(token).post('/v1/api-keys', { name: 'other' }, { headers })).status).toBe(201);
+
+    // After 24 h the key is forgotten.
+    clock.advance(24 * 3600 * 1000 + 1);
+    const later = await t.api.post('/v1/api-keys', { name: 'other' }, { headers });
+    expect(later.status).toBe(201);
+    expect(later.body.id).not.toBe(first.body.id);
+  });
+
+  it('replays a 4xx too, answers 409 while the first is in flight, and refuses keys over 255 characters', async () => {
+    await using t = await startTestApp();
+    const invalid = await t.api.post('/v1/api-keys', { name: 'x', scopes: ['nope'] }, { headers: { 'Idempotency-Key': 'bad-1' } });
+    expect(invalid.status).toBe(422);
+    const replay = await t.api.post('/v1/api-keys', { name: 'x', scopes: ['nope'] }, { headers: { 'Idempotency-Key': 'bad-1' } });
+    expect(replay.status).toBe(422);
+    expect(replay.body).toEqual(invalid.body);
+
+    const headers = { 'Idempotency-Key': 'race-1' };
+    const results = await Promise.all(Array.from({ length: 6 }, () => t.api.post('/v1/api-keys', { name: 'race' }, { headers })));
+    const statuses = results.map((r) => r.status);
+    expect(statuses).toContain(409);
+    expect(statuses.every((s) => s === 201 || s === 409)).toBe(true);
+    expect(new Set(results.filter((r) => r.status === 201).map((r) => r.body.id)).size).toBe(1);
+
+    const long = await t.api.post('/v1/api-keys', { name: 'x' }, { headers: { 'Idempotency-Key': 'k'.repeat(256) } });
+    expect(long.status).toBe(400);
+    expect(long.body.error.param).toBe('Idempotency-Key');
+    expect((await t.api.post('/v1/api-keys', { name: 'x' }, { headers: { 'Idempotency-Key': 'k'.repeat(255) } })).status).toBe(201);
+  });
+});

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, describeConfig, flagsToEnv, loadConfig } from '../../src/config.js';
+
+describe('configuration', () => {
+  it('has working defaults', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({ httpPort: 3000, smtpPort: 25, submissionPort: 587, delivery: 'direct', sendDelaySeconds: 10, allowPrivateMx: false, defaultPlan: 'self_hosted' });
+    expect(c.databaseUrl).toMatch(/^sqlite:.*data\/mailroom\.db$/);
+    expect(Object.isFrozen(c)).toBe(true);
+  });
+
+  it('lets flags override variables', () => {
+    const c = loadConfig({ MAILROOM_HTTP_PORT: '4000' }, flagsToEnv({ 'http-port': '5000', 'dns-servers': '127.0.0.1:5353, [::1]:53' }));
+    expect(c.httpPort).toBe(5000);
+    expect(c.dnsServers).toEqual(['127.0.0.1:5353', '[::1]:53']);
+  });
+
+  it('collects every problem into one clear error', () => {
+    let err: ConfigError | undefined;
+    try {
+      loadConfig({ MAILROOM_HTTP_PORT: 'x', MAILROOM_DELIVERY: 'pigeon', MAILROOM_ALLOW_PRIVATE_MX: 'maybe', MAILROOM_SECRET: 'short',
+        MAILROOM_DATABASE_URL: 'mysql://x', MAILROOM_PUBLIC_URL: 'ftp://x', MAILROOM_DNS_SERVERS: 'dns.google', MAILROOM_PLANS: '{' });
+    } catch (e) {
+      err = e as ConfigError;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect(err!.problems).toHaveLength(8);
+    expect(err!.message).toContain('MAILROOM_DELIVERY must be one of direct, relay, sink');
+  });
+
+  it('requires a relay URL in relay mode and merges plans', () => {
+    expect(() => loadConfig({ MAILROOM_DELIVERY: 'relay' })).toThrow(/MAILROOM_RELAY_URL/);
+    const c = loadConfig({ MAILROOM_PLANS: '{"team":{"burst":50,"requestsPerSecond":5}}', MAILROOM_DEFAULT_PLAN: 'team' });
+    expect(c.plans.team).toMatchObject({ burst: 50, requestsPerSecond: 5, dailySendQuota: 1_000_000 });
+    expect(() => loadConfig({ MAILROOM_PLANS: '{"bad":{"burst":-1}}' })).toThrow(/bad.burst/);
+  });
+
+  it('masks secrets when described', () => {
+    const c = loadConfig({ MAILROOM_SECRET: 'x'.repeat(32), MAILROOM_DELIVERY: 'relay', MAILROOM_RELAY_URL: 'smtps://me:pw@relay.test' });
+    const shown = Object.fromEntries(describeConfig(c).map((e) => [e.env, e.value]));
+    expect(shown.MAILROOM_SECRET).toBe('****');
+    expect(shown.MAILROOM_RELAY_URL).toBe('smtps://me:****@relay.test');
+  });
+});
