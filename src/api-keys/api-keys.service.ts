@@ -6,7 +6,7 @@ import type { Store } from '../store/db.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import {
   findApiKey, findKeyForAuth, insertActivity, insertApiKey, listActivity, listApiKeys, revokeApiKey, touchApiKey,
-  type ApiKey, type ApiKeyActivity,
+  type ApiKey, type ApiKeyActivity, type KeyForAuth,
 } from './api-keys.repo.js';
 import { hashToken, mintToken, parseToken, tokenMatches, type KeyMode } from './token.js';
 
@@ -54,17 +54,34 @@ export interface ApiKeysService {
 // request would turn each GET into a write.
 const LAST_USED_RESOLUTION_MS = 60_000;
 
+// Verified keys are remembered briefly so a busy client does not cost a
+// query per request. Revoking through this process drops the entry at once;
+// a revocation made by another process takes effect within this time.
+const AUTH_CACHE_MS = 5_000;
+const AUTH_CACHE_MAX = 10_000;
+
 export function apiKeysService(deps: { store: Store; clock: Clock; pepper: Buffer }): ApiKeysService {
   const { store, clock, pepper } = deps;
   const lastTouched = new Map<string, number>();
+  const verified = new Map<string, { key: KeyForAuth; until: number }>();
+
+  async function lookup(lookupPart: string, now: number): Promise<KeyForAuth | undefined> {
+    const hit = verified.get(lookupPart);
+    if (hit && hit.until > now) return hit.key;
+    const key = await findKeyForAuth(store.db, lookupPart);
+    if (verified.size >= AUTH_CACHE_MAX) verified.clear();
+    if (key) verified.set(lookupPart, { key, until: now + AUTH_CACHE_MS });
+    return key;
+  }
 
   return {
     async authenticate(token) {
       const parsed = parseToken(token);
       if (!parsed) return undefined;
-      const key = await findKeyForAuth(store.db, parsed.lookup);
-      if (!key || key.mode !== parsed.mode || !tokenMatches(pepper, token, key.token_hash) || key.revoked_at !== null) return undefined;
       const now = clock.now();
+      const key = await lookup(parsed.lookup, now);
+      // The digest is compared on every request, cached or not.
+      if (!key || key.mode !== parsed.mode || !tokenMatches(pepper, token, key.token_hash) || key.revoked_at !== null) return undefined;
       const touched = lastTouched.get(key.id) ?? key.last_used_at ?? 0;
       if (now - touched >= LAST_USED_RESOLUTION_MS) {
         lastTouched.set(key.id, now);
@@ -107,6 +124,7 @@ export function apiKeysService(deps: { store: Store; clock: Clock; pepper: Buffe
         if (!(await findApiKey(tx, ws, id))) throw notFound('API key', id);
         await revokeApiKey(tx, ws, id, clock.now());
       });
+      for (const [lookupPart, entry] of verified) if (entry.key.id === id) verified.delete(lookupPart);
     },
 
     async activity(ws, id, page) {
