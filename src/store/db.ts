@@ -28,6 +28,27 @@ interface Pending {
   reject(err: unknown): void;
 }
 
+// Kysely prepares every query it runs; preparing is a large share of a cheap
+// query's cost, and the set of distinct SQL texts an app issues is small.
+const STATEMENT_CACHE_SIZE = 500;
+
+function withStatementCache(conn: Sqlite.Database) {
+  const cache = new Map<string, Sqlite.Statement>();
+  return {
+    close: () => conn.close(),
+    prepare(text: string) {
+      let stmt = cache.get(text);
+      if (!stmt) {
+        stmt = conn.prepare(text);
+        // Evict the oldest entry; Map keeps insertion order.
+        if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+        cache.set(text, stmt);
+      }
+      return stmt;
+    },
+  };
+}
+
 // Upper bound on units per commit, so one huge burst cannot hold the
 // connection long enough to starve reads.
 const MAX_UNITS_PER_COMMIT = 256;
@@ -42,7 +63,7 @@ export function openStore(databaseUrl: string): Store {
   conn.pragma('synchronous = FULL');
   conn.pragma('foreign_keys = ON');
   conn.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: conn }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }) });
 
   let queue: Pending[] = [];
   let flushing = false;
