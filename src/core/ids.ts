@@ -6,7 +6,7 @@ const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 
 export type IdPrefix =
   | 'ws' | 'key' | 'act' | 'em' | 'rcpt' | 'evt' | 'dom' | 'att' | 'ct' | 'tag' | 'sup'
-  | 'wh' | 'whd' | 'in' | 'tpl' | 'bc' | 'job' | 'req' | 'msg';
+  | 'wh' | 'whd' | 'lnk' | 'in' | 'tpl' | 'bc' | 'job' | 'req' | 'msg';
 
 export function newId(prefix: IdPrefix, now = Date.now()): string {
   let time = '';

@@ -1,0 +1,2 @@
+export { trackingService, type TrackingService, type InstrumentRequest } from './tracking.service.js';
+export { trackingRoutes } from './tracking.routes.js';

@@ -1,0 +1,35 @@
+import Router from '@koa/router';
+import { AppError } from '../core/errors.js';
+import type { AppState } from '../http/op.js';
+import type { TrackingService } from './tracking.service.js';
+
+// Public endpoints reached from inside messages, outside /v1 and without a
+// key. The pixel answers the same image whatever happens (a mail client must
+// never show a broken image); a token that is not genuine is a 404.
+
+// The smallest transparent GIF (1x1, one colour, transparent).
+const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+
+const visitOf = (ctx: { ip: string; get(h: string): string }) => ({ ip: ctx.ip, userAgent: ctx.get('User-Agent').slice(0, 512) });
+
+export function trackingRoutes(tracking: TrackingService): Router<AppState> {
+  const r = new Router<AppState>({ prefix: '/t' });
+  r.get('/o/:token', async (ctx) => {
+    // HEAD is answered by Koa from GET; only a GET counts as an open.
+    const counted = ctx.method === 'GET' ? await tracking.recordOpen(ctx.params.token, visitOf(ctx)) : true;
+    if (!counted) throw new AppError('not_found', 'No such tracking link.');
+    ctx.set('Cache-Control', 'no-store, no-cache, must-revalidate, private');
+    ctx.type = 'image/gif';
+    ctx.body = PIXEL;
+  });
+  r.get('/c/:token', async (ctx) => {
+    const url = await tracking.recordClick(ctx.params.token, visitOf(ctx), ctx.method === 'GET');
+    if (!url) throw new AppError('not_found', 'No such tracking link.');
+    ctx.set('Cache-Control', 'no-store');
+    ctx.set('Referrer-Policy', 'no-referrer');
+    ctx.status = 302;
+    ctx.set('Location', url);
+    ctx.body = '';
+  });
+  return r;
+}

@@ -1,0 +1,108 @@
+import type { Logger } from 'pino';
+import { newId } from '../core/ids.js';
+import type { Clock } from '../core/clock.js';
+import type { Store, Tx } from '../store/db.js';
+import { appendEvent } from '../events/events.repo.js';
+import { instrumentHtml } from './tracking.html.js';
+import { classifyClick, classifyOpen } from './machine-opens.js';
+import { signToken, verifyToken } from './tracking.tokens.js';
+import { bumpCount, findLink, findTrackedEmail, insertLinks } from './tracking.repo.js';
+
+export interface InstrumentRequest {
+  workspaceId: string;
+  emailId: string;
+  html: string;
+  openTracking: boolean;
+  clickTracking: boolean;
+  /** https://track.example.com or MAILROOM_PUBLIC_URL: where /t/ is served. */
+  baseUrl: string;
+  /** URL prefixes never rewritten (our unsubscribe pages). */
+  keepPrefixes?: string[];
+}
+
+export interface Visit {
+  ip: string;
+  userAgent: string;
+}
+
+export interface TrackingService {
+  /** Rewrites the HTML of an email and stores its links; call inside the transaction that hands the email over. */
+  instrument(tx: Tx, r: InstrumentRequest): Promise<string>;
+  /** Records an open; false when the token is not genuine. */
+  recordOpen(token: string, visit: Visit): Promise<boolean>;
+  /**
+   * Returns where to send the visitor, or undefined when the token is not
+   * genuine; records the click unless `record` is false (HEAD requests).
+   */
+  recordClick(token: string, visit: Visit, record?: boolean): Promise<string | undefined>;
+}
+
+const recipientsOf = (toList: string): string => (JSON.parse(toList) as Array<string | { address: string }>)
+  .map((r) => (typeof r === 'string' ? r : r.address)).join(', ');
+
+export function trackingService(deps: { store: Store; clock: Clock; key: Buffer; logger: Logger }): TrackingService {
+  const { store, clock, key } = deps;
+
+  return {
+    async instrument(tx, r) {
+      if (!r.openTracking && !r.clickTracking) return r.html;
+      const base = r.baseUrl.replace(/\/+$/, '');
+      const links: Array<{ id: string; workspace_id: string; email_id: string; url: string; created_at: number }> = [];
+      const byUrl = new Map<string, string>();
+      const html = instrumentHtml(r.html, {
+        pixelUrl: r.openTracking ? `${base}/t/o/${signToken(key, 'open', r.emailId)}` : undefined,
+        keepPrefixes: r.keepPrefixes,
+        linkFor: r.clickTracking ? (url) => {
+          let id = byUrl.get(url);
+          if (!id) {
+            id = newId('lnk');
+            byUrl.set(url, id);
+            links.push({ id, workspace_id: r.workspaceId, email_id: r.emailId, url, created_at: clock.now() });
+          }
+          return `${base}/t/c/${signToken(key, 'click', id)}`;
+        } : undefined,
+      });
+      await insertLinks(tx, links);
+      return html;
+    },
+
+    async recordOpen(token, visit) {
+      const emailId = verifyToken(key, 'open', token);
+      if (!emailId) return false;
+      const machine = classifyOpen(visit.userAgent);
+      return store.write(async (tx) => {
+        const email = await findTrackedEmail(tx, emailId);
+        if (!email) return false;
+        const openCount = await bumpCount(tx, emailId, 'opens');
+        await appendEvent(tx, {
+          workspaceId: email.workspace_id, emailId, domainId: email.domain_id, kind: 'opened',
+          from: email.from_address, subject: email.subject, now: clock.now(),
+          data: { to: recipientsOf(email.to_list), ip_address: visit.ip, user_agent: visit.userAgent, open_count: openCount,
+            machine: machine !== undefined, ...(machine && { machine_reason: machine }) },
+        });
+        return true;
+      });
+    },
+
+    async recordClick(token, visit, record = true) {
+      const linkId = verifyToken(key, 'click', token);
+      if (!linkId) return undefined;
+      const link = await findLink(store.db, linkId);
+      if (!link || !record) return link?.url;
+      await store.write(async (tx) => {
+        const email = await findTrackedEmail(tx, link.email_id);
+        if (!email) return;
+        const now = clock.now();
+        const machine = classifyClick(visit.userAgent, email.sent_at === null ? undefined : now - email.sent_at);
+        const clickCount = await bumpCount(tx, email.id, 'clicks');
+        await appendEvent(tx, {
+          workspaceId: email.workspace_id, emailId: email.id, domainId: email.domain_id, kind: 'clicked',
+          from: email.from_address, subject: email.subject, now,
+          data: { to: recipientsOf(email.to_list), url: link.url, ip_address: visit.ip, user_agent: visit.userAgent,
+            click_count: clickCount, machine: machine !== undefined, ...(machine && { machine_reason: machine }) },
+        });
+      });
+      return link.url;
+    },
+  };
+}
