@@ -1,0 +1,91 @@
+import { simpleParser } from 'mailparser';
+import { describe, expect, it } from 'vitest';
+import { composeMessage, type ComposeInput } from '../../../src/delivery/mime.js';
+
+const base: ComposeInput = {
+  from: { email: 'news@sender.test', name: 'Sender Ünïcode' },
+  to: ['ann@example.org', { email: 'bob@example.org', name: 'Bob' }],
+  subject: 'Hello',
+  text: 'plain',
+  messageIdDomain: 'sender.test',
+};
+
+const LONE_CR_OR_LF = /\r(?!\n)|(?<!\r)\n/;
+
+describe('composeMessage', () => {
+  it('builds the headers, the bodies and the attachments', async () => {
+    const { raw, messageId } = await composeMessage({
+      ...base,
+      cc: ['carol@example.org'],
+      replyTo: ['help@sender.test'],
+      html: '<p>Hi <img src="cid:logo@sender"></p>',
+      headers: { 'X-Campaign': 'spring' },
+      attachments: [
+        { filename: 'notes.txt', content: Buffer.from('some notes') },
+        { filename: 'report.csv', content: Buffer.from('a,b\n1,2\n').toString('base64'), contentType: 'text/csv' },
+        { filename: 'logo.png', content: 'iVBORw0KGgo=', contentType: 'image/png', contentId: 'logo@sender' },
+      ],
+      messageIdLocal: 'em_123',
+      date: new Date('2026-01-02T03:04:05Z'),
+    });
+
+    expect(messageId).toBe('<em_123@sender.test>');
+    const mail = await simpleParser(raw, { skipImageLinks: true });
+    expect(mail.from?.value).toEqual([{ address: 'news@sender.test', name: 'Sender Ünïcode' }]);
+    expect(mail.to && !Array.isArray(mail.to) && mail.to.value.map((a) => a.address)).toEqual(['ann@example.org', 'bob@example.org']);
+    expect(mail.cc && !Array.isArray(mail.cc) && mail.cc.text).toBe('carol@example.org');
+    expect(mail.replyTo?.text).toBe('help@sender.test');
+    expect(mail.messageId).toBe('<em_123@sender.test>');
+    expect(mail.date?.toISOString()).toBe('2026-01-02T03:04:05.000Z');
+    expect(mail.headers.get('x-campaign')).toBe('spring');
+    expect(mail.text?.trim()).toBe('plain');
+    expect(mail.html).toContain('cid:logo@sender');
+    expect(mail.attachments.map((a) => [a.filename, a.contentType, a.contentDisposition, a.content.toString('base64')])).toEqual([
+      ['logo.png', 'image/png', 'inline', 'iVBORw0KGgo='],
+      ['notes.txt', 'text/plain', 'attachment', Buffer.from('some notes').toString('base64')],
+      ['report.csv', 'text/csv', 'attachment', Buffer.from('a,b\n1,2\n').toString('base64')],
+    ]);
+    expect(mail.attachments[0].cid).toBe('logo@sender');
+    expect(raw.toString()).not.toMatch(/^bcc:/im);
+  });
+
+  it('adds List-Unsubscribe and List-Unsubscribe-Post (RFC 2369, RFC 8058)', async () => {
+    const { raw } = await composeMessage({ ...base, listUnsubscribe: { url: 'https://sender.test/u/abc', mailto: 'unsub@sender.test', oneClick: true } });
+    const text = raw.toString();
+    expect(text).toContain('List-Unsubscribe: <https://sender.test/u/abc>, <mailto:unsub@sender.test>\r\n');
+    expect(text).toContain('List-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n');
+  });
+
+  it('puts a random Message-ID on the sending domain and the current date when none is given', async () => {
+    const a = await composeMessage(base);
+    const b = await composeMessage(base);
+    expect(a.messageId).toMatch(/^<[0-9a-f-]{36}@sender\.test>$/);
+    expect(a.messageId).not.toBe(b.messageId);
+    const { date } = await simpleParser(a.raw);
+    expect(Math.abs(date!.getTime() - Date.now())).toBeLessThan(60_000);
+  });
+
+  it('turns every lone CR or LF into CRLF', async () => {
+    const { raw } = await composeMessage({ ...base, text: 'one\ntwo\rthree\r\nfour\n\rfive', html: '<p>a</p>\n<p>b</p>\r<p>c</p>' });
+    expect(raw.toString('latin1')).not.toMatch(LONE_CR_OR_LF);
+    const mail = await simpleParser(raw);
+    expect(mail.text?.split(/\r?\n/).slice(0, 6)).toEqual(['one', 'two', 'three', 'four', '', 'five']);
+  });
+
+  it('keeps a header value on one line', async () => {
+    const { raw } = await composeMessage({ ...base, subject: 'a\r\nBcc: x@evil.test', headers: { 'X-Note': 'b\nTo: y@evil.test' } });
+    const header = raw.toString().split('\r\n\r\n')[0];
+    expect(header).not.toMatch(/^(bcc|to): .*evil/im);
+  });
+
+  it.each<[string, Partial<ComposeInput>]>([
+    ['a header name with a colon', { headers: { 'X-Bad:Name': 'v' } }],
+    ['a header the composer owns', { headers: { 'Content-Type': 'text/html' } }],
+    ['a Bcc header', { headers: { Bcc: 'hidden@example.org' } }],
+    ['attachment content that is not base64', { attachments: [{ filename: 'a.bin', content: 'not base64!' }] }],
+    ['an unsubscribe URI with a space', { listUnsubscribe: { url: 'https://sender.test/u/a b' } }],
+    ['one-click unsubscribe without https', { listUnsubscribe: { mailto: 'u@sender.test', oneClick: true } }],
+  ])('refuses %s', async (_, extra) => {
+    await expect(composeMessage({ ...base, ...extra })).rejects.toMatchObject({ code: 'validation_error' });
+  });
+});
