@@ -17,6 +17,8 @@ export type ErrorCode =
   | 'invalid_state'
   | 'domain_not_verified'
   | 'already_exists'
+  | 'domain_in_use'
+  | 'last_active_domain'
   | 'rate_limit_exceeded'
   | 'daily_quota_exceeded'
   | 'monthly_quota_exceeded'
@@ -37,6 +39,8 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   invalid_state: 422,
   domain_not_verified: 422,
   already_exists: 422,
+  domain_in_use: 422,
+  last_active_domain: 422,
   rate_limit_exceeded: 429,
   daily_quota_exceeded: 429,
   monthly_quota_exceeded: 429,

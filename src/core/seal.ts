@@ -13,9 +13,12 @@ export function seal(plain: string | Buffer, key: Buffer): string {
 
 /** Throws when the text was not sealed with this key or was altered. */
 export function unseal(sealed: string, key: Buffer): Buffer {
-  const [version, iv, tag, data] = sealed.split('.');
-  if (version !== 'v1' || !iv || !tag || data === undefined) throw new Error('not a sealed value');
-  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+  const parts = sealed.split('.');
+  const [version, iv, tag, data] = parts;
+  if (parts.length !== 4 || version !== 'v1' || !iv || !tag) throw new Error('not a sealed value');
+  // Without a fixed tag length GCM accepts a truncated tag and checks only the
+  // bits it was given (NIST SP 800-38D §5.2.1.2); seal() always writes 16 bytes.
+  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'), { authTagLength: 16 });
   decipher.setAuthTag(Buffer.from(tag, 'base64url'));
   return Buffer.concat([decipher.update(Buffer.from(data, 'base64url')), decipher.final()]);
 }

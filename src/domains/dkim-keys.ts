@@ -1,6 +1,6 @@
-// DKIM keys for a sending domain, and the sealing that keeps their private
-// halves encrypted at rest.
-import { createCipheriv, createDecipheriv, generateKeyPair, randomBytes, type KeyObject } from 'node:crypto';
+// DKIM keys for a sending domain. Private halves are sealed (core/seal.ts)
+// before they are stored.
+import { generateKeyPair, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 
 const generateKeyPairAsync = promisify(generateKeyPair);
@@ -70,51 +70,4 @@ function rawEd25519PublicKey(key: KeyObject): Buffer {
   const { x } = key.export({ format: 'jwk' });
   if (x === undefined) throw new Error('Ed25519 public key has no x coordinate');
   return Buffer.from(x, 'base64url');
-}
-
-// AES-256-GCM: 96-bit IVs are the size GCM is defined for without extra
-// hashing (NIST SP 800-38D §8.2); random IVs are safe for far more seals than
-// one installation makes with one key (the 2^32 bound of §8.3).
-const SEAL_VERSION = 'v1';
-const SEAL_KEY_BYTES = 32;
-const SEAL_IV_BYTES = 12;
-const SEAL_TAG_BYTES = 16;
-
-/** Encrypts `plain` as `v1.<iv>.<tag>.<ciphertext>`, each part base64url. */
-export function sealSecret(plain: string, key: Buffer): string {
-  checkSealKey(key);
-  const iv = randomBytes(SEAL_IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: SEAL_TAG_BYTES });
-  const ciphertext = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-  return [SEAL_VERSION, iv, cipher.getAuthTag(), ciphertext]
-    .map((part) => (typeof part === 'string' ? part : part.toString('base64url')))
-    .join('.');
-}
-
-/** Reverses sealSecret; throws if the value was altered or the key is wrong. */
-export function openSecret(sealed: string, key: Buffer): string {
-  checkSealKey(key);
-  const parts = sealed.split('.');
-  if (parts.length !== 4 || parts[0] !== SEAL_VERSION) {
-    throw new Error(`Sealed secret is not in the ${SEAL_VERSION} format`);
-  }
-  const [iv, tag, ciphertext] = parts.slice(1).map((part) => Buffer.from(part, 'base64url'));
-  // Without the length check a truncated tag would be accepted by GCM, which
-  // weakens the authentication to the truncated length.
-  if (iv.length !== SEAL_IV_BYTES || tag.length !== SEAL_TAG_BYTES) {
-    throw new Error('Sealed secret has a malformed IV or tag');
-  }
-  const decipher = createDecipheriv('aes-256-gcm', key, iv, { authTagLength: SEAL_TAG_BYTES });
-  decipher.setAuthTag(tag);
-  try {
-    return Buffer.concat([decipher.update(ciphertext), decipher.final()]).toString('utf8');
-  } catch (cause) {
-    throw new Error('Sealed secret failed authentication', { cause });
-  }
-}
-
-function checkSealKey(key: Buffer): void {
-  if (key.length !== SEAL_KEY_BYTES) {
-    throw new Error(`Seal key must be ${SEAL_KEY_BYTES} bytes, got ${key.length}`);
-  }
 }
