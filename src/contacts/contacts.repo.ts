@@ -1,0 +1,193 @@
+import { sql, type Insertable, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
+import type { Db, Tx } from '../store/db.js';
+import type { ContactStatus, ContactsTable, EngagementTier } from '../store/tables.js';
+import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
+import { toIso, toIsoOrNull } from '../core/clock.js';
+
+export interface ContactTag {
+  id: string;
+  name: string;
+}
+
+export interface Contact {
+  id: string;
+  object: 'contact';
+  email: string;
+  name: string | null;
+  status: ContactStatus;
+  engagement_tier: EngagementTier;
+  tags: ContactTag[];
+  unsubscribed_at: string | null;
+  unsubscribe_reason: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ContactFilter {
+  email?: string;
+  status?: ContactStatus;
+  engagementTier?: EngagementTier;
+  tagId?: string;
+  createdAfter?: number;
+  createdBefore?: number;
+}
+
+type ContactRow = Selectable<ContactsTable>;
+
+/** What the rules need to know about an existing contact. */
+export interface ContactRef {
+  id: string;
+  email: string;
+  name: string | null;
+  status: ContactStatus;
+}
+
+// SQLite allows 32766 bound parameters per statement and PostgreSQL 65535;
+// statements built from lists of addresses or rows stay well below both.
+const IN_CHUNK = 500;
+const INSERT_CHUNK = 200;   // rows per multi-row INSERT (11 columns each)
+
+const chunks = <T>(items: T[], size: number): T[][] =>
+  Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
+
+const toContact = (r: ContactRow, tags: ContactTag[]): Contact => ({
+  id: r.id,
+  object: 'contact',
+  email: r.email,
+  name: r.name,
+  status: r.status,
+  engagement_tier: r.engagement_tier,
+  tags,
+  unsubscribed_at: toIsoOrNull(r.unsubscribed_at),
+  unsubscribe_reason: r.unsubscribe_reason,
+  created_at: toIso(r.created_at),
+  updated_at: toIso(r.updated_at),
+});
+
+/**
+ * `column` contains `needle` literally: LIKE with its wildcards escaped. The
+ * ESCAPE clause is explicit because SQLite has no default escape character
+ * (PostgreSQL's is the same backslash). The column holds lower-cased text and
+ * the needle is lower-cased, so LIKE's case rules (ASCII folding in SQLite,
+ * none in PostgreSQL) do not matter.
+ */
+function contains(column: string, needle: string): RawBuilder<SqlBool> {
+  const pattern = `%${needle.toLowerCase().replace(/[\\%_]/g, (c) => '\\' + c)}%`;
+  return sql<SqlBool>`${sql.ref(column)} like ${pattern} escape '\\'`;
+}
+
+/** Tags of each contact, by name; one query for a whole page. */
+async function tagsOf(db: Db | Tx, contactIds: string[]): Promise<Map<string, ContactTag[]>> {
+  const out = new Map<string, ContactTag[]>(contactIds.map((id) => [id, []]));
+  for (const ids of chunks(contactIds, IN_CHUNK)) {
+    const rows = await db.selectFrom('contact_tags').innerJoin('tags', 'tags.id', 'contact_tags.tag_id')
+      .select(['contact_tags.contact_id', 'tags.id', 'tags.name'])
+      .where('contact_tags.contact_id', 'in', ids)
+      .orderBy('tags.name_key').execute();
+    for (const r of rows) out.get(r.contact_id)!.push({ id: r.id, name: r.name });
+  }
+  return out;
+}
+
+async function withTags(db: Db | Tx, rows: ContactRow[]): Promise<Contact[]> {
+  const tags = await tagsOf(db, rows.map((r) => r.id));
+  return rows.map((r) => toContact(r, tags.get(r.id)!));
+}
+
+/** A live (not deleted) contact with its tags. */
+export async function findContact(db: Db | Tx, ws: string, id: string): Promise<Contact | undefined> {
+  const row = await db.selectFrom('contacts').selectAll()
+    .where('workspace_id', '=', ws).where('id', '=', id).where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return row && (await withTags(db, [row]))[0];
+}
+
+/** Live contacts among the given normalised addresses, keyed by address. */
+export async function findLiveByEmails(db: Db | Tx, ws: string, emails: string[]): Promise<Map<string, ContactRef>> {
+  const out = new Map<string, ContactRef>();
+  for (const list of chunks([...new Set(emails)], IN_CHUNK)) {
+    const rows = await db.selectFrom('contacts').select(['id', 'email', 'name', 'status'])
+      .where('workspace_id', '=', ws).where('email', 'in', list).where('deleted_at', 'is', null)
+      .execute();
+    for (const r of rows) out.set(r.email, r);
+  }
+  return out;
+}
+
+export async function insertContacts(tx: Tx, rows: Insertable<ContactsTable>[]): Promise<void> {
+  for (const part of chunks(rows, INSERT_CHUNK)) await tx.insertInto('contacts').values(part).execute();
+}
+
+/** Sets the names of many contacts, a chunk per statement. */
+export async function setContactNames(tx: Tx, names: Map<string, string | null>, now: number): Promise<void> {
+  for (const part of chunks([...names], IN_CHUNK / 2)) {
+    const byId = sql.join(part.map(([id, name]) => sql`when ${id} then ${name}`), sql` `);
+    await tx.updateTable('contacts').set({ name: sql<string | null>`case id ${byId} end`, updated_at: now })
+      .where('id', 'in', part.map(([id]) => id)).execute();
+  }
+}
+
+export async function touchContacts(tx: Tx, ids: string[], now: number): Promise<void> {
+  for (const list of chunks(ids, IN_CHUNK)) {
+    await tx.updateTable('contacts').set({ updated_at: now }).where('id', 'in', list).execute();
+  }
+}
+
+/** Replaces the tag sets of the given contacts. */
+export async function replaceTags(tx: Tx, ws: string, sets: Map<string, string[]>, now: number): Promise<void> {
+  const ids = [...sets.keys()];
+  for (const list of chunks(ids, IN_CHUNK)) await tx.deleteFrom('contact_tags').where('contact_id', 'in', list).execute();
+  const rows = [...sets].flatMap(([contactId, tagIds]) =>
+    [...new Set(tagIds)].map((tagId) => ({ contact_id: contactId, tag_id: tagId, workspace_id: ws, created_at: now })));
+  for (const part of chunks(rows, INSERT_CHUNK)) await tx.insertInto('contact_tags').values(part).execute();
+}
+
+export async function addTag(tx: Tx, ws: string, contactId: string, tagId: string, now: number): Promise<void> {
+  await tx.insertInto('contact_tags').values({ contact_id: contactId, tag_id: tagId, workspace_id: ws, created_at: now })
+    .onConflict((oc) => oc.columns(['contact_id', 'tag_id']).doNothing()).execute();
+}
+
+export async function removeTag(tx: Tx, contactId: string, tagId: string): Promise<void> {
+  await tx.deleteFrom('contact_tags').where('contact_id', '=', contactId).where('tag_id', '=', tagId).execute();
+}
+
+/** Soft delete: the row, its tags and its history stay; it leaves lists and lookups. */
+export async function softDeleteContact(tx: Tx, id: string, now: number): Promise<void> {
+  await tx.updateTable('contacts').set({ deleted_at: now, updated_at: now }).where('id', '=', id).execute();
+}
+
+/**
+ * Unsubscribes the live contact with this address, if it is subscribed. A
+ * cleaned contact stays cleaned: its address is known to be undeliverable,
+ * which says more than the unsubscribe does.
+ */
+export async function unsubscribeByEmail(tx: Tx, ws: string, email: string, reason: string | null, now: number): Promise<void> {
+  await tx.updateTable('contacts')
+    .set({ status: 'unsubscribed', unsubscribe_reason: reason, unsubscribed_at: now, updated_at: now })
+    .where('workspace_id', '=', ws).where('email', '=', email).where('deleted_at', 'is', null)
+    .where('status', '=', 'subscribed')
+    .execute();
+}
+
+/** Marks the live contact with this address cleaned (hard bounce or complaint). */
+export async function cleanByEmail(tx: Tx, ws: string, email: string, now: number): Promise<void> {
+  await tx.updateTable('contacts').set({ status: 'cleaned', updated_at: now })
+    .where('workspace_id', '=', ws).where('email', '=', email).where('deleted_at', 'is', null)
+    .where('status', '<>', 'cleaned')
+    .execute();
+}
+
+export async function listContacts(db: Db, ws: string, f: ContactFilter, page: PageQuery): Promise<Page<Contact>> {
+  const result = await fetchPage(page, (bound, order, take) => db.selectFrom('contacts').selectAll()
+    .where('workspace_id', '=', ws).where('deleted_at', 'is', null)
+    .$if(f.email !== undefined, (q) => q.where(contains('email', f.email!)))
+    .$if(f.status !== undefined, (q) => q.where('status', '=', f.status!))
+    .$if(f.engagementTier !== undefined, (q) => q.where('engagement_tier', '=', f.engagementTier!))
+    .$if(f.tagId !== undefined, (q) => q.where((eb) => eb.exists(eb.selectFrom('contact_tags').select('contact_tags.tag_id')
+      .whereRef('contact_tags.contact_id', '=', 'contacts.id').where('contact_tags.tag_id', '=', f.tagId!))))
+    .$if(f.createdAfter !== undefined, (q) => q.where('created_at', '>', f.createdAfter!))
+    .$if(f.createdBefore !== undefined, (q) => q.where('created_at', '<', f.createdBefore!))
+    .$if(bound !== undefined, (q) => q.where('pos', bound!.op, bound!.pos))
+    .orderBy('pos', order).limit(take).execute(), (row) => row);
+  return { ...result, data: await withTags(db, result.data) };
+}

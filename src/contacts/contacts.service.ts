@@ -1,0 +1,364 @@
+import { AppError, notFound } from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import type { Clock } from '../core/clock.js';
+import type { Store, Tx } from '../store/db.js';
+import type { Page, PageQuery } from '../store/paging.js';
+import type { ContactStatus, EngagementTier } from '../store/tables.js';
+import type { SuppressionsService } from '../suppressions/index.js';
+import { cleanTagName, tagKey, MAX_TAG_NAME_LENGTH, type TagsService } from '../tags/index.js';
+import { isValidAddress, normaliseAddress } from './email-address.js';
+import {
+  addTag, findContact, findLiveByEmails, insertContacts, listContacts, removeTag, replaceTags, setContactNames,
+  softDeleteContact, touchContacts, unsubscribeByEmail, type Contact,
+} from './contacts.repo.js';
+import { foldEventBatch, factsFor, maxContactPos, recordAddressEvent, retierContactRange } from './engagement.repo.js';
+import { ENGAGEMENT_EVENT_TYPES, SEND_EVENT_TYPES, engagementTier } from './engagement.js';
+
+export const MAX_BULK_CONTACTS = 1000;
+export const MAX_NAME_LENGTH = 200;
+export const MAX_TAGS_PER_CONTACT = 100;
+export const MAX_UNSUBSCRIBE_REASON_LENGTH = 500;
+
+// Engagement upkeep is done in bounded write units, so a backlog never holds
+// the shared write connection for long, and each run is bounded in count.
+const FOLD_BATCH_EVENTS = 5_000;
+const FOLD_MAX_BATCHES_PER_RUN = 40;
+const RETIER_RANGE = 5_000;
+
+export interface ContactInput {
+  email: string;
+  name?: string | null;
+  /** Tag names; missing tags are created. Replaces the contact's tag set when given. */
+  tags?: string[];
+}
+
+export interface ContactChanges {
+  name?: string | null;
+  tags?: string[];
+}
+
+export interface ContactQuery {
+  email?: string;
+  status?: ContactStatus;
+  engagement_tier?: EngagementTier;
+  tag_id?: string;
+  created_after?: string;
+  created_before?: string;
+}
+
+export interface BulkError {
+  index: number;
+  email: string | null;
+  code: 'validation_error' | 'duplicate_in_request';
+  message: string;
+}
+
+export interface BulkResult {
+  created: number;
+  updated: number;
+  failed: number;
+  errors: BulkError[];
+}
+
+export interface ContactsService {
+  list(workspaceId: string, query: ContactQuery, page: PageQuery): Promise<Page<Contact>>;
+  /** 422 already_exists when a live contact has the address. */
+  create(workspaceId: string, input: ContactInput): Promise<Contact>;
+  /** Upserts by address in one transaction; invalid items are reported, the rest applied. */
+  bulk(workspaceId: string, items: unknown[]): Promise<BulkResult>;
+  upsertByEmail(workspaceId: string, email: string, changes: ContactChanges): Promise<Contact>;
+  get(workspaceId: string, id: string): Promise<Contact>;
+  update(workspaceId: string, id: string, changes: ContactChanges): Promise<Contact>;
+  remove(workspaceId: string, id: string): Promise<void>;
+  unsubscribe(workspaceId: string, id: string, reason?: string): Promise<Contact>;
+  /** Unsubscribes by address (the one-click link): suppression, plus the contact if there is one. */
+  unsubscribeAddress(workspaceId: string, email: string, reason: string | null): Promise<void>;
+  addTag(workspaceId: string, contactId: string, tagId: string): Promise<void>;
+  removeTag(workspaceId: string, contactId: string, tagId: string): Promise<void>;
+  /**
+   * For event writers, inside the transaction that appends the event: keeps
+   * the address's engagement facts and its contact's tier current at once.
+   * Other event types are ignored.
+   */
+  recordEvent(tx: Tx, workspaceId: string, address: string, type: string, at: number): Promise<void>;
+  /** Folds events written since the last run into tiers; returns how many were read. */
+  foldEvents(): Promise<number>;
+  /** Re-tiers every contact as of now (tiers age with time alone); returns how many changed. */
+  ageTiers(): Promise<number>;
+}
+
+const invalid = (message: string, param: string) => new AppError('validation_error', message, { param });
+
+function parseTime(value: string | undefined, param: string): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms)) throw new AppError('bad_request', `'${param}' is not an ISO 8601 date-time.`, { param });
+  return ms;
+}
+
+function checkAddress(raw: string, param: string): string {
+  const email = normaliseAddress(raw);
+  if (!isValidAddress(email)) throw invalid(`'${raw}' is not a valid email address.`, param);
+  return email;
+}
+
+function checkName(name: string | null | undefined, param: string): string | null | undefined {
+  if (name === undefined || name === null) return name;
+  const trimmed = name.trim();
+  if (trimmed.length > MAX_NAME_LENGTH) throw invalid(`A name is at most ${MAX_NAME_LENGTH} characters.`, param);
+  return trimmed === '' ? null : trimmed;
+}
+
+function checkTags(tags: string[] | undefined, param: string): string[] | undefined {
+  if (tags === undefined) return undefined;
+  if (tags.length > MAX_TAGS_PER_CONTACT) throw invalid(`A contact has at most ${MAX_TAGS_PER_CONTACT} tags.`, param);
+  return tags.map((t, i) => {
+    const name = typeof t === 'string' ? cleanTagName(t) : undefined;
+    if (!name) throw invalid(`A tag name is 1 to ${MAX_TAG_NAME_LENGTH} characters, not blank.`, `${param}.${i}`);
+    return name;
+  });
+}
+
+interface ValidInput {
+  email: string;
+  name?: string | null;
+  tags?: string[];
+}
+
+const BULK_ITEM_FIELDS = new Set(['email', 'name', 'tags']);
+
+/** Validates one bulk item the way the schema and rules validate a single create. */
+function checkBulkItem(item: unknown, index: number): ValidInput {
+  const at = `contacts.${index}`;
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) throw invalid('Each item is a contact object.', at);
+  const o = item as Record<string, unknown>;
+  const extra = Object.keys(o).find((k) => !BULK_ITEM_FIELDS.has(k));
+  if (extra) throw invalid(`Unknown field '${extra}'.`, `${at}.${extra}`);
+  if (typeof o.email !== 'string') throw invalid('email is a required address.', `${at}.email`);
+  if (o.name !== undefined && o.name !== null && typeof o.name !== 'string') throw invalid('name is a string or null.', `${at}.name`);
+  if (o.tags !== undefined && !(Array.isArray(o.tags) && o.tags.every((t) => typeof t === 'string'))) {
+    throw invalid('tags is an array of tag names.', `${at}.tags`);
+  }
+  return {
+    email: checkAddress(o.email, `${at}.email`),
+    name: checkName(o.name as string | null | undefined, `${at}.name`),
+    tags: checkTags(o.tags as string[] | undefined, `${at}.tags`),
+  };
+}
+
+export function contactsService(deps: {
+  store: Store;
+  clock: Clock;
+  tags: TagsService;
+  suppressions: SuppressionsService;
+}): ContactsService {
+  const { store, clock, tags, suppressions } = deps;
+
+  /**
+   * Creates the missing contacts and updates the existing ones (name when
+   * given, tag set when given), all inside `tx`. Addresses must be unique and
+   * normalised. A new contact whose address is already suppressed starts
+   * unsubscribed (suppressed by an unsubscribe) or cleaned (by a hard bounce
+   * or complaint), so deleting and re-creating a contact cannot undo either.
+   */
+  async function apply(tx: Tx, ws: string, items: ValidInput[]): Promise<{ ids: string[]; created: number; updated: number }> {
+    const now = clock.now();
+    const emails = items.map((i) => i.email);
+    const existing = await findLiveByEmails(tx, ws, emails);
+    const fresh = items.filter((i) => !existing.has(i.email));
+    const suppressed = await suppressions.suppressedAmong(tx, ws, fresh.map((i) => i.email));
+    const facts = await factsFor(tx, ws, fresh.map((i) => i.email));
+    const ids = new Map<string, string>([...existing].map(([email, c]) => [email, c.id]));
+    const rows = fresh.map((i) => {
+      const id = newId('ct', now);
+      ids.set(i.email, id);
+      const s = suppressed.get(i.email);
+      const status: ContactStatus = s === undefined || s.reason === 'manual' ? 'subscribed' : s.reason === 'unsubscribe' ? 'unsubscribed' : 'cleaned';
+      return {
+        id, workspace_id: ws, email: i.email, name: i.name ?? null, status,
+        engagement_tier: engagementTier(facts.get(i.email) ?? { firstSentAt: null, lastEngagedAt: null }, now),
+        unsubscribe_reason: null, unsubscribed_at: status === 'unsubscribed' ? s!.since : null,
+        created_at: now, updated_at: now, deleted_at: null,
+      };
+    });
+    await insertContacts(tx, rows);
+
+    const touched: string[] = [];
+    const renamed = new Map<string, string | null>();
+    for (const i of items) {
+      const known = existing.get(i.email);
+      if (!known) continue;
+      touched.push(known.id);
+      if (i.name !== undefined && i.name !== known.name) renamed.set(known.id, i.name);
+    }
+    await setContactNames(tx, renamed, now);
+    await touchContacts(tx, touched, now);
+
+    const withTags = items.filter((i) => i.tags !== undefined);
+    if (withTags.length > 0) {
+      const byKey = await tags.ensureNamed(tx, ws, withTags.flatMap((i) => i.tags!));
+      await replaceTags(tx, ws, new Map(withTags.map((i) => [ids.get(i.email)!, i.tags!.map((t) => byKey.get(tagKey(t))!.id)])), now);
+    }
+    return { ids: items.map((i) => ids.get(i.email)!), created: rows.length, updated: touched.length };
+  }
+
+  async function liveContact(tx: Tx, ws: string, id: string): Promise<Contact> {
+    const contact = await findContact(tx, ws, id);
+    if (!contact) throw new AppError('not_found', `No contact with id '${id}'.`, { param: 'contact_id' });
+    return contact;
+  }
+
+  async function contactAndTag(tx: Tx, ws: string, contactId: string, tagId: string): Promise<Contact> {
+    const contact = await liveContact(tx, ws, contactId);
+    if (!(await tags.find(tx, ws, tagId))) throw new AppError('not_found', `No tag with id '${tagId}'.`, { param: 'tag_id' });
+    return contact;
+  }
+
+  return {
+    list(ws, q, page) {
+      return listContacts(store.db, ws, {
+        email: q.email, status: q.status, engagementTier: q.engagement_tier, tagId: q.tag_id,
+        createdAfter: parseTime(q.created_after, 'created_after'), createdBefore: parseTime(q.created_before, 'created_before'),
+      }, page);
+    },
+
+    async create(ws, input) {
+      const valid = {
+        email: checkAddress(input.email, 'email'),
+        name: checkName(input.name, 'name'),
+        tags: checkTags(input.tags, 'tags'),
+      };
+      return store.write(async (tx) => {
+        const taken = (await findLiveByEmails(tx, ws, [valid.email])).get(valid.email);
+        if (taken) {
+          throw new AppError('already_exists', `A contact with the address ${valid.email} already exists.`, {
+            param: 'email', details: { contact_id: taken.id },
+          });
+        }
+        const { ids } = await apply(tx, ws, [valid]);
+        return (await findContact(tx, ws, ids[0]))!;
+      });
+    },
+
+    async bulk(ws, items) {
+      if (items.length > MAX_BULK_CONTACTS) throw invalid(`At most ${MAX_BULK_CONTACTS} contacts per request.`, 'contacts');
+      const errors: BulkError[] = [];
+      const valid: ValidInput[] = [];
+      const seen = new Set<string>();
+      items.forEach((item, index) => {
+        const raw = (item as { email?: unknown } | null)?.email;
+        const email = typeof raw === 'string' ? raw : null;
+        try {
+          const v = checkBulkItem(item, index);
+          if (seen.has(v.email)) {
+            errors.push({ index, email, code: 'duplicate_in_request', message: `${v.email} appears earlier in this request; only the first is applied.` });
+            return;
+          }
+          seen.add(v.email);
+          valid.push(v);
+        } catch (err) {
+          if (!(err instanceof AppError)) throw err;
+          errors.push({ index, email, code: 'validation_error', message: err.message });
+        }
+      });
+      const result = valid.length > 0 ? await store.write((tx) => apply(tx, ws, valid)) : { created: 0, updated: 0 };
+      return { created: result.created, updated: result.updated, failed: errors.length, errors };
+    },
+
+    async upsertByEmail(ws, rawEmail, changes) {
+      const valid = { email: checkAddress(rawEmail, 'email'), name: checkName(changes.name, 'name'), tags: checkTags(changes.tags, 'tags') };
+      return store.write(async (tx) => {
+        const { ids } = await apply(tx, ws, [valid]);
+        return (await findContact(tx, ws, ids[0]))!;
+      });
+    },
+
+    async get(ws, id) {
+      const contact = await findContact(store.db, ws, id);
+      if (!contact) throw notFound('contact', id);
+      return contact;
+    },
+
+    async update(ws, id, changes) {
+      const name = checkName(changes.name, 'name');
+      const tagNames = checkTags(changes.tags, 'tags');
+      return store.write(async (tx) => {
+        const contact = await liveContact(tx, ws, id);
+        await apply(tx, ws, [{ email: contact.email, name, tags: tagNames }]);
+        return (await findContact(tx, ws, id))!;
+      });
+    },
+
+    async remove(ws, id) {
+      await store.write(async (tx) => {
+        await liveContact(tx, ws, id);
+        await softDeleteContact(tx, id, clock.now());
+      });
+    },
+
+    async unsubscribe(ws, id, reason) {
+      if (reason !== undefined && reason.length > MAX_UNSUBSCRIBE_REASON_LENGTH) {
+        throw invalid(`The reason is at most ${MAX_UNSUBSCRIBE_REASON_LENGTH} characters.`, 'reason');
+      }
+      return store.write(async (tx) => {
+        const contact = await liveContact(tx, ws, id);
+        await unsubscribeByEmail(tx, ws, contact.email, reason ?? null, clock.now());
+        await suppressions.addInTx(tx, ws, contact.email, 'unsubscribe');
+        return (await findContact(tx, ws, id))!;
+      });
+    },
+
+    async unsubscribeAddress(ws, raw, reason) {
+      const email = normaliseAddress(raw);
+      await store.write(async (tx) => {
+        await unsubscribeByEmail(tx, ws, email, reason, clock.now());
+        await suppressions.addInTx(tx, ws, email, 'unsubscribe');
+      });
+    },
+
+    async addTag(ws, contactId, tagId) {
+      await store.write(async (tx) => {
+        await contactAndTag(tx, ws, contactId, tagId);
+        await addTag(tx, ws, contactId, tagId, clock.now());
+        await touchContacts(tx, [contactId], clock.now());
+      });
+    },
+
+    async removeTag(ws, contactId, tagId) {
+      await store.write(async (tx) => {
+        await contactAndTag(tx, ws, contactId, tagId);
+        await removeTag(tx, contactId, tagId);
+        await touchContacts(tx, [contactId], clock.now());
+      });
+    },
+
+    async recordEvent(tx, ws, address, type, at) {
+      const sent = (SEND_EVENT_TYPES as readonly string[]).includes(type);
+      const engaged = (ENGAGEMENT_EVENT_TYPES as readonly string[]).includes(type);
+      if (!sent && !engaged) return;
+      await recordAddressEvent(tx, ws, normaliseAddress(address), {
+        firstSentAt: sent ? at : null, lastEngagedAt: engaged ? at : null,
+      }, clock.now());
+    },
+
+    async foldEvents() {
+      let read = 0;
+      for (let i = 0; i < FOLD_MAX_BATCHES_PER_RUN; i++) {
+        const n = await store.write((tx) => foldEventBatch(tx, FOLD_BATCH_EVENTS, clock.now()));
+        read += n;
+        if (n < FOLD_BATCH_EVENTS) break;
+      }
+      return read;
+    },
+
+    async ageTiers() {
+      const top = await maxContactPos(store.db);
+      const now = clock.now();
+      let changed = 0;
+      for (let after = 0; after < top; after += RETIER_RANGE) {
+        changed += await store.write((tx) => retierContactRange(tx, after, after + RETIER_RANGE, now));
+      }
+      return changed;
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import type { Selectable } from 'kysely';
+import type { Db, Tx } from '../store/db.js';
+import type { TagsTable } from '../store/tables.js';
+import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
+import { toIso } from '../core/clock.js';
+
+export interface Tag {
+  id: string;
+  object: 'tag';
+  name: string;
+  created_at: string;
+}
+
+export const toTag = (r: Selectable<TagsTable>): Tag => ({ id: r.id, object: 'tag', name: r.name, created_at: toIso(r.created_at) });
+
+// Well below the bound-parameter limits of SQLite (32766) and PostgreSQL (65535).
+const IN_CHUNK = 500;
+
+export async function insertTags(tx: Tx, rows: Omit<Selectable<TagsTable>, 'pos'>[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += IN_CHUNK) await tx.insertInto('tags').values(rows.slice(i, i + IN_CHUNK)).execute();
+}
+
+export async function findTag(db: Db | Tx, ws: string, id: string): Promise<Tag | undefined> {
+  const row = await db.selectFrom('tags').selectAll().where('workspace_id', '=', ws).where('id', '=', id).executeTakeFirst();
+  return row && toTag(row);
+}
+
+/** Tags by lower-cased name. */
+export async function findTagsByKeys(db: Db | Tx, ws: string, keys: string[]): Promise<Map<string, Tag>> {
+  const out = new Map<string, Tag>();
+  const unique = [...new Set(keys)];
+  for (let i = 0; i < unique.length; i += IN_CHUNK) {
+    const rows = await db.selectFrom('tags').selectAll()
+      .where('workspace_id', '=', ws).where('name_key', 'in', unique.slice(i, i + IN_CHUNK)).execute();
+    for (const r of rows) out.set(r.name_key, toTag(r));
+  }
+  return out;
+}
+
+/** Deletes the tag; its contact assignments go with it (ON DELETE CASCADE). */
+export async function deleteTag(tx: Tx, ws: string, id: string): Promise<boolean> {
+  const res = await tx.deleteFrom('tags').where('workspace_id', '=', ws).where('id', '=', id).executeTakeFirst();
+  return Number(res.numDeletedRows) > 0;
+}
+
+export async function listTags(db: Db, ws: string, page: PageQuery): Promise<Page<Tag>> {
+  return fetchPage(page, (bound, order, take) => db.selectFrom('tags').selectAll()
+    .where('workspace_id', '=', ws)
+    .$if(bound !== undefined, (q) => q.where('pos', bound!.op, bound!.pos))
+    .orderBy('pos', order).limit(take).execute(), toTag);
+}

@@ -1,0 +1,74 @@
+import { AppError, notFound } from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import { toIso, type Clock } from '../core/clock.js';
+import type { Store, Tx } from '../store/db.js';
+import type { Page, PageQuery } from '../store/paging.js';
+import { deleteTag, findTag, findTagsByKeys, insertTags, listTags, type Tag } from './tags.repo.js';
+
+// Tag names are trimmed and unique per workspace without regard to case
+// ("VIP" and "vip" are one tag), the way people mean labels.
+
+export const MAX_TAG_NAME_LENGTH = 100;
+
+export interface TagsService {
+  list(workspaceId: string, page: PageQuery): Promise<Page<Tag>>;
+  /** 422 already_exists when the name is taken. */
+  create(workspaceId: string, name: string): Promise<Tag>;
+  /** Removes the tag from every contact too. */
+  remove(workspaceId: string, id: string): Promise<void>;
+  find(tx: Tx, workspaceId: string, id: string): Promise<Tag | undefined>;
+  /** Inside the caller's transaction: the tags with these names, creating the missing ones. */
+  ensureNamed(tx: Tx, workspaceId: string, names: string[]): Promise<Map<string, Tag>>;
+}
+
+export const tagKey = (name: string): string => name.trim().toLowerCase();
+
+/** A usable tag name, or undefined. */
+export function cleanTagName(name: string): string | undefined {
+  const trimmed = name.trim();
+  return trimmed.length > 0 && trimmed.length <= MAX_TAG_NAME_LENGTH ? trimmed : undefined;
+}
+
+export function tagsService(deps: { store: Store; clock: Clock }): TagsService {
+  const { store, clock } = deps;
+
+  return {
+    list: (ws, page) => listTags(store.db, ws, page),
+
+    async create(ws, raw) {
+      const name = cleanTagName(raw);
+      if (!name) throw new AppError('validation_error', `A tag name is 1 to ${MAX_TAG_NAME_LENGTH} characters, not blank.`, { param: 'name' });
+      return store.write(async (tx) => {
+        const existing = (await findTagsByKeys(tx, ws, [tagKey(name)])).get(tagKey(name));
+        if (existing) {
+          throw new AppError('already_exists', `A tag named '${existing.name}' already exists.`, { param: 'name', details: { tag_id: existing.id } });
+        }
+        const now = clock.now();
+        const row = { id: newId('tag', now), workspace_id: ws, name, name_key: tagKey(name), created_at: now };
+        await insertTags(tx, [row]);
+        return (await findTag(tx, ws, row.id))!;
+      });
+    },
+
+    async remove(ws, id) {
+      await store.write(async (tx) => {
+        if (!(await deleteTag(tx, ws, id))) throw notFound('tag', id);
+      });
+    },
+
+    find: (tx, ws, id) => findTag(tx, ws, id),
+
+    async ensureNamed(tx, ws, names) {
+      // A new tag takes the first spelling given for it.
+      const byKey = new Map<string, string>();
+      for (const n of names) if (!byKey.has(tagKey(n))) byKey.set(tagKey(n), n.trim());
+      const found = await findTagsByKeys(tx, ws, [...byKey.keys()]);
+      const now = clock.now();
+      const missing = [...byKey].filter(([key]) => !found.has(key))
+        .map(([key, name]) => ({ id: newId('tag', now), workspace_id: ws, name, name_key: key, created_at: now }));
+      await insertTags(tx, missing);
+      for (const r of missing) found.set(r.name_key, { id: r.id, object: 'tag', name: r.name, created_at: toIso(now) });
+      return found;
+    },
+  };
+}

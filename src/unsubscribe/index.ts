@@ -1,0 +1,2 @@
+export { unsubscribeLinks, type UnsubscribeLinks, type UnsubscribeTarget } from './links.js';
+export { unsubscribeRoutes } from './unsubscribe.routes.js';

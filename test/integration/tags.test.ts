@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { startTestApp } from '../helpers/app.js';
+
+describe('tags', () => {
+  it('creates tags with names unique per workspace regardless of case', async () => {
+    await using t = await startTestApp();
+    const vip = await t.api.post('/v1/tags', { name: '  VIP ' });
+    expect(vip.status).toBe(201);
+    expect(vip.body).toMatchObject({ object: 'tag', name: 'VIP' });
+    expect(vip.body.id).toMatch(/^tag_/);
+
+    for (const name of ['VIP', 'vip', ' Vip ']) {
+      const dup = await t.api.post('/v1/tags', { name });
+      expect(dup.status, name).toBe(422);
+      expect(dup.body.error).toMatchObject({ code: 'already_exists', param: 'name', tag_id: vip.body.id });
+    }
+    // Another workspace may use the name.
+    const other = await t.seed.workspace();
+    const them = t.api.as((await t.seed.key({ workspaceId: other.id })).token);
+    expect((await them.post('/v1/tags', { name: 'VIP' })).status).toBe(201);
+    expect((await t.api.get('/v1/tags')).body.data.map((x: { id: string }) => x.id)).toEqual([vip.body.id]);
+  });
+
+  it('refuses blank, long, missing and unknown fields', async () => {
+    await using t = await startTestApp();
+    for (const body of [{}, { name: '' }, { name: '   ' }, { name: 'x'.repeat(101) }, { name: 5 }, { name: 'a', colour: 'red' }]) {
+      const r = await t.api.post('/v1/tags', body);
+      expect(r.status, JSON.stringify(body)).toBe(422);
+      expect(r.body.error.code).toBe('validation_error');
+    }
+    expect((await t.api.get('/v1/tags')).body.data).toEqual([]);
+  });
+
+  it('deleting a tag removes it from every contact', async () => {
+    await using t = await startTestApp();
+    const a = (await t.api.post('/v1/contacts', { email: 'a@example.com', tags: ['gold', 'silver'] })).body;
+    const b = (await t.api.post('/v1/contacts', { email: 'b@example.com', tags: ['gold'] })).body;
+    const gold = a.tags.find((x: { name: string }) => x.name === 'gold');
+    expect((await t.api.get(`/v1/contacts?tag_id=${gold.id}`)).body.data).toHaveLength(2);
+
+    expect((await t.api.delete(`/v1/tags/${gold.id}`)).status).toBe(204);
+    expect((await t.api.get(`/v1/contacts/${a.id}`)).body.tags.map((x: { name: string }) => x.name)).toEqual(['silver']);
+    expect((await t.api.get(`/v1/contacts/${b.id}`)).body.tags).toEqual([]);
+    expect((await t.api.get(`/v1/contacts?tag_id=${gold.id}`)).body.data).toEqual([]);
+    const left = await t.mailroom.services.store.db.selectFrom('contact_tags').select('tag_id').where('tag_id', '=', gold.id).execute();
+    expect(left).toEqual([]);
+
+    expect((await t.api.delete(`/v1/tags/${gold.id}`)).status).toBe(404);
+    expect((await t.api.post(`/v1/contacts/${a.id}/tags/${gold.id}`)).status).toBe(404);
+    // The name is free again.
+    expect((await t.api.post('/v1/tags', { name: 'Gold' })).status).toBe(201);
+  });
+
+  it('lists tags newest first with cursors both ways', async () => {
+    await using t = await startTestApp();
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await t.api.post('/v1/tags', { name: `t${i}` })).body.id);
+    const newestFirst = [...ids].reverse();
+    const p1 = (await t.api.get('/v1/tags?limit=2')).body;
+    const p2 = (await t.api.get(`/v1/tags?limit=2&starting_after=${p1.next_cursor}`)).body;
+    const p3 = (await t.api.get(`/v1/tags?limit=2&starting_after=${p2.next_cursor}`)).body;
+    expect([...p1.data, ...p2.data, ...p3.data].map((x: { id: string }) => x.id)).toEqual(newestFirst);
+    expect(p3.has_more).toBe(false);
+    expect(p3.next_cursor).toBeUndefined();
+    // p2's cursor marks its last record (the 4th newest); walking back gives the ones before it.
+    const back = (await t.api.get(`/v1/tags?limit=2&ending_before=${p2.next_cursor}`)).body;
+    expect(back.data.map((x: { id: string }) => x.id)).toEqual(newestFirst.slice(1, 3));
+    expect(back.has_more).toBe(true);
+    const back2 = (await t.api.get(`/v1/tags?limit=2&ending_before=${back.next_cursor}`)).body;
+    expect(back2.data.map((x: { id: string }) => x.id)).toEqual(newestFirst.slice(0, 1));
+    expect(back2.has_more).toBe(false);
+    expect((await t.api.get('/v1/tags?starting_after=nope')).status).toBe(400);
+  });
+
+  it('needs the contacts scopes', async () => {
+    await using t = await startTestApp();
+    const reader = t.api.as((await t.seed.key({ scopes: ['contacts:read'] })).token);
+    expect((await reader.get('/v1/tags')).status).toBe(200);
+    expect((await reader.post('/v1/tags', { name: 'x' })).status).toBe(403);
+    expect((await reader.delete('/v1/tags/tag_x')).status).toBe(403);
+  });
+});
