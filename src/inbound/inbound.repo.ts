@@ -1,0 +1,324 @@
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Db, Tx } from '../store/db.js';
+import type { InboundKind, InboundMessagesTable } from '../store/tables.js';
+import { isPostgres } from '../store/schema-helpers.js';
+import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
+import { toIso } from '../core/clock.js';
+import { newId } from '../core/ids.js';
+
+// Received messages. Rows become API shapes (or the plain records the
+// service and the processor work with) here and nowhere else.
+
+export interface InboundHeader {
+  name: string;
+  value: string;
+}
+
+export interface InboundAttachmentMeta {
+  /** Position in the list, the {index} of the download path. */
+  index: number;
+  filename: string | null;
+  content_type: string;
+  size: number;
+  content_id: string | null;
+  disposition: 'attachment' | 'inline';
+}
+
+export interface AuthResults {
+  spf: { result: string; domain: string | null };
+  dkim: Array<{ result: string; domain: string; selector: string | null; aligned: boolean }>;
+  dmarc: { result: string; policy: string | null; domain: string | null };
+  /** The Authentication-Results field (RFC 8601) the checks amount to. */
+  authentication_results: string;
+}
+
+export interface InboundEmailSummary {
+  id: string;
+  object: 'inbound_email';
+  domain_id: string;
+  from: string;
+  to: string[];
+  cc: string[];
+  subject: string;
+  message_id: string | null;
+  envelope: { mail_from: string; rcpt_to: string[] };
+  size: number;
+  attachment_count: number;
+  received_at: string;
+}
+
+export interface InboundEmail extends InboundEmailSummary {
+  reply_to: string[];
+  text: string | null;
+  html: string | null;
+  headers: InboundHeader[];
+  attachments: InboundAttachmentMeta[];
+  auth: AuthResults;
+  tls: boolean;
+}
+
+/** What the listener stores before it answers 250. */
+export interface NewInbound {
+  id: string;
+  workspaceId: string;
+  domainId: string;
+  kind: InboundKind;
+  mailFrom: string;
+  rcptTo: string[];
+  remoteIp: string;
+  helo: string;
+  tls: boolean;
+  raw: Buffer;
+  receivedAt: number;
+}
+
+/** A claimed row, as the processor needs it. */
+export interface PendingInbound {
+  id: string;
+  workspaceId: string;
+  domainId: string;
+  kind: InboundKind;
+  mailFrom: string;
+  rcptTo: string[];
+  remoteIp: string;
+  helo: string;
+  raw: Buffer;
+  attempts: number;
+}
+
+/** The parsed fields the processor stores when a message is ready. */
+export interface ParsedInbound {
+  from: string;
+  to: string[];
+  cc: string[];
+  replyTo: string[];
+  subject: string;
+  text: string | null;
+  html: string | null;
+  messageId: string | null;
+  headers: InboundHeader[];
+  attachments: InboundAttachmentMeta[];
+  auth: AuthResults;
+  /** Bare addresses of the envelope and the header fields, for the to/from filters. */
+  searchTo: string[];
+  searchFrom: string[];
+}
+
+export interface InboundFilter {
+  to?: string;
+  from?: string;
+  domainId?: string;
+  receivedAfter?: number;
+  receivedBefore?: number;
+}
+
+/** A receiving domain as the listener matches it. */
+export interface ReceivingDomain {
+  id: string;
+  workspaceId: string;
+}
+
+const json = <T>(text: string | null, fallback: T): T => (text === null ? fallback : (JSON.parse(text) as T));
+const onPostgres = (db: Db | Tx) => isPostgres(db as unknown as Kysely<unknown>);
+
+type SummaryRow = Pick<Selectable<InboundMessagesTable>, 'pos' | 'id' | 'domain_id' | 'from_address' | 'to_list' | 'cc_list' | 'subject'
+  | 'message_id' | 'mail_from' | 'rcpt_to' | 'size' | 'attachments' | 'received_at'>;
+
+const SUMMARY_COLUMNS = ['pos', 'id', 'domain_id', 'from_address', 'to_list', 'cc_list', 'subject', 'message_id', 'mail_from',
+  'rcpt_to', 'size', 'attachments', 'received_at'] as const;
+
+const toSummary = (r: SummaryRow): InboundEmailSummary => ({
+  id: r.id,
+  object: 'inbound_email',
+  domain_id: r.domain_id,
+  from: r.from_address ?? '',
+  to: json(r.to_list, []),
+  cc: json(r.cc_list, []),
+  subject: r.subject ?? '',
+  message_id: r.message_id,
+  envelope: { mail_from: r.mail_from, rcpt_to: json(r.rcpt_to, []) },
+  size: r.size,
+  attachment_count: json<unknown[]>(r.attachments, []).length,
+  received_at: toIso(r.received_at),
+});
+
+const toInbound = (r: Selectable<InboundMessagesTable>): InboundEmail => ({
+  ...toSummary(r),
+  reply_to: json(r.reply_to_list, []),
+  text: r.text_body,
+  html: r.html,
+  headers: json(r.headers, []),
+  attachments: json(r.attachments, []),
+  auth: json(r.auth, { spf: { result: 'none', domain: null }, dkim: [], dmarc: { result: 'none', policy: null, domain: null }, authentication_results: '' }),
+  tls: r.tls === 1,
+});
+
+const searchText = (addresses: string[]) => [...new Set(addresses.map((a) => a.trim().toLowerCase()).filter(Boolean))].join('\n');
+
+// ---- receiving domains (the domains table, read only) ----
+
+/** Active domains of that name with inbound mail on, in any workspace. */
+export async function inboundDomains(db: Db, name: string): Promise<ReceivingDomain[]> {
+  const rows = await db.selectFrom('domains').select(['id', 'workspace_id'])
+    .where('name', '=', name).where('status', '=', 'active').where('inbound_enabled', '=', 1)
+    .orderBy('pos').execute();
+  return rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id }));
+}
+
+/** Domains, in any state, whose return path domain (`<return path subdomain>.<name>`) is `host`. */
+export async function returnPathDomains(db: Db, host: string): Promise<ReceivingDomain[]> {
+  // Each split of the host at a dot is a candidate (subdomain, domain) pair;
+  // a return path subdomain may itself have several labels.
+  const splits: Array<[string, string]> = [];
+  for (let i = host.indexOf('.'); i > 0; i = host.indexOf('.', i + 1)) splits.push([host.slice(0, i), host.slice(i + 1)]);
+  if (splits.length === 0) return [];
+  const rows = await db.selectFrom('domains').select(['id', 'workspace_id'])
+    .where((eb) => eb.or(splits.map(([sub, name]) => eb.and([eb('return_path_subdomain', '=', sub), eb('name', '=', name)]))))
+    .orderBy('pos').execute();
+  return rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id }));
+}
+
+/** Whether any workspace has a domain of that name, whatever its state. */
+export async function domainExists(db: Db, name: string): Promise<boolean> {
+  return (await db.selectFrom('domains').select('id').where('name', '=', name).limit(1).executeTakeFirst()) !== undefined;
+}
+
+// ---- the emails a return path names (the emails tables, read only) ----
+
+export interface ReturnedEmail {
+  id: string;
+  domainId: string | null;
+  from: string;
+  subject: string;
+  /** Bare recipient addresses as given. */
+  recipients: string[];
+}
+
+export async function findReturnedEmail(db: Db | Tx, ws: string, emailId: string): Promise<ReturnedEmail | undefined> {
+  const email = await db.selectFrom('emails').select(['id', 'domain_id', 'from_address', 'subject'])
+    .where('workspace_id', '=', ws).where('id', '=', emailId).executeTakeFirst();
+  if (!email) return undefined;
+  const recipients = await db.selectFrom('email_recipients').select('address').where('email_id', '=', emailId).orderBy('id').execute();
+  return { id: email.id, domainId: email.domain_id, from: email.from_address, subject: email.subject, recipients: recipients.map((r) => r.address) };
+}
+
+// ---- writes of the listener and the processor ----
+
+export async function insertInbound(tx: Tx, rows: NewInbound[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.insertInto('inbound_messages').values(rows.map((m) => ({
+    id: m.id, workspace_id: m.workspaceId, domain_id: m.domainId, kind: m.kind, status: 'pending' as const,
+    mail_from: m.mailFrom, rcpt_to: JSON.stringify(m.rcptTo), remote_ip: m.remoteIp, helo: m.helo, tls: m.tls ? 1 : 0,
+    raw: m.raw, size: m.raw.length, locked_until: 0, lease_owner: null, attempts: 0, last_error: null,
+    received_at: m.receivedAt, processed_at: null,
+    from_address: null, to_list: null, cc_list: null, reply_to_list: null, subject: null, text_body: null, html: null,
+    message_id: null, headers: null, attachments: null, auth: null,
+    search_to: searchText(m.rcptTo), search_from: searchText([m.mailFrom]), detail: null,
+  }))).execute();
+}
+
+/**
+ * Leases up to `limit` pending rows to `owner`, oldest first, and counts the
+ * attempt. One UPDATE … WHERE id IN (SELECT … LIMIT n) RETURNING, so two
+ * processors never get the same row; on PostgreSQL the subquery skips rows
+ * another claim has locked.
+ */
+export async function claimPending(tx: Tx, c: { now: number; leaseMs: number; owner: string; limit: number }): Promise<PendingInbound[]> {
+  const rows = await tx.updateTable('inbound_messages')
+    .set((eb) => ({ locked_until: c.now + c.leaseMs, lease_owner: c.owner, attempts: eb('attempts', '+', 1) }))
+    .where('id', 'in', (eb) => eb.selectFrom('inbound_messages').select('id')
+      .where('status', '=', 'pending').where('locked_until', '<=', c.now)
+      .orderBy('locked_until').orderBy('pos').limit(c.limit)
+      .$if(onPostgres(tx), (q) => q.forUpdate().skipLocked()))
+    .where('status', '=', 'pending').where('locked_until', '<=', c.now)
+    .returning(['id', 'workspace_id', 'domain_id', 'kind', 'mail_from', 'rcpt_to', 'remote_ip', 'helo', 'raw', 'attempts'])
+    .execute();
+  return rows.map((r) => ({
+    id: r.id, workspaceId: r.workspace_id, domainId: r.domain_id, kind: r.kind, mailFrom: r.mail_from,
+    rcptTo: JSON.parse(r.rcpt_to) as string[], remoteIp: r.remote_ip, helo: r.helo, raw: r.raw, attempts: r.attempts,
+  }));
+}
+
+/** Stores the parsed message and makes it visible; false when the lease was lost meanwhile. */
+export async function markReady(tx: Tx, id: string, owner: string, p: ParsedInbound, now: number): Promise<boolean> {
+  const res = await tx.updateTable('inbound_messages').set({
+    status: 'ready', processed_at: now, locked_until: 0, lease_owner: null, last_error: null,
+    from_address: p.from, to_list: JSON.stringify(p.to), cc_list: JSON.stringify(p.cc), reply_to_list: JSON.stringify(p.replyTo),
+    subject: p.subject, text_body: p.text, html: p.html, message_id: p.messageId,
+    headers: JSON.stringify(p.headers), attachments: JSON.stringify(p.attachments), auth: JSON.stringify(p.auth),
+    search_to: searchText(p.searchTo), search_from: searchText(p.searchFrom),
+  }).where('id', '=', id).where('lease_owner', '=', owner).where('status', '=', 'pending').executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+/** Closes a report row with what came of it; false when the lease was lost meanwhile. */
+export async function markReportDone(tx: Tx, id: string, owner: string, detail: string, now: number): Promise<boolean> {
+  const res = await tx.updateTable('inbound_messages')
+    .set({ status: 'ready', processed_at: now, locked_until: 0, lease_owner: null, last_error: null, detail })
+    .where('id', '=', id).where('lease_owner', '=', owner).where('status', '=', 'pending').executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+/** After a failed attempt: retried once `retryAt` comes, or given up for good when `retryAt` is null. */
+export async function markAttemptFailed(tx: Tx, id: string, owner: string, error: string, retryAt: number | null, now: number): Promise<void> {
+  await tx.updateTable('inbound_messages')
+    .set(retryAt === null
+      ? { status: 'failed', processed_at: now, locked_until: 0, lease_owner: null, last_error: error }
+      : { locked_until: retryAt, lease_owner: null, last_error: error })
+    .where('id', '=', id).where('lease_owner', '=', owner).where('status', '=', 'pending').execute();
+}
+
+/**
+ * The `email.received` event of a message that became ready, in the shared
+ * events table, in the same transaction. Its email_id is the inbound id: the
+ * event is about that message. (The events repo's append helper covers the
+ * kinds of sent mail only.)
+ */
+export async function appendReceivedEvent(tx: Tx, e: {
+  workspaceId: string; inboundId: string; domainId: string; from: string; subject: string; data: Record<string, unknown>; now: number;
+}): Promise<void> {
+  await tx.insertInto('events').values({
+    id: newId('evt', e.now), workspace_id: e.workspaceId, email_id: e.inboundId, domain_id: e.domainId, type: 'email.received',
+    recipient: null, from_address: e.from, subject: e.subject, data: JSON.stringify(e.data), created_at: e.now,
+  }).execute();
+}
+
+/** Deletes up to `limit` messages received before `before`; returns how many went. */
+export async function purgeReceivedBefore(tx: Tx, before: number, limit: number): Promise<number> {
+  const res = await tx.deleteFrom('inbound_messages')
+    .where('id', 'in', (eb) => eb.selectFrom('inbound_messages').select('id').where('received_at', '<', before).orderBy('received_at').limit(limit))
+    .executeTakeFirst();
+  return Number(res.numDeletedRows);
+}
+
+// ---- reads of the API ----
+
+const visible = { kind: 'message', status: 'ready' } as const;
+
+const likePattern = (needle: string) => `%${needle.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+export async function listInbound(db: Db, ws: string, f: InboundFilter, page: PageQuery): Promise<Page<InboundEmailSummary>> {
+  return fetchPage(page, (bound, order, take) => db.selectFrom('inbound_messages').select(SUMMARY_COLUMNS)
+    .where('workspace_id', '=', ws).where('kind', '=', visible.kind).where('status', '=', visible.status)
+    .$if(f.domainId !== undefined, (q) => q.where('domain_id', '=', f.domainId!))
+    .$if(f.receivedAfter !== undefined, (q) => q.where('received_at', '>', f.receivedAfter!))
+    .$if(f.receivedBefore !== undefined, (q) => q.where('received_at', '<', f.receivedBefore!))
+    .$if(f.to !== undefined, (q) => q.where(sql<boolean>`search_to LIKE ${likePattern(f.to!)} ESCAPE '\\'`))
+    .$if(f.from !== undefined, (q) => q.where(sql<boolean>`search_from LIKE ${likePattern(f.from!)} ESCAPE '\\'`))
+    .$if(bound !== undefined, (q) => q.where('pos', bound!.op, bound!.pos))
+    .orderBy('pos', order).limit(take).execute(), toSummary);
+}
+
+export async function findInbound(db: Db, ws: string, id: string): Promise<InboundEmail | undefined> {
+  const row = await db.selectFrom('inbound_messages').selectAll()
+    .where('workspace_id', '=', ws).where('id', '=', id).where('kind', '=', visible.kind).where('status', '=', visible.status)
+    .executeTakeFirst();
+  return row && toInbound(row);
+}
+
+export async function findInboundRaw(db: Db, ws: string, id: string): Promise<Buffer | undefined> {
+  const row = await db.selectFrom('inbound_messages').select('raw')
+    .where('workspace_id', '=', ws).where('id', '=', id).where('kind', '=', visible.kind).where('status', '=', visible.status)
+    .executeTakeFirst();
+  return row?.raw;
+}

@@ -1,0 +1,361 @@
+import type { Logger } from 'pino';
+import type { DNSResolver } from 'mailauth';
+import { AppError, notFound } from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import type { Clock } from '../core/clock.js';
+import type { Store, Tx } from '../store/db.js';
+import type { Page, PageQuery } from '../store/paging.js';
+import { appendEvent } from '../events/events.repo.js';
+import type { SuppressionsPort } from '../suppressions/index.js';
+import {
+  appendReceivedEvent, claimPending, domainExists, findInbound, findInboundRaw, findReturnedEmail, inboundDomains, insertInbound, listInbound,
+  markAttemptFailed, markReady, markReportDone, purgeReceivedBefore, returnPathDomains,
+  type InboundEmail, type InboundEmailSummary, type InboundFilter, type NewInbound, type PendingInbound, type ReceivingDomain, type ReturnedEmail,
+} from './inbound.repo.js';
+import { attachmentContent, checkAuthentication, parseMessage, type MessageFields } from './parse-message.js';
+import { parseReturnPath, recipientTag, type ReturnPath } from './return-path.js';
+import { bounceDetails, readReport, type DeliveryStatusReport, type FeedbackReport } from './reports.js';
+import type { MxPort, RecipientRefusal } from '../smtp/mx.listener.js';
+
+// The rules of receiving: which recipients are ours, storing a message before
+// it is acknowledged, turning it into API fields afterwards, and reading the
+// bounces and complaints that come back to a return path.
+
+/** The filters of GET /inbound, as the API names them. */
+export interface InboundListQuery {
+  to?: string;
+  from?: string;
+  domain_id?: string;
+  received_after?: string;
+  received_before?: string;
+}
+
+export interface InboundAttachment {
+  content: Buffer;
+  contentType: string;
+  filename: string | null;
+}
+
+/** Implements the MX listener's port: checkRecipient and accept. */
+export interface InboundService extends MxPort {
+  /** Parses and checks up to `limit` pending messages; returns how many it claimed. */
+  processPending(owner: string, limit: number): Promise<number>;
+  /** Called after each accept, so a waiting processor starts at once. */
+  onAccepted(listener: () => void): void;
+  list(workspaceId: string, query: InboundListQuery, page: PageQuery): Promise<Page<InboundEmailSummary>>;
+  get(workspaceId: string, id: string): Promise<InboundEmail>;
+  raw(workspaceId: string, id: string): Promise<Buffer>;
+  attachment(workspaceId: string, id: string, index: number): Promise<InboundAttachment>;
+  /** Deletes messages older than the retention period; returns how many. */
+  purgeExpired(): Promise<number>;
+}
+
+export interface InboundDeps {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  /** This server's host name, named in Authentication-Results. */
+  hostname: string;
+  /** The resolver SPF, DKIM and DMARC look-ups go through. */
+  resolver: DNSResolver;
+  suppressions: Pick<SuppressionsPort, 'addFromBounce'>;
+  /** 0 keeps messages forever. */
+  retentionDays: number;
+}
+
+const DAY_MS = 86_400_000;
+/** How long a processor holds a claimed message; a crash frees it after this. */
+export const PROCESS_LEASE_MS = 120_000;
+/**
+ * Delay before attempt n+1 after n failed ones. A failure here is a bug or a
+ * message that upsets the parser, not a passing condition, so few attempts.
+ */
+const RETRY_AFTER_MS = [10_000, 60_000, 600_000, 3_600_000];
+export const MAX_PROCESS_ATTEMPTS = RETRY_AFTER_MS.length + 1;
+/** Rows deleted per retention transaction, and transactions per run. */
+const PURGE_BATCH = 1_000;
+const PURGE_BATCHES_PER_RUN = 100;
+
+interface Target extends ReceivingDomain {
+  kind: 'message' | 'report';
+}
+
+interface HostTargets {
+  returnPaths: ReceivingDomain[];
+  inbound: ReceivingDomain[];
+  known: boolean;
+}
+
+/** How long what a host receives for is remembered, and for how many hosts at most. */
+export const DOMAIN_CACHE_MS = 5_000;
+const DOMAIN_CACHE_MAX = 10_000;
+
+const domainOf = (address: string) => address.slice(address.lastIndexOf('@') + 1).toLowerCase();
+const sameAddress = (a: string, b: string) => a.trim().toLowerCase() === b.trim().toLowerCase();
+
+export function inboundService(deps: InboundDeps): InboundService {
+  const { store, clock, logger } = deps;
+  const listeners: Array<() => void> = [];
+
+  /**
+   * What mail to a host is for: the domains whose return path it is, the
+   * active inbound domains of that name, and whether we know the name at
+   * all. Every RCPT and every accepted message asks, so answers are kept for
+   * DOMAIN_CACHE_MS: a domain turned on or off takes effect within that.
+   */
+  const hosts = new Map<string, { until: number; answer: Promise<HostTargets> }>();
+  function hostTargets(host: string): Promise<HostTargets> {
+    const now = clock.now();
+    const hit = hosts.get(host);
+    if (hit && hit.until > now) return hit.answer;
+    if (hosts.size >= DOMAIN_CACHE_MAX) hosts.clear();
+    const answer = (async (): Promise<HostTargets> => {
+      const returnPaths = await returnPathDomains(store.db, host);
+      const inbound = returnPaths.length > 0 ? [] : await inboundDomains(store.db, host);
+      const known = returnPaths.length > 0 || inbound.length > 0 || (await domainExists(store.db, host));
+      return { returnPaths, inbound, known };
+    })();
+    hosts.set(host, { until: now + DOMAIN_CACHE_MS, answer });
+    answer.catch(() => hosts.delete(host));
+    return answer;
+  }
+
+  /** The receiving domains mail to this address goes to, or why there are none. */
+  async function targetsOf(address: string): Promise<Target[] | RecipientRefusal> {
+    const { returnPaths, inbound, known } = await hostTargets(domainOf(address));
+    if (returnPaths.length > 0) {
+      // Only addresses we hand out are taken; the rest of the bounce domain is nobody's mailbox.
+      return parseReturnPath(address) ? returnPaths.map((d) => ({ ...d, kind: 'report' as const })) : 'no_such_bounce_address';
+    }
+    if (inbound.length > 0) return inbound.map((d) => ({ ...d, kind: 'message' as const }));
+    // A domain we know but that takes no mail here is a bad destination
+    // (RFC 3463 X.1.2); any other is a request to relay.
+    return known ? 'no_such_domain' : 'relay_denied';
+  }
+
+  /** A claimed message's write, once the work outside the database is done. */
+  type Apply = (tx: Tx) => Promise<void>;
+
+  /** Parses (and for mail, checks) a claimed message; the returned write stores the outcome. */
+  async function prepare(row: PendingInbound, owner: string): Promise<Apply> {
+    const fields = await parseMessage(row.raw);
+    if (row.kind === 'report') {
+      return async (tx) => {
+        const detail = await applyReport(tx, row, fields);
+        await markReportDone(tx, row.id, owner, detail, clock.now());
+      };
+    }
+    // Network I/O: outside the transaction.
+    const auth = await checkAuthentication(row, { resolver: deps.resolver, mta: deps.hostname });
+    return async (tx) => {
+      const now = clock.now();
+      const ready = await markReady(tx, row.id, owner, {
+        from: fields.from, to: fields.to, cc: fields.cc, replyTo: fields.replyTo, subject: fields.subject,
+        text: fields.text, html: fields.html, messageId: fields.messageId, headers: fields.headers,
+        attachments: fields.attachments, auth,
+        searchTo: [...row.rcptTo, ...fields.recipientAddresses],
+        searchFrom: [row.mailFrom, ...fields.fromAddresses],
+      }, now);
+      if (!ready) return;
+      await appendReceivedEvent(tx, {
+        workspaceId: row.workspaceId, inboundId: row.id, domainId: row.domainId, from: fields.from, subject: fields.subject, now,
+        data: {
+          from: fields.from, to: row.rcptTo, subject: fields.subject, message_id: fields.messageId,
+          attachment_count: fields.attachments.length, spf: auth.spf.result, dkim: auth.dkim.map((d) => d.result),
+          dmarc: auth.dmarc.result,
+        },
+      });
+    };
+  }
+
+  /** Records a failed attempt: retried after a pause, or given up after MAX_PROCESS_ATTEMPTS. */
+  async function failed(row: PendingInbound, owner: string, err: unknown): Promise<void> {
+    const giveUp = row.attempts >= MAX_PROCESS_ATTEMPTS;
+    const log = { err, inbound_id: row.id, workspace_id: row.workspaceId, attempt: row.attempts };
+    if (giveUp) logger.error(log, 'inbound message could not be processed; giving up');
+    else logger.warn(log, 'inbound message could not be processed; will retry');
+    const now = clock.now();
+    await store.write((tx) => markAttemptFailed(tx, row.id, owner, (err as Error).message ?? String(err),
+      giveUp ? null : now + RETRY_AFTER_MS[row.attempts - 1], now))
+      .catch((e: unknown) => logger.error({ err: e, inbound_id: row.id }, 'could not record a failed processing attempt'));
+  }
+
+  /** Writes the events and suppressions a report to a return path amounts to; returns what came of it. */
+  async function applyReport(tx: Tx, row: PendingInbound, fields: MessageFields): Promise<string> {
+    const report = readReport(fields.report);
+    if (!report) return 'not a delivery status or feedback report: nothing recorded';
+    const outcomes: string[] = [];
+    const seen = new Set<string>();
+    for (const address of row.rcptTo) {
+      const path = parseReturnPath(address);
+      if (!path || seen.has(address.toLowerCase())) continue;
+      seen.add(address.toLowerCase());
+      const email = await findReturnedEmail(tx, row.workspaceId, path.emailId);
+      if (!email) {
+        outcomes.push(`${path.emailId}: no such email in this workspace`);
+        continue;
+      }
+      const recorded = report.kind === 'dsn'
+        ? await recordBounces(tx, row, email, path, report)
+        : await recordComplaint(tx, row, email, path, report);
+      outcomes.push(`${email.id}: ${recorded}`);
+    }
+    return outcomes.join('; ') || 'no return path address among the recipients';
+  }
+
+  function taggedRecipient(email: ReturnedEmail, path: ReturnPath): string | undefined {
+    return path.recipientTag === undefined ? undefined : email.recipients.find((r) => recipientTag(r) === path.recipientTag);
+  }
+
+  async function recordBounces(tx: Tx, row: PendingInbound, email: ReturnedEmail, path: ReturnPath, report: DeliveryStatusReport): Promise<string> {
+    const tagged = taggedRecipient(email, path);
+    const bounced = new Map<string, ReturnType<typeof bounceDetails>>();
+    for (const block of report.recipients.filter((r) => r.action === 'failed')) {
+      // A return path naming one recipient settles who it was, even when the
+      // report names an alias or a forwarding address; otherwise the report's
+      // own recipient fields must name one of the email's recipients.
+      const to = tagged ?? email.recipients.find((r) =>
+        [block.finalRecipient, block.originalRecipient].some((a) => a !== undefined && sameAddress(a, r)));
+      if (to !== undefined && !bounced.has(to)) bounced.set(to, bounceDetails(block, report.reportingMta));
+    }
+    const now = clock.now();
+    for (const [to, details] of bounced) {
+      await appendEvent(tx, {
+        workspaceId: row.workspaceId, emailId: email.id, domainId: email.domainId, kind: 'bounced', recipient: to,
+        from: email.from, subject: email.subject, now, data: { to, from: email.from, subject: email.subject, ...details },
+      });
+      if (details.bounce_type === 'hard') await deps.suppressions.addFromBounce(tx, row.workspaceId, to, 'hard_bounce');
+    }
+    return bounced.size === 0 ? 'no failed recipient of this email in the report' : `bounced ${[...bounced.keys()].join(', ')}`;
+  }
+
+  async function recordComplaint(tx: Tx, row: PendingInbound, email: ReturnedEmail, path: ReturnPath, report: FeedbackReport): Promise<string> {
+    // RFC 6430: a not-spam report takes a complaint back; it is not one.
+    if (report.feedbackType === 'not-spam') return 'not-spam report: nothing recorded';
+    // Reporters often redact the recipient (RFC 6590); a single-recipient email needs no name.
+    const to = taggedRecipient(email, path)
+      ?? email.recipients.find((r) => report.originalRcptTo.some((a) => sameAddress(a, r)))
+      ?? (email.recipients.length === 1 ? email.recipients[0] : undefined);
+    if (to === undefined) return 'complaint names none of the email\'s recipients';
+    await appendEvent(tx, {
+      workspaceId: row.workspaceId, emailId: email.id, domainId: email.domainId, kind: 'complained', recipient: to,
+      from: email.from, subject: email.subject, now: clock.now(),
+      data: { to, from: email.from, subject: email.subject, feedback_type: report.feedbackType },
+    });
+    await deps.suppressions.addFromBounce(tx, row.workspaceId, to, 'complaint');
+    return `complaint (${report.feedbackType}${report.userAgent ? `, ${report.userAgent}` : ''}) from ${to}`;
+  }
+
+  async function mustFindRaw(ws: string, id: string): Promise<Buffer> {
+    const raw = await findInboundRaw(store.db, ws, id);
+    if (!raw) throw notFound('inbound email', id);
+    return raw;
+  }
+
+  return {
+    async checkRecipient(address) {
+      const targets = await targetsOf(address);
+      return typeof targets === 'string' ? targets : undefined;
+    },
+
+    async accept(message) {
+      const now = clock.now();
+      const byTarget = new Map<string, NewInbound>();
+      for (const address of message.rcptTo) {
+        const targets = await targetsOf(address);
+        // Refused at RCPT time already; a domain removed since then drops out here.
+        if (typeof targets === 'string') continue;
+        for (const t of targets) {
+          const key = `${t.kind} ${t.id}`;
+          const existing = byTarget.get(key);
+          if (existing) existing.rcptTo.push(address);
+          else {
+            byTarget.set(key, {
+              id: newId('in', now), workspaceId: t.workspaceId, domainId: t.id, kind: t.kind, mailFrom: message.mailFrom,
+              rcptTo: [address], remoteIp: message.remoteIp, helo: message.helo, tls: message.tls, raw: message.raw, receivedAt: now,
+            });
+          }
+        }
+      }
+      const rows = [...byTarget.values()];
+      if (rows.length === 0) return [];
+      await store.write((tx) => insertInbound(tx, rows));
+      for (const listener of listeners) listener();
+      return rows.map((r) => r.id);
+    },
+
+    async processPending(owner, limit) {
+      const { claimed, total } = await store.write(async (tx) => {
+        const now = clock.now();
+        const rows = await claimPending(tx, { now, leaseMs: PROCESS_LEASE_MS, owner, limit });
+        // A message whose every attempt ended with its processor gone (one
+        // that crashes the process, say) is not taken again and again.
+        const exhausted = rows.filter((r) => r.attempts > MAX_PROCESS_ATTEMPTS);
+        for (const r of exhausted) {
+          await markAttemptFailed(tx, r.id, owner, `gave up after ${MAX_PROCESS_ATTEMPTS} attempts that did not finish`, null, now);
+        }
+        if (exhausted.length > 0) logger.error({ inbound_ids: exhausted.map((r) => r.id) }, 'inbound messages given up: every processing attempt was cut short');
+        return { claimed: rows.filter((r) => r.attempts <= MAX_PROCESS_ATTEMPTS), total: rows.length };
+      });
+      if (claimed.length === 0) return total;
+      const prepared = await Promise.all(claimed.map((row) => prepare(row, owner).then(
+        (apply) => ({ row, apply }),
+        async (err: unknown) => void (await failed(row, owner, err)),
+      )));
+      const ready = prepared.filter((p): p is { row: PendingInbound; apply: Apply } => p !== undefined);
+      if (ready.length === 0) return total;
+      // The whole batch in one unit of the group commit. Should it fail, each
+      // message is written alone, so one bad message cannot hold up the others.
+      try {
+        await store.write(async (tx) => {
+          for (const p of ready) await p.apply(tx);
+        });
+      } catch (batchErr) {
+        logger.warn({ err: batchErr, count: ready.length }, 'inbound batch could not be stored; storing its messages one by one');
+        await Promise.all(ready.map((p) => store.write(p.apply).catch((err: unknown) => failed(p.row, owner, err))));
+      }
+      return total;
+    },
+
+    onAccepted(listener) {
+      listeners.push(listener);
+    },
+
+    list(ws, q, page) {
+      const filter: InboundFilter = {
+        ...(q.to !== undefined && { to: q.to }),
+        ...(q.from !== undefined && { from: q.from }),
+        ...(q.domain_id !== undefined && { domainId: q.domain_id }),
+        ...(q.received_after !== undefined && { receivedAfter: Date.parse(q.received_after) }),
+        ...(q.received_before !== undefined && { receivedBefore: Date.parse(q.received_before) }),
+      };
+      return listInbound(store.db, ws, filter, page);
+    },
+
+    async get(ws, id) {
+      const found = await findInbound(store.db, ws, id);
+      if (!found) throw notFound('inbound email', id);
+      return found;
+    },
+
+    raw: (ws, id) => mustFindRaw(ws, id),
+
+    async attachment(ws, id, index) {
+      const found = await attachmentContent(await mustFindRaw(ws, id), index);
+      if (!found) throw new AppError('not_found', `Inbound email '${id}' has no attachment ${index}.`, { param: 'index' });
+      return found;
+    },
+
+    async purgeExpired() {
+      if (deps.retentionDays === 0) return 0;
+      const before = clock.now() - deps.retentionDays * DAY_MS;
+      let total = 0;
+      for (let i = 0; i < PURGE_BATCHES_PER_RUN; i++) {
+        const n = await store.write((tx) => purgeReceivedBefore(tx, before, PURGE_BATCH));
+        total += n;
+        if (n < PURGE_BATCH) break;
+      }
+      return total;
+    },
+  };
+}

@@ -1,0 +1,6 @@
+export { inboundService, type InboundService, type InboundDeps } from './inbound.service.js';
+export { inboundRoutes } from './inbound.routes.js';
+export { runInboundProcessor } from './inbound.processor.js';
+export { cachedResolver } from './dns-cache.js';
+export { parseReturnPath, returnPathFor, recipientTag, type ReturnPath } from './return-path.js';
+export type { InboundEmail, InboundEmailSummary } from './inbound.repo.js';

@@ -1,0 +1,91 @@
+import type { AddressInfo } from 'node:net';
+import { isIP } from 'node:net';
+import type { Logger } from 'pino';
+import type { SMTPServer, SMTPServerDataStream } from 'smtp-server';
+import { AppError, SMTP_REPLY } from '../core/errors.js';
+
+// What the MX and submission listeners share: starting without taking the
+// process down when a port cannot be had, stopping, and building replies.
+
+export interface SmtpListener {
+  /** The bound port, or undefined when listening failed (already logged); the rest of the process carries on. */
+  listen(): Promise<number | undefined>;
+  close(): Promise<void>;
+}
+
+/** An error smtp-server sends back as `<code> <enhanced> <text>`. */
+export function smtpError(code: number, enhanced: string, text: string): Error & { responseCode: number } {
+  return Object.assign(new Error(`${enhanced} ${text}`), { responseCode: code });
+}
+
+/**
+ * The reply for an error thrown by a service: the code's SMTP_REPLY entry,
+ * with the service's message; another refusal is a failed transaction (554,
+ * RFC 5321 §4.2.3), and anything unexpected a temporary local error (451),
+ * so the client tries again rather than giving up.
+ */
+export function replyForError(err: unknown): Error & { responseCode: number } {
+  if (err instanceof AppError) {
+    const reply = SMTP_REPLY[err.code];
+    if (reply) return smtpError(reply.code, reply.enhanced, oneLine(err.message));
+    return err.status >= 500 ? smtpError(451, '4.3.0', 'Temporary local problem, try again later')
+      : smtpError(554, '5.0.0', oneLine(err.message));
+  }
+  return smtpError(451, '4.3.0', 'Temporary local problem, try again later');
+}
+
+/**
+ * The whole message of a DATA command; undefined when it went over the size
+ * limit (the rest is read and dropped, since the reply is 552 either way).
+ */
+export function readMessage(stream: SMTPServerDataStream, maxBytes: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    stream.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= maxBytes) chunks.push(chunk);
+    });
+    stream.once('end', () => resolve(stream.sizeExceeded || size > maxBytes ? undefined : Buffer.concat(chunks, size)));
+    stream.once('error', reject);
+  });
+}
+
+const oneLine = (text: string) => text.replace(/[\r\n]+/g, ' ').slice(0, 400);
+
+/** Loopback clients (127.0.0.0/8, ::1, and IPv4 loopback mapped into IPv6). */
+export function isLoopback(address: string): boolean {
+  const bare = address.replace(/^::ffff:/i, '');
+  if (isIP(bare) === 4) return bare.startsWith('127.');
+  return bare === '::1';
+}
+
+const BIND_HINTS: Record<string, string> = {
+  EACCES: 'ports below 1024 need root or the CAP_NET_BIND_SERVICE capability (setcap cap_net_bind_service=+ep on the node binary), or pick a port above 1023 and redirect to it',
+  EADDRINUSE: 'another program already listens there (a system MTA such as Postfix or Exim?)',
+  EADDRNOTAVAIL: 'the address is not one of this machine\'s (check MAILROOM_SMTP_HOST)',
+};
+
+export function listenOn(server: SMTPServer, port: number, host: string, name: string, logger: Logger): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const onError = (err: NodeJS.ErrnoException) => {
+      const hint = BIND_HINTS[err.code ?? ''] ?? err.message;
+      logger.error({ port, host, code: err.code }, `${name} is off: cannot listen on ${host}:${port} (${err.code}): ${hint}. The HTTP API keeps running.`);
+      resolve(undefined);
+    };
+    server.server.once('error', onError);
+    server.listen(port, host, () => {
+      server.server.off('error', onError);
+      const bound = (server.server.address() as AddressInfo).port;
+      logger.info({ host, port: bound }, `${name} listening`);
+      resolve(bound);
+    });
+  });
+}
+
+export function closeServer(server: SMTPServer): Promise<void> {
+  return new Promise((resolve) => {
+    if (!server.server.listening) return resolve();
+    server.close(() => resolve());
+  });
+}

@@ -1,0 +1,132 @@
+import type { Logger } from 'pino';
+import { SMTPServer, type SMTPServerSession } from 'smtp-server';
+import { AppError } from '../core/errors.js';
+import { closeServer, isLoopback, listenOn, readMessage, replyForError, smtpError, type SmtpListener } from './listener.js';
+import { normaliseLineEndings } from './message-data.js';
+import { emailFromSubmission, type SubmittedEmail } from './submitted-message.js';
+import type { TlsCredentials } from './tls.js';
+
+// Message submission (RFC 6409): any program that speaks SMTP can send
+// through Mailroom with an API key as the password (RFC 4954 AUTH PLAIN or
+// LOGIN; the user name is not looked at, "apikey" by convention). Each
+// message goes through the same checks, limits and events as POST /v1/emails.
+//
+// Credentials only travel encrypted: AUTH is offered after STARTTLS
+// (RFC 3207), except to loopback clients, which may authenticate in clear
+// unless MAILROOM_SUBMISSION_REQUIRE_TLS is set (nothing on the wire leaves
+// the machine). Without a certificate, only loopback clients can submit.
+
+/** Who a key belongs to, as far as submission needs to know. */
+export interface Submitter {
+  workspaceId: string;
+  granted: ReadonlySet<string>;
+}
+
+export interface SubmissionPort<U extends Submitter> {
+  /** The key's holder, or undefined when the key is not valid. */
+  authenticate(token: string): Promise<U | undefined>;
+  /** Sends like POST /v1/emails; throws the AppError the API would answer with. */
+  send(user: U, email: SubmittedEmail): Promise<{ id: string }>;
+}
+
+export interface SubmissionListenerOptions {
+  hostname: string;
+  host: string;
+  port: number;
+  maxMessageBytes: number;
+  tls: TlsCredentials | undefined;
+  requireTlsOnLoopback: boolean;
+  logger: Logger;
+}
+
+const MAX_CLIENTS = 500;
+const MAX_RECIPIENTS = 100;
+const IDLE_TIMEOUT_MS = 5 * 60_000;
+const CLOSE_TIMEOUT_MS = 5_000;
+/** The scope a key needs, as for POST /v1/emails. */
+const SEND_SCOPE = 'emails:send';
+
+export function createSubmissionListener<U extends Submitter>(port: SubmissionPort<U>, options: SubmissionListenerOptions): SmtpListener {
+  const { logger, maxMessageBytes } = options;
+  const clearTextAuth = (session: SMTPServerSession) => isLoopback(session.remoteAddress) && !options.requireTlsOnLoopback;
+  const user = (session: SMTPServerSession) => session.user as U | undefined;
+
+  const server = new SMTPServer({
+    name: options.hostname,
+    banner: 'Mailroom submission',
+    size: maxMessageBytes,
+    rejectOversized: true,
+    authMethods: ['PLAIN', 'LOGIN'],
+    // The policy above is applied per session (onConnect, onSecure); the
+    // server-wide switch only lets it through.
+    allowInsecureAuth: true,
+    disabledCommands: options.tls ? [] : ['STARTTLS'],
+    ...(options.tls && { key: options.tls.key, cert: options.tls.cert }),
+    disableReverseLookup: true,
+    maxClients: MAX_CLIENTS,
+    maxRecipients: MAX_RECIPIENTS,
+    socketTimeout: IDLE_TIMEOUT_MS,
+    closeTimeout: CLOSE_TIMEOUT_MS,
+    authRequiredMessage: '5.7.0 Authentication required: AUTH with an API key as the password',
+    logger: false,
+
+    onConnect(session, callback) {
+      // Before TLS, a client that may not authenticate in clear is not offered AUTH at all.
+      if (!clearTextAuth(session)) session.disabledCommands = options.tls ? ['AUTH'] : ['AUTH', 'STARTTLS'];
+      callback();
+    },
+
+    onSecure(_socket, session, callback) {
+      session.disabledCommands = [];
+      callback();
+    },
+
+    onAuth(auth, session, callback) {
+      if (!session.secure && !clearTextAuth(session)) return callback(smtpError(538, '5.7.11', 'Encryption required: use STARTTLS first'));
+      port.authenticate(auth.password ?? '').then(
+        (found) => (found
+          ? callback(null, { user: found })
+          : callback(smtpError(535, '5.7.8', 'Authentication credentials invalid: the password must be a valid API key'))),
+        (err: unknown) => {
+          logger.error({ err }, 'submission: key check failed');
+          callback(smtpError(454, '4.7.0', 'Temporary authentication failure'));
+        },
+      );
+    },
+
+    onMailFrom(_address, session, callback) {
+      const u = user(session);
+      // AUTH is disabled for some sessions, and smtp-server only asks for it where it is enabled.
+      if (!u) return callback(smtpError(530, '5.7.0', 'Authentication required: AUTH with an API key as the password'));
+      if (!u.granted.has(SEND_SCOPE)) return callback(replyForError(new AppError('forbidden', `This API key lacks the '${SEND_SCOPE}' scope needed to send.`)));
+      callback();
+    },
+
+    onData(stream, session, callback) {
+      readMessage(stream, maxMessageBytes)
+        .then(async (data) => {
+          if (!data) return callback(smtpError(552, '5.3.4', `Message exceeds the fixed size limit of ${maxMessageBytes} bytes`));
+          const u = user(session)!;
+          const envelope = {
+            mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+            rcptTo: session.envelope.rcptTo.map((r) => r.address),
+          };
+          const email = await emailFromSubmission(normaliseLineEndings(data), envelope);
+          const sent = await port.send(u, email);
+          callback(null, `2.0.0 Ok: queued as ${sent.id}`);
+        })
+        .catch((err: unknown) => {
+          if (!(err instanceof AppError) || err.status >= 500) logger.error({ err, session: session.id }, 'submission: could not send a message');
+          callback(replyForError(err));
+        });
+    },
+  });
+  server.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.syscall !== 'listen') logger.debug({ err }, 'submission: connection error');
+  });
+
+  return {
+    listen: () => listenOn(server, options.port, options.host, 'SMTP submission listener', logger),
+    close: () => closeServer(server),
+  };
+}

@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/core/clock.js';
+import { newId } from '../../src/core/ids.js';
+import { claimPending, insertInbound } from '../../src/inbound/inbound.repo.js';
+import { MAX_PROCESS_ATTEMPTS, PROCESS_LEASE_MS } from '../../src/inbound/inbound.service.js';
+import { eventually, inboundDomain, sendRaw, startSmtpTestApp } from '../helpers/smtp-app.js';
+
+// The background half of receiving: a message is durable from the 250 on, a
+// processor that dies mid-way leaves it to the next one, and old messages go
+// after the retention period.
+
+const DAY_MS = 86_400_000;
+
+describe('inbound processing', () => {
+  it('takes up a message whose processor died once its lease runs out', async () => {
+    const clock = new ManualClock();
+    await using t = await startSmtpTestApp({ clock });
+    const domain = await inboundDomain(t, 'inbound.test');
+    const id = newId('in', clock.now());
+    // What a crash leaves behind: the message stored (the client had its 250)
+    // and claimed by a processor that is gone.
+    await t.mailroom.services.store.write(async (tx) => {
+      await insertInbound(tx, [{
+        id, workspaceId: t.workspaceId, domainId: domain.id, kind: 'message', mailFrom: 'ann@sender.test', rcptTo: ['desk@inbound.test'],
+        remoteIp: '127.0.0.1', helo: 'client.test', tls: false, receivedAt: clock.now(),
+        raw: Buffer.from('From: Ann <ann@sender.test>\r\nTo: desk@inbound.test\r\nSubject: survived\r\n\r\nstill here\r\n'),
+      }]);
+      const claimed = await claimPending(tx, { now: clock.now(), leaseMs: PROCESS_LEASE_MS, owner: 'job_gone', limit: 10 });
+      expect(claimed.map((c) => c.id)).toEqual([id]);
+    });
+    expect((await t.api.get(`/v1/inbound/${id}`)).status).toBe(404);
+
+    clock.advance(PROCESS_LEASE_MS + 1);
+    const found = await eventually(async () => {
+      const r = await t.api.get(`/v1/inbound/${id}`);
+      return r.status === 200 ? r.body : undefined;
+    }, 10_000, 'the message to be processed after the lease');
+    expect(found).toMatchObject({ subject: 'survived', text: 'still here\n', from: 'Ann <ann@sender.test>' });
+    const events = (await t.api.get(`/v1/events?email_id=${id}`)).body.data;
+    expect(events.map((e: { type: string }) => e.type)).toEqual(['email.received']);
+  });
+
+  it('gives up on a message whose every attempt was cut short', async () => {
+    const clock = new ManualClock();
+    await using t = await startSmtpTestApp({ clock });
+    const domain = await inboundDomain(t, 'inbound.test');
+    const id = newId('in', clock.now());
+    const { store } = t.mailroom.services;
+    // Stored, then taken up and lost MAX_PROCESS_ATTEMPTS times: what a message that crashes the process leaves.
+    await store.write(async (tx) => {
+      await insertInbound(tx, [{
+        id, workspaceId: t.workspaceId, domainId: domain.id, kind: 'message', mailFrom: 'x@sender.test', rcptTo: ['desk@inbound.test'],
+        remoteIp: '127.0.0.1', helo: 'client.test', tls: false, receivedAt: clock.now(), raw: Buffer.from('Subject: poison\r\n\r\nx\r\n'),
+      }]);
+      for (let i = 0; i < MAX_PROCESS_ATTEMPTS; i++) {
+        expect(await claimPending(tx, { now: clock.now(), leaseMs: PROCESS_LEASE_MS, owner: `job_gone${i}`, limit: 10 })).toHaveLength(1);
+        clock.advance(PROCESS_LEASE_MS + 1);
+      }
+    });
+    const row = await eventually(async () => {
+      const r = await store.db.selectFrom('inbound_messages').select(['status', 'last_error']).where('id', '=', id).executeTakeFirst();
+      return r?.status === 'failed' ? r : undefined;
+    }, 10_000, 'the message to be given up');
+    expect(row.last_error).toBe(`gave up after ${MAX_PROCESS_ATTEMPTS} attempts that did not finish`);
+    expect((await t.api.get(`/v1/inbound/${id}`)).status).toBe(404);
+  });
+
+  it('deletes messages older than the retention period', async () => {
+    const clock = new ManualClock();
+    await using t = await startSmtpTestApp({ clock, env: { MAILROOM_INBOUND_RETENTION_DAYS: '30' } });
+    await inboundDomain(t, 'inbound.test');
+    const receive = async (subject: string) => {
+      const reply = await sendRaw(t.mxPort, { from: 'ann@sender.test', to: ['desk@inbound.test'] }, `From: ann@sender.test\r\nSubject: ${subject}\r\n\r\nx\r\n`);
+      const id = /queued as (in_\w+)/.exec(reply)![1];
+      await eventually(async () => ((await t.api.get(`/v1/inbound/${id}`)).status === 200 ? id : undefined));
+      return id;
+    };
+    const old = await receive('old');
+    clock.advance(2 * DAY_MS);
+    const recent = await receive('recent');
+    clock.advance(29 * DAY_MS);
+    await t.mailroom.scheduler.tick();
+    expect((await t.api.get(`/v1/inbound/${old}`)).status).toBe(404);
+    expect((await t.api.get(`/v1/inbound/${recent}`)).status).toBe(200);
+    expect((await t.api.get('/v1/inbound')).body.data.map((m: { id: string }) => m.id)).toEqual([recent]);
+  });
+});

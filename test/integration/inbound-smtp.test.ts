@@ -1,0 +1,208 @@
+import { execFile } from 'node:child_process';
+import { createServer, Socket, type Server } from 'node:net';
+import { Writable } from 'node:stream';
+import pino from 'pino';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/core/clock.js';
+import { startSmtpListeners } from '../../src/smtp/index.js';
+import { startTestApp } from '../helpers/app.js';
+import { eventually, inboundDomain, sendRaw, SmtpDialog, startSmtpTestApp, type SmtpTestApp } from '../helpers/smtp-app.js';
+
+// The MX listener at the protocol level: who it takes mail for (never an
+// open relay), the size limit, SMTP smuggling, and starting without its port.
+
+const run = promisify(execFile);
+const SWAKS = '/usr/bin/swaks';
+const MAX_BYTES = 65_536;
+
+/** swaks against the listener; resolves with its exit code and transcript (it exits non-zero on a refusal). */
+async function swaks(port: number, args: string[]): Promise<{ code: number; output: string }> {
+  try {
+    const { stdout, stderr } = await run(SWAKS, ['--server', `127.0.0.1:${port}`, '--helo', 'client.test', ...args], { timeout: 20_000 });
+    return { code: 0, output: stdout + stderr };
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string; stderr?: string };
+    if (typeof e.code !== 'number') throw err;
+    return { code: e.code, output: `${e.stdout ?? ''}${e.stderr ?? ''}` };
+  }
+}
+
+describe('MX listener', () => {
+  let t: SmtpTestApp;
+
+  beforeAll(async () => {
+    t = await startSmtpTestApp({ env: { MAILROOM_SMTP_MAX_MESSAGE_BYTES: String(MAX_BYTES) } });
+    await inboundDomain(t, 'inbound.test');
+    // A domain of ours that is active but takes no inbound mail, and one not verified.
+    await t.seed.activeDomain('quiet.test');
+    await t.api.post('/v1/domains', { name: 'pending.test', inbound_enabled: true });
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const stored = async () => (await t.mailroom.services.store.db.selectFrom('inbound_messages').select('id').execute()).length;
+
+  it('takes mail for an inbound domain from swaks', async () => {
+    const before = await stored();
+    const { code, output } = await swaks(t.mxPort, ['--from', 'someone@outside.test', '--to', 'desk@inbound.test', '--header', 'Subject: via swaks', '--body', 'hello from swaks']);
+    expect(code).toBe(0);
+    expect(output).toMatch(/<- {2}250 2\.0\.0 Ok: queued as in_/);
+    expect(await stored()).toBe(before + 1);
+    const listed = await eventually(async () => (await t.api.get('/v1/inbound?to=desk@inbound.test')).body.data.find((m: { subject: string }) => m.subject === 'via swaks'));
+    expect(listed.envelope).toEqual({ mail_from: 'someone@outside.test', rcpt_to: ['desk@inbound.test'] });
+  });
+
+  it('refuses to relay to a domain that is not ours', async () => {
+    const before = await stored();
+    const { code, output } = await swaks(t.mxPort, ['--from', 'someone@outside.test', '--to', 'victim@elsewhere.test']);
+    expect(code).toBe(24); // swaks: no recipient accepted
+    expect(output).toMatch(/<\*\* 550 5\.7\.1 Relay access denied/);
+    expect(await stored()).toBe(before);
+  });
+
+  it('refuses our domains that take no mail here, and unknown bounce addresses', async () => {
+    const { dialog } = await SmtpDialog.open(t.mxPort);
+    try {
+      expect(await dialog.command('EHLO client.test')).toMatch(/^250-/);
+      expect(await dialog.command('MAIL FROM:<someone@outside.test>')).toMatch(/^250/);
+      expect(await dialog.command('RCPT TO:<desk@quiet.test>')).toMatch(/^550 5\.1\.2 /);
+      expect(await dialog.command('RCPT TO:<desk@pending.test>')).toMatch(/^550 5\.1\.2 /);
+      // The return path domain of a sending domain takes only the addresses we hand out.
+      expect(await dialog.command('RCPT TO:<postmaster@bounces.inbound.test>')).toMatch(/^550 5\.1\.1 /);
+      expect(await dialog.command('RCPT TO:<victim@elsewhere.test>')).toMatch(/^550 5\.7\.1 /);
+      // Source routes and an address literal do not get around the check.
+      expect(await dialog.command('RCPT TO:<victim@[192.0.2.1]>')).toMatch(/^5\d\d /);
+      expect(await dialog.command('DATA')).toMatch(/^503 /);
+      expect(await dialog.command('QUIT')).toMatch(/^221 /);
+    } finally {
+      dialog.close();
+    }
+  });
+
+  it('advertises its size limit and refuses larger messages', async () => {
+    const before = await stored();
+    const { dialog } = await SmtpDialog.open(t.mxPort);
+    try {
+      expect(await dialog.command('EHLO client.test')).toMatch(new RegExp(`^250[ -]SIZE ${MAX_BYTES}$`, 'm'));
+      // Declared too large (RFC 1870): refused before any data is sent.
+      expect(await dialog.command(`MAIL FROM:<someone@outside.test> SIZE=${MAX_BYTES + 1}`)).toMatch(/^552 /);
+      // Not declared: refused at the end of the data.
+      expect(await dialog.command('MAIL FROM:<someone@outside.test>')).toMatch(/^250/);
+      expect(await dialog.command('RCPT TO:<desk@inbound.test>')).toMatch(/^250/);
+      expect(await dialog.command('DATA')).toMatch(/^354/);
+      dialog.write(`Subject: big\r\n\r\n${'x'.repeat(998)}\r\n`.repeat(Math.ceil(MAX_BYTES / 1000) + 1));
+      expect(await dialog.command('.')).toMatch(/^552 /);
+      expect(await dialog.command('QUIT')).toMatch(/^221 /);
+    } finally {
+      dialog.close();
+    }
+    await expect(sendRaw(t.mxPort, { from: 'someone@outside.test', to: ['desk@inbound.test'] }, `Subject: big\r\n\r\n${'y'.repeat(MAX_BYTES)}\r\n`))
+      .rejects.toThrow(/552/);
+    expect(await stored()).toBe(before);
+  });
+
+  it('keeps a bare-LF end-of-data look-alike from splitting a message, and refuses it', async () => {
+    const before = await stored();
+    const { dialog } = await SmtpDialog.open(t.mxPort);
+    try {
+      await dialog.command('EHLO client.test');
+      expect(await dialog.command('MAIL FROM:<someone@outside.test>')).toMatch(/^250/);
+      expect(await dialog.command('RCPT TO:<desk@inbound.test>')).toMatch(/^250/);
+      expect(await dialog.command('DATA')).toMatch(/^354/);
+      // The smuggling payload (CVE-2023-51766 and kin): "<LF>.<CR><LF>" ends the
+      // data for a lenient server, which would then run the commands after it.
+      dialog.write([
+        'From: someone@outside.test', 'Subject: first', '', 'hello', '\n.\r\n',
+        'MAIL FROM:<admin@inbound.test>', 'RCPT TO:<desk@inbound.test>', 'DATA', 'From: admin@inbound.test', 'Subject: smuggled', '', 'owned',
+      ].join('\r\n'));
+      // Only this terminator ends the data; the whole payload gets one reply.
+      expect(await dialog.command('\r\n.')).toMatch(/^554 5\.6\.0 /);
+      // The next reply is QUIT's: no smuggled command was run in between.
+      expect(await dialog.command('QUIT')).toMatch(/^221 /);
+    } finally {
+      dialog.close();
+    }
+    expect(await stored()).toBe(before);
+  });
+
+  it('stores bare CR and LF line endings as CRLF', async () => {
+    const { dialog } = await SmtpDialog.open(t.mxPort);
+    let id: string;
+    try {
+      await dialog.command('EHLO client.test');
+      await dialog.command('MAIL FROM:<someone@outside.test>');
+      await dialog.command('RCPT TO:<desk@inbound.test>');
+      await dialog.command('DATA');
+      dialog.write('Subject: line endings\nFrom: someone@outside.test\n\nfirst\nsecond\rthird\r\n');
+      const reply = await dialog.command('.');
+      expect(reply).toMatch(/^250 /);
+      id = /queued as (in_\w+)/.exec(reply)![1];
+      await dialog.command('QUIT');
+    } finally {
+      dialog.close();
+    }
+    await eventually(async () => ((await t.api.get(`/v1/inbound/${id}`)).status === 200 ? true : undefined));
+    const raw = await (await fetch(`${t.url}/v1/inbound/${id}/raw`, { headers: { Authorization: `Bearer ${t.token}` } })).text();
+    expect(raw).toMatch(/\r\nSubject: line endings\r\nFrom: someone@outside\.test\r\n\r\nfirst\r\nsecond\r\nthird\r\n$/);
+    expect((await t.api.get(`/v1/inbound/${id}`)).body).toMatchObject({ subject: 'line endings', text: 'first\nsecond\nthird\n' });
+  });
+
+  it('drops a client that talks before the greeting', async () => {
+    const socket = await new Promise<Socket>((resolve, reject) => {
+      const s = new Socket();
+      s.once('error', reject);
+      s.connect(t.mxPort, '127.0.0.1', () => resolve(s));
+    });
+    socket.write('EHLO early.test\r\n');
+    const answer = await new Promise<string>((resolve) => {
+      let text = '';
+      socket.setEncoding('latin1');
+      socket.on('data', (c: string) => (text += c));
+      socket.on('close', () => resolve(text));
+    });
+    expect(answer).toMatch(/^421 .*talk too soon/m);
+  });
+});
+
+describe('SMTP listeners without their port', () => {
+  let squatter: Server;
+  let port: number;
+
+  beforeAll(async () => {
+    squatter = createServer();
+    await new Promise<void>((resolve) => squatter.listen(0, '127.0.0.1', resolve));
+    port = (squatter.address() as { port: number }).port;
+  });
+
+  afterAll(async () => {
+    await new Promise((resolve) => squatter.close(resolve));
+  });
+
+  it('log why, and carry on', async () => {
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, new Writable({ write(chunk, _enc, done) { lines.push(String(chunk)); done(); } }));
+    const refuseAll = {
+      checkRecipient: async () => 'relay_denied' as const,
+      accept: async () => [],
+      authenticate: async () => undefined,
+      send: async () => ({ id: 'em_unused' }),
+    };
+    const listeners = await startSmtpListeners({
+      smtpPort: port, submissionPort: 0, smtpHost: '127.0.0.1', smtpMaxMessageBytes: MAX_BYTES, submissionRequireTls: false,
+      tlsCertFile: null, tlsKeyFile: null, dataDir: '/nonexistent/mailroom-test', hostname: 'mx.mailroom.test',
+    }, { mx: refuseAll, submission: refuseAll }, { clock: systemClock, logger });
+    expect(listeners.mxPort).toBeUndefined();
+    await listeners.close();
+    const line = lines.map((l) => JSON.parse(l) as { level: number; msg: string }).find((l) => l.level === 50);
+    expect(line?.msg).toMatch(new RegExp(`SMTP MX listener is off: cannot listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\): .*The HTTP API keeps running`));
+  });
+
+  it('leave the HTTP API running when the MX port is taken', async () => {
+    await using t = await startTestApp({ env: { MAILROOM_SMTP_HOST: '127.0.0.1', MAILROOM_SMTP_PORT: String(port) } });
+    expect(t.mailroom.smtp.mxPort).toBeUndefined();
+    expect((await t.api.get('/v1/inbound')).status).toBe(200);
+  });
+});

@@ -1,0 +1,180 @@
+import nodemailer, { type SendMailOptions } from 'nodemailer';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SmtpDialog, startSmtpTestApp, type SmtpTestApp } from '../helpers/smtp-app.js';
+
+// SMTP submission with an API key: a message sent by an ordinary SMTP client
+// becomes an email exactly as POST /v1/emails would make it.
+
+const DOMAIN = 'example.test';
+const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
+
+function client(port: number, pass: string, extra: Record<string, unknown> = {}) {
+  return nodemailer.createTransport({
+    host: '127.0.0.1', port, secure: false, tls: { rejectUnauthorized: false }, auth: { user: 'apikey', pass }, ...extra,
+  });
+}
+
+async function submit(port: number, pass: string, mail: SendMailOptions, extra: Record<string, unknown> = {}) {
+  const transport = client(port, pass, extra);
+  try {
+    return await transport.sendMail(mail);
+  } finally {
+    transport.close();
+  }
+}
+
+const queuedId = (response: string) => /queued as (em_\w+)/.exec(response)?.[1];
+
+describe('SMTP submission', () => {
+  let t: SmtpTestApp;
+
+  beforeAll(async () => {
+    t = await startSmtpTestApp({ env: { MAILROOM_PLANS: JSON.stringify({ tiny: { burst: 1, requestsPerSecond: 0.001 }, quota1: { dailySendQuota: 1 } }) } });
+    await t.seed.activeDomain(DOMAIN);
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('sends a message like the API does, with the key as the password', async () => {
+    const info = await submit(t.submissionPort, t.token, {
+      from: 'Ann Lee <ann@example.test>',
+      to: 'Reader <reader@remote.test>',
+      cc: 'copy@remote.test',
+      bcc: 'hidden@remote.test',
+      replyTo: 'support@example.test',
+      subject: 'Your order',
+      text: 'Thanks for your order.',
+      html: '<p>Thanks for your <b>order</b>.</p><img src="cid:logo@example.test">',
+      headers: { 'X-Order': '1234', 'List-Unsubscribe': '<https://example.test/u/1>' },
+      attachments: [
+        { filename: 'invoice.txt', content: 'Total: 42', contentType: 'text/plain' },
+        { filename: 'logo.png', content: PNG, contentType: 'image/png', cid: 'logo@example.test' },
+      ],
+    });
+    expect(info.response).toMatch(/^250 2\.0\.0 Ok: queued as em_/);
+    const id = queuedId(info.response)!;
+
+    const { status, body } = await t.api.get(`/v1/emails/${id}`);
+    expect(status).toBe(200);
+    expect(body).toMatchObject({
+      from: 'Ann Lee <ann@example.test>',
+      to: ['Reader <reader@remote.test>'],
+      cc: ['copy@remote.test'],
+      bcc: ['hidden@remote.test'],
+      reply_to: ['support@example.test'],
+      subject: 'Your order',
+      text: 'Thanks for your order.',
+      html: '<p>Thanks for your <b>order</b>.</p><img src="cid:logo@example.test">',
+      mode: 'live',
+      headers: { 'X-Order': '1234', 'List-Unsubscribe': '<https://example.test/u/1>' },
+    });
+    // In the order of the MIME tree: the inline image sits with the HTML, before the attachment.
+    expect(body.attachments).toEqual([
+      { filename: 'logo.png', content_type: 'image/png', size: PNG.length, content_id: 'logo@example.test' },
+      { filename: 'invoice.txt', content_type: 'text/plain', size: 9, content_id: null },
+    ]);
+    expect(body.recipients.map((r: { email: string; type: string }) => [r.email, r.type]).sort()).toEqual([
+      ['copy@remote.test', 'cc'], ['hidden@remote.test', 'bcc'], ['reader@remote.test', 'to'],
+    ]);
+    // Listed and with its events, like any email.
+    expect((await t.api.get('/v1/emails?subject=Your%20order')).body.data.map((e: { id: string }) => e.id)).toEqual([id]);
+    expect((await t.api.get(`/v1/emails/${id}/events`)).body.data.map((e: { type: string }) => e.type)).toContain('email.queued');
+  });
+
+  it('takes AUTH LOGIN too, and answers a wrong key with 535', async () => {
+    const mail = { from: 'ann@example.test', to: 'r@remote.test', subject: 'by LOGIN', text: 'x' };
+    expect((await submit(t.submissionPort, t.token, mail, { authMethod: 'LOGIN' })).response).toMatch(/^250 /);
+    for (const authMethod of ['PLAIN', 'LOGIN']) {
+      const err = await submit(t.submissionPort, 'svc_live_not_a_key', mail, { authMethod })
+        .then(() => undefined, (e: { responseCode?: number; response?: string }) => e);
+      expect(err?.responseCode, authMethod).toBe(535);
+      expect(err?.response, authMethod).toMatch(/^535 5\.7\.8 /);
+    }
+  });
+
+  it('refuses mail from a session that has not authenticated', async () => {
+    const { dialog } = await SmtpDialog.open(t.submissionPort);
+    try {
+      expect(await dialog.command('EHLO client.test')).toMatch(/^250[ -]AUTH PLAIN LOGIN$/m);
+      expect(await dialog.command('MAIL FROM:<ann@example.test>')).toMatch(/^530 5\.7\.0 /);
+      expect(await dialog.command('QUIT')).toMatch(/^221 /);
+    } finally {
+      dialog.close();
+    }
+  });
+
+  it('gives the API\'s refusals as SMTP replies', async () => {
+    const reject = (pass: string, mail: SendMailOptions) => submit(t.submissionPort, pass, mail)
+      .then(() => undefined, (e: { responseCode?: number; response?: string }) => e);
+
+    const readOnly = await t.seed.key({ scopes: ['emails:read'] });
+    const forbidden = await reject(readOnly.token, { from: 'ann@example.test', to: 'r@remote.test', subject: 'x', text: 'x' });
+    expect(forbidden?.response).toMatch(/^550 5\.7\.1 This API key lacks the 'emails:send' scope/);
+
+    const unverified = await reject(t.token, { from: 'ann@unknown.test', to: 'r@remote.test', subject: 'x', text: 'x' });
+    expect(unverified?.response).toMatch(/^550 5\.7\.1 The domain 'unknown\.test' of 'from' is not a domain of this workspace/);
+
+    const noSubject = await reject(t.token, { from: 'ann@example.test', to: 'r@remote.test', text: 'x' });
+    expect(noSubject?.response).toMatch(/^550 5\.6\.0 'subject' /);
+
+    const onlyBcc = await reject(t.token, { from: 'ann@example.test', bcc: 'r@remote.test', subject: 'x', text: 'x' });
+    expect(onlyBcc?.response).toMatch(/^550 5\.6\.0 The To field names none of the RCPT TO recipients/);
+  });
+
+  it('does not send to a suppressed address, as the API does not', async () => {
+    expect((await t.api.post('/v1/suppressions', { email: 'blocked@remote.test' })).status).toBe(201);
+    const info = await submit(t.submissionPort, t.token, { from: 'ann@example.test', to: 'blocked@remote.test', subject: 'x', text: 'x' });
+    const { body } = await t.api.get(`/v1/emails/${queuedId(info.response)}`);
+    expect(body.status).toBe('failed');
+    expect(body.recipients).toEqual([expect.objectContaining({ email: 'blocked@remote.test', status: 'suppressed' })]);
+  });
+
+  it('counts against the workspace\'s request rate and send quota', async () => {
+    for (const [plan, code, enhanced] of [['tiny', 451, '4.7.0'], ['quota1', 452, '4.3.1']] as const) {
+      const ws = await t.seed.workspace({ plan });
+      await t.seed.activeDomain(`${plan}.test`, { workspaceId: ws.id });
+      const key = await t.seed.key({ workspaceId: ws.id });
+      const mail = { from: `ann@${plan}.test`, to: 'r@remote.test', subject: 'x', text: 'x' };
+      expect((await submit(t.submissionPort, key.token, mail)).response).toMatch(/^250 /);
+      const err = await submit(t.submissionPort, key.token, mail).then(() => undefined, (e: { response?: string }) => e);
+      expect(err?.response, plan).toMatch(new RegExp(`^${code} ${enhanced.replace(/\./g, '\\.')} `));
+    }
+  });
+});
+
+describe('SMTP submission with TLS required', () => {
+  let t: SmtpTestApp;
+
+  beforeAll(async () => {
+    t = await startSmtpTestApp({ env: { MAILROOM_SUBMISSION_REQUIRE_TLS: 'true' } });
+    await t.seed.activeDomain(DOMAIN);
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('offers AUTH only after STARTTLS', async () => {
+    const { dialog } = await SmtpDialog.open(t.submissionPort);
+    try {
+      const ehlo = await dialog.command('EHLO client.test');
+      expect(ehlo).toMatch(/^250[ -]STARTTLS$/m);
+      expect(ehlo).not.toMatch(/AUTH/);
+      const plain = Buffer.from(`\0apikey\0${t.token}`).toString('base64');
+      expect(await dialog.command(`AUTH PLAIN ${plain}`)).toMatch(/^5\d\d /);
+      expect(await dialog.command('MAIL FROM:<ann@example.test>')).toMatch(/^530 5\.7\.0 /);
+    } finally {
+      dialog.close();
+    }
+
+    const refused = await submit(t.submissionPort, t.token, { from: 'ann@example.test', to: 'r@remote.test', subject: 'x', text: 'x' }, { ignoreTLS: true })
+      .then(() => undefined, (e: Error) => e);
+    // Without TLS the client finds no AUTH to use, and the mail is refused.
+    expect(refused?.message).toMatch(/530 5\.7\.0 Authentication required/);
+
+    const info = await submit(t.submissionPort, t.token, { from: 'ann@example.test', to: 'r@remote.test', subject: 'over TLS', text: 'x' }, { requireTLS: true });
+    expect(info.response).toMatch(/^250 2\.0\.0 Ok: queued as em_/);
+  });
+});

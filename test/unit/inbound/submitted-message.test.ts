@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { AppError } from '../../../src/core/errors.js';
+import { emailFromSubmission } from '../../../src/smtp/submitted-message.js';
+
+const message = (headers: string, body = 'Hello\r\n') => Buffer.from(`${headers.trim().split('\n').join('\r\n')}\r\n\r\n${body}`);
+
+describe('a submitted message as an API email', () => {
+  it('lets the envelope decide the recipients', async () => {
+    const email = await emailFromSubmission(message(`
+From: "Lee, Ann" <ann@example.test>
+To: Reader <reader@remote.test>, not-sent@remote.test
+Cc: copy@remote.test
+Subject: Hi`), { mailFrom: 'bounce@example.test', rcptTo: ['READER@remote.test', 'copy@remote.test', 'hidden@remote.test'] });
+    expect(email).toEqual({
+      from: '"Lee, Ann" <ann@example.test>',
+      to: ['Reader <reader@remote.test>'],
+      cc: ['copy@remote.test'],
+      bcc: ['hidden@remote.test'],
+      subject: 'Hi',
+      text: 'Hello\n',
+    });
+  });
+
+  it('keeps custom header fields once each, and drops the ones the pipeline writes', async () => {
+    const email = await emailFromSubmission(message(`
+Received: from x by y
+From: ann@example.test
+To: r@remote.test
+Subject: Hi
+Message-ID: <abc@client.test>
+X-Tag: one
+X-Tag: two
+In-Reply-To: <prev@remote.test>
+X-Long: folded
+ value`), { mailFrom: 'ann@example.test', rcptTo: ['r@remote.test'] });
+    expect(email.headers).toEqual({ 'X-Tag': 'one', 'In-Reply-To': '<prev@remote.test>', 'X-Long': 'folded value' });
+  });
+
+  it('falls back to the envelope sender and gives a body-less message an empty text', async () => {
+    const email = await emailFromSubmission(message('To: r@remote.test\nSubject: Hi', ''), { mailFrom: 'ann@example.test', rcptTo: ['r@remote.test'] });
+    expect(email).toMatchObject({ from: 'ann@example.test', text: '' });
+  });
+
+  it('refuses a message whose To names no envelope recipient', async () => {
+    const err = await emailFromSubmission(message('From: a@example.test\nTo: undisclosed-recipients:;\nSubject: Hi'),
+      { mailFrom: 'a@example.test', rcptTo: ['r@remote.test'] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AppError);
+    expect(err).toMatchObject({ code: 'validation_error', param: 'to' });
+  });
+});
