@@ -3,12 +3,16 @@
 import { cpus } from 'node:os';
 import { benchAuthenticatedGet } from './http-auth.bench.js';
 import { fmt } from './lib.js';
+import { benchAcceptedSends, rawSqliteInserts } from './sends.bench.js';
+import { benchInbound } from './inbound.bench.js';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const rows = [];
 console.log(`Mailroom benchmarks — node ${process.version}, ${cpus().length} cores, ${rounds} rounds each, medians\n`);
 
 rows.push(await benchAuthenticatedGet(rounds));
+rows.push(await benchAcceptedSends(rounds));
+const raw = rawSqliteInserts();
 
 for (const r of rows) {
   console.log(`${r.name}
@@ -16,3 +20,13 @@ for (const r of rows) {
   mailroom: ${fmt(r.rps)} req/s, p99 ${fmt(r.p99_ms, 1)} ms
   ratio: ${fmt(r.ratio * 100, 1)}% of the ceiling\n`);
 }
+console.log(`storage ceiling (raw better-sqlite3, WAL, synchronous=FULL, email-sized rows)
+  one commit per row: ${fmt(raw.perRowCommit)} rows/s
+  100 rows per commit: ${fmt(raw.grouped)} rows/s
+  accepted sends are ${fmt((rows[1].rps / raw.grouped) * 100, 1)}% of the grouped ceiling and ${fmt(rows[1].rps / raw.perRowCommit, 1)}x the per-row-commit rate\n`);
+
+const inbound = await benchInbound(rounds);
+console.log(`inbound SMTP: smtp-source, ${inbound.options.sessions} sessions reusing connections, ${inbound.options.messages} messages of ${inbound.options.bytes} bytes
+  ceiling (Postfix smtp-sink, accept and discard): ${fmt(inbound.ceiling)} msg/s
+  mailroom stored durably before 250: ${fmt(inbound.stored)} msg/s (${fmt((inbound.stored / inbound.ceiling) * 100, 1)}% of the ceiling)
+  mailroom parsed and authenticated (end to end): ${fmt(inbound.processed)} msg/s\n`);

@@ -1,0 +1,86 @@
+import Koa from 'koa';
+import Sqlite from 'better-sqlite3';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { loadConfig } from '../src/config.js';
+import { startMailroom } from '../src/main.js';
+import { markDomainActive } from '../src/domains/domains.repo.js';
+import { compare, load, median } from './lib.js';
+
+const EMAIL = {
+  from: 'Bench <bench@bench.example>',
+  to: ['someone@example.net'],
+  subject: 'Your receipt',
+  html: '<p>Thanks for your order. ' + 'Lorem ipsum dolor sit amet. '.repeat(20) + '</p>',
+  tags: ['receipt'],
+};
+
+/**
+ * The storage ceiling: raw better-sqlite3 inserts of an email-sized row with
+ * the same durability (WAL, synchronous=FULL), one commit per row and 100
+ * rows per commit (what group commit can reach at best).
+ */
+export function rawSqliteInserts(seconds = 2): { perRowCommit: number; grouped: number } {
+  const dir = mkdtempSync(join(tmpdir(), 'mailroom-bench-raw-'));
+  const db = new Sqlite(join(dir, 'raw.db'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec('create table t (pos integer primary key autoincrement, id text unique, body text, created_at integer)');
+  const insert = db.prepare('insert into t (id, body, created_at) values (?, ?, ?)');
+  const body = JSON.stringify(EMAIL);
+  let n = 0;
+  const rate = (fn: () => void) => {
+    const start = performance.now();
+    let count = 0;
+    while (performance.now() - start < seconds * 1000 && count < 5_000_000) count += (fn(), 1);
+    return count / ((performance.now() - start) / 1000);
+  };
+  const perRowCommit = rate(() => insert.run(`r${n++}`, body, Date.now()));
+  const many = db.transaction(() => { for (let i = 0; i < 100; i++) insert.run(`r${n++}`, body, Date.now()); });
+  const grouped = rate(many) * 100;
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+  return { perRowCommit, grouped };
+}
+
+/** POST /v1/emails, answered 201 only after the row is committed, against a bare Koa route parsing the same JSON. */
+export async function benchAcceptedSends(rounds: number) {
+  const bare = new Koa();
+  bare.use(async (ctx) => {
+    const chunks: Buffer[] = [];
+    for await (const c of ctx.req) chunks.push(c as Buffer);
+    const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { subject: string };
+    ctx.status = 201;
+    ctx.body = { id: 'em_x', object: 'email', subject: parsed.subject };
+  });
+  const bareServer = bare.listen(0, '127.0.0.1');
+  await new Promise((r) => bareServer.once('listening', r));
+  const bareUrl = `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}/v1/emails`;
+
+  const dataDir = mkdtempSync(join(tmpdir(), 'mailroom-bench-'));
+  // The send delay keeps the delivery worker out of this measurement of acceptance.
+  const mailroom = await startMailroom(loadConfig({
+    MAILROOM_DATA_DIR: dataDir, MAILROOM_HTTP_PORT: '0', MAILROOM_SMTP_PORT: '0', MAILROOM_SUBMISSION_PORT: '0',
+    MAILROOM_DELIVERY: 'sink', MAILROOM_SEND_DELAY: '3600', MAILROOM_DEFAULT_PLAN: 'unlimited', MAILROOM_LOG_LEVEL: 'silent',
+  }), { logger: pino({ level: 'silent' }) });
+  try {
+    const { services } = mailroom;
+    const ws = await services.workspaces.ensureDefault();
+    const domain = await services.domains.create(ws.id, { name: 'bench.example' });
+    await services.store.write((tx) => markDomainActive(tx, ws.id, domain.id, Date.now()));
+    const { token } = await services.apiKeys.create({ workspaceId: ws.id, name: 'bench' });
+    const request = { method: 'POST', body: JSON.stringify(EMAIL), headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, connections: 64 };
+    return await compare('accepted sends: POST /v1/emails (durable 201) vs bare Koa JSON POST', rounds,
+      () => load({ ...request, url: bareUrl }),
+      () => load({ ...request, url: `${mailroom.httpUrl}/v1/emails` }));
+  } finally {
+    await mailroom.close();
+    bareServer.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+export { median };
