@@ -1,0 +1,2 @@
+export { analyticsService, type AnalyticsService } from './analytics.service.js';
+export { analyticsRoutes } from './analytics.routes.js';

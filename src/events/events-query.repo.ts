@@ -1,0 +1,290 @@
+import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
+import type { Db, Tx } from '../store/db.js';
+import type { EventsTable } from '../store/tables.js';
+import { isPostgres } from '../store/schema-helpers.js';
+import { fetchPage, type Page, type PageBound, type PageQuery } from '../store/paging.js';
+import { toEvent, type EmailEvent } from './events.repo.js';
+
+// Reads of the events table for the account-wide list and for the consumers
+// that follow it by position (webhook fan-out).
+//
+// Equality filters (type, email, domain) use indexes that end in pos, so a
+// page is a range of one index walked newest first. The other filters use
+// side indexes that an indexer fills in position order from a watermark
+// (see migration 0006): events_search (trigram: FTS5 on SQLite, pg_trgm on
+// PostgreSQL) for `to`/`from`, event_tags for `tags`, and event_hours (the
+// range of positions written in each hour) to turn `created_*` into a range
+// of positions. A list takes its rows from two parts: up to the watermark
+// through the side indexes, and after it (a few seconds' worth) by
+// evaluating the filters on the rows themselves. Both give the same rows.
+
+export interface EventFilter {
+  /** The full type string, `email.<kind>`. */
+  type?: string;
+  emailId?: string;
+  domainId?: string;
+  /** Partial, case-insensitive: the recipient the event is about, or the email's recipients. */
+  to?: string;
+  /** Partial, case-insensitive, on the from field as given. */
+  from?: string;
+  /** Events of emails carrying any of these tags. */
+  tags?: string[];
+  /** Epoch ms, exclusive. */
+  createdAfter?: number;
+  createdBefore?: number;
+}
+
+// FTS5's trigram tokenizer needs three characters to use its index; shorter
+// needles are matched with LIKE, which finds the same rows, only slower.
+const MIN_TRIGRAM_NEEDLE = 3;
+const HOUR_MS = 3_600_000;
+
+const onPostgres = (db: Db | Tx) => isPostgres(db as unknown as Kysely<unknown>);
+
+const likePattern = (needle: string) => `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** The distinct trigrams of a text, as FTS5's trigram tokenizer cuts it (by character). */
+export function trigramsOf(text: string): string[] {
+  const chars = Array.from(text);
+  const out = new Set<string>();
+  for (let i = 0; i + 3 <= chars.length; i++) out.add(chars.slice(i, i + 3).join(''));
+  return [...out];
+}
+
+/** How many of a needle's trigrams the FTS5 query names: the rarest ones. */
+const QUERY_TRIGRAMS = 3;
+
+/**
+ * An FTS5 query for rows holding the needle's rarest trigrams (all of them
+ * for a short needle). Every row with the needle matches it; the few that
+ * only hold those trigrams elsewhere are removed by the LIKE on the row.
+ */
+async function ftsQuery(db: Db, column: SearchColumn, needle: string): Promise<string> {
+  const trigrams = trigramsOf(needle);
+  const docs = new Map((await db.selectFrom('event_trigram_stats').select(['trigram', 'docs'])
+    .where('column_name', '=', column).where('trigram', 'in', trigrams).execute()).map((r) => [r.trigram, Number(r.docs)]));
+  const rarest = trigrams.sort((a, b) => (docs.get(a) ?? 0) - (docs.get(b) ?? 0)).slice(0, QUERY_TRIGRAMS);
+  return `${column} : (${rarest.map((t) => `"${t.replace(/"/g, '""')}"`).join(' AND ')})`;
+}
+
+/** The text indexed for an event, as SQL over the events row: what `to` and `from` match. */
+const SEARCH_TEXT = {
+  to_text: sql<string>`coalesce(lower(events.recipient), (SELECT search_to FROM emails WHERE emails.id = events.email_id), '')`,
+  from_text: sql<string>`lower(coalesce(events.from_address, ''))`,
+};
+type SearchColumn = keyof typeof SEARCH_TEXT;
+
+const likeText = (column: SearchColumn, needle: string) =>
+  sql<boolean>`${SEARCH_TEXT[column]} LIKE ${likePattern(needle)} ESCAPE '\\'`;
+
+const and = (conds: Array<RawBuilder<boolean>>) => sql<boolean>`${sql.join(conds, sql` AND `)}`;
+
+interface Plan {
+  ws: string;
+  f: EventFilter;
+  /** Text filters served by the side index (SQLite: 3 characters or more; PostgreSQL: all). */
+  indexed: Array<[SearchColumn, string]>;
+  /** Text filters matched by LIKE on the row. */
+  scanned: Array<[SearchColumn, string]>;
+}
+
+/**
+ * The filters as conditions on `events`. `sideIndexed` says whether the rows
+ * are up to the watermark (tags through event_tags, text through the side
+ * index elsewhere) or after it (everything evaluated on the row).
+ */
+function conditions(p: Plan, sideIndexed: boolean): Array<RawBuilder<boolean>> {
+  const { ws, f } = p;
+  const out = [sql<boolean>`events.workspace_id = ${ws}`];
+  // The account-wide list is of email events; other types (contact.*) are for webhooks only.
+  out.push(f.type !== undefined ? sql<boolean>`events.type = ${f.type}` : sql<boolean>`events.type LIKE 'email.%'`);
+  if (f.emailId !== undefined) out.push(sql<boolean>`events.email_id = ${f.emailId}`);
+  if (f.domainId !== undefined) out.push(sql<boolean>`events.domain_id = ${f.domainId}`);
+  if (f.createdAfter !== undefined) out.push(sql<boolean>`events.created_at > ${f.createdAfter}`);
+  if (f.createdBefore !== undefined) out.push(sql<boolean>`events.created_at < ${f.createdBefore}`);
+  if (f.tags !== undefined && f.tags.length > 0) {
+    out.push(sideIndexed
+      ? sql<boolean>`EXISTS (SELECT 1 FROM event_tags WHERE event_tags.workspace_id = ${ws} AND event_tags.tag IN (${sql.join(f.tags)})
+          AND event_tags.pos = events.pos)`
+      : sql<boolean>`EXISTS (SELECT 1 FROM email_tags WHERE email_tags.email_id = events.email_id AND email_tags.tag IN (${sql.join(f.tags)}))`);
+  }
+  for (const [column, needle] of p.scanned) out.push(likeText(column, needle));
+  if (!sideIndexed) for (const [column, needle] of p.indexed) out.push(likeText(column, needle));
+  return out;
+}
+
+type Row = Selectable<EventsTable>;
+type Fetch = (bound: PageBound | undefined, order: 'asc' | 'desc', take: number) => Promise<Row[]>;
+
+export async function listEvents(db: Db, ws: string, f: EventFilter, page: PageQuery): Promise<Page<EmailEvent>> {
+  const text: Array<[SearchColumn, string]> = [];
+  if (f.to !== undefined) text.push(['to_text', f.to.toLowerCase()]);
+  if (f.from !== undefined) text.push(['from_text', f.from.toLowerCase()]);
+  const onPg = onPostgres(db);
+  const indexed = onPg ? text : text.filter(([, n]) => n.length >= MIN_TRIGRAM_NEEDLE);
+  const p: Plan = { ws, f, indexed, scanned: text.filter((t) => !indexed.includes(t)) };
+  const tags = f.tags ?? [];
+
+  const plain = (extra: Array<RawBuilder<boolean>>, sideIndexed: boolean): Fetch => (bound, order, take) => db.selectFrom('events')
+    .selectAll().where(and([...conditions(p, sideIndexed), ...extra]))
+    .$if(bound !== undefined, (q) => q.where('pos', bound!.op, bound!.pos))
+    .orderBy('pos', order).limit(take).execute();
+
+  const needsSideIndex = indexed.length > 0 || tags.length > 0 || f.createdAfter !== undefined || f.createdBefore !== undefined;
+  if (!needsSideIndex) return fetchPage(page, plain([], false), toEvent);
+
+  const mark = await sideIndexWatermark(db);
+  const range = await positionRange(db, ws, f, mark);
+  const tail = plain([sql<boolean>`events.pos > ${mark}`], false);
+  const inRange = sql<boolean>`events.pos >= ${range.lo} AND events.pos <= ${range.hi}`;
+  // PostgreSQL's side table: its pg_trgm indexes serve LIKE.
+  const textIn = indexed.map(([c, n]) => sql<boolean>`events.pos IN (SELECT pos FROM events_search WHERE ${sql.ref(c)} LIKE ${likePattern(n)} ESCAPE '\\')`);
+
+  let head: Fetch;
+  if (indexed.length > 0 && !onPg) {
+    // The FTS5 table drives (CROSS JOIN keeps it the outer loop) and yields
+    // matches in rowid order, so a page stops after `take` rows instead of
+    // collecting every match of a common needle first.
+    const match = (await Promise.all(indexed.map(([c, n]) => ftsQuery(db, c, n)))).join(' AND ');
+    const exact = indexed.map(([c, n]) => likeText(c, n));
+    head = (bound, order, take) => db.selectFrom(sql<{ rowid: number }>`events_search`.as('s')).crossJoin('events').selectAll('events')
+      .where(sql<boolean>`s.events_search MATCH ${match}`)
+      .where(sql<boolean>`s.rowid >= ${range.lo} AND s.rowid <= ${range.hi}`)
+      .$if(bound !== undefined, (q) => q.where(sql<boolean>`s.rowid ${sql.raw(bound!.op)} ${bound!.pos}`))
+      .where(sql<boolean>`events.pos = s.rowid`).where(and([...conditions(p, true), ...exact]))
+      .orderBy(sql`s.rowid`, order).limit(take).execute();
+  } else if (tags.length > 0) {
+    // One walk of event_tags per tag, newest first, merged: each stops after
+    // `take` rows, and the first `take` of the merge are the page.
+    const perTag = (tag: string): Fetch => (bound, order, take) => db.selectFrom('event_tags as t').crossJoin('events').selectAll('events')
+      .where('t.workspace_id', '=', ws).where('t.tag', '=', tag)
+      .where('t.pos', '>=', range.lo).where('t.pos', '<=', range.hi)
+      .$if(bound !== undefined, (q) => q.where('t.pos', bound!.op, bound!.pos))
+      .where(sql<boolean>`events.pos = t.pos`).where(and([...conditions({ ...p, f: { ...f, tags: undefined } }, true), ...textIn]))
+      .orderBy('t.pos', order).limit(take).execute();
+    head = async (bound, order, take) => {
+      const byPos = new Map<number, Row>();
+      for (const tag of new Set(tags)) for (const r of await perTag(tag)(bound, order, take)) byPos.set(r.pos, r);
+      return [...byPos.values()].sort((a, b) => (order === 'desc' ? b.pos - a.pos : a.pos - b.pos)).slice(0, take);
+    };
+  } else {
+    head = plain([inRange, ...textIn], true);
+  }
+
+  return fetchPage(page, async (bound, order, take) => {
+    const skipTail = bound?.op === '<' && bound.pos <= mark + 1;
+    const skipHead = range.lo > range.hi || (bound?.op === '>' && bound.pos >= range.hi) || (bound?.op === '<' && bound.pos <= range.lo);
+    const after = skipTail ? [] : await tail(bound, order, take);
+    const before = skipHead ? [] : await head(bound, order, take);
+    return (order === 'desc' ? [...after, ...before] : [...before, ...after]).slice(0, take);
+  }, toEvent);
+}
+
+/**
+ * The positions, up to the watermark, that can hold events created inside
+ * the filter's time bounds: an event lies in the hour of its created_at, and
+ * event_hours has the lowest and highest position written in each hour.
+ */
+async function positionRange(db: Db, ws: string, f: EventFilter, mark: number): Promise<{ lo: number; hi: number }> {
+  let lo = 1;
+  let hi = mark;
+  if (f.createdBefore !== undefined) {
+    const row = await db.selectFrom('event_hours').select((eb) => eb.fn.max('max_pos').as('p'))
+      .where('workspace_id', '=', ws).where('hour_start', '<', f.createdBefore).executeTakeFirst();
+    hi = Math.min(hi, row?.p === null || row?.p === undefined ? 0 : Number(row.p));
+  }
+  if (f.createdAfter !== undefined) {
+    const row = await db.selectFrom('event_hours').select((eb) => eb.fn.min('min_pos').as('p'))
+      .where('workspace_id', '=', ws).where('hour_start', '>=', f.createdAfter - (f.createdAfter % HOUR_MS)).executeTakeFirst();
+    lo = Math.max(lo, row?.p === null || row?.p === undefined ? mark + 1 : Number(row.p));
+  }
+  return { lo, hi };
+}
+
+export async function findEvent(db: Db, ws: string, id: string): Promise<EmailEvent | undefined> {
+  const row = await db.selectFrom('events').selectAll().where('workspace_id', '=', ws).where('id', '=', id).executeTakeFirst();
+  return row && toEvent(row);
+}
+
+/** An event with what a consumer following the table needs besides the API shape. */
+export interface PositionedEvent {
+  pos: number;
+  workspaceId: string;
+  /** Epoch ms. */
+  createdAt: number;
+  event: EmailEvent;
+}
+
+/** Up to `limit` events of every workspace after position `afterPos`, in position order. */
+export async function readEventsAfter(db: Db, afterPos: number, limit: number): Promise<PositionedEvent[]> {
+  const rows = await db.selectFrom('events').selectAll().where('pos', '>', afterPos).orderBy('pos', 'asc').limit(limit).execute();
+  return rows.map((r) => ({ pos: r.pos, workspaceId: r.workspace_id, createdAt: r.created_at, event: toEvent(r) }));
+}
+
+// ---- the side indexes ----
+
+const SIDE_INDEX_WATERMARK = 'events_index';
+
+export async function sideIndexWatermark(db: Db | Tx): Promise<number> {
+  const row = await db.selectFrom('event_watermarks').select('last_event_pos').where('name', '=', SIDE_INDEX_WATERMARK).executeTakeFirst();
+  return Number(row?.last_event_pos ?? 0);
+}
+
+/**
+ * Adds up to `maxEvents` events past the watermark to the side indexes, a
+ * statement per index, and moves the watermark; returns the positions
+ * consumed. (A statement per batch matters: an FTS5 insert per row, as from
+ * a trigger, flushes the index at every statement and costs six times as
+ * much.) On PostgreSQL the batch must stop below positions of transactions
+ * still in flight, as for webhook fan-out.
+ */
+export async function indexEventsBatch(tx: Tx, maxEvents: number): Promise<number> {
+  const lo = await sideIndexWatermark(tx);
+  const range = await sql<{ hi: number | null; n: number }>`
+    select max(pos) as hi, count(*) as n from (select pos from events where pos > ${lo} order by pos limit ${maxEvents}) as batch`
+    .execute(tx);
+  const hi = range.rows[0]?.hi;
+  if (hi === null || hi === undefined) return 0;
+  const target = onPostgres(tx) ? sql`events_search (pos, to_text, from_text)` : sql`events_search (rowid, to_text, from_text)`;
+  await sql`INSERT INTO ${target} SELECT pos, ${SEARCH_TEXT.to_text}, ${SEARCH_TEXT.from_text} FROM events
+    WHERE pos > ${lo} AND pos <= ${hi}`.execute(tx);
+  await sql`INSERT INTO event_tags (workspace_id, tag, pos) SELECT events.workspace_id, email_tags.tag, events.pos
+    FROM events JOIN email_tags ON email_tags.email_id = events.email_id WHERE events.pos > ${lo} AND events.pos <= ${hi}`.execute(tx);
+  await sql`INSERT INTO event_hours (workspace_id, hour_start, min_pos, max_pos)
+    SELECT workspace_id, created_at - created_at % ${HOUR_MS}, min(pos), max(pos) FROM events
+    WHERE pos > ${lo} AND pos <= ${hi} GROUP BY workspace_id, created_at - created_at % ${HOUR_MS}
+    ON CONFLICT (workspace_id, hour_start) DO UPDATE SET
+      min_pos = CASE WHEN excluded.min_pos < event_hours.min_pos THEN excluded.min_pos ELSE event_hours.min_pos END,
+      max_pos = CASE WHEN excluded.max_pos > event_hours.max_pos THEN excluded.max_pos ELSE event_hours.max_pos END`.execute(tx);
+  if (!onPostgres(tx)) await countTrigrams(tx, lo, Number(hi));
+  await tx.insertInto('event_watermarks').values({ name: SIDE_INDEX_WATERMARK, last_event_pos: Number(hi) })
+    .onConflict((oc) => oc.column('name').doUpdateSet({ last_event_pos: Number(hi) })).execute();
+  return Number(range.rows[0]!.n);
+}
+
+/** One event in this many is counted into event_trigram_stats: the ranking needs proportions, not totals. */
+const TRIGRAM_SAMPLE = 8;
+const STATS_CHUNK = 500;
+
+async function countTrigrams(tx: Tx, lo: number, hi: number): Promise<void> {
+  const rows = await sql<{ to_text: string; from_text: string }>`
+    SELECT ${SEARCH_TEXT.to_text} AS to_text, ${SEARCH_TEXT.from_text} AS from_text FROM events
+    WHERE pos > ${lo} AND pos <= ${hi} AND pos % ${TRIGRAM_SAMPLE} = 0`.execute(tx);
+  const counts = new Map<string, { column_name: SearchColumn; trigram: string; docs: number }>();
+  for (const row of rows.rows) {
+    for (const column of ['to_text', 'from_text'] as const) {
+      for (const trigram of trigramsOf(row[column])) {
+        const key = `${column}\n${trigram}`;
+        const entry = counts.get(key);
+        if (entry) entry.docs++;
+        else counts.set(key, { column_name: column, trigram, docs: 1 });
+      }
+    }
+  }
+  const values = [...counts.values()];
+  for (let i = 0; i < values.length; i += STATS_CHUNK) {
+    await tx.insertInto('event_trigram_stats').values(values.slice(i, i + STATS_CHUNK))
+      .onConflict((oc) => oc.columns(['column_name', 'trigram']).doUpdateSet({ docs: sql`event_trigram_stats.docs + excluded.docs` }))
+      .execute();
+  }
+}

@@ -1,0 +1,66 @@
+import { notFound } from '../core/errors.js';
+import type { Store } from '../store/db.js';
+import type { Page, PageQuery } from '../store/paging.js';
+import type { EmailEvent } from './events.repo.js';
+import { findEvent, indexEventsBatch, listEvents, readEventsAfter, type PositionedEvent } from './events-query.repo.js';
+
+/** The kinds the event_type filter accepts (the schema's enum); the type is `email.<kind>`. */
+export type EventTypeFilter = 'sent' | 'delivered' | 'bounced' | 'opened' | 'clicked' | 'complained' | 'failed' | 'delayed';
+
+export interface EventListQuery {
+  event_type?: EventTypeFilter;
+  email_id?: string;
+  domain_id?: string;
+  to?: string;
+  from?: string;
+  tags?: string[];
+  created_after?: string;
+  created_before?: string;
+}
+
+export interface EventsService {
+  list(ws: string, query: EventListQuery, page: PageQuery): Promise<Page<EmailEvent>>;
+  get(ws: string, id: string): Promise<EmailEvent>;
+  /** Events of every workspace after a position, in order: the port consumers of the event stream follow. */
+  readAfter(afterPos: number, limit: number): Promise<PositionedEvent[]>;
+  /** Brings the list's side indexes (search, tags, hours) up to date, a bounded amount per call; returns the events indexed. */
+  indexEvents(): Promise<number>;
+}
+
+const INDEX_BATCH = 5_000;
+/** One run of the indexer stops after this many batches; the next run goes on. */
+const INDEX_MAX_BATCHES = 40;
+
+export function eventsService(deps: { store: Store }): EventsService {
+  const { store } = deps;
+  return {
+    list: (ws, q, page) => listEvents(store.db, ws, {
+      type: q.event_type && `email.${q.event_type}`,
+      emailId: q.email_id,
+      domainId: q.domain_id,
+      to: q.to,
+      from: q.from,
+      tags: q.tags,
+      createdAfter: q.created_after === undefined ? undefined : Date.parse(q.created_after),
+      createdBefore: q.created_before === undefined ? undefined : Date.parse(q.created_before),
+    }, page),
+
+    async get(ws, id) {
+      const event = await findEvent(store.db, ws, id);
+      if (!event) throw notFound('event', id);
+      return event;
+    },
+
+    readAfter: (afterPos, limit) => readEventsAfter(store.db, afterPos, limit),
+
+    async indexEvents() {
+      let total = 0;
+      for (let i = 0; i < INDEX_MAX_BATCHES; i++) {
+        const n = await store.write((tx) => indexEventsBatch(tx, INDEX_BATCH));
+        total += n;
+        if (n < INDEX_BATCH) break;
+      }
+      return total;
+    },
+  };
+}
