@@ -30,6 +30,12 @@ export interface Config {
   hostname: string;
   smtpPort: number;
   submissionPort: number;
+  smtpHost: string;
+  smtpMaxMessageBytes: number;
+  submissionRequireTls: boolean;
+  tlsCertFile: string | null;
+  tlsKeyFile: string | null;
+  inboundRetentionDays: number;
   dnsServers: string[];
   delivery: DeliveryMode;
   relayUrl: string | null;
@@ -74,6 +80,15 @@ export const CONFIG_KEYS: Record<keyof Config, ConfigKeyDoc> = {
   hostname: { env: 'MAILROOM_HOSTNAME', doc: 'Name in the SMTP banner and EHLO, and the MX target for bounces.' },
   smtpPort: { env: 'MAILROOM_SMTP_PORT', doc: 'Inbound MX listener port (default 25, 0 = off).' },
   submissionPort: { env: 'MAILROOM_SUBMISSION_PORT', doc: 'SMTP submission port, API key as password (default 587, 0 = off).' },
+  smtpHost: { env: 'MAILROOM_SMTP_HOST', doc: 'Address the MX and submission listeners bind (default 0.0.0.0, all).' },
+  smtpMaxMessageBytes: { env: 'MAILROOM_SMTP_MAX_MESSAGE_BYTES', doc: 'Largest message the SMTP listeners take, advertised with SIZE (default 26214400, 25 MiB).' },
+  submissionRequireTls: {
+    env: 'MAILROOM_SUBMISSION_REQUIRE_TLS',
+    doc: 'Require STARTTLS before AUTH on the submission port from loopback clients too (default false; other clients always need it).',
+  },
+  tlsCertFile: { env: 'MAILROOM_TLS_CERT', doc: 'PEM certificate (chain) for SMTP STARTTLS; default: a self-signed one generated into the data dir.' },
+  tlsKeyFile: { env: 'MAILROOM_TLS_KEY', doc: 'PEM private key of MAILROOM_TLS_CERT.' },
+  inboundRetentionDays: { env: 'MAILROOM_INBOUND_RETENTION_DAYS', doc: 'Days received messages are kept (default 30, 0 = forever).' },
   dnsServers: { env: 'MAILROOM_DNS_SERVERS', doc: 'Comma list of host:port resolvers (default: the system resolvers).' },
   delivery: { env: 'MAILROOM_DELIVERY', doc: 'direct (MX lookup), relay (smarthost) or sink (keep, never send). Default direct.' },
   relayUrl: { env: 'MAILROOM_RELAY_URL', doc: 'Smarthost for relay mode: smtp://user:pass@host:587 or smtps://…', secret: true },
@@ -169,6 +184,10 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Readonl
     else if (!/^smtps?:\/\/[^/]+/.test(relayUrl)) problems.push('MAILROOM_RELAY_URL must look like smtp://user:pass@host:587 or smtps://host:465');
   }
 
+  const tlsCertFile = get('tlsCertFile') ?? null;
+  const tlsKeyFile = get('tlsKeyFile') ?? null;
+  if ((tlsCertFile === null) !== (tlsKeyFile === null)) problems.push('MAILROOM_TLS_CERT and MAILROOM_TLS_KEY go together: set both or neither');
+
   const secret = get('secret') ?? null;
   if (secret !== null && secret.length < 32) problems.push('MAILROOM_SECRET must be at least 32 characters');
 
@@ -201,6 +220,13 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Readonl
     hostname: get('hostname') ?? osHostname(),
     smtpPort: int('smtpPort', 25, 0, 65535),
     submissionPort: int('submissionPort', 587, 0, 65535),
+    smtpHost: get('smtpHost') ?? '0.0.0.0',
+    // RFC 5321 §4.5.3.1.7 asks for at least 64 KB.
+    smtpMaxMessageBytes: int('smtpMaxMessageBytes', 25 * 1024 * 1024, 65_536, 1024 * 1024 * 1024),
+    submissionRequireTls: bool('submissionRequireTls'),
+    tlsCertFile: tlsCertFile === null ? null : resolve(tlsCertFile),
+    tlsKeyFile: tlsKeyFile === null ? null : resolve(tlsKeyFile),
+    inboundRetentionDays: int('inboundRetentionDays', 30, 0, 36_500),
     dnsServers,
     delivery,
     relayUrl,

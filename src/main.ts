@@ -1,4 +1,5 @@
-import type { Server } from 'node:http';
+import { promises as dnsPromises } from 'node:dns';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
@@ -14,6 +15,24 @@ import { idempotency } from './http/idempotency.js';
 import { createScheduler, type Scheduler } from './scheduler/index.js';
 import { workspacesService, type WorkspacesService } from './workspaces/index.js';
 import { apiKeysRoutes, apiKeysService, type ApiKeysService } from './api-keys/index.js';
+import {
+  domainHasUnsentEmails, domainsRoutes, domainsService, trackingTargetFor, RECHECK_TASK_EVERY_MS, type DomainsService,
+} from './domains/index.js';
+import { tagsRoutes, tagsService, type TagsService } from './tags/index.js';
+import { suppressionsRoutes, suppressionsService, type SuppressionsService } from './suppressions/index.js';
+import { contactsRoutes, contactsService, type ContactsService } from './contacts/index.js';
+import { unsubscribeLinks, unsubscribeRoutes, type UnsubscribeLinks } from './unsubscribe/index.js';
+import { attachmentsRoutes, attachmentsService, type AttachmentsService } from './attachments/index.js';
+import { trackingRoutes, trackingService, type TrackingService } from './tracking/index.js';
+import { emailsLedger, emailsRoutes, emailsService, runDuePoller, type EmailsService } from './emails/index.js';
+import { DEFAULT_MAX_LIFETIME_MS, DkimSigner, SmtpPool, deliverToDomain, deliverViaRelay, type DomainDelivery } from './delivery/index.js';
+import { createDeliveryWorker, type DeliveryWorker } from './delivery/delivery.worker.js';
+import { mailauthResolver } from './domains/mailauth-resolver.js';
+import { cachedResolver, inboundRoutes, inboundService, runInboundProcessor, type InboundService } from './inbound/index.js';
+import { startSmtpListeners, submissionPipeline } from './smtp/index.js';
+import { eventsRoutes, eventsService, type EventsService } from './events/index.js';
+import { createDispatcher, resolverLookup, webhooksRoutes, webhooksService, type Dispatcher, type WebhooksService } from './webhooks/index.js';
+import { analyticsRoutes, analyticsService, type AnalyticsService } from './analytics/index.js';
 
 // The composition root: config -> store -> services -> HTTP (and, as they
 // land, SMTP listeners and engines). Nothing else constructs singletons.
@@ -23,6 +42,21 @@ export interface Services {
   keyring: Keyring;
   workspaces: WorkspacesService;
   apiKeys: ApiKeysService;
+  domains: DomainsService;
+  tags: TagsService;
+  suppressions: SuppressionsService;
+  contacts: ContactsService;
+  /** Signed unsubscribe URLs and the RFC 8058 headers senders add. */
+  unsubscribe: UnsubscribeLinks;
+  attachments: AttachmentsService;
+  emails: EmailsService;
+  events: EventsService;
+  webhooks: WebhooksService;
+  /** The webhooks engine (tests call drain()). */
+  webhookDispatcher: Dispatcher;
+  analytics: AnalyticsService;
+  inbound: InboundService;
+  tracking: TrackingService;
 }
 
 export interface Mailroom {
@@ -31,6 +65,10 @@ export interface Mailroom {
   httpUrl: string;
   /** Operation ids the HTTP routers serve (a contract test compares them with schema/). */
   routedOperations: Set<string>;
+  /** The outbound queue worker (tests with a manual clock call drain()). */
+  delivery: DeliveryWorker;
+  /** Ports the SMTP listeners are bound to; undefined when off or not started (logged). */
+  smtp: { mxPort: number | undefined; submissionPort: number | undefined };
   close(): Promise<void>;
 }
 
@@ -40,27 +78,94 @@ export interface StartOptions {
 }
 
 /** Opens the store (migrating it) and builds the services; used by serve and by the CLI commands. */
-export async function openServices(config: Config, clock: Clock = systemClock): Promise<Services> {
+export async function openServices(config: Config, clock: Clock = systemClock, logger: Logger = createLogger(config.logLevel)): Promise<Services> {
   const store = openStore(config.databaseUrl);
   await store.migrate();
   const keyring = openKeyring(config.dataDir, config.secret);
+  // Lookups answer within the timeout or count as temporary failures.
+  const dns = new dnsPromises.Resolver({ timeout: 2_000, tries: 2 });
+  if (config.dnsServers.length > 0) dns.setServers(config.dnsServers);
+  const tags = tagsService({ store, clock });
+  const suppressions = suppressionsService({ store, clock });
+  const domains = domainsService({
+    store, clock, logger, sealKey: keyring.sealKey, dns,
+    mxHost: config.hostname, trackingTarget: trackingTargetFor(config.publicUrl, config.hostname),
+    hasPendingEmails: (ws, domainId) => domainHasUnsentEmails(store.db, ws, domainId),
+  });
+  const workspaces = workspacesService({ store, clock, plans: config.plans, defaultPlan: config.defaultPlan });
+  const attachments = attachmentsService({ store, clock });
+  const events = eventsService({ store });
+  // Webhook hosts resolve through MAILROOM_DNS_SERVERS when set, else as the system does (hosts file included).
+  const webhookResolver = new dnsPromises.Resolver({ timeout: 5_000, tries: 2 });
+  if (config.dnsServers.length > 0) webhookResolver.setServers(config.dnsServers);
+  const webhookDispatcher = createDispatcher({
+    store, clock, logger, sealKey: keyring.sealKey, allowPrivate: config.webhookAllowPrivate,
+    resolveHost: config.dnsServers.length > 0 ? resolverLookup(webhookResolver) : (host) => dnsPromises.lookup(host, { all: true, verbatim: true }),
+    readEventsAfter: (afterPos, limit) => events.readAfter(afterPos, limit),
+  });
   return {
     store,
     keyring,
-    workspaces: workspacesService({ store, clock, plans: config.plans, defaultPlan: config.defaultPlan }),
+    workspaces,
+    inbound: inboundService({
+      store, clock, logger, hostname: config.hostname, suppressions, retentionDays: config.inboundRetentionDays,
+      // SPF, DKIM and DMARC of received mail: the same resolvers, with a short answer cache.
+      resolver: cachedResolver(mailauthResolver(dns), { ttlMs: 60_000, maxEntries: 10_000, clock }),
+    }),
     apiKeys: apiKeysService({ store, clock, pepper: keyring.apiKeyPepper }),
+    domains,
+    tags,
+    suppressions,
+    contacts: contactsService({ store, clock, tags, suppressions }),
+    unsubscribe: unsubscribeLinks(keyring.unsubscribeKey, config.publicUrl),
+    attachments,
+    emails: emailsService({
+      store, clock, senders: domains.senders(), suppressions, attachments, plan: (name) => workspaces.plan(name),
+      sendDelaySeconds: config.sendDelaySeconds, deliveryLifetimeMs: DEFAULT_MAX_LIFETIME_MS,
+    }),
+    events,
+    webhooks: webhooksService({ store, clock, sealKey: keyring.sealKey, allowPrivate: config.webhookAllowPrivate, dispatcher: webhookDispatcher }),
+    webhookDispatcher,
+    analytics: analyticsService({ store, clock }),
+    tracking: trackingService({ store, clock, key: keyring.trackingKey, logger }),
   };
 }
 
-export async function startMailroom(config: Config, options: StartOptions = {}): Promise<Mailroom> {
+export async function startMailroom(givenConfig: Config, options: StartOptions = {}): Promise<Mailroom> {
   const clock = options.clock ?? systemClock;
-  const logger = options.logger ?? createLogger(config.logLevel);
-  const services = await openServices(config, clock);
+  const logger = options.logger ?? createLogger(givenConfig.logLevel);
+  // The socket is bound first, so that with port 0 the links Mailroom puts in
+  // messages (tracking, unsubscribe) name the port it really got.
+  let handle: RequestListener = (_req, res) => res.writeHead(503).end();
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = createServer((req, res) => handle(req, res));
+    s.once('error', reject);
+    s.listen(givenConfig.httpPort, givenConfig.httpHost, () => resolve(s));
+  });
+  const { port } = server.address() as AddressInfo;
+  const config: Config = givenConfig.httpPort === 0 && givenConfig.publicUrl.endsWith(':0')
+    ? Object.freeze({ ...givenConfig, publicUrl: givenConfig.publicUrl.replace(/:0$/, `:${port}`) })
+    : givenConfig;
+  const services = await openServices(config, clock, logger).catch(async (err) => {
+    await new Promise((resolve) => server.close(resolve));
+    throw err;
+  });
   const { store, keyring } = services;
 
   const idem = idempotency({ store, clock, sealKey: keyring.sealKey });
   const scheduler = createScheduler({ store, clock, logger });
   scheduler.register({ name: 'purge-idempotency-keys', everyMs: 3600_000, firstRunAfterMs: 3600_000, run: async () => void (await idem.purgeExpired()) });
+  scheduler.register({ name: 'recheck-domains', everyMs: RECHECK_TASK_EVERY_MS, run: async () => void (await services.domains.recheckDue()) });
+  // Tiers follow new email events within a minute, and age hourly.
+  scheduler.register({ name: 'engagement-fold-events', everyMs: 60_000, run: async () => void (await services.contacts.foldEvents()) });
+  scheduler.register({ name: 'engagement-age-tiers', everyMs: 3600_000, run: async () => void (await services.contacts.ageTiers()) });
+  // The events list's side indexes and the analytics rollups follow the events
+  // table; reads cover what they have not reached yet, so these only bound that tail.
+  scheduler.register({ name: 'index-events', everyMs: 2_000, run: async () => void (await services.events.indexEvents()) });
+  scheduler.register({ name: 'fold-analytics', everyMs: 5_000, run: async () => void (await services.analytics.fold()) });
+  scheduler.register({ name: 'purge-webhook-deliveries', everyMs: 3600_000, run: async (now) => void (await services.webhooks.purgeOldDeliveries(now)) });
+  scheduler.register({ name: 'purge-inbound', everyMs: 3600_000, run: async () => void (await services.inbound.purgeExpired()) });
+  scheduler.register({ name: 'purge-expired-attachments', everyMs: 3600_000, run: async () => void (await services.attachments.purgeExpired()) });
 
   const httpDeps = {
     contract: loadContract(),
@@ -72,17 +177,17 @@ export async function startMailroom(config: Config, options: StartOptions = {}):
     logger,
     plan: (name: string) => services.workspaces.plan(name),
   };
-  const routers = [apiKeysRoutes(services.apiKeys)];
+  const routers = [apiKeysRoutes(services.apiKeys), domainsRoutes(services.domains),
+    tagsRoutes(services.tags), contactsRoutes(services.contacts), suppressionsRoutes(services.suppressions),
+    unsubscribeRoutes(services.unsubscribe, services.contacts), emailsRoutes(services.emails), attachmentsRoutes(services.attachments),
+    eventsRoutes(services.events), webhooksRoutes(services.webhooks), analyticsRoutes(services.analytics),
+    inboundRoutes(services.inbound), trackingRoutes(services.tracking)];
   const app = createApp(httpDeps, routers);
 
-  const server: Server = await new Promise((resolve, reject) => {
-    const s = app.listen(config.httpPort, config.httpHost, () => resolve(s));
-    s.once('error', reject);
-  });
+  handle = app.callback();
   // Slow clients must not pin sockets forever.
   server.requestTimeout = 120_000;
   server.headersTimeout = 30_000;
-  const { port } = server.address() as AddressInfo;
   const host = config.httpHost.includes(':') ? `[${config.httpHost}]` : config.httpHost;
   const httpUrl = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
   logger.info({ url: httpUrl }, 'HTTP API listening');
@@ -92,20 +197,61 @@ export async function startMailroom(config: Config, options: StartOptions = {}):
   const stopping = new AbortController();
   const engines: Promise<void>[] = [scheduler.run(stopping.signal)];
 
+  // Outbound delivery: MX lookups through MAILROOM_DNS_SERVERS, pooled SMTP
+  // sessions, DKIM signing on worker threads; the sink never connects out.
+  const mxResolver = new dnsPromises.Resolver({ timeout: 5_000, tries: 2 });
+  if (config.dnsServers.length > 0) mxResolver.setServers(config.dnsServers);
+  const smtpPool = new SmtpPool();
+  const signer = new DkimSigner();
+  const transport = config.delivery === 'relay'
+    ? (d: DomainDelivery) => deliverViaRelay(config.relayUrl!, d, { heloName: config.hostname, pool: smtpPool })
+    : (d: DomainDelivery) => deliverToDomain(d, {
+      heloName: config.hostname, pool: smtpPool, resolver: mxResolver, port: config.outboundPort, allowPrivate: config.allowPrivateMx,
+    });
+  const delivery = createDeliveryWorker({
+    store, clock, logger, signer, transport, sinkOnly: config.delivery === 'sink',
+    ledger: emailsLedger({
+      store, clock, senders: services.domains.senders(), suppressions: services.suppressions,
+      // Tracking links point at the domain's verified tracking host, else at Mailroom itself.
+      rewriteHtml: ({ workspaceId, emailId, html, domain }) => services.tracking.instrument({
+        workspaceId, emailId, html, openTracking: domain.openTracking === true, clickTracking: domain.clickTracking === true,
+        baseUrl: domain.trackingHost ? `https://${domain.trackingHost}` : config.publicUrl,
+        keepPrefixes: [`${config.publicUrl}/u/`],
+      }),
+    }),
+  });
+  engines.push(delivery.run(stopping.signal), runDuePoller({ emails: services.emails, clock, logger }, stopping.signal));
+  engines.push(runInboundProcessor({ inbound: services.inbound, logger }, stopping.signal));
+
+  // SMTP in: the MX and submission listeners. One that cannot start is logged and stays off.
+  const smtp = await startSmtpListeners(config, {
+    mx: services.inbound,
+    submission: submissionPipeline({
+      authenticate: (token) => services.apiKeys.authenticate(token), contract: httpDeps.contract, rateLimiter: httpDeps.rateLimiter,
+      plan: httpDeps.plan, createEmail: (sender, body) => services.emails.create(sender, body),
+    }),
+  }, { clock, logger });
+  engines.push(services.webhookDispatcher.run(stopping.signal));
+
   let closing: Promise<void> | undefined;
   return {
     services,
     scheduler,
     httpUrl,
     routedOperations: routedOperations(httpDeps, routers),
+    delivery,
+    smtp: { mxPort: smtp.mxPort, submissionPort: smtp.submissionPort },
     close() {
       closing ??= (async () => {
+        await smtp.close();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeIdleConnections();
         });
         stopping.abort();
         await Promise.allSettled(engines);
+        smtpPool.close();
+        await signer.close();
         await store.close();
       })();
       return closing;

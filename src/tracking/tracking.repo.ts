@@ -11,7 +11,7 @@ export interface TrackedEmail {
 }
 
 export async function insertLinks(tx: Tx, rows: Array<{ id: string; workspace_id: string; email_id: string; url: string; created_at: number }>): Promise<void> {
-  if (rows.length > 0) await tx.insertInto('tracked_links').values(rows).execute();
+  if (rows.length > 0) await tx.insertInto('tracked_links').values(rows).onConflict((oc) => oc.column('id').doNothing()).execute();
 }
 
 export async function findLink(db: Db, id: string): Promise<{ url: string; email_id: string } | undefined> {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
-import { newId } from '../core/ids.js';
+import { createHash } from 'node:crypto';
 import type { Clock } from '../core/clock.js';
-import type { Store, Tx } from '../store/db.js';
+import type { Store } from '../store/db.js';
 import { appendEvent } from '../events/events.repo.js';
 import { instrumentHtml } from './tracking.html.js';
 import { classifyClick, classifyOpen } from './machine-opens.js';
@@ -26,8 +26,12 @@ export interface Visit {
 }
 
 export interface TrackingService {
-  /** Rewrites the HTML of an email and stores its links; call inside the transaction that hands the email over. */
-  instrument(tx: Tx, r: InstrumentRequest): Promise<string>;
+  /**
+   * Rewrites the HTML of an email and stores its links. Link ids derive from
+   * the email and the URL, so building the message again (a retry, another
+   * destination domain) reuses the same rows and tokens.
+   */
+  instrument(r: InstrumentRequest): Promise<string>;
   /** Records an open; false when the token is not genuine. */
   recordOpen(token: string, visit: Visit): Promise<boolean>;
   /**
@@ -37,6 +41,15 @@ export interface TrackingService {
   recordClick(token: string, visit: Visit, record?: boolean): Promise<string | undefined>;
 }
 
+const ID_ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+
+function linkId(emailId: string, url: string): string {
+  const digest = createHash('sha256').update(`${emailId}\n${url}`).digest();
+  let id = 'lnk_';
+  for (let i = 0; i < 26; i++) id += ID_ALPHABET[digest[i] & 31];
+  return id;
+}
+
 const recipientsOf = (toList: string): string => (JSON.parse(toList) as Array<string | { address: string }>)
   .map((r) => (typeof r === 'string' ? r : r.address)).join(', ');
 
@@ -44,7 +57,7 @@ export function trackingService(deps: { store: Store; clock: Clock; key: Buffer;
   const { store, clock, key } = deps;
 
   return {
-    async instrument(tx, r) {
+    async instrument(r) {
       if (!r.openTracking && !r.clickTracking) return r.html;
       const base = r.baseUrl.replace(/\/+$/, '');
       const links: Array<{ id: string; workspace_id: string; email_id: string; url: string; created_at: number }> = [];
@@ -55,14 +68,14 @@ export function trackingService(deps: { store: Store; clock: Clock; key: Buffer;
         linkFor: r.clickTracking ? (url) => {
           let id = byUrl.get(url);
           if (!id) {
-            id = newId('lnk');
+            id = linkId(r.emailId, url);
             byUrl.set(url, id);
             links.push({ id, workspace_id: r.workspaceId, email_id: r.emailId, url, created_at: clock.now() });
           }
           return `${base}/t/c/${signToken(key, 'click', id)}`;
         } : undefined,
       });
-      await insertLinks(tx, links);
+      if (links.length > 0) await store.write((tx) => insertLinks(tx, links));
       return html;
     },
 

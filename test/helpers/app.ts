@@ -6,6 +6,8 @@ import { loadConfig } from '../../src/config.js';
 import { ManualClock, systemClock, type Clock } from '../../src/core/clock.js';
 import { startMailroom, type Mailroom } from '../../src/main.js';
 import { loadContract, type Contract } from '../../src/http/contract.js';
+import { markDomainActive } from '../../src/domains/domains.repo.js';
+import type { Domain } from '../../src/domains/index.js';
 
 // A real Mailroom on a loopback port with its own temporary data dir, and an
 // HTTP client that checks every response against the contract in schema/.
@@ -96,6 +98,8 @@ export interface TestApp {
 export interface Seed {
   workspace(options?: { name?: string; plan?: string }): Promise<{ id: string; name: string }>;
   key(options?: { workspaceId?: string; scopes?: string[]; mode?: 'live' | 'test'; name?: string }): Promise<{ id: string; token: string }>;
+  /** A domain made through the service and marked active without DNS (no re-checks are planned for it). */
+  activeDomain(name: string, options?: { workspaceId?: string }): Promise<Domain>;
 }
 
 export interface TestAppOptions {
@@ -135,6 +139,11 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     async key({ workspaceId = defaultWs.id, scopes, mode = 'live', name = 'test key' } = {}) {
       const key = await services.apiKeys.create({ workspaceId, name, scopes, mode });
       return { id: key.id, token: key.token };
+    },
+    async activeDomain(name, { workspaceId = defaultWs.id } = {}) {
+      const created = await services.domains.create(workspaceId, { name });
+      await services.store.write((tx) => markDomainActive(tx, workspaceId, created.id, clock.now()));
+      return services.domains.get(workspaceId, created.id);
     },
   };
   const { token } = await seed.key({ name: 'harness' });

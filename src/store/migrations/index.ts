@@ -1,10 +1,24 @@
 import type { Migration } from 'kysely';
 import * as m0001 from './0001_platform.js';
 import * as m0002 from './0002_scheduler.js';
+import * as m0003 from './0003_emails.js';
+import * as m0004 from './0004_audience.js';
+import * as m0005 from './0005_domains.js';
+import * as m0006 from './0006_webhooks.js';
+import * as m0007 from './0007_analytics.js';
+import * as m0008 from './0008_inbound.js';
+import * as m0009 from './0009_tracking.js';
 
 // Migrations are listed here rather than read from disk, so they run the same
 // from src/ under tsx and from dist/. Names sort in the order they apply.
 export const migrations: Record<string, Migration> = {
   '0001_platform': m0001,
   '0002_scheduler': m0002,
+  '0003_emails': m0003,
+  '0004_audience': m0004,
+  '0005_domains': m0005,
+  '0006_webhooks': m0006,
+  '0007_analytics': m0007,
+  '0008_inbound': m0008,
+  '0009_tracking': m0009,
 };

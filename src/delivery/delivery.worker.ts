@@ -1,0 +1,283 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { Clock } from '../core/clock.js';
+import type { Store, Tx } from '../store/db.js';
+import {
+  composeMessage, nextAttemptDelayMs, parseReply, classifyBounce,
+  type BounceClassification, type ComposeInput, type DkimKey, type DkimSigner, type DomainDelivery, type RecipientOutcome,
+} from './index.js';
+import { claimDue, completeItem, extendLease, nextDueAt, retryItem, type QueueItem } from './queue.repo.js';
+import { keepMessage, sinkDeliver, type KeptMessage } from './sink.js';
+
+// The delivery worker: claims due queue rows with a lease, builds and signs
+// the message, hands it to the transport (or the sink), and records what
+// became of each recipient in one transaction with the queue change. Network
+// I/O happens between transactions, never inside one.
+//
+// It knows nothing of emails or events: the `ledger` port (the emails area)
+// says what to send and writes the outcomes.
+
+/** What one queue row asks to send. */
+export interface DeliveryJob {
+  /** Test-mode emails only ever go to the sink. */
+  mode: 'live' | 'test';
+  compose: ComposeInput;
+  mailFrom: string;
+  /** Keys to sign with (none: the message goes out unsigned, for test mode without a known domain). */
+  dkim: DkimKey[];
+  /** Recipients of this row's domain still waiting for an outcome. */
+  recipients: Array<{ id: string; address: string }>;
+  /** Recipients to fail without trying, with the reason (suppressed since the email was accepted). */
+  skipped: Array<{ id: string; address: string; reason: string }>;
+}
+
+export type AttemptOutcome =
+  | { kind: 'delivered'; recipientId: string; address: string; smtpCode: number; mxHost: string; response: string; complained?: boolean }
+  | { kind: 'deferred'; recipientId: string; address: string; smtpCode: number | null; response: string; attempt: number; nextAttemptAt: number }
+  | {
+      kind: 'bounced'; recipientId: string; address: string; smtpCode: number; enhancedStatusCode: string;
+      bounce: BounceClassification; provider: string | null; response: string;
+    }
+  /** Temporary failures until the lifetime ran out: a soft bounce, and the recipient failed. */
+  | { kind: 'expired'; recipientId: string; address: string; smtpCode: number | null; enhancedStatusCode: string; bounce: BounceClassification; response: string }
+  | { kind: 'failed'; recipientId: string; address: string; reason: string };
+
+/** The emails area, seen from the worker. */
+export interface DeliveryLedger {
+  /** Inside the claim transaction: the emails of these rows are now handed to delivery. */
+  handOff(tx: Tx, items: QueueItem[], now: number): Promise<void>;
+  /** What to send for a row; undefined when nothing is left to send (the row is then dropped). */
+  load(item: QueueItem): Promise<DeliveryJob | undefined>;
+  /** Inside the outcome transaction: recipient outcomes, events, the email's status. */
+  record(tx: Tx, item: QueueItem, outcomes: AttemptOutcome[], now: number): Promise<void>;
+}
+
+export interface DeliveryWorkerDeps {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  ledger: DeliveryLedger;
+  signer: DkimSigner;
+  /** Direct-to-MX or relay delivery of one message to the recipients of one domain. */
+  transport(delivery: DomainDelivery): Promise<RecipientOutcome[]>;
+  /** MAILROOM_DELIVERY=sink: nothing leaves the machine, live mail included. */
+  sinkOnly: boolean;
+  /** Deliveries in flight at once (default 64). */
+  concurrency?: number;
+  /** Lease on a claimed row, renewed while the delivery runs (default 2 min). */
+  leaseMs?: number;
+  /** Longest sleep when nothing is due (default 250 ms). */
+  idleMs?: number;
+  rng?: () => number;
+}
+
+export interface DeliveryWorker {
+  /** Runs until `signal` aborts; in-flight deliveries get a grace period, the rest is picked up again after the lease. */
+  run(signal: AbortSignal): Promise<void>;
+  /** Claims what is due now and processes it; returns how many rows it took. */
+  runOnce(): Promise<number>;
+  /** Processes until nothing is due and nothing is in flight (tests with a manual clock). */
+  drain(): Promise<void>;
+}
+
+const DEFAULT_CONCURRENCY = 64;
+const DEFAULT_LEASE_MS = 120_000;
+const DEFAULT_IDLE_MS = 250;
+/** Waiting for in-flight deliveries at shutdown; their leases cover whatever does not finish. */
+const SHUTDOWN_GRACE_MS = 10_000;
+const DRAIN_MAX_ROUNDS = 1000;
+/** Shortest idle sleep, so a clock that does not move cannot make the loop spin. */
+const MIN_SLEEP_MS = 10;
+
+// RFC 7505 §4.2 asks for 556 with 5.1.10 on null MX; other permanent failures
+// without a reply (DNS) get the generic 550 so every bounce carries a code.
+const codeForStatus = (status: string): number => (status === '5.1.10' ? 556 : Number(status[0]) * 100 + 50);
+
+export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
+  const { store, clock, logger, ledger } = deps;
+  const concurrency = deps.concurrency ?? DEFAULT_CONCURRENCY;
+  const leaseMs = deps.leaseMs ?? DEFAULT_LEASE_MS;
+  const idleMs = deps.idleMs ?? DEFAULT_IDLE_MS;
+  const rng = deps.rng ?? Math.random;
+  const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  const inFlight = new Map<string, Promise<void>>();
+  let wakeUp: (() => void) | undefined;
+
+  async function claim(limit: number): Promise<QueueItem[]> {
+    const now = clock.now();
+    return store.write(async (tx) => {
+      const items = await claimDue(tx, { now, leaseMs, owner, limit });
+      if (items.length) await ledger.handOff(tx, items, now);
+      return items;
+    });
+  }
+
+  async function sign(raw: Buffer, job: DeliveryJob): Promise<Buffer> {
+    if (job.dkim.length === 0) return raw;
+    // Every key signs the same message; receivers use the strongest they understand (RFC 8463 §4).
+    const headers = await Promise.all(job.dkim.map((key) => deps.signer.signatureHeader(raw, key)));
+    return Buffer.concat([Buffer.from(headers.join(''), 'latin1'), raw]);
+  }
+
+  /** Turns the transport's verdicts into outcomes; temporary failures past the lifetime expire. */
+  function outcomesOf(item: QueueItem, job: DeliveryJob, results: RecipientOutcome[], complained: Set<string>, now: number): AttemptOutcome[] {
+    const byAddress = new Map(results.map((r) => [r.recipient, r]));
+    const attempt = item.attempt + 1;
+    const hint = Math.max(0, ...results.map((r) => r.retry_after_ms ?? 0));
+    const nextAttemptAt = now + nextAttemptDelayMs(attempt, rng, hint || undefined);
+    return job.recipients.map(({ id, address }): AttemptOutcome => {
+      const r = byAddress.get(address) ?? { recipient: address, status: 'deferred', response: 'no verdict for this recipient' };
+      if (r.status === 'delivered') {
+        return {
+          kind: 'delivered', recipientId: id, address, smtpCode: r.smtp_code ?? 250, mxHost: r.mx_host ?? item.domain,
+          response: r.response, ...(complained.has(address) && { complained: true }),
+        };
+      }
+      if (r.status === 'bounced') {
+        const enhanced = r.enhanced_status_code ?? '5.0.0';
+        return {
+          kind: 'bounced', recipientId: id, address, smtpCode: r.smtp_code ?? codeForStatus(enhanced), enhancedStatusCode: enhanced,
+          bounce: r.bounce ?? classifyBounce({ code: r.smtp_code, enhanced, text: r.response }),
+          provider: r.bounce?.provider ?? null, response: r.response,
+        };
+      }
+      if (nextAttemptAt > item.expiresAt) {
+        const reply = parseReply(r.response);
+        const enhanced = r.enhanced_status_code ?? reply.enhanced ?? '4.4.7'; // 4.4.7: delivery time expired (RFC 3463)
+        return {
+          kind: 'expired', recipientId: id, address, smtpCode: r.smtp_code ?? null, enhancedStatusCode: enhanced,
+          bounce: { ...classifyBounce({ code: r.smtp_code, enhanced, text: r.response }), bounce_type: 'soft' }, response: r.response,
+        };
+      }
+      return { kind: 'deferred', recipientId: id, address, smtpCode: r.smtp_code ?? null, response: r.response, attempt, nextAttemptAt };
+    });
+  }
+
+  async function deliverItem(item: QueueItem): Promise<void> {
+    const job = await ledger.load(item);
+    if (!job) {
+      await store.write((tx) => completeItem(tx, item.id));
+      return;
+    }
+    const outcomes: AttemptOutcome[] = job.skipped.map((s) => ({ kind: 'failed', recipientId: s.id, address: s.address, reason: s.reason }));
+    let kept: Omit<KeptMessage, 'now'> | undefined;
+    if (job.recipients.length) {
+      const addresses = job.recipients.map((r) => r.address);
+      let results: RecipientOutcome[];
+      let complained = new Set<string>();
+      let raw: Buffer | undefined;
+      try {
+        raw = (await composeMessage({ ...job.compose, date: new Date(clock.now()) })).raw;
+      } catch (err) {
+        // The input was checked when the email was accepted; what the composer still refuses will not change.
+        const reason = `The message could not be built: ${(err as Error).message}`;
+        outcomes.push(...job.recipients.map((r): AttemptOutcome => ({ kind: 'failed', recipientId: r.id, address: r.address, reason })));
+      }
+      if (raw) {
+        try {
+          raw = await sign(raw, job);
+          if (deps.sinkOnly || job.mode === 'test') {
+            ({ outcomes: results, complained } = sinkDeliver(addresses, item.attempt));
+            kept = { workspaceId: item.workspaceId, emailId: item.emailId, domain: item.domain, mailFrom: job.mailFrom, recipients: addresses, raw };
+          } else {
+            results = await deps.transport({ domain: item.domain, mailFrom: job.mailFrom, recipients: addresses, raw });
+          }
+        } catch (err) {
+          // The transport reports SMTP and DNS failures as outcomes; anything thrown (a key
+          // that does not sign, a bug) is local, and worth another try once it is fixed.
+          logger.error({ err, email_id: item.emailId, job_id: item.id }, 'delivery attempt failed locally');
+          results = addresses.map((recipient) => ({ recipient, status: 'deferred', response: `local error: ${(err as Error).message}` }));
+        }
+        outcomes.push(...outcomesOf(item, job, results, complained, clock.now()));
+      }
+    }
+    const now = clock.now();
+    await store.write(async (tx) => {
+      if (kept) await keepMessage(tx, { ...kept, now });
+      await ledger.record(tx, item, outcomes, now);
+      const deferred = outcomes.filter((o) => o.kind === 'deferred');
+      if (deferred.length === 0) {
+        await completeItem(tx, item.id);
+      } else {
+        const first = deferred[0] as Extract<AttemptOutcome, { kind: 'deferred' }>;
+        await retryItem(tx, item.id, { attempt: first.attempt, nextAttemptAt: first.nextAttemptAt, lastError: first.response });
+      }
+    });
+  }
+
+  function start(item: QueueItem): void {
+    const p = deliverItem(item)
+      // A failure here (the store, a bug) leaves the row leased: it is tried again when the lease lapses.
+      .catch((err) => logger.error({ err, email_id: item.emailId, job_id: item.id }, 'delivery attempt could not be recorded'))
+      .finally(() => {
+        inFlight.delete(item.id);
+        wakeUp?.();
+      });
+    inFlight.set(item.id, p);
+  }
+
+  // Leases are renewed while deliveries run, so a slow MX (RFC 5321 allows
+  // minutes per command) never lets a second worker take the same row.
+  async function renewLeases(): Promise<void> {
+    if (inFlight.size === 0) return;
+    const until = clock.now() + leaseMs;
+    await store.write((tx) => extendLease(tx, [...inFlight.keys()], owner, until))
+      .catch((err) => logger.error({ err }, 'could not renew delivery leases'));
+  }
+
+  const worker: DeliveryWorker = {
+    async run(signal) {
+      const renewal = setInterval(() => void renewLeases(), Math.max(1000, leaseMs / 3));
+      const stop = () => wakeUp?.();
+      signal.addEventListener('abort', stop, { once: true });
+      try {
+        while (!signal.aborted) {
+          const free = concurrency - inFlight.size;
+          const claimed = free > 0
+            ? await claim(free).catch((err) => {
+              logger.error({ err }, 'could not claim delivery work');
+              return [] as QueueItem[];
+            })
+            : [];
+          claimed.forEach(start);
+          if (claimed.length > 0 && claimed.length === free) continue;
+          // Sleep until a delivery finishes, the next row falls due, or idleMs (rows queued meanwhile are seen then).
+          let wait = idleMs;
+          if (free > 0) {
+            const due = await nextDueAt(store.db).catch(() => undefined);
+            if (due !== undefined) wait = Math.min(idleMs, Math.max(MIN_SLEEP_MS, due - clock.now()));
+          }
+          if (signal.aborted) break;
+          let timer: NodeJS.Timeout | undefined;
+          await new Promise<void>((resolve) => {
+            wakeUp = resolve;
+            timer = setTimeout(resolve, wait);
+          });
+          clearTimeout(timer);
+          wakeUp = undefined;
+        }
+      } finally {
+        signal.removeEventListener('abort', stop);
+        clearInterval(renewal);
+        await Promise.race([Promise.allSettled(inFlight.values()), sleep(SHUTDOWN_GRACE_MS, undefined, { ref: false })]);
+      }
+    },
+
+    async runOnce() {
+      const items = await claim(concurrency);
+      items.forEach(start);
+      await Promise.allSettled(items.map((i) => inFlight.get(i.id)));
+      return items.length;
+    },
+
+    async drain() {
+      for (let round = 0; round < DRAIN_MAX_ROUNDS; round++) {
+        await Promise.allSettled(inFlight.values());
+        if ((await worker.runOnce()) === 0 && inFlight.size === 0) return;
+      }
+      throw new Error(`delivery queue did not drain in ${DRAIN_MAX_ROUNDS} rounds`);
+    },  };
+  return worker;
+}

@@ -1,0 +1,69 @@
+import addressparser from 'nodemailer/lib/addressparser';
+import { domainToASCII } from 'node:url';
+
+// Mailbox parsing for the address fields of an email: one mailbox per entry,
+// with an optional display name ("Ann Lee <ann@x.test>", "\"Lee, Ann\"
+// <ann@x.test>", or the bare address).
+
+export interface Mailbox {
+  /** The address as given, trimmed. */
+  email: string;
+  name?: string;
+}
+
+/** RFC 5321 §4.5.3.1: 64 octets of local part, 254 for the whole path inside <>. */
+const MAX_LOCAL_PART = 64;
+const MAX_ADDRESS = 254;
+const MAX_DISPLAY_NAME = 200;
+
+// Dot-atom local part (RFC 5322 §3.2.3), letters and digits beyond ASCII
+// allowed (RFC 6531). Quoted local parts are refused: rare in real mail and a
+// favourite of header injection.
+const LOCAL_PART = /^[\p{L}\p{N}!#$%&'*+/=?^_`{|}~-]+(\.[\p{L}\p{N}!#$%&'*+/=?^_`{|}~-]+)*$/u;
+const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+// C0 controls and DEL never belong in a header value.
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** The ASCII (punycode) form of an address's domain, lower-cased, or undefined when it is not a usable mail domain. */
+export function mailDomain(address: string): string | undefined {
+  const at = address.lastIndexOf('@');
+  if (at <= 0) return undefined;
+  const ascii = domainToASCII(address.slice(at + 1).toLowerCase());
+  if (!ascii || ascii.length > 253) return undefined;
+  const labels = ascii.split('.');
+  // A bare host cannot receive Internet mail; an all-digit TLD is an IP address without brackets.
+  if (labels.length < 2 || /^\d+$/.test(labels.at(-1)!)) return undefined;
+  return labels.every((l) => LABEL.test(l)) ? ascii : undefined;
+}
+
+export function isValidAddress(address: string): boolean {
+  if (address.length === 0 || address.length > MAX_ADDRESS) return false;
+  const at = address.lastIndexOf('@');
+  if (at <= 0) return false;
+  const local = address.slice(0, at);
+  return local.length <= MAX_LOCAL_PART && LOCAL_PART.test(local) && mailDomain(address) !== undefined;
+}
+
+/** The single mailbox in `input`, or a reason it is not one. */
+export function parseMailbox(input: string): { ok: true; mailbox: Mailbox } | { ok: false; reason: string } {
+  if (CONTROL.test(input)) return { ok: false, reason: 'contains a control character or line break' };
+  const parsed = addressparser(input.trim());
+  if (parsed.length !== 1) {
+    return { ok: false, reason: parsed.length === 0 ? 'is empty' : 'holds more than one address (pass an array instead)' };
+  }
+  const entry = parsed[0];
+  if (entry.group !== undefined) return { ok: false, reason: 'is a group, not an address' };
+  const email = entry.address.trim();
+  if (!isValidAddress(email)) return { ok: false, reason: `is not a valid email address` };
+  const name = entry.name.trim();
+  if (name.length > MAX_DISPLAY_NAME) return { ok: false, reason: `has a display name over ${MAX_DISPLAY_NAME} characters` };
+  // "a@x.test b@y.test" parses as b@y.test named "a@x.test": almost always two
+  // addresses run together, and a name that reads as an address misleads the reader.
+  if (name.includes('@')) return { ok: false, reason: 'has a display name that looks like an address' };
+  return { ok: true, mailbox: name ? { email, name } : { email } };
+}
+
+/** Suppressions and duplicates compare addresses trimmed and lower-cased as a whole. */
+export function addressKey(email: string): string {
+  return email.trim().toLowerCase();
+}

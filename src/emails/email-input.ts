@@ -1,0 +1,267 @@
+import { AppError } from '../core/errors.js';
+import { checkContentType, checkFilename, decodeBase64, defaultContentType } from '../attachments/index.js';
+import { addressKey, mailDomain, parseMailbox, type Mailbox } from './addresses.js';
+import { parseScheduleTime } from './schedule-time.js';
+
+// The email creation payload after the schema has checked its shape: the
+// rules a schema cannot say (addresses, structural headers, sizes, times),
+// applied once here for single sends, batch items and the spam check alike.
+// Errors name the field inside the payload (`to.2`, `headers.Subject`).
+
+export const MAX_RECIPIENTS = 50;
+/** Decoded bytes of html, text and attachments together; the size large receivers accept. */
+export const MAX_CONTENT_BYTES = 25 * 1024 * 1024;
+/** How far ahead an email can be scheduled. */
+export const MAX_SCHEDULE_AHEAD_MS = 30 * 86_400_000;
+/** A scheduled_at this close behind the server's clock is taken as "now" (client clock skew). */
+export const SCHEDULE_SKEW_MS = 60_000;
+
+export interface AttachmentBody {
+  content?: string;
+  attachment_id?: string;
+  filename?: string;
+  content_type?: string;
+  content_id?: string;
+}
+
+export interface EmailCreateBody {
+  from: string;
+  to: string | string[];
+  cc?: string | string[];
+  bcc?: string | string[];
+  reply_to?: string | string[];
+  subject: string;
+  html?: string;
+  text?: string;
+  headers?: Record<string, string>;
+  tags?: string[];
+  attachments?: AttachmentBody[];
+  scheduled_at?: string;
+}
+
+export type RecipientKind = 'to' | 'cc' | 'bcc';
+
+export interface DraftRecipient {
+  email: string;
+  kind: RecipientKind;
+  /** ASCII domain, lower-cased. */
+  domain: string;
+}
+
+/** An attachment before its bytes are fetched: inline content is decoded already. */
+export type DraftAttachment =
+  | { kind: 'inline'; content: Buffer; filename: string; contentType: string; contentId: string | null }
+  | { kind: 'upload'; attachmentId: string; filename?: string; contentType?: string; contentId: string | null; param: string };
+
+export interface EmailDraft {
+  from: Mailbox;
+  /** As given, trimmed. */
+  fromText: string;
+  fromDomain: string;
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  replyTo: string[];
+  /** Unique envelope recipients (by address, case-insensitive), first occurrence wins. */
+  recipients: DraftRecipient[];
+  subject: string;
+  html: string | null;
+  text: string | null;
+  headers: Record<string, string>;
+  tags: string[];
+  attachments: DraftAttachment[];
+  /** Epoch ms when the email is for later; undefined to send now. */
+  scheduledAt?: number;
+  /** Decoded bytes of html, text and inline attachments (uploads are added when fetched). */
+  contentBytes: number;
+}
+
+// Structural fields the message builder writes itself; a custom header may not
+// replace or double them (RFC 5322 §3.6 allows one From, one Subject, ...).
+const RESERVED_HEADERS = new Set([
+  'from', 'sender', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'date', 'message-id',
+  'mime-version', 'content-type', 'content-transfer-encoding', 'content-disposition', 'content-id',
+  'dkim-signature', 'return-path', 'received',
+]);
+// RFC 5322 §2.2: a field name is printable US-ASCII except the colon.
+const FIELD_NAME = /^[\x21-\x39\x3b-\x7e]{1,76}$/;
+const LINE_BREAK = /[\r\n]/;
+// RFC 5322 §2.1.1: at most 998 characters per line.
+const MAX_HEADER_VALUE = 998;
+const CONTENT_ID = /^[\x21-\x3b\x3d\x3f-\x7e]{1,250}$/; // printable, no space, no angle brackets
+const CONTROL = /[\u0000-\u001f\u007f]/;
+const UNSUBSCRIBE_URI = /^(?:https?|mailto):[^\s<>,"]+$/i;
+
+const invalid = (param: string, message: string) => new AppError('validation_error', message, { param });
+
+const asList = (v: string | string[] | undefined): string[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+
+function mailboxes(field: string, value: string | string[] | undefined): { raw: string[]; boxes: Mailbox[] } {
+  const raw = asList(value).map((s) => s.trim());
+  const boxes = raw.map((entry, i) => {
+    const parsed = parseMailbox(entry);
+    const param = Array.isArray(value) ? `${field}.${i}` : field;
+    if (!parsed.ok) throw invalid(param, `'${param}' ${parsed.reason}.`);
+    return parsed.mailbox;
+  });
+  return { raw, boxes };
+}
+
+export interface ListUnsubscribe {
+  url?: string;
+  mailto?: string;
+  oneClick: boolean;
+}
+
+/**
+ * The List-Unsubscribe of custom headers (RFC 2369: a list of <uri>), with
+ * RFC 8058 one-click when List-Unsubscribe-Post says so; undefined when not set.
+ */
+export function listUnsubscribeOf(headers: Record<string, string>): ListUnsubscribe | undefined {
+  const find = (name: string) => Object.entries(headers).find(([k]) => k.toLowerCase() === name);
+  const list = find('list-unsubscribe');
+  const post = find('list-unsubscribe-post');
+  if (!list) {
+    if (post) throw invalid(`headers.${post[0]}`, 'List-Unsubscribe-Post needs a List-Unsubscribe header (RFC 8058).');
+    return undefined;
+  }
+  const param = `headers.${list[0]}`;
+  const uris = list[1].split(',').map((s) => s.trim()).filter(Boolean).map((s) => {
+    const m = /^<([^>]*)>$/.exec(s);
+    if (!m || !UNSUBSCRIBE_URI.test(m[1])) throw invalid(param, 'List-Unsubscribe is a comma list of <https://…> and <mailto:…> URIs (RFC 2369).');
+    return m[1];
+  });
+  const url = uris.filter((u) => /^https?:/i.test(u));
+  const mailto = uris.filter((u) => /^mailto:/i.test(u));
+  if (uris.length === 0 || url.length > 1 || mailto.length > 1) {
+    throw invalid(param, 'List-Unsubscribe takes at most one http(s) URI and one mailto URI.');
+  }
+  let oneClick = false;
+  if (post) {
+    if (post[1].trim() !== 'List-Unsubscribe=One-Click') {
+      throw invalid(`headers.${post[0]}`, 'List-Unsubscribe-Post must be "List-Unsubscribe=One-Click" (RFC 8058).');
+    }
+    if (!url[0] || !/^https:/i.test(url[0])) throw invalid(param, 'One-click unsubscribe needs an https URI in List-Unsubscribe (RFC 8058 §3.1).');
+    oneClick = true;
+  }
+  return { ...(url[0] && { url: url[0] }), ...(mailto[0] && { mailto: mailto[0] }), oneClick };
+}
+
+function checkHeaders(headers: Record<string, string>): void {
+  const seen = new Set<string>();
+  for (const [name, value] of Object.entries(headers)) {
+    const param = `headers.${name}`;
+    const lower = name.toLowerCase();
+    if (!FIELD_NAME.test(name)) throw invalid(param, `'${name}' is not a valid header field name (RFC 5322 §2.2).`);
+    if (RESERVED_HEADERS.has(lower)) throw invalid(param, `The ${name} header is set from the email's own fields and cannot be given in headers.`);
+    if (seen.has(lower)) throw invalid(param, `The ${name} header is given twice.`);
+    seen.add(lower);
+    if (LINE_BREAK.test(value)) throw invalid(param, `The value of ${name} contains a line break.`);
+    if (CONTROL.test(value.replace(/\t/g, ''))) throw invalid(param, `The value of ${name} contains a control character.`);
+    if (value.length > MAX_HEADER_VALUE) throw invalid(param, `The value of ${name} is over ${MAX_HEADER_VALUE} characters (RFC 5322 §2.1.1).`);
+  }
+  listUnsubscribeOf(headers);
+}
+
+function attachmentsOf(list: AttachmentBody[]): DraftAttachment[] {
+  return list.map((a, i) => {
+    const param = `attachments.${i}`;
+    const contentId = a.content_id === undefined ? null : a.content_id.trim();
+    if (contentId !== null && !CONTENT_ID.test(contentId)) {
+      throw invalid(`${param}.content_id`, `'${param}.content_id' must be printable ASCII without spaces or angle brackets.`);
+    }
+    if ((a.content === undefined) === (a.attachment_id === undefined)) {
+      throw invalid(param, `'${param}' needs exactly one of content (base64) and attachment_id.`);
+    }
+    if (a.attachment_id !== undefined) {
+      return {
+        kind: 'upload', attachmentId: a.attachment_id, contentId, param: `${param}.attachment_id`,
+        ...(a.filename !== undefined && { filename: checkFilename(a.filename, `${param}.filename`) }),
+        ...(a.content_type !== undefined && { contentType: checkContentType(a.content_type, `${param}.content_type`) }),
+      };
+    }
+    if (a.filename === undefined) throw invalid(`${param}.filename`, `'${param}.filename' is required with inline content.`);
+    const filename = checkFilename(a.filename, `${param}.filename`);
+    const content = decodeBase64(a.content!);
+    if (!content) throw invalid(`${param}.content`, `'${param}.content' is not valid base64.`);
+    const contentType = a.content_type !== undefined ? checkContentType(a.content_type, `${param}.content_type`) : defaultContentType(filename);
+    return { kind: 'inline', content, filename, contentType, contentId };
+  });
+}
+
+/** Checks and normalises a creation payload; throws 422 naming the field at fault. */
+export function normaliseEmail(body: EmailCreateBody, now: number): EmailDraft {
+  const fromParsed = parseMailbox(body.from);
+  if (!fromParsed.ok) throw invalid('from', `'from' ${fromParsed.reason}.`);
+  const fromDomain = mailDomain(fromParsed.mailbox.email)!;
+
+  const to = mailboxes('to', body.to);
+  if (to.raw.length === 0) throw invalid('to', "'to' needs at least one address.");
+  const cc = mailboxes('cc', body.cc);
+  const bcc = mailboxes('bcc', body.bcc);
+  const replyTo = mailboxes('reply_to', body.reply_to);
+
+  const recipients: DraftRecipient[] = [];
+  const seen = new Set<string>();
+  for (const [kind, list] of [['to', to.boxes], ['cc', cc.boxes], ['bcc', bcc.boxes]] as const) {
+    for (const box of list) {
+      const key = addressKey(box.email);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      recipients.push({ email: box.email, kind, domain: mailDomain(box.email)! });
+    }
+  }
+  if (recipients.length > MAX_RECIPIENTS) {
+    throw invalid('to', `An email has at most ${MAX_RECIPIENTS} recipients in to, cc and bcc together; this one has ${recipients.length}.`);
+  }
+
+  if (body.html === undefined && body.text === undefined) throw invalid('html', 'Give html, text or both.');
+  if (CONTROL.test(body.subject.replace(/\t/g, ''))) throw invalid('subject', "'subject' contains a line break or control character.");
+
+  const headers = body.headers ?? {};
+  checkHeaders(headers);
+
+  const tags = [...new Set((body.tags ?? []).map((t) => t.trim()))];
+  tags.forEach((t, i) => {
+    if (t.length === 0 || CONTROL.test(t)) throw invalid(`tags.${i}`, `'tags.${i}' must be non-empty printable text.`);
+  });
+
+  const attachments = attachmentsOf(body.attachments ?? []);
+  const contentBytes = Buffer.byteLength(body.html ?? '') + Buffer.byteLength(body.text ?? '')
+    + attachments.reduce((n, a) => n + (a.kind === 'inline' ? a.content.length : 0), 0);
+  if (contentBytes > MAX_CONTENT_BYTES) {
+    throw invalid('attachments', `The email's content is over ${MAX_CONTENT_BYTES / 1024 / 1024} MiB (html, text and attachments, decoded).`);
+  }
+
+  let scheduledAt: number | undefined;
+  if (body.scheduled_at !== undefined) scheduledAt = checkScheduleTime(body.scheduled_at, now);
+
+  return {
+    from: fromParsed.mailbox, fromText: body.from.trim(), fromDomain,
+    to: to.raw, cc: cc.raw, bcc: bcc.raw, replyTo: replyTo.raw, recipients,
+    subject: body.subject, html: body.html ?? null, text: body.text ?? null, headers, tags, attachments,
+    ...(scheduledAt !== undefined && { scheduledAt }), contentBytes,
+  };
+}
+
+/**
+ * A scheduled_at as epoch ms; undefined when it is due already (within the
+ * skew allowance). Too far back or ahead, or unreadable: 422.
+ */
+export function checkScheduleTime(input: string, now: number): number | undefined {
+  const at = parseScheduleTime(input, now);
+  if (at === undefined) {
+    throw invalid('scheduled_at', "'scheduled_at' must be an ISO 8601 date-time with an offset (2026-11-21T09:30:00Z) or a form like \"in 30 minutes\".");
+  }
+  if (at < now - SCHEDULE_SKEW_MS) throw invalid('scheduled_at', "'scheduled_at' is in the past.");
+  if (at > now + MAX_SCHEDULE_AHEAD_MS) throw invalid('scheduled_at', `'scheduled_at' is more than ${MAX_SCHEDULE_AHEAD_MS / 86_400_000} days ahead.`);
+  return at <= now ? undefined : at;
+}
+
+/** Mailboxes of stored address lists (already checked when the email was made). */
+export function storedMailboxes(list: string[]): Mailbox[] {
+  return list.map((entry) => {
+    const parsed = parseMailbox(entry);
+    return parsed.ok ? parsed.mailbox : { email: entry };
+  });
+}

@@ -1,0 +1,368 @@
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Db, Tx } from '../store/db.js';
+import { isPostgres } from '../store/schema-helpers.js';
+import type { EmailRecipientsTable, EmailStatus, EmailsTable, RecipientStatus } from '../store/tables.js';
+import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
+import { toIso, toIsoOrNull } from '../core/clock.js';
+
+// Emails, their recipients, tags and attachment parts. Rows are mapped to
+// API shapes (or to the plain StoredEmail the service reasons about) here,
+// next to the queries, and never leave this file.
+
+export interface AttachmentMeta {
+  filename: string;
+  content_type: string;
+  size: number;
+  content_id: string | null;
+}
+
+export interface RecipientView {
+  email: string;
+  type: 'to' | 'cc' | 'bcc';
+  status: RecipientStatus;
+  smtp_code: number | null;
+  detail: string | null;
+  updated_at: string;
+}
+
+export interface EmailSummary {
+  id: string;
+  object: 'email';
+  from: string;
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  reply_to: string[];
+  subject: string;
+  tags: string[];
+  status: EmailStatus;
+  mode: 'live' | 'test';
+  domain_id: string | null;
+  message_id: string;
+  scheduled_at: string | null;
+  sent_at: string | null;
+  resent_from: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Email extends EmailSummary {
+  html: string | null;
+  text: string | null;
+  headers: Record<string, string>;
+  attachments: AttachmentMeta[];
+  recipients: RecipientView[];
+}
+
+/** An email as the service reasons about it: times in ms, JSON parsed. */
+export interface StoredEmail {
+  pos: number;
+  id: string;
+  workspaceId: string;
+  domainId: string | null;
+  mode: 'live' | 'test';
+  from: string;
+  fromDomain: string;
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  replyTo: string[];
+  subject: string;
+  html: string | null;
+  text: string | null;
+  headers: Record<string, string>;
+  tags: string[];
+  attachments: AttachmentMeta[];
+  status: EmailStatus;
+  scheduledAt: number | null;
+  sentAt: number | null;
+  messageId: string;
+  createdAt: number;
+}
+
+export interface StoredRecipient {
+  id: string;
+  email: string;
+  kind: 'to' | 'cc' | 'bcc';
+  domain: string;
+  status: RecipientStatus;
+}
+
+export interface AttachmentPart {
+  filename: string;
+  contentType: string;
+  contentId: string | null;
+  content: Buffer;
+}
+
+export interface NewEmail {
+  id: string;
+  workspaceId: string;
+  domainId: string | null;
+  mode: 'live' | 'test';
+  from: string;
+  fromDomain: string;
+  to: string[];
+  cc: string[];
+  bcc: string[];
+  replyTo: string[];
+  subject: string;
+  html: string | null;
+  text: string | null;
+  headers: Record<string, string>;
+  tags: string[];
+  status: EmailStatus;
+  scheduledAt: number | null;
+  messageId: string;
+  resentFrom: string | null;
+  recipients: Array<{ id: string; email: string; kind: 'to' | 'cc' | 'bcc'; domain: string; status: RecipientStatus; detail: string | null }>;
+  attachments: AttachmentPart[];
+  now: number;
+}
+
+export interface EmailFilter {
+  status?: EmailStatus;
+  to?: string;
+  from?: string;
+  subject?: string;
+  tags?: string[];
+  createdAfter?: number;
+  createdBefore?: number;
+  domainId?: string;
+}
+
+const SUMMARY_COLUMNS = [
+  'pos', 'id', 'domain_id', 'mode', 'from_address', 'to_list', 'cc_list', 'bcc_list', 'reply_to_list', 'subject', 'tags',
+  'status', 'scheduled_at', 'sent_at', 'message_id', 'resent_from', 'created_at', 'updated_at',
+] as const;
+
+type SummaryRow = Pick<Selectable<EmailsTable>, (typeof SUMMARY_COLUMNS)[number]>;
+
+const json = <T>(text: string): T => JSON.parse(text) as T;
+const onPostgres = (db: Db | Tx) => isPostgres(db as unknown as Kysely<unknown>);
+
+const toSummary = (r: SummaryRow): EmailSummary => ({
+  id: r.id, object: 'email', from: r.from_address, to: json(r.to_list), cc: json(r.cc_list), bcc: json(r.bcc_list),
+  reply_to: json(r.reply_to_list), subject: r.subject, tags: json(r.tags), status: r.status, mode: r.mode,
+  domain_id: r.domain_id, message_id: r.message_id, scheduled_at: toIsoOrNull(r.scheduled_at), sent_at: toIsoOrNull(r.sent_at),
+  resent_from: r.resent_from, created_at: toIso(r.created_at), updated_at: toIso(r.updated_at),
+});
+
+const toRecipientView = (r: Selectable<EmailRecipientsTable>): RecipientView => ({
+  email: r.address, type: r.kind, status: r.status, smtp_code: r.smtp_code, detail: r.detail, updated_at: toIso(r.updated_at),
+});
+
+const toStored = (r: Selectable<EmailsTable>): StoredEmail => ({
+  pos: r.pos, id: r.id, workspaceId: r.workspace_id, domainId: r.domain_id, mode: r.mode, from: r.from_address,
+  fromDomain: r.from_domain, to: json(r.to_list), cc: json(r.cc_list), bcc: json(r.bcc_list), replyTo: json(r.reply_to_list),
+  subject: r.subject, html: r.html, text: r.text_body, headers: json(r.headers), tags: json(r.tags),
+  attachments: json(r.attachments), status: r.status, scheduledAt: r.scheduled_at, sentAt: r.sent_at,
+  messageId: r.message_id, createdAt: r.created_at,
+});
+
+/** Lower-cased text of the searchable fields: recipients' addresses, the from field, the subject. */
+function searchText(e: NewEmail) {
+  return {
+    search_to: e.recipients.map((r) => r.email).join(' ').toLowerCase(),
+    search_from: e.from.toLowerCase(),
+    search_subject: e.subject.toLowerCase(),
+  };
+}
+
+/** Inserts the email with its recipients, tags and attachment parts; returns it as the API shows it. */
+export async function insertEmail(tx: Tx, e: NewEmail): Promise<Email> {
+  const search = searchText(e);
+  const attachments = e.attachments.map((a): AttachmentMeta => ({
+    filename: a.filename, content_type: a.contentType, size: a.content.length, content_id: a.contentId,
+  }));
+  const { pos } = await tx.insertInto('emails').values({
+    id: e.id, workspace_id: e.workspaceId, domain_id: e.domainId, mode: e.mode, from_address: e.from, from_domain: e.fromDomain,
+    to_list: JSON.stringify(e.to), cc_list: JSON.stringify(e.cc), bcc_list: JSON.stringify(e.bcc),
+    reply_to_list: JSON.stringify(e.replyTo), subject: e.subject, html: e.html, text_body: e.text,
+    headers: JSON.stringify(e.headers), tags: JSON.stringify(e.tags),
+    attachments: JSON.stringify(attachments),
+    status: e.status, scheduled_at: e.scheduledAt, sent_at: null, message_id: e.messageId, resent_from: e.resentFrom,
+    ...search, created_at: e.now, updated_at: e.now,
+  }).returning('pos').executeTakeFirstOrThrow();
+  if (!onPostgres(tx)) {
+    await sql`INSERT INTO emails_search (rowid, search_to, search_from, search_subject)
+      VALUES (${pos}, ${search.search_to}, ${search.search_from}, ${search.search_subject})`.execute(tx);
+  }
+  await tx.insertInto('email_recipients').values(e.recipients.map((r, idx) => ({
+    id: r.id, email_id: e.id, idx, workspace_id: e.workspaceId, address: r.email, kind: r.kind, domain: r.domain,
+    status: r.status, smtp_code: null, detail: r.detail, updated_at: e.now,
+  }))).execute();
+  if (e.tags.length) {
+    await tx.insertInto('email_tags').values(e.tags.map((tag) => ({ email_id: e.id, email_pos: pos, workspace_id: e.workspaceId, tag })))
+      .execute();
+  }
+  if (e.attachments.length) {
+    await tx.insertInto('email_attachments').values(e.attachments.map((a, idx) => ({
+      email_id: e.id, idx, filename: a.filename, content_type: a.contentType, content_id: a.contentId, content: a.content,
+    }))).execute();
+  }
+  const at = toIso(e.now);
+  return {
+    id: e.id, object: 'email', from: e.from, to: e.to, cc: e.cc, bcc: e.bcc, reply_to: e.replyTo, subject: e.subject, tags: e.tags,
+    status: e.status, mode: e.mode, domain_id: e.domainId, message_id: e.messageId, scheduled_at: toIsoOrNull(e.scheduledAt),
+    sent_at: null, resent_from: e.resentFrom, created_at: at, updated_at: at, html: e.html, text: e.text, headers: e.headers,
+    attachments, recipients: e.recipients.map((r) => ({ email: r.email, type: r.kind, status: r.status, smtp_code: null, detail: r.detail, updated_at: at })),
+  };
+}
+
+export async function findStoredEmail(db: Db | Tx, ws: string, id: string): Promise<StoredEmail | undefined> {
+  const row = await db.selectFrom('emails').selectAll().where('workspace_id', '=', ws).where('id', '=', id).executeTakeFirst();
+  return row && toStored(row);
+}
+
+/** By id alone: for the delivery worker, which works across workspaces. */
+export async function findStoredEmailById(db: Db | Tx, id: string): Promise<StoredEmail | undefined> {
+  const row = await db.selectFrom('emails').selectAll().where('id', '=', id).executeTakeFirst();
+  return row && toStored(row);
+}
+
+export async function getEmail(db: Db | Tx, ws: string, id: string): Promise<Email | undefined> {
+  const row = await db.selectFrom('emails').selectAll().where('workspace_id', '=', ws).where('id', '=', id).executeTakeFirst();
+  if (!row) return undefined;
+  const recipients = await db.selectFrom('email_recipients').selectAll().where('email_id', '=', id).orderBy('idx').execute();
+  return {
+    ...toSummary(row), html: row.html, text: row.text_body, headers: json(row.headers), attachments: json(row.attachments),
+    recipients: recipients.map(toRecipientView),
+  };
+}
+
+// FTS5's trigram tokenizer needs three characters to use its index; shorter
+// needles are matched with LIKE, which finds the same rows, only slower.
+const MIN_TRIGRAM_NEEDLE = 3;
+
+const likePattern = (needle: string) => `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** An FTS5 phrase matching `needle` literally in one column. */
+const ftsPhrase = (column: string, needle: string) => `${column} : "${needle.replace(/"/g, '""')}"`;
+
+export async function listEmails(db: Db, ws: string, f: EmailFilter, page: PageQuery): Promise<Page<EmailSummary>> {
+  const text: Array<[column: 'search_to' | 'search_from' | 'search_subject', needle: string]> = [];
+  if (f.to !== undefined) text.push(['search_to', f.to.toLowerCase()]);
+  if (f.from !== undefined) text.push(['search_from', f.from.toLowerCase()]);
+  if (f.subject !== undefined) text.push(['search_subject', f.subject.toLowerCase()]);
+  const indexed = onPostgres(db) ? [] : text.filter(([, n]) => n.length >= MIN_TRIGRAM_NEEDLE);
+  const scanned = text.filter((t) => !indexed.includes(t));
+
+  const col = (name: string) => sql.ref(`emails.${name}`);
+  const conditions = [
+    sql<boolean>`${col('workspace_id')} = ${ws}`,
+    ...(f.status !== undefined ? [sql<boolean>`${col('status')} = ${f.status}`] : []),
+    ...(f.domainId !== undefined ? [sql<boolean>`${col('domain_id')} = ${f.domainId}`] : []),
+    ...(f.createdAfter !== undefined ? [sql<boolean>`${col('created_at')} > ${f.createdAfter}`] : []),
+    ...(f.createdBefore !== undefined ? [sql<boolean>`${col('created_at')} < ${f.createdBefore}`] : []),
+    ...(f.tags?.length ? [sql<boolean>`${col('pos')} IN (SELECT email_pos FROM email_tags WHERE workspace_id = ${ws} AND tag IN (${sql.join(f.tags)}))`] : []),
+    ...scanned.map(([column, needle]) => sql<boolean>`${col(column)} LIKE ${likePattern(needle)} ESCAPE '\\'`),
+  ];
+  const filters = sql<boolean>`${sql.join(conditions, sql` AND `)}`;
+  const columns = SUMMARY_COLUMNS.map((c) => `emails.${c}` as const);
+
+  if (indexed.length === 0) {
+    return fetchPage(page, (bound, order, take) => db.selectFrom('emails').select(columns).where(filters)
+      .$if(bound !== undefined, (q) => q.where('emails.pos', bound!.op, bound!.pos))
+      .orderBy('emails.pos', order).limit(take).execute(), toSummary);
+  }
+  // The trigram index drives: it yields matching positions in order (newest
+  // first), each looked up in emails and checked against the other filters,
+  // until the page is full. CROSS JOIN keeps SQLite from putting emails first.
+  const match = indexed.map(([c, n]) => ftsPhrase(c, n)).join(' AND ');
+  return fetchPage(page, (bound, order, take) => db.selectFrom(sql<{ rowid: number }>`emails_search`.as('s'))
+    .crossJoin('emails').select(columns)
+    .where(sql<boolean>`s.emails_search MATCH ${match}`)
+    .where(sql<boolean>`${col('pos')} = s.rowid`)
+    .where(filters)
+    .$if(bound !== undefined, (q) => q.where(sql<boolean>`s.rowid ${sql.raw(bound!.op)} ${bound!.pos}`))
+    .orderBy(sql`s.rowid`, order).limit(take).execute(), toSummary);
+}
+
+/** What events about an email repeat: enough to write one without reading the whole row. */
+export interface EmailHeader {
+  id: string;
+  workspaceId: string;
+  domainId: string | null;
+  mode: 'live' | 'test';
+  from: string;
+  subject: string;
+  to: string[];
+}
+
+const HEADER_COLUMNS = ['id', 'workspace_id', 'domain_id', 'mode', 'from_address', 'subject', 'to_list'] as const;
+const toHeader = (r: Pick<Selectable<EmailsTable>, (typeof HEADER_COLUMNS)[number]>): EmailHeader => ({
+  id: r.id, workspaceId: r.workspace_id, domainId: r.domain_id, mode: r.mode, from: r.from_address, subject: r.subject, to: json(r.to_list),
+});
+
+export async function findEmailHeader(db: Db | Tx, id: string): Promise<EmailHeader | undefined> {
+  const row = await db.selectFrom('emails').select(HEADER_COLUMNS).where('id', '=', id).executeTakeFirst();
+  return row && toHeader(row);
+}
+
+/** Moves the pending ones among `ids` to sent in one statement; returns those it moved. */
+export async function markSent(tx: Tx, ids: string[], now: number): Promise<EmailHeader[]> {
+  if (ids.length === 0) return [];
+  const rows = await tx.updateTable('emails').set({ status: 'sent', sent_at: now, updated_at: now })
+    .where('id', 'in', ids).where('status', '=', 'pending')
+    .returning(HEADER_COLUMNS).execute();
+  return rows.map(toHeader);
+}
+
+/** Moves the email from one of `from` to `to`; false when it was in none of them (someone else moved it first). */
+export async function transitionEmail(tx: Tx, id: string, from: EmailStatus[], to: EmailStatus, now: number,
+  extra: { scheduledAt?: number } = {}): Promise<boolean> {
+  const res = await tx.updateTable('emails').set({
+    status: to, updated_at: now,
+    ...(extra.scheduledAt !== undefined && { scheduled_at: extra.scheduledAt }),
+  }).where('id', '=', id).where('status', 'in', from).executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+const toStoredRecipient = (r: Pick<Selectable<EmailRecipientsTable>, 'id' | 'address' | 'kind' | 'domain' | 'status'>): StoredRecipient =>
+  ({ id: r.id, email: r.address, kind: r.kind, domain: r.domain, status: r.status });
+
+export async function listRecipients(db: Db | Tx, emailId: string, domain?: string): Promise<StoredRecipient[]> {
+  const rows = await db.selectFrom('email_recipients').select(['id', 'address', 'kind', 'domain', 'status'])
+    .where('email_id', '=', emailId)
+    .$if(domain !== undefined, (q) => q.where('domain', '=', domain!))
+    .orderBy('idx').execute();
+  return rows.map(toStoredRecipient);
+}
+
+export async function setRecipientOutcome(tx: Tx, ids: string[], status: RecipientStatus,
+  outcome: { smtpCode?: number | null; detail?: string | null }, now: number): Promise<void> {
+  if (ids.length === 0) return;
+  await tx.updateTable('email_recipients').set({
+    status, updated_at: now,
+    ...(outcome.smtpCode !== undefined && { smtp_code: outcome.smtpCode }),
+    ...(outcome.detail !== undefined && { detail: outcome.detail }),
+  }).where('id', 'in', ids).execute();
+}
+
+/** Recipients still waiting for an outcome become `cancelled`. */
+export async function cancelOpenRecipients(tx: Tx, emailId: string, now: number): Promise<void> {
+  await tx.updateTable('email_recipients').set({ status: 'cancelled', updated_at: now })
+    .where('email_id', '=', emailId).where('status', 'in', ['queued', 'deferred']).execute();
+}
+
+export async function loadAttachmentParts(db: Db | Tx, emailId: string): Promise<AttachmentPart[]> {
+  const rows = await db.selectFrom('email_attachments').select(['filename', 'content_type', 'content_id', 'content'])
+    .where('email_id', '=', emailId).orderBy('idx').execute();
+  return rows.map((r) => ({ filename: r.filename, contentType: r.content_type, contentId: r.content_id, content: r.content }));
+}
+
+/** Scheduled emails whose time has come, oldest first. */
+export async function dueScheduledEmails(tx: Tx, now: number, limit: number): Promise<StoredEmail[]> {
+  const rows = await tx.selectFrom('emails').selectAll()
+    .where('status', '=', 'scheduled').where('scheduled_at', '<=', now)
+    .orderBy('scheduled_at').limit(limit).execute();
+  return rows.map(toStored);
+}
+
+/** The earliest scheduled time still waiting, if any (the due poller sleeps until then). */
+export async function nextScheduledAt(db: Db): Promise<number | undefined> {
+  const row = await db.selectFrom('emails').select((eb) => eb.fn.min('scheduled_at').as('at'))
+    .where('status', '=', 'scheduled').executeTakeFirst();
+  return row?.at == null ? undefined : Number(row.at);
+}

@@ -1,0 +1,36 @@
+import Router from '@koa/router';
+import { op, type AppState } from '../http/op.js';
+import type { AuthContext } from '../api-keys/index.js';
+import type { EmailsService, Sender } from './emails.service.js';
+
+// HTTP only: each handler is the operation of the same id in schema/.
+
+/** Room for base64 of the largest email content (25 MiB decoded) and its JSON. */
+const MAX_SEND_BODY_BYTES = 40 * 1024 * 1024;
+/** A batch of up to 100 costs one token per started ten: 10 for a full batch, against 100 for single sends. */
+const BATCH_EMAILS_PER_TOKEN = 10;
+
+const sender = (auth: AuthContext): Sender => ({ workspaceId: auth.workspaceId, plan: auth.plan, mode: auth.mode });
+
+export function emailsRoutes(emails: EmailsService): Router<AppState> {
+  const r = new Router<AppState>({ prefix: '/v1/emails' });
+  r.post('/', op('createEmail', { scope: 'emails:send', status: 201, idempotent: true, maxBodyBytes: MAX_SEND_BODY_BYTES },
+    ({ auth, body }) => emails.create(sender(auth), body)));
+  r.get('/', op('listEmails', { scope: 'emails:read' }, ({ auth, query, page }) => emails.list(auth.workspaceId, query, page!)));
+  r.post('/batch', op('createEmailBatch', {
+    scope: 'emails:send', idempotent: true, maxBodyBytes: MAX_SEND_BODY_BYTES,
+    cost: (body) => Math.max(1, Math.ceil((Array.isArray(body?.emails) ? body.emails.length : 1) / BATCH_EMAILS_PER_TOKEN)),
+  }, ({ auth, body }) => emails.batch(sender(auth), body.emails)));
+  r.post('/check', op('checkEmail', { scope: 'emails:send', maxBodyBytes: MAX_SEND_BODY_BYTES }, ({ auth, body }) =>
+    emails.check(sender(auth), body)));
+  r.get('/:email_id', op('getEmail', { scope: 'emails:read' }, ({ auth, params }) => emails.get(auth.workspaceId, params.email_id)));
+  r.patch('/:email_id', op('updateEmail', { scope: 'emails:send' }, ({ auth, params, body }) =>
+    emails.reschedule(auth.workspaceId, params.email_id, body.scheduled_at)));
+  r.post('/:email_id/cancel', op('cancelEmail', { scope: 'emails:send' }, ({ auth, params }) =>
+    emails.cancel(auth.workspaceId, params.email_id)));
+  r.post('/:email_id/resend', op('resendEmail', { scope: 'emails:send', status: 201 }, ({ auth, params }) =>
+    emails.resend(sender(auth), params.email_id)));
+  r.get('/:email_id/events', op('listEmailEvents', { scope: 'emails:read' }, ({ auth, params, page }) =>
+    emails.events(auth.workspaceId, params.email_id, page!)));
+  return r;
+}

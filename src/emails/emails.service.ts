@@ -1,0 +1,391 @@
+import { AppError, notFound } from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import type { Clock } from '../core/clock.js';
+import type { Plan } from '../config.js';
+import type { Store, Tx } from '../store/db.js';
+import type { EmailStatus } from '../store/tables.js';
+import type { Page, PageQuery } from '../store/paging.js';
+import { consumeSendQuota } from '../workspaces/quota.js';
+import type { AttachmentsService } from '../attachments/index.js';
+import { enqueue, dequeueEmail } from '../delivery/queue.repo.js';
+import { appendEvents, listEventsForEmail, type EmailEvent, type NewEvent } from '../events/events.repo.js';
+import { addressKey } from './addresses.js';
+import { checkScheduleTime, MAX_CONTENT_BYTES, normaliseEmail, type EmailCreateBody, type EmailDraft } from './email-input.js';
+import {
+  cancelOpenRecipients, dueScheduledEmails, findStoredEmail, getEmail, insertEmail, listEmails, listRecipients,
+  loadAttachmentParts, nextScheduledAt, transitionEmail, type AttachmentPart, type Email, type EmailFilter, type EmailSummary, type NewEmail,
+  type StoredEmail,
+} from './emails.repo.js';
+import type { SenderDomain, SendersPort, SuppressionsPort } from './ports.js';
+import { cachedSenders } from './sender-cache.js';
+import { checkSpam, type SpamCheckResult } from './spam-check.js';
+
+// The rules of the Emails area: what may be sent, by whom and when; the
+// states an email moves through; and the event each move writes, in the same
+// transaction as the move.
+//
+//   scheduled --(due)--> pending --(worker takes it)--> sent --> delivered | failed
+//   scheduled, pending --(cancel)--> cancelled
+//
+// A new email waits MAILROOM_SEND_DELAY seconds as pending (the cancel
+// window); the delivery worker moves it to sent when it claims its first
+// queue row, and the ledger settles delivered or failed from the recipients.
+
+/** Who is sending: the calling key's workspace, plan and mode. */
+export interface Sender {
+  workspaceId: string;
+  plan: string;
+  mode: 'live' | 'test';
+}
+
+export interface ListQuery {
+  status?: EmailStatus;
+  to?: string;
+  from?: string;
+  subject?: string;
+  tags?: string[];
+  created_after?: string;
+  created_before?: string;
+  domain_id?: string;
+}
+
+export interface CancelResult {
+  id: string;
+  object: 'email_cancel';
+  cancelled: boolean;
+  status: EmailStatus;
+}
+
+export interface BatchItemResult {
+  index: number;
+  id?: string;
+  error?: { code: string; message: string; param?: string };
+}
+
+export interface EmailsService {
+  create(sender: Sender, body: EmailCreateBody): Promise<Email>;
+  batch(sender: Sender, bodies: EmailCreateBody[]): Promise<{ object: 'batch'; data: BatchItemResult[] }>;
+  list(workspaceId: string, query: ListQuery, page: PageQuery): Promise<Page<EmailSummary>>;
+  get(workspaceId: string, id: string): Promise<Email>;
+  reschedule(workspaceId: string, id: string, scheduledAt: string): Promise<Email>;
+  cancel(workspaceId: string, id: string): Promise<CancelResult>;
+  resend(sender: Sender, id: string): Promise<Email>;
+  /** Scores the email for spam without sending it; a payload that could not be sent is 400. */
+  check(sender: Sender, body: EmailCreateBody): Promise<SpamCheckResult>;
+  events(workspaceId: string, id: string, page: PageQuery): Promise<Page<EmailEvent>>;
+  /** Moves scheduled emails whose time has come to the queue; returns how many. */
+  promoteDue(): Promise<number>;
+  /** When the next scheduled email falls due, if any. */
+  nextScheduledAt(): Promise<number | undefined>;
+}
+
+export interface EmailsDeps {
+  store: Store;
+  clock: Clock;
+  senders: SendersPort;
+  suppressions: SuppressionsPort;
+  attachments: AttachmentsService;
+  plan(name: string): Plan;
+  /** MAILROOM_SEND_DELAY in seconds. */
+  sendDelaySeconds: number;
+  /** How long delivery keeps trying before giving up. */
+  deliveryLifetimeMs: number;
+}
+
+/** Emails promoted per transaction by the due poller. */
+const PROMOTE_BATCH = 500;
+const PROMOTE_MAX_BATCHES = 20;
+
+/** Everything an insert needs, checked and fetched before the write transaction. */
+interface Prepared {
+  email: NewEmail;
+  /** Domains with recipients to deliver to (suppressed ones excluded). */
+  domains: string[];
+  suppressed: Array<{ email: string; reason: string }>;
+}
+
+/** The data of events about the whole email. */
+const emailData = (e: { from: string; to: string[]; subject: string }) => ({ from: e.from, to: e.to, subject: e.subject });
+
+export function emailsService(deps: EmailsDeps): EmailsService {
+  const { store, clock, senders, suppressions, attachments } = deps;
+  const sendDelayMs = deps.sendDelaySeconds * 1000;
+  const domains = cachedSenders(senders, clock);
+
+  /** The email's domain, checked against the sender's mode. Memoised per request (a batch names few domains). */
+  function domainLookup(sender: Sender) {
+    const cache = new Map<string, Promise<SenderDomain | undefined>>();
+    return async (draft: EmailDraft) => {
+      let found = cache.get(draft.fromDomain);
+      if (!found) cache.set(draft.fromDomain, (found = domains.find(sender.workspaceId, draft.fromDomain)));
+      const domain = await found;
+      if (sender.mode === 'live' && domain?.status !== 'active') {
+        throw new AppError('domain_not_verified', domain
+          ? `The domain '${draft.fromDomain}' of 'from' is not verified yet (status ${domain.status}); verify its DNS records first, or send with a test key.`
+          : `The domain '${draft.fromDomain}' of 'from' is not a domain of this workspace; add and verify it first, or send with a test key.`,
+        { param: 'from' });
+      }
+      return domain;
+    };
+  }
+
+  async function resolveAttachments(sender: Sender, draft: EmailDraft): Promise<AttachmentPart[]> {
+    const uploads = draft.attachments.flatMap((a) => (a.kind === 'upload' ? [a.attachmentId] : []));
+    const live = await attachments.fetchLive(sender.workspaceId, uploads);
+    const parts = draft.attachments.map((a): AttachmentPart => {
+      if (a.kind === 'inline') return { filename: a.filename, contentType: a.contentType, contentId: a.contentId, content: a.content };
+      const upload = live.get(a.attachmentId);
+      if (!upload) {
+        throw new AppError('validation_error', `Attachment '${a.attachmentId}' does not exist or has expired (uploads are kept 24 hours); upload it again.`, { param: a.param });
+      }
+      return { filename: a.filename ?? upload.filename, contentType: a.contentType ?? upload.contentType, contentId: a.contentId, content: upload.content };
+    });
+    const total = draft.contentBytes + parts.reduce((n, p, i) => n + (draft.attachments[i].kind === 'upload' ? p.content.length : 0), 0);
+    if (total > MAX_CONTENT_BYTES) {
+      throw new AppError('validation_error', `The email's content is over ${MAX_CONTENT_BYTES / 1024 / 1024} MiB (html, text and attachments, decoded).`, { param: 'attachments' });
+    }
+    return parts;
+  }
+
+  function prepare(sender: Sender, draft: EmailDraft, domain: SenderDomain | undefined,
+    parts: AttachmentPart[], suppressedAll: Map<string, string>, resentFrom: string | null, now: number): Prepared {
+    const id = newId('em', now);
+    const suppressed: Prepared['suppressed'] = [];
+    const recipients = draft.recipients.map((r) => {
+      const reason = suppressedAll.get(addressKey(r.email));
+      if (reason !== undefined) suppressed.push({ email: r.email, reason });
+      return {
+        id: newId('rcpt', now), email: r.email, kind: r.kind, domain: r.domain,
+        status: reason === undefined ? 'queued' as const : 'suppressed' as const,
+        detail: reason === undefined ? null : `suppressed: ${reason}`,
+      };
+    });
+    const open = recipients.filter((r) => r.status === 'queued');
+    const status: EmailStatus = open.length === 0 ? 'failed' : draft.scheduledAt !== undefined ? 'scheduled' : 'pending';
+    return {
+      email: {
+        id, workspaceId: sender.workspaceId, domainId: domain?.id ?? null, mode: sender.mode, from: draft.fromText,
+        fromDomain: draft.fromDomain, to: draft.to, cc: draft.cc, bcc: draft.bcc, replyTo: draft.replyTo,
+        subject: draft.subject, html: draft.html, text: draft.text, headers: draft.headers, tags: draft.tags, status,
+        scheduledAt: draft.scheduledAt ?? null, messageId: `<${id}@${draft.fromDomain}>`, resentFrom, recipients,
+        attachments: parts, now,
+      },
+      domains: [...new Set(open.map((r) => r.domain))],
+      suppressed,
+    };
+  }
+
+  /** Inserts a prepared email with its first events and, when pending, its queue rows. */
+  async function insert(tx: Tx, p: Prepared): Promise<Email> {
+    const e = p.email;
+    const email = await insertEmail(tx, e);
+    const base = { workspaceId: e.workspaceId, emailId: e.id, domainId: e.domainId, from: e.from, subject: e.subject, now: e.now };
+    const events: NewEvent[] = p.suppressed.map((s) => ({
+      ...base, kind: 'failed', recipient: s.email,
+      data: { to: s.email, from: e.from, subject: e.subject, reason: 'suppressed', suppression_reason: s.reason },
+    }));
+    if (e.status === 'scheduled') {
+      events.push({ ...base, kind: 'scheduled', data: { ...emailData(e), scheduled_at: new Date(e.scheduledAt!).toISOString() } });
+    } else if (e.status === 'pending') {
+      const dueAt = e.now + sendDelayMs;
+      events.push({ ...base, kind: 'queued', data: { ...emailData(e), send_at: new Date(dueAt).toISOString() } });
+      await enqueue(tx, { workspaceId: e.workspaceId, emailId: e.id, domains: p.domains, dueAt, lifetimeMs: deps.deliveryLifetimeMs, now: e.now });
+    }
+    await appendEvents(tx, events);
+    return email;
+  }
+
+  /** Test keys never reach a real recipient, so they do not use up the workspace's quota. */
+  const consumeQuota = (tx: Tx, sender: Sender, count: number, now: number) =>
+    sender.mode === 'live' ? consumeSendQuota(tx, sender.workspaceId, deps.plan(sender.plan), count, now) : Promise.resolve();
+
+  async function send(sender: Sender, draft: EmailDraft, resentFrom: string | null): Promise<Email> {
+    const now = clock.now();
+    const domain = await domainLookup(sender)(draft);
+    const parts = await resolveAttachments(sender, draft);
+    const suppressed = await suppressions.check(sender.workspaceId, draft.recipients.map((r) => addressKey(r.email)));
+    const prepared = prepare(sender, draft, domain, parts, suppressed, resentFrom, now);
+    return store.write(async (tx) => {
+      await consumeQuota(tx, sender, 1, now);
+      return insert(tx, prepared);
+    });
+  }
+
+  /** Moves a scheduled (or pending) email to pending and queues it, due at once. */
+  async function promote(tx: Tx, e: StoredEmail, now: number): Promise<boolean> {
+    if (!(await transitionEmail(tx, e.id, ['scheduled', 'pending'], 'pending', now))) return false;
+    const open = (await listRecipients(tx, e.id)).filter((r) => r.status === 'queued');
+    await enqueue(tx, { workspaceId: e.workspaceId, emailId: e.id, domains: open.map((r) => r.domain), dueAt: now, lifetimeMs: deps.deliveryLifetimeMs, now });
+    await appendEvents(tx, [{
+      workspaceId: e.workspaceId, emailId: e.id, domainId: e.domainId, kind: 'queued', from: e.from, subject: e.subject, now,
+      data: { ...emailData(e), send_at: new Date(now).toISOString() },
+    }]);
+    return true;
+  }
+
+  const service: EmailsService = {
+    async create(sender, body) {
+      return send(sender, normaliseEmail(body, clock.now()), null);
+    },
+
+    async batch(sender, bodies) {
+      const now = clock.now();
+      const results: BatchItemResult[] = bodies.map((_, index) => ({ index }));
+      const lookup = domainLookup(sender);
+      const ready: Array<{ index: number; draft: EmailDraft; domain: SenderDomain | undefined; parts: AttachmentPart[] }> = [];
+      for (const [index, body] of bodies.entries()) {
+        try {
+          const draft = normaliseEmail(body, now);
+          ready.push({ index, draft, domain: await lookup(draft), parts: await resolveAttachments(sender, draft) });
+        } catch (err) {
+          if (!(err instanceof AppError)) throw err;
+          results[index].error = { code: err.code, message: err.message, ...(err.param !== undefined && { param: err.param }) };
+        }
+      }
+      if (ready.length) {
+        const suppressed = await suppressions.check(sender.workspaceId,
+          [...new Set(ready.flatMap((r) => r.draft.recipients.map((x) => addressKey(x.email))))]);
+        const prepared = ready.map((r) => prepare(sender, r.draft, r.domain, r.parts, suppressed, null, now));
+        // One transaction for the batch: the quota is taken for all of it or none.
+        await store.write(async (tx) => {
+          await consumeQuota(tx, sender, prepared.length, now);
+          for (const p of prepared) await insert(tx, p);
+        });
+        ready.forEach((r, i) => (results[r.index].id = prepared[i].email.id));
+      }
+      return { object: 'batch', data: results };
+    },
+
+    list(ws, q, page) {
+      const filter: EmailFilter = {
+        ...(q.status !== undefined && { status: q.status }),
+        ...(q.to !== undefined && { to: q.to }),
+        ...(q.from !== undefined && { from: q.from }),
+        ...(q.subject !== undefined && { subject: q.subject }),
+        ...(q.tags !== undefined && q.tags.length > 0 && { tags: q.tags }),
+        ...(q.created_after !== undefined && { createdAfter: Date.parse(q.created_after) }),
+        ...(q.created_before !== undefined && { createdBefore: Date.parse(q.created_before) }),
+        ...(q.domain_id !== undefined && { domainId: q.domain_id }),
+      };
+      return listEmails(store.db, ws, filter, page);
+    },
+
+    async get(ws, id) {
+      const email = await getEmail(store.db, ws, id);
+      if (!email) throw notFound('email', id);
+      return email;
+    },
+
+    async reschedule(ws, id, input) {
+      const now = clock.now();
+      const at = checkScheduleTime(input, now);
+      return store.write(async (tx) => {
+        const e = await findStoredEmail(tx, ws, id);
+        if (!e) throw notFound('email', id);
+        if (e.status !== 'pending' && e.status !== 'scheduled') {
+          throw new AppError('invalid_state', `Only a pending or scheduled email can be rescheduled; this one is ${e.status}.`, { param: 'scheduled_at' });
+        }
+        await dequeueEmail(tx, e.id);
+        if (at === undefined) {
+          // Due now: straight to the queue, without another send delay.
+          await promote(tx, e, now);
+        } else {
+          await transitionEmail(tx, e.id, ['pending', 'scheduled'], 'scheduled', now, { scheduledAt: at });
+          await appendEvents(tx, [{
+            workspaceId: ws, emailId: e.id, domainId: e.domainId, kind: 'scheduled', from: e.from, subject: e.subject, now,
+            data: { ...emailData(e), scheduled_at: new Date(at).toISOString() },
+          }]);
+        }
+        return (await getEmail(tx, ws, id))!;
+      });
+    },
+
+    async cancel(ws, id) {
+      const now = clock.now();
+      return store.write(async (tx): Promise<CancelResult> => {
+        const e = await findStoredEmail(tx, ws, id);
+        if (!e) throw notFound('email', id);
+        const result = (cancelled: boolean, status: EmailStatus): CancelResult => ({ id, object: 'email_cancel', cancelled, status });
+        if (e.status === 'cancelled') return result(true, 'cancelled');
+        if (e.status !== 'pending' && e.status !== 'scheduled') return result(false, e.status);
+        // The claim that hands an email to delivery moves it to sent in its own
+        // transaction, so a pending email here has no message in flight.
+        await transitionEmail(tx, e.id, ['pending', 'scheduled'], 'cancelled', now);
+        await dequeueEmail(tx, e.id);
+        await cancelOpenRecipients(tx, e.id, now);
+        await appendEvents(tx, [{
+          workspaceId: ws, emailId: e.id, domainId: e.domainId, kind: 'cancelled', from: e.from, subject: e.subject, now,
+          data: { ...emailData(e), previous_status: e.status },
+        }]);
+        return result(true, 'cancelled');
+      });
+    },
+
+    async resend(sender, id) {
+      const original = await findStoredEmail(store.db, sender.workspaceId, id);
+      if (!original) throw notFound('email', id);
+      if (original.status !== 'sent' && original.status !== 'delivered' && original.status !== 'failed') {
+        throw new AppError('invalid_state', `Only a sent, delivered or failed email can be resent; this one is ${original.status}.`);
+      }
+      const parts = await loadAttachmentParts(store.db, id);
+      // The stored fields passed these checks when the email was made; running
+      // them again rebuilds the recipient list the same way.
+      const draft = normaliseEmail({
+        from: original.from, to: original.to, cc: original.cc, bcc: original.bcc, reply_to: original.replyTo,
+        subject: original.subject, headers: original.headers, tags: original.tags,
+        ...(original.html !== null && { html: original.html }), ...(original.text !== null && { text: original.text }),
+        attachments: parts.map((p) => ({
+          content: p.content.toString('base64'), filename: p.filename, content_type: p.contentType,
+          ...(p.contentId !== null && { content_id: p.contentId }),
+        })),
+      }, clock.now());
+      return send(sender, draft, id);
+    },
+
+    async check(sender, body) {
+      // The spec gives this operation 400 for a payload it cannot take, not 422.
+      const asBadRequest = (err: unknown) =>
+        err instanceof AppError && err.code === 'validation_error' ? new AppError(err.code, err.message, { param: err.param, status: 400 }) : err;
+      let draft: EmailDraft;
+      let parts: AttachmentPart[];
+      try {
+        draft = normaliseEmail(body, clock.now());
+        parts = await resolveAttachments(sender, draft);
+      } catch (err) {
+        throw asBadRequest(err);
+      }
+      const domain = await domains.find(sender.workspaceId, draft.fromDomain);
+      return checkSpam({
+        subject: draft.subject, html: draft.html, text: draft.text, headers: draft.headers,
+        attachmentNames: parts.map((p) => p.filename), domainVerified: domain?.status === 'active',
+      });
+    },
+
+    async events(ws, id, page) {
+      if (!(await findStoredEmail(store.db, ws, id))) throw notFound('email', id);
+      return listEventsForEmail(store.db, ws, id, page);
+    },
+
+    async promoteDue() {
+      // A read first, so the poller's idle rounds never queue a write.
+      const next = await nextScheduledAt(store.db);
+      if (next === undefined || next > clock.now()) return 0;
+      let total = 0;
+      for (let i = 0; i < PROMOTE_MAX_BATCHES; i++) {
+        const now = clock.now();
+        const { seen, moved } = await store.write(async (tx) => {
+          const due = await dueScheduledEmails(tx, now, PROMOTE_BATCH);
+          let n = 0;
+          for (const e of due) if (await promote(tx, e, now)) n += 1;
+          return { seen: due.length, moved: n };
+        });
+        total += moved;
+        if (seen < PROMOTE_BATCH) break;
+      }
+      return total;
+    },
+
+    nextScheduledAt: () => nextScheduledAt(store.db),
+  };
+  return service;
+}

@@ -1,0 +1,83 @@
+import type { Selectable } from 'kysely';
+import type { Db, Tx } from '../store/db.js';
+import type { EventsTable } from '../store/tables.js';
+import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
+import { newId } from '../core/ids.js';
+import { toIso } from '../core/clock.js';
+
+// The shared events table: every state change of an email appends a row here
+// in the same transaction as the change, so the timeline can never disagree
+// with the email. Other areas read it (the account-wide events list, webhook
+// fan-out, engagement) by position.
+
+/** Event kinds written by sending and delivery; the type string is `email.<kind>`. */
+export type EmailEventKind =
+  | 'scheduled' // created for later, or rescheduled
+  | 'queued' // waiting out the send delay before hand-off
+  | 'sent' // handed to delivery
+  | 'delivered'
+  | 'delayed' // temporary failure, will be retried
+  | 'bounced'
+  | 'complained'
+  | 'opened' // the open pixel was fetched (tracking)
+  | 'clicked' // a tracked link was followed
+  | 'failed' // a recipient will not be sent to (suppressed, or delivery gave up)
+  | 'cancelled';
+
+export interface EmailEvent {
+  id: string;
+  object: 'event';
+  type: string;
+  email_id: string | null;
+  created_at: string;
+  data: Record<string, unknown>;
+}
+
+export interface NewEvent {
+  workspaceId: string;
+  emailId: string;
+  domainId: string | null;
+  kind: EmailEventKind;
+  /** The recipient a per-recipient event is about. */
+  recipient?: string;
+  from: string;
+  subject: string;
+  data: Record<string, unknown>;
+  now: number;
+}
+
+export const toEvent = (r: Selectable<EventsTable>): EmailEvent => ({
+  id: r.id,
+  object: 'event',
+  type: r.type,
+  email_id: r.email_id,
+  created_at: toIso(r.created_at),
+  data: JSON.parse(r.data) as Record<string, unknown>,
+});
+
+/** Appends one event; call it inside the transaction that makes the change it reports. */
+export async function appendEvent(tx: Tx, e: NewEvent): Promise<string> {
+  const id = newId('evt', e.now);
+  await tx.insertInto('events').values({
+    id, workspace_id: e.workspaceId, email_id: e.emailId, domain_id: e.domainId, type: `email.${e.kind}`,
+    recipient: e.recipient ?? null, from_address: e.from, subject: e.subject, data: JSON.stringify(e.data), created_at: e.now,
+  }).execute();
+  return id;
+}
+
+/** Several events in one statement (a batch send, a delivery outcome for many recipients). */
+export async function appendEvents(tx: Tx, events: NewEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  await tx.insertInto('events').values(events.map((e) => ({
+    id: newId('evt', e.now), workspace_id: e.workspaceId, email_id: e.emailId, domain_id: e.domainId, type: `email.${e.kind}`,
+    recipient: e.recipient ?? null, from_address: e.from, subject: e.subject, data: JSON.stringify(e.data), created_at: e.now,
+  }))).execute();
+}
+
+/** The timeline of one email, newest first like every list. */
+export async function listEventsForEmail(db: Db, ws: string, emailId: string, page: PageQuery): Promise<Page<EmailEvent>> {
+  return fetchPage(page, (bound, order, take) => db.selectFrom('events').selectAll()
+    .where('email_id', '=', emailId).where('workspace_id', '=', ws)
+    .$if(bound !== undefined, (q) => q.where('pos', bound!.op, bound!.pos))
+    .orderBy('pos', order).limit(take).execute(), toEvent);
+}

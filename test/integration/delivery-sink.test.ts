@@ -1,0 +1,191 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setTimeout as delay } from 'node:timers/promises';
+import { simpleParser } from 'mailparser';
+import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { sinkMessagesFor } from '../../src/delivery/sink.js';
+import { claimDue } from '../../src/delivery/queue.repo.js';
+import { emailsLedger } from '../../src/emails/index.js';
+import { parseReturnPath } from '../../src/inbound/return-path.js';
+import { startTestApp, type ApiClient, type TestApp } from '../helpers/app.js';
+
+// The sink: every message is built, signed and kept, nothing connects out;
+// test keys get simulated outcomes by recipient. And the due poller: a
+// scheduled email is handed to delivery on time.
+
+const eventTypes = async (api: ApiClient, id: string) =>
+  (await api.get(`/v1/emails/${id}/events?limit=100`)).body.data.map((e: { type: string }) => e.type).reverse();
+
+describe('the sink with simulated outcomes', () => {
+  const clock = new ManualClock();
+  let t: TestApp;
+  let testApi: ApiClient;
+  beforeAll(async () => {
+    t = await startTestApp({ clock });
+    testApi = t.api.as((await t.seed.key({ mode: 'test' })).token);
+  });
+  afterAll(() => t.close());
+
+  it('delivers, bounces, delays and complains by local part on mailroom.test', async () => {
+    const res = await testApi.post('/v1/emails', {
+      from: 'dev@myapp.test', subject: 'Simulate', text: 'x',
+      to: ['delivered@mailroom.test', 'bounced+1@mailroom.test', 'delayed@mailroom.test', 'Complained@Mailroom.test', 'someone@real.example'],
+    });
+    const id = res.body.id;
+    await t.mailroom.delivery.drain();
+    let email = (await testApi.get(`/v1/emails/${id}`)).body;
+    expect(email.status).toBe('sent');
+    expect(email.recipients.map((r: { status: string; smtp_code: number }) => [r.status, r.smtp_code])).toEqual([
+      ['delivered', 250], ['bounced', 550], ['deferred', 451], ['delivered', 250], ['delivered', 250],
+    ]);
+    const events = (await testApi.get(`/v1/emails/${id}/events?limit=100`)).body.data;
+    const of = (type: string) => events.filter((e: { type: string }) => e.type === type);
+    expect(of('email.bounced')[0].data).toMatchObject({
+      to: 'bounced+1@mailroom.test', bounce_type: 'hard', bounce_subtype: 'no_mailbox', smtp_code: 550, enhanced_status_code: '5.1.1',
+      recommended_action: 'suppress_recipient',
+    });
+    expect(of('email.delayed')[0].data).toMatchObject({ to: 'delayed@mailroom.test', attempt: 1, smtp_code: 451 });
+    expect(of('email.complained')[0].data).toMatchObject({ to: 'Complained@Mailroom.test', feedback_type: 'abuse' });
+    expect(of('email.delivered')).toHaveLength(3);
+
+    // The retry comes on the schedule (5 minutes, with jitter).
+    const retryAt = Date.parse(of('email.delayed')[0].data.next_attempt_at);
+    expect(retryAt - clock.now()).toBeGreaterThanOrEqual(270_000);
+    clock.set(retryAt);
+    await t.mailroom.delivery.drain();
+    email = (await testApi.get(`/v1/emails/${id}`)).body;
+    expect(email.status).toBe('delivered');
+    expect(email.recipients[2]).toMatchObject({ status: 'delivered', smtp_code: 250 });
+
+    // Simulations never touch the suppression list, so they can be repeated.
+    expect((await t.mailroom.services.suppressions.check(t.workspaceId, ['bounced+1@mailroom.test', 'complained@mailroom.test'])).size).toBe(0);
+    const kept = await sinkMessagesFor(t.mailroom.services.store.db, id);
+    expect(kept.map((m) => m.recipients.length)).toEqual([4, 1, 1]);
+  });
+
+  it('fails an email whose every recipient bounces', async () => {
+    const res = await testApi.post('/v1/emails', { from: 'dev@myapp.test', to: 'bounced@mailroom.test', subject: 'x', text: 'x' });
+    await t.mailroom.delivery.drain();
+    expect((await testApi.get(`/v1/emails/${res.body.id}`)).body.status).toBe('failed');
+    expect(await eventTypes(testApi, res.body.id)).toEqual(['email.queued', 'email.sent', 'email.bounced']);
+  });
+});
+
+describe('messages kept by the sink', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('are built with the headers asked for, a return path naming the email, and a DKIM signature that verifies', async () => {
+    const domain = await t.seed.activeDomain('acme.test');
+    const res = await t.api.post('/v1/emails', {
+      from: 'Ann Lee <ann@acme.test>', to: 'Bob <bob@example.org>', cc: 'carol@example.org', bcc: 'secret@example.org',
+      reply_to: 'help@acme.test', subject: 'Grüße', html: '<p>Hallo</p>', text: 'Hallo\nWelt',
+      headers: { 'X-Campaign': 'fall', 'List-Unsubscribe': '<https://acme.test/u/1>', 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' },
+      attachments: [{ content: Buffer.from('a,b\n1,2\n').toString('base64'), filename: 'data.csv' }],
+    });
+    const id = res.body.id;
+    const deadline = Date.now() + 5000;
+    while ((await t.api.get(`/v1/emails/${id}`)).body.status !== 'delivered') {
+      if (Date.now() > deadline) throw new Error('not delivered in time');
+      await delay(20);
+    }
+    const [kept] = await sinkMessagesFor(t.mailroom.services.store.db, id);
+    expect(kept.recipients).toEqual(['bob@example.org', 'carol@example.org', 'secret@example.org']);
+    expect(parseReturnPath(kept.mailFrom)).toEqual({ emailId: id });
+    expect(kept.mailFrom.endsWith('@bounces.acme.test')).toBe(true);
+
+    const parsed = await simpleParser(kept.raw);
+    expect(parsed.messageId).toBe(`<${id}@acme.test>`);
+    expect(parsed.subject).toBe('Grüße');
+    expect(parsed.text?.trim()).toBe('Hallo\nWelt');
+    expect(parsed.headers.get('bcc')).toBeUndefined();
+    expect(parsed.headers.get('x-campaign')).toBe('fall');
+    const head = kept.raw.toString('latin1').split('\r\n\r\n')[0];
+    expect(head).toContain('\r\nList-Unsubscribe: <https://acme.test/u/1>\r\n');
+    expect(head).toContain('\r\nList-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n');
+    expect(parsed.attachments.map((a) => [a.filename, a.contentType, a.content.toString()])).toEqual([['data.csv', 'text/csv', 'a,b\n1,2\n']]);
+
+    // The public key as the domain asks it to be published, served to the verifier.
+    const records = new Map(domain.records.filter((r) => r.type === 'TXT').map((r) => [r.name, r.value]));
+    const { results } = await dkimVerify(kept.raw, {
+      resolver: async (name: string) => {
+        const value = records.get(name);
+        if (!value) throw Object.assign(new Error('no record'), { code: 'ENOTFOUND' });
+        return [[value]];
+      },
+    });
+    expect(results).toEqual([expect.objectContaining({ signingDomain: 'acme.test', status: expect.objectContaining({ result: 'pass' }) })]);
+  });
+});
+
+describe('the delivery ledger', () => {
+  it('builds the message with the HTML rewriter of the composition root (tracking), for known domains only', async () => {
+    // A long send delay keeps the app's own worker away from these rows.
+    await using t = await startTestApp({ env: { MAILROOM_SEND_DELAY: '600' } });
+    await t.seed.activeDomain('acme.test');
+    const { store, domains, suppressions } = t.mailroom.services;
+    const seen: string[] = [];
+    const ledger = emailsLedger({
+      store, clock: t.clock, senders: domains.senders(), suppressions,
+      rewriteHtml: async ({ emailId, html, domain }) => {
+        seen.push(`${emailId} ${domain.name}`);
+        return html.replace('</p>', '<img src="https://t.example/o"></p>');
+      },
+    });
+    const testApi = t.api.as((await t.seed.key({ mode: 'test' })).token);
+    const known = (await t.api.post('/v1/emails', { from: 'ann@acme.test', to: 'bob@example.org', subject: 'x', html: '<p>Hi</p>' })).body.id;
+    const unknown = (await testApi.post('/v1/emails', { from: 'dev@elsewhere.test', to: 'bob@example.org', subject: 'x', html: '<p>Hi</p>' })).body.id;
+
+    const now = Date.now() + 600_000;
+    const items = await store.write(async (tx) => {
+      const claimed = await claimDue(tx, { now, leaseMs: 60_000, owner: 'test', limit: 10 });
+      await ledger.handOff(tx, claimed, now);
+      return claimed;
+    });
+    const jobs = new Map(await Promise.all(items.map(async (i) => [i.emailId, await ledger.load(i)] as const)));
+    expect(jobs.get(known)?.compose.html).toBe('<p>Hi<img src="https://t.example/o"></p>');
+    expect(jobs.get(unknown)?.compose.html).toBe('<p>Hi</p>');
+    expect(seen).toEqual([`${known} acme.test`]);
+    expect((await t.api.get(`/v1/emails/${known}`)).body.status).toBe('sent');
+  });
+});
+
+describe('scheduled emails', () => {
+  it('are handed to delivery within a second of their time', async () => {
+    await using t = await startTestApp();
+    await t.seed.activeDomain('acme.test');
+    const at = new Date(Date.now() + 1500);
+    const res = await t.api.post('/v1/emails', { from: 'ann@acme.test', to: 'bob@example.org', subject: 'Later', text: 'x', scheduled_at: at.toISOString() });
+    expect(res.body).toMatchObject({ status: 'scheduled', scheduled_at: at.toISOString() });
+    const deadline = Date.now() + 5000;
+    let email = res.body;
+    while (email.status !== 'delivered') {
+      if (Date.now() > deadline) throw new Error(`still ${email.status}`);
+      await delay(20);
+      email = (await t.api.get(`/v1/emails/${res.body.id}`)).body;
+    }
+    const late = Date.parse(email.sent_at) - at.getTime();
+    expect(late).toBeGreaterThanOrEqual(0);
+    expect(late).toBeLessThan(1000);
+    expect(await eventTypes(t.api, res.body.id)).toEqual(['email.scheduled', 'email.queued', 'email.sent', 'email.delivered']);
+  });
+
+  it('wait for their time on a manual clock, and accept the relative forms', async () => {
+    const clock = new ManualClock();
+    await using t = await startTestApp({ clock });
+    await t.seed.activeDomain('acme.test');
+    const res = await t.api.post('/v1/emails', { from: 'ann@acme.test', to: 'bob@example.org', subject: 'Later', text: 'x', scheduled_at: 'in 1 hour' });
+    expect(res.body.scheduled_at).toBe(new Date(clock.now() + 3600_000).toISOString());
+    clock.advance(3600_000 - 1);
+    expect(await t.mailroom.services.emails.promoteDue()).toBe(0);
+    await t.mailroom.delivery.drain();
+    expect((await t.api.get(`/v1/emails/${res.body.id}`)).body.status).toBe('scheduled');
+    clock.advance(1);
+    expect(await t.mailroom.services.emails.promoteDue()).toBe(1);
+    await t.mailroom.delivery.drain();
+    expect((await t.api.get(`/v1/emails/${res.body.id}`)).body.status).toBe('delivered');
+  });
+});

@@ -1,0 +1,91 @@
+import { simpleParser } from 'mailparser';
+import { describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+
+const BROWSER = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15';
+
+async function sentMessage(t: TestApp, emailId: string) {
+  const row = await t.mailroom.services.store.db.selectFrom('sink_messages').select('raw')
+    .where('email_id', '=', emailId).executeTakeFirstOrThrow();
+  return simpleParser(row.raw);
+}
+
+async function eventsOf(t: TestApp, emailId: string, type: string) {
+  const res = await t.api.get(`/v1/events?email_id=${emailId}&event_type=${type}`);
+  expect(res.status).toBe(200);
+  return res.body.data as Array<{ data: Record<string, unknown> }>;
+}
+
+describe('open and click tracking', () => {
+  it('rewrites links and adds a pixel; opens and clicks become events with counts; tampered tokens are 404', async () => {
+    await using t = await startTestApp();
+    const domain = await t.seed.activeDomain('track.example');
+    expect((await t.api.patch(`/v1/domains/${domain.id}`, { open_tracking: true, click_tracking: true })).status).toBe(200);
+
+    const sent = await t.api.post('/v1/emails', {
+      from: 'Shop <shop@track.example>', to: 'reader@example.net', subject: 'Your order',
+      html: '<html><body><p><a href="https://shop.example/p?id=1&amp;ref=mail">See it</a> or '
+        + '<a href="mailto:help@track.example">write</a> or <a href="#faq">read</a>.</p></body></html>',
+      text: 'See it at https://shop.example/p?id=1',
+    });
+    expect(sent.status).toBe(201);
+    await t.mailroom.delivery.drain();
+
+    const message = await sentMessage(t, sent.body.id);
+    const html = String(message.html);
+    expect(message.text?.trim()).toBe('See it at https://shop.example/p?id=1');
+    expect(html).toContain('href="mailto:help@track.example"');
+    expect(html).toContain('href="#faq"');
+    expect(html).not.toContain('https://shop.example/p');
+    const pixel = /<img src="([^"]+\/t\/o\/[^"]+)"/.exec(html)![1];
+    const link = /href="([^"]+\/t\/c\/[^"]+)"/.exec(html)![1].replace(/&amp;/g, '&');
+    expect(pixel.startsWith(t.url)).toBe(true);
+
+    const open = await fetch(pixel, { headers: { 'User-Agent': BROWSER } });
+    expect(open.status).toBe(200);
+    expect(open.headers.get('content-type')).toBe('image/gif');
+    expect(open.headers.get('cache-control')).toContain('no-store');
+    expect((await open.arrayBuffer()).byteLength).toBeLessThan(100);
+    await fetch(pixel, { headers: { 'User-Agent': 'Mozilla/5.0' } });  // Apple Mail privacy proxy
+
+    const click = await fetch(link, { redirect: 'manual', headers: { 'User-Agent': BROWSER } });
+    expect(click.status).toBe(302);
+    expect(click.headers.get('location')).toBe('https://shop.example/p?id=1&ref=mail');
+
+    const opens = await eventsOf(t, sent.body.id, 'opened');
+    expect(opens.map((e) => e.data.open_count).sort()).toEqual([1, 2]);
+    const human = opens.find((e) => e.data.open_count === 1)!.data;
+    expect(human).toMatchObject({ to: 'reader@example.net', user_agent: BROWSER, machine: false });
+    expect(human.ip_address).toMatch(/127\.0\.0\.1/);
+    expect(opens.find((e) => e.data.open_count === 2)!.data).toMatchObject({ machine: true, machine_reason: 'apple_mail_privacy' });
+    const clicks = await eventsOf(t, sent.body.id, 'clicked');
+    expect(clicks).toHaveLength(1);
+    expect(clicks[0].data).toMatchObject({ to: 'reader@example.net', url: 'https://shop.example/p?id=1&ref=mail', click_count: 1, user_agent: BROWSER });
+
+    // The email's own timeline shows them too.
+    const timeline = (await t.api.get(`/v1/emails/${sent.body.id}/events?limit=100`)).body.data.map((e: { type: string }) => e.type);
+    expect(timeline).toEqual(expect.arrayContaining(['email.sent', 'email.delivered', 'email.opened', 'email.clicked']));
+
+    // Tampered, truncated or cross-kind tokens name nothing.
+    const flip = (s: string) => s.slice(0, -1) + (s.endsWith('A') ? 'B' : 'A');
+    const token = link.split('/t/c/')[1];
+    const openToken = pixel.split('/t/o/')[1];
+    for (const bad of [`/t/c/${flip(token)}`, `/t/c/${token.slice(0, 20)}`, `/t/o/${token}`, '/t/c/https%3A%2F%2Fevil.example', `/t/o/${flip(openToken)}`]) {
+      const res = await fetch(t.url + bad, { redirect: 'manual' });
+      expect(res.status, bad).toBe(404);
+      expect(res.headers.get('location')).toBeNull();
+    }
+    expect((await eventsOf(t, sent.body.id, 'clicked'))).toHaveLength(1);
+  });
+
+  it('leaves mail untouched when the domain does not track', async () => {
+    await using t = await startTestApp();
+    await t.seed.activeDomain('plain.example');
+    const html = '<p><a href="https://shop.example/x">x</a></p>';
+    const sent = await t.api.post('/v1/emails', { from: 'a@plain.example', to: 'b@example.net', subject: 's', html });
+    await t.mailroom.delivery.drain();
+    const message = await sentMessage(t, sent.body.id);
+    expect(String(message.html)).toContain('href="https://shop.example/x"');
+    expect(String(message.html)).not.toContain('/t/o/');
+  });
+});

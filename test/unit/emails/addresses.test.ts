@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import { addressKey, isValidAddress, mailDomain, parseMailbox } from '../../../src/emails/addresses.js';
+
+describe('parseMailbox', () => {
+  it.each([
+    ['ann@example.com', { email: 'ann@example.com' }],
+    ['  ann@example.com  ', { email: 'ann@example.com' }],
+    ['Ann Lee <ann@example.com>', { email: 'ann@example.com', name: 'Ann Lee' }],
+    ['"Lee, Ann" <ann@example.com>', { email: 'ann@example.com', name: 'Lee, Ann' }],
+    ['<ann@example.com>', { email: 'ann@example.com' }],
+    ['Zoë <zoë@bücher.example>', { email: 'zoë@bücher.example', name: 'Zoë' }],
+  ])('accepts %j', (input, mailbox) => {
+    expect(parseMailbox(input)).toEqual({ ok: true, mailbox });
+  });
+
+  it.each([
+    ['', 'is empty'],
+    ['ann', 'is not a valid email address'],
+    ['ann@localhost', 'is not a valid email address'],
+    ['ann@192.168.1.1', 'is not a valid email address'],
+    ['a@x.test, b@y.test', 'holds more than one address (pass an array instead)'],
+    ['a@x.test b@y.test', 'has a display name that looks like an address'],
+    ['team: a@x.test;', 'is a group, not an address'],
+    ['Ann <ann@x.test>\r\nBcc: evil@y.test', 'contains a control character or line break'],
+    ['"quoted local"@x.test', 'is not a valid email address'],
+    [`${'a'.repeat(65)}@x.test`, 'is not a valid email address'],
+  ])('refuses %j', (input, reason) => {
+    expect(parseMailbox(input)).toEqual({ ok: false, reason });
+  });
+});
+
+describe('mailDomain', () => {
+  it('gives the lower-cased ASCII form of the domain', () => {
+    expect(mailDomain('Ann@Example.COM')).toBe('example.com');
+    expect(mailDomain('zoë@bücher.example')).toBe('xn--bcher-kva.example');
+  });
+
+  it('refuses bare hosts, IP-like names and bad labels', () => {
+    expect(mailDomain('a@localhost')).toBeUndefined();
+    expect(mailDomain('a@10.0.0.1')).toBeUndefined();
+    expect(mailDomain('a@-bad.example')).toBeUndefined();
+    expect(mailDomain('no-at-sign')).toBeUndefined();
+  });
+});
+
+describe('isValidAddress and addressKey', () => {
+  it('checks the local part length and form', () => {
+    expect(isValidAddress('first.last+tag@example.com')).toBe(true);
+    expect(isValidAddress('.lead@example.com')).toBe(false);
+    expect(isValidAddress('double..dot@example.com')).toBe(false);
+  });
+
+  it('folds case and trims for comparisons', () => {
+    expect(addressKey('  Ann@Example.com ')).toBe('ann@example.com');
+  });
+});
