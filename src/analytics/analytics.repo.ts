@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { nextEventBatch } from '../store/event-log.js';
 import type { Db, Tx } from '../store/db.js';
 
 // Hourly rollups of the events table. A fold follows the events by position
@@ -152,13 +153,11 @@ async function tagsetId(tx: Tx, ws: string, tags: string[]): Promise<number> {
  */
 export async function foldBatch(tx: Tx, maxEvents: number): Promise<number> {
   const lo = await readWatermark(tx);
-  const range = await sql<{ hi: number | null; n: number }>`
-    select max(pos) as hi, count(*) as n from (select pos from events where pos > ${lo} order by pos limit ${maxEvents}) as batch`
-    .execute(tx);
-  const hi = range.rows[0]?.hi;
-  if (hi === null || hi === undefined) return 0;
+  const batch = await nextEventBatch(tx, lo, maxEvents);
+  if (!batch) return 0;
+  const { hi } = batch;
   const events = await tx.selectFrom('events').select(EVENT_COLUMNS)
-    .where('pos', '>', lo).where('pos', '<=', Number(hi)).where('type', 'in', Object.keys(COUNTED_TYPES))
+    .where('pos', '>', lo).where('pos', '<=', hi).where('type', 'in', Object.keys(COUNTED_TYPES))
     .orderBy('pos').execute();
   const { buckets, firsts } = await countEvents(tx, events);
 
@@ -190,9 +189,9 @@ export async function foldBatch(tx: Tx, maxEvents: number): Promise<number> {
     await tx.insertInto('analytics_first_engagement').values(firsts.slice(i, i + IN_CHUNK))
       .onConflict((oc) => oc.doNothing()).execute();
   }
-  await tx.insertInto('event_watermarks').values({ name: WATERMARK, last_event_pos: Number(hi) })
-    .onConflict((oc) => oc.column('name').doUpdateSet({ last_event_pos: Number(hi) })).execute();
-  return Number(range.rows[0]!.n);
+  await tx.insertInto('event_watermarks').values({ name: WATERMARK, last_event_pos: hi })
+    .onConflict((oc) => oc.column('name').doUpdateSet({ last_event_pos: hi })).execute();
+  return batch.count;
 }
 
 export interface AnalyticsFilter {

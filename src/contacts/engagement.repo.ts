@@ -1,4 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
+import { nextEventBatch } from '../store/event-log.js';
 import type { Db, Tx } from '../store/db.js';
 import type { EngagementTier } from '../store/tables.js';
 import {
@@ -75,12 +76,9 @@ function batchFacts(lo: number, hi: number): RawBuilder<unknown> {
  */
 export async function foldEventBatch(tx: Tx, maxEvents: number, now: number): Promise<number> {
   const lo = await readWatermark(tx);
-  const top = await sql<{ hi: number | null; n: number }>`
-    select max(pos) as hi, count(*) as n from (select pos from events where pos > ${lo} order by pos limit ${maxEvents}) as batch`
-    .execute(tx);
-  const hi = top.rows[0]?.hi;
-  if (hi === null || hi === undefined) return 0;
-  const hiPos = Number(hi);
+  const batch = await nextEventBatch(tx, lo, maxEvents);
+  if (!batch) return 0;
+  const { hi } = batch;
 
   // The WHERE clause keeps SQLite from reading ON CONFLICT as a join constraint.
   await sql`
@@ -88,7 +86,7 @@ export async function foldEventBatch(tx: Tx, maxEvents: number, now: number): Pr
     select f.workspace_id, f.email,
       min(case when f.type in (${typeList(SEND_EVENT_TYPES)}) then f.created_at end),
       max(case when f.type in (${typeList(ENGAGEMENT_EVENT_TYPES)}) then f.created_at end)
-    from (${batchFacts(lo, hiPos)}) as f
+    from (${batchFacts(lo, hi)}) as f
     where f.email is not null
     group by f.workspace_id, f.email
     on conflict (workspace_id, email) do update set
@@ -101,11 +99,11 @@ export async function foldEventBatch(tx: Tx, maxEvents: number, now: number): Pr
     where ae.workspace_id = contacts.workspace_id and ae.email = contacts.email
       and contacts.deleted_at is null
       and contacts.engagement_tier <> ${tierCase(now)}
-      and (contacts.workspace_id, contacts.email) in (select f.workspace_id, f.email from (${batchFacts(lo, hiPos)}) as f)`.execute(tx);
+      and (contacts.workspace_id, contacts.email) in (select f.workspace_id, f.email from (${batchFacts(lo, hi)}) as f)`.execute(tx);
 
-  await tx.insertInto('engagement_watermark').values({ name: WATERMARK, last_event_pos: hiPos })
-    .onConflict((oc) => oc.column('name').doUpdateSet({ last_event_pos: hiPos })).execute();
-  return Number(top.rows[0]!.n);
+  await tx.insertInto('engagement_watermark').values({ name: WATERMARK, last_event_pos: hi })
+    .onConflict((oc) => oc.column('name').doUpdateSet({ last_event_pos: hi })).execute();
+  return batch.count;
 }
 
 /** Re-tiers live contacts with positions in (after, upTo] as of `now`: tiers age with time alone. */

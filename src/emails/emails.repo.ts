@@ -54,9 +54,8 @@ export interface Email extends EmailSummary {
   recipients: RecipientView[];
 }
 
-/** An email as the service reasons about it: times in ms, JSON parsed. */
-export interface StoredEmail {
-  pos: number;
+/** The fields an email has both when it is written and when it is read back. */
+interface EmailFields {
   id: string;
   workspaceId: string;
   domainId: string | null;
@@ -72,11 +71,16 @@ export interface StoredEmail {
   text: string | null;
   headers: Record<string, string>;
   tags: string[];
-  attachments: AttachmentMeta[];
   status: EmailStatus;
   scheduledAt: number | null;
-  sentAt: number | null;
   messageId: string;
+}
+
+/** An email as the service reasons about it: times in ms, JSON parsed. */
+export interface StoredEmail extends EmailFields {
+  pos: number;
+  attachments: AttachmentMeta[];
+  sentAt: number | null;
   createdAt: number;
 }
 
@@ -95,25 +99,7 @@ export interface AttachmentPart {
   content: Buffer;
 }
 
-export interface NewEmail {
-  id: string;
-  workspaceId: string;
-  domainId: string | null;
-  mode: 'live' | 'test';
-  from: string;
-  fromDomain: string;
-  to: string[];
-  cc: string[];
-  bcc: string[];
-  replyTo: string[];
-  subject: string;
-  html: string | null;
-  text: string | null;
-  headers: Record<string, string>;
-  tags: string[];
-  status: EmailStatus;
-  scheduledAt: number | null;
-  messageId: string;
+export interface NewEmail extends EmailFields {
   resentFrom: string | null;
   recipients: Array<{ id: string; email: string; kind: 'to' | 'cc' | 'bcc'; domain: string; status: RecipientStatus; detail: string | null }>;
   attachments: AttachmentPart[];

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
+import { nextEventBatch } from '../store/event-log.js';
 import type { Db, Tx } from '../store/db.js';
 import type { EventsTable } from '../store/tables.js';
 import { isPostgres } from '../store/schema-helpers.js';
@@ -240,11 +241,9 @@ export async function sideIndexWatermark(db: Db | Tx): Promise<number> {
  */
 export async function indexEventsBatch(tx: Tx, maxEvents: number): Promise<number> {
   const lo = await sideIndexWatermark(tx);
-  const range = await sql<{ hi: number | null; n: number }>`
-    select max(pos) as hi, count(*) as n from (select pos from events where pos > ${lo} order by pos limit ${maxEvents}) as batch`
-    .execute(tx);
-  const hi = range.rows[0]?.hi;
-  if (hi === null || hi === undefined) return 0;
+  const batch = await nextEventBatch(tx, lo, maxEvents);
+  if (!batch) return 0;
+  const { hi } = batch;
   const target = onPostgres(tx) ? sql`events_search (pos, to_text, from_text)` : sql`events_search (rowid, to_text, from_text)`;
   await sql`INSERT INTO ${target} SELECT pos, ${SEARCH_TEXT.to_text}, ${SEARCH_TEXT.from_text} FROM events
     WHERE pos > ${lo} AND pos <= ${hi}`.execute(tx);
@@ -256,10 +255,10 @@ export async function indexEventsBatch(tx: Tx, maxEvents: number): Promise<numbe
     ON CONFLICT (workspace_id, hour_start) DO UPDATE SET
       min_pos = CASE WHEN excluded.min_pos < event_hours.min_pos THEN excluded.min_pos ELSE event_hours.min_pos END,
       max_pos = CASE WHEN excluded.max_pos > event_hours.max_pos THEN excluded.max_pos ELSE event_hours.max_pos END`.execute(tx);
-  if (!onPostgres(tx)) await countTrigrams(tx, lo, Number(hi));
-  await tx.insertInto('event_watermarks').values({ name: SIDE_INDEX_WATERMARK, last_event_pos: Number(hi) })
-    .onConflict((oc) => oc.column('name').doUpdateSet({ last_event_pos: Number(hi) })).execute();
-  return Number(range.rows[0]!.n);
+  if (!onPostgres(tx)) await countTrigrams(tx, lo, hi);
+  await tx.insertInto('event_watermarks').values({ name: SIDE_INDEX_WATERMARK, last_event_pos: hi })
+    .onConflict((oc) => oc.column('name').doUpdateSet({ last_event_pos: hi })).execute();
+  return batch.count;
 }
 
 /** One event in this many is counted into event_trigram_stats: the ranking needs proportions, not totals. */

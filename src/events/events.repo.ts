@@ -81,3 +81,4 @@ export async function listEventsForEmail(db: Db, ws: string, emailId: string, pa
     .$if(bound !== undefined, (q) => q.where('pos', bound!.op, bound!.pos))
     .orderBy('pos', order).limit(take).execute(), toEvent);
 }
+
