@@ -15,7 +15,7 @@ const run = promisify(execFile);
 const SMTP_SOURCE = '/usr/sbin/smtp-source';
 const SMTP_SINK = '/usr/sbin/smtp-sink';
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const srv = createServer();
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
   const { port } = srv.address() as { port: number };
@@ -26,22 +26,29 @@ async function freePort(): Promise<number> {
 export interface SourceOptions { sessions: number; messages: number; bytes: number }
 
 /** Postfix's smtp-source: parallel sessions, connections reused (-d), messages of `bytes` payload. Returns messages/s. */
-async function smtpSource(port: number, o: SourceOptions): Promise<number> {
+export async function smtpSource(port: number, o: SourceOptions): Promise<number> {
   const start = performance.now();
   await run(SMTP_SOURCE, ['-d', '-s', String(o.sessions), '-m', String(o.messages), '-l', String(o.bytes),
     '-f', 'sender@remote.example', '-t', 'inbox@in.bench.example', `127.0.0.1:${port}`], { timeout: 120_000 });
   return o.messages / ((performance.now() - start) / 1000);
 }
 
-/** The ceiling: Postfix's smtp-sink, which accepts and discards. */
-async function sinkRate(o: SourceOptions): Promise<number> {
-  const port = await freePort();
+/** Starts Postfix's smtp-sink (accept and discard) on a loopback port; resolves once it answers. */
+export async function startSmtpSink(port: number): Promise<ChildProcess> {
   const sink: ChildProcess = spawn(SMTP_SINK, ['-u', 'nobody', `127.0.0.1:${port}`, '256'], { stdio: 'ignore' });
+  for (let i = 0; i < 100; i++) {
+    if (await run(SMTP_SOURCE, ['-m', '1', `127.0.0.1:${port}`], { timeout: 2000 }).then(() => true, () => false)) return sink;
+    await sleep(20);
+  }
+  sink.kill('SIGTERM');
+  throw new Error('smtp-sink did not start');
+}
+
+/** The ceiling: smtp-source into smtp-sink, messages/s. */
+export async function sinkRate(o: SourceOptions): Promise<number> {
+  const port = await freePort();
+  const sink = await startSmtpSink(port);
   try {
-    for (let i = 0; i < 100; i++) {
-      if (await run(SMTP_SOURCE, ['-m', '1', `127.0.0.1:${port}`], { timeout: 2000 }).then(() => true, () => false)) break;
-      await sleep(20);
-    }
     return await smtpSource(port, o);
   } finally {
     sink.kill('SIGTERM');

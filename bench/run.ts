@@ -5,6 +5,7 @@ import { benchAuthenticatedGet } from './http-auth.bench.js';
 import { fmt } from './lib.js';
 import { benchAcceptedSends, rawSqliteInserts } from './sends.bench.js';
 import { benchInbound } from './inbound.bench.js';
+import { benchDelivery } from './delivery.bench.js';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const rows = [];
@@ -30,3 +31,8 @@ console.log(`inbound SMTP: smtp-source, ${inbound.options.sessions} sessions reu
   ceiling (Postfix smtp-sink, accept and discard): ${fmt(inbound.ceiling)} msg/s
   mailroom stored durably before 250: ${fmt(inbound.stored)} msg/s (${fmt((inbound.stored / inbound.ceiling) * 100, 1)}% of the ceiling)
   mailroom parsed and authenticated (end to end): ${fmt(inbound.processed)} msg/s\n`);
+
+const out = await benchDelivery(rounds);
+console.log(`outbound delivery: ${out.messages} queued emails, DKIM-signed, MX found through dnsmasq, to Postfix smtp-sink
+  ceiling (smtp-source -> smtp-sink, 20 sessions): ${fmt(out.ceiling)} msg/s
+  mailroom queue -> smtp-sink: ${fmt(out.delivered)} msg/s (${fmt((out.delivered / out.ceiling) * 100, 1)}% of the ceiling)\n`);

@@ -1,0 +1,68 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pino from 'pino';
+import { loadConfig } from '../src/config.js';
+import { ManualClock } from '../src/core/clock.js';
+import { startMailroom } from '../src/main.js';
+import { markDomainActive } from '../src/domains/domains.repo.js';
+import { startDns } from '../test/helpers/dns.js';
+import { freePort, sinkRate, startSmtpSink } from './inbound.bench.js';
+import { median } from './lib.js';
+
+const SEND_DELAY_S = 60;
+
+/**
+ * Delivered messages per second from the queue to Postfix's smtp-sink, found
+ * through a real DNS server (MX -> 127.0.0.1), DKIM-signed, against
+ * smtp-source -> smtp-sink with the same message size in the same run. The
+ * emails are accepted first; a manual clock then makes them all due at once.
+ */
+export async function benchDelivery(rounds: number, messages = 2000) {
+  const dns = await startDns([{ type: 'MX', name: 'rcpt.bench.example', exchange: 'mx.rcpt.bench.example', priority: 10 },
+    { type: 'A', name: 'mx.rcpt.bench.example', address: '127.0.0.1' }]);
+  const sinkPort = await freePort();
+  const sink = await startSmtpSink(sinkPort);
+  const ceiling: number[] = [];
+  const delivered: number[] = [];
+  try {
+    for (let round = 0; round < rounds; round++) {
+      ceiling.push(await sinkRate({ sessions: 20, messages, bytes: 2048 }));
+      const clock = new ManualClock();
+      const dataDir = mkdtempSync(join(tmpdir(), 'mailroom-bench-out-'));
+      const mailroom = await startMailroom(loadConfig({
+        MAILROOM_DATA_DIR: dataDir, MAILROOM_HTTP_PORT: '0', MAILROOM_SMTP_PORT: '0', MAILROOM_SUBMISSION_PORT: '0',
+        MAILROOM_DELIVERY: 'direct', MAILROOM_DNS_SERVERS: dns.server, MAILROOM_OUTBOUND_PORT: String(sinkPort),
+        MAILROOM_ALLOW_PRIVATE_MX: 'true', MAILROOM_SEND_DELAY: String(SEND_DELAY_S), MAILROOM_DEFAULT_PLAN: 'unlimited',
+        MAILROOM_LOG_LEVEL: 'silent', MAILROOM_HOSTNAME: 'mta.bench.example',
+      }), { clock, logger: pino({ level: 'silent' }) });
+      try {
+        const { services } = mailroom;
+        const ws = await services.workspaces.ensureDefault();
+        const domain = await services.domains.create(ws.id, { name: 'send.bench.example' });
+        await services.store.write((tx) => markDomainActive(tx, ws.id, domain.id, clock.now()));
+        const sender = { workspaceId: ws.id, plan: 'unlimited', mode: 'live' as const };
+        const body = { from: 'Bench <bench@send.bench.example>', to: ['reader@rcpt.bench.example'], subject: 'Receipt', text: 'x'.repeat(2048) };
+        for (let i = 0; i < messages; i += 100) {
+          await Promise.all(Array.from({ length: Math.min(100, messages - i) }, () => services.emails.create(sender, body)));
+        }
+        const countDelivered = async () => Number((await services.store.db.selectFrom('emails')
+          .select((eb) => eb.fn.countAll().as('n')).where('status', '=', 'delivered').executeTakeFirstOrThrow()).n);
+        const start = performance.now();
+        clock.advance(SEND_DELAY_S * 1000 + 1);
+        for (const deadline = Date.now() + 180_000; Date.now() < deadline && (await countDelivered()) < messages;) await sleep(50);
+        const done = await countDelivered();
+        if (done < messages) throw new Error(`only ${done} of ${messages} delivered in time`);
+        delivered.push(messages / ((performance.now() - start) / 1000));
+      } finally {
+        await mailroom.close();
+        rmSync(dataDir, { recursive: true, force: true });
+      }
+    }
+  } finally {
+    sink.kill('SIGTERM');
+    await dns.stop();
+  }
+  return { ceiling: median(ceiling), delivered: median(delivered), messages };
+}
