@@ -28,6 +28,8 @@ export function cursorCodec(key: Buffer): CursorCodec {
       const invalid = () => new AppError('invalid_cursor', `The cursor in '${param}' is not valid for this list.`, { param });
       if (cursor.length === 0 || cursor.length > 64 || !/^[A-Za-z0-9_-]+$/.test(cursor)) throw invalid();
       const raw = Buffer.from(cursor, 'base64url');
+      // Only the canonical spelling: base64url's last character has bits decoding ignores.
+      if (raw.toString('base64url') !== cursor) throw invalid();
       if (raw.length <= 1 + MAC_BYTES || raw[0] !== 1) throw invalid();
       const pos = raw.subarray(1 + MAC_BYTES).toString('latin1');
       if (!/^[0-9a-z]{1,12}$/.test(pos)) throw invalid();

@@ -19,6 +19,9 @@ export function verifyToken(key: Buffer, kind: TokenKind, token: string): string
   if (dot <= 0 || token.length > 200) return undefined;
   const id = token.slice(0, dot);
   if (!/^[a-z]+_[0-9a-z]{26}$/.test(id)) return undefined;
-  const given = Buffer.from(token.slice(dot + 1), 'base64url');
-  return given.length === MAC_BYTES && timingSafeEqual(given, mac(key, kind, id)) ? id : undefined;
+  // Compared as text: base64url's last character carries bits decoding
+  // ignores, so comparing decoded bytes would accept an altered token.
+  const given = Buffer.from(token.slice(dot + 1), 'latin1');
+  const expected = Buffer.from(mac(key, kind, id).toString('base64url'), 'latin1');
+  return given.length === expected.length && timingSafeEqual(given, expected) ? id : undefined;
 }

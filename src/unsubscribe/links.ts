@@ -49,6 +49,8 @@ export function unsubscribeLinks(key: Buffer, publicUrl: string): UnsubscribeLin
     read(t) {
       if (t.length === 0 || t.length > MAX_TOKEN_LENGTH || !/^[A-Za-z0-9_-]+$/.test(t)) return undefined;
       const raw = Buffer.from(t, 'base64url');
+      // Only the canonical spelling: base64url's last character has bits decoding ignores.
+      if (raw.toString('base64url') !== t) return undefined;
       if (raw.length <= 1 + MAC_BYTES || raw[0] !== VERSION) return undefined;
       const payload = raw.subarray(1 + MAC_BYTES);
       if (!timingSafeEqual(raw.subarray(1, 1 + MAC_BYTES), mac(payload))) return undefined;

@@ -19,6 +19,11 @@ describe('core helpers', () => {
     expect(() => codec.decode('listEmails', 'ws_b', c, 'starting_after')).toThrow(/not valid/);
     expect(() => codec.decode('listDomains', 'ws_a', c, 'starting_after')).toThrow(/not valid/);
     expect(() => cursorCodec(Buffer.alloc(32, 8)).decode('listEmails', 'ws_a', c, 'x')).toThrow(/not valid/);
+    // Any changed character is refused, the last one included.
+    for (let i = 0; i < c.length; i++) {
+      const changed = c.slice(0, i) + (c[i] === 'B' ? 'A' : 'B') + c.slice(i + 1);
+      expect(() => codec.decode('listEmails', 'ws_a', changed, 'x')).toThrow(/not valid/);
+    }
   });
 
   it('mints tokens whose checksum catches typos', () => {

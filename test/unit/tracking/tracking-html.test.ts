@@ -41,6 +41,13 @@ describe('tracking tokens', () => {
     expect(verifyToken(key, 'click', t.replace('lnk_01', 'lnk_02'))).toBeUndefined();
     expect(verifyToken(key, 'click', t.slice(0, -3))).toBeUndefined();
     expect(verifyToken(key, 'click', 'garbage')).toBeUndefined();
+    // Every single-character change is refused, including in the last
+    // character, whose low bits base64 decoding would ignore.
+    for (let i = t.indexOf('.') + 1; i < t.length; i++) {
+      for (const c of ['A', 'B', 'C', 'D', 'Q', 'g', 'w', '_']) {
+        if (t[i] !== c) expect(verifyToken(key, 'click', t.slice(0, i) + c + t.slice(i + 1))).toBeUndefined();
+      }
+    }
   });
 });
 
