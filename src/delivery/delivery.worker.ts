@@ -90,6 +90,19 @@ const SHUTDOWN_GRACE_MS = 10_000;
 const DRAIN_MAX_ROUNDS = 1000;
 /** Shortest idle sleep, so a clock that does not move cannot make the loop spin. */
 const MIN_SLEEP_MS = 10;
+/**
+ * A finished delivery wakes the claim loop only once this share of the slots
+ * is free (or none is in flight): one claim transaction, with its hand-off,
+ * then serves many slots instead of one each. A slot left empty waits at
+ * most idleMs.
+ */
+const REFILL_SHARE = 4;
+/**
+ * Outcomes wait this long for others to share their commit: deliveries end
+ * one by one, and a commit (an fsync) per outcome would cost more than the
+ * delivery. The row stays leased meanwhile, so nothing is tried twice.
+ */
+const OUTCOME_GATHER_MS = 25;
 
 // RFC 7505 §4.2 asks for 556 with 5.1.10 on null MX; other permanent failures
 // without a reply (DNS) get the generic 550 so every bounce carries a code.
@@ -101,6 +114,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const leaseMs = deps.leaseMs ?? DEFAULT_LEASE_MS;
   const idleMs = deps.idleMs ?? DEFAULT_IDLE_MS;
   const rng = deps.rng ?? Math.random;
+  const refillAt = Math.max(1, Math.floor(concurrency / REFILL_SHARE));
   const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   const inFlight = new Map<string, Promise<void>>();
   let wakeUp: (() => void) | undefined;
@@ -158,7 +172,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   async function deliverItem(item: QueueItem): Promise<void> {
     const job = await ledger.load(item);
     if (!job) {
-      await store.write((tx) => completeItem(tx, item.id));
+      await store.write((tx) => completeItem(tx, item.id), { gatherMs: OUTCOME_GATHER_MS });
       return;
     }
     const outcomes: AttemptOutcome[] = job.skipped.map((s) => ({ kind: 'failed', recipientId: s.id, address: s.address, reason: s.reason }));
@@ -204,7 +218,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         const first = deferred[0] as Extract<AttemptOutcome, { kind: 'deferred' }>;
         await retryItem(tx, item.id, { attempt: first.attempt, nextAttemptAt: first.nextAttemptAt, lastError: first.response });
       }
-    });
+    }, { gatherMs: OUTCOME_GATHER_MS });
   }
 
   function start(item: QueueItem): void {
@@ -213,7 +227,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       .catch((err) => logger.error({ err, email_id: item.emailId, job_id: item.id }, 'delivery attempt could not be recorded'))
       .finally(() => {
         inFlight.delete(item.id);
-        wakeUp?.();
+        if (inFlight.size === 0 || concurrency - inFlight.size >= refillAt) wakeUp?.();
       });
     inFlight.set(item.id, p);
   }

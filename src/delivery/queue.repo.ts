@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { Db, Tx } from '../store/db.js';
+import { insertRows, runShaped, type Db, type Tx } from '../store/db.js';
 import { isPostgres } from '../store/schema-helpers.js';
 import { newId } from '../core/ids.js';
 
@@ -39,11 +39,11 @@ const onPostgres = (db: Db | Tx) => isPostgres(db as unknown as Kysely<unknown>)
 
 export async function enqueue(tx: Tx, q: EnqueueInput): Promise<void> {
   if (q.domains.length === 0) return;
-  await tx.insertInto('outbound_queue').values([...new Set(q.domains)].map((domain) => ({
+  await insertRows(tx, 'outbound_queue', [...new Set(q.domains)].map((domain) => ({
     id: newId('job', q.now), workspace_id: q.workspaceId, email_id: q.emailId, domain, attempt: 0,
     next_attempt_at: q.dueAt, locked_until: 0, lease_owner: null, expires_at: q.dueAt + q.lifetimeMs,
     last_error: null, created_at: q.now,
-  }))).execute();
+  })));
 }
 
 /**
@@ -77,7 +77,7 @@ export async function extendLease(tx: Tx, ids: string[], owner: string, until: n
 
 /** The row is done: every recipient it covered has a final outcome. */
 export async function completeItem(tx: Tx, id: string): Promise<void> {
-  await tx.deleteFrom('outbound_queue').where('id', '=', id).execute();
+  await runShaped(tx, 'delete queue row', [id], () => tx.deleteFrom('outbound_queue').where('id', '=', id));
 }
 
 /** Another attempt later, for the recipients still open. */

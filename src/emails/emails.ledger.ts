@@ -75,7 +75,8 @@ export function emailsLedger(deps: LedgerDeps): DeliveryLedger {
         sendable = [];
       }
       const returnPathDomain = domain?.returnPathDomain ?? `bounces.${e.fromDomain}`;
-      const parts = sendable.length ? await loadAttachmentParts(store.db, e.id) : [];
+      // The stored metadata says whether there are parts to load at all.
+      const parts = sendable.length && e.attachments.length ? await loadAttachmentParts(store.db, e.id) : [];
       const custom = Object.fromEntries(Object.entries(e.headers).filter(([k]) => !/^list-unsubscribe(-post)?$/i.test(k)));
       const listUnsubscribe = listUnsubscribeOf(e.headers);
       const [from] = storedMailboxes([e.from]);

@@ -1,5 +1,5 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
-import type { Db, Tx } from '../store/db.js';
+import { CompiledQuery, sql, type Kysely, type Selectable } from 'kysely';
+import { insertRows, runShaped, type Db, type Tx } from '../store/db.js';
 import { isPostgres } from '../store/schema-helpers.js';
 import type { EmailRecipientsTable, EmailStatus, EmailsTable, RecipientStatus } from '../store/tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
@@ -161,7 +161,7 @@ export async function insertEmail(tx: Tx, e: NewEmail): Promise<Email> {
   const attachments = e.attachments.map((a): AttachmentMeta => ({
     filename: a.filename, content_type: a.contentType, size: a.content.length, content_id: a.contentId,
   }));
-  const { pos } = await tx.insertInto('emails').values({
+  const row = {
     id: e.id, workspace_id: e.workspaceId, domain_id: e.domainId, mode: e.mode, from_address: e.from, from_domain: e.fromDomain,
     to_list: JSON.stringify(e.to), cc_list: JSON.stringify(e.cc), bcc_list: JSON.stringify(e.bcc),
     reply_to_list: JSON.stringify(e.replyTo), subject: e.subject, html: e.html, text_body: e.text,
@@ -169,19 +169,19 @@ export async function insertEmail(tx: Tx, e: NewEmail): Promise<Email> {
     attachments: JSON.stringify(attachments),
     status: e.status, scheduled_at: e.scheduledAt, sent_at: null, message_id: e.messageId, resent_from: e.resentFrom,
     ...search, created_at: e.now, updated_at: e.now,
-  }).returning('pos').executeTakeFirstOrThrow();
+  };
+  const inserted = await runShaped(tx, 'insert email returning pos', Object.values(row),
+    () => tx.insertInto('emails').values(row).returning('pos'));
+  const { pos } = inserted.rows[0];
   if (!onPostgres(tx)) {
-    await sql`INSERT INTO emails_search (rowid, search_to, search_from, search_subject)
-      VALUES (${pos}, ${search.search_to}, ${search.search_from}, ${search.search_subject})`.execute(tx);
+    await tx.executeQuery(CompiledQuery.raw('INSERT INTO emails_search (rowid, search_to, search_from, search_subject) VALUES (?, ?, ?, ?)',
+      [pos, search.search_to, search.search_from, search.search_subject]));
   }
-  await tx.insertInto('email_recipients').values(e.recipients.map((r, idx) => ({
+  await insertRows(tx, 'email_recipients', e.recipients.map((r, idx) => ({
     id: r.id, email_id: e.id, idx, workspace_id: e.workspaceId, address: r.email, kind: r.kind, domain: r.domain,
     status: r.status, smtp_code: null, detail: r.detail, updated_at: e.now,
-  }))).execute();
-  if (e.tags.length) {
-    await tx.insertInto('email_tags').values(e.tags.map((tag) => ({ email_id: e.id, email_pos: pos, workspace_id: e.workspaceId, tag })))
-      .execute();
-  }
+  })));
+  await insertRows(tx, 'email_tags', e.tags.map((tag) => ({ email_id: e.id, email_pos: pos, workspace_id: e.workspaceId, tag })));
   if (e.attachments.length) {
     await tx.insertInto('email_attachments').values(e.attachments.map((a, idx) => ({
       email_id: e.id, idx, filename: a.filename, content_type: a.contentType, content_id: a.contentId, content: a.content,
@@ -203,7 +203,7 @@ export async function findStoredEmail(db: Db | Tx, ws: string, id: string): Prom
 
 /** By id alone: for the delivery worker, which works across workspaces. */
 export async function findStoredEmailById(db: Db | Tx, id: string): Promise<StoredEmail | undefined> {
-  const row = await db.selectFrom('emails').selectAll().where('id', '=', id).executeTakeFirst();
+  const [row] = (await runShaped(db, 'email by id', [id], () => db.selectFrom('emails').selectAll().where('id', '=', id))).rows;
   return row && toStored(row);
 }
 
@@ -282,48 +282,57 @@ const toHeader = (r: Pick<Selectable<EmailsTable>, (typeof HEADER_COLUMNS)[numbe
 });
 
 export async function findEmailHeader(db: Db | Tx, id: string): Promise<EmailHeader | undefined> {
-  const row = await db.selectFrom('emails').select(HEADER_COLUMNS).where('id', '=', id).executeTakeFirst();
+  const [row] = (await runShaped(db, 'email header by id', [id], () => db.selectFrom('emails').select(HEADER_COLUMNS).where('id', '=', id))).rows;
   return row && toHeader(row);
 }
 
 /** Moves the pending ones among `ids` to sent in one statement; returns those it moved. */
 export async function markSent(tx: Tx, ids: string[], now: number): Promise<EmailHeader[]> {
   if (ids.length === 0) return [];
-  const rows = await tx.updateTable('emails').set({ status: 'sent', sent_at: now, updated_at: now })
-    .where('id', 'in', ids).where('status', '=', 'pending')
-    .returning(HEADER_COLUMNS).execute();
+  const { rows } = await runShaped(tx, `mark sent x${ids.length}`, ['sent', now, now, ...ids, 'pending'],
+    () => tx.updateTable('emails').set({ status: 'sent', sent_at: now, updated_at: now })
+      .where('id', 'in', ids).where('status', '=', 'pending')
+      .returning(HEADER_COLUMNS));
   return rows.map(toHeader);
 }
 
 /** Moves the email from one of `from` to `to`; false when it was in none of them (someone else moved it first). */
 export async function transitionEmail(tx: Tx, id: string, from: EmailStatus[], to: EmailStatus, now: number,
   extra: { scheduledAt?: number } = {}): Promise<boolean> {
-  const res = await tx.updateTable('emails').set({
-    status: to, updated_at: now,
-    ...(extra.scheduledAt !== undefined && { scheduled_at: extra.scheduledAt }),
-  }).where('id', '=', id).where('status', 'in', from).executeTakeFirst();
-  return Number(res.numUpdatedRows) === 1;
+  const withTime = extra.scheduledAt !== undefined;
+  const res = await runShaped(tx, `transition email ${withTime} x${from.length}`,
+    [to, now, ...(withTime ? [extra.scheduledAt] : []), id, ...from],
+    () => tx.updateTable('emails').set({
+      status: to, updated_at: now,
+      ...(withTime && { scheduled_at: extra.scheduledAt }),
+    }).where('id', '=', id).where('status', 'in', from));
+  return Number(res.numAffectedRows) === 1;
 }
 
 const toStoredRecipient = (r: Pick<Selectable<EmailRecipientsTable>, 'id' | 'address' | 'kind' | 'domain' | 'status'>): StoredRecipient =>
   ({ id: r.id, email: r.address, kind: r.kind, domain: r.domain, status: r.status });
 
 export async function listRecipients(db: Db | Tx, emailId: string, domain?: string): Promise<StoredRecipient[]> {
-  const rows = await db.selectFrom('email_recipients').select(['id', 'address', 'kind', 'domain', 'status'])
-    .where('email_id', '=', emailId)
-    .$if(domain !== undefined, (q) => q.where('domain', '=', domain!))
-    .orderBy('idx').execute();
+  const { rows } = await runShaped(db, `recipients ${domain !== undefined}`, domain !== undefined ? [emailId, domain] : [emailId],
+    () => db.selectFrom('email_recipients').select(['id', 'address', 'kind', 'domain', 'status'])
+      .where('email_id', '=', emailId)
+      .$if(domain !== undefined, (q) => q.where('domain', '=', domain!))
+      .orderBy('idx'));
   return rows.map(toStoredRecipient);
 }
 
 export async function setRecipientOutcome(tx: Tx, ids: string[], status: RecipientStatus,
   outcome: { smtpCode?: number | null; detail?: string | null }, now: number): Promise<void> {
   if (ids.length === 0) return;
-  await tx.updateTable('email_recipients').set({
-    status, updated_at: now,
-    ...(outcome.smtpCode !== undefined && { smtp_code: outcome.smtpCode }),
-    ...(outcome.detail !== undefined && { detail: outcome.detail }),
-  }).where('id', 'in', ids).execute();
+  const withCode = outcome.smtpCode !== undefined;
+  const withDetail = outcome.detail !== undefined;
+  await runShaped(tx, `recipient outcome ${withCode} ${withDetail} x${ids.length}`,
+    [status, now, ...(withCode ? [outcome.smtpCode] : []), ...(withDetail ? [outcome.detail] : []), ...ids],
+    () => tx.updateTable('email_recipients').set({
+      status, updated_at: now,
+      ...(withCode && { smtp_code: outcome.smtpCode }),
+      ...(withDetail && { detail: outcome.detail }),
+    }).where('id', 'in', ids));
 }
 
 /** Recipients still waiting for an outcome become `cancelled`. */
@@ -333,8 +342,8 @@ export async function cancelOpenRecipients(tx: Tx, emailId: string, now: number)
 }
 
 export async function loadAttachmentParts(db: Db | Tx, emailId: string): Promise<AttachmentPart[]> {
-  const rows = await db.selectFrom('email_attachments').select(['filename', 'content_type', 'content_id', 'content'])
-    .where('email_id', '=', emailId).orderBy('idx').execute();
+  const { rows } = await runShaped(db, 'attachment parts', [emailId], () => db.selectFrom('email_attachments')
+    .select(['filename', 'content_type', 'content_id', 'content']).where('email_id', '=', emailId).orderBy('idx'));
   return rows.map((r) => ({ filename: r.filename, contentType: r.content_type, contentId: r.content_id, content: r.content }));
 }
 

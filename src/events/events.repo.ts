@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { Db, Tx } from '../store/db.js';
+import { insertRows, type Db, type Tx } from '../store/db.js';
 import type { EventsTable } from '../store/tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { newId } from '../core/ids.js';
@@ -68,10 +68,10 @@ export async function appendEvent(tx: Tx, e: NewEvent): Promise<string> {
 /** Several events in one statement (a batch send, a delivery outcome for many recipients). */
 export async function appendEvents(tx: Tx, events: NewEvent[]): Promise<void> {
   if (events.length === 0) return;
-  await tx.insertInto('events').values(events.map((e) => ({
+  await insertRows(tx, 'events', events.map((e) => ({
     id: newId('evt', e.now), workspace_id: e.workspaceId, email_id: e.emailId, domain_id: e.domainId, type: `email.${e.kind}`,
     recipient: e.recipient ?? null, from_address: e.from, subject: e.subject, data: JSON.stringify(e.data), created_at: e.now,
-  }))).execute();
+  })));
 }
 
 /** The timeline of one email, newest first like every list. */

@@ -1,9 +1,10 @@
 import Sqlite from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Kysely, Migrator, SqliteDialect, sql, type Transaction } from 'kysely';
+import { CompiledQuery, Kysely, Migrator, SqliteDialect, type Compilable, type Insertable, type QueryResult, type Transaction } from 'kysely';
 import type { Database } from './tables.js';
 import { migrations } from './migrations/index.js';
+import { isPostgres } from './schema-helpers.js';
 
 export type Db = Kysely<Database>;
 export type Tx = Transaction<Database>;
@@ -16,8 +17,11 @@ export interface Store {
    * writes, and resolves only after that transaction has committed (fsync'd).
    * Each unit runs in its own savepoint, so one unit's failure rolls back only
    * its own changes. `work` must not do network I/O: the connection is shared.
+   * With `gatherMs`, the unit may wait that long for others to share its
+   * commit (each commit is an fsync): for background work that no one waits
+   * on, never for a request.
    */
-  write<T>(work: (tx: Tx) => Promise<T>): Promise<T>;
+  write<T>(work: (tx: Tx) => Promise<T>, options?: { gatherMs?: number }): Promise<T>;
   migrate(): Promise<string[]>;
   close(): Promise<void>;
 }
@@ -49,6 +53,55 @@ function withStatementCache(conn: Sqlite.Database) {
   };
 }
 
+// Building and compiling a query with Kysely costs several times what running
+// a cheap statement costs, and the hot statements of sending and delivery
+// have few shapes. A shaped query keeps the SQL text Kysely compiled for its
+// shape and afterwards only binds new parameters. The caller states the
+// parameters in order; on the first build that order is checked against
+// Kysely's, and a shape whose order does not match is never reused.
+const MAX_SHAPES = 2000;
+const shapes = new Map<string, string | null>();
+
+/**
+ * Runs the query `build` returns, reusing the SQL text compiled for `shape`.
+ * `params` must be exactly the parameters the built query binds, in order,
+ * for every query of this shape.
+ */
+export async function runShaped<R>(db: Db | Tx, shape: string, params: unknown[], build: () => Compilable<R>): Promise<QueryResult<R>> {
+  const key = `${isPostgres(db as unknown as Kysely<unknown>) ? 'pg' : 'sqlite'}\n${shape}`;
+  const text = shapes.get(key);
+  if (text) return db.executeQuery<R>(CompiledQuery.raw(text, params));
+  const compiled = build().compile();
+  // The order can only be told from values that are all different: with two
+  // equal ones a swapped order would look right. Such a call decides nothing;
+  // a later one with distinct values does.
+  if (text === undefined && shapes.size < MAX_SHAPES && new Set(params).size === params.length) {
+    const same = compiled.parameters.length === params.length && compiled.parameters.every((p, i) => p === params[i]);
+    shapes.set(key, same ? compiled.sql : null);
+  }
+  return db.executeQuery(compiled);
+}
+
+/**
+ * A multi-row INSERT of plain values (no expressions, no undefined), through
+ * runShaped: rows that all name the same columns share one compiled text per
+ * row count.
+ */
+export async function insertRows<T extends keyof Database & string>(db: Db | Tx, table: T, rows: Array<Insertable<Database[T]>>): Promise<void> {
+  if (rows.length === 0) return;
+  const columns = Object.keys(rows[0]);
+  const plain = rows.every((r) => Object.keys(r).length === columns.length
+    && columns.every((c) => (r as Record<string, unknown>)[c] !== undefined));
+  // The rows are typed by the signature; Kysely's overloads cannot follow a generic table name.
+  const build = () => (db as Db).insertInto(table).values(rows as never);
+  if (!plain) {
+    await build().execute();
+    return;
+  }
+  const params = rows.flatMap((r) => columns.map((c) => (r as Record<string, unknown>)[c]));
+  await runShaped(db, `insert ${table} (${columns.join(',')}) x${rows.length}`, params, build);
+}
+
 // Upper bound on units per commit, so one huge burst cannot hold the
 // connection long enough to starve reads.
 const MAX_UNITS_PER_COMMIT = 256;
@@ -63,10 +116,30 @@ export function openStore(databaseUrl: string): Store {
   conn.pragma('synchronous = FULL');
   conn.pragma('foreign_keys = ON');
   conn.pragma('busy_timeout = 5000');
+  // Savepoints keep a statement journal of the pages each unit changes; in
+  // memory it costs no file I/O (it is never needed after a crash: the WAL
+  // and its commit record are what make a commit durable).
+  conn.pragma('temp_store = MEMORY');
+  conn.pragma('cache_size = -32000');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }) });
+
+  // Run on the connection directly: the unit's transaction holds it, and the
+  // statements are fixed.
+  const savepoint = conn.prepare('savepoint unit');
+  const release = conn.prepare('release savepoint unit');
+  const rollbackTo = conn.prepare('rollback to savepoint unit');
 
   let queue: Pending[] = [];
   let flushing = false;
+  let soon = false;
+  let later: NodeJS.Timeout | undefined;
+
+  function kick(): void {
+    soon = false;
+    clearTimeout(later);
+    later = undefined;
+    void flush();
+  }
 
   async function runUnit(tx: Tx, unit: Pending, shared: boolean): Promise<() => void> {
     if (!shared) {
@@ -77,14 +150,14 @@ export function openStore(databaseUrl: string): Store {
         throw Object.assign(new Error('unit failed'), { unitError: err });
       }
     }
-    await sql`savepoint unit`.execute(tx);
+    savepoint.run();
     try {
       const value = await unit.work(tx);
-      await sql`release savepoint unit`.execute(tx);
+      release.run();
       return () => unit.resolve(value);
     } catch (err) {
-      await sql`rollback to savepoint unit`.execute(tx);
-      await sql`release savepoint unit`.execute(tx);
+      rollbackTo.run();
+      release.run();
       return () => unit.reject(err);
     }
   }
@@ -115,12 +188,18 @@ export function openStore(databaseUrl: string): Store {
 
   return {
     db,
-    write<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+    write<T>(work: (tx: Tx) => Promise<T>, options?: { gatherMs?: number }): Promise<T> {
       return new Promise<T>((resolve, reject) => {
         queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
-        // setImmediate lets every request that arrived in this turn of the
-        // event loop join the same commit.
-        if (queue.length === 1) setImmediate(() => void flush());
+        if (soon) return;
+        if (options?.gatherMs) {
+          later ??= setTimeout(kick, options.gatherMs);
+        } else {
+          // setImmediate lets every request that arrived in this turn of the
+          // event loop join the same commit (and any unit gathering so far).
+          soon = true;
+          setImmediate(kick);
+        }
       });
     },
     async migrate() {

@@ -1,5 +1,5 @@
 import { AppError } from '../core/errors.js';
-import type { Tx } from '../store/db.js';
+import { runShaped, type Tx } from '../store/db.js';
 import type { Plan } from '../config.js';
 
 // Send quotas: emails per UTC day and per UTC calendar month, counted in
@@ -31,11 +31,10 @@ export function secondsToUtcMidnight(now: number): number {
 export async function consumeSendQuota(tx: Tx, workspaceId: string, plan: Plan, count: number, now: number): Promise<void> {
   if (count <= 0) return;
   const { day, month } = quotaPeriods(now);
-  const rows = await tx.insertInto('send_usage')
+  const { rows } = await runShaped(tx, 'add send usage', [workspaceId, day, count, workspaceId, month, count], () => tx.insertInto('send_usage')
     .values([{ workspace_id: workspaceId, period: day, count }, { workspace_id: workspaceId, period: month, count }])
     .onConflict((oc) => oc.columns(['workspace_id', 'period']).doUpdateSet((eb) => ({ count: eb('send_usage.count', '+', eb.ref('excluded.count')) })))
-    .returning(['period', 'count'])
-    .execute();
+    .returning(['period', 'count']));
   const used = (period: string) => Number(rows.find((r) => r.period === period)!.count);
 
   if (used(month) > plan.monthlySendQuota) {

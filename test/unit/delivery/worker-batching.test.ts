@@ -1,0 +1,82 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../../src/core/clock.js';
+import { openStore, type Store } from '../../../src/store/db.js';
+import { createDeliveryWorker, type DeliveryJob, type DeliveryLedger } from '../../../src/delivery/delivery.worker.js';
+import { enqueue, type QueueItem } from '../../../src/delivery/queue.repo.js';
+import type { DkimSigner } from '../../../src/delivery/index.js';
+
+let dir: string;
+let store: Store;
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'mailroom-worker-'));
+  store = openStore(`sqlite:${join(dir, 'db.sqlite')}`);
+  await store.migrate();
+});
+
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const job = (item: QueueItem): DeliveryJob => ({
+  mode: 'live',
+  compose: { from: 'a@send.example', to: [`r@${item.domain}`], subject: 'Hi', text: 'x', messageIdDomain: 'send.example', messageIdLocal: item.emailId },
+  mailFrom: 'bounces@send.example',
+  dkim: [],
+  recipients: [{ id: `rcpt_${item.emailId}`, address: `r@${item.domain}` }],
+  skipped: [],
+});
+
+describe('the delivery worker loop', () => {
+  it('refills its slots in batches and records every row exactly once, each with one hand-off', async () => {
+    const rows = 40;
+    await store.write(async (tx) => {
+      for (let i = 0; i < rows; i++) {
+        await enqueue(tx, { workspaceId: 'ws_1', emailId: `em_${i}`, domains: ['rcpt.example'], dueAt: 0, lifetimeMs: 60_000, now: 0 });
+      }
+    });
+    const handedOff: string[][] = [];
+    const recorded = new Map<string, number>();
+    let active = 0;
+    let most = 0;
+    const ledger: DeliveryLedger = {
+      async handOff(_tx, items) { handedOff.push(items.map((i) => i.emailId)); },
+      async load(item) { return job(item); },
+      async record(_tx, item, outcomes) {
+        expect(outcomes.map((o) => o.kind)).toEqual(['delivered']);
+        recorded.set(item.emailId, (recorded.get(item.emailId) ?? 0) + 1);
+      },
+    };
+    const worker = createDeliveryWorker({
+      store, clock: systemClock, logger: pino({ level: 'silent' }), ledger, sinkOnly: false, concurrency: 8, idleMs: 20,
+      signer: {} as DkimSigner,
+      async transport(d) {
+        active += 1;
+        most = Math.max(most, active);
+        await new Promise((r) => setTimeout(r, 2));
+        active -= 1;
+        return d.recipients.map((recipient) => ({ recipient, status: 'delivered' as const, smtp_code: 250, response: '250 ok', mx_host: 'mx' }));
+      },
+    });
+    const stop = new AbortController();
+    const running = worker.run(stop.signal);
+    try {
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline && recorded.size < rows;) await new Promise((r) => setTimeout(r, 10));
+    } finally {
+      stop.abort();
+      await running;
+    }
+    expect(recorded.size).toBe(rows);
+    expect([...recorded.values()].every((n) => n === 1)).toBe(true);
+    // Every email handed off once, and far fewer claims than rows.
+    expect(handedOff.flat().sort()).toEqual(Array.from({ length: rows }, (_, i) => `em_${i}`).sort());
+    expect(handedOff.length).toBeLessThan(rows / 2);
+    expect(most).toBeLessThanOrEqual(8);
+    expect(await store.db.selectFrom('outbound_queue').select('id').execute()).toEqual([]);
+  });
+});

@@ -1,0 +1,124 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { AppError } from '../../../src/core/errors.js';
+import { insertRows, openStore, runShaped, type Store, type Tx } from '../../../src/store/db.js';
+
+let dir: string;
+let store: Store;
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'mailroom-store-'));
+  store = openStore(`sqlite:${join(dir, 'db.sqlite')}`);
+  await store.migrate();
+});
+
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const usage = async (ws: string) => (await store.db.selectFrom('send_usage').select(['period', 'count'])
+  .where('workspace_id', '=', ws).orderBy('period').execute()).map((r) => [r.period, Number(r.count)]);
+
+const addUsage = (tx: Tx, ws: string, period: string, count: number) =>
+  insertRows(tx, 'send_usage', [{ workspace_id: ws, period, count }]);
+
+describe('group commit', () => {
+  it('commits the other units of a shared transaction when one of them fails, and rolls back only that one', async () => {
+    const txs: Tx[] = [];
+    const results = await Promise.allSettled([
+      store.write(async (tx) => { txs.push(tx); await addUsage(tx, 'ws_a', 'p1', 1); return 'a'; }),
+      store.write(async (tx) => {
+        txs.push(tx);
+        await addUsage(tx, 'ws_b', 'p1', 1);
+        throw new AppError('validation_error', 'refused');
+      }),
+      store.write(async (tx) => { txs.push(tx); await addUsage(tx, 'ws_c', 'p1', 1); return 'c'; }),
+    ]);
+    // One transaction for the three units, each in its own savepoint.
+    expect(new Set(txs).size).toBe(1);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect((results[1] as PromiseRejectedResult).reason).toBeInstanceOf(AppError);
+    expect(await usage('ws_a')).toEqual([['p1', 1]]);
+    expect(await usage('ws_b')).toEqual([]);
+    expect(await usage('ws_c')).toEqual([['p1', 1]]);
+  });
+
+  it('runs a lone unit without a savepoint and rejects it with its own error', async () => {
+    await expect(store.write(async (tx) => {
+      await addUsage(tx, 'ws_a', 'p1', 1);
+      throw new AppError('validation_error', 'refused');
+    })).rejects.toThrow('refused');
+    expect(await usage('ws_a')).toEqual([]);
+    expect(await store.write(async (tx) => { await addUsage(tx, 'ws_a', 'p2', 2); return 'ok'; })).toBe('ok');
+    expect(await usage('ws_a')).toEqual([['p2', 2]]);
+  });
+
+  it('lets a gathering unit share the commit of a unit written after it, and commits a lone one after its wait', async () => {
+    const txs: Tx[] = [];
+    const gathered = store.write(async (tx) => { txs.push(tx); await addUsage(tx, 'ws_a', 'p1', 1); }, { gatherMs: 5_000 });
+    const eager = store.write(async (tx) => { txs.push(tx); await addUsage(tx, 'ws_b', 'p1', 1); });
+    await Promise.all([gathered, eager]);
+    expect(txs).toHaveLength(2);
+    expect(txs[0]).toBe(txs[1]);
+
+    const started = performance.now();
+    await store.write((tx) => addUsage(tx, 'ws_c', 'p1', 1), { gatherMs: 20 });
+    expect(performance.now() - started).toBeGreaterThanOrEqual(15);
+    expect(await usage('ws_c')).toEqual([['p1', 1]]);
+  });
+});
+
+describe('shaped queries', () => {
+  it('reuses the compiled text of a shape with new parameters', async () => {
+    for (const [ws, count] of [['ws_a', 1], ['ws_b', 2], ['ws_c', 3]] as const) {
+      await store.write((tx) => runShaped(tx, 'test usage upsert', [ws, 'p', count], () => tx.insertInto('send_usage')
+        .values({ workspace_id: ws, period: 'p', count })));
+    }
+    const read = (ws: string) => runShaped(store.db, 'test usage read', [ws], () => store.db.selectFrom('send_usage')
+      .select(['workspace_id', 'count']).where('workspace_id', '=', ws));
+    expect((await read('ws_a')).rows).toEqual([{ workspace_id: 'ws_a', count: 1 }]);
+    expect((await read('ws_c')).rows).toEqual([{ workspace_id: 'ws_c', count: 3 }]);
+  });
+
+  it('never reuses a shape whose stated parameters do not match the built query', async () => {
+    await store.write(async (tx) => {
+      await addUsage(tx, 'ws_a', 'p1', 1);
+      await addUsage(tx, 'ws_b', 'p2', 2);
+    });
+    // Parameters stated in the wrong order: the first build notices, and every
+    // later call runs the query it built, so the answers stay right.
+    const read = (ws: string, period: string) => runShaped(store.db, 'test misordered read', [period, ws], () => store.db
+      .selectFrom('send_usage').select('count').where('workspace_id', '=', ws).where('period', '=', period));
+    expect((await read('ws_a', 'p1')).rows).toEqual([{ count: 1 }]);
+    expect((await read('ws_b', 'p2')).rows).toEqual([{ count: 2 }]);
+  });
+
+  it('does not judge the parameter order from a call whose parameters repeat a value', async () => {
+    await store.write(async (tx) => {
+      await addUsage(tx, 'same', 'same', 1);
+      await addUsage(tx, 'ws_x', 'p9', 9);
+    });
+    // Misordered, but the first call's two values are equal, so it cannot
+    // tell; the shape must not be cached from it.
+    const read = (ws: string, period: string) => runShaped(store.db, 'test repeated-value read', [period, ws], () => store.db
+      .selectFrom('send_usage').select('count').where('workspace_id', '=', ws).where('period', '=', period));
+    expect((await read('same', 'same')).rows).toEqual([{ count: 1 }]);
+    expect((await read('ws_x', 'p9')).rows).toEqual([{ count: 9 }]);
+  });
+
+  it('inserts many rows per statement, and rows that do not share one column list through Kysely', async () => {
+    await store.write((tx) => insertRows(tx, 'send_usage', [
+      { workspace_id: 'ws_a', period: 'p1', count: 1 },
+      { workspace_id: 'ws_a', period: 'p2', count: 2 },
+    ]));
+    await store.write((tx) => insertRows(tx, 'send_usage', [
+      { workspace_id: 'ws_a', period: 'p3', count: 3 },
+      { count: 4, period: 'p4', workspace_id: 'ws_a' },
+    ]));
+    await store.write((tx) => insertRows(tx, 'send_usage', []));
+    expect(await usage('ws_a')).toEqual([['p1', 1], ['p2', 2], ['p3', 3], ['p4', 4]]);
+  });
+});
