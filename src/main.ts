@@ -86,6 +86,7 @@ export async function openServices(config: Config, clock: Clock = systemClock, l
   const dns = new dnsPromises.Resolver({ timeout: 2_000, tries: 2 });
   if (config.dnsServers.length > 0) dns.setServers(config.dnsServers);
   const tags = tagsService({ store, clock });
+  const unsubscribe = unsubscribeLinks(keyring.unsubscribeKey, config.publicUrl);
   const suppressions = suppressionsService({ store, clock });
   const domains = domainsService({
     store, clock, logger, sealKey: keyring.sealKey, dns,
@@ -117,9 +118,10 @@ export async function openServices(config: Config, clock: Clock = systemClock, l
     tags,
     suppressions,
     contacts: contactsService({ store, clock, tags, suppressions }),
-    unsubscribe: unsubscribeLinks(keyring.unsubscribeKey, config.publicUrl),
+    unsubscribe,
     attachments,
     emails: emailsService({
+      unsubscribeHeaders: (ws, address) => unsubscribe.unsubscribeHeaders(ws, address),
       store, clock, senders: domains.senders(), suppressions, attachments, plan: (name) => workspaces.plan(name),
       sendDelaySeconds: config.sendDelaySeconds, deliveryLifetimeMs: DEFAULT_MAX_LIFETIME_MS,
     }),

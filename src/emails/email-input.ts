@@ -37,6 +37,7 @@ export interface EmailCreateBody {
   tags?: string[];
   attachments?: AttachmentBody[];
   scheduled_at?: string;
+  unsubscribe?: boolean;
 }
 
 export type RecipientKind = 'to' | 'cc' | 'bcc';
@@ -68,6 +69,8 @@ export interface EmailDraft {
   html: string | null;
   text: string | null;
   headers: Record<string, string>;
+  /** The recipient Mailroom's own unsubscribe link is for (`unsubscribe: true`). */
+  unsubscribeFor?: string;
   tags: string[];
   attachments: DraftAttachment[];
   /** Epoch ms when the email is for later; undefined to send now. */
@@ -220,6 +223,13 @@ export function normaliseEmail(body: EmailCreateBody, now: number): EmailDraft {
 
   const headers = body.headers ?? {};
   checkHeaders(headers);
+  if (body.unsubscribe === true) {
+    // The link names the address it unsubscribes, so the message can only have one reader.
+    if (recipients.length !== 1) {
+      throw invalid('unsubscribe', "'unsubscribe' needs exactly one recipient: the link names the address it unsubscribes (send one email per recipient; a batch does that in one request).");
+    }
+    if (listUnsubscribeOf(headers)) throw invalid('unsubscribe', "Give either 'unsubscribe': true or your own List-Unsubscribe header, not both.");
+  }
 
   const tags = [...new Set((body.tags ?? []).map((t) => t.trim()))];
   tags.forEach((t, i) => {
@@ -240,6 +250,7 @@ export function normaliseEmail(body: EmailCreateBody, now: number): EmailDraft {
     from: fromParsed.mailbox, fromText: body.from.trim(), fromDomain,
     to: to.raw, cc: cc.raw, bcc: bcc.raw, replyTo: replyTo.raw, recipients,
     subject: body.subject, html: body.html ?? null, text: body.text ?? null, headers, tags, attachments,
+    ...(body.unsubscribe === true && { unsubscribeFor: recipients[0].email }),
     ...(scheduledAt !== undefined && { scheduledAt }), contentBytes,
   };
 }

@@ -90,6 +90,8 @@ export interface EmailsDeps {
   sendDelaySeconds: number;
   /** How long delivery keeps trying before giving up. */
   deliveryLifetimeMs: number;
+  /** The List-Unsubscribe headers of Mailroom's own one-click link for an address (audience area). */
+  unsubscribeHeaders(workspaceId: string, address: string): Record<string, string>;
 }
 
 /** Emails promoted per transaction by the due poller. */
@@ -223,9 +225,23 @@ export function emailsService(deps: EmailsDeps): EmailsService {
     return true;
   }
 
+  /**
+   * Adds Mailroom's unsubscribe link when the email asked for it. One-click
+   * (List-Unsubscribe-Post, RFC 8058) only over https, as the RFC requires;
+   * over plain http the link is offered without it.
+   */
+  function draftOf(sender: Sender, body: EmailCreateBody, now: number): EmailDraft {
+    const draft = normaliseEmail(body, now);
+    if (draft.unsubscribeFor === undefined) return draft;
+    const added = deps.unsubscribeHeaders(sender.workspaceId, draft.unsubscribeFor);
+    const oneClick = /^<https:/i.test(added['List-Unsubscribe'] ?? '');
+    const headers = Object.fromEntries(Object.entries(added).filter(([k]) => oneClick || k.toLowerCase() !== 'list-unsubscribe-post'));
+    return { ...draft, headers: { ...draft.headers, ...headers } };
+  }
+
   const service: EmailsService = {
     async create(sender, body) {
-      return send(sender, normaliseEmail(body, clock.now()), null);
+      return send(sender, draftOf(sender, body, clock.now()), null);
     },
 
     async batch(sender, bodies) {
@@ -235,7 +251,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
       const ready: Array<{ index: number; draft: EmailDraft; domain: SenderDomain | undefined; parts: AttachmentPart[] }> = [];
       for (const [index, body] of bodies.entries()) {
         try {
-          const draft = normaliseEmail(body, now);
+          const draft = draftOf(sender, body, now);
           ready.push({ index, draft, domain: await lookup(draft), parts: await resolveAttachments(sender, draft) });
         } catch (err) {
           if (!(err instanceof AppError)) throw err;
@@ -349,7 +365,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
       let draft: EmailDraft;
       let parts: AttachmentPart[];
       try {
-        draft = normaliseEmail(body, clock.now());
+        draft = draftOf(sender, body, clock.now());
         parts = await resolveAttachments(sender, draft);
       } catch (err) {
         throw asBadRequest(err);
