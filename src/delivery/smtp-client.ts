@@ -303,7 +303,10 @@ export interface SmtpPoolOptions {
   idleMs?: number;
   /** Sessions are retired after this many messages; default 100. */
   maxMessagesPerSession?: number;
-  /** Concurrent deliveries to one destination domain (and so connections to its hosts); default 10. */
+  /**
+   * Concurrent deliveries to one destination domain (and so connections to
+   * its hosts); default 20, Postfix's default_destination_concurrency_limit.
+   */
   maxPerDomain?: number;
 }
 
@@ -324,7 +327,7 @@ export class SmtpPool {
   constructor(options: SmtpPoolOptions = {}) {
     this.idleMs = options.idleMs ?? 10_000;
     this.maxMessages = options.maxMessagesPerSession ?? 100;
-    this.maxPerDomain = options.maxPerDomain ?? 10;
+    this.maxPerDomain = options.maxPerDomain ?? 20;
   }
 
   private static key(target: SmtpTarget, options: SessionOptions): string {
