@@ -1,7 +1,7 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createServer } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -14,6 +14,9 @@ import { median } from './lib.js';
 const run = promisify(execFile);
 const SMTP_SOURCE = '/usr/sbin/smtp-source';
 const SMTP_SINK = '/usr/sbin/smtp-sink';
+const POSTFIX = '/usr/sbin/postfix';
+/** The domain every bench message is addressed to. */
+const BENCH_DOMAIN = 'in.bench.example';
 
 export async function freePort(): Promise<number> {
   const srv = createServer();
@@ -29,19 +32,20 @@ export interface SourceOptions { sessions: number; messages: number; bytes: numb
 export async function smtpSource(port: number, o: SourceOptions): Promise<number> {
   const start = performance.now();
   await run(SMTP_SOURCE, ['-d', '-s', String(o.sessions), '-m', String(o.messages), '-l', String(o.bytes),
-    '-f', 'sender@remote.example', '-t', 'inbox@in.bench.example', `127.0.0.1:${port}`], { timeout: 120_000 });
+    '-f', 'sender@remote.example', '-t', `inbox@${BENCH_DOMAIN}`, `127.0.0.1:${port}`], { timeout: 120_000 });
   return o.messages / ((performance.now() - start) / 1000);
 }
 
 /** Starts Postfix's smtp-sink (accept and discard) on a loopback port; resolves once it answers. */
 export async function startSmtpSink(port: number): Promise<ChildProcess> {
   const sink: ChildProcess = spawn(SMTP_SINK, ['-u', 'nobody', `127.0.0.1:${port}`, '256'], { stdio: 'ignore' });
-  for (let i = 0; i < 100; i++) {
-    if (await run(SMTP_SOURCE, ['-m', '1', `127.0.0.1:${port}`], { timeout: 2000 }).then(() => true, () => false)) return sink;
-    await sleep(20);
+  try {
+    await waitForSmtp(port, 'smtp-sink');
+  } catch (err) {
+    sink.kill('SIGTERM');
+    throw err;
   }
-  sink.kill('SIGTERM');
-  throw new Error('smtp-sink did not start');
+  return sink;
 }
 
 /** The ceiling: smtp-source into smtp-sink, messages/s. */
@@ -55,8 +59,131 @@ export async function sinkRate(o: SourceOptions): Promise<number> {
   }
 }
 
-/** Inbound messages stored durably per second over SMTP, and parsed + authenticated per second, against smtp-sink. */
+/** Resolves once something answers SMTP on the port, or throws after ~2 s of tries. */
+async function waitForSmtp(port: number, what: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if (await run(SMTP_SOURCE, ['-m', '1', `127.0.0.1:${port}`], { timeout: 2000 }).then(() => true, () => false)) return;
+    await sleep(20);
+  }
+  throw new Error(`${what} did not start`);
+}
+
+// Postfix's own smtpd accepting into its queue (cleanup writes and fsyncs
+// each message before the 250, as we do), then discarding: a private
+// instance with its own config and queue under a temp dir, on a loopback
+// port, with only the services that path needs.
+const POSTFIX_MASTER_CF = (port: number) => `127.0.0.1:${port} inet n - n - 100 smtpd
+pickup unix n - n 60 1 pickup
+cleanup unix n - n - 0 cleanup
+qmgr unix n - n 300 1 qmgr
+rewrite unix - - n - - trivial-rewrite
+bounce unix - - n - 0 bounce
+defer unix - - n - 0 bounce
+trace unix - - n - 0 bounce
+verify unix - - n - 1 verify
+flush unix n - n 1000? 0 flush
+proxymap unix - - n - - proxymap
+showq unix n - n - - showq
+error unix - - n - - error
+retry unix - - n - - error
+discard unix - - n - - discard
+anvil unix - - n - 1 anvil
+scache unix - - n - 1 scache
+postlog unix-dgram n - n - 1 postlogd
+`;
+
+const postfixMainCf = (dir: string) => `compatibility_level = 3.6
+config_directory = ${dir}/conf
+queue_directory = ${dir}/queue
+data_directory = ${dir}/data
+command_directory = /usr/sbin
+daemon_directory = /usr/lib/postfix/sbin
+shlib_directory = /usr/lib/postfix
+mail_owner = postfix
+setgid_group = postdrop
+myhostname = mx.postfix-bench.example
+inet_interfaces = 127.0.0.1
+inet_protocols = ipv4
+mydestination = ${BENCH_DOMAIN}
+mynetworks = 127.0.0.0/8
+local_transport = discard:
+default_transport = discard:
+relay_transport = discard:
+local_recipient_maps =
+alias_maps =
+alias_database =
+biff = no
+maillog_file = ${dir}/maillog
+maillog_file_prefixes = ${dir}
+`;
+
+/**
+ * Postfix accepting into its queue, messages/s, measured with `measure` on the
+ * instance's port. Postfix writes its errors to the log file (not to a
+ * non-terminal stderr), so a failure to start quotes the log.
+ */
+export async function withPostfix<T>(measure: (port: number) => Promise<T>): Promise<T> {
+  const dir = mkdtempSync(join(tmpdir(), 'mailroom-bench-postfix-'));
+  // Postfix's daemons run as the postfix user and must reach their directories.
+  chmodSync(dir, 0o755);
+  for (const sub of ['conf', 'queue', 'data']) mkdirSync(join(dir, sub));
+  chownSync(join(dir, 'data'), uidOf('postfix'), -1);
+  const port = await freePort();
+  writeFileSync(join(dir, 'conf', 'main.cf'), postfixMainCf(dir));
+  writeFileSync(join(dir, 'conf', 'master.cf'), POSTFIX_MASTER_CF(port));
+  const postfix = (command: string) => run(POSTFIX, ['-c', join(dir, 'conf'), command], { timeout: 30_000 });
+  const log = () => { try { return readFileSync(join(dir, 'maillog'), 'utf8').trim().split('\n').slice(-5).join('\n'); } catch { return '(no log)'; } };
+  try {
+    try {
+      await postfix('set-permissions');
+      await postfix('check');
+      await postfix('start');
+      await waitForSmtp(port, 'Postfix');
+    } catch (err) {
+      throw new Error(`Postfix did not start: ${(err as Error).message}\n${log()}`);
+    }
+    return await measure(port);
+  } finally {
+    await postfix('stop').catch(() => undefined);
+    killMaster(join(dir, 'queue', 'pid', 'master.pid'));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function uidOf(user: string): number {
+  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith(`${user}:`));
+  if (!line) throw new Error(`no ${user} user: is Postfix installed?`);
+  return Number(line.split(':')[2]);
+}
+
+/** A master still running after `postfix stop` (it refused, or timed out) is ended by its PID. */
+function killMaster(pidFile: string): void {
+  let pid: number;
+  try { pid = Number(readFileSync(pidFile, 'utf8').trim()); } catch { return; }
+  if (!Number.isInteger(pid) || pid <= 1) return;
+  try { process.kill(pid, 0); } catch { return; }
+  try { process.kill(pid, 'SIGTERM'); } catch { /* gone meanwhile */ }
+}
+
+/**
+ * Inbound messages stored durably per second over SMTP, and parsed +
+ * authenticated per second, against smtp-sink (the ceiling) and Postfix
+ * accepting into its own queue, in alternating rounds. `postfix` is undefined
+ * when Postfix could not be started here, and `postfixError` says why.
+ */
 export async function benchInbound(rounds: number, o: SourceOptions = { sessions: 50, messages: 3000, bytes: 2048 }) {
+  const postfix: number[] = [];
+  let postfixError: string | undefined;
+  const mailroom = await withPostfix((port) => benchMailroom(rounds, o, async () => { postfix.push(await smtpSource(port, o)); }))
+    .catch(async (err: unknown) => {
+      if (!String((err as Error).message).startsWith('Postfix did not start')) throw err;
+      postfixError = (err as Error).message;
+      return benchMailroom(rounds, o, async () => undefined);
+    });
+  return { ...mailroom, postfix: postfix.length > 0 ? median(postfix) : undefined, postfixError, options: o };
+}
+
+async function benchMailroom(rounds: number, o: SourceOptions, eachRound: () => Promise<void>) {
   const dataDir = mkdtempSync(join(tmpdir(), 'mailroom-bench-in-'));
   const smtpPort = await freePort();
   const mailroom = await startMailroom(loadConfig({
@@ -71,7 +198,7 @@ export async function benchInbound(rounds: number, o: SourceOptions = { sessions
   try {
     const { services } = mailroom;
     const ws = await services.workspaces.ensureDefault();
-    const domain = await services.domains.create(ws.id, { name: 'in.bench.example', inboundEnabled: true });
+    const domain = await services.domains.create(ws.id, { name: BENCH_DOMAIN, inboundEnabled: true });
     await services.store.write((tx) => markDomainActive(tx, ws.id, domain.id, Date.now()));
     // The listener caches which domains take mail for a few seconds.
     await sleep(5_500);
@@ -79,6 +206,7 @@ export async function benchInbound(rounds: number, o: SourceOptions = { sessions
       .select((eb) => eb.fn.countAll().as('n')).where('status', '=', 'pending').executeTakeFirstOrThrow()).n);
     for (let i = 0; i < rounds; i++) {
       ceiling.push(await sinkRate(o));
+      await eachRound();
       const start = performance.now();
       stored.push(await smtpSource(mailroom.smtp.mxPort!, o));
       for (const deadline = Date.now() + 120_000; Date.now() < deadline && (await pending()) > 0;) await sleep(50);
@@ -88,5 +216,5 @@ export async function benchInbound(rounds: number, o: SourceOptions = { sessions
     await mailroom.close();
     rmSync(dataDir, { recursive: true, force: true });
   }
-  return { ceiling: median(ceiling), stored: median(stored), processed: median(processed), options: o };
+  return { ceiling: median(ceiling), stored: median(stored), processed: median(processed) };
 }

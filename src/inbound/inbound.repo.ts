@@ -274,13 +274,17 @@ export async function markAttemptFailed(tx: Tx, id: string, owner: string, error
  * event is about that message. (The events repo's append helper covers the
  * kinds of sent mail only.)
  */
-export async function appendReceivedEvent(tx: Tx, e: {
+export interface ReceivedEvent {
   workspaceId: string; inboundId: string; domainId: string; from: string; subject: string; data: Record<string, unknown>; now: number;
-}): Promise<void> {
-  await tx.insertInto('events').values({
+}
+
+/** The email.received events of several processed messages, in one statement. */
+export async function appendReceivedEvents(tx: Tx, events: ReceivedEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  await tx.insertInto('events').values(events.map((e) => ({
     id: newId('evt', e.now), workspace_id: e.workspaceId, email_id: e.inboundId, domain_id: e.domainId, type: 'email.received',
     recipient: null, from_address: e.from, subject: e.subject, data: JSON.stringify(e.data), created_at: e.now,
-  }).execute();
+  }))).execute();
 }
 
 /** Deletes up to `limit` messages received before `before`; returns how many went. */

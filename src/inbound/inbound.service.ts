@@ -8,12 +8,14 @@ import type { Page, PageQuery } from '../store/paging.js';
 import { appendEvent } from '../events/events.repo.js';
 import type { SuppressionsPort } from '../suppressions/index.js';
 import {
-  appendReceivedEvent, claimPending, domainExists, findInbound, findInboundRaw, findReturnedEmail, inboundDomains, insertInbound, listInbound,
+  appendReceivedEvents, claimPending, domainExists, findInbound, findInboundRaw, findReturnedEmail, inboundDomains, insertInbound, listInbound,
   markAttemptFailed, markReady, markReportDone, purgeReceivedBefore, returnPathDomains,
-  type InboundEmail, type InboundEmailSummary, type InboundFilter, type NewInbound, type PendingInbound, type ReceivingDomain, type ReturnedEmail,
+  type InboundEmail, type InboundEmailSummary, type InboundFilter, type NewInbound, type PendingInbound, type ReceivedEvent, type ReceivingDomain, type ReturnedEmail,
 } from './inbound.repo.js';
-import { attachmentContent, checkAuthentication, parseMessage, type MessageFields } from './parse-message.js';
+import { attachmentContent, checkAuthentication, parseHere, parseMessage, type MessageFields } from './parse-message.js';
+import type { PartsParser } from './parse-pool.js';
 import { parseReturnPath, recipientTag, type ReturnPath } from './return-path.js';
+import { coalescedInsert } from './coalesced-insert.js';
 import { bounceDetails, readReport, type DeliveryStatusReport, type FeedbackReport } from './reports.js';
 import type { MxPort, RecipientRefusal } from '../smtp/mx.listener.js';
 
@@ -38,8 +40,12 @@ export interface InboundAttachment {
 
 /** Implements the MX listener's port: checkRecipient and accept. */
 export interface InboundService extends MxPort {
-  /** Parses and checks up to `limit` pending messages; returns how many it claimed. */
-  processPending(owner: string, limit: number): Promise<number>;
+  /**
+   * Parses and checks up to `limit` pending messages; returns how many it
+   * claimed. `parser` does the MIME parsing (the processor's threads; this
+   * thread by default).
+   */
+  processPending(owner: string, limit: number, parser?: PartsParser): Promise<number>;
   /** Called after each accept, so a waiting processor starts at once. */
   onAccepted(listener: () => void): void;
   list(workspaceId: string, query: InboundListQuery, page: PageQuery): Promise<Page<InboundEmailSummary>>;
@@ -96,6 +102,7 @@ const sameAddress = (a: string, b: string) => a.trim().toLowerCase() === b.trim(
 export function inboundService(deps: InboundDeps): InboundService {
   const { store, clock, logger } = deps;
   const listeners: Array<() => void> = [];
+  const insertAccepted = coalescedInsert(store, insertInbound);
 
   /**
    * What mail to a host is for: the domains whose return path it is, the
@@ -133,16 +140,20 @@ export function inboundService(deps: InboundDeps): InboundService {
     return known ? 'no_such_domain' : 'relay_denied';
   }
 
-  /** A claimed message's write, once the work outside the database is done. */
-  type Apply = (tx: Tx) => Promise<void>;
+  /**
+   * A claimed message's write, once the work outside the database is done;
+   * returns the event it calls for, which the batch writes with the others'.
+   */
+  type Apply = (tx: Tx) => Promise<ReceivedEvent | undefined>;
 
   /** Parses (and for mail, checks) a claimed message; the returned write stores the outcome. */
-  async function prepare(row: PendingInbound, owner: string): Promise<Apply> {
-    const fields = await parseMessage(row.raw);
+  async function prepare(row: PendingInbound, owner: string, parser: PartsParser): Promise<Apply> {
+    const fields = await parseMessage(row.raw, parser);
     if (row.kind === 'report') {
       return async (tx) => {
         const detail = await applyReport(tx, row, fields);
         await markReportDone(tx, row.id, owner, detail, clock.now());
+        return undefined;
       };
     }
     // Network I/O: outside the transaction.
@@ -156,15 +167,15 @@ export function inboundService(deps: InboundDeps): InboundService {
         searchTo: [...row.rcptTo, ...fields.recipientAddresses],
         searchFrom: [row.mailFrom, ...fields.fromAddresses],
       }, now);
-      if (!ready) return;
-      await appendReceivedEvent(tx, {
+      if (!ready) return undefined;
+      return {
         workspaceId: row.workspaceId, inboundId: row.id, domainId: row.domainId, from: fields.from, subject: fields.subject, now,
         data: {
           from: fields.from, to: row.rcptTo, subject: fields.subject, message_id: fields.messageId,
           attachment_count: fields.attachments.length, spf: auth.spf.result, dkim: auth.dkim.map((d) => d.result),
           dmarc: auth.dmarc.result,
         },
-      });
+      };
     };
   }
 
@@ -279,12 +290,12 @@ export function inboundService(deps: InboundDeps): InboundService {
       }
       const rows = [...byTarget.values()];
       if (rows.length === 0) return [];
-      await store.write((tx) => insertInbound(tx, rows));
+      await insertAccepted(rows);
       for (const listener of listeners) listener();
       return rows.map((r) => r.id);
     },
 
-    async processPending(owner, limit) {
+    async processPending(owner, limit, parser = parseHere) {
       const { claimed, total } = await store.write(async (tx) => {
         const now = clock.now();
         const rows = await claimPending(tx, { now, leaseMs: PROCESS_LEASE_MS, owner, limit });
@@ -298,7 +309,7 @@ export function inboundService(deps: InboundDeps): InboundService {
         return { claimed: rows.filter((r) => r.attempts <= MAX_PROCESS_ATTEMPTS), total: rows.length };
       });
       if (claimed.length === 0) return total;
-      const prepared = await Promise.all(claimed.map((row) => prepare(row, owner).then(
+      const prepared = await Promise.all(claimed.map((row) => prepare(row, owner, parser).then(
         (apply) => ({ row, apply }),
         async (err: unknown) => void (await failed(row, owner, err)),
       )));
@@ -308,11 +319,19 @@ export function inboundService(deps: InboundDeps): InboundService {
       // message is written alone, so one bad message cannot hold up the others.
       try {
         await store.write(async (tx) => {
-          for (const p of ready) await p.apply(tx);
+          const events: ReceivedEvent[] = [];
+          for (const p of ready) {
+            const event = await p.apply(tx);
+            if (event) events.push(event);
+          }
+          await appendReceivedEvents(tx, events);
         });
       } catch (batchErr) {
         logger.warn({ err: batchErr, count: ready.length }, 'inbound batch could not be stored; storing its messages one by one');
-        await Promise.all(ready.map((p) => store.write(p.apply).catch((err: unknown) => failed(p.row, owner, err))));
+        await Promise.all(ready.map((p) => store.write(async (tx) => {
+          const event = await p.apply(tx);
+          if (event) await appendReceivedEvents(tx, [event]);
+        }).catch((err: unknown) => failed(p.row, owner, err))));
       }
       return total;
     },

@@ -1,4 +1,5 @@
 import { simpleParser, type AddressObject, type EmailAddress, type ParsedMail, type SimpleParserOptions } from 'mailparser';
+import { PARSER_OPTIONS, type ParsedParts, type PartsParser } from './parse-pool.js';
 import { authenticate, type DNSResolver } from 'mailauth';
 import type { AuthResults, InboundAttachmentMeta, InboundHeader } from './inbound.repo.js';
 import type { ReportInput } from './reports.js';
@@ -24,19 +25,26 @@ export interface MessageFields {
   report: ReportInput;
 }
 
-// keepDeliveryStatus: a message/delivery-status part stays a part of its own
-// (mailparser otherwise folds it into the text), so a DSN can be read from it.
-// No conversion between text and HTML: the API shows what the sender sent.
-const PARSER_OPTIONS: SimpleParserOptions & { keepDeliveryStatus: boolean } = {
-  keepDeliveryStatus: true,
-  skipHtmlToText: true,
-  skipTextToHtml: true,
-  skipImageLinks: true,
-};
-
 function parse(raw: Buffer): Promise<ParsedMail> {
-  return simpleParser(raw, PARSER_OPTIONS);
+  return simpleParser(raw, PARSER_OPTIONS as SimpleParserOptions);
 }
+
+/** The parts of a parsed message the fields are made of (the parsing threads send the same). */
+export function partsOf(mail: ParsedMail): ParsedParts {
+  return {
+    headerLines: mail.headerLines,
+    contentType: mail.headers.get('content-type') as ParsedParts['contentType'],
+    from: mail.from, to: mail.to, cc: mail.cc, replyTo: mail.replyTo,
+    subject: mail.subject, text: mail.text, html: mail.html, messageId: mail.messageId,
+    attachments: mail.attachments.map((a) => ({
+      filename: a.filename, contentType: a.contentType, size: a.size, cid: a.cid,
+      contentDisposition: a.contentDisposition, content: a.content,
+    })),
+  };
+}
+
+/** Parses on the calling thread. */
+export const parseHere: PartsParser = async (raw) => partsOf(await parse(raw));
 
 // RFC 5322 §3.2.3 specials: a display name holding one of them must be quoted.
 const SPECIALS = /[()<>[\]:;@\\,."]/;
@@ -62,16 +70,17 @@ const bare = (field: AddressObject | AddressObject[] | undefined): string[] =>
   mailboxes(field).map((a) => a.address).filter((s): s is string => Boolean(s));
 
 /** Header fields in message order; values unfolded, as they appear (encoded words are left as they are). */
-function headerList(mail: ParsedMail): InboundHeader[] {
+function headerList(mail: ParsedParts): InboundHeader[] {
   return mail.headerLines.map(({ line }) => {
     const colon = line.indexOf(':');
     return { name: line.slice(0, colon).trim(), value: line.slice(colon + 1).replace(/\r?\n[ \t]+/g, ' ').trim() };
   });
 }
 
-export async function parseMessage(raw: Buffer): Promise<MessageFields> {
-  const mail = await parse(raw);
-  const contentType = mail.headers.get('content-type') as { value?: string; params?: Record<string, string> } | undefined;
+/** The API fields of a stored message; `parser` does the MIME parsing (on this thread by default). */
+export async function parseMessage(raw: Buffer, parser: PartsParser = parseHere): Promise<MessageFields> {
+  const mail = await parser(raw);
+  const { contentType } = mail;
   const fromList = formatted(mail.from);
   return {
     from: fromList[0] ?? '',

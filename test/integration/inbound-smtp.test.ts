@@ -55,6 +55,28 @@ describe('MX listener', () => {
     expect(listed.envelope).toEqual({ mail_from: 'someone@outside.test', rcpt_to: ['desk@inbound.test'] });
   });
 
+  it('stores every message of concurrent sessions, each under its own id, before its 250', async () => {
+    const before = await stored();
+    const sessions = 12;
+    const replies = await Promise.all(Array.from({ length: sessions }, (_, i) => sendRaw(t.mxPort,
+      { from: 'someone@outside.test', to: [`desk${i}@inbound.test`] },
+      `From: someone@outside.test\r\nTo: desk${i}@inbound.test\r\nSubject: concurrent ${i}\r\n\r\nmessage ${i}\r\n`)));
+    const ids = replies.map((r) => /^250 2\.0\.0 Ok: queued as (in_\S+)$/.exec(r)?.[1]);
+    expect(ids.every((id) => id !== undefined)).toBe(true);
+    expect(new Set(ids).size).toBe(sessions);
+    // Each 250 came after its own row was committed.
+    const rows = await t.mailroom.services.store.db.selectFrom('inbound_messages').select(['id', 'rcpt_to'])
+      .where('id', 'in', ids as string[]).execute();
+    expect(rows.map((r) => [r.id, JSON.parse(r.rcpt_to)]).sort()).toEqual(ids.map((id, i) => [id, [`desk${i}@inbound.test`]]).sort());
+    expect(await stored()).toBe(before + sessions);
+    const listed = await eventually(async () => {
+      const { body } = await t.api.get('/v1/inbound?limit=100');
+      const subjects = body.data.map((m: { subject: string }) => m.subject).filter((s: string) => s.startsWith('concurrent '));
+      return subjects.length === sessions ? subjects : undefined;
+    });
+    expect(listed.sort()).toEqual(Array.from({ length: sessions }, (_, i) => `concurrent ${i}`).sort());
+  });
+
   it('refuses to relay to a domain that is not ours', async () => {
     const before = await stored();
     const { code, output } = await swaks(t.mxPort, ['--from', 'someone@outside.test', '--to', 'victim@elsewhere.test']);

@@ -8,7 +8,7 @@ async function sentHeaders(t: TestApp, emailId: string) {
   return (await simpleParser(row.raw)).headerLines;
 }
 
-const header = (lines: Array<{ key: string; line: string }>, name: string) =>
+const header = (lines: ReadonlyArray<{ key: string; line: string }>, name: string) =>
   lines.find((l) => l.key === name)?.line.replace(/^[^:]+:\s*/, '');
 
 describe('unsubscribe links on sends that ask for them', () => {
