@@ -57,8 +57,8 @@ export interface InboundEmail extends InboundEmailSummary {
   tls: boolean;
 }
 
-/** What the listener stores before it answers 250. */
-export interface NewInbound {
+/** A received message as stored: the envelope, where it was delivered, and the raw source. */
+interface StoredEnvelope {
   id: string;
   workspaceId: string;
   domainId: string;
@@ -67,22 +67,17 @@ export interface NewInbound {
   rcptTo: string[];
   remoteIp: string;
   helo: string;
-  tls: boolean;
   raw: Buffer;
+}
+
+/** What the listener stores before it answers 250. */
+export interface NewInbound extends StoredEnvelope {
+  tls: boolean;
   receivedAt: number;
 }
 
 /** A claimed row, as the processor needs it. */
-export interface PendingInbound {
-  id: string;
-  workspaceId: string;
-  domainId: string;
-  kind: InboundKind;
-  mailFrom: string;
-  rcptTo: string[];
-  remoteIp: string;
-  helo: string;
-  raw: Buffer;
+export interface PendingInbound extends StoredEnvelope {
   attempts: number;
 }
 
