@@ -9,7 +9,7 @@ import type { Page, PageQuery } from '../store/paging.js';
 import type { DomainStatus } from '../store/tables.js';
 import { generateDkimKeys } from './dkim-keys.js';
 import { normaliseDomainName } from './domain-name.js';
-import { DEFAULT_RETURN_PATH_SUBDOMAIN, DEFAULT_TRACKING_SUBDOMAIN, recordsFor, type DnsRecordSpec, type RecordKind } from './dns-records.js';
+import { DEFAULT_RETURN_PATH_SUBDOMAIN, DEFAULT_TRACKING_SUBDOMAIN, recordsFor, type DnsRecordSpec } from './dns-records.js';
 import { checkRecords, domainStatus, TEMPORARY_DNS_ERROR, type CheckedRecord, type DnsLookup, type RecordState } from './verify-records.js';
 import {
   countActiveDomains, deleteDomain, domainsDueForCheck, findDomain, findDomainByName, insertDomain, listDomains,
@@ -19,14 +19,7 @@ import {
 // The rules of the Domains area: what a new domain gets, when it becomes
 // active, how often DNS is looked at again, and when it may be deleted.
 
-export interface DomainRecord {
-  record: RecordKind;
-  type: 'TXT' | 'MX' | 'CNAME';
-  name: string;
-  value: string;
-  priority?: number;
-  ttl: 'Auto';
-  required: boolean;
+export interface DomainRecord extends DnsRecordSpec {
   status: RecordState;
   detail?: string;
 }

@@ -5,6 +5,7 @@ import { isPostgres } from '../store/schema-helpers.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso } from '../core/clock.js';
 import { newId } from '../core/ids.js';
+import type { MessageFields } from './parse-message.js';
 
 // Received messages. Rows become API shapes (or the plain records the
 // service and the processor work with) here and nowhere else.
@@ -82,17 +83,8 @@ export interface PendingInbound extends StoredEnvelope {
 }
 
 /** The parsed fields the processor stores when a message is ready. */
-export interface ParsedInbound {
-  from: string;
-  to: string[];
-  cc: string[];
-  replyTo: string[];
-  subject: string;
-  text: string | null;
-  html: string | null;
-  messageId: string | null;
-  headers: InboundHeader[];
-  attachments: InboundAttachmentMeta[];
+export interface ParsedInbound
+  extends Pick<MessageFields, 'from' | 'to' | 'cc' | 'replyTo' | 'subject' | 'text' | 'html' | 'messageId' | 'headers' | 'attachments'> {
   auth: AuthResults;
   /** Bare addresses of the envelope and the header fields, for the to/from filters. */
   searchTo: string[];

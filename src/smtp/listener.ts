@@ -1,7 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import { isIP } from 'node:net';
 import type { Logger } from 'pino';
-import type { SMTPServer, SMTPServerDataStream } from 'smtp-server';
+import type { SMTPServer, SMTPServerDataStream, SMTPServerOptions } from 'smtp-server';
+import type { TlsCredentials } from './tls.js';
 import { AppError, SMTP_REPLY } from '../core/errors.js';
 
 // What the MX and submission listeners share: starting without taking the
@@ -11,6 +12,32 @@ export interface SmtpListener {
   /** The bound port, or undefined when listening failed (already logged); the rest of the process carries on. */
   listen(): Promise<number | undefined>;
   close(): Promise<void>;
+}
+
+/** RFC 5321 §4.5.3.1.8: at least 100 recipients must be taken. */
+const MAX_RECIPIENTS = 100;
+/** Idle time allowed between commands or data (RFC 5321 §4.5.3.2.7 asks for at least 5 minutes). */
+const IDLE_TIMEOUT_MS = 5 * 60_000;
+/** How long a stop waits for open sessions before it ends them with 421. */
+const CLOSE_TIMEOUT_MS = 5_000;
+
+/** The smtp-server options both listeners share: name, size limit, TLS, limits and timeouts. */
+export function sharedServerOptions(o: { hostname: string; banner: string; maxMessageBytes: number; maxClients: number; tls: TlsCredentials | undefined }): SMTPServerOptions {
+  return {
+    name: o.hostname,
+    banner: o.banner,
+    size: o.maxMessageBytes,
+    rejectOversized: true,
+    ...(o.tls && { key: o.tls.key, cert: o.tls.cert }),
+    // The client's address is recorded as it is; a PTR look-up per
+    // connection would cost a DNS round trip and decide nothing.
+    disableReverseLookup: true,
+    maxClients: o.maxClients,
+    maxRecipients: MAX_RECIPIENTS,
+    socketTimeout: IDLE_TIMEOUT_MS,
+    closeTimeout: CLOSE_TIMEOUT_MS,
+    logger: false,
+  };
 }
 
 /** An error smtp-server sends back as `<code> <enhanced> <text>`. */

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import { hasSmugglingMarker, normaliseLineEndings } from './message-data.js';
-import { closeServer, listenOn, readMessage, smtpError, type SmtpListener } from './listener.js';
+import { closeServer, listenOn, readMessage, sharedServerOptions, smtpError, type SmtpListener } from './listener.js';
 import type { TlsCredentials } from './tls.js';
 import type { Clock } from '../core/clock.js';
 
@@ -56,15 +56,9 @@ export interface MxListenerOptions {
 }
 
 /** Connections at once, in all; smtp-server answers 421 beyond. */
-export const MAX_CLIENTS = 1_000;
+const MAX_CLIENTS = 1_000;
 /** Connections at once from one address. */
-export const MAX_CLIENTS_PER_IP = 100;
-/** RFC 5321 §4.5.3.1.8: at least 100 recipients must be taken. */
-export const MAX_RECIPIENTS = 100;
-/** Idle time allowed between commands or data (RFC 5321 §4.5.3.2.7 asks for at least 5 minutes). */
-export const IDLE_TIMEOUT_MS = 5 * 60_000;
-/** How long a stop waits for open sessions before it ends them with 421. */
-const CLOSE_TIMEOUT_MS = 5_000;
+const MAX_CLIENTS_PER_IP = 100;
 
 const REFUSALS: Record<RecipientRefusal, () => Error> = {
   relay_denied: () => smtpError(550, '5.7.1', 'Relay access denied: this server takes mail only for its own domains'),
@@ -104,20 +98,8 @@ export function createMxListener(port: MxPort, options: MxListenerOptions): Smtp
   const counted = new Set<string>();
 
   const server = new SMTPServer({
-    name: hostname,
-    banner: 'Mailroom',
-    size: maxMessageBytes,
-    rejectOversized: true,
+    ...sharedServerOptions({ hostname, banner: 'Mailroom', maxMessageBytes, maxClients: MAX_CLIENTS, tls: options.tls }),
     disabledCommands: options.tls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
-    ...(options.tls && { key: options.tls.key, cert: options.tls.cert }),
-    // The client's address is recorded as it is; a PTR look-up per
-    // connection would cost a DNS round trip and decide nothing.
-    disableReverseLookup: true,
-    maxClients: MAX_CLIENTS,
-    maxRecipients: MAX_RECIPIENTS,
-    socketTimeout: IDLE_TIMEOUT_MS,
-    closeTimeout: CLOSE_TIMEOUT_MS,
-    logger: false,
 
     onConnect(session, callback) {
       const n = perIp.get(session.remoteAddress) ?? 0;

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import { AppError } from '../core/errors.js';
-import { closeServer, isLoopback, listenOn, readMessage, replyForError, smtpError, type SmtpListener } from './listener.js';
+import { closeServer, isLoopback, listenOn, readMessage, replyForError, sharedServerOptions, smtpError, type SmtpListener } from './listener.js';
 import { normaliseLineEndings } from './message-data.js';
 import { emailFromSubmission, type SubmittedEmail } from './submitted-message.js';
 import type { TlsCredentials } from './tls.js';
@@ -40,9 +40,6 @@ export interface SubmissionListenerOptions {
 }
 
 const MAX_CLIENTS = 500;
-const MAX_RECIPIENTS = 100;
-const IDLE_TIMEOUT_MS = 5 * 60_000;
-const CLOSE_TIMEOUT_MS = 5_000;
 /** The scope a key needs, as for POST /v1/emails. */
 const SEND_SCOPE = 'emails:send';
 
@@ -52,23 +49,13 @@ export function createSubmissionListener<U extends Submitter>(port: SubmissionPo
   const user = (session: SMTPServerSession) => session.user as U | undefined;
 
   const server = new SMTPServer({
-    name: options.hostname,
-    banner: 'Mailroom submission',
-    size: maxMessageBytes,
-    rejectOversized: true,
+    ...sharedServerOptions({ hostname: options.hostname, banner: 'Mailroom submission', maxMessageBytes, maxClients: MAX_CLIENTS, tls: options.tls }),
     authMethods: ['PLAIN', 'LOGIN'],
     // The policy above is applied per session (onConnect, onSecure); the
     // server-wide switch only lets it through.
     allowInsecureAuth: true,
     disabledCommands: options.tls ? [] : ['STARTTLS'],
-    ...(options.tls && { key: options.tls.key, cert: options.tls.cert }),
-    disableReverseLookup: true,
-    maxClients: MAX_CLIENTS,
-    maxRecipients: MAX_RECIPIENTS,
-    socketTimeout: IDLE_TIMEOUT_MS,
-    closeTimeout: CLOSE_TIMEOUT_MS,
     authRequiredMessage: '5.7.0 Authentication required: AUTH with an API key as the password',
-    logger: false,
 
     onConnect(session, callback) {
       // Before TLS, a client that may not authenticate in clear is not offered AUTH at all.
