@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { Db, Tx } from '../store/db.js';
+import { insertRows, type Db, type Tx } from '../store/db.js';
 import type { ApiKeysTable, ApiKeyActivityTable } from '../store/tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso, toIsoOrNull } from '../core/clock.js';
@@ -96,7 +96,7 @@ export async function touchApiKey(tx: Tx, id: string, now: number): Promise<void
 }
 
 export async function insertActivity(tx: Tx, row: Omit<Selectable<ApiKeyActivityTable>, 'pos'>): Promise<void> {
-  await tx.insertInto('api_key_activity').values(row).execute();
+  await insertRows(tx, 'api_key_activity', [row]);
 }
 
 export async function listActivity(db: Db, ws: string, keyId: string, page: PageQuery): Promise<Page<ApiKeyActivity>> {

@@ -1,5 +1,5 @@
 import { CompiledQuery, sql, type Kysely, type Selectable } from 'kysely';
-import { insertRows, runShaped, type Db, type Tx } from '../store/db.js';
+import { beforeCommit, insertRows, runShaped, type Db, type Tx } from '../store/db.js';
 import { isPostgres } from '../store/schema-helpers.js';
 import type { EmailRecipientsTable, EmailStatus, EmailsTable, RecipientStatus } from '../store/tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
@@ -170,12 +170,15 @@ export async function insertEmail(tx: Tx, e: NewEmail): Promise<Email> {
     status: e.status, scheduled_at: e.scheduledAt, sent_at: null, message_id: e.messageId, resent_from: e.resentFrom,
     ...search, created_at: e.now, updated_at: e.now,
   };
-  const inserted = await runShaped(tx, 'insert email returning pos', Object.values(row),
-    () => tx.insertInto('emails').values(row).returning('pos'));
+  const columns = Object.keys(row) as Array<keyof typeof row>;
+  const inserted = await runShaped(tx, 'insert email returning pos', columns.map((c) => row[c]),
+    (p) => tx.insertInto('emails').values(Object.fromEntries(columns.map((c, i) => [c, p[i]])) as typeof row).returning('pos'));
   const { pos } = inserted.rows[0];
   if (!onPostgres(tx)) {
-    await tx.executeQuery(CompiledQuery.raw('INSERT INTO emails_search (rowid, search_to, search_from, search_subject) VALUES (?, ?, ?, ?)',
-      [pos, search.search_to, search.search_from, search.search_subject]));
+    beforeCommit(tx, async (t) => {
+      await t.executeQuery(CompiledQuery.raw('INSERT INTO emails_search (rowid, search_to, search_from, search_subject) VALUES (?, ?, ?, ?)',
+        [pos, search.search_to, search.search_from, search.search_subject]));
+    });
   }
   await insertRows(tx, 'email_recipients', e.recipients.map((r, idx) => ({
     id: r.id, email_id: e.id, idx, workspace_id: e.workspaceId, address: r.email, kind: r.kind, domain: r.domain,
@@ -203,7 +206,7 @@ export async function findStoredEmail(db: Db | Tx, ws: string, id: string): Prom
 
 /** By id alone: for the delivery worker, which works across workspaces. */
 export async function findStoredEmailById(db: Db | Tx, id: string): Promise<StoredEmail | undefined> {
-  const [row] = (await runShaped(db, 'email by id', [id], () => db.selectFrom('emails').selectAll().where('id', '=', id))).rows;
+  const [row] = (await runShaped(db, 'email by id', [id], (p) => db.selectFrom('emails').selectAll().where('id', '=', p[0] as string))).rows;
   return row && toStored(row);
 }
 
@@ -282,16 +285,16 @@ const toHeader = (r: Pick<Selectable<EmailsTable>, (typeof HEADER_COLUMNS)[numbe
 });
 
 export async function findEmailHeader(db: Db | Tx, id: string): Promise<EmailHeader | undefined> {
-  const [row] = (await runShaped(db, 'email header by id', [id], () => db.selectFrom('emails').select(HEADER_COLUMNS).where('id', '=', id))).rows;
+  const [row] = (await runShaped(db, 'email header by id', [id], (p) => db.selectFrom('emails').select(HEADER_COLUMNS).where('id', '=', p[0] as string))).rows;
   return row && toHeader(row);
 }
 
 /** Moves the pending ones among `ids` to sent in one statement; returns those it moved. */
 export async function markSent(tx: Tx, ids: string[], now: number): Promise<EmailHeader[]> {
   if (ids.length === 0) return [];
-  const { rows } = await runShaped(tx, `mark sent x${ids.length}`, ['sent', now, now, ...ids, 'pending'],
-    () => tx.updateTable('emails').set({ status: 'sent', sent_at: now, updated_at: now })
-      .where('id', 'in', ids).where('status', '=', 'pending')
+  const { rows } = await runShaped(tx, `mark sent x${ids.length}`, ['sent', 'pending', now, ...ids],
+    (p) => tx.updateTable('emails').set({ status: p[0] as 'sent', sent_at: p[2] as number, updated_at: p[2] as number })
+      .where('id', 'in', p.slice(3) as string[]).where('status', '=', p[1] as 'pending')
       .returning(HEADER_COLUMNS));
   return rows.map(toHeader);
 }
@@ -301,11 +304,11 @@ export async function transitionEmail(tx: Tx, id: string, from: EmailStatus[], t
   extra: { scheduledAt?: number } = {}): Promise<boolean> {
   const withTime = extra.scheduledAt !== undefined;
   const res = await runShaped(tx, `transition email ${withTime} x${from.length}`,
-    [to, now, ...(withTime ? [extra.scheduledAt] : []), id, ...from],
-    () => tx.updateTable('emails').set({
-      status: to, updated_at: now,
-      ...(withTime && { scheduled_at: extra.scheduledAt }),
-    }).where('id', '=', id).where('status', 'in', from));
+    [to, now, id, extra.scheduledAt ?? null, ...from],
+    (p) => tx.updateTable('emails').set({
+      status: p[0] as EmailStatus, updated_at: p[1] as number,
+      ...(withTime && { scheduled_at: p[3] as number }),
+    }).where('id', '=', p[2] as string).where('status', 'in', p.slice(4) as EmailStatus[]));
   return Number(res.numAffectedRows) === 1;
 }
 
@@ -313,10 +316,10 @@ const toStoredRecipient = (r: Pick<Selectable<EmailRecipientsTable>, 'id' | 'add
   ({ id: r.id, email: r.address, kind: r.kind, domain: r.domain, status: r.status });
 
 export async function listRecipients(db: Db | Tx, emailId: string, domain?: string): Promise<StoredRecipient[]> {
-  const { rows } = await runShaped(db, `recipients ${domain !== undefined}`, domain !== undefined ? [emailId, domain] : [emailId],
-    () => db.selectFrom('email_recipients').select(['id', 'address', 'kind', 'domain', 'status'])
-      .where('email_id', '=', emailId)
-      .$if(domain !== undefined, (q) => q.where('domain', '=', domain!))
+  const { rows } = await runShaped(db, `recipients ${domain !== undefined}`, [emailId, domain ?? null],
+    (p) => db.selectFrom('email_recipients').select(['id', 'address', 'kind', 'domain', 'status'])
+      .where('email_id', '=', p[0] as string)
+      .$if(domain !== undefined, (q) => q.where('domain', '=', p[1] as string))
       .orderBy('idx'));
   return rows.map(toStoredRecipient);
 }
@@ -327,12 +330,12 @@ export async function setRecipientOutcome(tx: Tx, ids: string[], status: Recipie
   const withCode = outcome.smtpCode !== undefined;
   const withDetail = outcome.detail !== undefined;
   await runShaped(tx, `recipient outcome ${withCode} ${withDetail} x${ids.length}`,
-    [status, now, ...(withCode ? [outcome.smtpCode] : []), ...(withDetail ? [outcome.detail] : []), ...ids],
-    () => tx.updateTable('email_recipients').set({
-      status, updated_at: now,
-      ...(withCode && { smtp_code: outcome.smtpCode }),
-      ...(withDetail && { detail: outcome.detail }),
-    }).where('id', 'in', ids));
+    [status, now, outcome.smtpCode ?? null, outcome.detail ?? null, ...ids],
+    (p) => tx.updateTable('email_recipients').set({
+      status: p[0] as RecipientStatus, updated_at: p[1] as number,
+      ...(withCode && { smtp_code: p[2] as number | null }),
+      ...(withDetail && { detail: p[3] as string | null }),
+    }).where('id', 'in', p.slice(4) as string[]));
 }
 
 /** Recipients still waiting for an outcome become `cancelled`. */
@@ -342,8 +345,8 @@ export async function cancelOpenRecipients(tx: Tx, emailId: string, now: number)
 }
 
 export async function loadAttachmentParts(db: Db | Tx, emailId: string): Promise<AttachmentPart[]> {
-  const { rows } = await runShaped(db, 'attachment parts', [emailId], () => db.selectFrom('email_attachments')
-    .select(['filename', 'content_type', 'content_id', 'content']).where('email_id', '=', emailId).orderBy('idx'));
+  const { rows } = await runShaped(db, 'attachment parts', [emailId], (p) => db.selectFrom('email_attachments')
+    .select(['filename', 'content_type', 'content_id', 'content']).where('email_id', '=', p[0] as string).orderBy('idx'));
   return rows.map((r) => ({ filename: r.filename, contentType: r.content_type, contentId: r.content_id, content: r.content }));
 }
 

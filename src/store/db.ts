@@ -55,51 +55,76 @@ function withStatementCache(conn: Sqlite.Database) {
 
 // Building and compiling a query with Kysely costs several times what running
 // a cheap statement costs, and the hot statements of sending and delivery
-// have few shapes. A shaped query keeps the SQL text Kysely compiled for its
-// shape and afterwards only binds new parameters. The caller states the
-// parameters in order; on the first build that order is checked against
-// Kysely's, and a shape whose order does not match is never reused.
+// have few shapes. A shaped query is compiled once per shape from stand-in
+// parameters; afterwards only the real parameters are bound to the SQL text.
+// The stand-ins tell exactly where each parameter lands, whatever the values.
 const MAX_SHAPES = 2000;
-const shapes = new Map<string, string | null>();
+
+interface ShapePlan {
+  sql: string;
+  /** For each placeholder of `sql`, the index into the caller's params. */
+  order: number[];
+}
+
+const shapes = new Map<string, ShapePlan | null>();
+const STAND_IN = '\u0000mailroom-param-';
+
+const standIns = (n: number) => Array.from({ length: n }, (_, i) => `${STAND_IN}${i}`);
 
 /**
- * Runs the query `build` returns, reusing the SQL text compiled for `shape`.
- * `params` must be exactly the parameters the built query binds, in order,
- * for every query of this shape.
+ * Runs the query `build(params)` describes, reusing the SQL text compiled for
+ * `shape`. `build` must use only `params` for its values (no captured
+ * variables): it is compiled once with stand-ins, so the same shape must
+ * always yield the same SQL. A shape whose compiled SQL binds anything else
+ * is never reused; a call with an undefined parameter runs uncached, since
+ * Kysely may leave an undefined value out of the SQL.
  */
-export async function runShaped<R>(db: Db | Tx, shape: string, params: unknown[], build: () => Compilable<R>): Promise<QueryResult<R>> {
+export async function runShaped<R>(db: Db | Tx, shape: string, params: readonly unknown[],
+  build: (params: readonly unknown[]) => Compilable<R>): Promise<QueryResult<R>> {
   const key = `${isPostgres(db as unknown as Kysely<unknown>) ? 'pg' : 'sqlite'}\n${shape}`;
-  const text = shapes.get(key);
-  if (text) return db.executeQuery<R>(CompiledQuery.raw(text, params));
-  const compiled = build().compile();
-  // The order can only be told from values that are all different: with two
-  // equal ones a swapped order would look right. Such a call decides nothing;
-  // a later one with distinct values does.
-  if (text === undefined && shapes.size < MAX_SHAPES && new Set(params).size === params.length) {
-    const same = compiled.parameters.length === params.length && compiled.parameters.every((p, i) => p === params[i]);
-    shapes.set(key, same ? compiled.sql : null);
+  let plan = shapes.get(key);
+  if (plan === undefined && shapes.size < MAX_SHAPES) {
+    const compiled = build(standIns(params.length)).compile();
+    const order = compiled.parameters.map((v) => typeof v === 'string' && v.startsWith(STAND_IN) ? Number(v.slice(STAND_IN.length)) : -1);
+    plan = order.includes(-1) ? null : { sql: compiled.sql, order };
+    shapes.set(key, plan);
   }
-  return db.executeQuery(compiled);
+  if (!plan || params.includes(undefined)) return db.executeQuery(build(params).compile());
+  return db.executeQuery<R>(CompiledQuery.raw(plan.sql, plan.order.map((i) => params[i])));
 }
 
 /**
- * A multi-row INSERT of plain values (no expressions, no undefined), through
- * runShaped: rows that all name the same columns share one compiled text per
- * row count.
+ * A multi-row INSERT of plain values, through runShaped: rows that all name
+ * the same columns share one compiled text per row count.
  */
 export async function insertRows<T extends keyof Database & string>(db: Db | Tx, table: T, rows: Array<Insertable<Database[T]>>): Promise<void> {
   if (rows.length === 0) return;
   const columns = Object.keys(rows[0]);
-  const plain = rows.every((r) => Object.keys(r).length === columns.length
-    && columns.every((c) => (r as Record<string, unknown>)[c] !== undefined));
+  const sameColumns = rows.every((r) => Object.keys(r).length === columns.length && columns.every((c) => c in r));
   // The rows are typed by the signature; Kysely's overloads cannot follow a generic table name.
-  const build = () => (db as Db).insertInto(table).values(rows as never);
-  if (!plain) {
-    await build().execute();
+  if (!sameColumns) {
+    await (db as Db).insertInto(table).values(rows as never).execute();
     return;
   }
   const params = rows.flatMap((r) => columns.map((c) => (r as Record<string, unknown>)[c]));
-  await runShaped(db, `insert ${table} (${columns.join(',')}) x${rows.length}`, params, build);
+  await runShaped(db, `insert ${table} (${columns.join(',')}) x${rows.length}`, params, (p) => (db as Db).insertInto(table)
+    .values(rows.map((_, i) => Object.fromEntries(columns.map((c, j) => [c, p[i * columns.length + j]]))) as never));
+}
+
+// Work a unit leaves for the end of its transaction, keyed by the transaction.
+const deferredByTx = new WeakMap<Tx, { unit: Array<(tx: Tx) => Promise<void>> }>();
+
+/**
+ * Runs `work` in the unit's transaction after every unit sharing it has run,
+ * just before the commit, and only if this unit succeeded. For writes that
+ * must not happen inside a unit's savepoint: an FTS5 table flushes its
+ * pending index data at every savepoint boundary, so one insert per unit
+ * would make one tiny index segment per unit. `work` must not fail.
+ */
+export function beforeCommit(tx: Tx, work: (tx: Tx) => Promise<void>): void {
+  const deferred = deferredByTx.get(tx);
+  if (!deferred) throw new Error('beforeCommit needs a transaction of store.write');
+  deferred.unit.push(work);
 }
 
 // Upper bound on units per commit, so one huge burst cannot hold the
@@ -141,10 +166,13 @@ export function openStore(databaseUrl: string): Store {
     void flush();
   }
 
-  async function runUnit(tx: Tx, unit: Pending, shared: boolean): Promise<() => void> {
+  async function runUnit(tx: Tx, unit: Pending, shared: boolean, kept: Array<(tx: Tx) => Promise<void>>): Promise<() => void> {
+    const deferred = deferredByTx.get(tx)!;
+    deferred.unit = [];
     if (!shared) {
       try {
         const value = await unit.work(tx);
+        kept.push(...deferred.unit);
         return () => unit.resolve(value);
       } catch (err) {
         throw Object.assign(new Error('unit failed'), { unitError: err });
@@ -154,6 +182,7 @@ export function openStore(databaseUrl: string): Store {
     try {
       const value = await unit.work(tx);
       release.run();
+      kept.push(...deferred.unit);
       return () => unit.resolve(value);
     } catch (err) {
       rollbackTo.run();
@@ -172,7 +201,10 @@ export function openStore(databaseUrl: string): Store {
         const settle: Array<() => void> = [];
         try {
           await db.transaction().execute(async (tx) => {
-            for (const unit of batch) settle.push(await runUnit(tx, unit, batch.length > 1));
+            deferredByTx.set(tx, { unit: [] });
+            const kept: Array<(tx: Tx) => Promise<void>> = [];
+            for (const unit of batch) settle.push(await runUnit(tx, unit, batch.length > 1, kept));
+            for (const work of kept) await work(tx);
           });
           for (const s of settle) s();
         } catch (err) {

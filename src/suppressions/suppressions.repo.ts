@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { Db, Tx } from '../store/db.js';
+import { runShaped, type Db, type Tx } from '../store/db.js';
 import type { SuppressionReason, SuppressionsTable } from '../store/tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso } from '../core/clock.js';
@@ -45,8 +45,9 @@ export async function suppressedAmong(db: Db | Tx, ws: string, emails: string[])
   const out = new Map<string, SuppressedAddress>();
   const unique = [...new Set(emails)];
   for (let i = 0; i < unique.length; i += IN_CHUNK) {
-    const rows = await db.selectFrom('suppressions').select(['email', 'reason', 'created_at'])
-      .where('workspace_id', '=', ws).where('email', 'in', unique.slice(i, i + IN_CHUNK)).execute();
+    const chunk = unique.slice(i, i + IN_CHUNK);
+    const { rows } = await runShaped(db, `suppressed among x${chunk.length}`, [ws, ...chunk], (p) => db.selectFrom('suppressions')
+      .select(['email', 'reason', 'created_at']).where('workspace_id', '=', p[0] as string).where('email', 'in', p.slice(1) as string[]));
     for (const r of rows) out.set(r.email, { reason: r.reason, since: r.created_at });
   }
   return out;

@@ -31,8 +31,8 @@ export function secondsToUtcMidnight(now: number): number {
 export async function consumeSendQuota(tx: Tx, workspaceId: string, plan: Plan, count: number, now: number): Promise<void> {
   if (count <= 0) return;
   const { day, month } = quotaPeriods(now);
-  const { rows } = await runShaped(tx, 'add send usage', [workspaceId, day, count, workspaceId, month, count], () => tx.insertInto('send_usage')
-    .values([{ workspace_id: workspaceId, period: day, count }, { workspace_id: workspaceId, period: month, count }])
+  const { rows } = await runShaped(tx, 'add send usage', [workspaceId, day, month, count], (p) => tx.insertInto('send_usage')
+    .values([{ workspace_id: p[0] as string, period: p[1] as string, count: p[3] as number }, { workspace_id: p[0] as string, period: p[2] as string, count: p[3] as number }])
     .onConflict((oc) => oc.columns(['workspace_id', 'period']).doUpdateSet((eb) => ({ count: eb('send_usage.count', '+', eb.ref('excluded.count')) })))
     .returning(['period', 'count']));
   const used = (period: string) => Number(rows.find((r) => r.period === period)!.count);

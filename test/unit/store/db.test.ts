@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/core/errors.js';
-import { insertRows, openStore, runShaped, type Store, type Tx } from '../../../src/store/db.js';
+import { beforeCommit, insertRows, openStore, runShaped, type Store, type Tx } from '../../../src/store/db.js';
 
 let dir: string;
 let store: Store;
@@ -71,45 +71,71 @@ describe('group commit', () => {
   });
 });
 
+describe('beforeCommit', () => {
+  it('runs the deferred work of the units that succeeded, after every unit, in the same commit', async () => {
+    const order: string[] = [];
+    const unit = (ws: string, fail: boolean) => store.write(async (tx) => {
+      beforeCommit(tx, async (t) => { order.push(`deferred ${ws}`); await addUsage(t, ws, 'late', 1); });
+      order.push(`unit ${ws}`);
+      if (fail) throw new AppError('validation_error', 'refused');
+    });
+    const results = await Promise.allSettled([unit('ws_a', false), unit('ws_b', true), unit('ws_c', false)]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(order).toEqual(['unit ws_a', 'unit ws_b', 'unit ws_c', 'deferred ws_a', 'deferred ws_c']);
+    expect(await usage('ws_a')).toEqual([['late', 1]]);
+    expect(await usage('ws_b')).toEqual([]);
+  });
+
+  it('drops the deferred work of a lone unit that fails', async () => {
+    await expect(store.write(async (tx) => {
+      beforeCommit(tx, (t) => addUsage(t, 'ws_a', 'late', 1));
+      throw new AppError('validation_error', 'refused');
+    })).rejects.toThrow('refused');
+    expect(await usage('ws_a')).toEqual([]);
+  });
+
+  it('refuses a transaction that is not a store.write unit', async () => {
+    await expect(store.db.transaction().execute(async (tx) => beforeCommit(tx, async () => {}))).rejects.toThrow(/store.write/);
+  });
+});
+
 describe('shaped queries', () => {
   it('reuses the compiled text of a shape with new parameters', async () => {
     for (const [ws, count] of [['ws_a', 1], ['ws_b', 2], ['ws_c', 3]] as const) {
-      await store.write((tx) => runShaped(tx, 'test usage upsert', [ws, 'p', count], () => tx.insertInto('send_usage')
-        .values({ workspace_id: ws, period: 'p', count })));
+      await store.write((tx) => runShaped(tx, 'test usage upsert', [ws, 'p', count], (p) => tx.insertInto('send_usage')
+        .values({ workspace_id: p[0] as string, period: p[1] as string, count: p[2] as number })));
     }
-    const read = (ws: string) => runShaped(store.db, 'test usage read', [ws], () => store.db.selectFrom('send_usage')
-      .select(['workspace_id', 'count']).where('workspace_id', '=', ws));
+    const read = (ws: string) => runShaped(store.db, 'test usage read', [ws], (p) => store.db.selectFrom('send_usage')
+      .select(['workspace_id', 'count']).where('workspace_id', '=', p[0] as string));
     expect((await read('ws_a')).rows).toEqual([{ workspace_id: 'ws_a', count: 1 }]);
     expect((await read('ws_c')).rows).toEqual([{ workspace_id: 'ws_c', count: 3 }]);
   });
 
-  it('never reuses a shape whose stated parameters do not match the built query', async () => {
-    await store.write(async (tx) => {
-      await addUsage(tx, 'ws_a', 'p1', 1);
-      await addUsage(tx, 'ws_b', 'p2', 2);
-    });
-    // Parameters stated in the wrong order: the first build notices, and every
-    // later call runs the query it built, so the answers stay right.
-    const read = (ws: string, period: string) => runShaped(store.db, 'test misordered read', [period, ws], () => store.db
-      .selectFrom('send_usage').select('count').where('workspace_id', '=', ws).where('period', '=', period));
-    expect((await read('ws_a', 'p1')).rows).toEqual([{ count: 1 }]);
-    expect((await read('ws_b', 'p2')).rows).toEqual([{ count: 2 }]);
-  });
-
-  it('does not judge the parameter order from a call whose parameters repeat a value', async () => {
+  it('places each parameter by where it lands, even when a first call repeats a value', async () => {
     await store.write(async (tx) => {
       await addUsage(tx, 'same', 'same', 1);
       await addUsage(tx, 'ws_x', 'p9', 9);
     });
-    // Misordered, but the first call's two values are equal, so it cannot
-    // tell; the shape must not be cached from it.
-    const read = (ws: string, period: string) => runShaped(store.db, 'test repeated-value read', [period, ws], () => store.db
-      .selectFrom('send_usage').select('count').where('workspace_id', '=', ws).where('period', '=', period));
+    // Stated in the opposite order to the SQL's placeholders, first with two equal values.
+    const read = (ws: string, period: string) => runShaped(store.db, 'test repeated-value read', [period, ws], (p) => store.db
+      .selectFrom('send_usage').select('count').where('workspace_id', '=', p[1] as string).where('period', '=', p[0] as string));
     expect((await read('same', 'same')).rows).toEqual([{ count: 1 }]);
     expect((await read('ws_x', 'p9')).rows).toEqual([{ count: 9 }]);
   });
 
-  it('inserts many rows per statement, and rows that do not share one column list through Kysely', async () => {
+  it('never reuses a shape whose query binds a value it was not given as a parameter', async () => {
+    await store.write(async (tx) => {
+      await addUsage(tx, 'ws_a', 'p1', 1);
+      await addUsage(tx, 'ws_b', 'p2', 2);
+    });
+    // The period is captured rather than passed: caching would pin the first one.
+    const read = (ws: string, period: string) => runShaped(store.db, 'test captured read', [ws], (p) => store.db
+      .selectFrom('send_usage').select('count').where('workspace_id', '=', p[0] as string).where('period', '=', period));
+    expect((await read('ws_a', 'p1')).rows).toEqual([{ count: 1 }]);
+    expect((await read('ws_b', 'p2')).rows).toEqual([{ count: 2 }]);
+  });
+
+  it('inserts many rows per statement, whatever order each row names its columns in', async () => {
     await store.write((tx) => insertRows(tx, 'send_usage', [
       { workspace_id: 'ws_a', period: 'p1', count: 1 },
       { workspace_id: 'ws_a', period: 'p2', count: 2 },
