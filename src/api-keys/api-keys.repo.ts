@@ -95,8 +95,10 @@ export async function touchApiKey(tx: Tx, id: string, now: number): Promise<void
   await tx.updateTable('api_keys').set({ last_used_at: now }).where('id', '=', id).execute();
 }
 
-export async function insertActivity(tx: Tx, row: Omit<Selectable<ApiKeyActivityTable>, 'pos'>): Promise<void> {
-  await insertRows(tx, 'api_key_activity', [row]);
+export type ActivityRow = Omit<Selectable<ApiKeyActivityTable>, 'pos'>;
+
+export async function insertActivity(tx: Tx, rows: ActivityRow[]): Promise<void> {
+  await insertRows(tx, 'api_key_activity', rows);
 }
 
 export async function listActivity(db: Db, ws: string, keyId: string, page: PageQuery): Promise<Page<ApiKeyActivity>> {

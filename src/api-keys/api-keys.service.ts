@@ -2,11 +2,11 @@ import { AppError, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
 import { canGrant, expandScopes, isScope, type FineScope } from '../core/scopes.js';
-import type { Store } from '../store/db.js';
+import type { Store, Tx } from '../store/db.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import {
   findApiKey, findKeyForAuth, insertActivity, insertApiKey, listActivity, listApiKeys, revokeApiKey, touchApiKey,
-  type ApiKey, type ApiKeyActivity, type KeyForAuth,
+  type ActivityRow, type ApiKey, type ApiKeyActivity, type KeyForAuth,
 } from './api-keys.repo.js';
 import { hashToken, mintToken, parseToken, tokenMatches, type KeyMode } from './token.js';
 
@@ -46,7 +46,11 @@ export interface ApiKeysService {
   get(workspaceId: string, id: string): Promise<ApiKey>;
   revoke(workspaceId: string, id: string): Promise<void>;
   activity(workspaceId: string, id: string, page: PageQuery): Promise<Page<ApiKeyActivity>>;
-  /** Adds an audit row; joins the next group commit rather than delaying the response. */
+  /**
+   * Adds an audit row. Rows are gathered for a few milliseconds and written
+   * together in one statement, never delaying the response; the promise
+   * settles when this row's commit does.
+   */
   recordActivity(auth: AuthContext, entry: ActivityEntry): Promise<void>;
 }
 
@@ -60,10 +64,22 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 const AUTH_CACHE_MS = 5_000;
 const AUTH_CACHE_MAX = 10_000;
 
+// Audit rows wait this long for company, and are inserted this many per statement.
+const ACTIVITY_GATHER_MS = 10;
+const ACTIVITY_ROWS_PER_INSERT = 64;
+
 export function apiKeysService(deps: { store: Store; clock: Clock; pepper: Buffer }): ApiKeysService {
   const { store, clock, pepper } = deps;
   const lastTouched = new Map<string, number>();
   const verified = new Map<string, { key: KeyForAuth; until: number }>();
+  let gathered: ActivityRow[] = [];
+  let gatheredWrite: Promise<void> = Promise.resolve();
+
+  async function writeGathered(tx: Tx): Promise<void> {
+    const rows = gathered;
+    gathered = [];
+    for (let i = 0; i < rows.length; i += ACTIVITY_ROWS_PER_INSERT) await insertActivity(tx, rows.slice(i, i + ACTIVITY_ROWS_PER_INSERT));
+  }
 
   async function lookup(lookupPart: string, now: number): Promise<KeyForAuth | undefined> {
     const hit = verified.get(lookupPart);
@@ -133,11 +149,14 @@ export function apiKeysService(deps: { store: Store; clock: Clock; pepper: Buffe
     },
 
     recordActivity(auth, e) {
-      return store.write((tx) => insertActivity(tx, {
+      gathered.push({
         id: newId('act'), workspace_id: auth.workspaceId, api_key_id: auth.keyId, operation_id: e.operationId,
         method: e.method, path: e.path, status: e.status, resource_id: e.resourceId, request_id: e.requestId,
         ip: e.ip, created_at: clock.now(),
-      }));
+      });
+      // The first row of a gathering starts the write that will take every row gathered until it runs.
+      if (gathered.length === 1) gatheredWrite = store.write(writeGathered, { gatherMs: ACTIVITY_GATHER_MS });
+      return gatheredWrite;
     },
   };
 }
