@@ -1,3 +1,4 @@
+import { timingSafeEqual } from 'node:crypto';
 import { AppError, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
@@ -68,10 +69,19 @@ const AUTH_CACHE_MAX = 10_000;
 const ACTIVITY_GATHER_MS = 10;
 const ACTIVITY_ROWS_PER_INSERT = 64;
 
+interface CachedKey {
+  key: KeyForAuth;
+  until: number;
+  /** What a request with this key may do; shared by the requests it serves, never changed. */
+  auth: AuthContext;
+  /** The token last verified against the key's digest, kept only as long as the entry. */
+  token?: Buffer;
+}
+
 export function apiKeysService(deps: { store: Store; clock: Clock; pepper: Buffer }): ApiKeysService {
   const { store, clock, pepper } = deps;
   const lastTouched = new Map<string, number>();
-  const verified = new Map<string, { key: KeyForAuth; until: number }>();
+  const verified = new Map<string, CachedKey>();
   let gathered: ActivityRow[] = [];
   let gatheredWrite: Promise<void> = Promise.resolve();
 
@@ -81,13 +91,18 @@ export function apiKeysService(deps: { store: Store; clock: Clock; pepper: Buffe
     for (let i = 0; i < rows.length; i += ACTIVITY_ROWS_PER_INSERT) await insertActivity(tx, rows.slice(i, i + ACTIVITY_ROWS_PER_INSERT));
   }
 
-  async function lookup(lookupPart: string, now: number): Promise<KeyForAuth | undefined> {
+  async function lookup(lookupPart: string, now: number): Promise<CachedKey | undefined> {
     const hit = verified.get(lookupPart);
-    if (hit && hit.until > now) return hit.key;
+    if (hit && hit.until > now) return hit;
     const key = await findKeyForAuth(store.db, lookupPart);
+    if (!key) return undefined;
     if (verified.size >= AUTH_CACHE_MAX) verified.clear();
-    if (key) verified.set(lookupPart, { key, until: now + AUTH_CACHE_MS });
-    return key;
+    const entry: CachedKey = {
+      key, until: now + AUTH_CACHE_MS,
+      auth: { keyId: key.id, workspaceId: key.workspace_id, plan: key.plan, mode: key.mode, scopes: key.scopes, granted: expandScopes(key.scopes) },
+    };
+    verified.set(lookupPart, entry);
+    return entry;
   }
 
   return {
@@ -95,18 +110,23 @@ export function apiKeysService(deps: { store: Store; clock: Clock; pepper: Buffe
       const parsed = parseToken(token);
       if (!parsed) return undefined;
       const now = clock.now();
-      const key = await lookup(parsed.lookup, now);
-      // The digest is compared on every request, cached or not.
-      if (!key || key.mode !== parsed.mode || !tokenMatches(pepper, token, key.token_hash) || key.revoked_at !== null) return undefined;
+      const entry = await lookup(parsed.lookup, now);
+      if (!entry || entry.key.mode !== parsed.mode || entry.key.revoked_at !== null) return undefined;
+      const { key } = entry;
+      // A token already verified against the stored digest is compared with
+      // that token directly (constant time); any other is hashed and checked.
+      const given = Buffer.from(token);
+      const seen = entry.token !== undefined && entry.token.length === given.length && timingSafeEqual(entry.token, given);
+      if (!seen) {
+        if (!tokenMatches(pepper, token, key.token_hash)) return undefined;
+        entry.token = given;
+      }
       const touched = lastTouched.get(key.id) ?? key.last_used_at ?? 0;
       if (now - touched >= LAST_USED_RESOLUTION_MS) {
         lastTouched.set(key.id, now);
         void store.write((tx) => touchApiKey(tx, key.id, now)).catch(() => lastTouched.delete(key.id));
       }
-      return {
-        keyId: key.id, workspaceId: key.workspace_id, plan: key.plan, mode: key.mode,
-        scopes: key.scopes, granted: expandScopes(key.scopes),
-      };
+      return entry.auth;
     },
 
     async create({ workspaceId, name, scopes = ['full_access'], mode, creator }) {

@@ -24,6 +24,11 @@ function checksum(s: string): string {
   return out;
 }
 
+/** A token body with its checksum appended. */
+export function withChecksum(body: string): string {
+  return body + checksum(body);
+}
+
 export interface MintedToken {
   token: string;
   lookup: string;
@@ -32,8 +37,7 @@ export interface MintedToken {
 
 export function mintToken(mode: KeyMode): MintedToken {
   const lookup = randomString(LOOKUP_LEN, BASE62);
-  const body = `svc_${mode}_${lookup}${randomString(SECRET_LEN, BASE62)}`;
-  const token = body + checksum(body);
+  const token = withChecksum(`svc_${mode}_${lookup}${randomString(SECRET_LEN, BASE62)}`);
   return { token, lookup, masked: `svc_${mode}_${lookup.slice(0, 4)}…${token.slice(-4)}` };
 }
 

@@ -44,15 +44,28 @@ export function isValidAddress(address: string): boolean {
   return local.length <= MAX_LOCAL_PART && LOCAL_PART.test(local) && mailDomain(address) !== undefined;
 }
 
+// The common forms, a bare address or a plain name before <address>, read
+// the same with or without the full RFC 5322 parser, which costs more than
+// the rest of checking an email; anything else goes through the parser.
+const PLAIN_ADDRESS = /^[^\s"<>(),:;\\[\]]+$/;
+const PLAIN_NAMED = /^([\p{L}\p{N}.'&_-]+(?: [\p{L}\p{N}.'&_-]+)*) <([^\s"<>(),:;\\[\]]+)>$/u;
+
+function plainMailbox(input: string): { name: string; address: string } | undefined {
+  if (PLAIN_ADDRESS.test(input)) return { name: '', address: input };
+  const named = PLAIN_NAMED.exec(input);
+  return named ? { name: named[1], address: named[2] } : undefined;
+}
+
 /** The single mailbox in `input`, or a reason it is not one. */
 export function parseMailbox(input: string): { ok: true; mailbox: Mailbox } | { ok: false; reason: string } {
   if (CONTROL.test(input)) return { ok: false, reason: 'contains a control character or line break' };
-  const parsed = addressparser(input.trim());
+  const plain = plainMailbox(input.trim());
+  const parsed = plain ? [plain] : addressparser(input.trim());
   if (parsed.length !== 1) {
     return { ok: false, reason: parsed.length === 0 ? 'is empty' : 'holds more than one address (pass an array instead)' };
   }
   const entry = parsed[0];
-  if (entry.group !== undefined) return { ok: false, reason: 'is a group, not an address' };
+  if ('group' in entry && entry.group !== undefined) return { ok: false, reason: 'is a group, not an address' };
   const email = entry.address.trim();
   if (!isValidAddress(email)) return { ok: false, reason: `is not a valid email address` };
   const name = entry.name.trim();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { startTestApp } from '../helpers/app.js';
+import { withChecksum } from '../../src/api-keys/token.js';
 
 describe('authentication and API keys', () => {
   it('answers 401 for a missing, malformed, mistyped or unknown key, without rate-limit headers', async () => {
@@ -15,6 +16,13 @@ describe('authentication and API keys', () => {
     // A valid-looking token whose checksum does not match, and a well-formed unknown one.
     const flipped = t.token.slice(0, 20) + (t.token[20] === 'a' ? 'b' : 'a') + t.token.slice(21);
     expect((await t.api.as(flipped).get('/v1/api-keys')).status).toBe(401);
+    // The right lookup part and a valid checksum, but another secret: refused
+    // even while the genuine token is fresh in the verified-key cache.
+    expect((await t.api.get('/v1/api-keys')).status).toBe(200);
+    const body = t.token.slice(0, -6);
+    const forged = withChecksum(body.slice(0, -1) + (body.endsWith('a') ? 'b' : 'a'));
+    expect((await t.api.as(forged).get('/v1/api-keys')).status).toBe(401);
+    expect((await t.api.get('/v1/api-keys')).status).toBe(200);
     const { token: other } = await t.seed.key();
     await t.mailroom.services.apiKeys.revoke(t.workspaceId, (await t.api.get('/v1/api-keys')).body.data[0].id);
     expect((await t.api.as(other).get('/v1/api-keys')).status).toBe(401);

@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
+import addressparser from 'nodemailer/lib/addressparser';
 import { addressKey, isValidAddress, mailDomain, parseMailbox } from '../../../src/emails/addresses.js';
 
 describe('parseMailbox', () => {
+  it.each([
+    'ann@example.com', 'Ann Lee <ann@example.com>', "J. O'Neil-Smith <j.oneil+tag@example.com>", 'Zoë <zoë@bücher.example>',
+    'Bench & Co <bench@example.com>', 'ann.lee@sub.example.co.uk',
+  ])('reads the plain form %j as the full parser does', (input) => {
+    const [full] = addressparser(input) as Array<{ name: string; address: string }>;
+    expect(parseMailbox(input)).toEqual({ ok: true, mailbox: full.name ? { email: full.address, name: full.name } : { email: full.address } });
+  });
+
   it.each([
     ['ann@example.com', { email: 'ann@example.com' }],
     ['  ann@example.com  ', { email: 'ann@example.com' }],
