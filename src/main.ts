@@ -25,7 +25,7 @@ import { unsubscribeLinks, unsubscribeRoutes, type UnsubscribeLinks } from './un
 import { attachmentsRoutes, attachmentsService, type AttachmentsService } from './attachments/index.js';
 import { trackingRoutes, trackingService, type TrackingService } from './tracking/index.js';
 import { emailsLedger, emailsRoutes, emailsService, runDuePoller, type EmailsService } from './emails/index.js';
-import { DEFAULT_MAX_LIFETIME_MS, DkimSigner, SmtpPool, deliverToDomain, deliverViaRelay, type DomainDelivery } from './delivery/index.js';
+import { DEFAULT_MAX_LIFETIME_MS, DkimSigner, SmtpPool, cachingMxResolver, deliverToDomain, deliverViaRelay, type DomainDelivery } from './delivery/index.js';
 import { createDeliveryWorker, type DeliveryWorker } from './delivery/delivery.worker.js';
 import { mailauthResolver } from './domains/mailauth-resolver.js';
 import { cachedResolver, inboundRoutes, inboundService, runInboundProcessor, type InboundService } from './inbound/index.js';
@@ -201,8 +201,9 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
 
   // Outbound delivery: MX lookups through MAILROOM_DNS_SERVERS, pooled SMTP
   // sessions, DKIM signing on worker threads; the sink never connects out.
-  const mxResolver = new dnsPromises.Resolver({ timeout: 5_000, tries: 2 });
-  if (config.dnsServers.length > 0) mxResolver.setServers(config.dnsServers);
+  const dnsResolver = new dnsPromises.Resolver({ timeout: 5_000, tries: 2 });
+  if (config.dnsServers.length > 0) dnsResolver.setServers(config.dnsServers);
+  const mxResolver = cachingMxResolver(dnsResolver);
   const smtpPool = new SmtpPool();
   const signer = new DkimSigner();
   const transport = config.delivery === 'relay'

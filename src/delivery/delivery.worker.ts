@@ -8,7 +8,7 @@ import {
   composeMessage, nextAttemptDelayMs, parseReply, classifyBounce,
   type BounceClassification, type ComposeInput, type DkimKey, type DkimSigner, type DomainDelivery, type RecipientOutcome,
 } from './index.js';
-import { claimDue, completeItem, extendLease, nextDueAt, retryItem, type QueueItem } from './queue.repo.js';
+import { claimDue, completeItems, extendLease, nextDueAt, retryItem, type QueueItem } from './queue.repo.js';
 import { keepMessage, sinkDeliver, type KeptMessage } from './sink.js';
 
 // The delivery worker: claims due queue rows with a lease, builds and signs
@@ -44,14 +44,20 @@ export type AttemptOutcome =
   | { kind: 'expired'; recipientId: string; address: string; smtpCode: number | null; enhancedStatusCode: string; bounce: BounceClassification; response: string }
   | { kind: 'failed'; recipientId: string; address: string; reason: string };
 
+/** What became of the recipients of one queue row in one attempt. */
+export interface RowOutcome {
+  item: QueueItem;
+  outcomes: AttemptOutcome[];
+}
+
 /** The emails area, seen from the worker. */
 export interface DeliveryLedger {
   /** Inside the claim transaction: the emails of these rows are now handed to delivery. */
   handOff(tx: Tx, items: QueueItem[], now: number): Promise<void>;
-  /** What to send for a row; undefined when nothing is left to send (the row is then dropped). */
-  load(item: QueueItem): Promise<DeliveryJob | undefined>;
-  /** Inside the outcome transaction: recipient outcomes, events, the email's status. */
-  record(tx: Tx, item: QueueItem, outcomes: AttemptOutcome[], now: number): Promise<void>;
+  /** What to send for each row, by row id; a row without an entry has nothing left to send (it is then dropped). */
+  load(items: QueueItem[]): Promise<Map<string, DeliveryJob>>;
+  /** Inside the outcome transaction: recipient outcomes, events and the emails' status, for several rows at once. */
+  record(tx: Tx, rows: RowOutcome[], now: number): Promise<void>;
 }
 
 export interface DeliveryWorkerDeps {
@@ -102,7 +108,24 @@ const REFILL_SHARE = 4;
  * one by one, and a commit (an fsync) per outcome would cost more than the
  * delivery. The row stays leased meanwhile, so nothing is tried twice.
  */
-const OUTCOME_GATHER_MS = 25;
+const OUTCOME_GATHER_MS = 50;
+/**
+ * Finished rows recorded by one write unit at most: each row adds a few
+ * bound parameters to the shared statements, and SQLite caps those per
+ * statement (32,766).
+ */
+const MAX_ROWS_PER_RECORD = 256;
+
+/** A finished delivery waiting for its outcome to be written. */
+interface Finished {
+  item: QueueItem;
+  /** False when there was nothing to send: the row is only dropped. */
+  loaded: boolean;
+  outcomes: AttemptOutcome[];
+  kept?: Omit<KeptMessage, 'now'>;
+  resolve(): void;
+  reject(err: unknown): void;
+}
 
 // RFC 7505 §4.2 asks for 556 with 5.1.10 on null MX; other permanent failures
 // without a reply (DNS) get the generic 550 so every bounce carries a code.
@@ -125,7 +148,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       const items = await claimDue(tx, { now, leaseMs, owner, limit });
       if (items.length) await ledger.handOff(tx, items, now);
       return items;
-    });
+    // While deliveries are in flight the claim shares the commit of their outcomes (an fsync
+    // fewer); an idle worker claims at once, so a lone email goes out without waiting.
+    }, inFlight.size > 0 ? { gatherMs: OUTCOME_GATHER_MS } : undefined);
   }
 
   async function sign(raw: Buffer, job: DeliveryJob): Promise<Buffer> {
@@ -169,10 +194,55 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     });
   }
 
-  async function deliverItem(item: QueueItem): Promise<void> {
-    const job = await ledger.load(item);
+  /** Writes the outcomes of finished rows: the ledger's records, kept sink messages and the queue changes. */
+  async function writeOutcomes(tx: Tx, rows: Finished[]): Promise<void> {
+    const now = clock.now();
+    for (const r of rows) if (r.kept) await keepMessage(tx, { ...r.kept, now });
+    await ledger.record(tx, rows.filter((r) => r.loaded).map(({ item, outcomes }) => ({ item, outcomes })), now);
+    const done: string[] = [];
+    for (const { item, outcomes } of rows) {
+      const deferred = outcomes.find((o): o is Extract<AttemptOutcome, { kind: 'deferred' }> => o.kind === 'deferred');
+      if (deferred) await retryItem(tx, item.id, { attempt: deferred.attempt, nextAttemptAt: deferred.nextAttemptAt, lastError: deferred.response });
+      else done.push(item.id);
+    }
+    await completeItems(tx, done);
+  }
+
+  // Rows that finish while a write unit gathers join it: one unit, with a few
+  // multi-row statements, records them all. A unit that fails is retried one
+  // row per unit, so a row the store refuses cannot hold back the others.
+  let gathering: Finished[] | undefined;
+
+  function settle(rows: Finished[], result: Promise<void>): void {
+    void result.then(() => rows.forEach((r) => r.resolve()), async (err) => {
+      if (rows.length === 1) {
+        rows[0].reject(err);
+        return;
+      }
+      for (const r of rows) settle([r], store.write((tx) => writeOutcomes(tx, [r])));
+    });
+  }
+
+  function recordOutcome(row: Omit<Finished, 'resolve' | 'reject'>): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      const entry = { ...row, resolve, reject };
+      if (gathering && gathering.length < MAX_ROWS_PER_RECORD) {
+        gathering.push(entry);
+        return;
+      }
+      const rows = [entry];
+      gathering = rows;
+      settle(rows, store.write((tx) => {
+        // From here on the unit is running: later rows start the next one.
+        if (gathering === rows) gathering = undefined;
+        return writeOutcomes(tx, rows);
+      }, { gatherMs: OUTCOME_GATHER_MS }));
+    });
+  }
+
+  async function deliverItem(item: QueueItem, job: DeliveryJob | undefined): Promise<void> {
     if (!job) {
-      await store.write((tx) => completeItem(tx, item.id), { gatherMs: OUTCOME_GATHER_MS });
+      await recordOutcome({ item, loaded: false, outcomes: [] });
       return;
     }
     const outcomes: AttemptOutcome[] = job.skipped.map((s) => ({ kind: 'failed', recipientId: s.id, address: s.address, reason: s.reason }));
@@ -207,29 +277,23 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         outcomes.push(...outcomesOf(item, job, results, complained, clock.now()));
       }
     }
-    const now = clock.now();
-    await store.write(async (tx) => {
-      if (kept) await keepMessage(tx, { ...kept, now });
-      await ledger.record(tx, item, outcomes, now);
-      const deferred = outcomes.filter((o) => o.kind === 'deferred');
-      if (deferred.length === 0) {
-        await completeItem(tx, item.id);
-      } else {
-        const first = deferred[0] as Extract<AttemptOutcome, { kind: 'deferred' }>;
-        await retryItem(tx, item.id, { attempt: first.attempt, nextAttemptAt: first.nextAttemptAt, lastError: first.response });
-      }
-    }, { gatherMs: OUTCOME_GATHER_MS });
+    await recordOutcome({ item, loaded: true, outcomes, ...(kept && { kept }) });
   }
 
-  function start(item: QueueItem): void {
-    const p = deliverItem(item)
-      // A failure here (the store, a bug) leaves the row leased: it is tried again when the lease lapses.
-      .catch((err) => logger.error({ err, email_id: item.emailId, job_id: item.id }, 'delivery attempt could not be recorded'))
-      .finally(() => {
-        inFlight.delete(item.id);
-        if (inFlight.size === 0 || concurrency - inFlight.size >= refillAt) wakeUp?.();
-      });
-    inFlight.set(item.id, p);
+  /** Starts the deliveries of claimed rows; what to send is read for all of them at once. */
+  function start(items: QueueItem[]): void {
+    if (items.length === 0) return;
+    const jobs = ledger.load(items);
+    for (const item of items) {
+      const p = jobs.then((loaded) => deliverItem(item, loaded.get(item.id)))
+        // A failure here (the store, a bug) leaves the row leased: it is tried again when the lease lapses.
+        .catch((err) => logger.error({ err, email_id: item.emailId, job_id: item.id }, 'delivery attempt could not be recorded'))
+        .finally(() => {
+          inFlight.delete(item.id);
+          if (inFlight.size === 0 || concurrency - inFlight.size >= refillAt) wakeUp?.();
+        });
+      inFlight.set(item.id, p);
+    }
   }
 
   // Leases are renewed while deliveries run, so a slow MX (RFC 5321 allows
@@ -255,7 +319,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
               return [] as QueueItem[];
             })
             : [];
-          claimed.forEach(start);
+          start(claimed);
           if (claimed.length > 0 && claimed.length === free) continue;
           // Sleep until a delivery finishes, the next row falls due, or idleMs (rows queued meanwhile are seen then).
           let wait = idleMs;
@@ -281,7 +345,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
 
     async runOnce() {
       const items = await claim(concurrency);
-      items.forEach(start);
+      start(items);
       await Promise.allSettled(items.map((i) => inFlight.get(i.id)));
       return items.length;
     },

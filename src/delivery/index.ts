@@ -27,7 +27,10 @@ export {
 } from './deliver.js';
 export { DEFAULT_SIGNED_HEADERS, DkimSigner, type DkimKey, type DkimSignerOptions } from './dkim.js';
 export { composeMessage, type Address, type Attachment, type ComposedMessage, type ComposeInput } from './mime.js';
-export { isPublicAddress, MAX_MX_HOSTS, resolveDestination, type Destination, type MxHost, type MxResolver, type ResolveOptions } from './mx.js';
+export {
+  cachingMxResolver, isPublicAddress, MAX_MX_HOSTS, resolveDestination,
+  type Destination, type MxCacheOptions, type MxHost, type MxResolver, type ResolveOptions,
+} from './mx.js';
 export { MX_PROVIDERS, providerForMx } from './provider.js';
 export {
   DEFAULT_MAX_LIFETIME_MS,

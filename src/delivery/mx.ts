@@ -206,3 +206,79 @@ export async function resolveDestination(domain: string, opts: ResolveOptions): 
     reason: records.length ? `no MX host of ${name} has an address` : `${name} has no MX and no address record`,
   };
 }
+
+export interface MxCacheOptions {
+  /** Longest an answer is kept (default 60 s); an A/AAAA answer with a shorter TTL is kept for that TTL. */
+  maxTtlMs?: number;
+  /**
+   * Shortest time an answer is kept (default 1 s), even with a TTL of 0: the
+   * messages of one burst to a domain share its lookups, and an answer is at
+   * most this much out of date.
+   */
+  minTtlMs?: number;
+  /** How long "no such name" / "no such record" is kept (default 5 s, RFC 2308 negative caching, kept short). */
+  negativeTtlMs?: number;
+  /** Names kept per record type; past this the oldest entry goes (default 10,000). */
+  maxEntries?: number;
+  /** Epoch ms, for expiry. */
+  now?: () => number;
+}
+
+interface CacheEntry<T> { until: number; answer: Promise<T> }
+
+type Address = string | { address: string; ttl: number };
+
+/**
+ * A resolver that remembers answers, so a burst of mail to one domain asks
+ * DNS once instead of once per message. Concurrent lookups of one name share
+ * one query. Answers are kept for their TTL where the resolver reports one
+ * (A, AAAA), at least `minTtlMs` and at most `maxTtlMs` (the MX TTL is not
+ * exposed by c-ares through Node, so MX answers get the cap); NXDOMAIN and NODATA are kept
+ * briefly; SERVFAIL, timeouts and other failures are not kept at all, so the
+ * next message asks again.
+ */
+export function cachingMxResolver(resolver: MxResolver, opts: MxCacheOptions = {}): MxResolver {
+  const maxTtlMs = opts.maxTtlMs ?? 60_000;
+  const minTtlMs = Math.min(opts.minTtlMs ?? 1_000, maxTtlMs);
+  const negativeTtlMs = opts.negativeTtlMs ?? 5_000;
+  const maxEntries = opts.maxEntries ?? 10_000;
+  const now = opts.now ?? Date.now;
+
+  function cached<T>(lookup: (name: string) => Promise<T>, ttlOf: (answer: T) => number) {
+    const entries = new Map<string, CacheEntry<T>>();
+    return (name: string): Promise<T> => {
+      const key = name.toLowerCase();
+      const hit = entries.get(key);
+      if (hit && hit.until > now()) return hit.answer;
+      if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
+      // Until it settles the entry only joins concurrent lookups to the query in flight.
+      const entry: CacheEntry<T> = { until: Number.POSITIVE_INFINITY, answer: lookup(name) };
+      entries.delete(key);
+      entries.set(key, entry);
+      entry.answer.then(
+        (answer) => { entry.until = now() + Math.max(minTtlMs, Math.min(maxTtlMs, ttlOf(answer))); },
+        (err: unknown) => {
+          if (isNoData(err)) entry.until = now() + negativeTtlMs;
+          else if (entries.get(key) === entry) entries.delete(key);
+        },
+      );
+      return entry.answer;
+    };
+  }
+
+  // The shortest TTL of the records, in ms; an answer without TTLs gets the cap.
+  const addressTtl = (records: Address[]) =>
+    Math.min(maxTtlMs, ...records.map((r) => (typeof r === 'string' ? maxTtlMs : r.ttl * 1000)));
+  const withTtl = (lookup: (name: string, options: { ttl: true }) => Promise<Address[]>) =>
+    cached((name) => lookup(name, { ttl: true }), addressTtl);
+  const mx = cached((name) => resolver.resolveMx(name), () => maxTtlMs);
+  const a = withTtl((name, o) => resolver.resolve4(name, o));
+  const aaaa = withTtl((name, o) => resolver.resolve6(name, o));
+  const plain = (records: Address[]) => records.map((r) => (typeof r === 'string' ? r : r.address));
+
+  return {
+    resolveMx: (name: string) => mx(name),
+    resolve4: (async (name: string) => plain(await a(name))) as MxResolver['resolve4'],
+    resolve6: (async (name: string) => plain(await aaaa(name))) as MxResolver['resolve6'],
+  };
+}

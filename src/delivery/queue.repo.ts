@@ -75,9 +75,10 @@ export async function extendLease(tx: Tx, ids: string[], owner: string, until: n
     .where('id', 'in', ids).where('lease_owner', '=', owner).execute();
 }
 
-/** The row is done: every recipient it covered has a final outcome. */
-export async function completeItem(tx: Tx, id: string): Promise<void> {
-  await runShaped(tx, 'delete queue row', [id], () => tx.deleteFrom('outbound_queue').where('id', '=', id));
+/** The rows are done: every recipient they covered has a final outcome. */
+export async function completeItems(tx: Tx, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await runShaped(tx, `delete queue rows x${ids.length}`, ids, (p) => tx.deleteFrom('outbound_queue').where('id', 'in', p as string[]));
 }
 
 /** Another attempt later, for the recipients still open. */

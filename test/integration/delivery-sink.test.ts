@@ -145,7 +145,8 @@ describe('the delivery ledger', () => {
       await ledger.handOff(tx, claimed, now);
       return claimed;
     });
-    const jobs = new Map(await Promise.all(items.map(async (i) => [i.emailId, await ledger.load(i)] as const)));
+    const loaded = await ledger.load(items);
+    const jobs = new Map(items.map((i) => [i.emailId, loaded.get(i.id)]));
     expect(jobs.get(known)?.compose.html).toBe('<p>Hi<img src="https://t.example/o"></p>');
     expect(jobs.get(unknown)?.compose.html).toBe('<p>Hi</p>');
     expect(seen).toEqual([`${known} acme.test`]);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isPublicAddress, resolveDestination, type MxResolver } from '../../../src/delivery/mx.js';
+import { cachingMxResolver, isPublicAddress, resolveDestination, type MxResolver } from '../../../src/delivery/mx.js';
 
 function dnsError(code: string): Error {
   return Object.assign(new Error(code), { code });
@@ -138,5 +138,78 @@ describe('isPublicAddress', () => {
     ['not-an-ip', false],
   ])('%s -> %s', (ip, expected) => {
     expect(isPublicAddress(ip)).toBe(expected);
+  });
+});
+
+describe('cachingMxResolver', () => {
+  /** Counts the queries that reach the resolver underneath; answers and TTLs come from the table. */
+  function counting(table: Record<string, Answer>, ttl = 300) {
+    const asked: string[] = [];
+    const inner = fakeResolver(table);
+    const resolver = {
+      resolveMx: (name: string) => (asked.push(`MX ${name}`), inner.resolveMx(name)),
+      resolve4: async (name: string, o?: { ttl: boolean }) => {
+        asked.push(`A ${name}`);
+        const addresses = await inner.resolve4(name);
+        return o?.ttl ? addresses.map((address) => ({ address, ttl })) : addresses;
+      },
+      resolve6: (name: string) => (asked.push(`AAAA ${name}`), inner.resolve6(name)),
+    } as MxResolver;
+    return { asked, resolver };
+  }
+
+  it('asks once for concurrent and repeated lookups, and again once the TTL has passed', async () => {
+    let now = 0;
+    const { asked, resolver } = counting({ 'MX example.com': [{ exchange: 'mx.example.com', priority: 10 }], 'A mx.example.com': ['192.0.2.1'] }, 30);
+    const cached = cachingMxResolver(resolver, { now: () => now });
+    const opts = { resolver: cached, allowPrivate: true };
+    const [first, second] = await Promise.all([resolveDestination('example.com', opts), resolveDestination('example.com', opts)]);
+    expect(second).toEqual(first);
+    expect(await resolveDestination('example.com', opts)).toEqual(first);
+    expect(asked.sort()).toEqual(['A mx.example.com', 'AAAA mx.example.com', 'MX example.com']);
+    // The A record's 30 s TTL is shorter than the 60 s cap: only it is asked again.
+    now = 31_000;
+    await resolveDestination('example.com', opts);
+    expect(asked.filter((q) => q === 'A mx.example.com')).toHaveLength(2);
+    expect(asked.filter((q) => q === 'MX example.com')).toHaveLength(1);
+    now = 61_000;
+    await resolveDestination('example.com', opts);
+    expect(asked.filter((q) => q === 'MX example.com')).toHaveLength(2);
+  });
+
+  it('keeps an answer with a TTL of 0 for the minimum only', async () => {
+    let now = 0;
+    const { asked, resolver } = counting({ 'A mx.example.com': ['192.0.2.1'] }, 0);
+    const cached = cachingMxResolver(resolver, { now: () => now, minTtlMs: 1_000 });
+    expect(await cached.resolve4('mx.example.com')).toEqual(['192.0.2.1']);
+    now = 999;
+    await cached.resolve4('mx.example.com');
+    expect(asked).toEqual(['A mx.example.com']);
+    now = 1_000;
+    await cached.resolve4('mx.example.com');
+    expect(asked).toEqual(['A mx.example.com', 'A mx.example.com']);
+  });
+
+  it('keeps NXDOMAIN briefly and never keeps SERVFAIL', async () => {
+    let now = 0;
+    const { asked, resolver } = counting({ 'MX gone.example': 'ENOTFOUND', 'MX flaky.example': 'ESERVFAIL' });
+    const cached = cachingMxResolver(resolver, { now: () => now, negativeTtlMs: 5_000 });
+    for (let i = 0; i < 2; i++) {
+      expect(await resolveDestination('gone.example', { resolver: cached })).toMatchObject({ ok: false, permanent: true, code: 'ENOTFOUND' });
+      expect(await resolveDestination('flaky.example', { resolver: cached })).toMatchObject({ ok: false, permanent: false, code: 'ESERVFAIL' });
+    }
+    expect(asked.filter((q) => q === 'MX gone.example')).toHaveLength(1);
+    expect(asked.filter((q) => q === 'MX flaky.example')).toHaveLength(2);
+    now = 5_001;
+    await resolveDestination('gone.example', { resolver: cached });
+    expect(asked.filter((q) => q === 'MX gone.example')).toHaveLength(2);
+  });
+
+  it('holds a bounded number of names', async () => {
+    const { asked, resolver } = counting({});
+    const cached = cachingMxResolver(resolver, { maxEntries: 2 });
+    for (const name of ['a.example', 'b.example', 'c.example', 'a.example']) await cached.resolveMx(name).catch(() => undefined);
+    // a.example was pushed out by c.example, so it is asked again.
+    expect(asked).toEqual(['MX a.example', 'MX b.example', 'MX c.example', 'MX a.example']);
   });
 });

@@ -33,7 +33,7 @@ const job = (item: QueueItem): DeliveryJob => ({
 });
 
 describe('the delivery worker loop', () => {
-  it('refills its slots in batches and records every row exactly once, each with one hand-off', async () => {
+  it('refills its slots in batches and records every row exactly once, each with one hand-off, outcomes in batches', async () => {
     const rows = 40;
     await store.write(async (tx) => {
       for (let i = 0; i < rows; i++) {
@@ -42,14 +42,18 @@ describe('the delivery worker loop', () => {
     });
     const handedOff: string[][] = [];
     const recorded = new Map<string, number>();
+    let records = 0;
     let active = 0;
     let most = 0;
     const ledger: DeliveryLedger = {
       async handOff(_tx, items) { handedOff.push(items.map((i) => i.emailId)); },
-      async load(item) { return job(item); },
-      async record(_tx, item, outcomes) {
-        expect(outcomes.map((o) => o.kind)).toEqual(['delivered']);
-        recorded.set(item.emailId, (recorded.get(item.emailId) ?? 0) + 1);
+      async load(items) { return new Map(items.map((item) => [item.id, job(item)])); },
+      async record(_tx, rows) {
+        records += 1;
+        for (const { item, outcomes } of rows) {
+          expect(outcomes.map((o) => o.kind)).toEqual(['delivered']);
+          recorded.set(item.emailId, (recorded.get(item.emailId) ?? 0) + 1);
+        }
       },
     };
     const worker = createDeliveryWorker({
@@ -77,6 +81,8 @@ describe('the delivery worker loop', () => {
     expect(handedOff.flat().sort()).toEqual(Array.from({ length: rows }, (_, i) => `em_${i}`).sort());
     expect(handedOff.length).toBeLessThan(rows / 2);
     expect(most).toBeLessThanOrEqual(8);
+    // Outcomes that finish close together share one record call.
+    expect(records).toBeLessThan(rows / 2);
     expect(await store.db.selectFrom('outbound_queue').select('id').execute()).toEqual([]);
   });
 });
