@@ -6,6 +6,7 @@ import { fmt } from './lib.js';
 import { benchAcceptedSends, rawSqliteInserts } from './sends.bench.js';
 import { benchInbound } from './inbound.bench.js';
 import { benchDelivery } from './delivery.bench.js';
+import { benchEmailSearch } from './emails-search.bench.js';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const rows = [];
@@ -37,3 +38,9 @@ const out = await benchDelivery(rounds);
 console.log(`outbound delivery: ${out.messages} queued emails, DKIM-signed, MX found through dnsmasq, to Postfix smtp-sink
   ceiling (smtp-source -> smtp-sink, 20 sessions): ${fmt(out.ceiling)} msg/s
   mailroom queue -> smtp-sink: ${fmt(out.delivered)} msg/s (${fmt((out.delivered / out.ceiling) * 100, 1)}% of the ceiling)\n`);
+
+const search = await benchEmailSearch(rounds);
+console.log(`email search: GET /v1/emails?to=… over ${fmt(search.emails)} stored emails (filled in ${fmt(search.fillSeconds, 1)} s), 4 connections
+  ceiling (bare Koa GET): ${fmt(search.ceiling.rps)} req/s, p99 ${fmt(search.ceiling.p99, 1)} ms
+${search.searches.map((s) => `  to=${s.to} — ${s.label}: ${fmt(s.rps)} req/s, p50 ${fmt(s.p50, 1)} ms, p99 ${fmt(s.p99, 1)} ms`).join('\n')}
+`);

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { nextEventBatch } from '../store/event-log.js';
+import { trigramsOf } from '../store/trigrams.js';
 import type { Db, Tx } from '../store/db.js';
 import type { EventsTable } from '../store/tables.js';
 import { isPostgres } from '../store/schema-helpers.js';
@@ -43,14 +44,6 @@ const HOUR_MS = 3_600_000;
 const onPostgres = (db: Db | Tx) => isPostgres(db as unknown as Kysely<unknown>);
 
 const likePattern = (needle: string) => `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
-/** The distinct trigrams of a text, as FTS5's trigram tokenizer cuts it (by character). */
-export function trigramsOf(text: string): string[] {
-  const chars = Array.from(text);
-  const out = new Set<string>();
-  for (let i = 0; i + 3 <= chars.length; i++) out.add(chars.slice(i, i + 3).join(''));
-  return [...out];
-}
 
 /** How many of a needle's trigrams the FTS5 query names: the rarest ones. */
 const QUERY_TRIGRAMS = 3;

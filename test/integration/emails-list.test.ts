@@ -126,3 +126,19 @@ describe('GET /v1/emails', () => {
     expect((await t.api.get('/v1/emails/em_unknown/events')).status).toBe(404);
   });
 });
+
+describe('GET /v1/emails partial match', () => {
+  it('finds the needle itself, not rows that only hold its pieces apart', async () => {
+    await using t = await startTestApp({ env: { MAILROOM_SEND_DELAY: '3600' } });
+    await t.seed.activeDomain('acme.test');
+    // "abcxbcd" holds both trigrams of "abcd" (abc, bcd) but not "abcd".
+    const ids: Record<string, string> = {};
+    for (const to of ['abcd@mail.test', 'abcxbcd@mail.test', 'other@mail.test']) {
+      ids[to] = (await t.api.post('/v1/emails', { from: 'a@acme.test', to, subject: 's', text: 'x' })).body.id;
+    }
+    expect((await t.api.get('/v1/emails?to=abcd')).body.data.map((e: { id: string }) => e.id)).toEqual([ids['abcd@mail.test']]);
+    expect((await t.api.get('/v1/emails?to=bcd@')).body.data.map((e: { id: string }) => e.id))
+      .toEqual([ids['abcxbcd@mail.test'], ids['abcd@mail.test']]);
+    expect((await t.api.get('/v1/emails?to=xyz')).body.data).toEqual([]);
+  });
+});

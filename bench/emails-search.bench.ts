@@ -1,0 +1,90 @@
+import Koa from 'koa';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sql } from 'kysely';
+import pino from 'pino';
+import { loadConfig } from '../src/config.js';
+import { startMailroom } from '../src/main.js';
+import type { Store } from '../src/store/db.js';
+import { load, median, type LoadResult } from './lib.js';
+
+/** What each search asks for, and about how many of the stored emails it matches. */
+const NEEDLES = [
+  { label: 'one recipient (1 match)', to: 'user777777@' },
+  { label: 'a domain (~1 in 1,000)', to: '@shop042.example' },
+  { label: 'common text (every email)', to: 'example' },
+];
+
+/**
+ * `GET /v1/emails?to=…` over a million stored emails, at low concurrency so
+ * the latency is the query's own, next to a bare Koa GET at the same
+ * concurrency. The emails are written with one INSERT … SELECT (the send path
+ * would take minutes to make a million), with the same search index rows the
+ * send path writes.
+ */
+export async function benchEmailSearch(rounds: number, emails = 1_000_000) {
+  const bare = new Koa();
+  bare.use((ctx) => { ctx.body = { data: [], has_more: false }; });
+  const bareServer = bare.listen(0, '127.0.0.1');
+  await new Promise((r) => bareServer.once('listening', r));
+  const bareUrl = `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}/v1/emails`;
+
+  const dataDir = mkdtempSync(join(tmpdir(), 'mailroom-bench-search-'));
+  const mailroom = await startMailroom(loadConfig({
+    MAILROOM_DATA_DIR: dataDir, MAILROOM_HTTP_PORT: '0', MAILROOM_SMTP_PORT: '0', MAILROOM_SUBMISSION_PORT: '0',
+    MAILROOM_DELIVERY: 'sink', MAILROOM_DEFAULT_PLAN: 'unlimited', MAILROOM_LOG_LEVEL: 'silent',
+  }), { logger: pino({ level: 'silent' }) });
+  try {
+    const { services } = mailroom;
+    const ws = await services.workspaces.ensureDefault();
+    const { token } = await services.apiKeys.create({ workspaceId: ws.id, name: 'bench' });
+    const fillStart = performance.now();
+    await fill(services.store, ws.id, emails);
+    const fillSeconds = (performance.now() - fillStart) / 1000;
+
+    const headers = { Authorization: `Bearer ${token}` };
+    const run = (url: string) => load({ url, headers, connections: 4, seconds: 3 });
+    const ceiling: LoadResult[] = [];
+    const bySearch = NEEDLES.map(() => [] as LoadResult[]);
+    for (let round = 0; round < rounds; round++) {
+      ceiling.push(await run(bareUrl));
+      for (const [i, n] of NEEDLES.entries()) bySearch[i].push(await run(`${mailroom.httpUrl}/v1/emails?to=${encodeURIComponent(n.to)}`));
+    }
+    const bad = bySearch.flat().find((r) => r.errors > 0);
+    if (bad) throw new Error(`email search saw errors ${JSON.stringify(bad.statuses)}`);
+    return {
+      emails, fillSeconds,
+      ceiling: { rps: median(ceiling.map((r) => r.rps)), p99: median(ceiling.map((r) => r.p99)) },
+      searches: NEEDLES.map((n, i) => ({
+        ...n, rps: median(bySearch[i].map((r) => r.rps)), p50: median(bySearch[i].map((r) => r.p50)), p99: median(bySearch[i].map((r) => r.p99)),
+      })),
+    };
+  } finally {
+    await mailroom.close();
+    bareServer.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** A million delivered emails to user<n>@shop<n % 1000>.example, newest last, and their search rows. */
+async function fill(store: Store, workspaceId: string, count: number) {
+  const start = Date.now() - count * 10;
+  await store.write(async (tx) => {
+    await sql`
+      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${count})
+      INSERT INTO emails (id, workspace_id, domain_id, mode, from_address, from_domain, to_list, cc_list, bcc_list, reply_to_list,
+        subject, html, text_body, headers, tags, attachments, status, scheduled_at, sent_at, message_id, resent_from,
+        search_to, search_from, search_subject, created_at, updated_at)
+      SELECT printf('em_bench%018d', i), ${workspaceId}, NULL, 'live', 'Shop <orders@shop.example>', 'shop.example',
+        json_array(printf('user%06d@shop%03d.example', i, i % 1000)), '[]', '[]', '[]',
+        printf('Your receipt #%d', i), '<p>Thanks</p>', NULL, '{}', '[]', '[]', 'delivered', NULL, ${start} + i * 10,
+        printf('<em_bench%018d@shop.example>', i), NULL,
+        printf('user%06d@shop%03d.example', i, i % 1000), 'shop <orders@shop.example>', printf('your receipt #%d', i),
+        ${start} + i * 10, ${start} + i * 10
+      FROM n`.execute(tx);
+    await sql`INSERT INTO emails_search (rowid, search_to, search_from, search_subject)
+      SELECT pos, search_to, search_from, search_subject FROM emails WHERE workspace_id = ${workspaceId}`.execute(tx);
+  });
+}
