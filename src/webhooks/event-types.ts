@@ -1,10 +1,9 @@
 // The event types an endpoint can subscribe to: every type written to the
-// events table (email.* by sending, delivery, tracking and inbound; contact.*
-// by the audience area), plus the synthetic test type.
+// events table (by sending, delivery, tracking and inbound), plus the
+// synthetic test type.
 export const WEBHOOK_EVENT_TYPES = [
   'email.scheduled', 'email.queued', 'email.sent', 'email.delivered', 'email.delayed', 'email.bounced',
   'email.complained', 'email.failed', 'email.cancelled', 'email.opened', 'email.clicked', 'email.received',
-  'contact.created', 'contact.updated', 'contact.deleted', 'contact.unsubscribed',
 ] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

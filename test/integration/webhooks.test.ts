@@ -428,7 +428,7 @@ describe('the webhooks API', () => {
   });
 
   it('creates, lists, updates and deletes endpoints', async () => {
-    const a = (await t.api.post('/v1/webhooks', { url: 'https://a.example/in', event_types: ['email.delivered', 'email.received', 'contact.created'] })).body;
+    const a = (await t.api.post('/v1/webhooks', { url: 'https://a.example/in', event_types: ['email.delivered', 'email.received', 'email.opened'] })).body;
     const b = (await t.api.post('/v1/webhooks', { url: 'https://b.example/in', event_types: ['email.bounced'], enabled: false })).body;
     expect(b).toMatchObject({ enabled: false, disabled_reason: 'Disabled through the API.' });
     expect((await t.api.get('/v1/webhooks')).body.data.map((h: { id: string }) => h.id)).toEqual([b.id, a.id]);
@@ -463,6 +463,8 @@ describe('the webhooks API', () => {
       ['missing event types', { url: 'https://x.example/' }, 'event_types'],
       ['empty event types', { url: 'https://x.example/', event_types: [] }, 'event_types'],
       ['unknown event type', { url: 'https://x.example/', event_types: ['email.exploded'] }, 'event_types.0'],
+      // Nothing writes contact events, so they are not offered.
+      ['event type never written', { url: 'https://x.example/', event_types: ['email.sent', 'contact.created'] }, 'event_types.1'],
       ['repeated event type', { url: 'https://x.example/', event_types: ['email.sent', 'email.sent'] }, 'event_types'],
       ['unknown field', { url: 'https://x.example/', event_types: ['email.sent'], secret: 'whsec_x' }, 'secret'],
       ['wrong type', { url: 42, event_types: ['email.sent'] }, 'url'],
