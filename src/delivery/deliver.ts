@@ -132,19 +132,24 @@ async function deliverThrough(
       if (!pending.length || attempts >= maxAttempts) break;
       attempts += 1;
       lastHost = host;
-      let session;
-      try {
-        session = await deps.pool.acquire({ ...target, address, hostname: host.name }, options);
-      } catch (err) {
-        lastFailure = err instanceof SmtpSessionError && err.reply ? err.reply : (err as Error).message;
-        continue;
+      // A pooled session the server has dropped shows only when the next transaction
+      // starts on it; the same address then gets one new session.
+      for (let fresh = false; ; fresh = true) {
+        let session;
+        try {
+          session = await deps.pool.acquire({ ...target, address, hostname: host.name }, options, fresh);
+        } catch (err) {
+          lastFailure = err instanceof SmtpSessionError && err.reply ? err.reply : (err as Error).message;
+          break;
+        }
+        const result = await session.send(message.mailFrom, pending, message.raw);
+        deps.pool.release(session, options);
+        done.push(...result.results.map((r) => outcome(r.recipient, r.reply, r.code, host)));
+        pending = result.retryElsewhere;
+        // The reply as it came (mx_host says from where), so its codes still parse.
+        if (result.failure) lastFailure = result.failure;
+        if (!result.staleSession || fresh) break;
       }
-      const result = await session.send(message.mailFrom, pending, message.raw);
-      deps.pool.release(session, options);
-      done.push(...result.results.map((r) => outcome(r.recipient, r.reply, r.code, host)));
-      pending = result.retryElsewhere;
-      // The reply as it came (mx_host says from where), so its codes still parse.
-      if (result.failure) lastFailure = result.failure;
     }
   }
   // Whatever is left could not be handed to anyone this time: deferred, with the last reason

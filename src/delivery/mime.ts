@@ -3,7 +3,10 @@
 // caller hands recipients to the delivery functions, so Bcc never reaches a header.
 
 import { randomUUID } from 'node:crypto';
+import * as base64 from 'nodemailer/lib/base64';
 import MailComposer from 'nodemailer/lib/mail-composer';
+import type MimeNode from 'nodemailer/lib/mime-node';
+import * as qp from 'nodemailer/lib/qp';
 import { AppError } from '../core/errors.js';
 
 export type Address = string | { email: string; name?: string };
@@ -103,6 +106,83 @@ function attachmentContent(a: Attachment, i: number): Buffer {
   return Buffer.from(a.content, 'base64');
 }
 
+/** nodemailer's qp.Encoder takes its input in slices of this many bytes (ENCODE_SLICE_SIZE). */
+const QP_SLICE_BYTES = 64 * 1024;
+
+/**
+ * Quoted-printable text as nodemailer's qp.Encoder writes content handed to it
+ * in one chunk: the whitespace that ends the content is held back and encoded
+ * after the rest, and each part is wrapped together with the line left open
+ * before it. undefined for content the encoder would take in several slices.
+ */
+function quotedPrintable(content: string | Buffer): string | undefined {
+  const bytes = typeof content === 'string' ? Buffer.from(content, 'utf-8') : content;
+  let end = bytes.length;
+  while (end > 0 && (bytes[end - 1] === 0x20 || bytes[end - 1] === 0x09)) end--;
+  if (end > QP_SLICE_BYTES || bytes.length - end > QP_SLICE_BYTES) return undefined;
+  let done = '';
+  let open = '';
+  for (const part of [bytes.subarray(0, end), bytes.subarray(end)]) {
+    if (!part.length) continue;
+    const wrapped = qp.wrap(open + qp.encode(part), 76);
+    const lf = wrapped.lastIndexOf('\n');
+    done += wrapped.slice(0, lf + 1);
+    open = wrapped.slice(lf + 1);
+  }
+  return done + open;
+}
+
+/** What MimeNode.stream() also looks at; none of it is set by the composer for the input above. */
+interface StreamHooks { _raw?: unknown; _transforms?: unknown[]; _processFuncs?: unknown[] }
+
+/**
+ * Writes the node tree the way MimeNode.stream() does, in one synchronous
+ * pass: the same header blocks (buildHeaders), encodings (nodemailer's qp and
+ * base64 functions, applied as its encoder streams apply them) and boundary
+ * lines. build() goes through a pipeline of streams per node, with an
+ * AbortSignal, a DOMException and several event-loop turns per message; that
+ * costs more than the composing itself. Returns false for a tree it does not
+ * cover (stream content, a raw node, transforms), which build() then writes.
+ */
+function serialize(node: MimeNode, out: Array<string | Buffer>): boolean {
+  const hooks = node as unknown as StreamHooks;
+  if (hooks._raw || hooks._transforms?.length || hooks._processFuncs?.length || node.newline) return false;
+  out.push(`${node.buildHeaders()}\r\n\r\n`);
+  const content = node.content;
+  if (content) {
+    if (typeof content !== 'string' && !Buffer.isBuffer(content)) return false;
+    const encoding = node.getTransferEncoding();
+    if (encoding === 'base64') {
+      out.push(base64.wrap(base64.encode(content), 76));
+    } else if (encoding === 'quoted-printable') {
+      // Outside text/* nodemailer encodes a lone CR or LF, which qp.encode does not.
+      const text = /^text\//i.test(node.contentType ?? '') ? quotedPrintable(content) : undefined;
+      if (text === undefined) return false;
+      out.push(text);
+    } else {
+      out.push(content);
+    }
+  }
+  if (node.multipart) {
+    for (const [i, child] of node.childNodes.entries()) {
+      out.push(`${i > 0 ? '\r\n' : ''}--${node.boundary}\r\n`);
+      if (!serialize(child, out)) return false;
+    }
+    out.push(`\r\n--${node.boundary}--\r\n`);
+  }
+  return true;
+}
+
+/** The message of a compiled tree; ends in CRLF, as build()'s last-newline stage makes it. */
+export async function buildMessage(root: MimeNode): Promise<Buffer> {
+  const out: Array<string | Buffer> = [];
+  if (!serialize(root, out)) return root.build();
+  const raw = Buffer.concat(out.map((part) => (typeof part === 'string' ? Buffer.from(part, 'utf-8') : part)));
+  const last = raw.at(-1);
+  if (last === 0x0a) return raw;
+  return Buffer.concat([raw, Buffer.from(last === 0x0d ? '\n' : '\r\n', 'latin1')]);
+}
+
 /** Composes the message; throws AppError('validation_error') for input that cannot be sent as given. */
 export async function composeMessage(input: ComposeInput): Promise<ComposedMessage> {
   const messageId = `<${input.messageIdLocal ?? randomUUID()}@${input.messageIdDomain}>`;
@@ -127,5 +207,5 @@ export async function composeMessage(input: ComposeInput): Promise<ComposedMessa
     disableFileAccess: true,
     disableUrlAccess: true,
   });
-  return { raw: await composer.compile().build(), messageId };
+  return { raw: await buildMessage(composer.compile()), messageId };
 }

@@ -83,6 +83,11 @@ export interface TransactionResult {
   retryElsewhere: string[];
   /** Why the session ended early, for the record when no other host works either. */
   failure?: string;
+  /**
+   * A reused session broke before the message went out (the server had dropped it
+   * while it sat idle): a fresh session to the same address may take the recipients.
+   */
+  staleSession?: boolean;
 }
 
 /** How long the reply to QUIT is waited for. */
@@ -125,6 +130,12 @@ export class SmtpSession {
   /** Messages sent over this session so far. */
   messages = 0;
   private lost = false;
+  /**
+   * No transaction is open: none was begun yet, or the last one ended with the
+   * reply to its end of data. RFC 5321 §4.1.1.5: RSET is for aborting a
+   * transaction, so after a completed one the next MAIL FROM goes out directly.
+   */
+  private clean = true;
 
   private constructor(
     private readonly conn: SMTPConnection,
@@ -225,6 +236,9 @@ export class SmtpSession {
       dataSent = true;
       setTimeoutMs(timeouts.endOfDataMs);
     });
+    const reused = this.messages > 0;
+    const wasClean = this.clean;
+    this.clean = false;
     this.messages += 1;
     return new Promise((resolve) => {
       this.conn.send(
@@ -238,7 +252,14 @@ export class SmtpSession {
         source,
         (err, info) => {
           this.setSocketTimeout(timeouts.commandMs);
-          resolve(err ? this.failed(recipients, err, dataSent) : this.succeeded(recipients, info));
+          if (!err || (err.code === 'EMESSAGE' && err.command === 'DATA' && err.response)) {
+            // The reply to the end of data, whatever it says, ends the transaction (RFC 5321 §4.1.1.4).
+            this.clean = true;
+          } else if (!err.response && (err.code === 'EENVELOPE' || err.code === 'EMESSAGE')) {
+            // Refused before a command was written: the session is as it was.
+            this.clean = wasClean;
+          }
+          resolve(err ? this.failed(recipients, err, dataSent, reused) : this.succeeded(recipients, info));
         },
       );
     });
@@ -249,7 +270,7 @@ export class SmtpSession {
     return { results: recipients.map((r) => verdict(r, refused.get(r) ?? info.response)), retryElsewhere: [] };
   }
 
-  private failed(recipients: string[], err: NodemailerError, dataSent: boolean): TransactionResult {
+  private failed(recipients: string[], err: NodemailerError, dataSent: boolean, reused: boolean): TransactionResult {
     const everyone = (reply: string) => ({ results: recipients.map((r) => verdict(r, reply)), retryElsewhere: [] });
     if (!err.response && (err.code === 'EENVELOPE' || err.code === 'EMESSAGE')) {
       // Refused by nodemailer before anything was sent: an address it cannot put in a command,
@@ -262,7 +283,12 @@ export class SmtpSession {
       this.lost = true;
       const failure = err.response ?? err.message;
       // 421: the server is closing (RFC 5321 §3.8). Before the message went out, another host may do.
-      if (code === 421 || !dataSent) return { results: [], retryElsewhere: [...recipients], failure };
+      if (code === 421 || !dataSent) {
+        // A pooled session found closed (not timed out) only now, when the server had long
+        // dropped it: nothing was sent, so a new connection is no second attempt.
+        const staleSession = reused && code === undefined && err.code !== 'ETIMEDOUT';
+        return { results: [], retryElsewhere: [...recipients], failure, ...(staleSession && { staleSession }) };
+      }
       // Lost after the final dot: the server may have taken it, another host would duplicate it
       // (RFC 5321 §4.5.3.2.6, §6.1). No reply code, so it is deferred and retried later.
       return everyone(`connection lost after end of data: ${failure}`);
@@ -277,10 +303,18 @@ export class SmtpSession {
     return everyone(err.response!);
   }
 
-  /** RSET, so the next transaction starts clean on a reused session. */
-  reset(): Promise<boolean> {
+  /**
+   * Readies a reused session for the next transaction: nothing to do after a
+   * completed one, RSET after one that was abandoned part way (a refused DATA,
+   * every RCPT refused) so its sender and recipients are forgotten.
+   */
+  ready(): Promise<boolean> {
     if (!this.usable) return Promise.resolve(false);
-    return new Promise((resolve) => this.conn.reset((err) => resolve(!err)));
+    if (this.clean) return Promise.resolve(true);
+    return new Promise((resolve) => this.conn.reset((err) => {
+      if (!err) this.clean = true;
+      resolve(!err);
+    }));
   }
 
   /** Ends the session politely (QUIT) when it is still open. */
@@ -352,16 +386,16 @@ export class SmtpPool {
     }
   }
 
-  /** An open session to the target: a pooled one after RSET, or a new one. */
-  async acquire(target: SmtpTarget, options: SessionOptions): Promise<SmtpSession> {
+  /** An open session to the target: a pooled one ready for a transaction, or (always when `fresh`) a new one. */
+  async acquire(target: SmtpTarget, options: SessionOptions, fresh = false): Promise<SmtpSession> {
     if (this.closed) throw new SmtpSessionError('SMTP pool is closed', undefined, 'ECLOSED');
     const key = SmtpPool.key(target, options);
-    const list = this.idle.get(key);
+    const list = fresh ? undefined : this.idle.get(key);
     while (list?.length) {
       const entry = list.pop()!;
       if (!list.length) this.idle.delete(key);
       clearTimeout(entry.timer);
-      if (await entry.session.reset()) return entry.session;
+      if (await entry.session.ready()) return entry.session;
       entry.session.close();
     }
     return SmtpSession.open(target, options);

@@ -26,6 +26,21 @@ export interface ScriptedMxOptions {
   reply?: (stage: MxStage, ctx: MxReplyContext) => string | undefined;
   /** Offer STARTTLS, with smtp-server's built-in self-signed certificate. */
   tls?: boolean;
+  /** Advertise PIPELINING (RFC 2920); true by default, as smtp-server does. */
+  pipelining?: boolean;
+}
+
+/** A command line the server read, in order of arrival. */
+export interface MxCommand {
+  /** 1-based number of the TCP connection it came on. */
+  connection: number;
+  line: string;
+  /**
+   * How many reads the connection's TCP socket had delivered when the command
+   * was parsed: commands with the same number came in one read, i.e. pipelined
+   * (on a connection without STARTTLS, where the reads are the commands' own).
+   */
+  read: number;
 }
 
 export interface ReceivedMessage {
@@ -40,6 +55,8 @@ export interface ScriptedMx {
   host: string;
   port: number;
   received: ReceivedMessage[];
+  /** Every command line read, in order; the message text is not one. */
+  commands: MxCommand[];
   /** TCP connections accepted so far. */
   readonly connections: number;
   /** Resolves once `n` messages have been received; rejects after `ms`. */
@@ -68,6 +85,7 @@ export async function startScriptedMx(options: ScriptedMxOptions = {}): Promise<
   const host = options.host ?? '127.0.0.1';
   const script = options.reply ?? (() => undefined);
   const received: ReceivedMessage[] = [];
+  const commands: MxCommand[] = [];
   const waiters = new Set<() => void>();
   let connections = 0;
   const connectionNumber = new WeakMap<object, number>();
@@ -89,6 +107,7 @@ export async function startScriptedMx(options: ScriptedMxOptions = {}): Promise<
     // The test decides every enhanced status code; smtp-server would otherwise add its own.
     hideENHANCEDSTATUSCODES: true,
     ...(options.tls ? {} : { hideSTARTTLS: true, disabledCommands: ['STARTTLS'] }),
+    ...(options.pipelining === false && { hidePIPELINING: true }),
     // Without key and cert smtp-server uses its built-in self-signed certificate; no logger, no warning.
     logger: false,
     // Pooled client connections are still open when a test ends; stop() should not wait 30 s for them.
@@ -126,6 +145,14 @@ export async function startScriptedMx(options: ScriptedMxOptions = {}): Promise<
   server.connections = new (class extends Set<ServerConnection> {
     override add(connection: ServerConnection) {
       connection.init = () => connection._setListeners(() => connection.connectionReady());
+      // Socket reads are counted and every parsed command is logged with the count so far.
+      let reads = 0;
+      connection._socket.on('data', () => (reads += 1));
+      const onCommand = connection._onCommand.bind(connection);
+      connection._onCommand = (command, callback) => {
+        commands.push({ connection: connectionNumber.get(connection.session) ?? connections, line: command.toString(), read: reads });
+        onCommand(command, callback);
+      };
       return super.add(connection);
     }
   })();
@@ -144,6 +171,7 @@ export async function startScriptedMx(options: ScriptedMxOptions = {}): Promise<
     host,
     port: address.port,
     received,
+    commands,
     get connections() {
       return connections;
     },

@@ -1,6 +1,8 @@
 import { simpleParser } from 'mailparser';
+import MailComposer from 'nodemailer/lib/mail-composer';
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { composeMessage, type ComposeInput } from '../../../src/delivery/mime.js';
+import { buildMessage, composeMessage, type ComposeInput } from '../../../src/delivery/mime.js';
 
 const base: ComposeInput = {
   from: { email: 'news@sender.test', name: 'Sender Ünïcode' },
@@ -87,5 +89,49 @@ describe('composeMessage', () => {
     ['one-click unsubscribe without https', { listUnsubscribe: { mailto: 'u@sender.test', oneClick: true } }],
   ])('refuses %s', async (_, extra) => {
     await expect(composeMessage({ ...base, ...extra })).rejects.toMatchObject({ code: 'validation_error' });
+  });
+});
+
+describe('buildMessage', () => {
+  const date = new Date('2026-01-02T03:04:05Z');
+  const cases: Array<[string, ConstructorParameters<typeof MailComposer>[0]]> = [
+    ['plain 7-bit text', { from: 'a@sender.test', to: 'b@example.org', subject: 'Hi', text: 'Hello.\r\n' }],
+    ['text without a final line break', { from: 'a@sender.test', to: 'b@example.org', subject: 'Hi', text: 'no break' }],
+    ['an empty text', { from: 'a@sender.test', to: 'b@example.org', subject: 'Hi', text: '' }],
+    ['quoted-printable: long lines, trailing blanks, 8-bit', {
+      from: 'Ünï <a@sender.test>', to: 'b@example.org', subject: 'Grüße — ☃',
+      text: `${'x'.repeat(200)}\r\nline with trailing blanks  \r\nÄöü ${'é'.repeat(90)} \t`,
+      html: `<p>${'ü'.repeat(300)}</p>\r\n`,
+    }],
+    ['quoted-printable ending in blanks on a full line', {
+      from: 'a@sender.test', to: 'b@example.org', subject: 'Hi', text: `${'é'.repeat(60)} \t`,
+    }],
+    ['quoted-printable over one encoder slice', {
+      from: 'a@sender.test', to: 'b@example.org', subject: 'Hi', text: `${'ab é '.repeat(15_000)}\r\nend`,
+    }],
+    ['base64 text (mostly non-ASCII)', { from: 'a@sender.test', to: 'b@example.org', subject: 'Hi', text: '日本語のテキスト'.repeat(40) }],
+    ['alternative with inline image and attachments', {
+      from: 'a@sender.test', to: ['b@example.org', 'c@example.org'], cc: 'd@example.org', subject: 'Report',
+      text: 'See attached.\r\n', html: '<p>See <img src="cid:logo@x"></p>',
+      attachments: [
+        { filename: 'notes.txt', content: Buffer.from('some notes\nmore') },
+        { filename: 'data.bin', content: Buffer.alloc(1000, 7) },
+        { filename: 'logo.png', content: Buffer.from('iVBORw0KGgo=', 'base64'), contentType: 'image/png', cid: 'logo@x', contentDisposition: 'inline' },
+      ],
+    }],
+  ];
+
+  it.each(cases)('writes the same bytes as MimeNode.build() for %s', async (_, mail) => {
+    const node = new MailComposer({ ...mail, date, messageId: '<fixed@sender.test>' }).compile();
+    // The tree is built once: boundaries are random per tree, so both writers must see the same one.
+    expect((await buildMessage(node)).toString('latin1')).toBe((await node.build()).toString('latin1'));
+  });
+
+  it('leaves a tree with stream content to build()', async () => {
+    const stream = new PassThrough();
+    stream.end('streamed body\r\n');
+    const node = new MailComposer({ from: 'a@sender.test', to: 'b@example.org', subject: 'Hi', text: stream, date }).compile();
+    const raw = await buildMessage(node);
+    expect(raw.toString()).toMatch(/\r\n\r\nstreamed body\r\n$/);
   });
 });
