@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { newId } from '../core/ids.js';
-import type { InboundService } from './inbound.service.js';
+import type { ClaimedBatch, InboundService } from './inbound.service.js';
 import { ParsePool } from './parse-pool.js';
 
 // The background half of receiving: parses and checks the messages the
@@ -9,24 +9,34 @@ import { ParsePool } from './parse-pool.js';
 // for messages another process stored. A batch is finished before the loop
 // looks at the signal, so a stop leaves no lease held; a crash leaves leases
 // that expire (PROCESS_LEASE_MS) and the messages are taken up again.
-// MIME parsing runs on the processor's own threads (parse-pool.ts), which
-// end with the loop.
+// MIME parsing and the SPF/DKIM/DMARC checks run on the processor's own
+// threads (parse-pool.ts), which end with the loop.
+//
+// Up to CLAIMS_AHEAD more batches are claimed and handed to the threads
+// while one is read and stored, so the threads are not left idle while a
+// commit or a look-up is under way.
 
 /** Messages claimed and worked on together (their DNS look-ups overlap). */
 export const PROCESS_BATCH = 64;
+/** Batches claimed beyond the one being read… */
+export const CLAIMS_AHEAD = 2;
+/** …while the messages claimed and not yet stored are smaller than this, so large mail is not held many batches at a time. */
+export const READ_AHEAD_BYTES = 32 * 1024 * 1024;
 const IDLE_POLL_MS = 1_000;
 
 export async function runInboundProcessor(deps: { inbound: InboundService; logger: Logger }, signal: AbortSignal): Promise<void> {
   const owner = newId('job');
-  let woken = false;
+  // Bumped by every accept: a loop that claimed nothing sleeps only if no
+  // message came in since it started that claim.
+  let accepted = 0;
   let wake: (() => void) | undefined;
   deps.inbound.onAccepted(() => {
-    woken = true;
+    accepted++;
     wake?.();
   });
 
-  const idle = () => new Promise<void>((resolve) => {
-    if (woken || signal.aborted) return resolve();
+  const idle = (seen: number) => new Promise<void>((resolve) => {
+    if (accepted !== seen || signal.aborted) return resolve();
     const done = () => {
       clearTimeout(timer);
       signal.removeEventListener('abort', done);
@@ -39,16 +49,38 @@ export async function runInboundProcessor(deps: { inbound: InboundService; logge
   });
 
   const pool = new ParsePool();
+  /** Bytes of the messages claimed and not yet stored. */
+  let held = 0;
+  const claim = async (): Promise<{ batch?: ClaimedBatch; seen: number }> => {
+    const seen = accepted;
+    try {
+      const batch = await deps.inbound.claimBatch(owner, PROCESS_BATCH, pool.read);
+      held += batch.bytes;
+      return { batch, seen };
+    } catch (err) {
+      deps.logger.error({ err }, 'inbound processing failed; trying again shortly');
+      return { seen };
+    }
+  };
+  const store = (batch: ClaimedBatch) => batch.store()
+    .catch((err: unknown) => deps.logger.error({ err }, 'inbound batch could not be stored; its messages are taken up again when their leases run out'))
+    .finally(() => { held -= batch.bytes; });
+
   try {
-    while (!signal.aborted) {
-      woken = false;
-      let claimed = 0;
-      try {
-        claimed = await deps.inbound.processPending(owner, PROCESS_BATCH, pool.parse);
-      } catch (err) {
-        deps.logger.error({ err }, 'inbound processing failed; trying again shortly');
+    // Claims under way, oldest first: while one batch is read the next ones
+    // are already on the threads, so they have work while a batch waits on
+    // DNS or a commit.
+    const claims = [claim()];
+    while (claims.length > 0) {
+      const { batch, seen } = await claims.shift()!;
+      if (batch && batch.claimed > 0) {
+        while (!signal.aborted && claims.length < CLAIMS_AHEAD && held < READ_AHEAD_BYTES) claims.push(claim());
+        await batch.read;
+        await store(batch);
+      } else if (claims.length === 0) {
+        await idle(seen);
       }
-      if (claimed === 0) await idle();
+      if (!signal.aborted && claims.length === 0) claims.push(claim());
     }
   } finally {
     await pool.close();

@@ -12,8 +12,8 @@ import {
   markAttemptFailed, markReady, markReportDone, purgeReceivedBefore, returnPathDomains,
   type InboundEmail, type InboundEmailSummary, type InboundFilter, type NewInbound, type PendingInbound, type ReceivedEvent, type ReceivingDomain, type ReturnedEmail,
 } from './inbound.repo.js';
-import { attachmentContent, checkAuthentication, parseHere, parseMessage, type MessageFields } from './parse-message.js';
-import type { PartsParser } from './parse-pool.js';
+import { attachmentContent, fieldsOf, readHere, type MessageFields } from './parse-message.js';
+import type { MessageReader } from './parse-pool.js';
 import { parseReturnPath, recipientTag, type ReturnPath } from './return-path.js';
 import { coalescedInsert } from './coalesced-insert.js';
 import { bounceDetails, readReport, type DeliveryStatusReport, type FeedbackReport } from './reports.js';
@@ -41,11 +41,10 @@ export interface InboundAttachment {
 /** Implements the MX listener's port: checkRecipient and accept. */
 export interface InboundService extends MxPort {
   /**
-   * Parses and checks up to `limit` pending messages; returns how many it
-   * claimed. `parser` does the MIME parsing (the processor's threads; this
-   * thread by default).
+   * Claims up to `limit` pending messages and starts parsing and checking
+   * them with `reader` (the processor's threads; this thread by default).
    */
-  processPending(owner: string, limit: number, parser?: PartsParser): Promise<number>;
+  claimBatch(owner: string, limit: number, reader?: MessageReader): Promise<ClaimedBatch>;
   /** Called after each accept, so a waiting processor starts at once. */
   onAccepted(listener: () => void): void;
   list(workspaceId: string, query: InboundListQuery, page: PageQuery): Promise<Page<InboundEmailSummary>>;
@@ -54,6 +53,18 @@ export interface InboundService extends MxPort {
   attachment(workspaceId: string, id: string, index: number): Promise<InboundAttachment>;
   /** Deletes messages older than the retention period; returns how many. */
   purgeExpired(): Promise<number>;
+}
+
+/** Messages claimed by a processor. */
+export interface ClaimedBatch {
+  /** How many rows the claim took (those given up on included); 0 when nothing was pending. */
+  claimed: number;
+  /** The size of the messages being read. */
+  bytes: number;
+  /** Settles once every message has been read or has failed (failures are recorded by then). */
+  read: Promise<void>;
+  /** Stores the outcomes of the messages read; after `read`. */
+  store(): Promise<void>;
 }
 
 export interface InboundDeps {
@@ -78,6 +89,13 @@ export const PROCESS_LEASE_MS = 120_000;
  */
 const RETRY_AFTER_MS = [10_000, 60_000, 600_000, 3_600_000];
 export const MAX_PROCESS_ATTEMPTS = RETRY_AFTER_MS.length + 1;
+/**
+ * While the listener has messages on their way to a commit, the processor's
+ * writes wait up to this long to share one (each commit is an fsync, and
+ * SQLite's blocks the event loop the listener answers on). Nobody waits on
+ * them, and the wait ends as soon as the listener's write goes.
+ */
+const PROCESS_GATHER_MS = 20;
 /** Rows deleted per retention transaction, and transactions per run. */
 const PURGE_BATCH = 1_000;
 const PURGE_BATCHES_PER_RUN = 100;
@@ -103,6 +121,11 @@ export function inboundService(deps: InboundDeps): InboundService {
   const { store, clock, logger } = deps;
   const listeners: Array<() => void> = [];
   const insertAccepted = coalescedInsert(store, insertInbound);
+  /** Accepted messages not yet committed. */
+  let accepting = 0;
+  /** The processor's writes: alone when the listener is quiet, else with its next commit. */
+  const processorWrite = <T>(work: (tx: Tx) => Promise<T>) =>
+    store.write(work, accepting > 0 ? { gatherMs: PROCESS_GATHER_MS } : undefined);
 
   /**
    * What mail to a host is for: the domains whose return path it is, the
@@ -147,8 +170,12 @@ export function inboundService(deps: InboundDeps): InboundService {
   type Apply = (tx: Tx) => Promise<ReceivedEvent | undefined>;
 
   /** Parses (and for mail, checks) a claimed message; the returned write stores the outcome. */
-  async function prepare(row: PendingInbound, owner: string, parser: PartsParser): Promise<Apply> {
-    const fields = await parseMessage(row.raw, parser);
+  async function prepare(row: PendingInbound, owner: string, reader: MessageReader): Promise<Apply> {
+    // Network I/O (the checks' DNS look-ups): outside the transaction.
+    const read = await reader(row.raw, row.kind === 'message'
+      ? { remoteIp: row.remoteIp, helo: row.helo, mailFrom: row.mailFrom, mta: deps.hostname, resolver: deps.resolver }
+      : undefined);
+    const fields = fieldsOf(read.parts);
     if (row.kind === 'report') {
       return async (tx) => {
         const detail = await applyReport(tx, row, fields);
@@ -156,8 +183,8 @@ export function inboundService(deps: InboundDeps): InboundService {
         return undefined;
       };
     }
-    // Network I/O: outside the transaction.
-    const auth = await checkAuthentication(row, { resolver: deps.resolver, mta: deps.hostname });
+    const { auth } = read;
+    if (!auth) throw new Error('the message was parsed but not checked');
     return async (tx) => {
       const now = clock.now();
       const ready = await markReady(tx, row.id, owner, {
@@ -290,13 +317,18 @@ export function inboundService(deps: InboundDeps): InboundService {
       }
       const rows = [...byTarget.values()];
       if (rows.length === 0) return [];
-      await insertAccepted(rows);
+      accepting++;
+      try {
+        await insertAccepted(rows);
+      } finally {
+        accepting--;
+      }
       for (const listener of listeners) listener();
       return rows.map((r) => r.id);
     },
 
-    async processPending(owner, limit, parser = parseHere) {
-      const { claimed, total } = await store.write(async (tx) => {
+    async claimBatch(owner, limit, reader = readHere) {
+      const { claimed, total } = await processorWrite(async (tx) => {
         const now = clock.now();
         const rows = await claimPending(tx, { now, leaseMs: PROCESS_LEASE_MS, owner, limit });
         // A message whose every attempt ended with its processor gone (one
@@ -308,32 +340,37 @@ export function inboundService(deps: InboundDeps): InboundService {
         if (exhausted.length > 0) logger.error({ inbound_ids: exhausted.map((r) => r.id) }, 'inbound messages given up: every processing attempt was cut short');
         return { claimed: rows.filter((r) => r.attempts <= MAX_PROCESS_ATTEMPTS), total: rows.length };
       });
-      if (claimed.length === 0) return total;
-      const prepared = await Promise.all(claimed.map((row) => prepare(row, owner, parser).then(
+      const prepared = Promise.all(claimed.map((row) => prepare(row, owner, reader).then(
         (apply) => ({ row, apply }),
         async (err: unknown) => void (await failed(row, owner, err)),
       )));
-      const ready = prepared.filter((p): p is { row: PendingInbound; apply: Apply } => p !== undefined);
-      if (ready.length === 0) return total;
-      // The whole batch in one unit of the group commit. Should it fail, each
-      // message is written alone, so one bad message cannot hold up the others.
-      try {
-        await store.write(async (tx) => {
-          const events: ReceivedEvent[] = [];
-          for (const p of ready) {
-            const event = await p.apply(tx);
-            if (event) events.push(event);
+      return {
+        claimed: total,
+        bytes: claimed.reduce((sum, row) => sum + row.raw.length, 0),
+        read: prepared.then(() => undefined),
+        store: async () => {
+          const ready = (await prepared).filter((p): p is { row: PendingInbound; apply: Apply } => p !== undefined);
+          if (ready.length === 0) return;
+          // The whole batch in one unit of the group commit. Should it fail, each
+          // message is written alone, so one bad message cannot hold up the others.
+          try {
+            await processorWrite(async (tx) => {
+              const events: ReceivedEvent[] = [];
+              for (const p of ready) {
+                const event = await p.apply(tx);
+                if (event) events.push(event);
+              }
+              await appendReceivedEvents(tx, events);
+            });
+          } catch (batchErr) {
+            logger.warn({ err: batchErr, count: ready.length }, 'inbound batch could not be stored; storing its messages one by one');
+            await Promise.all(ready.map((p) => store.write(async (tx) => {
+              const event = await p.apply(tx);
+              if (event) await appendReceivedEvents(tx, [event]);
+            }).catch((err: unknown) => failed(p.row, owner, err))));
           }
-          await appendReceivedEvents(tx, events);
-        });
-      } catch (batchErr) {
-        logger.warn({ err: batchErr, count: ready.length }, 'inbound batch could not be stored; storing its messages one by one');
-        await Promise.all(ready.map((p) => store.write(async (tx) => {
-          const event = await p.apply(tx);
-          if (event) await appendReceivedEvents(tx, [event]);
-        }).catch((err: unknown) => failed(p.row, owner, err))));
-      }
-      return total;
+        },
+      };
     },
 
     onAccepted(listener) {

@@ -1,5 +1,5 @@
 import { simpleParser, type AddressObject, type EmailAddress, type ParsedMail, type SimpleParserOptions } from 'mailparser';
-import { PARSER_OPTIONS, type ParsedParts, type PartsParser } from './parse-pool.js';
+import { AUTH_OPTIONS, PARSER_OPTIONS, type AuthRequest, type MessageReader, type ParsedParts } from './parse-pool.js';
 import { authenticate, type DNSResolver } from 'mailauth';
 import type { AuthResults, InboundAttachmentMeta, InboundHeader } from './inbound.repo.js';
 import type { ReportInput } from './reports.js';
@@ -44,7 +44,7 @@ export function partsOf(mail: ParsedMail): ParsedParts {
 }
 
 /** Parses on the calling thread. */
-export const parseHere: PartsParser = async (raw) => partsOf(await parse(raw));
+const parseHere = async (raw: Buffer): Promise<ParsedParts> => partsOf(await parse(raw));
 
 // RFC 5322 §3.2.3 specials: a display name holding one of them must be quoted.
 const SPECIALS = /[()<>[\]:;@\\,."]/;
@@ -77,9 +77,8 @@ function headerList(mail: ParsedParts): InboundHeader[] {
   });
 }
 
-/** The API fields of a stored message; `parser` does the MIME parsing (on this thread by default). */
-export async function parseMessage(raw: Buffer, parser: PartsParser = parseHere): Promise<MessageFields> {
-  const mail = await parser(raw);
+/** The API fields of a parsed message. */
+export function fieldsOf(mail: ParsedParts): MessageFields {
   const { contentType } = mail;
   const fromList = formatted(mail.from);
   return {
@@ -127,18 +126,10 @@ export interface AuthInput {
 // mailauth spells a temporary error 'temperr' in places; RFC 8601 §2.7 says 'temperror'.
 const result = (r: string) => (r === 'temperr' ? 'temperror' : r);
 
-export async function checkAuthentication(input: AuthInput, deps: { resolver: DNSResolver; mta: string }): Promise<AuthResults> {
-  const res = await authenticate(input.raw, {
-    ip: input.remoteIp,
-    helo: input.helo,
-    sender: input.mailFrom,
-    mta: deps.mta,
-    resolver: deps.resolver,
-    // ARC only matters to a server that forwards; BIMI would fetch logos
-    // and certificates over HTTPS for every message.
-    disableArc: true,
-    disableBimi: true,
-  });
+type Authenticated = Awaited<ReturnType<typeof authenticate>>;
+
+/** The results of mailauth's checks, as stored (the parsing threads hold a copy). */
+export function authResultsOf(res: Pick<Authenticated, 'spf' | 'dkim' | 'dmarc' | 'headers'>): AuthResults {
   const authResults = /(?:^|\r?\n)Authentication-Results:\s*([\s\S]*?)(?=\r?\n(?![ \t])|$)/i.exec(res.headers)?.[1] ?? '';
   return {
     spf: res.spf ? { result: result(res.spf.status.result), domain: res.spf.domain ?? null } : { result: 'none', domain: null },
@@ -151,3 +142,21 @@ export async function checkAuthentication(input: AuthInput, deps: { resolver: DN
     authentication_results: authResults.replace(/\r?\n[ \t]+/g, ' ').trim(),
   };
 }
+
+/** SPF (RFC 7208), DKIM (RFC 6376) and DMARC (RFC 7489) of a received message, on this thread. */
+export async function checkAuthentication(input: AuthInput, deps: { resolver: DNSResolver; mta: string }): Promise<AuthResults> {
+  return authResultsOf(await authenticate(input.raw, {
+    ip: input.remoteIp,
+    helo: input.helo,
+    sender: input.mailFrom,
+    mta: deps.mta,
+    resolver: deps.resolver,
+    ...AUTH_OPTIONS,
+  }));
+}
+
+/** Parses and (given an AuthRequest) checks on the calling thread. */
+export const readHere: MessageReader = async (raw, auth?: AuthRequest) => {
+  const [parts, results] = await Promise.all([parseHere(raw), auth && checkAuthentication({ raw, ...auth }, auth)]);
+  return { parts, ...(results && { auth: results }) };
+};

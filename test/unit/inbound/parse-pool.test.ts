@@ -1,7 +1,12 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { dkimSign, type DKIMSignOptions, type DNSResolver } from 'mailauth';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseHere, parseMessage } from '../../../src/inbound/parse-message.js';
-import { ParsePool } from '../../../src/inbound/parse-pool.js';
+import { fieldsOf, readHere } from '../../../src/inbound/parse-message.js';
+import { ParsePool, type AuthRequest, type MessageReader } from '../../../src/inbound/parse-pool.js';
+import type { AuthResults } from '../../../src/inbound/inbound.repo.js';
+
+const fields = async (read: MessageReader, raw: Buffer) => fieldsOf((await read(raw)).parts);
 
 const fixture = (name: string) => readFileSync(new URL(`../../fixtures/${name}`, import.meta.url));
 
@@ -22,29 +27,81 @@ describe('MIME parsing on worker threads', () => {
   it('gives the same fields as parsing on this thread, attachments as Buffers', async () => {
     const messages = [withAttachment, ...['dsn-postfix-user-unknown.eml', 'dsn-gmail-no-such-user.eml', 'arf-abuse.eml'].map(fixture)];
     for (const raw of messages) {
-      const [there, here] = await Promise.all([parseMessage(raw, pool.parse), parseMessage(raw, parseHere)]);
+      const [there, here] = await Promise.all([fields(pool.read, raw), fields(readHere, raw)]);
       expect(there).toEqual(here);
       for (const part of there.report.parts) expect(Buffer.isBuffer(part.content)).toBe(true);
     }
-    const fields = await parseMessage(withAttachment, pool.parse);
-    expect(fields.from).toBe('"Doe, Jane" <jane@sender.test>');
-    expect(fields.subject).toBe('café');
-    expect(fields.html).toContain('<p>Hello</p>');
-    expect(fields.recipientAddresses).toEqual(['desk@inbound.test', 'a@x.test', 'b@x.test', 'cc@inbound.test']);
-    expect(fields.attachments).toEqual([{ index: 0, filename: 'data.bin', content_type: 'application/octet-stream', size: 6, content_id: null, disposition: 'attachment' }]);
-    expect([...fields.report.parts[0].content]).toEqual([0, 1, 2, 250, 251, 252]);
+    const parsed = await fields(pool.read, withAttachment);
+    expect(parsed.from).toBe('"Doe, Jane" <jane@sender.test>');
+    expect(parsed.subject).toBe('café');
+    expect(parsed.html).toContain('<p>Hello</p>');
+    expect(parsed.recipientAddresses).toEqual(['desk@inbound.test', 'a@x.test', 'b@x.test', 'cc@inbound.test']);
+    expect(parsed.attachments).toEqual([{ index: 0, filename: 'data.bin', content_type: 'application/octet-stream', size: 6, content_id: null, disposition: 'attachment' }]);
+    expect([...parsed.report.parts[0].content]).toEqual([0, 1, 2, 250, 251, 252]);
   });
 
   it('parses many messages at once across its threads', async () => {
     const raws = Array.from({ length: 40 }, (_, i) => Buffer.from(`From: s${i}@sender.test\r\nSubject: n${i}\r\n\r\nbody ${i}\r\n`));
-    const subjects = (await Promise.all(raws.map((raw) => parseMessage(raw, pool.parse)))).map((f) => f.subject);
+    const subjects = (await Promise.all(raws.map((raw) => fields(pool.read, raw)))).map((f) => f.subject);
     expect(subjects).toEqual(raws.map((_, i) => `n${i}`));
   });
 
   it('refuses work once closed', async () => {
     const closing = new ParsePool(1);
-    await parseMessage(withAttachment, closing.parse);
+    await fields(closing.read, withAttachment);
     await closing.close();
-    await expect(closing.parse(withAttachment)).rejects.toThrow('the parsing pool is closed');
+    await expect(closing.read(withAttachment)).rejects.toThrow('the parsing pool is closed');
+  });
+
+  it('checks SPF, DKIM and DMARC as this thread does, asking this thread\'s resolver', async () => {
+    const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const records: Record<string, string> = {
+      'TXT sender.test': 'v=spf1 ip4:192.0.2.1 -all',
+      'TXT s1._domainkey.sender.test': `v=DKIM1; k=rsa; p=${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`,
+      'TXT _dmarc.sender.test': 'v=DMARC1; p=reject',
+    };
+    const asked: string[] = [];
+    // Unlisted names do not exist; names under broken.test fail for now.
+    const resolver: DNSResolver = async (name, rrtype) => {
+      asked.push(`${rrtype} ${name}`);
+      const record = records[`${rrtype} ${name.toLowerCase()}`];
+      if (record) return [[record]];
+      throw Object.assign(new Error(`no ${rrtype} for ${name}`), { code: name.endsWith('broken.test') ? 'ETIMEOUT' : 'ENOTFOUND' });
+    };
+    const raw = Buffer.from('From: Ann <ann@sender.test>\r\nTo: desk@inbound.test\r\nSubject: signed\r\nMessage-ID: <s1@sender.test>\r\n\r\nHello\r\n');
+    const signed = await dkimSign(raw, {
+      signatureData: [{ signingDomain: 'sender.test', selector: 's1', privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }) }],
+    } as DKIMSignOptions);
+    const cases: Array<[Buffer, Omit<AuthRequest, 'resolver' | 'mta'>]> = [
+      [Buffer.concat([Buffer.from(signed.signatures), raw]), { remoteIp: '192.0.2.1', helo: 'mail.sender.test', mailFrom: 'ann@sender.test' }],
+      [raw, { remoteIp: '198.51.100.7', helo: 'elsewhere.test', mailFrom: 'ann@sender.test' }],
+      [Buffer.from('From: bo@broken.test\r\nSubject: x\r\n\r\nx\r\n'), { remoteIp: '192.0.2.9', helo: 'broken.test', mailFrom: 'bo@broken.test' }],
+    ];
+    const results: AuthResults[] = [];
+    for (const [message, envelope] of cases) {
+      const auth = { ...envelope, mta: 'mx.inbound.test', resolver };
+      const [there, here] = await Promise.all([pool.read(message, auth), readHere(message, auth)]);
+      expect(there).toEqual(here);
+      results.push(there.auth!);
+    }
+    expect(results.map((a) => [a.spf.result, a.dkim.map((d) => d.result), a.dmarc.result])).toEqual([
+      ['pass', ['pass'], 'pass'],
+      ['fail', [], 'fail'],
+      ['temperror', [], 'temperror'],
+    ]);
+    expect(results[0].authentication_results).toMatch(/^mx\.inbound\.test;.*spf=pass/);
+    expect(asked).toContain('TXT s1._domainkey.sender.test');
+    // Messages checked together on one thread share each question while it is open.
+    asked.length = 0;
+    const single = new ParsePool(1);
+    try {
+      const together = await Promise.all(Array.from({ length: 5 }, () => single.read(cases[1][0], { ...cases[1][1], mta: 'mx.inbound.test', resolver })));
+      expect(together.map((r) => r.auth)).toEqual(Array.from({ length: 5 }, () => results[1]));
+    } finally {
+      await single.close();
+    }
+    expect(asked.filter((q) => q === 'TXT sender.test')).toHaveLength(1);
+    // A message read without an AuthRequest is only parsed.
+    expect((await pool.read(raw)).auth).toBeUndefined();
   });
 });

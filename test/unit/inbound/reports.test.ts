@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseMessage } from '../../../src/inbound/parse-message.js';
+import { fieldsOf, readHere } from '../../../src/inbound/parse-message.js';
 import { bounceDetails, parseDeliveryStatus, parseFeedbackReport, readReport, type DeliveryStatusReport, type FeedbackReport } from '../../../src/inbound/reports.js';
 
 // The DSN and ARF fixtures are shaped like what Postfix, Gmail, Exchange
 // Online and the big mailbox providers' feedback loops send.
 
 const fixture = (name: string) => readFileSync(new URL(`../../fixtures/${name}`, import.meta.url));
+const parseMessage = async (raw: Buffer) => fieldsOf((await readHere(raw)).parts);
 const reportOf = async (name: string) => readReport((await parseMessage(fixture(name))).report);
 
 describe('delivery status notifications (RFC 3464)', () => {

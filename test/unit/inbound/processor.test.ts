@@ -1,0 +1,83 @@
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { CLAIMS_AHEAD, PROCESS_BATCH, READ_AHEAD_BYTES, runInboundProcessor } from '../../../src/inbound/inbound.processor.js';
+import type { ClaimedBatch, InboundService } from '../../../src/inbound/inbound.service.js';
+
+/**
+ * An inbound service holding `sizes.length` pending messages of those sizes:
+ * claims take them in order, reads finish on a later turn, and it records
+ * how many batches were claimed and not yet stored at any time.
+ */
+function fakeInbound(sizes: number[]) {
+  const pending = [...sizes];
+  const stored: number[][] = [];
+  let open = 0;
+  let mostOpen = 0;
+  let openBytes = 0;
+  let mostOpenBytes = 0;
+  const listeners: Array<() => void> = [];
+  const service = {
+    onAccepted: (listener: () => void) => void listeners.push(listener),
+    async claimBatch(_owner: string, limit: number): Promise<ClaimedBatch> {
+      const taken = pending.splice(0, limit);
+      const bytes = taken.reduce((a, b) => a + b, 0);
+      if (taken.length > 0) {
+        mostOpen = Math.max(mostOpen, ++open);
+        mostOpenBytes = Math.max(mostOpenBytes, (openBytes += bytes));
+      }
+      return {
+        claimed: taken.length,
+        bytes,
+        read: new Promise<void>((resolve) => setImmediate(resolve)),
+        store: async () => {
+          stored.push(taken);
+          open--;
+          openBytes -= bytes;
+        },
+      };
+    },
+  };
+  return {
+    inbound: service as unknown as InboundService,
+    stored,
+    open: () => open,
+    most: () => ({ batches: mostOpen, bytes: mostOpenBytes }),
+    accept: (size: number) => { pending.push(size); for (const l of listeners) l(); },
+  };
+}
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (const deadline = Date.now() + 5_000; !check();) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+describe('the inbound processor loop', () => {
+  it('works through a backlog with a few batches claimed ahead, and leaves none claimed when stopped', async () => {
+    const backlog = Array.from({ length: PROCESS_BATCH * 10 + 5 }, () => 2_000);
+    const fake = fakeInbound(backlog);
+    const stop = new AbortController();
+    const running = runInboundProcessor({ inbound: fake.inbound, logger: pino({ level: 'silent' }) }, stop.signal);
+    await until(() => fake.stored.flat().length === backlog.length, 'the backlog to be stored');
+    expect(fake.most().batches).toBe(1 + CLAIMS_AHEAD);
+    // A message accepted later wakes the idle loop.
+    fake.accept(10);
+    await until(() => fake.stored.flat().length === backlog.length + 1, 'the late message to be stored');
+    stop.abort();
+    await running;
+    expect(fake.open()).toBe(0);
+  });
+
+  it('claims no batch ahead while the messages held are large', async () => {
+    const big = Math.ceil(READ_AHEAD_BYTES / PROCESS_BATCH) + 1;
+    const fake = fakeInbound(Array.from({ length: PROCESS_BATCH * 3 }, () => big));
+    const stop = new AbortController();
+    const running = runInboundProcessor({ inbound: fake.inbound, logger: pino({ level: 'silent' }) }, stop.signal);
+    await until(() => fake.stored.length === 3, 'three batches to be stored');
+    stop.abort();
+    await running;
+    expect(fake.most().batches).toBe(1);
+    expect(fake.open()).toBe(0);
+  });
+});
