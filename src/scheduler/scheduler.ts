@@ -31,8 +31,13 @@ const TASK_LEASE_MS = 10 * 60_000;
 export function createScheduler(deps: { store: Store; clock: Clock; logger: Logger; pollMs?: number }): Scheduler {
   const { store, clock, logger } = deps;
   const tasks = new Map<string, ScheduledTask>();
+  // When each task can next be claimed, as last read or written here: a tick
+  // before then costs nothing (a claim is a commit). Another process may run
+  // a task meanwhile; the claim then fails and the time is read afresh.
+  const claimableAt = new Map<string, number>();
 
   async function claim(task: ScheduledTask, now: number): Promise<boolean> {
+    if ((claimableAt.get(task.name) ?? 0) > now) return false;
     return store.write(async (tx) => {
       await tx.insertInto('scheduled_tasks')
         .values({ name: task.name, next_run_at: now + (task.firstRunAfterMs ?? 0), locked_until: 0, last_run_at: null, last_error: null })
@@ -41,7 +46,10 @@ export function createScheduler(deps: { store: Store; clock: Clock; logger: Logg
       const res = await tx.updateTable('scheduled_tasks').set({ locked_until: now + TASK_LEASE_MS })
         .where('name', '=', task.name).where('next_run_at', '<=', now).where('locked_until', '<=', now)
         .executeTakeFirst();
-      return Number(res.numUpdatedRows) === 1;
+      if (Number(res.numUpdatedRows) === 1) return true;
+      const row = await tx.selectFrom('scheduled_tasks').select(['next_run_at', 'locked_until']).where('name', '=', task.name).executeTakeFirstOrThrow();
+      claimableAt.set(task.name, Math.max(Number(row.next_run_at), Number(row.locked_until)));
+      return false;
     });
   }
 
@@ -59,6 +67,7 @@ export function createScheduler(deps: { store: Store; clock: Clock; logger: Logg
     await store.write((tx) => tx.updateTable('scheduled_tasks')
       .set({ next_run_at: end + task.everyMs, locked_until: 0, last_run_at: end, last_error: error })
       .where('name', '=', task.name).execute());
+    claimableAt.set(task.name, end + task.everyMs);
   }
 
   const scheduler: Scheduler = {
