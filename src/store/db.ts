@@ -1,5 +1,7 @@
 import Sqlite from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { closeSync, fdatasync, fstatSync, mkdirSync, openSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
 import { dirname } from 'node:path';
 import { CompiledQuery, Kysely, Migrator, SqliteDialect, type Compilable, type Insertable, type QueryResult, type Transaction } from 'kysely';
 import type { Database } from './tables.js';
@@ -131,14 +133,132 @@ export function beforeCommit(tx: Tx, work: (tx: Tx) => Promise<void>): void {
 // connection long enough to starve reads.
 const MAX_UNITS_PER_COMMIT = 256;
 
-export function openStore(databaseUrl: string): Store {
+type SyncFile = (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
+
+/**
+ * Makes WAL commits durable off the event loop. With synchronous=NORMAL,
+ * SQLite writes a commit's frames to the WAL without an fsync (it still
+ * syncs around checkpoints); an fdatasync of the WAL file on libuv's thread
+ * pool then puts every commit written before it on disk, while the event
+ * loop goes on taking requests. One sync covers all commits waiting for it.
+ */
+function walSyncer(walPath: string, syncFile: SyncFile) {
+  let fd: number | undefined;
+  let waiting: Array<{ resolve(): void; reject(err: unknown): void }> = [];
+  let busy = false;
+
+  function start(): void {
+    if (busy || waiting.length === 0) return;
+    busy = true;
+    const covered = waiting;
+    waiting = [];
+    const finish = (err: unknown) => {
+      busy = false;
+      for (const c of covered) if (err) c.reject(err); else c.resolve();
+      start();
+    };
+    try {
+      fd ??= openSync(walPath, 'r');
+      syncFile(fd, finish);
+    } catch (err) {
+      finish(err);
+    }
+  }
+
+  const syncer = {
+    /** Resolves once everything committed before the call is on disk. */
+    sync(): Promise<void> {
+      return new Promise((resolve, reject) => {
+        waiting.push({ resolve, reject });
+        start();
+      });
+    },
+    /** The WAL file's size, once it has been synced at least once. */
+    walBytes: (): number => (fd === undefined ? 0 : fstatSync(fd).size),
+    async close(): Promise<void> {
+      // Syncs run one after another, so one more waits for those under way.
+      if (busy || waiting.length > 0) await syncer.sync().catch(() => undefined);
+      if (fd !== undefined) closeSync(fd);
+    },
+  };
+  return syncer;
+}
+
+// Checkpoints copy the WAL back into the database file, with an fsync of
+// each; run by the committing connection they stop the event loop for
+// milliseconds every few thousand pages. A second connection on a worker
+// thread runs them instead, once the WAL passes CHECKPOINT_AT_BYTES. Passive
+// checkpoints never wait for the writer; should they fall behind, SQLite's
+// own checkpoint on commit takes over at SAFETY_CHECKPOINT_PAGES.
+const CHECKPOINT_AT_BYTES = 4 * 1024 * 1024;
+const SAFETY_CHECKPOINT_PAGES = 16_384;
+
+const CHECKPOINT_WORKER = `
+const { parentPort, workerData } = require('node:worker_threads');
+const Sqlite = require(workerData.driver);
+const db = new Sqlite(workerData.file);
+db.pragma('synchronous = NORMAL');
+parentPort.on('message', (m) => {
+  if (m === 'close') {
+    db.close();
+    parentPort.close();
+    return;
+  }
+  try {
+    db.pragma('wal_checkpoint(PASSIVE)');
+    parentPort.postMessage({ ok: true });
+  } catch (err) {
+    parentPort.postMessage({ error: String((err && err.message) || err) });
+  }
+});
+`;
+
+function backgroundCheckpointer(file: string) {
+  let worker: Worker | undefined;
+  let running = false;
+  return {
+    /** Starts a checkpoint on the worker unless one is running. */
+    request(): void {
+      if (running) return;
+      running = true;
+      if (!worker) {
+        worker = new Worker(CHECKPOINT_WORKER, { eval: true, workerData: { driver: createRequire(import.meta.url).resolve('better-sqlite3'), file } });
+        worker.unref();
+        // A failed checkpoint is retried at the next request; SQLite's own takes over if they keep failing.
+        worker.on('message', () => { running = false; });
+        worker.on('error', () => { running = false; worker = undefined; });
+      }
+      worker.postMessage('checkpoint');
+    },
+    async close(): Promise<void> {
+      if (!worker) return;
+      const exited = new Promise((r) => worker!.once('exit', r));
+      worker.postMessage('close');
+      await exited;
+    },
+  };
+}
+
+export interface StoreOptions {
+  /** How the WAL file is synced (default fdatasync); tests hold it to see writes wait for it. */
+  syncFile?: SyncFile;
+}
+
+export function openStore(databaseUrl: string, options: StoreOptions = {}): Store {
   const file = databaseUrl.replace(/^sqlite:/, '');
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+  const inMemory = file === ':memory:';
+  if (!inMemory) mkdirSync(dirname(file), { recursive: true });
   const conn = new Sqlite(file);
-  // WAL + synchronous=FULL: a commit is on disk before we answer 2xx. Group
-  // commit below keeps that affordable under concurrency.
+  // WAL, and a write unit resolves only once its commit is on disk: a 2xx or
+  // a 250 is said after the fsync. The fsync itself runs off the event loop
+  // (walSyncer), and group commit below shares it between concurrent units.
+  // A commit is visible to reads a moment before it is durable; everything
+  // the process does on the strength of a write waits for the write.
   conn.pragma('journal_mode = WAL');
-  conn.pragma('synchronous = FULL');
+  conn.pragma(inMemory ? 'synchronous = FULL' : 'synchronous = NORMAL');
+  conn.pragma(`wal_autocheckpoint = ${SAFETY_CHECKPOINT_PAGES}`);
+  const syncer = inMemory ? undefined : walSyncer(`${file}-wal`, options.syncFile ?? fdatasync);
+  const checkpointer = inMemory ? undefined : backgroundCheckpointer(file);
   conn.pragma('foreign_keys = ON');
   conn.pragma('busy_timeout = 5000');
   // Savepoints keep a statement journal of the pages each unit changes; in
@@ -156,6 +276,7 @@ export function openStore(databaseUrl: string): Store {
 
   let queue: Pending[] = [];
   let flushing = false;
+  const syncing = new Set<Promise<void>>();
   let soon = false;
   let later: NodeJS.Timeout | undefined;
 
@@ -206,7 +327,15 @@ export function openStore(databaseUrl: string): Store {
             for (const unit of batch) settle.push(await runUnit(tx, unit, batch.length > 1, kept));
             for (const work of kept) await work(tx);
           });
-          for (const s of settle) s();
+          if (syncer) {
+            // The next batch may commit while this one's sync runs.
+            const synced = syncer.sync().then(() => settle.forEach((s) => s()), (err) => batch.forEach((u) => u.reject(err)));
+            syncing.add(synced);
+            void synced.finally(() => syncing.delete(synced));
+            if (syncer.walBytes() > CHECKPOINT_AT_BYTES) checkpointer?.request();
+          } else {
+            settle.forEach((s) => s());
+          }
         } catch (err) {
           // A lone unit's own error, or a failed commit: nothing of the batch is durable.
           const unitError = (err as { unitError?: unknown }).unitError;
@@ -242,7 +371,10 @@ export function openStore(databaseUrl: string): Store {
     },
     async close() {
       while (queue.length > 0 || flushing) await new Promise((r) => setImmediate(r));
+      await Promise.all(syncing);
+      await checkpointer?.close();
       await db.destroy();
+      await syncer?.close();
     },
   };
 }

@@ -71,6 +71,35 @@ describe('group commit', () => {
   });
 });
 
+describe('durability', () => {
+  it('resolves a write only once a sync of the WAL has followed its commit, one sync for many commits', async () => {
+    const held: Array<() => void> = [];
+    const path = join(dir, 'held.sqlite');
+    const heldStore = openStore(`sqlite:${path}`, { syncFile: (fd, done) => void held.push(() => done(null)) });
+    await heldStore.migrate();
+    let settled = 0;
+    const writes = ['a', 'b', 'c'].map((ws) => heldStore.write((tx) => addUsage(tx, ws, 'p', 1)).then(() => settled++));
+    for (let i = 0; i < 20 && held.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(held).toHaveLength(1);
+    // Committed and readable, but not acknowledged until the sync is done.
+    expect(Number((await heldStore.db.selectFrom('send_usage').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)).toBe(3);
+    expect(settled).toBe(0);
+    held.shift()!();
+    await Promise.all(writes);
+    expect(settled).toBe(3);
+    await heldStore.close();
+  });
+
+  it('rejects the writes a failed sync was to cover', async () => {
+    const failing = openStore(`sqlite:${join(dir, 'failing.sqlite')}`, {
+      syncFile: (fd, done) => done(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' })),
+    });
+    await failing.migrate();
+    await expect(failing.write((tx) => addUsage(tx, 'ws_a', 'p', 1))).rejects.toThrow(/EIO/);
+    await failing.close();
+  });
+});
+
 describe('beforeCommit', () => {
   it('runs the deferred work of the units that succeeded, after every unit, in the same commit', async () => {
     const order: string[] = [];
