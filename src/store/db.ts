@@ -1,7 +1,5 @@
 import Sqlite from 'better-sqlite3';
-import { closeSync, fdatasync, fstatSync, mkdirSync, openSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import { closeSync, fdatasync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { CompiledQuery, Kysely, Migrator, SqliteDialect, type Compilable, type Insertable, type QueryResult, type Transaction } from 'kysely';
 import type { Database } from './tables.js';
@@ -173,8 +171,6 @@ function walSyncer(walPath: string, syncFile: SyncFile) {
         start();
       });
     },
-    /** The WAL file's size, once it has been synced at least once. */
-    walBytes: (): number => (fd === undefined ? 0 : fstatSync(fd).size),
     async close(): Promise<void> {
       // Syncs run one after another, so one more waits for those under way.
       if (busy || waiting.length > 0) await syncer.sync().catch(() => undefined);
@@ -182,61 +178,6 @@ function walSyncer(walPath: string, syncFile: SyncFile) {
     },
   };
   return syncer;
-}
-
-// Checkpoints copy the WAL back into the database file, with an fsync of
-// each; run by the committing connection they stop the event loop for
-// milliseconds every few thousand pages. A second connection on a worker
-// thread runs them instead, once the WAL passes CHECKPOINT_AT_BYTES. Passive
-// checkpoints never wait for the writer; should they fall behind, SQLite's
-// own checkpoint on commit takes over at SAFETY_CHECKPOINT_PAGES.
-const CHECKPOINT_AT_BYTES = 4 * 1024 * 1024;
-const SAFETY_CHECKPOINT_PAGES = 16_384;
-
-const CHECKPOINT_WORKER = `
-const { parentPort, workerData } = require('node:worker_threads');
-const Sqlite = require(workerData.driver);
-const db = new Sqlite(workerData.file);
-db.pragma('synchronous = NORMAL');
-parentPort.on('message', (m) => {
-  if (m === 'close') {
-    db.close();
-    parentPort.close();
-    return;
-  }
-  try {
-    db.pragma('wal_checkpoint(PASSIVE)');
-    parentPort.postMessage({ ok: true });
-  } catch (err) {
-    parentPort.postMessage({ error: String((err && err.message) || err) });
-  }
-});
-`;
-
-function backgroundCheckpointer(file: string) {
-  let worker: Worker | undefined;
-  let running = false;
-  return {
-    /** Starts a checkpoint on the worker unless one is running. */
-    request(): void {
-      if (running) return;
-      running = true;
-      if (!worker) {
-        worker = new Worker(CHECKPOINT_WORKER, { eval: true, workerData: { driver: createRequire(import.meta.url).resolve('better-sqlite3'), file } });
-        worker.unref();
-        // A failed checkpoint is retried at the next request; SQLite's own takes over if they keep failing.
-        worker.on('message', () => { running = false; });
-        worker.on('error', () => { running = false; worker = undefined; });
-      }
-      worker.postMessage('checkpoint');
-    },
-    async close(): Promise<void> {
-      if (!worker) return;
-      const exited = new Promise((r) => worker!.once('exit', r));
-      worker.postMessage('close');
-      await exited;
-    },
-  };
 }
 
 export interface StoreOptions {
@@ -256,9 +197,7 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
   // the process does on the strength of a write waits for the write.
   conn.pragma('journal_mode = WAL');
   conn.pragma(inMemory ? 'synchronous = FULL' : 'synchronous = NORMAL');
-  conn.pragma(`wal_autocheckpoint = ${SAFETY_CHECKPOINT_PAGES}`);
   const syncer = inMemory ? undefined : walSyncer(`${file}-wal`, options.syncFile ?? fdatasync);
-  const checkpointer = inMemory ? undefined : backgroundCheckpointer(file);
   conn.pragma('foreign_keys = ON');
   conn.pragma('busy_timeout = 5000');
   // Savepoints keep a statement journal of the pages each unit changes; in
@@ -332,7 +271,6 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
             const synced = syncer.sync().then(() => settle.forEach((s) => s()), (err) => batch.forEach((u) => u.reject(err)));
             syncing.add(synced);
             void synced.finally(() => syncing.delete(synced));
-            if (syncer.walBytes() > CHECKPOINT_AT_BYTES) checkpointer?.request();
           } else {
             settle.forEach((s) => s());
           }
@@ -372,7 +310,6 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
     async close() {
       while (queue.length > 0 || flushing) await new Promise((r) => setImmediate(r));
       await Promise.all(syncing);
-      await checkpointer?.close();
       await db.destroy();
       await syncer?.close();
     },
