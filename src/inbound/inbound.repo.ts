@@ -224,6 +224,18 @@ export async function findReturnedEmail(db: Db | Tx, ws: string, emailId: string
   return { id: email.id, domainId: email.domain_id, from: email.from_address, subject: email.subject, recipients: recipients.map((r) => r.address) };
 }
 
+/**
+ * A recipient a report says bounced after all: its outcome becomes bounced,
+ * with the report's code and diagnostic. The email's status stays what the
+ * SMTP transaction made it (accepted is still accepted).
+ */
+export async function markRecipientBounced(tx: Tx, emailId: string, address: string,
+  outcome: { smtpCode: number | null; detail: string }, now: number): Promise<void> {
+  await tx.updateTable('email_recipients')
+    .set({ status: 'bounced', smtp_code: outcome.smtpCode, detail: outcome.detail.slice(0, 1000), updated_at: now })
+    .where('email_id', '=', emailId).where('address', '=', address).execute();
+}
+
 // ---- writes of the listener and the processor ----
 
 export async function insertInbound(tx: Tx, rows: NewInbound[]): Promise<void> {

@@ -9,7 +9,7 @@ import { appendEvent } from '../events/events.repo.js';
 import type { SuppressionsPort } from '../suppressions/index.js';
 import {
   appendReceivedEvents, claimPending, domainExists, findInbound, findInboundRaw, findReturnedEmail, inboundDomains, insertInbound, listInbound,
-  markAttemptFailed, markReady, markReportDone, purgeReceivedBefore, returnPathDomains,
+  markAttemptFailed, markReady, markRecipientBounced, markReportDone, purgeReceivedBefore, returnPathDomains,
   type InboundEmail, type InboundEmailSummary, type InboundFilter, type NewInbound, type PendingInbound, type ReceivedEvent, type ReceivingDomain, type ReturnedEmail,
 } from './inbound.repo.js';
 import { attachmentContent, fieldsOf, readHere, type MessageFields } from './parse-message.js';
@@ -262,6 +262,7 @@ export function inboundService(deps: InboundDeps): InboundService {
         workspaceId: row.workspaceId, emailId: email.id, domainId: email.domainId, kind: 'bounced', recipient: to,
         from: email.from, subject: email.subject, now, data: { to, from: email.from, subject: email.subject, ...details },
       });
+      await markRecipientBounced(tx, email.id, to, { smtpCode: details.smtp_code, detail: details.original_error }, now);
       if (details.bounce_type === 'hard') await deps.suppressions.addFromBounce(tx, row.workspaceId, to, 'hard_bounce');
     }
     return bounced.size === 0 ? 'no failed recipient of this email in the report' : `bounced ${[...bounced.keys()].join(', ')}`;

@@ -60,6 +60,11 @@ describe('bounces and complaints', () => {
       original_error: '550 5.1.1 <nobody@remote.test>: Recipient address rejected: User unknown in local recipient table',
     });
     expect(await suppression('nobody@remote.test')).toMatchObject({ email: 'nobody@remote.test', reason: 'hard_bounce' });
+    // The recipient's own outcome follows the report.
+    expect((await t.api.get(`/v1/emails/${id}`)).body.recipients).toEqual([expect.objectContaining({
+      email: 'nobody@remote.test', status: 'bounced', smtp_code: 550,
+      detail: '550 5.1.1 <nobody@remote.test>: Recipient address rejected: User unknown in local recipient table',
+    })]);
     // A report is not mail for the inbound API.
     expect((await t.api.get('/v1/inbound')).body.data).toEqual([]);
   });
@@ -72,6 +77,9 @@ describe('bounces and complaints', () => {
     expect(bounced.map((e: { data: { to: string; provider: string } }) => [e.data.to, e.data.provider])).toEqual([['ghost@gmail.test', 'Google']]);
     expect(await suppression('ghost@gmail.test')).toMatchObject({ reason: 'hard_bounce' });
     expect(await suppression('friend@gmail.test')).toBeUndefined();
+    const statuses = (await t.api.get(`/v1/emails/${id}`)).body.recipients.map((r: { email: string; status: string }) => [r.email, r.status]);
+    expect(statuses).toContainEqual(['ghost@gmail.test', 'bounced']);
+    expect(statuses.find(([email]: string[]) => email === 'friend@gmail.test')[1]).not.toBe('bounced');
   });
 
   it('records a soft bounce without suppressing the address', async () => {
