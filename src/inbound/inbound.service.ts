@@ -16,7 +16,7 @@ import { attachmentContent, fieldsOf, readHere, type MessageFields } from './par
 import type { MessageReader } from './parse-pool.js';
 import { parseReturnPath, recipientTag, type ReturnPath } from './return-path.js';
 import { coalescedInsert } from './coalesced-insert.js';
-import { bounceDetails, readReport, type DeliveryStatusReport, type FeedbackReport } from './reports.js';
+import { bounceDetails, feedbackProvider, readReport, type DeliveryStatusReport, type FeedbackReport } from './reports.js';
 import type { MxPort, RecipientRefusal } from '../smtp/mx.listener.js';
 
 // The rules of receiving: which recipients are ours, storing a message before
@@ -235,7 +235,7 @@ export function inboundService(deps: InboundDeps): InboundService {
       }
       const recorded = report.kind === 'dsn'
         ? await recordBounces(tx, row, email, path, report)
-        : await recordComplaint(tx, row, email, path, report);
+        : await recordComplaint(tx, row, email, path, report, fields);
       outcomes.push(`${email.id}: ${recorded}`);
     }
     return outcomes.join('; ') || 'no return path address among the recipients';
@@ -268,7 +268,8 @@ export function inboundService(deps: InboundDeps): InboundService {
     return bounced.size === 0 ? 'no failed recipient of this email in the report' : `bounced ${[...bounced.keys()].join(', ')}`;
   }
 
-  async function recordComplaint(tx: Tx, row: PendingInbound, email: ReturnedEmail, path: ReturnPath, report: FeedbackReport): Promise<string> {
+  async function recordComplaint(tx: Tx, row: PendingInbound, email: ReturnedEmail, path: ReturnPath, report: FeedbackReport,
+    fields: MessageFields): Promise<string> {
     // RFC 6430: a not-spam report takes a complaint back; it is not one.
     if (report.feedbackType === 'not-spam') return 'not-spam report: nothing recorded';
     // Reporters often redact the recipient (RFC 6590); a single-recipient email needs no name.
@@ -279,7 +280,7 @@ export function inboundService(deps: InboundDeps): InboundService {
     await appendEvent(tx, {
       workspaceId: row.workspaceId, emailId: email.id, domainId: email.domainId, kind: 'complained', recipient: to,
       from: email.from, subject: email.subject, now: clock.now(),
-      data: { to, from: email.from, subject: email.subject, feedback_type: report.feedbackType },
+      data: { to, from: email.from, subject: email.subject, feedback_type: report.feedbackType, provider: feedbackProvider(fields.fromAddresses[0], row.helo) },
     });
     await deps.suppressions.addFromBounce(tx, row.workspaceId, to, 'complaint');
     return `complaint (${report.feedbackType}${report.userAgent ? `, ${report.userAgent}` : ''}) from ${to}`;

@@ -198,3 +198,13 @@ export function bounceDetails(rcpt: DsnRecipient, reportingMta: string | undefin
     original_error: reply,
   };
 }
+
+/**
+ * Who sent a feedback report: the organisation of the report's From domain
+ * (feedback loops send from their own domain), else of the sending host's
+ * HELO name; a label for reading complaints per mailbox provider.
+ */
+export function feedbackProvider(fromAddress: string | undefined, helo: string): string {
+  const fromDomain = fromAddress?.split('@').pop();
+  return (fromDomain && providerForMx(fromDomain)) || (helo && providerForMx(helo)) || 'unknown';
+}

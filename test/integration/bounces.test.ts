@@ -102,7 +102,7 @@ describe('bounces and complaints', () => {
     const detail = await processed(await report(returnPathFor(id, null, RETURN_PATH_DOMAIN), 'arf-abuse.eml'));
     expect(detail).toBe(`${id}: complaint (abuse, Yahoo!-Mail-Feedback/2.0) from reader@yahoo.test`);
     const [complained] = await eventsOf(id, 'email.complained');
-    expect(complained.data).toEqual({ to: 'reader@yahoo.test', from: `Ann <ann@${DOMAIN}>`, subject: 'Welcome', feedback_type: 'abuse' });
+    expect(complained.data).toEqual({ to: 'reader@yahoo.test', from: `Ann <ann@${DOMAIN}>`, subject: 'Welcome', feedback_type: 'abuse', provider: 'Yahoo' });
     expect(await suppression('reader@yahoo.test')).toMatchObject({ reason: 'complaint' });
   });
 
@@ -110,7 +110,7 @@ describe('bounces and complaints', () => {
     const id = await send(['first@hotmail.test', 'second@hotmail.test']);
     await processed(await report(returnPathFor(id, 'second@hotmail.test', RETURN_PATH_DOMAIN), 'arf-redacted.eml'));
     const complained = await eventsOf(id, 'email.complained');
-    expect(complained.map((e: { data: { to: string } }) => e.data.to)).toEqual(['second@hotmail.test']);
+    expect(complained.map((e: { data: { to: string; provider: string } }) => [e.data.to, e.data.provider])).toEqual([['second@hotmail.test', 'Microsoft']]);
     expect(await suppression('second@hotmail.test')).toMatchObject({ reason: 'complaint' });
     expect(await suppression('first@hotmail.test')).toBeUndefined();
   });
