@@ -8,14 +8,18 @@ import pino from 'pino';
 import { loadConfig } from '../src/config.js';
 import { startMailroom } from '../src/main.js';
 import type { Store } from '../src/store/db.js';
+import { workspaceSearchTag } from '../src/store/trigrams.js';
 import { load, median, type LoadResult } from './lib.js';
 
 /** What each search asks for, and about how many of the stored emails it matches. */
 const NEEDLES = [
-  { label: 'one recipient (1 match)', to: 'user777777@' },
-  { label: 'a domain (~1 in 1,000)', to: '@shop042.example' },
-  { label: 'common text (every email)', to: 'example' },
-];
+  { label: 'one recipient (1 match)', to: 'user777777@', workspace: 'large' },
+  { label: 'a domain (~1 in 1,000)', to: '@shop042.example', workspace: 'large' },
+  { label: 'common text (every email)', to: 'example', workspace: 'large' },
+  { label: 'text every email of another workspace holds, from a workspace of 50 older emails', to: 'example', workspace: 'small' },
+] as const;
+
+const SMALL_WORKSPACE_EMAILS = 50;
 
 /**
  * `GET /v1/emails?to=…` over a million stored emails, at low concurrency so
@@ -38,19 +42,27 @@ export async function benchEmailSearch(rounds: number, emails = 1_000_000) {
   }), { logger: pino({ level: 'silent' }) });
   try {
     const { services } = mailroom;
-    const ws = await services.workspaces.ensureDefault();
-    const { token } = await services.apiKeys.create({ workspaceId: ws.id, name: 'bench' });
+    const large = await services.workspaces.ensureDefault();
+    const small = await services.workspaces.create({ name: 'small' });
+    const tokens = {
+      large: (await services.apiKeys.create({ workspaceId: large.id, name: 'bench' })).token,
+      small: (await services.apiKeys.create({ workspaceId: small.id, name: 'bench' })).token,
+    };
     const fillStart = performance.now();
-    await fill(services.store, ws.id, emails);
+    // The small workspace's emails are older than all of the large one's, so
+    // newest first they come after every entry of the other workspace.
+    await fill(services.store, small.id, SMALL_WORKSPACE_EMAILS, 'small');
+    await fill(services.store, large.id, emails, 'large');
     const fillSeconds = (performance.now() - fillStart) / 1000;
 
-    const headers = { Authorization: `Bearer ${token}` };
-    const run = (url: string) => load({ url, headers, connections: 4, seconds: 3 });
+    const run = (url: string, token?: string) => load({ url, headers: { Authorization: `Bearer ${token ?? tokens.large}` }, connections: 4, seconds: 3 });
     const ceiling: LoadResult[] = [];
     const bySearch = NEEDLES.map(() => [] as LoadResult[]);
     for (let round = 0; round < rounds; round++) {
       ceiling.push(await run(bareUrl));
-      for (const [i, n] of NEEDLES.entries()) bySearch[i].push(await run(`${mailroom.httpUrl}/v1/emails?to=${encodeURIComponent(n.to)}`));
+      for (const [i, n] of NEEDLES.entries()) {
+        bySearch[i].push(await run(`${mailroom.httpUrl}/v1/emails?to=${encodeURIComponent(n.to)}`, tokens[n.workspace]));
+      }
     }
     const bad = bySearch.flat().find((r) => r.errors > 0);
     if (bad) throw new Error(`email search saw errors ${JSON.stringify(bad.statuses)}`);
@@ -68,8 +80,8 @@ export async function benchEmailSearch(rounds: number, emails = 1_000_000) {
   }
 }
 
-/** A million delivered emails to user<n>@shop<n % 1000>.example, newest last, and their search rows. */
-async function fill(store: Store, workspaceId: string, count: number) {
+/** Delivered emails to user<n>@shop<n % 1000>.example, newest last, and their search rows. */
+async function fill(store: Store, workspaceId: string, count: number, idPrefix: string) {
   const start = Date.now() - count * 10;
   await store.write(async (tx) => {
     await sql`
@@ -77,14 +89,15 @@ async function fill(store: Store, workspaceId: string, count: number) {
       INSERT INTO emails (id, workspace_id, domain_id, mode, from_address, from_domain, to_list, cc_list, bcc_list, reply_to_list,
         subject, html, text_body, headers, tags, attachments, status, scheduled_at, sent_at, message_id, resent_from,
         search_to, search_from, search_subject, created_at, updated_at)
-      SELECT printf('em_bench%018d', i), ${workspaceId}, NULL, 'live', 'Shop <orders@shop.example>', 'shop.example',
+      SELECT printf('em_%s%018d', ${idPrefix}, i), ${workspaceId}, NULL, 'live', 'Shop <orders@shop.example>', 'shop.example',
         json_array(printf('user%06d@shop%03d.example', i, i % 1000)), '[]', '[]', '[]',
         printf('Your receipt #%d', i), '<p>Thanks</p>', NULL, '{}', '[]', '[]', 'delivered', NULL, ${start} + i * 10,
-        printf('<em_bench%018d@shop.example>', i), NULL,
+        printf('<em_%s%018d@shop.example>', ${idPrefix}, i), NULL,
         printf('user%06d@shop%03d.example', i, i % 1000), 'shop <orders@shop.example>', printf('your receipt #%d', i),
         ${start} + i * 10, ${start} + i * 10
       FROM n`.execute(tx);
-    await sql`INSERT INTO emails_search (rowid, search_to, search_from, search_subject)
-      SELECT pos, search_to, search_from, search_subject FROM emails WHERE workspace_id = ${workspaceId}`.execute(tx);
+    await sql`INSERT INTO emails_search (rowid, search_to, search_from, search_subject, ws_tag)
+      SELECT pos, search_to, search_from, search_subject, ${workspaceSearchTag(workspaceId)} FROM emails
+      WHERE workspace_id = ${workspaceId}`.execute(tx);
   });
 }

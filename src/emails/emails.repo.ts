@@ -4,7 +4,7 @@ import { isPostgres } from '../store/schema-helpers.js';
 import type { EmailRecipientsTable, EmailStatus, EmailsTable, RecipientStatus } from '../store/tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso, toIsoOrNull } from '../core/clock.js';
-import { trigramsOf } from '../store/trigrams.js';
+import { trigramsOf, workspaceSearchTag } from '../store/trigrams.js';
 
 // Emails, their recipients, tags and attachment parts. Rows are mapped to
 // API shapes (or to the plain StoredEmail the service reasons about) here,
@@ -177,8 +177,8 @@ export async function insertEmail(tx: Tx, e: NewEmail): Promise<Email> {
   const { pos } = inserted.rows[0];
   if (!onPostgres(tx)) {
     beforeCommit(tx, async (t) => {
-      await t.executeQuery(CompiledQuery.raw('INSERT INTO emails_search (rowid, search_to, search_from, search_subject) VALUES (?, ?, ?, ?)',
-        [pos, search.search_to, search.search_from, search.search_subject]));
+      await t.executeQuery(CompiledQuery.raw('INSERT INTO emails_search (rowid, search_to, search_from, search_subject, ws_tag) VALUES (?, ?, ?, ?, ?)',
+        [pos, search.search_to, search.search_from, search.search_subject, workspaceSearchTag(e.workspaceId)]));
     });
   }
   await insertRows(tx, 'email_recipients', e.recipients.map((r, idx) => ({
@@ -297,7 +297,7 @@ export async function listEmails(db: Db, ws: string, f: EmailFilter, page: PageQ
   // The trigram index drives: it yields matching positions in order (newest
   // first), each looked up in emails and checked against the other filters,
   // until the page is full. CROSS JOIN keeps SQLite from putting emails first.
-  const match = await ftsQuery(db, indexed);
+  const match = `${ftsTerm('ws_tag', workspaceSearchTag(ws))} AND ${await ftsQuery(db, indexed)}`;
   return fetchPage(page, (bound, order, take) => db.selectFrom(sql<{ rowid: number }>`emails_search`.as('s'))
     .crossJoin('emails').select(columns)
     .where(sql<boolean>`s.emails_search MATCH ${match}`)

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Migrator } from 'kysely';
 import { ManualClock } from '../../src/core/clock.js';
+import { migrations } from '../../src/store/migrations/index.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
 // GET /v1/emails: every filter of the spec, alone and combined, walked with
@@ -140,5 +142,27 @@ describe('GET /v1/emails partial match', () => {
     expect((await t.api.get('/v1/emails?to=bcd@')).body.data.map((e: { id: string }) => e.id))
       .toEqual([ids['abcxbcd@mail.test'], ids['abcd@mail.test']]);
     expect((await t.api.get('/v1/emails?to=xyz')).body.data).toEqual([]);
+  });
+});
+
+describe('GET /v1/emails search across workspaces', () => {
+  it('finds only the calling workspace\'s emails, also after the index is rebuilt by its migration', async () => {
+    await using t = await startTestApp({ env: { MAILROOM_SEND_DELAY: '3600' } });
+    await t.seed.activeDomain('acme.test');
+    const other = await t.seed.workspace();
+    await t.seed.activeDomain('other.test', { workspaceId: other.id });
+    const theirs = t.api.as((await t.seed.key({ workspaceId: other.id })).token);
+    const mine = (await t.api.post('/v1/emails', { from: 'a@acme.test', to: 'shared@mail.test', subject: 's', text: 'x' })).body.id;
+    const their = (await theirs.post('/v1/emails', { from: 'a@other.test', to: 'shared@mail.test', subject: 's', text: 'x' })).body.id;
+    const ids = async (api: typeof t.api) => (await api.get('/v1/emails?to=shared@mail')).body.data.map((e: { id: string }) => e.id);
+    expect(await ids(t.api)).toEqual([mine]);
+    expect(await ids(theirs)).toEqual([their]);
+
+    const { store } = t.mailroom.services;
+    const migrator = new Migrator({ db: store.db, provider: { getMigrations: async () => migrations } });
+    expect((await migrator.migrateDown()).results?.[0]).toMatchObject({ migrationName: '0010_search_tags', status: 'Success' });
+    expect((await migrator.migrateToLatest()).results?.[0]).toMatchObject({ migrationName: '0010_search_tags', status: 'Success' });
+    expect(await ids(t.api)).toEqual([mine]);
+    expect(await ids(theirs)).toEqual([their]);
   });
 });

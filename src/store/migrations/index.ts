@@ -8,6 +8,7 @@ import * as m0006 from './0006_webhooks.js';
 import * as m0007 from './0007_analytics.js';
 import * as m0008 from './0008_inbound.js';
 import * as m0009 from './0009_tracking.js';
+import * as m0010 from './0010_search_tags.js';
 
 // Migrations are listed here rather than read from disk, so they run the same
 // from src/ under tsx and from dist/. Names sort in the order they apply.
@@ -21,4 +22,5 @@ export const migrations: Record<string, Migration> = {
   '0007_analytics': m0007,
   '0008_inbound': m0008,
   '0009_tracking': m0009,
+  '0010_search_tags': m0010,
 };
