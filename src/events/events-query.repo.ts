@@ -1,6 +1,6 @@
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { nextEventBatch } from '../store/event-log.js';
-import { trigramsOf } from '../store/trigrams.js';
+import { trigramsOf, workspaceSearchTag } from '../store/trigrams.js';
 import type { Db, Tx } from '../store/db.js';
 import type { EventsTable } from '../store/tables.js';
 import { isPostgres } from '../store/schema-helpers.js';
@@ -139,7 +139,7 @@ export async function listEvents(db: Db, ws: string, f: EventFilter, page: PageQ
     // The FTS5 table drives (CROSS JOIN keeps it the outer loop) and yields
     // matches in rowid order, so a page stops after `take` rows instead of
     // collecting every match of a common needle first.
-    const match = (await Promise.all(indexed.map(([c, n]) => ftsQuery(db, c, n)))).join(' AND ');
+    const match = [`ws_tag : "${workspaceSearchTag(ws)}"`, ...(await Promise.all(indexed.map(([c, n]) => ftsQuery(db, c, n))))].join(' AND ');
     const exact = indexed.map(([c, n]) => likeText(c, n));
     head = (bound, order, take) => db.selectFrom(sql<{ rowid: number }>`events_search`.as('s')).crossJoin('events').selectAll('events')
       .where(sql<boolean>`s.events_search MATCH ${match}`)
@@ -237,9 +237,18 @@ export async function indexEventsBatch(tx: Tx, maxEvents: number): Promise<numbe
   const batch = await nextEventBatch(tx, lo, maxEvents);
   if (!batch) return 0;
   const { hi } = batch;
-  const target = onPostgres(tx) ? sql`events_search (pos, to_text, from_text)` : sql`events_search (rowid, to_text, from_text)`;
-  await sql`INSERT INTO ${target} SELECT pos, ${SEARCH_TEXT.to_text}, ${SEARCH_TEXT.from_text} FROM events
-    WHERE pos > ${lo} AND pos <= ${hi}`.execute(tx);
+  if (onPostgres(tx)) {
+    await sql`INSERT INTO events_search (pos, to_text, from_text) SELECT pos, ${SEARCH_TEXT.to_text}, ${SEARCH_TEXT.from_text} FROM events
+      WHERE pos > ${lo} AND pos <= ${hi}`.execute(tx);
+  } else {
+    // A statement per workspace of the batch: each carries its workspace's tag.
+    const workspaces = await sql<{ ws: string }>`SELECT DISTINCT workspace_id AS ws FROM events WHERE pos > ${lo} AND pos <= ${hi}`.execute(tx);
+    for (const { ws } of workspaces.rows) {
+      await sql`INSERT INTO events_search (rowid, to_text, from_text, ws_tag)
+        SELECT pos, ${SEARCH_TEXT.to_text}, ${SEARCH_TEXT.from_text}, ${workspaceSearchTag(ws)} FROM events
+        WHERE pos > ${lo} AND pos <= ${hi} AND workspace_id = ${ws}`.execute(tx);
+    }
+  }
   await sql`INSERT INTO event_tags (workspace_id, tag, pos) SELECT events.workspace_id, email_tags.tag, events.pos
     FROM events JOIN email_tags ON email_tags.email_id = events.email_id WHERE events.pos > ${lo} AND events.pos <= ${hi}`.execute(tx);
   await sql`INSERT INTO event_hours (workspace_id, hour_start, min_pos, max_pos)

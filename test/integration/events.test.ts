@@ -196,6 +196,15 @@ describe('the account-wide events list', () => {
     expect((await them.get(`/v1/events/${all[0].id}`)).status).toBe(404);
     const mine = (await t.api.get('/v1/events?limit=1')).body.next_cursor;
     expect((await them.get(`/v1/events?starting_after=${mine}`)).status).toBe(400);
+
+    // A search of theirs reads only their entries of the search index, and mine only mine.
+    const theirTest = t.api.as((await t.seed.key({ workspaceId: other.id, mode: 'test' })).token);
+    const theirs = (await theirTest.post('/v1/emails', { from: 'a@other.test', to: 'delivered@mailroom.test', subject: 's', text: 'x' })).body.id;
+    while (await t.mailroom.services.events.indexEvents() > 0);
+    const found = (await them.get('/v1/events?to=delivered%40mailroom')).body.data.map((e: Ev) => e.email_id);
+    expect(found.length).toBeGreaterThan(0);
+    expect(new Set(found)).toEqual(new Set([theirs]));
+    expect((await t.api.get('/v1/events?to=delivered%40mailroom&limit=100')).body.data.map((e: Ev) => e.email_id)).not.toContain(theirs);
   });
 
   it('pages through matches of which some are indexed and some are not yet', async () => {
