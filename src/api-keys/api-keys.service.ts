@@ -3,11 +3,12 @@ import { AppError, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
 import { canGrant, expandScopes, isScope, type FineScope } from '../core/scopes.js';
-import type { Store, Tx } from '../store/db.js';
+import type { Store } from '../store/db.js';
+import { coalescedWrite } from '../store/coalesced-write.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import {
   findApiKey, findKeyForAuth, insertActivity, insertApiKey, listActivity, listApiKeys, revokeApiKey, touchApiKey,
-  type ActivityRow, type ApiKey, type ApiKeyActivity, type KeyForAuth,
+  type ApiKey, type ApiKeyActivity, type KeyForAuth,
 } from './api-keys.repo.js';
 import { hashToken, mintToken, parseToken, tokenMatches, type KeyMode } from './token.js';
 
@@ -65,7 +66,7 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 const AUTH_CACHE_MS = 5_000;
 const AUTH_CACHE_MAX = 10_000;
 
-// Audit rows wait this long for company, and are inserted this many per statement.
+// Audit rows wait this long for company, and go in this many per statement.
 const ACTIVITY_GATHER_MS = 10;
 const ACTIVITY_ROWS_PER_INSERT = 64;
 
@@ -82,14 +83,7 @@ export function apiKeysService(deps: { store: Store; clock: Clock; pepper: Buffe
   const { store, clock, pepper } = deps;
   const lastTouched = new Map<string, number>();
   const verified = new Map<string, CachedKey>();
-  let gathered: ActivityRow[] = [];
-  let gatheredWrite: Promise<void> = Promise.resolve();
-
-  async function writeGathered(tx: Tx): Promise<void> {
-    const rows = gathered;
-    gathered = [];
-    for (let i = 0; i < rows.length; i += ACTIVITY_ROWS_PER_INSERT) await insertActivity(tx, rows.slice(i, i + ACTIVITY_ROWS_PER_INSERT));
-  }
+  const writeActivity = coalescedWrite(store, insertActivity, { maxRows: ACTIVITY_ROWS_PER_INSERT, gatherMs: ACTIVITY_GATHER_MS });
 
   async function lookup(lookupPart: string, now: number): Promise<CachedKey | undefined> {
     const hit = verified.get(lookupPart);
@@ -169,14 +163,11 @@ export function apiKeysService(deps: { store: Store; clock: Clock; pepper: Buffe
     },
 
     recordActivity(auth, e) {
-      gathered.push({
+      return writeActivity([{
         id: newId('act'), workspace_id: auth.workspaceId, api_key_id: auth.keyId, operation_id: e.operationId,
         method: e.method, path: e.path, status: e.status, resource_id: e.resourceId, request_id: e.requestId,
         ip: e.ip, created_at: clock.now(),
-      });
-      // The first row of a gathering starts the write that will take every row gathered until it runs.
-      if (gathered.length === 1) gatheredWrite = store.write(writeGathered, { gatherMs: ACTIVITY_GATHER_MS });
-      return gatheredWrite;
+      }]);
     },
   };
 }

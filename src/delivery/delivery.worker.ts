@@ -10,6 +10,7 @@ import {
 } from './index.js';
 import { claimDue, completeItems, extendLease, nextDueAt, retryItem, type QueueItem } from './queue.repo.js';
 import { keepMessage, sinkDeliver, type KeptMessage } from './sink.js';
+import { coalescedWrite } from '../store/coalesced-write.js';
 
 // The delivery worker: claims due queue rows with a lease, builds and signs
 // the message, hands it to the transport (or the sink), and records what
@@ -123,8 +124,6 @@ interface Finished {
   loaded: boolean;
   outcomes: AttemptOutcome[];
   kept?: Omit<KeptMessage, 'now'>;
-  resolve(): void;
-  reject(err: unknown): void;
 }
 
 // RFC 7505 §4.2 asks for 556 with 5.1.10 on null MX; other permanent failures
@@ -209,40 +208,13 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   }
 
   // Rows that finish while a write unit gathers join it: one unit, with a few
-  // multi-row statements, records them all. A unit that fails is retried one
-  // row per unit, so a row the store refuses cannot hold back the others.
-  let gathering: Finished[] | undefined;
-
-  function settle(rows: Finished[], result: Promise<void>): void {
-    void result.then(() => rows.forEach((r) => r.resolve()), async (err) => {
-      if (rows.length === 1) {
-        rows[0].reject(err);
-        return;
-      }
-      for (const r of rows) settle([r], store.write((tx) => writeOutcomes(tx, [r])));
-    });
-  }
-
-  function recordOutcome(row: Omit<Finished, 'resolve' | 'reject'>): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      const entry = { ...row, resolve, reject };
-      if (gathering && gathering.length < MAX_ROWS_PER_RECORD) {
-        gathering.push(entry);
-        return;
-      }
-      const rows = [entry];
-      gathering = rows;
-      settle(rows, store.write((tx) => {
-        // From here on the unit is running: later rows start the next one.
-        if (gathering === rows) gathering = undefined;
-        return writeOutcomes(tx, rows);
-      }, { gatherMs: OUTCOME_GATHER_MS }));
-    });
-  }
+  // multi-row statements, records them all (and a failed one is retried a row
+  // per unit, so a row the store refuses cannot hold back the others).
+  const recordOutcomes = coalescedWrite(store, writeOutcomes, { maxRows: MAX_ROWS_PER_RECORD, gatherMs: OUTCOME_GATHER_MS });
 
   async function deliverItem(item: QueueItem, job: DeliveryJob | undefined): Promise<void> {
     if (!job) {
-      await recordOutcome({ item, loaded: false, outcomes: [] });
+      await recordOutcomes([{ item, loaded: false, outcomes: [] }]);
       return;
     }
     const outcomes: AttemptOutcome[] = job.skipped.map((s) => ({ kind: 'failed', recipientId: s.id, address: s.address, reason: s.reason }));
@@ -277,7 +249,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         outcomes.push(...outcomesOf(item, job, results, complained, clock.now()));
       }
     }
-    await recordOutcome({ item, loaded: true, outcomes, ...(kept && { kept }) });
+    await recordOutcomes([{ item, loaded: true, outcomes, ...(kept && { kept }) }]);
   }
 
   /** Starts the deliveries of claimed rows; what to send is read for all of them at once. */

@@ -4,6 +4,7 @@ import { AppError, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
 import type { Store, Tx } from '../store/db.js';
+import { coalescedWrite } from '../store/coalesced-write.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import { appendEvent } from '../events/events.repo.js';
 import type { SuppressionsPort } from '../suppressions/index.js';
@@ -15,7 +16,6 @@ import {
 import { attachmentContent, fieldsOf, readHere, type MessageFields } from './parse-message.js';
 import type { MessageReader } from './parse-pool.js';
 import { parseReturnPath, recipientTag, type ReturnPath } from './return-path.js';
-import { coalescedInsert } from './coalesced-insert.js';
 import { bounceDetails, feedbackProvider, readReport, type DeliveryStatusReport, type FeedbackReport } from './reports.js';
 import type { MxPort, RecipientRefusal } from '../smtp/mx.listener.js';
 
@@ -120,7 +120,7 @@ const sameAddress = (a: string, b: string) => a.trim().toLowerCase() === b.trim(
 export function inboundService(deps: InboundDeps): InboundService {
   const { store, clock, logger } = deps;
   const listeners: Array<() => void> = [];
-  const insertAccepted = coalescedInsert(store, insertInbound);
+  const insertAccepted = coalescedWrite(store, insertInbound);
   /** Accepted messages not yet committed. */
   let accepting = 0;
   /** The processor's writes: alone when the listener is quiet, else with its next commit. */

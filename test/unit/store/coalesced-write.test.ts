@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Store, Tx } from '../../../src/store/db.js';
-import { coalescedInsert } from '../../../src/inbound/coalesced-insert.js';
+import { coalescedWrite } from '../../../src/store/coalesced-write.js';
 
 /**
  * A store that runs each write's work on a later turn of the event loop, like
@@ -24,7 +24,7 @@ function fakeStore(failWhen: (rows: string[]) => boolean = () => false) {
 describe('inserts of concurrent callers coalesced into one statement', () => {
   it('puts the rows of callers that arrive before the write runs in one statement, and resolves each after it', async () => {
     const { store, insert, statements } = fakeStore();
-    const write = coalescedInsert(store, insert);
+    const write = coalescedWrite(store, insert);
     await Promise.all([write(['a']), write(['b', 'c']), write(['d'])]);
     expect(statements).toEqual([['a', 'b', 'c', 'd']]);
     // A caller after that write ran starts a statement of its own.
@@ -34,14 +34,14 @@ describe('inserts of concurrent callers coalesced into one statement', () => {
 
   it('starts another statement once one holds the row limit', async () => {
     const { store, insert, statements } = fakeStore();
-    const write = coalescedInsert(store, insert, 3);
+    const write = coalescedWrite(store, insert, { maxRows: 3 });
     await Promise.all([write(['a', 'b']), write(['c']), write(['d']), write(['e', 'f', 'g'])]);
     expect(statements).toEqual([['a', 'b', 'c'], ['d'], ['e', 'f', 'g']]);
   });
 
   it('writes each caller alone when the shared statement fails, so only the bad one is refused', async () => {
     const { store, insert, statements } = fakeStore((rows) => rows.includes('bad'));
-    const write = coalescedInsert(store, insert);
+    const write = coalescedWrite(store, insert);
     const results = await Promise.allSettled([write(['a']), write(['bad']), write(['b'])]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     expect((results[1] as PromiseRejectedResult).reason.message).toBe('cannot insert bad');
@@ -50,7 +50,7 @@ describe('inserts of concurrent callers coalesced into one statement', () => {
 
   it('passes a lone caller\'s failure straight through, without a second try', async () => {
     const { store, insert, statements } = fakeStore(() => true);
-    const write = coalescedInsert(store, insert);
+    const write = coalescedWrite(store, insert);
     await expect(write(['x'])).rejects.toThrow('cannot insert x');
     expect(statements).toEqual([['x']]);
   });
