@@ -215,7 +215,6 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
 
   let queue: Pending[] = [];
   let flushing = false;
-  const syncing = new Set<Promise<void>>();
   let soon = false;
   let later: NodeJS.Timeout | undefined;
 
@@ -268,9 +267,7 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
           });
           if (syncer) {
             // The next batch may commit while this one's sync runs.
-            const synced = syncer.sync().then(() => settle.forEach((s) => s()), (err) => batch.forEach((u) => u.reject(err)));
-            syncing.add(synced);
-            void synced.finally(() => syncing.delete(synced));
+            void syncer.sync().then(() => settle.forEach((s) => s()), (err) => batch.forEach((u) => u.reject(err)));
           } else {
             settle.forEach((s) => s());
           }
@@ -309,9 +306,9 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
     },
     async close() {
       while (queue.length > 0 || flushing) await new Promise((r) => setImmediate(r));
-      await Promise.all(syncing);
-      await db.destroy();
+      // Syncs settle their units in order, so the last one done means all are.
       await syncer?.close();
+      await db.destroy();
     },
   };
 }
