@@ -4,7 +4,7 @@ import { isPostgres } from '../store/schema-helpers.js';
 import type { EmailRecipientsTable, EmailStatus, EmailsTable, RecipientStatus } from '../store/tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso, toIsoOrNull } from '../core/clock.js';
-import { trigramsOf, workspaceSearchTag } from '../store/trigrams.js';
+import { ftsTerm, likePattern, MIN_TRIGRAM_NEEDLE, trigramsOf, workspaceSearchTag } from '../store/trigrams.js';
 
 // Emails, their recipients, tags and attachment parts. Rows are mapped to
 // API shapes (or to the plain StoredEmail the service reasons about) here,
@@ -220,14 +220,6 @@ export async function getEmail(db: Db | Tx, ws: string, id: string): Promise<Ema
     recipients: recipients.map(toRecipientView),
   };
 }
-
-// FTS5's trigram tokenizer needs three characters to use its index; shorter
-// needles are matched with LIKE, which finds the same rows, only slower.
-const MIN_TRIGRAM_NEEDLE = 3;
-
-const likePattern = (needle: string) => `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
-const ftsTerm = (column: string, text: string) => `${column} : "${text.replace(/"/g, '""')}"`;
 
 // A phrase query reads the document list of every trigram in the needle, and
 // in mail some trigrams are everywhere ("gma", ".co"): a rare address would

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { nextEventBatch } from '../store/event-log.js';
-import { trigramsOf, workspaceSearchTag } from '../store/trigrams.js';
+import { ftsTerm, likePattern, MIN_TRIGRAM_NEEDLE, trigramsOf, workspaceSearchTag } from '../store/trigrams.js';
 import type { Db, Tx } from '../store/db.js';
 import type { EventsTable } from '../store/tables.js';
 import { isPostgres } from '../store/schema-helpers.js';
@@ -36,14 +36,9 @@ export interface EventFilter {
   createdBefore?: number;
 }
 
-// FTS5's trigram tokenizer needs three characters to use its index; shorter
-// needles are matched with LIKE, which finds the same rows, only slower.
-const MIN_TRIGRAM_NEEDLE = 3;
 const HOUR_MS = 3_600_000;
 
 const onPostgres = (db: Db | Tx) => isPostgres(db as unknown as Kysely<unknown>);
-
-const likePattern = (needle: string) => `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /** How many of a needle's trigrams the FTS5 query names: the rarest ones. */
 const QUERY_TRIGRAMS = 3;
@@ -58,7 +53,7 @@ async function ftsQuery(db: Db, column: SearchColumn, needle: string): Promise<s
   const docs = new Map((await db.selectFrom('event_trigram_stats').select(['trigram', 'docs'])
     .where('column_name', '=', column).where('trigram', 'in', trigrams).execute()).map((r) => [r.trigram, Number(r.docs)]));
   const rarest = trigrams.sort((a, b) => (docs.get(a) ?? 0) - (docs.get(b) ?? 0)).slice(0, QUERY_TRIGRAMS);
-  return `${column} : (${rarest.map((t) => `"${t.replace(/"/g, '""')}"`).join(' AND ')})`;
+  return rarest.map((t) => ftsTerm(column, t)).join(' AND ');
 }
 
 /** The text indexed for an event, as SQL over the events row: what `to` and `from` match. */
@@ -139,7 +134,7 @@ export async function listEvents(db: Db, ws: string, f: EventFilter, page: PageQ
     // The FTS5 table drives (CROSS JOIN keeps it the outer loop) and yields
     // matches in rowid order, so a page stops after `take` rows instead of
     // collecting every match of a common needle first.
-    const match = [`ws_tag : "${workspaceSearchTag(ws)}"`, ...(await Promise.all(indexed.map(([c, n]) => ftsQuery(db, c, n))))].join(' AND ');
+    const match = [ftsTerm('ws_tag', workspaceSearchTag(ws)), ...(await Promise.all(indexed.map(([c, n]) => ftsQuery(db, c, n))))].join(' AND ');
     const exact = indexed.map(([c, n]) => likeText(c, n));
     head = (bound, order, take) => db.selectFrom(sql<{ rowid: number }>`events_search`.as('s')).crossJoin('events').selectAll('events')
       .where(sql<boolean>`s.events_search MATCH ${match}`)

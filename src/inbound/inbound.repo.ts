@@ -1,11 +1,12 @@
-import { CompiledQuery, sql, type Compilable, type Insertable, type Kysely, type QueryResult, type Selectable } from 'kysely';
-import type { Db, Tx } from '../store/db.js';
-import type { Database, InboundKind, InboundMessagesTable } from '../store/tables.js';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import { insertRows, runShaped, type Db, type Tx } from '../store/db.js';
+import type { InboundKind, InboundMessagesTable } from '../store/tables.js';
 import { isPostgres } from '../store/schema-helpers.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso } from '../core/clock.js';
 import { newId } from '../core/ids.js';
 import type { MessageFields } from './parse-message.js';
+import { likePattern } from '../store/trigrams.js';
 
 // Received messages. Rows become API shapes (or the plain records the
 // service and the processor work with) here and nowhere else.
@@ -140,41 +141,6 @@ const toInbound = (r: Selectable<InboundMessagesTable>): InboundEmail => ({
   tls: r.tls === 1,
 });
 
-// Kysely builds and compiles a query on every run, which costs several times
-// what SQLite takes to run the listener's and the processor's writes, and
-// those have fixed shapes: an insert of n messages, one UPDATE per processed
-// message. A shape is compiled once, with a marker standing in for each
-// value, and from then on only run with the values put where the markers
-// went. (Unlike db.ts's runShaped this does not need the values of a call to
-// differ from each other, and most of these rows hold several NULLs and '[]'s.)
-const MAX_COMPILED_SHAPES = 1_000;
-const compiledShapes = new Map<string, { sql: string; order: number[] } | null>();
-
-async function runCompiled<R>(db: Db | Tx, shape: string, values: unknown[], build: (v: unknown[]) => Compilable<R>): Promise<QueryResult<R>> {
-  const key = `${onPostgres(db) ? 'pg' : 'sqlite'} ${shape}`;
-  let compiled = compiledShapes.get(key);
-  if (compiled === undefined) {
-    const markers = values.map((_, i) => `\u0000value ${i}\u0000`);
-    const query = build(markers).compile();
-    const order = query.parameters.map((p) => markers.indexOf(p as string));
-    // A parameter that is none of the markers (a constant the builder bound) cannot be placed: such a shape is always built.
-    compiled = order.includes(-1) ? null : { sql: query.sql, order };
-    if (compiledShapes.size < MAX_COMPILED_SHAPES) compiledShapes.set(key, compiled);
-  }
-  if (compiled === null) return db.executeQuery(build(values).compile());
-  const { order } = compiled;
-  return db.executeQuery<R>(CompiledQuery.raw(compiled.sql, order.map((i) => values[i])));
-}
-
-/** A multi-row INSERT through runCompiled; every record names the same columns, in the same order. */
-async function insertCompiled<T extends 'inbound_messages' | 'events'>(tx: Tx, table: T, records: Array<Insertable<Database[T]>>): Promise<void> {
-  if (records.length === 0) return;
-  const columns = Object.keys(records[0]) as Array<keyof Insertable<Database[T]>>;
-  const values = records.flatMap((r) => columns.map((c) => r[c]));
-  await runCompiled(tx, `insert ${table} (${columns.join(',')}) x${records.length}`, values, (v) => (tx as Kysely<Database>).insertInto(table)
-    .values(records.map((_, i) => Object.fromEntries(columns.map((c, j) => [c, v[i * columns.length + j]])) as never)));
-}
-
 const searchText = (addresses: string[]) => [...new Set(addresses.map((a) => a.trim().toLowerCase()).filter(Boolean))].join('\n');
 
 // ---- receiving domains (the domains table, read only) ----
@@ -239,7 +205,7 @@ export async function markRecipientBounced(tx: Tx, emailId: string, address: str
 // ---- writes of the listener and the processor ----
 
 export async function insertInbound(tx: Tx, rows: NewInbound[]): Promise<void> {
-  await insertCompiled(tx, 'inbound_messages', rows.map((m) => ({
+  await insertRows(tx, 'inbound_messages', rows.map((m) => ({
     id: m.id, workspace_id: m.workspaceId, domain_id: m.domainId, kind: m.kind, status: 'pending' as const,
     mail_from: m.mailFrom, rcpt_to: JSON.stringify(m.rcptTo), remote_ip: m.remoteIp, helo: m.helo, tls: m.tls ? 1 : 0,
     raw: m.raw, size: m.raw.length, locked_until: 0, lease_owner: null, attempts: 0, last_error: null,
@@ -257,7 +223,7 @@ export async function insertInbound(tx: Tx, rows: NewInbound[]): Promise<void> {
  * another claim has locked.
  */
 export async function claimPending(tx: Tx, c: { now: number; leaseMs: number; owner: string; limit: number }): Promise<PendingInbound[]> {
-  const res = await runCompiled(tx, 'claim inbound', [c.now + c.leaseMs, c.owner, 1, 'pending', c.now, c.limit],
+  const res = await runShaped(tx, 'claim inbound', [c.now + c.leaseMs, c.owner, 1, 'pending', c.now, c.limit],
     ([lockedUntil, owner, one, pending, now, limit]) => tx.updateTable('inbound_messages')
       .set((eb) => ({ locked_until: lockedUntil as number, lease_owner: owner as string, attempts: eb('attempts', '+', one as number) }))
       .where('id', 'in', (eb) => eb.selectFrom('inbound_messages').select('id')
@@ -277,7 +243,7 @@ export async function markReady(tx: Tx, id: string, owner: string, p: ParsedInbo
   const values = ['ready', now, 0, null, null, p.from, JSON.stringify(p.to), JSON.stringify(p.cc), JSON.stringify(p.replyTo),
     p.subject, p.text, p.html, p.messageId, JSON.stringify(p.headers), JSON.stringify(p.attachments), JSON.stringify(p.auth),
     searchText(p.searchTo), searchText(p.searchFrom), id, owner, 'pending'];
-  const res = await runCompiled(tx, 'inbound ready', values, (v) => tx.updateTable('inbound_messages').set({
+  const res = await runShaped(tx, 'inbound ready', values, (v) => tx.updateTable('inbound_messages').set({
     status: v[0] as 'ready', processed_at: v[1] as number, locked_until: v[2] as number, lease_owner: v[3] as null, last_error: v[4] as null,
     from_address: v[5] as string, to_list: v[6] as string, cc_list: v[7] as string, reply_to_list: v[8] as string,
     subject: v[9] as string, text_body: v[10] as string | null, html: v[11] as string | null, message_id: v[12] as string | null,
@@ -316,7 +282,7 @@ export interface ReceivedEvent {
 
 /** The email.received events of several processed messages, in one statement. */
 export async function appendReceivedEvents(tx: Tx, events: ReceivedEvent[]): Promise<void> {
-  await insertCompiled(tx, 'events', events.map((e) => ({
+  await insertRows(tx, 'events', events.map((e) => ({
     id: newId('evt', e.now), workspace_id: e.workspaceId, email_id: e.inboundId, domain_id: e.domainId, type: 'email.received' as const,
     recipient: null, from_address: e.from, subject: e.subject, data: JSON.stringify(e.data), created_at: e.now,
   })));
@@ -334,7 +300,6 @@ export async function purgeReceivedBefore(tx: Tx, before: number, limit: number)
 
 const visible = { kind: 'message', status: 'ready' } as const;
 
-const likePattern = (needle: string) => `%${needle.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export async function listInbound(db: Db, ws: string, f: InboundFilter, page: PageQuery): Promise<Page<InboundEmailSummary>> {
   return fetchPage(page, (bound, order, take) => db.selectFrom('inbound_messages').select(SUMMARY_COLUMNS)
@@ -342,8 +307,8 @@ export async function listInbound(db: Db, ws: string, f: InboundFilter, page: Pa
     .$if(f.domainId !== undefined, (q) => q.where('domain_id', '=', f.domainId!))
     .$if(f.receivedAfter !== undefined, (q) => q.where('received_at', '>', f.receivedAfter!))
     .$if(f.receivedBefore !== undefined, (q) => q.where('received_at', '<', f.receivedBefore!))
-    .$if(f.to !== undefined, (q) => q.where(sql<boolean>`search_to LIKE ${likePattern(f.to!)} ESCAPE '\\'`))
-    .$if(f.from !== undefined, (q) => q.where(sql<boolean>`search_from LIKE ${likePattern(f.from!)} ESCAPE '\\'`))
+    .$if(f.to !== undefined, (q) => q.where(sql<boolean>`search_to LIKE ${likePattern(f.to!.toLowerCase())} ESCAPE '\\'`))
+    .$if(f.from !== undefined, (q) => q.where(sql<boolean>`search_from LIKE ${likePattern(f.from!.toLowerCase())} ESCAPE '\\'`))
     .$if(bound !== undefined, (q) => q.where('pos', bound!.op, bound!.pos))
     .orderBy('pos', order).limit(take).execute(), toSummary);
 }

@@ -1,5 +1,17 @@
 import { createHash } from 'node:crypto';
 
+// Helpers of the partial-match ("contains") searches: FTS5 trigram indexes on
+// SQLite, LIKE on the rows for what they cannot answer.
+
+/** FTS5's trigram tokenizer needs three characters to use its index; shorter needles are matched with LIKE alone. */
+export const MIN_TRIGRAM_NEEDLE = 3;
+
+/** A LIKE pattern (with ESCAPE '\\') matching `needle` anywhere, its wildcards taken literally. */
+export const likePattern = (needle: string) => `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** An FTS5 query term: `text` as a phrase in one column. */
+export const ftsTerm = (column: string, text: string) => `${column} : "${text.replace(/"/g, '""')}"`;
+
 /** The distinct trigrams of a text, as FTS5's trigram tokenizer cuts it (by character). */
 export function trigramsOf(text: string): string[] {
   const chars = Array.from(text);
