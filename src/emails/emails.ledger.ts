@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock.js';
-import { runShaped, type Db, type Tx, type Store } from '../store/db.js';
+import type { Tx, Store } from '../store/db.js';
 import type { EmailStatus, RecipientStatus } from '../store/tables.js';
 import type { QueueItem } from '../delivery/queue.repo.js';
 import type { AttemptOutcome, DeliveryJob, DeliveryLedger } from '../delivery/delivery.worker.js';
@@ -8,7 +8,10 @@ import { returnPathFor } from '../inbound/return-path.js';
 import { appendEvents, type NewEvent } from '../events/events.repo.js';
 import { addressKey, mailDomain } from './addresses.js';
 import { listUnsubscribeOf, storedMailboxes } from './email-input.js';
-import { findStoredEmailById, loadAttachmentParts, markSent, setRecipientOutcome, type StoredEmail, type StoredRecipient } from './emails.repo.js';
+import {
+  findEmailHeaders, findStoredEmailById, loadAttachmentParts, markSent, recipientsOfEmails, setRecipientOutcome, settleSentEmails,
+  type EmailHeader, type EmailRecipient, type StoredEmail,
+} from './emails.repo.js';
 import type { SuppressionReason } from '../store/tables.js';
 import type { HtmlRewriter, SendersPort, SuppressionsPort } from './ports.js';
 import { cachedSenders } from './sender-cache.js';
@@ -30,43 +33,10 @@ export function aggregateStatus(statuses: RecipientStatus[]): Extract<EmailStatu
   return statuses.includes('delivered') ? 'delivered' : 'failed';
 }
 
-// Batch reads and writes of the delivery worker: what a claimed batch needs,
-// and what its outcomes change, one statement per batch instead of one per
-// email. The queries name their shape by the number of ids, so each size is
-// compiled once.
-
-interface OpenRecipient extends StoredRecipient { emailId: string }
-
-/** The recipients of these emails, in their order within each email. */
-async function recipientsOf(db: Db | Tx, emailIds: string[]): Promise<OpenRecipient[]> {
-  const { rows } = await runShaped(db, `recipients of emails x${emailIds.length}`, emailIds, (p) => db.selectFrom('email_recipients')
-    .select(['id', 'email_id', 'address', 'kind', 'domain', 'status']).where('email_id', 'in', p as string[]).orderBy('email_id').orderBy('idx'));
-  return rows.map((r) => ({ id: r.id, emailId: r.email_id, email: r.address, kind: r.kind, domain: r.domain, status: r.status }));
-}
-
 /** What the rows of one record call gather: events for one INSERT, outcomes for few UPDATEs. */
 interface OutcomeBatch {
   events: NewEvent[];
   setOutcome(id: string, status: RecipientStatus, outcome: { smtpCode?: number | null; detail: string }): void;
-}
-
-interface OutcomeHeader { id: string; workspaceId: string; domainId: string | null; mode: 'live' | 'test'; from: string; subject: string }
-
-/** What the outcome events of these emails repeat. */
-async function outcomeHeaders(tx: Tx, emailIds: string[]): Promise<Map<string, OutcomeHeader>> {
-  const { rows } = await runShaped(tx, `email outcome headers x${emailIds.length}`, emailIds, (p) => tx.selectFrom('emails')
-    .select(['id', 'workspace_id', 'domain_id', 'mode', 'from_address', 'subject']).where('id', 'in', p as string[]));
-  return new Map(rows.map((r) => [r.id, {
-    id: r.id, workspaceId: r.workspace_id, domainId: r.domain_id, mode: r.mode, from: r.from_address, subject: r.subject,
-  }]));
-}
-
-/** Moves these emails from sent to `to` in one statement. */
-async function settleEmails(tx: Tx, ids: string[], to: 'delivered' | 'failed', now: number): Promise<void> {
-  if (ids.length === 0) return;
-  await runShaped(tx, `settle sent emails x${ids.length}`, [to, now, 'sent', ...ids], (p) => tx.updateTable('emails')
-    .set({ status: p[0] as EmailStatus, updated_at: p[1] as number }).where('status', '=', p[2] as EmailStatus)
-    .where('id', 'in', p.slice(3) as string[]));
 }
 
 export interface LedgerDeps {
@@ -83,7 +53,7 @@ export function emailsLedger(deps: LedgerDeps): DeliveryLedger {
   const senders = cachedSenders(deps.senders, deps.clock);
 
   /** What to send for one queue row: its email and the recipients of its domain still open. */
-  async function jobFor(e: StoredEmail, open: OpenRecipient[], suppressed: Map<string, SuppressionReason>): Promise<DeliveryJob> {
+  async function jobFor(e: StoredEmail, open: EmailRecipient[], suppressed: Map<string, SuppressionReason>): Promise<DeliveryJob> {
     const skipped = open.flatMap((r) => {
       const reason = suppressed.get(addressKey(r.email));
       return reason === undefined ? [] : [{ id: r.id, address: r.email, reason: `suppressed: ${reason}` }];
@@ -124,7 +94,7 @@ export function emailsLedger(deps: LedgerDeps): DeliveryLedger {
   }
 
   /** The events and recipient outcomes of one row's attempt; suppressions for hard bounces and complaints. */
-  async function recordRow(tx: Tx, batch: OutcomeBatch, e: OutcomeHeader, item: QueueItem, outcomes: AttemptOutcome[], now: number): Promise<void> {
+  async function recordRow(tx: Tx, batch: OutcomeBatch, e: EmailHeader, item: QueueItem, outcomes: AttemptOutcome[], now: number): Promise<void> {
     const { events, setOutcome } = batch;
     const base = { workspaceId: e.workspaceId, emailId: e.id, domainId: e.domainId, from: e.from, subject: e.subject, now };
     const about = (to: string) => ({ to, from: e.from, subject: e.subject });
@@ -193,8 +163,8 @@ export function emailsLedger(deps: LedgerDeps): DeliveryLedger {
         if (e?.status === 'sent') emails.set(id, e);
       }
       if (emails.size === 0) return jobs;
-      const open = new Map<string, OpenRecipient[]>();
-      for (const r of await recipientsOf(store.db, [...emails.keys()])) {
+      const open = new Map<string, EmailRecipient[]>();
+      for (const r of await recipientsOfEmails(store.db, [...emails.keys()])) {
         if (!OPEN.includes(r.status)) continue;
         const key = `${r.emailId}\n${r.domain}`;
         open.set(key, [...(open.get(key) ?? []), r]);
@@ -216,7 +186,7 @@ export function emailsLedger(deps: LedgerDeps): DeliveryLedger {
 
     async record(tx, rows, now) {
       if (rows.length === 0) return;
-      const headers = await outcomeHeaders(tx, [...new Set(rows.map((r) => r.item.emailId))]);
+      const headers = await findEmailHeaders(tx, [...new Set(rows.map((r) => r.item.emailId))]);
       const events: NewEvent[] = [];
       // Recipients that get the same status, code and reply share one UPDATE.
       const updates = new Map<string, { status: RecipientStatus; outcome: { smtpCode?: number | null; detail: string }; ids: string[] }>();
@@ -234,14 +204,14 @@ export function emailsLedger(deps: LedgerDeps): DeliveryLedger {
       for (const u of updates.values()) await setRecipientOutcome(tx, u.ids, u.status, u.outcome, now);
       await appendEvents(tx, events);
       const statuses = new Map<string, RecipientStatus[]>();
-      for (const r of await recipientsOf(tx, [...headers.keys()])) statuses.set(r.emailId, [...(statuses.get(r.emailId) ?? []), r.status]);
+      for (const r of await recipientsOfEmails(tx, [...headers.keys()])) statuses.set(r.emailId, [...(statuses.get(r.emailId) ?? []), r.status]);
       const settled = { delivered: [] as string[], failed: [] as string[] };
       for (const [id, list] of statuses) {
         const status = aggregateStatus(list);
         if (status) settled[status].push(id);
       }
-      await settleEmails(tx, settled.delivered, 'delivered', now);
-      await settleEmails(tx, settled.failed, 'failed', now);
+      await settleSentEmails(tx, settled.delivered, 'delivered', now);
+      await settleSentEmails(tx, settled.failed, 'failed', now);
     },
   };
 }

@@ -315,9 +315,11 @@ const toHeader = (r: Pick<Selectable<EmailsTable>, (typeof HEADER_COLUMNS)[numbe
   id: r.id, workspaceId: r.workspace_id, domainId: r.domain_id, mode: r.mode, from: r.from_address, subject: r.subject, to: json(r.to_list),
 });
 
-export async function findEmailHeader(db: Db | Tx, id: string): Promise<EmailHeader | undefined> {
-  const [row] = (await runShaped(db, 'email header by id', [id], (p) => db.selectFrom('emails').select(HEADER_COLUMNS).where('id', '=', p[0] as string))).rows;
-  return row && toHeader(row);
+/** What events about these emails repeat, by id. */
+export async function findEmailHeaders(db: Db | Tx, ids: string[]): Promise<Map<string, EmailHeader>> {
+  const { rows } = await runShaped(db, `email headers x${ids.length}`, ids, (p) => db.selectFrom('emails').select(HEADER_COLUMNS)
+    .where('id', 'in', p as string[]));
+  return new Map(rows.map((r) => [r.id, toHeader(r)]));
 }
 
 /** Moves the pending ones among `ids` to sent in one statement; returns those it moved. */
@@ -353,6 +355,23 @@ export async function listRecipients(db: Db | Tx, emailId: string, domain?: stri
       .$if(domain !== undefined, (q) => q.where('domain', '=', p[1] as string))
       .orderBy('idx'));
   return rows.map(toStoredRecipient);
+}
+
+export interface EmailRecipient extends StoredRecipient { emailId: string }
+
+/** The recipients of these emails, in their order within each email: one statement for a delivery batch. */
+export async function recipientsOfEmails(db: Db | Tx, emailIds: string[]): Promise<EmailRecipient[]> {
+  const { rows } = await runShaped(db, `recipients of emails x${emailIds.length}`, emailIds, (p) => db.selectFrom('email_recipients')
+    .select(['id', 'email_id', 'address', 'kind', 'domain', 'status']).where('email_id', 'in', p as string[]).orderBy('email_id').orderBy('idx'));
+  return rows.map((r) => ({ ...toStoredRecipient(r), emailId: r.email_id }));
+}
+
+/** Moves these emails from sent to `to` in one statement. */
+export async function settleSentEmails(tx: Tx, ids: string[], to: 'delivered' | 'failed', now: number): Promise<void> {
+  if (ids.length === 0) return;
+  await runShaped(tx, `settle sent emails x${ids.length}`, [to, now, 'sent', ...ids], (p) => tx.updateTable('emails')
+    .set({ status: p[0] as EmailStatus, updated_at: p[1] as number }).where('status', '=', p[2] as EmailStatus)
+    .where('id', 'in', p.slice(3) as string[]));
 }
 
 export async function setRecipientOutcome(tx: Tx, ids: string[], status: RecipientStatus,
