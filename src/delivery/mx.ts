@@ -4,6 +4,7 @@
 import type { promises as dnsPromises } from 'node:dns';
 import net from 'node:net';
 import { domainToASCII } from 'node:url';
+import { answerCache } from '../core/answer-cache.js';
 
 /** The lookups this module needs; a `dns.promises.Resolver` set to MAILROOM_DNS_SERVERS fits. */
 export type MxResolver = Pick<dnsPromises.Resolver, 'resolveMx' | 'resolve4' | 'resolve6'>;
@@ -224,8 +225,6 @@ export interface MxCacheOptions {
   now?: () => number;
 }
 
-interface CacheEntry<T> { until: number; answer: Promise<T> }
-
 type Address = string | { address: string; ttl: number };
 
 /**
@@ -245,25 +244,12 @@ export function cachingMxResolver(resolver: MxResolver, opts: MxCacheOptions = {
   const now = opts.now ?? Date.now;
 
   function cached<T>(lookup: (name: string) => Promise<T>, ttlOf: (answer: T) => number) {
-    const entries = new Map<string, CacheEntry<T>>();
-    return (name: string): Promise<T> => {
-      const key = name.toLowerCase();
-      const hit = entries.get(key);
-      if (hit && hit.until > now()) return hit.answer;
-      if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
-      // Until it settles the entry only joins concurrent lookups to the query in flight.
-      const entry: CacheEntry<T> = { until: Number.POSITIVE_INFINITY, answer: lookup(name) };
-      entries.delete(key);
-      entries.set(key, entry);
-      entry.answer.then(
-        (answer) => { entry.until = now() + Math.max(minTtlMs, Math.min(maxTtlMs, ttlOf(answer))); },
-        (err: unknown) => {
-          if (isNoData(err)) entry.until = now() + negativeTtlMs;
-          else if (entries.get(key) === entry) entries.delete(key);
-        },
-      );
-      return entry.answer;
-    };
+    const cache = answerCache<T>({
+      maxEntries, now,
+      keepFor: (answer) => Math.max(minTtlMs, Math.min(maxTtlMs, ttlOf(answer))),
+      keepFailureFor: (err) => (isNoData(err) ? negativeTtlMs : undefined),
+    });
+    return (name: string) => cache(name.toLowerCase(), () => lookup(name));
   }
 
   // The shortest TTL of the records, in ms; an answer without TTLs gets the cap.

@@ -1,5 +1,6 @@
 import type { DNSResolver } from 'mailauth';
 import type { Clock } from '../core/clock.js';
+import { answerCache } from '../core/answer-cache.js';
 
 // A small answer cache in front of the resolver mailauth uses. Mail from one
 // sender arrives in bursts, and each message costs SPF, DKIM and DMARC look-ups
@@ -19,19 +20,11 @@ export interface DnsCacheOptions {
 const NEGATIVE_ANSWERS = new Set(['ENOTFOUND', 'ENODATA']);
 
 export function cachedResolver(resolve: DNSResolver, options: DnsCacheOptions): DNSResolver {
-  const entries = new Map<string, { until: number; answer: ReturnType<DNSResolver> }>();
-  return (name, rrtype) => {
-    const key = `${rrtype} ${name.toLowerCase()}`;
-    const now = options.clock.now();
-    const hit = entries.get(key);
-    if (hit && hit.until > now) return hit.answer;
-    if (hit) entries.delete(key);
-    if (entries.size >= options.maxEntries) entries.delete(entries.keys().next().value!);
-    const answer = resolve(name, rrtype);
-    entries.set(key, { until: now + options.ttlMs, answer });
-    answer.catch((err: unknown) => {
-      if (!NEGATIVE_ANSWERS.has((err as { code?: string }).code ?? '') && entries.get(key)?.answer === answer) entries.delete(key);
-    });
-    return answer;
-  };
+  const cache = answerCache<Awaited<ReturnType<DNSResolver>>>({
+    maxEntries: options.maxEntries,
+    now: () => options.clock.now(),
+    keepFor: () => options.ttlMs,
+    keepFailureFor: (err) => (NEGATIVE_ANSWERS.has((err as { code?: string }).code ?? '') ? options.ttlMs : undefined),
+  });
+  return (name, rrtype) => cache(`${rrtype} ${name.toLowerCase()}`, () => resolve(name, rrtype));
 }
