@@ -4,7 +4,7 @@ import { isPostgres } from '../store/schema-helpers.js';
 import type { EmailRecipientsTable, EmailStatus, EmailsTable, RecipientStatus } from '../store/tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso, toIsoOrNull } from '../core/clock.js';
-import { ftsTerm, likePattern, MIN_TRIGRAM_NEEDLE, trigramsOf, workspaceSearchTag } from '../store/trigrams.js';
+import { ftsTerm, likePattern, MIN_TRIGRAM_NEEDLE, rareTrigramTerms, workspaceSearchTag } from '../store/trigrams.js';
 
 // Emails, their recipients, tags and attachment parts. Rows are mapped to
 // API shapes (or to the plain StoredEmail the service reasons about) here,
@@ -221,46 +221,6 @@ export async function getEmail(db: Db | Tx, ws: string, id: string): Promise<Ema
   };
 }
 
-// A phrase query reads the document list of every trigram in the needle, and
-// in mail some trigrams are everywhere ("gma", ".co"): a rare address would
-// cost a pass over most of the index. So the query names only the needle's
-// rarest trigrams, and LIKE on the row drops the few rows that hold those
-// trigrams but not the needle. How rare a trigram is comes from a probe that
-// counts its rows up to a cap (enough to rank), remembered for a while.
-const QUERY_TRIGRAMS = 3;
-const PROBE_CAP = 20_000;
-const PROBE_TTL_MS = 300_000;
-const PROBES_KEPT = 20_000;
-const probes = new Map<string, { docs: number; until: number }>();
-
-async function trigramRows(db: Db, column: string, trigram: string, now: number): Promise<number> {
-  const key = `${column}\n${trigram}`;
-  const hit = probes.get(key);
-  if (hit && hit.until > now) return hit.docs;
-  const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT rowid FROM emails_search
-    WHERE emails_search MATCH ${ftsTerm(column, trigram)} LIMIT ${PROBE_CAP}) AS probe`.execute(db);
-  if (probes.size >= PROBES_KEPT) probes.clear();
-  probes.set(key, { docs: Number(rows[0].n), until: now + PROBE_TTL_MS });
-  return Number(rows[0].n);
-}
-
-/** The FTS5 query for rows that may hold every needle: each needle's rarest trigrams. */
-async function ftsQuery(db: Db, needles: Array<[column: string, needle: string]>): Promise<string> {
-  const now = Date.now();
-  const parts: string[] = [];
-  for (const [column, needle] of needles) {
-    const trigrams = trigramsOf(needle);
-    const docs = new Map<string, number>();
-    for (const t of trigrams) docs.set(t, await trigramRows(db, column, t, now));
-    // Newest first, FTS5 walks a common trigram's whole list, so only rare
-    // ones join the rarest; a needle made only of common ones needs one.
-    const [rarest, ...rest] = trigrams.sort((a, b) => docs.get(a)! - docs.get(b)!);
-    const alsoRare = rest.filter((t) => docs.get(t)! < PROBE_CAP).slice(0, QUERY_TRIGRAMS - 1);
-    parts.push(...[rarest, ...alsoRare].map((t) => ftsTerm(column, t)));
-  }
-  return parts.join(' AND ');
-}
-
 export async function listEmails(db: Db, ws: string, f: EmailFilter, page: PageQuery): Promise<Page<EmailSummary>> {
   const text: Array<[column: 'search_to' | 'search_from' | 'search_subject', needle: string]> = [];
   if (f.to !== undefined) text.push(['search_to', f.to.toLowerCase()]);
@@ -289,7 +249,9 @@ export async function listEmails(db: Db, ws: string, f: EmailFilter, page: PageQ
   // The trigram index drives: it yields matching positions in order (newest
   // first), each looked up in emails and checked against the other filters,
   // until the page is full. CROSS JOIN keeps SQLite from putting emails first.
-  const match = `${ftsTerm('ws_tag', workspaceSearchTag(ws))} AND ${await ftsQuery(db, indexed)}`;
+  const terms = [ftsTerm('ws_tag', workspaceSearchTag(ws))];
+  for (const [column, needle] of indexed) terms.push(await rareTrigramTerms(db, 'emails_search', column, needle));
+  const match = terms.join(' AND ');
   return fetchPage(page, (bound, order, take) => db.selectFrom(sql<{ rowid: number }>`emails_search`.as('s'))
     .crossJoin('emails').select(columns)
     .where(sql<boolean>`s.emails_search MATCH ${match}`)

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { nextEventBatch } from '../store/event-log.js';
-import { ftsTerm, likePattern, MIN_TRIGRAM_NEEDLE, trigramsOf, workspaceSearchTag } from '../store/trigrams.js';
+import { ftsTerm, likePattern, MIN_TRIGRAM_NEEDLE, rareTrigramTerms, workspaceSearchTag } from '../store/trigrams.js';
 import type { Db, Tx } from '../store/db.js';
 import type { EventsTable } from '../store/tables.js';
 import { isPostgres } from '../store/schema-helpers.js';
@@ -39,22 +39,6 @@ export interface EventFilter {
 const HOUR_MS = 3_600_000;
 
 const onPostgres = (db: Db | Tx) => isPostgres(db as unknown as Kysely<unknown>);
-
-/** How many of a needle's trigrams the FTS5 query names: the rarest ones. */
-const QUERY_TRIGRAMS = 3;
-
-/**
- * An FTS5 query for rows holding the needle's rarest trigrams (all of them
- * for a short needle). Every row with the needle matches it; the few that
- * only hold those trigrams elsewhere are removed by the LIKE on the row.
- */
-async function ftsQuery(db: Db, column: SearchColumn, needle: string): Promise<string> {
-  const trigrams = trigramsOf(needle);
-  const docs = new Map((await db.selectFrom('event_trigram_stats').select(['trigram', 'docs'])
-    .where('column_name', '=', column).where('trigram', 'in', trigrams).execute()).map((r) => [r.trigram, Number(r.docs)]));
-  const rarest = trigrams.sort((a, b) => (docs.get(a) ?? 0) - (docs.get(b) ?? 0)).slice(0, QUERY_TRIGRAMS);
-  return rarest.map((t) => ftsTerm(column, t)).join(' AND ');
-}
 
 /** The text indexed for an event, as SQL over the events row: what `to` and `from` match. */
 const SEARCH_TEXT = {
@@ -134,7 +118,7 @@ export async function listEvents(db: Db, ws: string, f: EventFilter, page: PageQ
     // The FTS5 table drives (CROSS JOIN keeps it the outer loop) and yields
     // matches in rowid order, so a page stops after `take` rows instead of
     // collecting every match of a common needle first.
-    const match = [ftsTerm('ws_tag', workspaceSearchTag(ws)), ...(await Promise.all(indexed.map(([c, n]) => ftsQuery(db, c, n))))].join(' AND ');
+    const match = [ftsTerm('ws_tag', workspaceSearchTag(ws)), ...(await Promise.all(indexed.map(([c, n]) => rareTrigramTerms(db, 'events_search', c, n))))].join(' AND ');
     const exact = indexed.map(([c, n]) => likeText(c, n));
     head = (bound, order, take) => db.selectFrom(sql<{ rowid: number }>`events_search`.as('s')).crossJoin('events').selectAll('events')
       .where(sql<boolean>`s.events_search MATCH ${match}`)
@@ -252,35 +236,7 @@ export async function indexEventsBatch(tx: Tx, maxEvents: number): Promise<numbe
     ON CONFLICT (workspace_id, hour_start) DO UPDATE SET
       min_pos = CASE WHEN excluded.min_pos < event_hours.min_pos THEN excluded.min_pos ELSE event_hours.min_pos END,
       max_pos = CASE WHEN excluded.max_pos > event_hours.max_pos THEN excluded.max_pos ELSE event_hours.max_pos END`.execute(tx);
-  if (!onPostgres(tx)) await countTrigrams(tx, lo, hi);
   await tx.insertInto('event_watermarks').values({ name: SIDE_INDEX_WATERMARK, last_event_pos: hi })
     .onConflict((oc) => oc.column('name').doUpdateSet({ last_event_pos: hi })).execute();
   return batch.count;
-}
-
-/** One event in this many is counted into event_trigram_stats: the ranking needs proportions, not totals. */
-const TRIGRAM_SAMPLE = 8;
-const STATS_CHUNK = 500;
-
-async function countTrigrams(tx: Tx, lo: number, hi: number): Promise<void> {
-  const rows = await sql<{ to_text: string; from_text: string }>`
-    SELECT ${SEARCH_TEXT.to_text} AS to_text, ${SEARCH_TEXT.from_text} AS from_text FROM events
-    WHERE pos > ${lo} AND pos <= ${hi} AND pos % ${TRIGRAM_SAMPLE} = 0`.execute(tx);
-  const counts = new Map<string, { column_name: SearchColumn; trigram: string; docs: number }>();
-  for (const row of rows.rows) {
-    for (const column of ['to_text', 'from_text'] as const) {
-      for (const trigram of trigramsOf(row[column])) {
-        const key = `${column}\n${trigram}`;
-        const entry = counts.get(key);
-        if (entry) entry.docs++;
-        else counts.set(key, { column_name: column, trigram, docs: 1 });
-      }
-    }
-  }
-  const values = [...counts.values()];
-  for (let i = 0; i < values.length; i += STATS_CHUNK) {
-    await tx.insertInto('event_trigram_stats').values(values.slice(i, i + STATS_CHUNK))
-      .onConflict((oc) => oc.columns(['column_name', 'trigram']).doUpdateSet({ docs: sql`event_trigram_stats.docs + excluded.docs` }))
-      .execute();
-  }
 }

@@ -412,13 +412,6 @@ export interface EventHoursTable {
   max_pos: number;
 }
 
-/** Sampled counts of events holding each trigram of the to/from search text (SQLite only). */
-export interface EventTrigramStatsTable {
-  column_name: 'to_text' | 'from_text';
-  trigram: string;
-  docs: number;
-}
-
 export interface AnalyticsHourlyTable {
   workspace_id: string;
   /** Epoch ms of the UTC hour. */
@@ -545,7 +538,6 @@ export interface Database {
   event_watermarks: EventWatermarksTable;
   event_tags: EventTagsTable;
   event_hours: EventHoursTable;
-  event_trigram_stats: EventTrigramStatsTable;
   analytics_hourly: AnalyticsHourlyTable;
   analytics_tagsets: AnalyticsTagsetsTable;
   analytics_tagset_tags: AnalyticsTagsetTagsTable;

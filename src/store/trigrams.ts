@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Db } from './db.js';
 
 // Helpers of the partial-match ("contains") searches: FTS5 trigram indexes on
 // SQLite, LIKE on the rows for what they cannot answer.
@@ -38,4 +40,42 @@ export function workspaceSearchTag(workspaceId: string): string {
     tags.set(workspaceId, tag);
   }
   return tag;
+}
+
+// A phrase query reads the document list of every trigram in the needle, and
+// in mail some trigrams are everywhere ("gma", ".co"): a rare address would
+// cost a pass over most of the index. So a query names only the needle's
+// rarest trigrams, and LIKE on the row drops the few rows that hold those
+// trigrams but not the needle. How rare a trigram is comes from a probe that
+// counts its rows up to a cap (enough to rank), remembered for a while.
+const QUERY_TRIGRAMS = 3;
+const PROBE_CAP = 20_000;
+const PROBE_TTL_MS = 300_000;
+const PROBES_KEPT = 20_000;
+const probes = new Map<string, { docs: number; until: number }>();
+
+export type TrigramIndex = 'emails_search' | 'events_search';
+
+async function trigramRows(db: Db, index: TrigramIndex, column: string, trigram: string, now: number): Promise<number> {
+  const key = `${index}\n${column}\n${trigram}`;
+  const hit = probes.get(key);
+  if (hit && hit.until > now) return hit.docs;
+  const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT rowid FROM ${sql.table(index)}
+    WHERE ${sql.table(index)} MATCH ${ftsTerm(column, trigram)} LIMIT ${PROBE_CAP}) AS probe`.execute(db);
+  if (probes.size >= PROBES_KEPT) probes.clear();
+  probes.set(key, { docs: Number(rows[0].n), until: now + PROBE_TTL_MS });
+  return Number(rows[0].n);
+}
+
+/** FTS5 terms for rows of `index` that may hold `needle` in `column`: its rarest trigrams. */
+export async function rareTrigramTerms(db: Db, index: TrigramIndex, column: string, needle: string): Promise<string> {
+  const now = Date.now();
+  const trigrams = trigramsOf(needle);
+  const docs = new Map<string, number>();
+  for (const t of trigrams) docs.set(t, await trigramRows(db, index, column, t, now));
+  // Newest first, FTS5 walks a common trigram's whole list, so only rare
+  // ones join the rarest; a needle made only of common ones needs one.
+  const [rarest, ...rest] = trigrams.sort((a, b) => docs.get(a)! - docs.get(b)!);
+  const alsoRare = rest.filter((t) => docs.get(t)! < PROBE_CAP).slice(0, QUERY_TRIGRAMS - 1);
+  return [rarest, ...alsoRare].map((t) => ftsTerm(column, t)).join(' AND ');
 }
