@@ -1,15 +1,7 @@
-import Koa from 'koa';
-import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { sql } from 'kysely';
-import pino from 'pino';
-import { loadConfig } from '../src/config.js';
-import { startMailroom } from '../src/main.js';
 import type { Store } from '../src/store/db.js';
 import { workspaceSearchTag } from '../src/store/trigrams.js';
-import { load, median, type LoadResult } from './lib.js';
+import { load, median, startBareKoa, startBenchMailroom, type LoadResult } from './lib.js';
 
 /** What each search asks for, and about how many of the stored emails it matches. */
 const NEEDLES = [
@@ -29,17 +21,8 @@ const SMALL_WORKSPACE_EMAILS = 50;
  * send path writes.
  */
 export async function benchEmailSearch(rounds: number, emails = 1_000_000) {
-  const bare = new Koa();
-  bare.use((ctx) => { ctx.body = { data: [], has_more: false }; });
-  const bareServer = bare.listen(0, '127.0.0.1');
-  await new Promise((r) => bareServer.once('listening', r));
-  const bareUrl = `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}/v1/emails`;
-
-  const dataDir = mkdtempSync(join(tmpdir(), 'mailroom-bench-search-'));
-  const mailroom = await startMailroom(loadConfig({
-    MAILROOM_DATA_DIR: dataDir, MAILROOM_HTTP_PORT: '0', MAILROOM_SMTP_PORT: '0', MAILROOM_SUBMISSION_PORT: '0',
-    MAILROOM_DELIVERY: 'sink', MAILROOM_DEFAULT_PLAN: 'unlimited', MAILROOM_LOG_LEVEL: 'silent',
-  }), { logger: pino({ level: 'silent' }) });
+  const bare = await startBareKoa((ctx) => { ctx.body = { data: [], has_more: false }; });
+  const mailroom = await startBenchMailroom();
   try {
     const { services } = mailroom;
     const large = await services.workspaces.ensureDefault();
@@ -59,7 +42,7 @@ export async function benchEmailSearch(rounds: number, emails = 1_000_000) {
     const ceiling: LoadResult[] = [];
     const bySearch = NEEDLES.map(() => [] as LoadResult[]);
     for (let round = 0; round < rounds; round++) {
-      ceiling.push(await run(bareUrl));
+      ceiling.push(await run(`${bare.url}/v1/emails`));
       for (const [i, n] of NEEDLES.entries()) {
         bySearch[i].push(await run(`${mailroom.httpUrl}/v1/emails?to=${encodeURIComponent(n.to)}`, tokens[n.workspace]));
       }
@@ -75,8 +58,7 @@ export async function benchEmailSearch(rounds: number, emails = 1_000_000) {
     };
   } finally {
     await mailroom.close();
-    bareServer.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    bare.close();
   }
 }
 

@@ -1,4 +1,12 @@
+import Koa from 'koa';
+import type { AddressInfo } from 'node:net';
 import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { loadConfig } from '../src/config.js';
+import { startMailroom, type Mailroom } from '../src/main.js';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 
@@ -44,4 +52,33 @@ export async function compare(name: string, rounds: number, ceiling: () => Promi
     p99_ms: median(s.map((r) => r.p99)),
   };
   return { ...row, ratio: row.rps / row.ceiling_rps };
+}
+
+/** A bare Koa app answering with `handler` on a loopback port: the ceiling of the HTTP benchmarks. */
+export async function startBareKoa(handler: Koa.Middleware): Promise<{ url: string; close(): void }> {
+  const app = new Koa();
+  app.use(handler);
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() };
+}
+
+/**
+ * Mailroom on loopback ports, with a data dir of its own, silent, on the
+ * unlimited plan, sinking outbound mail; `env` adds to that. `close` stops it
+ * and removes the data dir.
+ */
+export async function startBenchMailroom(env: Record<string, string> = {}): Promise<Mailroom & { close(): Promise<void> }> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'mailroom-bench-'));
+  const mailroom = await startMailroom(loadConfig({
+    MAILROOM_DATA_DIR: dataDir, MAILROOM_HTTP_PORT: '0', MAILROOM_SMTP_PORT: '0', MAILROOM_SUBMISSION_PORT: '0',
+    MAILROOM_DELIVERY: 'sink', MAILROOM_DEFAULT_PLAN: 'unlimited', MAILROOM_LOG_LEVEL: 'silent', ...env,
+  }), { logger: pino({ level: 'silent' }) });
+  const stop = mailroom.close.bind(mailroom);
+  return Object.assign(mailroom, {
+    async close() {
+      await stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  });
 }

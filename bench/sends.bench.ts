@@ -1,14 +1,9 @@
-import Koa from 'koa';
 import Sqlite from 'better-sqlite3';
-import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
-import { loadConfig } from '../src/config.js';
-import { startMailroom } from '../src/main.js';
 import { markDomainActive } from '../src/domains/domains.repo.js';
-import { compare, load, median } from './lib.js';
+import { compare, load, median, startBareKoa, startBenchMailroom } from './lib.js';
 
 const EMAIL = {
   from: 'Bench <bench@bench.example>',
@@ -48,24 +43,15 @@ export function rawSqliteInserts(seconds = 2): { perRowCommit: number; grouped: 
 
 /** POST /v1/emails, answered 201 only after the row is committed, against a bare Koa route parsing the same JSON. */
 export async function benchAcceptedSends(rounds: number) {
-  const bare = new Koa();
-  bare.use(async (ctx) => {
+  const bare = await startBareKoa(async (ctx) => {
     const chunks: Buffer[] = [];
     for await (const c of ctx.req) chunks.push(c as Buffer);
     const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { subject: string };
     ctx.status = 201;
     ctx.body = { id: 'em_x', object: 'email', subject: parsed.subject };
   });
-  const bareServer = bare.listen(0, '127.0.0.1');
-  await new Promise((r) => bareServer.once('listening', r));
-  const bareUrl = `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}/v1/emails`;
-
-  const dataDir = mkdtempSync(join(tmpdir(), 'mailroom-bench-'));
   // The send delay keeps the delivery worker out of this measurement of acceptance.
-  const mailroom = await startMailroom(loadConfig({
-    MAILROOM_DATA_DIR: dataDir, MAILROOM_HTTP_PORT: '0', MAILROOM_SMTP_PORT: '0', MAILROOM_SUBMISSION_PORT: '0',
-    MAILROOM_DELIVERY: 'sink', MAILROOM_SEND_DELAY: '3600', MAILROOM_DEFAULT_PLAN: 'unlimited', MAILROOM_LOG_LEVEL: 'silent',
-  }), { logger: pino({ level: 'silent' }) });
+  const mailroom = await startBenchMailroom({ MAILROOM_SEND_DELAY: '3600' });
   try {
     const { services } = mailroom;
     const ws = await services.workspaces.ensureDefault();
@@ -74,12 +60,11 @@ export async function benchAcceptedSends(rounds: number) {
     const { token } = await services.apiKeys.create({ workspaceId: ws.id, name: 'bench' });
     const request = { method: 'POST', body: JSON.stringify(EMAIL), headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, connections: 64 };
     return await compare('accepted sends: POST /v1/emails (durable 201) vs bare Koa JSON POST', rounds,
-      () => load({ ...request, url: bareUrl }),
+      () => load({ ...request, url: `${bare.url}/v1/emails` }),
       () => load({ ...request, url: `${mailroom.httpUrl}/v1/emails` }));
   } finally {
     await mailroom.close();
-    bareServer.close();
-    rmSync(dataDir, { recursive: true, force: true });
+    bare.close();
   }
 }
 
