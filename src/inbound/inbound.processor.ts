@@ -4,11 +4,13 @@ import type { ClaimedBatch, InboundService } from './inbound.service.js';
 import { ParsePool } from './parse-pool.js';
 
 // The background half of receiving: parses and checks the messages the
-// listener stored, in batches. It starts at once when a message is accepted
-// and otherwise looks again every IDLE_POLL_MS, for retries that came due and
-// for messages another process stored. A batch is finished before the loop
-// looks at the signal, so a stop leaves no lease held; a crash leaves leases
-// that expire (PROCESS_LEASE_MS) and the messages are taken up again.
+// listener stored, in batches. Messages this process accepts are handed to it
+// leased, as they are stored (see attachProcessor); it claims from the store
+// when none are waiting, and otherwise looks again every IDLE_POLL_MS, for
+// retries that came due and for messages another process stored. A batch is
+// finished before the loop looks at the signal, and a stop frees the leases
+// of the messages still waiting; a crash leaves leases that expire
+// (PROCESS_LEASE_MS) and the messages are taken up again.
 // MIME parsing and the SPF/DKIM/DMARC checks run on the processor's own
 // threads (parse-pool.ts), which end with the loop.
 //
@@ -30,7 +32,7 @@ export async function runInboundProcessor(deps: { inbound: InboundService; logge
   // message came in since it started that claim.
   let accepted = 0;
   let wake: (() => void) | undefined;
-  deps.inbound.onAccepted(() => {
+  deps.inbound.attachProcessor(owner, () => {
     accepted++;
     wake?.();
   });
@@ -83,6 +85,8 @@ export async function runInboundProcessor(deps: { inbound: InboundService; logge
       if (!signal.aborted && claims.length === 0) claims.push(claim());
     }
   } finally {
+    await deps.inbound.detachProcessor()
+      .catch((err: unknown) => deps.logger.error({ err }, 'could not free the leases of the inbound messages waiting; they are taken up again when the leases run out'));
     await pool.close();
   }
 }

@@ -76,6 +76,8 @@ interface StoredEnvelope {
 export interface NewInbound extends StoredEnvelope {
   tls: boolean;
   receivedAt: number;
+  /** A processor of this process the message is leased to as it is stored (its first attempt), instead of claiming it later. */
+  lease?: { owner: string; until: number };
 }
 
 /** A claimed row, as the processor needs it. */
@@ -208,12 +210,13 @@ export async function insertInbound(tx: Tx, rows: NewInbound[]): Promise<void> {
   await insertRows(tx, 'inbound_messages', rows.map((m) => ({
     id: m.id, workspace_id: m.workspaceId, domain_id: m.domainId, kind: m.kind, status: 'pending' as const,
     mail_from: m.mailFrom, rcpt_to: JSON.stringify(m.rcptTo), remote_ip: m.remoteIp, helo: m.helo, tls: m.tls ? 1 : 0,
-    raw: m.raw, size: m.raw.length, locked_until: 0, lease_owner: null, attempts: 0, last_error: null,
+    size: m.raw.length, locked_until: m.lease?.until ?? 0, lease_owner: m.lease?.owner ?? null, attempts: m.lease ? 1 : 0, last_error: null,
     received_at: m.receivedAt, processed_at: null,
     from_address: null, to_list: null, cc_list: null, reply_to_list: null, subject: null, text_body: null, html: null,
     message_id: null, headers: null, attachments: null, auth: null,
     search_to: searchText(m.rcptTo), search_from: searchText([m.mailFrom]), detail: null,
   })));
+  await insertRows(tx, 'inbound_sources', rows.map((m) => ({ id: m.id, raw: m.raw })));
 }
 
 /**
@@ -231,11 +234,21 @@ export async function claimPending(tx: Tx, c: { now: number; leaseMs: number; ow
         .orderBy('locked_until').orderBy('pos').limit(limit as number)
         .$if(onPostgres(tx), (q) => q.forUpdate().skipLocked()))
       .where('status', '=', pending as 'pending').where('locked_until', '<=', now as number)
-      .returning(['id', 'workspace_id', 'domain_id', 'kind', 'mail_from', 'rcpt_to', 'remote_ip', 'helo', 'raw', 'attempts']));
+      .returning(['id', 'workspace_id', 'domain_id', 'kind', 'mail_from', 'rcpt_to', 'remote_ip', 'helo', 'attempts']));
+  if (res.rows.length === 0) return [];
+  const sources = await tx.selectFrom('inbound_sources').select(['id', 'raw']).where('id', 'in', res.rows.map((r) => r.id)).execute();
+  // A message and its source are written and deleted in the same transactions.
+  const rawOf = new Map(sources.map((s) => [s.id, s.raw]));
   return res.rows.map((r) => ({
     id: r.id, workspaceId: r.workspace_id, domainId: r.domain_id, kind: r.kind, mailFrom: r.mail_from,
-    rcptTo: JSON.parse(r.rcpt_to) as string[], remoteIp: r.remote_ip, helo: r.helo, raw: r.raw, attempts: r.attempts,
+    rcptTo: JSON.parse(r.rcpt_to) as string[], remoteIp: r.remote_ip, helo: r.helo, raw: rawOf.get(r.id)!, attempts: r.attempts,
   }));
+}
+
+/** Frees the leases `owner` holds on messages not yet processed, so another processor can take them at once. */
+export async function releaseLeases(tx: Tx, owner: string): Promise<void> {
+  await tx.updateTable('inbound_messages').set({ locked_until: 0, lease_owner: null })
+    .where('lease_owner', '=', owner).where('status', '=', 'pending').execute();
 }
 
 /** Stores the parsed message and makes it visible; false when the lease was lost meanwhile. */
@@ -290,9 +303,11 @@ export async function appendReceivedEvents(tx: Tx, events: ReceivedEvent[]): Pro
 
 /** Deletes up to `limit` messages received before `before`; returns how many went. */
 export async function purgeReceivedBefore(tx: Tx, before: number, limit: number): Promise<number> {
-  const res = await tx.deleteFrom('inbound_messages')
-    .where('id', 'in', (eb) => eb.selectFrom('inbound_messages').select('id').where('received_at', '<', before).orderBy('received_at').limit(limit))
-    .executeTakeFirst();
+  const ids = (await tx.selectFrom('inbound_messages').select('id').where('received_at', '<', before).orderBy('received_at').limit(limit).execute())
+    .map((r) => r.id);
+  if (ids.length === 0) return 0;
+  await tx.deleteFrom('inbound_sources').where('id', 'in', ids).execute();
+  const res = await tx.deleteFrom('inbound_messages').where('id', 'in', ids).executeTakeFirst();
   return Number(res.numDeletedRows);
 }
 
@@ -321,8 +336,8 @@ export async function findInbound(db: Db, ws: string, id: string): Promise<Inbou
 }
 
 export async function findInboundRaw(db: Db, ws: string, id: string): Promise<Buffer | undefined> {
-  const row = await db.selectFrom('inbound_messages').select('raw')
-    .where('workspace_id', '=', ws).where('id', '=', id).where('kind', '=', visible.kind).where('status', '=', visible.status)
+  const row = await db.selectFrom('inbound_messages as m').innerJoin('inbound_sources as s', 's.id', 'm.id').select('s.raw')
+    .where('m.workspace_id', '=', ws).where('m.id', '=', id).where('m.kind', '=', visible.kind).where('m.status', '=', visible.status)
     .executeTakeFirst();
   return row?.raw;
 }

@@ -9,7 +9,7 @@ import type { Page, PageQuery } from '../store/paging.js';
 import { appendEvent } from '../events/events.repo.js';
 import type { SuppressionsPort } from '../suppressions/index.js';
 import {
-  appendReceivedEvents, claimPending, domainExists, findInbound, findInboundRaw, findReturnedEmail, inboundDomains, insertInbound, listInbound,
+  appendReceivedEvents, claimPending, releaseLeases, domainExists, findInbound, findInboundRaw, findReturnedEmail, inboundDomains, insertInbound, listInbound,
   markAttemptFailed, markReady, markRecipientBounced, markReportDone, purgeReceivedBefore, returnPathDomains,
   type InboundEmail, type InboundEmailSummary, type InboundFilter, type NewInbound, type PendingInbound, type ReceivedEvent, type ReceivingDomain, type ReturnedEmail,
 } from './inbound.repo.js';
@@ -45,8 +45,14 @@ export interface InboundService extends MxPort {
    * them with `reader` (the processor's threads; this thread by default).
    */
   claimBatch(owner: string, limit: number, reader?: MessageReader): Promise<ClaimedBatch>;
-  /** Called after each accept, so a waiting processor starts at once. */
-  onAccepted(listener: () => void): void;
+  /**
+   * Makes `owner` the processor of the messages this process accepts: they
+   * are leased to it as they are stored and its claims take them from memory
+   * rather than reading them back. `wake` is called after each accept.
+   */
+  attachProcessor(owner: string, wake: () => void): void;
+  /** Ends that, and frees the leases of the messages that were still waiting for the processor. */
+  detachProcessor(): Promise<void>;
   list(workspaceId: string, query: InboundListQuery, page: PageQuery): Promise<Page<InboundEmailSummary>>;
   get(workspaceId: string, id: string): Promise<InboundEmail>;
   raw(workspaceId: string, id: string): Promise<Buffer>;
@@ -96,6 +102,17 @@ export const MAX_PROCESS_ATTEMPTS = RETRY_AFTER_MS.length + 1;
  * them, and the wait ends as soon as the listener's write goes.
  */
 const PROCESS_GATHER_MS = 20;
+/**
+ * Accepted messages handed to the processor wait in memory up to these
+ * bounds; beyond them they are stored unleased and claimed from the store.
+ */
+export const HANDOFF_MAX_MESSAGES = 256;
+const HANDOFF_MAX_BYTES = 16 * 1024 * 1024;
+/**
+ * While messages are handed over, the store is still claimed from this
+ * often, for retries that came due and for messages other processes stored.
+ */
+const STORE_CLAIM_EVERY_MS = 1_000;
 /** Rows deleted per retention transaction, and transactions per run. */
 const PURGE_BATCH = 1_000;
 const PURGE_BATCHES_PER_RUN = 100;
@@ -119,8 +136,20 @@ const sameAddress = (a: string, b: string) => a.trim().toLowerCase() === b.trim(
 
 export function inboundService(deps: InboundDeps): InboundService {
   const { store, clock, logger } = deps;
-  const listeners: Array<() => void> = [];
   const insertAccepted = coalescedWrite(store, insertInbound);
+  let processor: { owner: string; wake: () => void } | undefined;
+  /** Accepted messages leased to the processor that no claim has taken yet, oldest first. */
+  let handedOff: PendingInbound[] = [];
+  let handedOffBytes = 0;
+  /**
+   * Whether pending messages may be waiting in the store: from before this
+   * process started, or stored unleased while the hand-off was full. New
+   * messages then go to the store too, behind them, until a claim drains it.
+   */
+  let backlog = true;
+  let lastStoreClaim = 0;
+  /** Inserts of handed-off messages under way, which a detach waits for. */
+  const handing = new Set<Promise<unknown>>();
   /** Accepted messages not yet committed. */
   let accepting = 0;
   /** The processor's writes: alone when the listener is quiet, else with its next commit. */
@@ -319,19 +348,35 @@ export function inboundService(deps: InboundDeps): InboundService {
       }
       const rows = [...byTarget.values()];
       if (rows.length === 0) return [];
+      const to = processor;
+      const handOff = to !== undefined && !backlog && handedOff.length < HANDOFF_MAX_MESSAGES && handedOffBytes < HANDOFF_MAX_BYTES;
+      if (to && !handOff) backlog = true;
+      if (handOff) for (const r of rows) r.lease = { owner: to.owner, until: now + PROCESS_LEASE_MS };
       accepting++;
+      const inserted = insertAccepted(rows);
+      if (handOff) handing.add(inserted);
       try {
-        await insertAccepted(rows);
+        await inserted;
       } finally {
         accepting--;
+        handing.delete(inserted);
       }
-      for (const listener of listeners) listener();
+      if (handOff && processor === to) {
+        for (const r of rows) {
+          handedOff.push({ id: r.id, workspaceId: r.workspaceId, domainId: r.domainId, kind: r.kind, mailFrom: r.mailFrom, rcptTo: r.rcptTo,
+            remoteIp: r.remoteIp, helo: r.helo, raw: r.raw, attempts: 1 });
+          handedOffBytes += r.raw.length;
+        }
+      }
+      processor?.wake();
       return rows.map((r) => r.id);
     },
 
     async claimBatch(owner, limit, reader = readHere) {
-      const { claimed, total } = await processorWrite(async (tx) => {
+      const storeTurn = handedOff.length === 0 || clock.now() - lastStoreClaim >= STORE_CLAIM_EVERY_MS;
+      const fromStore = !storeTurn ? { claimed: [], total: 0 } : await processorWrite(async (tx) => {
         const now = clock.now();
+        lastStoreClaim = now;
         const rows = await claimPending(tx, { now, leaseMs: PROCESS_LEASE_MS, owner, limit });
         // A message whose every attempt ended with its processor gone (one
         // that crashes the process, say) is not taken again and again.
@@ -342,6 +387,12 @@ export function inboundService(deps: InboundDeps): InboundService {
         if (exhausted.length > 0) logger.error({ inbound_ids: exhausted.map((r) => r.id) }, 'inbound messages given up: every processing attempt was cut short');
         return { claimed: rows.filter((r) => r.attempts <= MAX_PROCESS_ATTEMPTS), total: rows.length };
       });
+      if (storeTurn && fromStore.total < limit) backlog = false;
+      // The rest of the batch from the messages handed over, which are this owner's already.
+      const handed = processor?.owner === owner ? handedOff.splice(0, limit - fromStore.total) : [];
+      for (const row of handed) handedOffBytes -= row.raw.length;
+      const claimed = [...fromStore.claimed, ...handed];
+      const total = fromStore.total + handed.length;
       const prepared = Promise.all(claimed.map((row) => prepare(row, owner, reader).then(
         (apply) => ({ row, apply }),
         async (err: unknown) => void (await failed(row, owner, err)),
@@ -375,8 +426,19 @@ export function inboundService(deps: InboundDeps): InboundService {
       };
     },
 
-    onAccepted(listener) {
-      listeners.push(listener);
+    attachProcessor(owner, wake) {
+      processor = { owner, wake };
+    },
+
+    async detachProcessor() {
+      const owner = processor?.owner;
+      processor = undefined;
+      if (owner === undefined) return;
+      handedOff = [];
+      handedOffBytes = 0;
+      backlog = true;
+      await Promise.allSettled([...handing]);
+      await store.write((tx) => releaseLeases(tx, owner));
     },
 
     list(ws, q, page) {

@@ -475,8 +475,7 @@ export interface InboundMessagesTable {
   helo: string;
   /** 0 or 1: whether the message came over TLS. */
   tls: number;
-  /** The message as stored: trace fields prepended, line endings normalised. */
-  raw: Buffer;
+  /** Bytes of the message as stored (its source is in inbound_sources). */
   size: number;
   /** Processing lease, as in the outbound queue: 0 when free. */
   locked_until: number;
@@ -507,6 +506,14 @@ export interface InboundMessagesTable {
   detail: string | null;
 }
 
+/** The source of a received message, apart from the row the processor rewrites. */
+export interface InboundSourcesTable {
+  /** The inbound_messages id. */
+  id: string;
+  /** The message as stored: trace fields prepended, line endings normalised. */
+  raw: Buffer;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -532,6 +539,7 @@ export interface Database {
   sink_messages: SinkMessagesTable;
   domains: DomainsTable;
   inbound_messages: InboundMessagesTable;
+  inbound_sources: InboundSourcesTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;

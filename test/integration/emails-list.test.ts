@@ -162,8 +162,10 @@ describe('search across workspaces', () => {
     while (await t.mailroom.services.events.indexEvents() > 0);
     const { store } = t.mailroom.services;
     const migrator = new Migrator({ db: store.db, provider: { getMigrations: async () => migrations } });
-    expect((await migrator.migrateDown()).results?.[0]).toMatchObject({ migrationName: '0010_search_tags', status: 'Success' });
-    expect((await migrator.migrateToLatest()).results?.[0]).toMatchObject({ migrationName: '0010_search_tags', status: 'Success' });
+    expect((await migrator.migrateTo('0009_tracking')).results?.map((r) => [r.migrationName, r.status]))
+      .toEqual([['0011_inbound_sources', 'Success'], ['0010_search_tags', 'Success']]);
+    expect((await migrator.migrateToLatest()).results?.map((r) => [r.migrationName, r.status]))
+      .toEqual([['0010_search_tags', 'Success'], ['0011_inbound_sources', 'Success']]);
     expect(await ids(t.api)).toEqual([mine]);
     expect(await ids(theirs)).toEqual([their]);
     // The events index was rebuilt up to where the indexer had come, with tags too.

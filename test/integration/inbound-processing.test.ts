@@ -1,8 +1,10 @@
+import { Migrator, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { newId } from '../../src/core/ids.js';
 import { claimPending, insertInbound } from '../../src/inbound/inbound.repo.js';
 import { MAX_PROCESS_ATTEMPTS, PROCESS_LEASE_MS } from '../../src/inbound/inbound.service.js';
+import { migrations } from '../../src/store/migrations/index.js';
 import { eventually, inboundDomain, sendRaw, startSmtpTestApp } from '../helpers/smtp-app.js';
 
 // The background half of receiving: a message is durable from the 250 on, a
@@ -83,5 +85,28 @@ describe('inbound processing', () => {
     expect((await t.api.get(`/v1/inbound/${old}`)).status).toBe(404);
     expect((await t.api.get(`/v1/inbound/${recent}`)).status).toBe(200);
     expect((await t.api.get('/v1/inbound')).body.data.map((m: { id: string }) => m.id)).toEqual([recent]);
+    // The sources went with their messages.
+    const sources = await t.mailroom.services.store.db.selectFrom('inbound_sources').select('id').execute();
+    expect(sources.map((s) => s.id)).toEqual([recent]);
+  });
+
+  it('keeps every message source when its migration moves the sources out of the message rows and back', async () => {
+    await using t = await startSmtpTestApp();
+    await inboundDomain(t, 'inbound.test');
+    const source = 'From: ann@sender.test\r\nSubject: kept\r\n\r\nthe body\r\n';
+    const reply = await sendRaw(t.mxPort, { from: 'ann@sender.test', to: ['desk@inbound.test'] }, source);
+    const id = /queued as (in_\w+)/.exec(reply)![1];
+    await eventually(async () => ((await t.api.get(`/v1/inbound/${id}`)).status === 200 ? id : undefined));
+    const raw = async () => Buffer.from(await (await fetch(`${t.url}/v1/inbound/${id}/raw`, { headers: { Authorization: `Bearer ${t.token}` } })).arrayBuffer());
+    const before = await raw();
+    expect(before.toString()).toMatch(/\r\nSubject: kept\r\n\r\nthe body\r\n$/);
+
+    const { store } = t.mailroom.services;
+    const migrator = new Migrator({ db: store.db, provider: { getMigrations: async () => migrations } });
+    expect((await migrator.migrateTo('0010_search_tags')).error).toBeUndefined();
+    const kept = await store.db.selectFrom('inbound_messages').select(sql<Buffer>`raw`.as('raw')).where('id', '=', id).executeTakeFirstOrThrow();
+    expect(kept.raw.equals(before)).toBe(true);
+    expect((await migrator.migrateToLatest()).error).toBeUndefined();
+    expect((await raw()).equals(before)).toBe(true);
   });
 });

@@ -17,7 +17,8 @@ function fakeInbound(sizes: number[]) {
   let mostOpenBytes = 0;
   const listeners: Array<() => void> = [];
   const service = {
-    onAccepted: (listener: () => void) => void listeners.push(listener),
+    attachProcessor: (_owner: string, wake: () => void) => void listeners.push(wake),
+    detachProcessor: async () => undefined,
     async claimBatch(_owner: string, limit: number): Promise<ClaimedBatch> {
       const taken = pending.splice(0, limit);
       const bytes = taken.reduce((a, b) => a + b, 0);
