@@ -7,8 +7,9 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import { loadConfig } from '../src/config.js';
-import { startMailroom } from '../src/main.js';
+import { startMailroom, type Mailroom } from '../src/main.js';
 import { markDomainActive } from '../src/domains/domains.repo.js';
+import { startDns } from '../test/helpers/dns.js';
 import { median } from './lib.js';
 
 const run = promisify(execFile);
@@ -17,6 +18,8 @@ const SMTP_SINK = '/usr/sbin/smtp-sink';
 const POSTFIX = '/usr/sbin/postfix';
 /** The domain every bench message is addressed to. */
 const BENCH_DOMAIN = 'in.bench.example';
+/** The envelope sender's domain, with SPF and DMARC records in the bench's DNS. */
+const SENDER_DOMAIN = 'remote.example';
 
 export async function freePort(): Promise<number> {
   const srv = createServer();
@@ -32,7 +35,7 @@ export interface SourceOptions { sessions: number; messages: number; bytes: numb
 export async function smtpSource(port: number, o: SourceOptions): Promise<number> {
   const start = performance.now();
   await run(SMTP_SOURCE, ['-d', '-s', String(o.sessions), '-m', String(o.messages), '-l', String(o.bytes),
-    '-f', 'sender@remote.example', '-t', `inbox@${BENCH_DOMAIN}`, `127.0.0.1:${port}`], { timeout: 120_000 });
+    '-f', `sender@${SENDER_DOMAIN}`, '-t', `inbox@${BENCH_DOMAIN}`, `127.0.0.1:${port}`], { timeout: 120_000 });
   return o.messages / ((performance.now() - start) / 1000);
 }
 
@@ -188,15 +191,31 @@ export async function benchInbound(rounds: number, o: SourceOptions = { sessions
   return { ...mailroom, postfix: postfix.length > 0 ? median(postfix) : undefined, postfixError, options: o };
 }
 
+/** Throws unless the last message stored was checked against the bench's records: SPF pass, DMARC evaluated. */
+async function checkedAsExpected(store: Mailroom['services']['store']): Promise<void> {
+  const last = await store.db.selectFrom('inbound_messages').select('auth').orderBy('pos', 'desc').limit(1).executeTakeFirstOrThrow();
+  const auth = JSON.parse(last.auth ?? '{}') as { spf?: { result: string }; dmarc?: { result: string } };
+  if (auth.spf?.result !== 'pass' || auth.dmarc?.result !== 'pass') {
+    throw new Error(`inbound bench: the checks did not see the bench's DNS records: ${last.auth}`);
+  }
+}
+
 async function benchMailroom(rounds: number, o: SourceOptions, eachRound: () => Promise<void>) {
   const dataDir = mkdtempSync(join(tmpdir(), 'mailroom-bench-in-'));
   const smtpPort = await freePort();
+  // The checks ask a real resolver: the sender's SPF allows loopback, and it publishes a DMARC policy.
+  const dns = await startDns([
+    { type: 'TXT', name: SENDER_DOMAIN, value: 'v=spf1 ip4:127.0.0.0/8 -all' },
+    { type: 'TXT', name: `_dmarc.${SENDER_DOMAIN}`, value: 'v=DMARC1; p=reject' },
+  ]);
   const mailroom = await startMailroom(loadConfig({
     MAILROOM_DATA_DIR: dataDir, MAILROOM_HTTP_PORT: '0', MAILROOM_SMTP_HOST: '127.0.0.1', MAILROOM_SMTP_PORT: String(smtpPort),
     MAILROOM_SUBMISSION_PORT: '0', MAILROOM_DELIVERY: 'sink', MAILROOM_LOG_LEVEL: 'silent', MAILROOM_HOSTNAME: 'mx.bench.example',
-    // Nothing answers DNS here: SPF/DKIM checks fail fast instead of waiting on a real resolver.
-    MAILROOM_DNS_SERVERS: `127.0.0.1:${await freePort()}`,
-  }), { logger: pino({ level: 'silent' }) });
+    MAILROOM_DNS_SERVERS: dns.server,
+  }), { logger: pino({ level: 'silent' }) }).catch(async (err: unknown) => {
+    await dns.stop();
+    throw err;
+  });
   const ceiling: number[] = [];
   const stored: number[] = [];
   const processed: number[] = [];
@@ -222,8 +241,10 @@ async function benchMailroom(rounds: number, o: SourceOptions, eachRound: () => 
       await processing();
       processed.push(o.messages / ((performance.now() - start) / 1000));
     }
+    await checkedAsExpected(mailroom.services.store);
   } finally {
     await mailroom.close();
+    await dns.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
   return { ceiling: median(ceiling), stored: median(stored), processed: median(processed) };
