@@ -138,9 +138,10 @@ type SyncFile = (fd: number, done: (err: NodeJS.ErrnoException | null) => void) 
  * SQLite writes a commit's frames to the WAL without an fsync (it still
  * syncs around checkpoints); an fdatasync of the WAL file on libuv's thread
  * pool then puts every commit written before it on disk, while the event
- * loop goes on taking requests. One sync covers all commits waiting for it.
+ * loop goes on taking requests. One sync covers all commits waiting for it;
+ * `onIdle` is called when the last one ends.
  */
-function walSyncer(walPath: string, syncFile: SyncFile) {
+function walSyncer(walPath: string, syncFile: SyncFile, onIdle: () => void) {
   let fd: number | undefined;
   let waiting: Array<{ resolve(): void; reject(err: unknown): void }> = [];
   let busy = false;
@@ -154,6 +155,7 @@ function walSyncer(walPath: string, syncFile: SyncFile) {
       busy = false;
       for (const c of covered) if (err) c.reject(err); else c.resolve();
       start();
+      if (!busy) onIdle();
     };
     try {
       fd ??= openSync(walPath, 'r');
@@ -164,6 +166,8 @@ function walSyncer(walPath: string, syncFile: SyncFile) {
   }
 
   const syncer = {
+    /** Whether a sync is under way. */
+    busy: () => busy,
     /** Resolves once everything committed before the call is on disk. */
     sync(): Promise<void> {
       return new Promise((resolve, reject) => {
@@ -197,7 +201,12 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
   // the process does on the strength of a write waits for the write.
   conn.pragma('journal_mode = WAL');
   conn.pragma(inMemory ? 'synchronous = FULL' : 'synchronous = NORMAL');
-  const syncer = inMemory ? undefined : walSyncer(`${file}-wal`, options.syncFile ?? fdatasync);
+  // Units that arrive while a sync runs wait for its end and commit together:
+  // they could not be durable sooner anyway, and one commit of many costs
+  // less than many small ones (each writes the pages it touched to the WAL).
+  const syncer = inMemory ? undefined : walSyncer(`${file}-wal`, options.syncFile ?? fdatasync, () => {
+    if (queue.length > 0 && !soon && later === undefined) kick();
+  });
   conn.pragma('foreign_keys = ON');
   conn.pragma('busy_timeout = 5000');
   // Savepoints keep a statement journal of the pages each unit changes; in
@@ -207,13 +216,13 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
   conn.pragma('cache_size = -32000');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }) });
 
+  let queue: Pending[] = [];
   // Run on the connection directly: the unit's transaction holds it, and the
   // statements are fixed.
   const savepoint = conn.prepare('savepoint unit');
   const release = conn.prepare('release savepoint unit');
   const rollbackTo = conn.prepare('rollback to savepoint unit');
 
-  let queue: Pending[] = [];
   let flushing = false;
   let soon = false;
   let later: NodeJS.Timeout | undefined;
@@ -254,7 +263,7 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
     if (flushing) return;
     flushing = true;
     try {
-      while (queue.length > 0) {
+      while (queue.length > 0 && !syncer?.busy()) {
         const batch = queue.slice(0, MAX_UNITS_PER_COMMIT);
         queue = queue.slice(batch.length);
         const settle: Array<() => void> = [];
@@ -266,7 +275,6 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
             for (const work of kept) await work(tx);
           });
           if (syncer) {
-            // The next batch may commit while this one's sync runs.
             void syncer.sync().then(() => settle.forEach((s) => s()), (err) => batch.forEach((u) => u.reject(err)));
           } else {
             settle.forEach((s) => s());

@@ -90,6 +90,34 @@ describe('durability', () => {
     await heldStore.close();
   });
 
+  it('commits the units that arrive while a sync runs together, once it is done', async () => {
+    const held: Array<() => void> = [];
+    const heldStore = openStore(`sqlite:${join(dir, 'gathered.sqlite')}`, { syncFile: (fd, done) => void held.push(() => done(null)) });
+    await heldStore.migrate();
+    const count = async () => Number((await heldStore.db.selectFrom('send_usage').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+    const waitForSync = async () => {
+      for (let i = 0; i < 40 && held.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+      expect(held).toHaveLength(1);
+    };
+    const first = heldStore.write((tx) => addUsage(tx, 'ws_a', 'p', 1));
+    await waitForSync();
+    const txs = new Set<Tx>();
+    const later = ['ws_b', 'ws_c', 'ws_d'].map((ws) => heldStore.write(async (tx) => { txs.add(tx); await addUsage(tx, ws, 'p', 1); }));
+    await new Promise((r) => setTimeout(r, 20));
+    // Nothing commits while the first sync runs…
+    expect(await count()).toBe(1);
+    expect(txs.size).toBe(0);
+    held.shift()!();
+    await first;
+    // …then the units that waited commit in one transaction, covered by the next sync.
+    await waitForSync();
+    expect(await count()).toBe(4);
+    expect(txs.size).toBe(1);
+    held.shift()!();
+    await Promise.all(later);
+    await heldStore.close();
+  });
+
   it('rejects the writes a failed sync was to cover', async () => {
     const failing = openStore(`sqlite:${join(dir, 'failing.sqlite')}`, {
       syncFile: (fd, done) => done(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' })),
