@@ -9,7 +9,7 @@ import { appendEvents, type NewEvent } from '../events/events.repo.js';
 import { addressKey, mailDomain } from './addresses.js';
 import { listUnsubscribeOf, storedMailboxes } from './email-input.js';
 import {
-  findEmailHeaders, findStoredEmailById, loadAttachmentParts, markSent, recipientsOfEmails, setRecipientOutcome, settleSentEmails,
+  findEmailHeaders, findStoredEmailsByIds, loadAttachmentParts, markSent, recipientsOfEmails, setRecipientOutcome, settleSentEmails,
   type EmailHeader, type EmailRecipient, type StoredEmail,
 } from './emails.repo.js';
 import type { SuppressionReason } from '../store/tables.js';
@@ -158,10 +158,7 @@ export function emailsLedger(deps: LedgerDeps): DeliveryLedger {
       const jobs = new Map<string, DeliveryJob>();
       const emailIds = [...new Set(items.map((i) => i.emailId))];
       const emails = new Map<string, StoredEmail>();
-      for (const id of emailIds) {
-        const e = await findStoredEmailById(store.db, id);
-        if (e?.status === 'sent') emails.set(id, e);
-      }
+      for (const e of await findStoredEmailsByIds(store.db, emailIds)) if (e.status === 'sent') emails.set(e.id, e);
       if (emails.size === 0) return jobs;
       const open = new Map<string, EmailRecipient[]>();
       for (const r of await recipientsOfEmails(store.db, [...emails.keys()])) {

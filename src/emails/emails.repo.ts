@@ -205,10 +205,11 @@ export async function findStoredEmail(db: Db | Tx, ws: string, id: string): Prom
   return row && toStored(row);
 }
 
-/** By id alone: for the delivery worker, which works across workspaces. */
-export async function findStoredEmailById(db: Db | Tx, id: string): Promise<StoredEmail | undefined> {
-  const [row] = (await runShaped(db, 'email by id', [id], (p) => db.selectFrom('emails').selectAll().where('id', '=', p[0] as string))).rows;
-  return row && toStored(row);
+/** By id alone, several at once: for the delivery worker, which works across workspaces. */
+export async function findStoredEmailsByIds(db: Db | Tx, ids: string[]): Promise<StoredEmail[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await runShaped(db, `emails by id x${ids.length}`, ids, (p) => db.selectFrom('emails').selectAll().where('id', 'in', p as string[]));
+  return rows.map(toStored);
 }
 
 export async function getEmail(db: Db | Tx, ws: string, id: string): Promise<Email | undefined> {
