@@ -1,27 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pino from 'pino';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useTempStore } from '../../helpers/store.js';
 import { systemClock } from '../../../src/core/clock.js';
-import { openStore, type Store } from '../../../src/store/db.js';
 import { createDeliveryWorker, type DeliveryJob, type DeliveryLedger } from '../../../src/delivery/delivery.worker.js';
 import { enqueue, type QueueItem } from '../../../src/delivery/queue.repo.js';
 import type { DkimSigner } from '../../../src/delivery/index.js';
 
-let dir: string;
-let store: Store;
 
-beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'mailroom-worker-'));
-  store = openStore(`sqlite:${join(dir, 'db.sqlite')}`);
-  await store.migrate();
-});
-
-afterEach(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const temp = useTempStore();
 
 const job = (item: QueueItem): DeliveryJob => ({
   mode: 'live',
@@ -35,7 +21,7 @@ const job = (item: QueueItem): DeliveryJob => ({
 describe('the delivery worker loop', () => {
   it('refills its slots in batches and records every row exactly once, each with one hand-off, outcomes in batches', async () => {
     const rows = 40;
-    await store.write(async (tx) => {
+    await temp.store.write(async (tx) => {
       for (let i = 0; i < rows; i++) {
         await enqueue(tx, { workspaceId: 'ws_1', emailId: `em_${i}`, domains: ['rcpt.example'], dueAt: 0, lifetimeMs: 60_000, now: 0 });
       }
@@ -57,7 +43,7 @@ describe('the delivery worker loop', () => {
       },
     };
     const worker = createDeliveryWorker({
-      store, clock: systemClock, logger: pino({ level: 'silent' }), ledger, sinkOnly: false, concurrency: 8, idleMs: 20,
+      store: temp.store, clock: systemClock, logger: pino({ level: 'silent' }), ledger, sinkOnly: false, concurrency: 8, idleMs: 20,
       signer: {} as DkimSigner,
       async transport(d) {
         active += 1;
@@ -83,6 +69,6 @@ describe('the delivery worker loop', () => {
     expect(most).toBeLessThanOrEqual(8);
     // Outcomes that finish close together share one record call.
     expect(records).toBeLessThan(rows / 2);
-    expect(await store.db.selectFrom('outbound_queue').select('id').execute()).toEqual([]);
+    expect(await temp.store.db.selectFrom('outbound_queue').select('id').execute()).toEqual([]);
   });
 });

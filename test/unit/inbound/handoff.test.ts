@@ -1,42 +1,31 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pino from 'pino';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { useTempStore } from '../../helpers/store.js';
 import { ManualClock } from '../../../src/core/clock.js';
 import { insertDomain } from '../../../src/domains/domains.repo.js';
 import { HANDOFF_MAX_MESSAGES, PROCESS_LEASE_MS, inboundService, type InboundService } from '../../../src/inbound/inbound.service.js';
-import { openStore, type Store } from '../../../src/store/db.js';
 
 // Messages this process accepts go to its processor leased, straight from
 // memory; the store is still claimed from for what waits there.
 
-let dir: string;
-let store: Store;
 let clock: ManualClock;
 let inbound: InboundService;
 
+const temp = useTempStore();
+
 beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'mailroom-handoff-'));
-  store = openStore(`sqlite:${join(dir, 'db.sqlite')}`);
-  await store.migrate();
   clock = new ManualClock();
-  await store.write((tx) => insertDomain(tx, {
+  await temp.store.write((tx) => insertDomain(tx, {
     id: 'dom_in', workspaceId: 'ws_a', name: 'inbound.test', status: 'active', statusReason: null, region: 'us-east-1',
     returnPathSubdomain: 'bounces', openTracking: false, clickTracking: false, trackingSubdomain: 'track', inboundEnabled: true,
     dkim: [], checks: [], lastCheckedAt: null, nextCheckAt: null, verifyingSince: null, checkAttempts: 0, createdAt: clock.now(),
   }));
   inbound = inboundService({
-    store, clock, logger: pino({ level: 'silent' }), hostname: 'mx.test', retentionDays: 0,
+    store: temp.store, clock, logger: pino({ level: 'silent' }), hostname: 'mx.test', retentionDays: 0,
     // Nothing to look up: the checks find no records.
     resolver: async () => { throw Object.assign(new Error('no such record'), { code: 'ENOTFOUND' }); },
     suppressions: { addFromBounce: async () => undefined },
   });
-});
-
-afterEach(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const accept = async (subject: string) => (await inbound.accept({
@@ -44,7 +33,7 @@ const accept = async (subject: string) => (await inbound.accept({
   raw: Buffer.from(`From: ann@sender.test\r\nTo: desk@inbound.test\r\nSubject: ${subject}\r\n\r\nhello\r\n`),
 }))[0];
 
-const row = (id: string) => store.db.selectFrom('inbound_messages').select(['status', 'lease_owner', 'locked_until', 'attempts', 'subject'])
+const row = (id: string) => temp.store.db.selectFrom('inbound_messages').select(['status', 'lease_owner', 'locked_until', 'attempts', 'subject'])
   .where('id', '=', id).executeTakeFirstOrThrow();
 
 async function process(owner: string, limit = 500) {
@@ -91,11 +80,11 @@ describe('handing accepted messages to the processor', () => {
     await process('job_here');
     const ids: string[] = [];
     for (let i = 0; i < HANDOFF_MAX_MESSAGES + 3; i++) ids.push(await accept(`m${i}`));
-    const leased = await store.db.selectFrom('inbound_messages').select('id').where('lease_owner', '=', 'job_here').execute();
+    const leased = await temp.store.db.selectFrom('inbound_messages').select('id').where('lease_owner', '=', 'job_here').execute();
     expect(leased.map((r) => r.id)).toEqual(ids.slice(0, HANDOFF_MAX_MESSAGES));
-    // The claims take those handed over, then the rest from the store.
+    // The claims take those handed over, then the rest from the temp.store.
     while (await process('job_here', 100) > 0);
-    const left = await store.db.selectFrom('inbound_messages').select('id').where('status', '!=', 'ready').execute();
+    const left = await temp.store.db.selectFrom('inbound_messages').select('id').where('status', '!=', 'ready').execute();
     expect(left).toEqual([]);
     // The store has been drained: new mail is handed over again.
     const next = await accept('after');

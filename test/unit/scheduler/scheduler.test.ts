@@ -1,26 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import pino from 'pino';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useTempStore } from '../../helpers/store.js';
 import { ManualClock } from '../../../src/core/clock.js';
-import { openStore, type Store } from '../../../src/store/db.js';
+import type { Store } from '../../../src/store/db.js';
 import { createScheduler } from '../../../src/scheduler/scheduler.js';
 
-let dir: string;
-let store: Store;
 const logger = pino({ level: 'silent' });
 
-beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'mailroom-scheduler-'));
-  store = openStore(`sqlite:${join(dir, 'db.sqlite')}`);
-  await store.migrate();
-});
-
-afterEach(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const temp = useTempStore();
 
 /** Counts the write units the store runs. */
 function countWrites(s: Store): { writes: number } {
@@ -33,8 +20,8 @@ function countWrites(s: Store): { writes: number } {
 describe('scheduler', () => {
   it('runs a task when due, and a tick before then writes nothing', async () => {
     const clock = new ManualClock(1_000_000);
-    const counter = countWrites(store);
-    const scheduler = createScheduler({ store, clock, logger });
+    const counter = countWrites(temp.store);
+    const scheduler = createScheduler({ store: temp.store, clock, logger });
     const runs: number[] = [];
     scheduler.register({ name: 'every-minute', everyMs: 60_000, run: async (now) => void runs.push(now) });
 
@@ -54,14 +41,14 @@ describe('scheduler', () => {
 
   it('leaves a task to the process that claimed it, and learns when it may next try', async () => {
     const clock = new ManualClock(1_000_000);
-    const first = createScheduler({ store, clock, logger });
-    const second = createScheduler({ store, clock, logger });
+    const first = createScheduler({ store: temp.store, clock, logger });
+    const second = createScheduler({ store: temp.store, clock, logger });
     const ran: string[] = [];
     first.register({ name: 'shared', everyMs: 60_000, run: async () => void ran.push('first') });
     second.register({ name: 'shared', everyMs: 60_000, run: async () => void ran.push('second') });
 
     await first.tick();
-    const counter = countWrites(store);
+    const counter = countWrites(temp.store);
     await second.tick(); // Not due: the first process ran it; the second reads when it may try next.
     await second.tick(); // Knows now: no write at all.
     expect(counter.writes).toBe(1);

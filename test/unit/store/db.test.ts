@@ -1,25 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useTempStore } from '../../helpers/store.js';
 import { AppError } from '../../../src/core/errors.js';
-import { beforeCommit, insertRows, openStore, runShaped, type Store, type Tx } from '../../../src/store/db.js';
+import { beforeCommit, insertRows, openStore, runShaped, type Tx } from '../../../src/store/db.js';
 
-let dir: string;
-let store: Store;
 
-beforeEach(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'mailroom-store-'));
-  store = openStore(`sqlite:${join(dir, 'db.sqlite')}`);
-  await store.migrate();
-});
+const temp = useTempStore();
 
-afterEach(async () => {
-  await store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const usage = async (ws: string) => (await store.db.selectFrom('send_usage').select(['period', 'count'])
+const usage = async (ws: string) => (await temp.store.db.selectFrom('send_usage').select(['period', 'count'])
   .where('workspace_id', '=', ws).orderBy('period').execute()).map((r) => [r.period, Number(r.count)]);
 
 const addUsage = (tx: Tx, ws: string, period: string, count: number) =>
@@ -29,13 +17,13 @@ describe('group commit', () => {
   it('commits the other units of a shared transaction when one of them fails, and rolls back only that one', async () => {
     const txs: Tx[] = [];
     const results = await Promise.allSettled([
-      store.write(async (tx) => { txs.push(tx); await addUsage(tx, 'ws_a', 'p1', 1); return 'a'; }),
-      store.write(async (tx) => {
+      temp.store.write(async (tx) => { txs.push(tx); await addUsage(tx, 'ws_a', 'p1', 1); return 'a'; }),
+      temp.store.write(async (tx) => {
         txs.push(tx);
         await addUsage(tx, 'ws_b', 'p1', 1);
         throw new AppError('validation_error', 'refused');
       }),
-      store.write(async (tx) => { txs.push(tx); await addUsage(tx, 'ws_c', 'p1', 1); return 'c'; }),
+      temp.store.write(async (tx) => { txs.push(tx); await addUsage(tx, 'ws_c', 'p1', 1); return 'c'; }),
     ]);
     // One transaction for the three units, each in its own savepoint.
     expect(new Set(txs).size).toBe(1);
@@ -47,25 +35,25 @@ describe('group commit', () => {
   });
 
   it('runs a lone unit without a savepoint and rejects it with its own error', async () => {
-    await expect(store.write(async (tx) => {
+    await expect(temp.store.write(async (tx) => {
       await addUsage(tx, 'ws_a', 'p1', 1);
       throw new AppError('validation_error', 'refused');
     })).rejects.toThrow('refused');
     expect(await usage('ws_a')).toEqual([]);
-    expect(await store.write(async (tx) => { await addUsage(tx, 'ws_a', 'p2', 2); return 'ok'; })).toBe('ok');
+    expect(await temp.store.write(async (tx) => { await addUsage(tx, 'ws_a', 'p2', 2); return 'ok'; })).toBe('ok');
     expect(await usage('ws_a')).toEqual([['p2', 2]]);
   });
 
   it('lets a gathering unit share the commit of a unit written after it, and commits a lone one after its wait', async () => {
     const txs: Tx[] = [];
-    const gathered = store.write(async (tx) => { txs.push(tx); await addUsage(tx, 'ws_a', 'p1', 1); }, { gatherMs: 5_000 });
-    const eager = store.write(async (tx) => { txs.push(tx); await addUsage(tx, 'ws_b', 'p1', 1); });
+    const gathered = temp.store.write(async (tx) => { txs.push(tx); await addUsage(tx, 'ws_a', 'p1', 1); }, { gatherMs: 5_000 });
+    const eager = temp.store.write(async (tx) => { txs.push(tx); await addUsage(tx, 'ws_b', 'p1', 1); });
     await Promise.all([gathered, eager]);
     expect(txs).toHaveLength(2);
     expect(txs[0]).toBe(txs[1]);
 
     const started = performance.now();
-    await store.write((tx) => addUsage(tx, 'ws_c', 'p1', 1), { gatherMs: 20 });
+    await temp.store.write((tx) => addUsage(tx, 'ws_c', 'p1', 1), { gatherMs: 20 });
     expect(performance.now() - started).toBeGreaterThanOrEqual(15);
     expect(await usage('ws_c')).toEqual([['p1', 1]]);
   });
@@ -74,7 +62,7 @@ describe('group commit', () => {
 describe('durability', () => {
   it('resolves a write only once a sync of the WAL has followed its commit, one sync for many commits', async () => {
     const held: Array<() => void> = [];
-    const path = join(dir, 'held.sqlite');
+    const path = join(temp.dir, 'held.sqlite');
     const heldStore = openStore(`sqlite:${path}`, { syncFile: (fd, done) => void held.push(() => done(null)) });
     await heldStore.migrate();
     let settled = 0;
@@ -92,7 +80,7 @@ describe('durability', () => {
 
   it('commits the units that arrive while a sync runs together, once it is done', async () => {
     const held: Array<() => void> = [];
-    const heldStore = openStore(`sqlite:${join(dir, 'gathered.sqlite')}`, { syncFile: (fd, done) => void held.push(() => done(null)) });
+    const heldStore = openStore(`sqlite:${join(temp.dir, 'gathered.sqlite')}`, { syncFile: (fd, done) => void held.push(() => done(null)) });
     await heldStore.migrate();
     const count = async () => Number((await heldStore.db.selectFrom('send_usage').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
     const waitForSync = async () => {
@@ -119,7 +107,7 @@ describe('durability', () => {
   });
 
   it('rejects the writes a failed sync was to cover', async () => {
-    const failing = openStore(`sqlite:${join(dir, 'failing.sqlite')}`, {
+    const failing = openStore(`sqlite:${join(temp.dir, 'failing.sqlite')}`, {
       syncFile: (fd, done) => done(Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' })),
     });
     await failing.migrate();
@@ -131,7 +119,7 @@ describe('durability', () => {
 describe('beforeCommit', () => {
   it('runs the deferred work of the units that succeeded, after every unit, in the same commit', async () => {
     const order: string[] = [];
-    const unit = (ws: string, fail: boolean) => store.write(async (tx) => {
+    const unit = (ws: string, fail: boolean) => temp.store.write(async (tx) => {
       beforeCommit(tx, async (t) => { order.push(`deferred ${ws}`); await addUsage(t, ws, 'late', 1); });
       order.push(`unit ${ws}`);
       if (fail) throw new AppError('validation_error', 'refused');
@@ -144,7 +132,7 @@ describe('beforeCommit', () => {
   });
 
   it('drops the deferred work of a lone unit that fails', async () => {
-    await expect(store.write(async (tx) => {
+    await expect(temp.store.write(async (tx) => {
       beforeCommit(tx, (t) => addUsage(t, 'ws_a', 'late', 1));
       throw new AppError('validation_error', 'refused');
     })).rejects.toThrow('refused');
@@ -152,56 +140,56 @@ describe('beforeCommit', () => {
   });
 
   it('refuses a transaction that is not a store.write unit', async () => {
-    await expect(store.db.transaction().execute(async (tx) => beforeCommit(tx, async () => {}))).rejects.toThrow(/store.write/);
+    await expect(temp.store.db.transaction().execute(async (tx) => beforeCommit(tx, async () => {}))).rejects.toThrow(/store.write/);
   });
 });
 
 describe('shaped queries', () => {
   it('reuses the compiled text of a shape with new parameters', async () => {
     for (const [ws, count] of [['ws_a', 1], ['ws_b', 2], ['ws_c', 3]] as const) {
-      await store.write((tx) => runShaped(tx, 'test usage upsert', [ws, 'p', count], (p) => tx.insertInto('send_usage')
+      await temp.store.write((tx) => runShaped(tx, 'test usage upsert', [ws, 'p', count], (p) => tx.insertInto('send_usage')
         .values({ workspace_id: p[0] as string, period: p[1] as string, count: p[2] as number })));
     }
-    const read = (ws: string) => runShaped(store.db, 'test usage read', [ws], (p) => store.db.selectFrom('send_usage')
+    const read = (ws: string) => runShaped(temp.store.db, 'test usage read', [ws], (p) => temp.store.db.selectFrom('send_usage')
       .select(['workspace_id', 'count']).where('workspace_id', '=', p[0] as string));
     expect((await read('ws_a')).rows).toEqual([{ workspace_id: 'ws_a', count: 1 }]);
     expect((await read('ws_c')).rows).toEqual([{ workspace_id: 'ws_c', count: 3 }]);
   });
 
   it('places each parameter by where it lands, even when a first call repeats a value', async () => {
-    await store.write(async (tx) => {
+    await temp.store.write(async (tx) => {
       await addUsage(tx, 'same', 'same', 1);
       await addUsage(tx, 'ws_x', 'p9', 9);
     });
     // Stated in the opposite order to the SQL's placeholders, first with two equal values.
-    const read = (ws: string, period: string) => runShaped(store.db, 'test repeated-value read', [period, ws], (p) => store.db
+    const read = (ws: string, period: string) => runShaped(temp.store.db, 'test repeated-value read', [period, ws], (p) => temp.store.db
       .selectFrom('send_usage').select('count').where('workspace_id', '=', p[1] as string).where('period', '=', p[0] as string));
     expect((await read('same', 'same')).rows).toEqual([{ count: 1 }]);
     expect((await read('ws_x', 'p9')).rows).toEqual([{ count: 9 }]);
   });
 
   it('never reuses a shape whose query binds a value it was not given as a parameter', async () => {
-    await store.write(async (tx) => {
+    await temp.store.write(async (tx) => {
       await addUsage(tx, 'ws_a', 'p1', 1);
       await addUsage(tx, 'ws_b', 'p2', 2);
     });
     // The period is captured rather than passed: caching would pin the first one.
-    const read = (ws: string, period: string) => runShaped(store.db, 'test captured read', [ws], (p) => store.db
+    const read = (ws: string, period: string) => runShaped(temp.store.db, 'test captured read', [ws], (p) => temp.store.db
       .selectFrom('send_usage').select('count').where('workspace_id', '=', p[0] as string).where('period', '=', period));
     expect((await read('ws_a', 'p1')).rows).toEqual([{ count: 1 }]);
     expect((await read('ws_b', 'p2')).rows).toEqual([{ count: 2 }]);
   });
 
   it('inserts many rows per statement, whatever order each row names its columns in', async () => {
-    await store.write((tx) => insertRows(tx, 'send_usage', [
+    await temp.store.write((tx) => insertRows(tx, 'send_usage', [
       { workspace_id: 'ws_a', period: 'p1', count: 1 },
       { workspace_id: 'ws_a', period: 'p2', count: 2 },
     ]));
-    await store.write((tx) => insertRows(tx, 'send_usage', [
+    await temp.store.write((tx) => insertRows(tx, 'send_usage', [
       { workspace_id: 'ws_a', period: 'p3', count: 3 },
       { count: 4, period: 'p4', workspace_id: 'ws_a' },
     ]));
-    await store.write((tx) => insertRows(tx, 'send_usage', []));
+    await temp.store.write((tx) => insertRows(tx, 'send_usage', []));
     expect(await usage('ws_a')).toEqual([['p1', 1], ['p2', 2], ['p3', 3], ['p4', 4]]);
   });
 });
