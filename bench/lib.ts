@@ -33,11 +33,14 @@ export const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximu
 
 /**
  * Measures `subject` and `ceiling` in alternating rounds (so a noisy
- * neighbour hits both alike) and reports medians and their ratio.
+ * neighbour hits both alike) and reports medians and their ratio. One round
+ * of each comes first and is not counted: servers are measured warm.
  */
 export async function compare(name: string, rounds: number, ceiling: () => Promise<LoadResult>, subject: () => Promise<LoadResult>) {
   const c: LoadResult[] = [];
   const s: LoadResult[] = [];
+  await ceiling();
+  await subject();
   for (let i = 0; i < rounds; i++) {
     c.push(await ceiling());
     s.push(await subject());
