@@ -71,7 +71,7 @@ export interface DeliveryWorkerDeps {
   transport(delivery: DomainDelivery): Promise<RecipientOutcome[]>;
   /** MAILROOM_DELIVERY=sink: nothing leaves the machine, live mail included. */
   sinkOnly: boolean;
-  /** Deliveries in flight at once (default 64). */
+  /** Attempts under way at once (default 64); a row whose attempt is over and whose outcome is being written takes no slot. */
   concurrency?: number;
   /** Lease on a claimed row, renewed while the delivery runs (default 2 min). */
   leaseMs?: number;
@@ -105,9 +105,10 @@ const MIN_SLEEP_MS = 10;
  */
 const REFILL_SHARE = 4;
 /**
- * Outcomes wait this long for others to share their commit: deliveries end
- * one by one, and a commit (an fsync) per outcome would cost more than the
- * delivery. The row stays leased meanwhile, so nothing is tried twice.
+ * Outcomes wait this long for others (and for the next claim) to share their
+ * commit: deliveries end one by one, and a commit per outcome would cost more
+ * than the delivery. The row stays leased meanwhile, so nothing is tried
+ * twice, and its slot is already free for the next attempt.
  */
 const OUTCOME_GATHER_MS = 50;
 /**
@@ -116,6 +117,11 @@ const OUTCOME_GATHER_MS = 50;
  * statement (32,766).
  */
 const MAX_ROWS_PER_RECORD = 256;
+/**
+ * Claimed rows whose outcome is not yet written, at most, as a multiple of
+ * the concurrency: a store slow to take outcomes holds back new claims.
+ */
+const MAX_UNRECORDED_SHARE = 4;
 
 /** A finished delivery waiting for its outcome to be written. */
 interface Finished {
@@ -138,7 +144,11 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const rng = deps.rng ?? Math.random;
   const refillAt = Math.max(1, Math.floor(concurrency / REFILL_SHARE));
   const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  /** Claimed rows until their outcome is written (they stay leased that long), with the work that ends then. */
   const inFlight = new Map<string, Promise<void>>();
+  /** Of those, the rows whose attempt is under way: the slots `concurrency` counts. */
+  let attempting = 0;
+  const freeSlots = () => Math.min(concurrency - attempting, concurrency * MAX_UNRECORDED_SHARE - inFlight.size);
   let wakeUp: (() => void) | undefined;
 
   async function claim(limit: number): Promise<QueueItem[]> {
@@ -147,9 +157,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       const items = await claimDue(tx, { now, leaseMs, owner, limit });
       if (items.length) await ledger.handOff(tx, items, now);
       return items;
-    // While deliveries are in flight the claim shares the commit of their outcomes (an fsync
-    // fewer); an idle worker claims at once, so a lone email goes out without waiting.
-    }, inFlight.size > 0 ? { gatherMs: OUTCOME_GATHER_MS } : undefined);
+    // At once: outcomes gathering meanwhile go in the same commit, and the
+    // store's commits already wait for a sync under way.
+    });
   }
 
   async function sign(raw: Buffer, job: DeliveryJob): Promise<Buffer> {
@@ -212,11 +222,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   // per unit, so a row the store refuses cannot hold back the others).
   const recordOutcomes = coalescedWrite(store, writeOutcomes, { maxRows: MAX_ROWS_PER_RECORD, gatherMs: OUTCOME_GATHER_MS });
 
-  async function deliverItem(item: QueueItem, job: DeliveryJob | undefined): Promise<void> {
-    if (!job) {
-      await recordOutcomes([{ item, loaded: false, outcomes: [] }]);
-      return;
-    }
+  /** One attempt at a row: builds, signs and hands over the message; returns what the outcome write needs. */
+  async function attempt(item: QueueItem, job: DeliveryJob | undefined): Promise<Finished> {
+    if (!job) return { item, loaded: false, outcomes: [] };
     const outcomes: AttemptOutcome[] = job.skipped.map((s) => ({ kind: 'failed', recipientId: s.id, address: s.address, reason: s.reason }));
     let kept: Omit<KeptMessage, 'now'> | undefined;
     if (job.recipients.length) {
@@ -249,20 +257,34 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         outcomes.push(...outcomesOf(item, job, results, complained, clock.now()));
       }
     }
-    await recordOutcomes([{ item, loaded: true, outcomes, ...(kept && { kept }) }]);
+    return { item, loaded: true, outcomes, ...(kept && { kept }) };
   }
 
   /** Starts the deliveries of claimed rows; what to send is read for all of them at once. */
   function start(items: QueueItem[]): void {
     if (items.length === 0) return;
     const jobs = ledger.load(items);
+    attempting += items.length;
     for (const item of items) {
-      const p = jobs.then((loaded) => deliverItem(item, loaded.get(item.id)))
+      let ended = false;
+      // The slot frees as the attempt ends; the row stays leased until its outcome is written.
+      const endAttempt = () => {
+        if (ended) return;
+        ended = true;
+        attempting--;
+        if (attempting === 0 || freeSlots() >= refillAt) wakeUp?.();
+      };
+      const p = jobs.then((loaded) => attempt(item, loaded.get(item.id)))
+        .then((finished) => {
+          endAttempt();
+          return recordOutcomes([finished]);
+        })
         // A failure here (the store, a bug) leaves the row leased: it is tried again when the lease lapses.
         .catch((err) => logger.error({ err, email_id: item.emailId, job_id: item.id }, 'delivery attempt could not be recorded'))
         .finally(() => {
+          endAttempt();
           inFlight.delete(item.id);
-          if (inFlight.size === 0 || concurrency - inFlight.size >= refillAt) wakeUp?.();
+          if (inFlight.size === 0 || freeSlots() >= refillAt) wakeUp?.();
         });
       inFlight.set(item.id, p);
     }
@@ -284,7 +306,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       signal.addEventListener('abort', stop, { once: true });
       try {
         while (!signal.aborted) {
-          const free = concurrency - inFlight.size;
+          const free = freeSlots();
           const claimed = free > 0
             ? await claim(free).catch((err) => {
               logger.error({ err }, 'could not claim delivery work');

@@ -5,6 +5,7 @@ import { systemClock } from '../../../src/core/clock.js';
 import { createDeliveryWorker, type DeliveryJob, type DeliveryLedger } from '../../../src/delivery/delivery.worker.js';
 import { enqueue, type QueueItem } from '../../../src/delivery/queue.repo.js';
 import type { DkimSigner } from '../../../src/delivery/index.js';
+import type { Tx } from '../../../src/store/db.js';
 
 
 const temp = useTempStore();
@@ -70,5 +71,49 @@ describe('the delivery worker loop', () => {
     // Outcomes that finish close together share one record call.
     expect(records).toBeLessThan(rows / 2);
     expect(await temp.store.db.selectFrom('outbound_queue').select('id').execute()).toEqual([]);
+  });
+
+  it('frees a slot when its attempt ends: the next rows are claimed in the commit that writes the earlier outcomes', async () => {
+    const rows = 12;
+    await temp.store.write(async (tx) => {
+      for (let i = 0; i < rows; i++) {
+        await enqueue(tx, { workspaceId: 'ws_1', emailId: `em_${i}`, domains: ['rcpt.example'], dueAt: 0, lifetimeMs: 60_000, now: 0 });
+      }
+    });
+    const handOffs: Tx[] = [];
+    const records: Tx[] = [];
+    const recorded = new Set<string>();
+    let active = 0;
+    let most = 0;
+    const ledger: DeliveryLedger = {
+      async handOff(tx) { handOffs.push(tx); },
+      async load(items) { return new Map(items.map((item) => [item.id, job(item)])); },
+      async record(tx, done) {
+        records.push(tx);
+        for (const { item } of done) recorded.add(item.emailId);
+      },
+    };
+    const worker = createDeliveryWorker({
+      store: temp.store, clock: systemClock, logger: pino({ level: 'silent' }), ledger, sinkOnly: false, concurrency: 2, idleMs: 20,
+      signer: {} as DkimSigner,
+      async transport(d) {
+        most = Math.max(most, ++active);
+        await new Promise((r) => setImmediate(r));
+        active--;
+        return d.recipients.map((recipient) => ({ recipient, status: 'delivered' as const, smtp_code: 250, response: '250 ok', mx_host: 'mx' }));
+      },
+    });
+    const stop = new AbortController();
+    const running = worker.run(stop.signal);
+    try {
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline && recorded.size < rows;) await new Promise((r) => setTimeout(r, 10));
+    } finally {
+      stop.abort();
+      await running;
+    }
+    expect(recorded.size).toBe(rows);
+    expect(most).toBeLessThanOrEqual(2);
+    // A claim did not wait for the outcomes before it to be written: it shared their transaction.
+    expect(handOffs.some((tx) => records.includes(tx))).toBe(true);
   });
 });
