@@ -3,7 +3,6 @@ import { AUTH_OPTIONS, PARSER_OPTIONS, type AuthRequest, type MessageReader, typ
 import { authenticate, type DNSResolver } from 'mailauth';
 import type { AuthResults, InboundAttachmentMeta, InboundHeader } from './inbound.repo.js';
 import type { ReportInput } from './reports.js';
-import { authResultsOf, partsOf } from './message-parts.js';
 
 // Turning a stored message into the fields the API shows: mailparser for the
 // MIME structure, mailauth for SPF (RFC 7208), DKIM (RFC 6376) and DMARC
@@ -28,6 +27,20 @@ export interface MessageFields {
 
 function parse(raw: Buffer): Promise<ParsedMail> {
   return simpleParser(raw, PARSER_OPTIONS as SimpleParserOptions);
+}
+
+/** The parts of a parsed message the fields are made of (the parsing threads send the same). */
+export function partsOf(mail: ParsedMail): ParsedParts {
+  return {
+    headerLines: mail.headerLines,
+    contentType: mail.headers.get('content-type') as ParsedParts['contentType'],
+    from: mail.from, to: mail.to, cc: mail.cc, replyTo: mail.replyTo,
+    subject: mail.subject, text: mail.text, html: mail.html, messageId: mail.messageId,
+    attachments: mail.attachments.map((a) => ({
+      filename: a.filename, contentType: a.contentType, size: a.size, cid: a.cid,
+      contentDisposition: a.contentDisposition, content: a.content,
+    })),
+  };
 }
 
 /** Parses on the calling thread. */
@@ -108,6 +121,26 @@ export interface AuthInput {
   helo: string;
   /** MAIL FROM; '' for the null sender, whose SPF identity is the HELO name (RFC 7208 §2.4). */
   mailFrom: string;
+}
+
+// mailauth spells a temporary error 'temperr' in places; RFC 8601 §2.7 says 'temperror'.
+const result = (r: string) => (r === 'temperr' ? 'temperror' : r);
+
+type Authenticated = Awaited<ReturnType<typeof authenticate>>;
+
+/** The results of mailauth's checks, as stored (the parsing threads hold a copy). */
+export function authResultsOf(res: Pick<Authenticated, 'spf' | 'dkim' | 'dmarc' | 'headers'>): AuthResults {
+  const authResults = /(?:^|\r?\n)Authentication-Results:\s*([\s\S]*?)(?=\r?\n(?![ \t])|$)/i.exec(res.headers)?.[1] ?? '';
+  return {
+    spf: res.spf ? { result: result(res.spf.status.result), domain: res.spf.domain ?? null } : { result: 'none', domain: null },
+    dkim: res.dkim.results
+      .filter((r) => Boolean(r.signingDomain))
+      .map((r) => ({ result: result(r.status.result), domain: r.signingDomain, selector: r.selector ?? null, aligned: Boolean(r.status.aligned) })),
+    dmarc: res.dmarc
+      ? { result: result(res.dmarc.status.result), policy: res.dmarc.policy ?? null, domain: res.dmarc.domain ?? null }
+      : { result: 'none', policy: null, domain: null },
+    authentication_results: authResults.replace(/\r?\n[ \t]+/g, ' ').trim(),
+  };
 }
 
 /** SPF (RFC 7208), DKIM (RFC 6376) and DMARC (RFC 7489) of a received message, on this thread. */

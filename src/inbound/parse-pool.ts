@@ -4,7 +4,6 @@ import { Worker } from 'node:worker_threads';
 import type { AddressObject } from 'mailparser';
 import type { DNSResolver } from 'mailauth';
 import type { AuthResults } from './inbound.repo.js';
-import { authResultsOf, partsOf } from './message-parts.js';
 
 // The processor's reading of received mail on worker threads: MIME parsing
 // (mailparser) and the SPF, DKIM and DMARC checks (mailauth). Both are CPU
@@ -20,10 +19,9 @@ import { authResultsOf, partsOf } from './message-parts.js';
 // configured servers stay the only ones asked.
 //
 // The worker is plain JavaScript run with `eval`, so the same code works from
-// the TypeScript sources (tests) and from dist/; it takes the reduction of a
-// parsed message and of the check results from message-parts.ts as source
-// text. mailparser and mailauth are loaded from the paths this module
-// resolves, not from wherever the process was started. The worker sends back only what the fields and the results
+// the TypeScript sources (tests) and from dist/; mailparser and mailauth are
+// loaded from the paths this module resolves, not from wherever the process
+// was started. The worker sends back only what the fields and the results
 // are made of, as data that survives being posted between threads.
 
 /** What parse-message.ts needs of a parsed message. */
@@ -75,6 +73,43 @@ export const PARSER_OPTIONS = {
 // certificates over HTTPS for every message.
 export const AUTH_OPTIONS = { disableArc: true, disableBimi: true } as const;
 
+/**
+ * The worker's copies of partsOf and authResultsOf in parse-message.ts; a
+ * test holds each pair to the same output. Copies rather than the functions'
+ * own source text (toString): a transpiler may put its helpers in that text
+ * (tsx's esbuild adds __name calls), and the worker has none of them.
+ */
+const PARTS_SOURCE = `
+function partsOf(mail) {
+  return {
+    headerLines: mail.headerLines,
+    contentType: mail.headers.get('content-type'),
+    from: mail.from, to: mail.to, cc: mail.cc, replyTo: mail.replyTo,
+    subject: mail.subject, text: mail.text, html: mail.html, messageId: mail.messageId,
+    attachments: mail.attachments.map((a) => ({
+      filename: a.filename, contentType: a.contentType, size: a.size, cid: a.cid,
+      contentDisposition: a.contentDisposition, content: a.content,
+    })),
+  };
+}
+
+const result = (r) => (r === 'temperr' ? 'temperror' : r);
+
+function authResultsOf(res) {
+  const authResults = /(?:^|\\r?\\n)Authentication-Results:\\s*([\\s\\S]*?)(?=\\r?\\n(?![ \\t])|$)/i.exec(res.headers)?.[1] ?? '';
+  return {
+    spf: res.spf ? { result: result(res.spf.status.result), domain: res.spf.domain ?? null } : { result: 'none', domain: null },
+    dkim: res.dkim.results
+      .filter((r) => Boolean(r.signingDomain))
+      .map((r) => ({ result: result(r.status.result), domain: r.signingDomain, selector: r.selector ?? null, aligned: Boolean(r.status.aligned) })),
+    dmarc: res.dmarc
+      ? { result: result(res.dmarc.status.result), policy: res.dmarc.policy ?? null, domain: res.dmarc.domain ?? null }
+      : { result: 'none', policy: null, domain: null },
+    authentication_results: authResults.replace(/\\r?\\n[ \\t]+/g, ' ').trim(),
+  };
+}
+`;
+
 // A job is `{ id, raw, auth? }`; the worker answers `{ id, parts, auth? }` or
 // `{ id, error }`. While a job is checked, the worker asks `{ dns, job, name,
 // rrtype }` and is told `{ dns, answer }` or `{ dns, error: { code, message } }`:
@@ -87,8 +122,7 @@ const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const { simpleParser } = require(workerData.mailparser);
 const { authenticate } = require(workerData.mailauth);
-const partsOf = (${partsOf.toString()});
-const authResultsOf = (${authResultsOf.toString()});
+${PARTS_SOURCE}
 let outbox = [];
 const send = (msg) => {
   if (outbox.push(msg) === 1) setImmediate(() => { parentPort.postMessage(outbox); outbox = []; });
