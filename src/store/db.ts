@@ -28,6 +28,8 @@ export interface Store {
 
 interface Pending {
   work: (tx: Tx) => Promise<unknown>;
+  /** Written without gatherMs: commits as soon as it can. */
+  eager: boolean;
   resolve(value: unknown): void;
   reject(err: unknown): void;
 }
@@ -205,7 +207,8 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
   // they could not be durable sooner anyway, and one commit of many costs
   // less than many small ones (each writes the pages it touched to the WAL).
   const syncer = inMemory ? undefined : walSyncer(`${file}-wal`, options.syncFile ?? fdatasync, () => {
-    if (queue.length > 0 && !soon && later === undefined) kick();
+    // A unit that does not gather goes now, and takes the gathering ones along (as a kick does).
+    if (queue.some((u) => u.eager) || (queue.length > 0 && !soon && later === undefined)) kick();
   });
   conn.pragma('foreign_keys = ON');
   conn.pragma('busy_timeout = 5000');
@@ -294,7 +297,7 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
     db,
     write<T>(work: (tx: Tx) => Promise<T>, options?: { gatherMs?: number }): Promise<T> {
       return new Promise<T>((resolve, reject) => {
-        queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
+        queue.push({ work, eager: !options?.gatherMs, resolve: resolve as (v: unknown) => void, reject });
         if (soon) return;
         if (options?.gatherMs) {
           later ??= setTimeout(kick, options.gatherMs);

@@ -92,6 +92,8 @@ describe('durability', () => {
     const txs = new Set<Tx>();
     const later = ['ws_b', 'ws_c', 'ws_d'].map((ws) => heldStore.write(async (tx) => { txs.add(tx); await addUsage(tx, ws, 'p', 1); }));
     await new Promise((r) => setTimeout(r, 20));
+    // A unit that gathers, written after them, does not hold them back.
+    later.push(heldStore.write(async (tx) => { txs.add(tx); await addUsage(tx, 'ws_e', 'p', 1); }, { gatherMs: 5_000 }));
     // Nothing commits while the first sync runs…
     expect(await count()).toBe(1);
     expect(txs.size).toBe(0);
@@ -99,7 +101,7 @@ describe('durability', () => {
     await first;
     // …then the units that waited commit in one transaction, covered by the next sync.
     await waitForSync();
-    expect(await count()).toBe(4);
+    expect(await count()).toBe(5);
     expect(txs.size).toBe(1);
     held.shift()!();
     await Promise.all(later);
