@@ -92,7 +92,23 @@ export async function runShaped<R>(db: Db | Tx, shape: string, params: readonly 
     shapes.set(key, plan);
   }
   if (!plan || params.includes(undefined)) return db.executeQuery(build(params).compile());
-  return db.executeQuery<R>(CompiledQuery.raw(plan.sql, plan.order.map((i) => params[i])));
+  const bound = plan.order.map((i) => params[i]);
+  const statement = statementsByTx.get(db as Tx);
+  return statement ? runStatement<R>(statement(plan.sql), bound) : db.executeQuery<R>(CompiledQuery.raw(plan.sql, bound));
+}
+
+/**
+ * The statements of the connection a store.write transaction holds. A shaped
+ * query of such a transaction runs on them directly, as Kysely's SQLite
+ * driver would run it, without the executor's turns of the event loop: the
+ * transaction has the connection to itself until it ends.
+ */
+const statementsByTx = new WeakMap<Tx, (sql: string) => Sqlite.Statement>();
+
+function runStatement<R>(statement: Sqlite.Statement, params: unknown[]): QueryResult<R> {
+  if (statement.reader) return { rows: statement.all(params) as R[] };
+  const { changes, lastInsertRowid } = statement.run(params);
+  return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
 }
 
 /**
@@ -217,7 +233,8 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
   // and its commit record are what make a commit durable).
   conn.pragma('temp_store = MEMORY');
   conn.pragma('cache_size = -32000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(conn) }) });
+  const statements = withStatementCache(conn);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
 
   let queue: Pending[] = [];
   // Run on the connection directly: the unit's transaction holds it, and the
@@ -273,6 +290,7 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
         try {
           await db.transaction().execute(async (tx) => {
             deferredByTx.set(tx, { unit: [] });
+            statementsByTx.set(tx, statements.prepare);
             const kept: Array<(tx: Tx) => Promise<void>> = [];
             for (const unit of batch) settle.push(await runUnit(tx, unit, batch.length > 1, kept));
             for (const work of kept) await work(tx);

@@ -194,4 +194,18 @@ describe('shaped queries', () => {
     await temp.store.write((tx) => insertRows(tx, 'send_usage', []));
     expect(await usage('ws_a')).toEqual([['p1', 1], ['p2', 2], ['p3', 3], ['p4', 4]]);
   });
+  it('answers a shaped query inside a write unit as outside one: rows, changes and the unit\'s own uncommitted rows', async () => {
+    const upsert = (tx: Tx, ws: string, count: number) => runShaped(tx, 'test usage add', [ws, 'p', count, count], (p) => tx.insertInto('send_usage')
+      .values({ workspace_id: p[0] as string, period: p[1] as string, count: p[2] as number })
+      .onConflict((oc) => oc.columns(['workspace_id', 'period']).doUpdateSet((eb) => ({ count: eb('send_usage.count', '+', p[3] as number) }))));
+    const read = (db: Tx | typeof temp.store.db, ws: string) => runShaped(db, 'test usage of', [ws], (p) => db.selectFrom('send_usage')
+      .select(['period', 'count']).where('workspace_id', '=', p[0] as string));
+    const inside = await temp.store.write(async (tx) => {
+      const first = await upsert(tx, 'ws_a', 2);
+      const second = await upsert(tx, 'ws_a', 3);
+      return { changes: [first.numAffectedRows, second.numAffectedRows], rows: (await read(tx, 'ws_a')).rows };
+    });
+    expect(inside).toEqual({ changes: [1n, 1n], rows: [{ period: 'p', count: 5 }] });
+    expect((await read(temp.store.db, 'ws_a')).rows).toEqual([{ period: 'p', count: 5 }]);
+  });
 });
