@@ -194,6 +194,7 @@ describe('shaped queries', () => {
     await temp.store.write((tx) => insertRows(tx, 'send_usage', []));
     expect(await usage('ws_a')).toEqual([['p1', 1], ['p2', 2], ['p3', 3], ['p4', 4]]);
   });
+
   it('answers a shaped query inside a write unit as outside one: rows, changes and the unit\'s own uncommitted rows', async () => {
     const upsert = (tx: Tx, ws: string, count: number) => runShaped(tx, 'test usage add', [ws, 'p', count, count], (p) => tx.insertInto('send_usage')
       .values({ workspace_id: p[0] as string, period: p[1] as string, count: p[2] as number })
