@@ -266,23 +266,16 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     const jobs = ledger.load(items);
     attempting += items.length;
     for (const item of items) {
-      let ended = false;
-      // The slot frees as the attempt ends; the row stays leased until its outcome is written.
-      const endAttempt = () => {
-        if (ended) return;
-        ended = true;
-        attempting--;
-        if (attempting === 0 || freeSlots() >= refillAt) wakeUp?.();
-      };
       const p = jobs.then((loaded) => attempt(item, loaded.get(item.id)))
-        .then((finished) => {
-          endAttempt();
-          return recordOutcomes([finished]);
+        // The slot frees as the attempt ends; the row stays leased until its outcome is written.
+        .finally(() => {
+          attempting--;
+          if (attempting === 0 || freeSlots() >= refillAt) wakeUp?.();
         })
+        .then((finished) => recordOutcomes([finished]))
         // A failure here (the store, a bug) leaves the row leased: it is tried again when the lease lapses.
         .catch((err) => logger.error({ err, email_id: item.emailId, job_id: item.id }, 'delivery attempt could not be recorded'))
         .finally(() => {
-          endAttempt();
           inFlight.delete(item.id);
           if (inFlight.size === 0 || freeSlots() >= refillAt) wakeUp?.();
         });
