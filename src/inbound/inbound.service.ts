@@ -97,9 +97,9 @@ const RETRY_AFTER_MS = [10_000, 60_000, 600_000, 3_600_000];
 export const MAX_PROCESS_ATTEMPTS = RETRY_AFTER_MS.length + 1;
 /**
  * While the listener has messages on their way to a commit, the processor's
- * writes wait up to this long to share one (each commit is an fsync, and
- * SQLite's blocks the event loop the listener answers on). Nobody waits on
- * them, and the wait ends as soon as the listener's write goes.
+ * writes wait up to this long to share one (each commit writes its pages to
+ * the WAL on the event loop the listener answers on). Nobody waits on them,
+ * and the wait ends as soon as the listener's write goes.
  */
 const PROCESS_GATHER_MS = 20;
 /**
@@ -148,13 +148,11 @@ export function inboundService(deps: InboundDeps): InboundService {
    */
   let backlog = true;
   let lastStoreClaim = 0;
-  /** Inserts of handed-off messages under way, which a detach waits for. */
-  const handing = new Set<Promise<unknown>>();
-  /** Accepted messages not yet committed. */
-  let accepting = 0;
+  /** Inserts of accepted messages not yet committed (a detach waits for them). */
+  const inserting = new Set<Promise<void>>();
   /** The processor's writes: alone when the listener is quiet, else with its next commit. */
   const processorWrite = <T>(work: (tx: Tx) => Promise<T>) =>
-    store.write(work, accepting > 0 ? { gatherMs: PROCESS_GATHER_MS } : undefined);
+    store.write(work, inserting.size > 0 ? { gatherMs: PROCESS_GATHER_MS } : undefined);
 
   /**
    * What mail to a host is for: the domains whose return path it is, the
@@ -352,19 +350,16 @@ export function inboundService(deps: InboundDeps): InboundService {
       const handOff = to !== undefined && !backlog && handedOff.length < HANDOFF_MAX_MESSAGES && handedOffBytes < HANDOFF_MAX_BYTES;
       if (to && !handOff) backlog = true;
       if (handOff) for (const r of rows) r.lease = { owner: to.owner, until: now + PROCESS_LEASE_MS };
-      accepting++;
       const inserted = insertAccepted(rows);
-      if (handOff) handing.add(inserted);
+      inserting.add(inserted);
       try {
         await inserted;
       } finally {
-        accepting--;
-        handing.delete(inserted);
+        inserting.delete(inserted);
       }
       if (handOff && processor === to) {
         for (const r of rows) {
-          handedOff.push({ id: r.id, workspaceId: r.workspaceId, domainId: r.domainId, kind: r.kind, mailFrom: r.mailFrom, rcptTo: r.rcptTo,
-            remoteIp: r.remoteIp, helo: r.helo, raw: r.raw, attempts: 1 });
+          handedOff.push({ ...r, attempts: 1 });
           handedOffBytes += r.raw.length;
         }
       }
@@ -437,7 +432,7 @@ export function inboundService(deps: InboundDeps): InboundService {
       handedOff = [];
       handedOffBytes = 0;
       backlog = true;
-      await Promise.allSettled([...handing]);
+      await Promise.allSettled([...inserting]);
       await store.write((tx) => releaseLeases(tx, owner));
     },
 
