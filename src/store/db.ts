@@ -93,17 +93,24 @@ export async function runShaped<R>(db: Db | Tx, shape: string, params: readonly 
   }
   if (!plan || params.includes(undefined)) return db.executeQuery(build(params).compile());
   const bound = plan.order.map((i) => params[i]);
-  const statement = statementsByTx.get(db as Tx);
-  return statement ? runStatement<R>(statement(plan.sql), bound) : db.executeQuery<R>(CompiledQuery.raw(plan.sql, bound));
+  const unitTx = unitTxs.get(db as Tx);
+  return unitTx ? runStatement<R>(unitTx.statement(plan.sql), bound) : db.executeQuery<R>(CompiledQuery.raw(plan.sql, bound));
 }
 
-/**
- * The statements of the connection a store.write transaction holds. A shaped
- * query of such a transaction runs on them directly, as Kysely's SQLite
- * driver would run it, without the executor's turns of the event loop: the
- * transaction has the connection to itself until it ends.
- */
-const statementsByTx = new WeakMap<Tx, (sql: string) => Sqlite.Statement>();
+/** What a transaction of store.write carries beside Kysely's own. */
+interface UnitTx {
+  /**
+   * The statements of the connection the transaction holds. A shaped query
+   * of the transaction runs on them directly, as Kysely's SQLite driver would
+   * run it, without the executor's turns of the event loop: the transaction
+   * has the connection to itself until it ends.
+   */
+  statement: (sql: string) => Sqlite.Statement;
+  /** Work the current unit leaves for the end of the transaction (beforeCommit). */
+  deferred: Array<(tx: Tx) => Promise<void>>;
+}
+
+const unitTxs = new WeakMap<Tx, UnitTx>();
 
 function runStatement<R>(statement: Sqlite.Statement, params: unknown[]): QueryResult<R> {
   if (statement.reader) return { rows: statement.all(params) as R[] };
@@ -129,9 +136,6 @@ export async function insertRows<T extends keyof Database & string>(db: Db | Tx,
     .values(rows.map((_, i) => Object.fromEntries(columns.map((c, j) => [c, p[i * columns.length + j]]))) as never));
 }
 
-// Work a unit leaves for the end of its transaction, keyed by the transaction.
-const deferredByTx = new WeakMap<Tx, { unit: Array<(tx: Tx) => Promise<void>> }>();
-
 /**
  * Runs `work` in the unit's transaction after every unit sharing it has run,
  * just before the commit, and only if this unit succeeded. For writes that
@@ -140,9 +144,9 @@ const deferredByTx = new WeakMap<Tx, { unit: Array<(tx: Tx) => Promise<void>> }>
  * would make one tiny index segment per unit. `work` must not fail.
  */
 export function beforeCommit(tx: Tx, work: (tx: Tx) => Promise<void>): void {
-  const deferred = deferredByTx.get(tx);
-  if (!deferred) throw new Error('beforeCommit needs a transaction of store.write');
-  deferred.unit.push(work);
+  const unitTx = unitTxs.get(tx);
+  if (!unitTx) throw new Error('beforeCommit needs a transaction of store.write');
+  unitTx.deferred.push(work);
 }
 
 // Upper bound on units per commit, so one huge burst cannot hold the
@@ -255,12 +259,12 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
   }
 
   async function runUnit(tx: Tx, unit: Pending, shared: boolean, kept: Array<(tx: Tx) => Promise<void>>): Promise<() => void> {
-    const deferred = deferredByTx.get(tx)!;
-    deferred.unit = [];
+    const unitTx = unitTxs.get(tx)!;
+    unitTx.deferred = [];
     if (!shared) {
       try {
         const value = await unit.work(tx);
-        kept.push(...deferred.unit);
+        kept.push(...unitTx.deferred);
         return () => unit.resolve(value);
       } catch (err) {
         throw Object.assign(new Error('unit failed'), { unitError: err });
@@ -270,7 +274,7 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
     try {
       const value = await unit.work(tx);
       release.run();
-      kept.push(...deferred.unit);
+      kept.push(...unitTx.deferred);
       return () => unit.resolve(value);
     } catch (err) {
       rollbackTo.run();
@@ -289,8 +293,7 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
         const settle: Array<() => void> = [];
         try {
           await db.transaction().execute(async (tx) => {
-            deferredByTx.set(tx, { unit: [] });
-            statementsByTx.set(tx, statements.prepare);
+            unitTxs.set(tx, { statement: statements.prepare, deferred: [] });
             const kept: Array<(tx: Tx) => Promise<void>> = [];
             for (const unit of batch) settle.push(await runUnit(tx, unit, batch.length > 1, kept));
             for (const work of kept) await work(tx);
