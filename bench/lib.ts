@@ -13,16 +13,28 @@ import { fileURLToPath } from 'node:url';
 const run = promisify(execFile);
 const loadScript = fileURLToPath(new URL('./load.ts', import.meta.url));
 
-export interface LoadResult { requests: number; errors: number; statuses: Record<string, number>; rps: number; p50: number; p99: number }
+export interface LoadResult {
+  requests: number; errors: number; statuses: Record<string, number>; rps: number; p50: number; p99: number;
+  /** CPU time of this process (every thread) per request while the load ran: the server's cost, noise aside. */
+  cpuMsPerRequest: number;
+}
 
 export interface LoadOptions { url: string; connections?: number; seconds?: number; maxRequests?: number; headers?: Record<string, string>; method?: string; body?: string }
 
-/** Runs the load generator in a child process against a URL. */
+/**
+ * Runs the load generator in a child process against a URL served by this
+ * process, and measures what serving it cost this process in CPU.
+ */
 export async function load(o: LoadOptions): Promise<LoadResult> {
   const args = { connections: 32, seconds: 3, maxRequests: 500_000, headers: {}, method: 'GET', ...o };
+  const cpu = process.cpuUsage();
   const { stdout } = await run(process.execPath, ['--import', 'tsx', loadScript, JSON.stringify(args)], { timeout: (args.seconds + 30) * 1000 });
-  return JSON.parse(stdout.trim().split('\n').at(-1)!) as LoadResult;
+  const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as Omit<LoadResult, 'cpuMsPerRequest'>;
+  return { ...result, cpuMsPerRequest: cpuMs(process.cpuUsage(cpu)) / Math.max(1, result.requests) };
 }
+
+/** Milliseconds of CPU in a process.cpuUsage() difference (user and system, every thread). */
+export const cpuMs = (usage: NodeJS.CpuUsage) => (usage.user + usage.system) / 1000;
 
 export const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -32,27 +44,33 @@ export const median = (xs: number[]) => {
 export const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 /**
- * Measures `subject` and `ceiling` in alternating rounds (so a noisy
- * neighbour hits both alike) and reports medians and their ratio. One round
- * of each comes first and is not counted: servers are measured warm.
+ * Measures `subject` and `ceiling` (and `reference`, when given: a third
+ * figure to read them by) in alternating rounds, so a noisy neighbour hits
+ * all alike, and reports medians and the subject's ratio to the ceiling. One
+ * round of each comes first and is not counted: servers are measured warm.
  */
-export async function compare(name: string, rounds: number, ceiling: () => Promise<LoadResult>, subject: () => Promise<LoadResult>) {
-  const c: LoadResult[] = [];
-  const s: LoadResult[] = [];
-  await ceiling();
-  await subject();
+export async function compare(name: string, rounds: number, ceiling: () => Promise<LoadResult>, subject: () => Promise<LoadResult>,
+  reference?: { label: string; run: () => Promise<LoadResult> }) {
+  const sides = [ceiling, subject, ...(reference ? [reference.run] : [])];
+  const results: LoadResult[][] = sides.map(() => []);
+  for (const side of sides) await side();
   for (let i = 0; i < rounds; i++) {
-    c.push(await ceiling());
-    s.push(await subject());
+    for (const [j, side] of sides.entries()) results[j].push(await side());
   }
-  const bad = s.find((r) => r.errors > 0) ?? c.find((r) => r.errors > 0);
+  const bad = results.flat().find((r) => r.errors > 0);
   if (bad) throw new Error(`${name}: load saw errors ${JSON.stringify(bad.statuses)}`);
+  const [c, s, ref] = results.map((rs) => ({
+    rps: median(rs.map((r) => r.rps)), p99: median(rs.map((r) => r.p99)), cpu: median(rs.map((r) => r.cpuMsPerRequest)),
+  }));
   const row = {
     name,
-    ceiling_rps: median(c.map((r) => r.rps)),
-    ceiling_p99_ms: median(c.map((r) => r.p99)),
-    rps: median(s.map((r) => r.rps)),
-    p99_ms: median(s.map((r) => r.p99)),
+    ceiling_rps: c.rps,
+    ceiling_p99_ms: c.p99,
+    ceiling_cpu_ms: c.cpu,
+    rps: s.rps,
+    p99_ms: s.p99,
+    cpu_ms: s.cpu,
+    reference: reference && { label: reference.label, ...ref },
   };
   return { ...row, ratio: row.rps / row.ceiling_rps };
 }
