@@ -103,6 +103,7 @@ export async function openServices(config: Config, clock: Clock = systemClock, l
     store, clock, logger, sealKey: keyring.sealKey, allowPrivate: config.webhookAllowPrivate,
     resolveHost: config.dnsServers.length > 0 ? resolverLookup(webhookResolver) : (host) => dnsPromises.lookup(host, { all: true, verbatim: true }),
     readEventsAfter: (afterPos, limit) => events.readAfter(afterPos, limit),
+    lastEventPos: () => events.lastPos(),
   });
   return {
     store,

@@ -194,6 +194,12 @@ export async function readEventsAfter(db: Db, afterPos: number, limit: number): 
   return rows.map((r) => ({ pos: r.pos, workspaceId: r.workspace_id, createdAt: r.created_at, event: toEvent(r) }));
 }
 
+/** The position of the last event committed (0 when there is none). */
+export async function lastEventPos(db: Db): Promise<number> {
+  const row = await db.selectFrom('events').select((eb) => eb.fn.max('pos').as('pos')).executeTakeFirst();
+  return Number(row?.pos ?? 0);
+}
+
 // ---- the side indexes ----
 
 const SIDE_INDEX_WATERMARK = 'events_index';

@@ -2,7 +2,7 @@ import { notFound } from '../core/errors.js';
 import type { Store } from '../store/db.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import type { EmailEvent } from './events.repo.js';
-import { findEvent, indexEventsBatch, listEvents, readEventsAfter, type PositionedEvent } from './events-query.repo.js';
+import { findEvent, indexEventsBatch, lastEventPos, listEvents, readEventsAfter, type PositionedEvent } from './events-query.repo.js';
 
 /** The kinds the event_type filter accepts (the schema's enum); the type is `email.<kind>`. */
 export type EventTypeFilter = 'sent' | 'delivered' | 'bounced' | 'opened' | 'clicked' | 'complained' | 'failed' | 'delayed';
@@ -23,6 +23,8 @@ export interface EventsService {
   get(ws: string, id: string): Promise<EmailEvent>;
   /** Events of every workspace after a position, in order: the port consumers of the event stream follow. */
   readAfter(afterPos: number, limit: number): Promise<PositionedEvent[]>;
+  /** The position of the last event there is (0 when none): where a follower with nothing to do may move to. */
+  lastPos(): Promise<number>;
   /** Brings the list's side indexes (search, tags, hours) up to date, a bounded amount per call; returns the events indexed. */
   indexEvents(): Promise<number>;
 }
@@ -52,6 +54,7 @@ export function eventsService(deps: { store: Store }): EventsService {
     },
 
     readAfter: (afterPos, limit) => readEventsAfter(store.db, afterPos, limit),
+    lastPos: () => lastEventPos(store.db),
 
     async indexEvents() {
       let total = 0;

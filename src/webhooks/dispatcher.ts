@@ -9,7 +9,7 @@ import { signatureHeader } from './signature.js';
 import { TEST_EVENT_TYPE } from './event-types.js';
 import type { ResolveHost } from './url-policy.js';
 import {
-  anyDue, claimDue, deliveryExists, disableWebhook, enabledWebhookIds, enabledWebhooksOf, endpointForDelivery, insertAttempt,
+  anyDue, anyEnabledWebhook, claimDue, deliveryExists, disableWebhook, enabledWebhookIds, enabledWebhooksOf, endpointForDelivery, insertAttempt,
   insertDeliveries, readWatermark, recordEndpointHealth, settleDelivery, writeWatermark, type DeliveryRow, type NewDelivery,
 } from './webhooks.repo.js';
 
@@ -19,7 +19,10 @@ import {
 //    (event_watermarks 'webhooks'): each batch of events becomes one
 //    delivery row per subscribed, enabled endpoint, and the watermark moves,
 //    in one transaction. Nothing in the code that writes events knows about
-//    webhooks; an event committed is an event delivered.
+//    webhooks; an event committed is an event delivered. While no endpoint
+//    is enabled anywhere, the watermark just moves to the last event: no one
+//    would hear of those events, and an endpoint made later hears only of
+//    what happens after it was made.
 //    On PostgreSQL, where positions are handed out before commit, the read
 //    must stop below the oldest position still in flight (rows whose xmin is
 //    not yet visible to every snapshot) so a late commit is not skipped.
@@ -62,11 +65,13 @@ export interface DispatcherDeps {
   allowPrivate: boolean;
   resolveHost: ResolveHost;
   readEventsAfter(afterPos: number, limit: number): Promise<FollowedEvent[]>;
+  /** The position of the last event a reader can see (0 when there is none). */
+  lastEventPos(): Promise<number>;
   random?: () => number;
 }
 
 export interface Dispatcher {
-  /** Fans out one batch of events; returns how many events it consumed. */
+  /** Fans out one batch of events; returns how many events it consumed (positions passed over, when no endpoint is enabled). */
   fanOut(): Promise<number>;
   /** Claims due deliveries within the concurrency caps and starts them; returns how many. */
   deliverDue(): Promise<number>;
@@ -103,6 +108,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
   async function fanOutBatch(): Promise<number> {
     const lo = await readWatermark(store.db, FANOUT_WATERMARK);
+    if (!(await anyEnabledWebhook(store.db))) return passOver(lo);
     const events = await deps.readEventsAfter(lo, FANOUT_BATCH);
     if (events.length === 0) return 0;
     const now = clock.now();
@@ -127,6 +133,18 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       await writeWatermark(tx, FANOUT_WATERMARK, events.at(-1)!.pos);
     });
     return events.length;
+  }
+
+  /** With no endpoint enabled, moves the watermark past every event there is, reading none; returns how many positions it passed. */
+  async function passOver(lo: number): Promise<number> {
+    const hi = await deps.lastEventPos();
+    if (hi <= lo) return 0;
+    return store.write(async (tx) => {
+      // Another fan-out moved first, or an endpoint was enabled meanwhile: the next round reads as usual.
+      if ((await readWatermark(tx, FANOUT_WATERMARK)) !== lo || (await anyEnabledWebhook(tx))) return 0;
+      await writeWatermark(tx, FANOUT_WATERMARK, hi);
+      return hi - lo;
+    });
   }
 
   function secretsFor(hook: NonNullable<Awaited<ReturnType<typeof endpointForDelivery>>>, now: number): string[] {

@@ -214,6 +214,12 @@ export async function anyDue(db: Db, now: number): Promise<boolean> {
   return row !== undefined;
 }
 
+/** Whether any workspace has an enabled endpoint: when none has, fan-out has nothing to read. */
+export async function anyEnabledWebhook(db: Db | Tx): Promise<boolean> {
+  const row = await db.selectFrom('webhooks').select('id').where('enabled', '=', 1).limit(1).executeTakeFirst();
+  return row !== undefined;
+}
+
 export async function enabledWebhookIds(db: Db): Promise<string[]> {
   const rows = await db.selectFrom('webhooks').select('id').where('enabled', '=', 1).orderBy('pos').execute();
   return rows.map((r) => r.id);

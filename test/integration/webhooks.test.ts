@@ -3,6 +3,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
+import { FANOUT_WATERMARK } from '../../src/webhooks/dispatcher.js';
 import { startDns, type TestDns } from '../helpers/dns.js';
 import { startTestApp, type ApiClient, type TestApp } from '../helpers/app.js';
 
@@ -177,6 +178,50 @@ describe('webhook delivery of real events', () => {
     expect(verifies(rotated.body.secret, r.headers, r.body, now)).toBe(true);
     expect(verifies(hook.secret, r.headers, r.body, now)).toBe(true);
     await t.api.delete(`/v1/webhooks/${hook.id}`);
+  });
+});
+
+describe('webhook fan-out while no endpoint is enabled', () => {
+  it('moves past the events without reading them into deliveries, and an endpoint enabled later hears only of what happens after', async () => {
+    await using t = await startTestApp({ env: ALLOW_PRIVATE });
+    const testApi = t.api.as((await t.seed.key({ mode: 'test' })).token);
+    const receiver = await startReceiver([200]);
+    try {
+      const { db } = t.mailroom.services.store;
+      const dispatcher = t.mailroom.services.webhookDispatcher;
+      const watermark = async () => Number((await db.selectFrom('event_watermarks').select('last_event_pos')
+        .where('name', '=', FANOUT_WATERMARK).executeTakeFirst())?.last_event_pos ?? 0);
+      const lastEvent = async () => Number((await db.selectFrom('events').select((eb) => eb.fn.max('pos').as('pos')).executeTakeFirstOrThrow()).pos);
+      const deliveries = async () => (await db.selectFrom('webhook_deliveries').select(['webhook_id', 'event_id']).execute());
+
+      // No endpoint at all.
+      await sendTestEmail(t, testApi);
+      await dispatcher.fanOut();
+      expect(await watermark()).toBe(await lastEvent());
+      expect(await deliveries()).toEqual([]);
+
+      // An endpoint that is disabled counts as none.
+      const hook = (await t.api.post('/v1/webhooks', { url: receiver.url, event_types: ['email.sent'] })).body;
+      expect((await t.api.patch(`/v1/webhooks/${hook.id}`, { enabled: false })).status).toBe(200);
+      const whileDisabled = await sendTestEmail(t, testApi);
+      await dispatcher.fanOut();
+      expect(await watermark()).toBe(await lastEvent());
+      expect(await deliveries()).toEqual([]);
+
+      // Enabled again: it hears of the next email, and of nothing before it.
+      expect((await t.api.patch(`/v1/webhooks/${hook.id}`, { enabled: true })).status).toBe(200);
+      const afterwards = await sendTestEmail(t, testApi);
+      await dispatcher.fanOut();
+      expect(await watermark()).toBe(await lastEvent());
+      const made = await deliveries();
+      expect(made).toHaveLength(1);
+      const sent = (await t.api.get(`/v1/events/${made[0].event_id}`)).body;
+      expect(sent.type).toBe('email.sent');
+      expect(sent.email_id).toBe(afterwards);
+      expect(sent.email_id).not.toBe(whileDisabled);
+    } finally {
+      await receiver.close();
+    }
   });
 });
 

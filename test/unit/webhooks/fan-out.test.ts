@@ -1,0 +1,72 @@
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../src/core/clock.js';
+import { newId } from '../../../src/core/ids.js';
+import { createDispatcher, FANOUT_WATERMARK, type FollowedEvent } from '../../../src/webhooks/dispatcher.js';
+import { insertWebhook, readWatermark } from '../../../src/webhooks/webhooks.repo.js';
+import { useTempStore } from '../../helpers/store.js';
+
+// Fan-out reads the event stream through a port; here the port is a list in
+// memory, so the test sees exactly which reads fan-out makes.
+
+const temp = useTempStore();
+
+function rig() {
+  const clock = new ManualClock();
+  const events: FollowedEvent[] = [];
+  const reads: number[] = [];
+  const dispatcher = createDispatcher({
+    store: temp.store, clock, logger: pino({ level: 'silent' }), sealKey: Buffer.alloc(32), allowPrivate: true,
+    resolveHost: async () => [],
+    readEventsAfter: async (afterPos, limit) => {
+      reads.push(afterPos);
+      return events.filter((e) => e.pos > afterPos).slice(0, limit);
+    },
+    lastEventPos: async () => events.at(-1)?.pos ?? 0,
+  });
+  const happen = (workspaceId: string, type: string) => {
+    const pos = (events.at(-1)?.pos ?? 0) + 1;
+    events.push({ pos, workspaceId, createdAt: clock.now(), event: { id: newId('evt', clock.now()), type, created_at: new Date(clock.now()).toISOString() } });
+  };
+  const addEndpoint = (workspaceId: string, enabled: boolean) => temp.store.write((tx) => insertWebhook(tx, {
+    id: newId('wh'), workspace_id: workspaceId, url: 'https://hooks.example/', description: null, event_types: JSON.stringify(['email.sent']),
+    enabled: enabled ? 1 : 0, secret: 'sealed', previous_secret: null, previous_secret_until: null, disabled_reason: null, disabled_at: null,
+    failing_since: null, created_at: clock.now(), updated_at: clock.now(),
+  }));
+  const watermark = () => readWatermark(temp.store.db, FANOUT_WATERMARK);
+  const deliveries = () => temp.store.db.selectFrom('webhook_deliveries').select(['webhook_id', 'event_id']).execute();
+  return { clock, events, reads, dispatcher, happen, addEndpoint, watermark, deliveries };
+}
+
+describe('webhook fan-out', () => {
+  it('passes over the events without reading them while no endpoint is enabled anywhere', async () => {
+    const r = rig();
+    expect(await r.dispatcher.fanOut()).toBe(0);
+    for (let i = 0; i < 3; i++) r.happen('ws_a', 'email.sent');
+    expect(await r.dispatcher.fanOut()).toBe(3);
+    expect(await r.watermark()).toBe(3);
+    // A disabled endpoint counts as none.
+    await r.addEndpoint('ws_a', false);
+    r.happen('ws_a', 'email.sent');
+    expect(await r.dispatcher.fanOut()).toBe(1);
+    expect(await r.dispatcher.fanOut()).toBe(0);
+    expect(await r.watermark()).toBe(4);
+    expect(r.reads).toEqual([]);
+    expect(await r.deliveries()).toEqual([]);
+  });
+
+  it('reads and fans out as soon as an endpoint is enabled, from where the watermark stands', async () => {
+    const r = rig();
+    r.happen('ws_a', 'email.sent');
+    await r.dispatcher.fanOut();
+    r.clock.advance(1_000);
+    const hook = await r.addEndpoint('ws_a', true);
+    r.clock.advance(1_000);
+    r.happen('ws_a', 'email.sent');
+    r.happen('ws_b', 'email.sent');
+    expect(await r.dispatcher.fanOut()).toBe(2);
+    expect(r.reads).toEqual([1]);
+    expect(await r.watermark()).toBe(3);
+    expect(await r.deliveries()).toEqual([{ webhook_id: hook.id, event_id: r.events[1].event.id }]);
+  });
+});
