@@ -52,16 +52,15 @@ export async function enqueue(tx: Tx, q: EnqueueInput): Promise<void> {
  * the same row; on PostgreSQL the subquery skips rows another claim has locked.
  */
 export async function claimDue(tx: Tx, c: { now: number; leaseMs: number; owner: string; limit: number }): Promise<QueueItem[]> {
-  const until = c.now + c.leaseMs;
-  const rows = await tx.updateTable('outbound_queue')
-    .set({ locked_until: until, next_attempt_at: until, lease_owner: c.owner })
-    .where('id', 'in', (eb) => eb.selectFrom('outbound_queue').select('id')
-      .where('next_attempt_at', '<=', c.now).where('locked_until', '<=', c.now)
-      .orderBy('next_attempt_at').limit(c.limit)
-      .$if(onPostgres(tx), (q) => q.forUpdate().skipLocked()))
-    .where('locked_until', '<=', c.now)
-    .returning(['id', 'workspace_id', 'email_id', 'domain', 'attempt', 'expires_at', 'created_at'])
-    .execute();
+  const { rows } = await runShaped(tx, 'claim due queue rows', [c.now + c.leaseMs, c.owner, c.now, c.limit],
+    ([until, owner, now, limit]) => tx.updateTable('outbound_queue')
+      .set({ locked_until: until as number, next_attempt_at: until as number, lease_owner: owner as string })
+      .where('id', 'in', (eb) => eb.selectFrom('outbound_queue').select('id')
+        .where('next_attempt_at', '<=', now as number).where('locked_until', '<=', now as number)
+        .orderBy('next_attempt_at').limit(limit as number)
+        .$if(onPostgres(tx), (q) => q.forUpdate().skipLocked()))
+      .where('locked_until', '<=', now as number)
+      .returning(['id', 'workspace_id', 'email_id', 'domain', 'attempt', 'expires_at', 'created_at']));
   return rows.map((r) => ({
     id: r.id, workspaceId: r.workspace_id, emailId: r.email_id, domain: r.domain, attempt: r.attempt,
     expiresAt: r.expires_at, createdAt: r.created_at,

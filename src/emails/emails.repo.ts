@@ -1,5 +1,5 @@
-import { CompiledQuery, sql, type Kysely, type Selectable } from 'kysely';
-import { beforeCommit, insertRows, runShaped, type Db, type Tx } from '../store/db.js';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import { beforeCommit, insertRows, runShaped, runSql, type Db, type Tx } from '../store/db.js';
 import { isPostgres } from '../store/schema-helpers.js';
 import type { EmailRecipientsTable, EmailStatus, EmailsTable, RecipientStatus } from '../store/tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
@@ -177,8 +177,8 @@ export async function insertEmail(tx: Tx, e: NewEmail): Promise<Email> {
   const { pos } = inserted.rows[0];
   if (!onPostgres(tx)) {
     beforeCommit(tx, async (t) => {
-      await t.executeQuery(CompiledQuery.raw('INSERT INTO emails_search (rowid, search_to, search_from, search_subject, ws_tag) VALUES (?, ?, ?, ?, ?)',
-        [pos, search.search_to, search.search_from, search.search_subject, workspaceSearchTag(e.workspaceId)]));
+      await runSql(t, 'INSERT INTO emails_search (rowid, search_to, search_from, search_subject, ws_tag) VALUES (?, ?, ?, ?, ?)',
+        [pos, search.search_to, search.search_from, search.search_subject, workspaceSearchTag(e.workspaceId)]);
     });
   }
   await insertRows(tx, 'email_recipients', e.recipients.map((r, idx) => ({

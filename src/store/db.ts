@@ -92,9 +92,17 @@ export async function runShaped<R>(db: Db | Tx, shape: string, params: readonly 
     shapes.set(key, plan);
   }
   if (!plan || params.includes(undefined)) return db.executeQuery(build(params).compile());
-  const bound = plan.order.map((i) => params[i]);
+  return runSql<R>(db, plan.sql, plan.order.map((i) => params[i]));
+}
+
+/**
+ * Runs a fixed SQL text with its parameters: inside a store.write unit
+ * straight on the statements of the unit's connection, elsewhere through
+ * Kysely.
+ */
+export async function runSql<R>(db: Db | Tx, text: string, params: unknown[]): Promise<QueryResult<R>> {
   const unitTx = unitTxs.get(db as Tx);
-  return unitTx ? runStatement<R>(unitTx.statement(plan.sql), bound) : db.executeQuery<R>(CompiledQuery.raw(plan.sql, bound));
+  return unitTx ? runStatement<R>(unitTx.statement(text), params) : db.executeQuery<R>(CompiledQuery.raw(text, params));
 }
 
 /** What a transaction of store.write carries beside Kysely's own. */
