@@ -62,22 +62,24 @@ export async function benchEmailSearch(rounds: number, emails = 1_000_000) {
   }
 }
 
-/** Delivered emails to user<n>@shop<n % 1000>.example, newest last, and their search rows. */
+/** Delivered emails to user<n>@shop<n % 1000>.example, newest last, with their content and search rows. */
 async function fill(store: Store, workspaceId: string, count: number, idPrefix: string) {
   const start = Date.now() - count * 10;
   await store.write(async (tx) => {
     await sql`
       WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${count})
       INSERT INTO emails (id, workspace_id, domain_id, mode, from_address, from_domain, to_list, cc_list, bcc_list, reply_to_list,
-        subject, html, text_body, headers, tags, attachments, status, scheduled_at, sent_at, message_id, resent_from,
+        subject, tags, attachments, status, scheduled_at, sent_at, message_id, resent_from,
         search_to, search_from, search_subject, created_at, updated_at)
       SELECT printf('em_%s%018d', ${idPrefix}, i), ${workspaceId}, NULL, 'live', 'Shop <orders@shop.example>', 'shop.example',
         json_array(printf('user%06d@shop%03d.example', i, i % 1000)), '[]', '[]', '[]',
-        printf('Your receipt #%d', i), '<p>Thanks</p>', NULL, '{}', '[]', '[]', 'delivered', NULL, ${start} + i * 10,
+        printf('Your receipt #%d', i), '[]', '[]', 'delivered', NULL, ${start} + i * 10,
         printf('<em_%s%018d@shop.example>', ${idPrefix}, i), NULL,
         printf('user%06d@shop%03d.example', i, i % 1000), 'shop <orders@shop.example>', printf('your receipt #%d', i),
         ${start} + i * 10, ${start} + i * 10
       FROM n`.execute(tx);
+    await sql`INSERT INTO email_contents (pos, html, text_body, headers)
+      SELECT pos, '<p>Thanks</p>', NULL, '{}' FROM emails WHERE workspace_id = ${workspaceId}`.execute(tx);
     await sql`INSERT INTO emails_search (rowid, search_to, search_from, search_subject, ws_tag)
       SELECT pos, search_to, search_from, search_subject, ${workspaceSearchTag(workspaceId)} FROM emails
       WHERE workspace_id = ${workspaceId}`.execute(tx);

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { beforeCommit, insertRows, runShaped, runSql, type Db, type Tx } from '../store/db.js';
 import { isPostgres } from '../store/schema-helpers.js';
-import type { EmailRecipientsTable, EmailStatus, EmailsTable, RecipientStatus } from '../store/tables.js';
+import type { EmailContentsTable, EmailRecipientsTable, EmailStatus, EmailsTable, RecipientStatus } from '../store/tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso, toIsoOrNull } from '../core/clock.js';
 import { ftsTerm, likePattern, MIN_TRIGRAM_NEEDLE, rareTrigramTerms, workspaceSearchTag } from '../store/trigrams.js';
@@ -139,7 +139,16 @@ const toRecipientView = (r: Selectable<EmailRecipientsTable>): RecipientView => 
   email: r.address, type: r.kind, status: r.status, smtp_code: r.smtp_code, detail: r.detail, updated_at: toIso(r.updated_at),
 });
 
-const toStored = (r: Selectable<EmailsTable>): StoredEmail => ({
+/** An email row with its content. */
+type FullRow = Selectable<EmailsTable> & Pick<Selectable<EmailContentsTable>, 'html' | 'text_body' | 'headers'>;
+
+/** Emails with their content: every column of the row, and the content from email_contents. */
+function withContent(db: Db | Tx) {
+  return db.selectFrom('emails').innerJoin('email_contents', 'email_contents.pos', 'emails.pos')
+    .selectAll('emails').select(['email_contents.html', 'email_contents.text_body', 'email_contents.headers']);
+}
+
+const toStored = (r: FullRow): StoredEmail => ({
   pos: r.pos, id: r.id, workspaceId: r.workspace_id, domainId: r.domain_id, mode: r.mode, from: r.from_address,
   fromDomain: r.from_domain, to: json(r.to_list), cc: json(r.cc_list), bcc: json(r.bcc_list), replyTo: json(r.reply_to_list),
   subject: r.subject, html: r.html, text: r.text_body, headers: json(r.headers), tags: json(r.tags),
@@ -165,8 +174,7 @@ export async function insertEmail(tx: Tx, e: NewEmail): Promise<Email> {
   const row = {
     id: e.id, workspace_id: e.workspaceId, domain_id: e.domainId, mode: e.mode, from_address: e.from, from_domain: e.fromDomain,
     to_list: JSON.stringify(e.to), cc_list: JSON.stringify(e.cc), bcc_list: JSON.stringify(e.bcc),
-    reply_to_list: JSON.stringify(e.replyTo), subject: e.subject, html: e.html, text_body: e.text,
-    headers: JSON.stringify(e.headers), tags: JSON.stringify(e.tags),
+    reply_to_list: JSON.stringify(e.replyTo), subject: e.subject, tags: JSON.stringify(e.tags),
     attachments: JSON.stringify(attachments),
     status: e.status, scheduled_at: e.scheduledAt, sent_at: null, message_id: e.messageId, resent_from: e.resentFrom,
     ...search, created_at: e.now, updated_at: e.now,
@@ -175,6 +183,7 @@ export async function insertEmail(tx: Tx, e: NewEmail): Promise<Email> {
   const inserted = await runShaped(tx, 'insert email returning pos', columns.map((c) => row[c]),
     (p) => tx.insertInto('emails').values(Object.fromEntries(columns.map((c, i) => [c, p[i]])) as typeof row).returning('pos'));
   const { pos } = inserted.rows[0];
+  await insertRows(tx, 'email_contents', [{ pos, html: e.html, text_body: e.text, headers: JSON.stringify(e.headers) }]);
   if (!onPostgres(tx)) {
     beforeCommit(tx, async (t) => {
       await runSql(t, 'INSERT INTO emails_search (rowid, search_to, search_from, search_subject, ws_tag) VALUES (?, ?, ?, ?, ?)',
@@ -201,19 +210,19 @@ export async function insertEmail(tx: Tx, e: NewEmail): Promise<Email> {
 }
 
 export async function findStoredEmail(db: Db | Tx, ws: string, id: string): Promise<StoredEmail | undefined> {
-  const row = await db.selectFrom('emails').selectAll().where('workspace_id', '=', ws).where('id', '=', id).executeTakeFirst();
+  const row = await withContent(db).where('emails.workspace_id', '=', ws).where('emails.id', '=', id).executeTakeFirst();
   return row && toStored(row);
 }
 
 /** By id alone, several at once: for the delivery worker, which works across workspaces. */
 export async function findStoredEmailsByIds(db: Db | Tx, ids: string[]): Promise<StoredEmail[]> {
   if (ids.length === 0) return [];
-  const { rows } = await runShaped(db, `emails by id x${ids.length}`, ids, (p) => db.selectFrom('emails').selectAll().where('id', 'in', p as string[]));
+  const { rows } = await runShaped(db, `emails by id x${ids.length}`, ids, (p) => withContent(db).where('emails.id', 'in', p as string[]));
   return rows.map(toStored);
 }
 
 export async function getEmail(db: Db | Tx, ws: string, id: string): Promise<Email | undefined> {
-  const row = await db.selectFrom('emails').selectAll().where('workspace_id', '=', ws).where('id', '=', id).executeTakeFirst();
+  const row = await withContent(db).where('emails.workspace_id', '=', ws).where('emails.id', '=', id).executeTakeFirst();
   if (!row) return undefined;
   const recipients = await db.selectFrom('email_recipients').selectAll().where('email_id', '=', id).orderBy('idx').execute();
   return {
@@ -365,9 +374,9 @@ export async function loadAttachmentParts(db: Db | Tx, emailId: string): Promise
 
 /** Scheduled emails whose time has come, oldest first. */
 export async function dueScheduledEmails(tx: Tx, now: number, limit: number): Promise<StoredEmail[]> {
-  const rows = await tx.selectFrom('emails').selectAll()
-    .where('status', '=', 'scheduled').where('scheduled_at', '<=', now)
-    .orderBy('scheduled_at').limit(limit).execute();
+  const rows = await withContent(tx)
+    .where('emails.status', '=', 'scheduled').where('emails.scheduled_at', '<=', now)
+    .orderBy('emails.scheduled_at').limit(limit).execute();
   return rows.map(toStored);
 }
 

@@ -157,10 +157,6 @@ export interface EmailsTable {
   bcc_list: string;
   reply_to_list: string;
   subject: string;
-  html: string | null;
-  text_body: string | null;
-  /** JSON object of custom header fields. */
-  headers: string;
   /** JSON array of strings. */
   tags: string;
   /** JSON array of {filename, content_type, size, content_id}; the bytes are in email_attachments. */
@@ -177,6 +173,19 @@ export interface EmailsTable {
   search_subject: string;
   created_at: number;
   updated_at: number;
+}
+
+/**
+ * The content of an email, apart from its row: the row is written again at
+ * every change of status, the content never.
+ */
+export interface EmailContentsTable {
+  /** The email's pos. */
+  pos: number;
+  html: string | null;
+  text_body: string | null;
+  /** JSON object of custom header fields. */
+  headers: string;
 }
 
 export interface EmailRecipientsTable {
@@ -530,6 +539,7 @@ export interface Database {
   address_engagement: AddressEngagementTable;
   engagement_watermark: EngagementWatermarkTable;
   emails: EmailsTable;
+  email_contents: EmailContentsTable;
   email_recipients: EmailRecipientsTable;
   email_tags: EmailTagsTable;
   email_attachments: EmailAttachmentsTable;

@@ -231,7 +231,7 @@ describe('domains API', () => {
       await db.insertInto('emails').values({
         id: 'em_pendingdomaintest0000000000', workspace_id: t.workspaceId, domain_id: d.id, mode: 'live',
         from_address: `a@${d.name}`, from_domain: d.name, to_list: '["b@remote.test"]', cc_list: '[]', bcc_list: '[]',
-        reply_to_list: '[]', subject: 'Later', html: null, text_body: 'x', headers: '{}', tags: '[]', attachments: '[]',
+        reply_to_list: '[]', subject: 'Later', tags: '[]', attachments: '[]',
         status: 'scheduled', scheduled_at: now + 3600_000, sent_at: null, message_id: `<x@${d.name}>`, resent_from: null,
         search_to: 'b@remote.test', search_from: `a@${d.name}`, search_subject: 'later', created_at: now, updated_at: now,
       }).execute();

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setTimeout as delay } from 'node:timers/promises';
+import { Migrator, sql } from 'kysely';
 import { ManualClock } from '../../src/core/clock.js';
+import { migrations } from '../../src/store/migrations/index.js';
 import { startTestApp, type ApiClient, type TestApp } from '../helpers/app.js';
 
 // The Emails API over a real socket: what is accepted, every way a request is
@@ -434,5 +436,36 @@ describe('send quotas', () => {
     expect(monthly.status).toBe(429);
     expect(monthly.body.error.code).toBe('monthly_quota_exceeded');
     expect(monthly.headers.get('retry-after')).toBeNull();
+  });
+});
+
+describe('stored content', () => {
+  it('keeps every email\'s html, text and headers when their migration moves them out of the email rows and back', async () => {
+    await using t = await startTestApp({ env: { MAILROOM_SEND_DELAY: '3600' } });
+    await t.seed.activeDomain('acme.test');
+    const sent = [
+      { ...basic, html: '<p>Hi <b>Bob</b> ✓</p>', headers: { 'X-Campaign': 'spring' } },
+      { ...basic, text: undefined, html: '<p>only html</p>' },
+    ];
+    const ids: string[] = [];
+    for (const body of sent) ids.push((await t.api.post('/v1/emails', body)).body.id);
+    const content = async () => Promise.all(ids.map(async (id) => {
+      const { html, text, headers } = (await t.api.get(`/v1/emails/${id}`)).body;
+      return { html, text, headers };
+    }));
+    const before = await content();
+    expect(before).toEqual([
+      { html: '<p>Hi <b>Bob</b> ✓</p>', text: 'Hi Bob', headers: { 'X-Campaign': 'spring' } },
+      { html: '<p>only html</p>', text: null, headers: {} },
+    ]);
+
+    const { db } = t.mailroom.services.store;
+    const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+    expect((await migrator.migrateTo('0011_inbound_sources')).error).toBeUndefined();
+    const rows = await sql<{ id: string; html: string | null; text_body: string | null; headers: string }>`
+      SELECT id, html, text_body, headers FROM emails ORDER BY pos`.execute(db);
+    expect(rows.rows.map((r) => ({ html: r.html, text: r.text_body, headers: JSON.parse(r.headers) }))).toEqual(before);
+    expect((await migrator.migrateToLatest()).error).toBeUndefined();
+    expect(await content()).toEqual(before);
   });
 });

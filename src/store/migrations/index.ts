@@ -10,6 +10,7 @@ import * as m0008 from './0008_inbound.js';
 import * as m0009 from './0009_tracking.js';
 import * as m0010 from './0010_search_tags.js';
 import * as m0011 from './0011_inbound_sources.js';
+import * as m0012 from './0012_email_contents.js';
 
 // Migrations are listed here rather than read from disk, so they run the same
 // from src/ under tsx and from dist/. Names sort in the order they apply.
@@ -25,4 +26,5 @@ export const migrations: Record<string, Migration> = {
   '0009_tracking': m0009,
   '0010_search_tags': m0010,
   '0011_inbound_sources': m0011,
+  '0012_email_contents': m0012,
 };
