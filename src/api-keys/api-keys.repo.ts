@@ -40,7 +40,10 @@ export interface KeyForAuth {
   last_used_at: number | null;
 }
 
-export const toApiKey = (r: Selectable<ApiKeysTable>): ApiKey => ({
+/** The columns an API key is shown from: never the token's hash. */
+const SHOWN_COLUMNS = ['pos', 'id', 'name', 'mode', 'masked_token', 'scopes', 'created_at', 'last_used_at', 'revoked_at'] as const;
+
+export const toApiKey = (r: Pick<Selectable<ApiKeysTable>, (typeof SHOWN_COLUMNS)[number]>): ApiKey => ({
   id: r.id,
   object: 'api_key',
   name: r.name,
@@ -73,7 +76,7 @@ export async function findKeyForAuth(db: Db, lookup: string): Promise<KeyForAuth
 }
 
 export async function listApiKeys(db: Db, ws: string, filter: { mode?: KeyMode }, page: PageQuery): Promise<Page<ApiKey>> {
-  return fetchPage(page, (bound, order, take) => db.selectFrom('api_keys').selectAll()
+  return fetchPage(page, (bound, order, take) => db.selectFrom('api_keys').select(SHOWN_COLUMNS)
     .where('workspace_id', '=', ws)
     .$if(filter.mode !== undefined, (q) => q.where('mode', '=', filter.mode!))
     .$if(bound !== undefined, (q) => q.where('pos', bound!.op, bound!.pos))
@@ -81,7 +84,7 @@ export async function listApiKeys(db: Db, ws: string, filter: { mode?: KeyMode }
 }
 
 export async function findApiKey(db: Db | Tx, ws: string, id: string): Promise<ApiKey | undefined> {
-  const row = await db.selectFrom('api_keys').selectAll().where('workspace_id', '=', ws).where('id', '=', id).executeTakeFirst();
+  const row = await db.selectFrom('api_keys').select(SHOWN_COLUMNS).where('workspace_id', '=', ws).where('id', '=', id).executeTakeFirst();
   return row && toApiKey(row);
 }
 
