@@ -11,7 +11,7 @@ import { DkimSigner } from '../src/delivery/dkim.js';
 import { markDomainActive } from '../src/domains/domains.repo.js';
 import { startDns } from '../test/helpers/dns.js';
 import { freePort, sinkRate, startSmtpSink } from './inbound.bench.js';
-import { cpuMs, median } from './lib.js';
+import { bytesWritten, cpuMs, median } from './lib.js';
 
 const SEND_DELAY_S = 60;
 
@@ -48,10 +48,15 @@ async function signingRate(messages: number): Promise<number> {
  * smtp-source -> smtp-sink with the same message size in the same run. The
  * emails are accepted first; a manual clock then makes them all due at once.
  * A first round of each warms up and is not counted. Beside it: the CPU the
- * process spent per delivered message (every thread), and the rate at which
- * the same signatures alone can be made on every core.
+ * process spent and the bytes it wrote to storage per delivered message, and
+ * (with `signing`) the rate at which the same signatures alone can be made on
+ * every core.
  */
-export async function benchDelivery(rounds: number, messages = 2000) {
+export async function benchDelivery(rounds: number, o: { messages: number; content: 'text' | 'html'; bytes: number; signing: boolean }) {
+  const { messages } = o;
+  const content = o.content === 'text'
+    ? { text: 'x'.repeat(o.bytes) }
+    : { html: `<p>${'Lorem ipsum dolor sit amet, <a href="https://shop.example/p">consectetur</a>. '.repeat(Math.ceil(o.bytes / 80))}</p>` };
   const dns = await startDns([{ type: 'MX', name: 'rcpt.bench.example', exchange: 'mx.rcpt.bench.example', priority: 10 },
     { type: 'A', name: 'mx.rcpt.bench.example', address: '127.0.0.1' }]);
   const sinkPort = await freePort();
@@ -59,13 +64,14 @@ export async function benchDelivery(rounds: number, messages = 2000) {
   const ceiling: number[] = [];
   const delivered: number[] = [];
   const cpuPerMessage: number[] = [];
+  const writtenPerMessage: number[] = [];
   const signing: number[] = [];
   try {
     // Round 0 warms both up and is not counted.
     for (let round = 0; round <= rounds; round++) {
       const counted = round > 0;
-      const sinkRound = await sinkRate({ sessions: 20, messages, bytes: 2048 });
-      const signingRound = await signingRate(messages);
+      const sinkRound = await sinkRate({ sessions: 20, messages, bytes: o.bytes });
+      const signingRound = o.signing ? await signingRate(messages) : NaN;
       if (counted) {
         ceiling.push(sinkRound);
         signing.push(signingRound);
@@ -84,7 +90,7 @@ export async function benchDelivery(rounds: number, messages = 2000) {
         const domain = await services.domains.create(ws.id, { name: 'send.bench.example' });
         await services.store.write((tx) => markDomainActive(tx, ws.id, domain.id, clock.now()));
         const sender = { workspaceId: ws.id, plan: 'unlimited', mode: 'live' as const };
-        const body = { from: 'Bench <bench@send.bench.example>', to: ['reader@rcpt.bench.example'], subject: 'Receipt', text: 'x'.repeat(2048) };
+        const body = { from: 'Bench <bench@send.bench.example>', to: ['reader@rcpt.bench.example'], subject: 'Receipt', ...content };
         for (let i = 0; i < messages; i += 100) {
           await Promise.all(Array.from({ length: Math.min(100, messages - i) }, () => services.emails.create(sender, body)));
         }
@@ -92,6 +98,7 @@ export async function benchDelivery(rounds: number, messages = 2000) {
           .select((eb) => eb.fn.countAll().as('n')).where('status', '=', 'delivered').executeTakeFirstOrThrow()).n);
         const start = performance.now();
         const cpu = process.cpuUsage();
+        const written = bytesWritten();
         clock.advance(SEND_DELAY_S * 1000 + 1);
         for (const deadline = Date.now() + 180_000; Date.now() < deadline && (await countDelivered()) < messages;) await sleep(50);
         const done = await countDelivered();
@@ -99,6 +106,7 @@ export async function benchDelivery(rounds: number, messages = 2000) {
         if (counted) {
           delivered.push(messages / ((performance.now() - start) / 1000));
           cpuPerMessage.push(cpuMs(process.cpuUsage(cpu)) / messages);
+          writtenPerMessage.push((bytesWritten() - written) / messages);
         }
       } finally {
         await mailroom.close();
@@ -109,5 +117,8 @@ export async function benchDelivery(rounds: number, messages = 2000) {
     sink.kill('SIGTERM');
     await dns.stop();
   }
-  return { ceiling: median(ceiling), delivered: median(delivered), cpuMsPerMessage: median(cpuPerMessage), signing: median(signing), messages };
+  return {
+    ...o, ceiling: median(ceiling), delivered: median(delivered), cpuMsPerMessage: median(cpuPerMessage),
+    bytesWrittenPerMessage: median(writtenPerMessage), signingRate: median(signing),
+  };
 }

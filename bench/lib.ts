@@ -1,7 +1,7 @@
 import Koa from 'koa';
 import type { AddressInfo } from 'node:net';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -17,6 +17,8 @@ export interface LoadResult {
   requests: number; errors: number; statuses: Record<string, number>; rps: number; p50: number; p99: number;
   /** CPU time of this process (every thread) per request while the load ran: the server's cost, noise aside. */
   cpuMsPerRequest: number;
+  /** Bytes this process wrote to storage per request while the load ran (NaN where the kernel does not say). */
+  bytesWrittenPerRequest: number;
 }
 
 export interface LoadOptions { url: string; connections?: number; seconds?: number; maxRequests?: number; headers?: Record<string, string>; method?: string; body?: string }
@@ -28,9 +30,24 @@ export interface LoadOptions { url: string; connections?: number; seconds?: numb
 export async function load(o: LoadOptions): Promise<LoadResult> {
   const args = { connections: 32, seconds: 3, maxRequests: 500_000, headers: {}, method: 'GET', ...o };
   const cpu = process.cpuUsage();
+  const written = bytesWritten();
   const { stdout } = await run(process.execPath, ['--import', 'tsx', loadScript, JSON.stringify(args)], { timeout: (args.seconds + 30) * 1000 });
-  const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as Omit<LoadResult, 'cpuMsPerRequest'>;
-  return { ...result, cpuMsPerRequest: cpuMs(process.cpuUsage(cpu)) / Math.max(1, result.requests) };
+  const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as Omit<LoadResult, 'cpuMsPerRequest' | 'bytesWrittenPerRequest'>;
+  const requests = Math.max(1, result.requests);
+  return { ...result, cpuMsPerRequest: cpuMs(process.cpuUsage(cpu)) / requests, bytesWrittenPerRequest: (bytesWritten() - written) / requests };
+}
+
+/**
+ * Bytes this process has had written to storage so far (Linux's
+ * /proc/self/io write_bytes: the WAL, and the database file at checkpoints),
+ * or NaN elsewhere.
+ */
+export function bytesWritten(): number {
+  try {
+    return Number(/^write_bytes: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))?.[1] ?? NaN);
+  } catch {
+    return NaN;
+  }
 }
 
 /** Milliseconds of CPU in a process.cpuUsage() difference (user and system, every thread). */
@@ -61,6 +78,7 @@ export async function compare(name: string, rounds: number, ceiling: () => Promi
   if (bad) throw new Error(`${name}: load saw errors ${JSON.stringify(bad.statuses)}`);
   const [c, s, ref] = results.map((rs) => ({
     rps: median(rs.map((r) => r.rps)), p99: median(rs.map((r) => r.p99)), cpu: median(rs.map((r) => r.cpuMsPerRequest)),
+    written: median(rs.map((r) => r.bytesWrittenPerRequest)),
   }));
   const row = {
     name,
@@ -70,6 +88,7 @@ export async function compare(name: string, rounds: number, ceiling: () => Promi
     rps: s.rps,
     p99_ms: s.p99,
     cpu_ms: s.cpu,
+    written_bytes: s.written,
     reference: reference && { label: reference.label, ...ref },
   };
   return { ...row, ratio: row.rps / row.ceiling_rps };
