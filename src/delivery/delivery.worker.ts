@@ -1,14 +1,13 @@
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
+import { newLeaseOwner, releaseGoneOwners } from '../core/lease-owner.js';
 import type { Store, Tx } from '../store/db.js';
 import {
   composeMessage, nextAttemptDelayMs, parseReply, classifyBounce,
   type BounceClassification, type ComposeInput, type DkimKey, type DkimSigner, type DomainDelivery, type RecipientOutcome,
 } from './index.js';
-import { claimDue, completeItems, extendLease, nextDueAt, retryItem, type QueueItem } from './queue.repo.js';
+import { claimDue, completeItems, extendLease, nextDueAt, queueLeaseOwners, releaseQueueLeases, retryItem, type QueueItem } from './queue.repo.js';
 import { keepMessage, sinkDeliver, type KeptMessage } from './sink.js';
 import { coalescedWrite } from '../store/coalesced-write.js';
 
@@ -143,7 +142,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const idleMs = deps.idleMs ?? DEFAULT_IDLE_MS;
   const rng = deps.rng ?? Math.random;
   const refillAt = Math.max(1, Math.floor(concurrency / REFILL_SHARE));
-  const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  const owner = newLeaseOwner();
   /** Claimed rows until their outcome is written (they stay leased that long), with the work that ends then. */
   const inFlight = new Map<string, Promise<void>>();
   /** Of those, the rows whose attempt is under way: the slots `concurrency` counts. */
@@ -294,6 +293,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
 
   const worker: DeliveryWorker = {
     async run(signal) {
+      // Rows a crashed process of this host held would otherwise wait out their lease.
+      await releaseGoneOwners('outbound queue rows', logger, () => queueLeaseOwners(store.db),
+        (gone) => store.write((tx) => releaseQueueLeases(tx, gone, clock.now())));
       const renewal = setInterval(() => void renewLeases(), Math.max(1000, leaseMs / 3));
       const stop = () => wakeUp?.();
       signal.addEventListener('abort', stop, { once: true });

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { newId } from '../core/ids.js';
+import { newLeaseOwner } from '../core/lease-owner.js';
 import type { ClaimedBatch, InboundService } from './inbound.service.js';
 import { ParsePool } from './parse-pool.js';
 
@@ -27,7 +27,9 @@ export const READ_AHEAD_BYTES = 32 * 1024 * 1024;
 const IDLE_POLL_MS = 1_000;
 
 export async function runInboundProcessor(deps: { inbound: InboundService; logger: Logger }, signal: AbortSignal): Promise<void> {
-  const owner = newId('job');
+  const owner = newLeaseOwner();
+  // Messages a crashed process of this host held would otherwise wait out their lease.
+  await deps.inbound.releaseGoneLeases();
   // Bumped by every accept: a loop that claimed nothing sleeps only if no
   // message came in since it started that claim.
   let accepted = 0;

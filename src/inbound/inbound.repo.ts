@@ -246,9 +246,17 @@ export async function claimPending(tx: Tx, c: { now: number; leaseMs: number; ow
 }
 
 /** Frees the leases `owner` holds on messages not yet processed, so another processor can take them at once. */
-export async function releaseLeases(tx: Tx, owner: string): Promise<void> {
-  await tx.updateTable('inbound_messages').set({ locked_until: 0, lease_owner: null })
-    .where('lease_owner', '=', owner).where('status', '=', 'pending').execute();
+export async function releaseLeases(tx: Tx, owners: string[]): Promise<number> {
+  const res = await tx.updateTable('inbound_messages').set({ locked_until: 0, lease_owner: null })
+    .where('lease_owner', 'in', owners).where('status', '=', 'pending').executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}
+
+/** Who holds leases on pending messages. */
+export async function inboundLeaseOwners(db: Db): Promise<string[]> {
+  const rows = await db.selectFrom('inbound_messages').select('lease_owner').distinct()
+    .where('status', '=', 'pending').where('lease_owner', 'is not', null).execute();
+  return rows.map((r) => r.lease_owner!);
 }
 
 /** Stores the parsed message and makes it visible; false when the lease was lost meanwhile. */

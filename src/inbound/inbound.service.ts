@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { DNSResolver } from 'mailauth';
 import { AppError, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
+import { releaseGoneOwners } from '../core/lease-owner.js';
 import type { Clock } from '../core/clock.js';
 import type { Store, Tx } from '../store/db.js';
 import { coalescedWrite } from '../store/coalesced-write.js';
@@ -9,7 +10,7 @@ import type { Page, PageQuery } from '../store/paging.js';
 import { appendEvent } from '../events/events.repo.js';
 import type { SuppressionsPort } from '../suppressions/index.js';
 import {
-  appendReceivedEvents, claimPending, releaseLeases, domainExists, findInbound, findInboundRaw, findReturnedEmail, inboundDomains, insertInbound, listInbound,
+  appendReceivedEvents, claimPending, inboundLeaseOwners, releaseLeases, domainExists, findInbound, findInboundRaw, findReturnedEmail, inboundDomains, insertInbound, listInbound,
   markAttemptFailed, markReady, markRecipientBounced, markReportDone, purgeReceivedBefore, returnPathDomains,
   type InboundEmail, type InboundEmailSummary, type InboundFilter, type NewInbound, type PendingInbound, type ReceivedEvent, type ReceivingDomain, type ReturnedEmail,
 } from './inbound.repo.js';
@@ -53,6 +54,8 @@ export interface InboundService extends MxPort {
   attachProcessor(owner: string, wake: () => void): void;
   /** Ends that, and frees the leases of the messages that were still waiting for the processor. */
   detachProcessor(): Promise<void>;
+  /** Frees the leases that processes of this host, now gone, held when they stopped (a crash); returns how many. */
+  releaseGoneLeases(): Promise<number>;
   list(workspaceId: string, query: InboundListQuery, page: PageQuery): Promise<Page<InboundEmailSummary>>;
   get(workspaceId: string, id: string): Promise<InboundEmail>;
   raw(workspaceId: string, id: string): Promise<Buffer>;
@@ -421,6 +424,9 @@ export function inboundService(deps: InboundDeps): InboundService {
       };
     },
 
+    releaseGoneLeases: () => releaseGoneOwners('inbound messages', logger, () => inboundLeaseOwners(store.db),
+      (gone) => store.write((tx) => releaseLeases(tx, gone))),
+
     attachProcessor(owner, wake) {
       processor = { owner, wake };
     },
@@ -433,7 +439,7 @@ export function inboundService(deps: InboundDeps): InboundService {
       handedOffBytes = 0;
       backlog = true;
       await Promise.allSettled([...inserting]);
-      await store.write((tx) => releaseLeases(tx, owner));
+      await store.write((tx) => releaseLeases(tx, [owner]));
     },
 
     list(ws, q, page) {

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { newId } from '../core/ids.js';
+import { newLeaseOwner, releaseGoneOwners } from '../core/lease-owner.js';
 import { toIso, type Clock } from '../core/clock.js';
 import { unseal } from '../core/seal.js';
 import type { Store } from '../store/db.js';
@@ -9,8 +10,9 @@ import { signatureHeader } from './signature.js';
 import { TEST_EVENT_TYPE } from './event-types.js';
 import type { ResolveHost } from './url-policy.js';
 import {
-  anyDue, anyEnabledWebhook, claimDue, deliveryExists, disableWebhook, enabledWebhookIds, enabledWebhooksOf, endpointForDelivery, insertAttempt,
-  insertDeliveries, readWatermark, recordEndpointHealth, settleDelivery, writeWatermark, type DeliveryRow, type NewDelivery,
+  anyDue, anyEnabledWebhook, claimDue, deliveryExists, deliveryLeaseOwners, disableWebhook, enabledWebhookIds, enabledWebhooksOf,
+  endpointForDelivery, insertAttempt, insertDeliveries, readWatermark, recordEndpointHealth, releaseDeliveryLeases, settleDelivery,
+  writeWatermark, type DeliveryRow, type NewDelivery,
 } from './webhooks.repo.js';
 
 // The webhooks engine. Two steps, both restartable at any point:
@@ -90,7 +92,7 @@ export function eventPayload(event: FollowedEvent['event']): string {
 
 export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const { store, clock, logger } = deps;
-  const owner = newId('job');
+  const owner = newLeaseOwner();
   const inFlight = new Set<Promise<void>>();
   const activeByEndpoint = new Map<string, number>();
   const stopSends = new AbortController();
@@ -283,6 +285,9 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
     async run(signal) {
       signal.addEventListener('abort', () => stopSends.abort(), { once: true });
+      // Deliveries a crashed process of this host held would otherwise wait out their lease.
+      await releaseGoneOwners('webhook deliveries', logger, () => deliveryLeaseOwners(store.db),
+        (gone) => store.write((tx) => releaseDeliveryLeases(tx, gone, clock.now())));
       while (!signal.aborted) {
         let progressed = false;
         try {

@@ -1,7 +1,9 @@
 import pino from 'pino';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { useTempStore } from '../../helpers/store.js';
+import { goneLocalOwner } from '../../helpers/lease-owners.js';
 import { ManualClock } from '../../../src/core/clock.js';
+import { newLeaseOwner } from '../../../src/core/lease-owner.js';
 import { insertDomain } from '../../../src/domains/domains.repo.js';
 import { HANDOFF_MAX_MESSAGES, PROCESS_LEASE_MS, inboundService, type InboundService } from '../../../src/inbound/inbound.service.js';
 
@@ -89,5 +91,26 @@ describe('handing accepted messages to the processor', () => {
     // The store has been drained: new mail is handed over again.
     const next = await accept('after');
     expect(await row(next)).toMatchObject({ lease_owner: 'job_here' });
+  });
+
+  it('frees at once the leases a crashed process of this host left on its messages, and no others', async () => {
+    // The processor of a process that has come and gone, without a stop.
+    const gone = goneLocalOwner();
+    inbound.attachProcessor(gone, () => undefined);
+    await process(gone);
+    const left = await accept('left behind');
+    const live = newLeaseOwner();
+    inbound.attachProcessor(live, () => undefined);
+    await process(live);
+    const held = await accept('held');
+    expect(await row(left)).toMatchObject({ lease_owner: gone, locked_until: clock.now() + PROCESS_LEASE_MS });
+
+    expect(await inbound.releaseGoneLeases()).toBe(1);
+    expect(await row(left)).toMatchObject({ status: 'pending', lease_owner: null, locked_until: 0 });
+    expect(await row(held)).toMatchObject({ lease_owner: live });
+    // Free: the next claim from the store takes it, long before the lease would have run out.
+    clock.advance(1_000);
+    expect(await process('job_elsewhere')).toBe(1);
+    expect(await row(left)).toMatchObject({ status: 'ready', subject: 'left behind' });
   });
 });
