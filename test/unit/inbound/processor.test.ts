@@ -19,6 +19,7 @@ function fakeInbound(sizes: number[]) {
   const service = {
     attachProcessor: (_owner: string, wake: () => void) => void listeners.push(wake),
     detachProcessor: async () => undefined,
+    releaseGoneLeases: async () => 0,
     async claimBatch(_owner: string, limit: number): Promise<ClaimedBatch> {
       const taken = pending.splice(0, limit);
       const bytes = taken.reduce((a, b) => a + b, 0);
