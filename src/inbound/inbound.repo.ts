@@ -245,7 +245,7 @@ export async function claimPending(tx: Tx, c: { now: number; leaseMs: number; ow
   }));
 }
 
-/** Frees the leases `owner` holds on messages not yet processed, so another processor can take them at once. */
+/** Frees the leases these owners hold on messages not yet processed, so another processor can take them at once; returns how many. */
 export async function releaseLeases(tx: Tx, owners: string[]): Promise<number> {
   const res = await tx.updateTable('inbound_messages').set({ locked_until: 0, lease_owner: null })
     .where('lease_owner', 'in', owners).where('status', '=', 'pending').executeTakeFirst();
