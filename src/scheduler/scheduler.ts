@@ -1,12 +1,14 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
+import { newLeaseOwner, releaseGoneOwners } from '../core/lease-owner.js';
 import type { Store } from '../store/db.js';
 
 // Periodic tasks in an explicit registry. Each task's next_run_at is stored,
 // so a restart neither skips nor doubles a run, and a task is claimed with a
-// lease so two processes on one database do not run it at once. Tasks should
-// enqueue or do bounded batches of work, not long jobs inline.
+// lease so two processes on one database do not run it at once; a process
+// starting on the same host as one that crashed frees the tasks it held. Tasks
+// should enqueue or do bounded batches of work, not long jobs inline.
 
 export interface ScheduledTask {
   /** Stable name: the row key in scheduled_tasks. */
@@ -30,6 +32,7 @@ const TASK_LEASE_MS = 10 * 60_000;
 
 export function createScheduler(deps: { store: Store; clock: Clock; logger: Logger; pollMs?: number }): Scheduler {
   const { store, clock, logger } = deps;
+  const owner = newLeaseOwner();
   const tasks = new Map<string, ScheduledTask>();
   // When each task can next be claimed, as last read or written here: a tick
   // before then costs nothing (a claim is a commit). Another process may run
@@ -40,16 +43,30 @@ export function createScheduler(deps: { store: Store; clock: Clock; logger: Logg
     if ((claimableAt.get(task.name) ?? 0) > now) return false;
     return store.write(async (tx) => {
       await tx.insertInto('scheduled_tasks')
-        .values({ name: task.name, next_run_at: now + (task.firstRunAfterMs ?? 0), locked_until: 0, last_run_at: null, last_error: null })
+        .values({ name: task.name, next_run_at: now + (task.firstRunAfterMs ?? 0), locked_until: 0, lease_owner: null, last_run_at: null, last_error: null })
         .onConflict((oc) => oc.column('name').doNothing())
         .execute();
-      const res = await tx.updateTable('scheduled_tasks').set({ locked_until: now + TASK_LEASE_MS })
+      const res = await tx.updateTable('scheduled_tasks').set({ locked_until: now + TASK_LEASE_MS, lease_owner: owner })
         .where('name', '=', task.name).where('next_run_at', '<=', now).where('locked_until', '<=', now)
         .executeTakeFirst();
       if (Number(res.numUpdatedRows) === 1) return true;
       const row = await tx.selectFrom('scheduled_tasks').select(['next_run_at', 'locked_until']).where('name', '=', task.name).executeTakeFirstOrThrow();
       claimableAt.set(task.name, Math.max(Number(row.next_run_at), Number(row.locked_until)));
       return false;
+    });
+  }
+
+  /** Who holds task leases. */
+  async function leaseOwners(): Promise<string[]> {
+    const rows = await store.db.selectFrom('scheduled_tasks').select('lease_owner').distinct().where('lease_owner', 'is not', null).execute();
+    return rows.map((r) => r.lease_owner!);
+  }
+
+  /** Frees the tasks these owners hold, so they run when next due; returns how many. */
+  function releaseLeases(owners: string[]): Promise<number> {
+    return store.write(async (tx) => {
+      const res = await tx.updateTable('scheduled_tasks').set({ locked_until: 0, lease_owner: null }).where('lease_owner', 'in', owners).executeTakeFirst();
+      return Number(res.numUpdatedRows);
     });
   }
 
@@ -65,7 +82,7 @@ export function createScheduler(deps: { store: Store; clock: Clock; logger: Logg
     }
     const end = clock.now();
     await store.write((tx) => tx.updateTable('scheduled_tasks')
-      .set({ next_run_at: end + task.everyMs, locked_until: 0, last_run_at: end, last_error: error })
+      .set({ next_run_at: end + task.everyMs, locked_until: 0, lease_owner: null, last_run_at: end, last_error: error })
       .where('name', '=', task.name).execute());
     claimableAt.set(task.name, end + task.everyMs);
   }
@@ -79,6 +96,8 @@ export function createScheduler(deps: { store: Store; clock: Clock; logger: Logg
       for (const task of tasks.values()) await runOne(task);
     },
     async run(signal) {
+      // Tasks a crashed process of this host held would otherwise wait out their lease.
+      await releaseGoneOwners('scheduled tasks', logger, leaseOwners, releaseLeases);
       while (!signal.aborted) {
         await scheduler.tick().catch((err) => logger.error({ err }, 'scheduler tick failed'));
         await sleep(deps.pollMs ?? 1000, undefined, { signal }).catch(() => undefined);

@@ -67,6 +67,8 @@ export interface ScheduledTasksTable {
   name: string;
   next_run_at: number;
   locked_until: number;
+  /** Who holds the lease while the task runs (core/lease-owner.ts). */
+  lease_owner: string | null;
   last_run_at: number | null;
   last_error: string | null;
 }

@@ -163,9 +163,9 @@ describe('search across workspaces', () => {
     const { store } = t.mailroom.services;
     const migrator = new Migrator({ db: store.db, provider: { getMigrations: async () => migrations } });
     expect((await migrator.migrateTo('0009_tracking')).results?.map((r) => [r.migrationName, r.status]))
-      .toEqual([['0012_email_contents', 'Success'], ['0011_inbound_sources', 'Success'], ['0010_search_tags', 'Success']]);
+      .toEqual([['0013_task_lease_owner', 'Success'], ['0012_email_contents', 'Success'], ['0011_inbound_sources', 'Success'], ['0010_search_tags', 'Success']]);
     expect((await migrator.migrateToLatest()).results?.map((r) => [r.migrationName, r.status]))
-      .toEqual([['0010_search_tags', 'Success'], ['0011_inbound_sources', 'Success'], ['0012_email_contents', 'Success']]);
+      .toEqual([['0010_search_tags', 'Success'], ['0011_inbound_sources', 'Success'], ['0012_email_contents', 'Success'], ['0013_task_lease_owner', 'Success']]);
     expect(await ids(t.api)).toEqual([mine]);
     expect(await ids(theirs)).toEqual([their]);
     // The events index was rebuilt up to where the indexer had come, with tags too.

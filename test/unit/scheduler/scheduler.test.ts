@@ -4,6 +4,8 @@ import { useTempStore } from '../../helpers/store.js';
 import { ManualClock } from '../../../src/core/clock.js';
 import type { Store } from '../../../src/store/db.js';
 import { createScheduler } from '../../../src/scheduler/scheduler.js';
+import { newLeaseOwner } from '../../../src/core/lease-owner.js';
+import { goneLocalOwner } from '../../helpers/lease-owners.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -55,5 +57,28 @@ describe('scheduler', () => {
     clock.advance(60_000);
     await second.tick();
     expect(ran).toEqual(['first', 'second']);
+  });
+
+  it('frees at start the tasks a crashed process of this host held, and runs them when due', async () => {
+    const clock = new ManualClock(1_000_000);
+    const held = { next_run_at: 900_000, locked_until: 1_000_000 + 10 * 60_000, last_run_at: null, last_error: null };
+    await temp.store.write((tx) => tx.insertInto('scheduled_tasks').values([
+      { name: 'left-by-crash', lease_owner: goneLocalOwner(), ...held },
+      { name: 'running-elsewhere', lease_owner: newLeaseOwner(), ...held },
+    ]).execute());
+    const scheduler = createScheduler({ store: temp.store, clock, logger, pollMs: 5 });
+    const ran: string[] = [];
+    for (const name of ['left-by-crash', 'running-elsewhere']) scheduler.register({ name, everyMs: 60_000, run: async () => void ran.push(name) });
+    const stop = new AbortController();
+    const running = scheduler.run(stop.signal);
+    for (const deadline = Date.now() + 5_000; ran.length === 0 && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 5));
+    stop.abort();
+    await running;
+    expect(ran).toEqual(['left-by-crash']);
+    const rows = await temp.store.db.selectFrom('scheduled_tasks').select(['name', 'lease_owner', 'next_run_at']).orderBy('name').execute();
+    expect(rows).toEqual([
+      { name: 'left-by-crash', lease_owner: null, next_run_at: 1_060_000 },
+      { name: 'running-elsewhere', lease_owner: expect.any(String), next_run_at: 900_000 },
+    ]);
   });
 });
