@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { isGoneLocalOwner, newLeaseOwner, releaseGoneOwners } from '../../src/core/lease-owner.js';
+import { isGoneLocalOwner, localOwner, newLeaseOwner, releaseGoneOwners } from '../../src/core/lease-owner.js';
 import { newId } from '../../src/core/ids.js';
 import { claimDue, enqueue, queueLeaseOwners, releaseQueueLeases } from '../../src/delivery/queue.repo.js';
 import { deliveryLeaseOwners, insertDeliveries, releaseDeliveryLeases } from '../../src/webhooks/webhooks.repo.js';
@@ -18,11 +18,13 @@ describe('lease owners', () => {
     expect(isGoneLocalOwner(newLeaseOwner())).toBe(false);
     expect(isGoneLocalOwner(goneLocalOwner())).toBe(true);
     // This pid, but not made by this process: an earlier process with the same pid (a restarted container).
-    expect(isGoneLocalOwner(`${hostname()}:${process.pid}:12345678`)).toBe(true);
+    expect(isGoneLocalOwner(localOwner(process.pid, '12345678'))).toBe(true);
     // A running process.
-    expect(isGoneLocalOwner(`${hostname()}:${process.ppid}:12345678`)).toBe(false);
-    // Another host, or another form: nothing can be known, the lease runs out as usual.
+    expect(isGoneLocalOwner(localOwner(process.ppid, '12345678'))).toBe(false);
+    // Another host, another container (pid namespace) under the same host name, or another form:
+    // nothing can be known, the lease runs out as usual.
     expect(isGoneLocalOwner(`elsewhere.example:${gonePid()}:12345678`)).toBe(false);
+    if (process.platform === 'linux') expect(isGoneLocalOwner(`${hostname()}/1:${gonePid()}:12345678`)).toBe(false);
     expect(isGoneLocalOwner(newId('job'))).toBe(false);
   });
 
