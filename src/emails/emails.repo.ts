@@ -372,12 +372,15 @@ export async function loadAttachmentParts(db: Db | Tx, emailId: string): Promise
   return rows.map((r) => ({ filename: r.filename, contentType: r.content_type, contentId: r.content_id, content: r.content }));
 }
 
+/** What queueing a due email needs of it: not its content. */
+export type DueEmail = Pick<StoredEmail, 'id' | 'workspaceId' | 'domainId' | 'from' | 'to' | 'subject'>;
+
 /** Scheduled emails whose time has come, oldest first. */
-export async function dueScheduledEmails(tx: Tx, now: number, limit: number): Promise<StoredEmail[]> {
-  const rows = await withContent(tx)
-    .where('emails.status', '=', 'scheduled').where('emails.scheduled_at', '<=', now)
-    .orderBy('emails.scheduled_at').limit(limit).execute();
-  return rows.map(toStored);
+export async function dueScheduledEmails(tx: Tx, now: number, limit: number): Promise<DueEmail[]> {
+  const rows = await tx.selectFrom('emails').select(['id', 'workspace_id', 'domain_id', 'from_address', 'to_list', 'subject'])
+    .where('status', '=', 'scheduled').where('scheduled_at', '<=', now)
+    .orderBy('scheduled_at').limit(limit).execute();
+  return rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id, domainId: r.domain_id, from: r.from_address, to: json(r.to_list), subject: r.subject }));
 }
 
 /** The earliest scheduled time still waiting, if any (the due poller sleeps until then). */

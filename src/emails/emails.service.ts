@@ -13,7 +13,7 @@ import { addressKey } from './addresses.js';
 import { checkScheduleTime, MAX_CONTENT_BYTES, normaliseEmail, type EmailCreateBody, type EmailDraft } from './email-input.js';
 import {
   cancelOpenRecipients, dueScheduledEmails, findStoredEmail, getEmail, insertEmail, listEmails, listRecipients,
-  loadAttachmentParts, nextScheduledAt, transitionEmail, type AttachmentPart, type Email, type EmailFilter, type EmailSummary, type NewEmail,
+  loadAttachmentParts, nextScheduledAt, transitionEmail, type AttachmentPart, type DueEmail, type Email, type EmailFilter, type EmailSummary, type NewEmail,
   type StoredEmail,
 } from './emails.repo.js';
 import type { SenderDomain, SendersPort, SuppressionsPort } from './ports.js';
@@ -214,7 +214,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
   }
 
   /** Moves a scheduled (or pending) email to pending and queues it, due at once. */
-  async function promote(tx: Tx, e: StoredEmail, now: number): Promise<boolean> {
+  async function promote(tx: Tx, e: DueEmail, now: number): Promise<boolean> {
     if (!(await transitionEmail(tx, e.id, ['scheduled', 'pending'], 'pending', now))) return false;
     const open = (await listRecipients(tx, e.id)).filter((r) => r.status === 'queued');
     await enqueue(tx, { workspaceId: e.workspaceId, emailId: e.id, domains: open.map((r) => r.domain), dueAt: now, lifetimeMs: deps.deliveryLifetimeMs, now });
