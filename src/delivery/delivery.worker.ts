@@ -3,11 +3,12 @@ import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import { newLeaseOwner, releaseGoneOwners } from '../core/lease-owner.js';
 import type { Store, Tx } from '../store/db.js';
+import { leaseOwnersOf } from '../store/leases.js';
 import {
   composeMessage, nextAttemptDelayMs, parseReply, classifyBounce,
   type BounceClassification, type ComposeInput, type DkimKey, type DkimSigner, type DomainDelivery, type RecipientOutcome,
 } from './index.js';
-import { claimDue, completeItems, extendLease, nextDueAt, queueLeaseOwners, releaseQueueLeases, retryItem, type QueueItem } from './queue.repo.js';
+import { claimDue, completeItems, extendLease, nextDueAt, releaseQueueLeases, retryItem, type QueueItem } from './queue.repo.js';
 import { keepMessage, sinkDeliver, type KeptMessage } from './sink.js';
 import { coalescedWrite } from '../store/coalesced-write.js';
 
@@ -294,7 +295,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const worker: DeliveryWorker = {
     async run(signal) {
       // Rows a crashed process of this host held would otherwise wait out their lease.
-      await releaseGoneOwners('outbound queue rows', logger, () => queueLeaseOwners(store.db),
+      await releaseGoneOwners('outbound queue rows', logger, () => leaseOwnersOf(store.db, 'outbound_queue', { pendingOnly: false }),
         (gone) => store.write((tx) => releaseQueueLeases(tx, gone, clock.now())));
       const renewal = setInterval(() => void renewLeases(), Math.max(1000, leaseMs / 3));
       const stop = () => wakeUp?.();

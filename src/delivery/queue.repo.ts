@@ -67,12 +67,6 @@ export async function claimDue(tx: Tx, c: { now: number; leaseMs: number; owner:
   }));
 }
 
-/** Who holds leases on queue rows. */
-export async function queueLeaseOwners(db: Db): Promise<string[]> {
-  const rows = await db.selectFrom('outbound_queue').select('lease_owner').distinct().where('lease_owner', 'is not', null).execute();
-  return rows.map((r) => r.lease_owner!);
-}
-
 /** Frees the rows these owners leased, due at once; returns how many. */
 export async function releaseQueueLeases(tx: Tx, owners: string[], now: number): Promise<number> {
   const res = await tx.updateTable('outbound_queue').set({ locked_until: 0, next_attempt_at: now, lease_owner: null })

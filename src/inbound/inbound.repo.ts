@@ -252,12 +252,6 @@ export async function releaseLeases(tx: Tx, owners: string[]): Promise<number> {
   return Number(res.numUpdatedRows);
 }
 
-/** Who holds leases on pending messages. */
-export async function inboundLeaseOwners(db: Db): Promise<string[]> {
-  const rows = await db.selectFrom('inbound_messages').select('lease_owner').distinct()
-    .where('status', '=', 'pending').where('lease_owner', 'is not', null).execute();
-  return rows.map((r) => r.lease_owner!);
-}
 
 /** Stores the parsed message and makes it visible; false when the lease was lost meanwhile. */
 export async function markReady(tx: Tx, id: string, owner: string, p: ParsedInbound, now: number): Promise<boolean> {

@@ -6,11 +6,12 @@ import { releaseGoneOwners } from '../core/lease-owner.js';
 import type { Clock } from '../core/clock.js';
 import type { Store, Tx } from '../store/db.js';
 import { coalescedWrite } from '../store/coalesced-write.js';
+import { leaseOwnersOf } from '../store/leases.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import { appendEvent } from '../events/events.repo.js';
 import type { SuppressionsPort } from '../suppressions/index.js';
 import {
-  appendReceivedEvents, claimPending, inboundLeaseOwners, releaseLeases, domainExists, findInbound, findInboundRaw, findReturnedEmail, inboundDomains, insertInbound, listInbound,
+  appendReceivedEvents, claimPending, releaseLeases, domainExists, findInbound, findInboundRaw, findReturnedEmail, inboundDomains, insertInbound, listInbound,
   markAttemptFailed, markReady, markRecipientBounced, markReportDone, purgeReceivedBefore, returnPathDomains,
   type InboundEmail, type InboundEmailSummary, type InboundFilter, type NewInbound, type PendingInbound, type ReceivedEvent, type ReceivingDomain, type ReturnedEmail,
 } from './inbound.repo.js';
@@ -424,7 +425,7 @@ export function inboundService(deps: InboundDeps): InboundService {
       };
     },
 
-    releaseGoneLeases: () => releaseGoneOwners('inbound messages', logger, () => inboundLeaseOwners(store.db),
+    releaseGoneLeases: () => releaseGoneOwners('inbound messages', logger, () => leaseOwnersOf(store.db, 'inbound_messages', { pendingOnly: true }),
       (gone) => store.write((tx) => releaseLeases(tx, gone))),
 
     attachProcessor(owner, wake) {

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import { newLeaseOwner, releaseGoneOwners } from '../core/lease-owner.js';
 import type { Store } from '../store/db.js';
+import { leaseOwnersOf } from '../store/leases.js';
 
 // Periodic tasks in an explicit registry. Each task's next_run_at is stored,
 // so a restart neither skips nor doubles a run, and a task is claimed with a
@@ -56,12 +57,6 @@ export function createScheduler(deps: { store: Store; clock: Clock; logger: Logg
     });
   }
 
-  /** Who holds task leases. */
-  async function leaseOwners(): Promise<string[]> {
-    const rows = await store.db.selectFrom('scheduled_tasks').select('lease_owner').distinct().where('lease_owner', 'is not', null).execute();
-    return rows.map((r) => r.lease_owner!);
-  }
-
   /** Frees the tasks these owners hold, so they run when next due; returns how many. */
   function releaseLeases(owners: string[]): Promise<number> {
     return store.write(async (tx) => {
@@ -97,7 +92,7 @@ export function createScheduler(deps: { store: Store; clock: Clock; logger: Logg
     },
     async run(signal) {
       // Tasks a crashed process of this host held would otherwise wait out their lease.
-      await releaseGoneOwners('scheduled tasks', logger, leaseOwners, releaseLeases);
+      await releaseGoneOwners('scheduled tasks', logger, () => leaseOwnersOf(store.db, 'scheduled_tasks', { pendingOnly: false }), releaseLeases);
       while (!signal.aborted) {
         await scheduler.tick().catch((err) => logger.error({ err }, 'scheduler tick failed'));
         await sleep(deps.pollMs ?? 1000, undefined, { signal }).catch(() => undefined);

@@ -4,13 +4,14 @@ import { newLeaseOwner, releaseGoneOwners } from '../core/lease-owner.js';
 import { toIso, type Clock } from '../core/clock.js';
 import { unseal } from '../core/seal.js';
 import type { Store } from '../store/db.js';
+import { leaseOwnersOf } from '../store/leases.js';
 import { postJson, WEBHOOK_TIMEOUT_MS, type PostResult } from './http-post.js';
 import { retryDelayMs } from './retry-schedule.js';
 import { signatureHeader } from './signature.js';
 import { TEST_EVENT_TYPE } from './event-types.js';
 import type { ResolveHost } from './url-policy.js';
 import {
-  anyDue, anyEnabledWebhook, claimDue, deliveryExists, deliveryLeaseOwners, disableWebhook, enabledWebhookIds, enabledWebhooksOf,
+  anyDue, anyEnabledWebhook, claimDue, deliveryExists, disableWebhook, enabledWebhookIds, enabledWebhooksOf,
   endpointForDelivery, insertAttempt, insertDeliveries, readWatermark, recordEndpointHealth, releaseDeliveryLeases, settleDelivery,
   writeWatermark, type DeliveryRow, type NewDelivery,
 } from './webhooks.repo.js';
@@ -286,7 +287,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     async run(signal) {
       signal.addEventListener('abort', () => stopSends.abort(), { once: true });
       // Deliveries a crashed process of this host held would otherwise wait out their lease.
-      await releaseGoneOwners('webhook deliveries', logger, () => deliveryLeaseOwners(store.db),
+      await releaseGoneOwners('webhook deliveries', logger, () => leaseOwnersOf(store.db, 'webhook_deliveries', { pendingOnly: true }),
         (gone) => store.write((tx) => releaseDeliveryLeases(tx, gone, clock.now())));
       while (!signal.aborted) {
         let progressed = false;

@@ -241,13 +241,6 @@ export async function claimDue(tx: Tx, webhookId: string, take: number, owner: s
     .returningAll().execute();
 }
 
-/** Who holds leases on pending deliveries. */
-export async function deliveryLeaseOwners(db: Db): Promise<string[]> {
-  const rows = await db.selectFrom('webhook_deliveries').select('lease_owner').distinct()
-    .where('status', '=', 'pending').where('lease_owner', 'is not', null).execute();
-  return rows.map((r) => r.lease_owner!);
-}
-
 /** Frees the pending deliveries these owners leased, due at once; returns how many. */
 export async function releaseDeliveryLeases(tx: Tx, owners: string[], now: number): Promise<number> {
   const res = await tx.updateTable('webhook_deliveries').set({ next_attempt_at: now, lease_owner: null, updated_at: now })

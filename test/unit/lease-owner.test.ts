@@ -3,8 +3,9 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { isGoneLocalOwner, localOwner, newLeaseOwner, releaseGoneOwners } from '../../src/core/lease-owner.js';
 import { newId } from '../../src/core/ids.js';
-import { claimDue, enqueue, queueLeaseOwners, releaseQueueLeases } from '../../src/delivery/queue.repo.js';
-import { deliveryLeaseOwners, insertDeliveries, releaseDeliveryLeases } from '../../src/webhooks/webhooks.repo.js';
+import { claimDue, enqueue, releaseQueueLeases } from '../../src/delivery/queue.repo.js';
+import { leaseOwnersOf } from '../../src/store/leases.js';
+import { insertDeliveries, releaseDeliveryLeases } from '../../src/webhooks/webhooks.repo.js';
 import { useTempStore } from '../helpers/store.js';
 import { goneLocalOwner, gonePid } from '../helpers/lease-owners.js';
 
@@ -52,7 +53,7 @@ describe('freeing the leases of stopped processes', () => {
     const live = newLeaseOwner();
     await store.write((tx) => claimDue(tx, { now, leaseMs: 120_000, owner: gone, limit: 1 }));
     await store.write((tx) => claimDue(tx, { now, leaseMs: 120_000, owner: live, limit: 1 }));
-    expect((await queueLeaseOwners(store.db)).sort()).toEqual([gone, live].sort());
+    expect((await leaseOwnersOf(store.db, 'outbound_queue', { pendingOnly: false })).sort()).toEqual([gone, live].sort());
 
     expect(await store.write((tx) => releaseQueueLeases(tx, [gone], now + 5_000))).toBe(1);
     const rows = await store.db.selectFrom('outbound_queue').select(['lease_owner', 'locked_until', 'next_attempt_at']).orderBy('lease_owner').execute();
@@ -60,7 +61,7 @@ describe('freeing the leases of stopped processes', () => {
       { lease_owner: null, locked_until: 0, next_attempt_at: now + 5_000 },
       { lease_owner: live, locked_until: now + 120_000, next_attempt_at: now + 120_000 },
     ]);
-    expect(await queueLeaseOwners(store.db)).toEqual([live]);
+    expect(await leaseOwnersOf(store.db, 'outbound_queue', { pendingOnly: false })).toEqual([live]);
   });
 
   it('makes the pending webhook deliveries a gone owner held due at once', async () => {
@@ -73,7 +74,7 @@ describe('freeing the leases of stopped processes', () => {
     });
     await store.write((tx) => insertDeliveries(tx, [delivery('whd_1', gone, 'pending'), delivery('whd_2', gone, 'succeeded'), delivery('whd_3', null, 'pending')]));
     // A finished delivery is not a lease, whatever its row says.
-    expect(await deliveryLeaseOwners(store.db)).toEqual([gone]);
+    expect(await leaseOwnersOf(store.db, 'webhook_deliveries', { pendingOnly: true })).toEqual([gone]);
     expect(await store.write((tx) => releaseDeliveryLeases(tx, [gone], now + 1_000))).toBe(1);
     const rows = await store.db.selectFrom('webhook_deliveries').select(['id', 'lease_owner', 'next_attempt_at']).orderBy('id').execute();
     expect(rows).toEqual([
