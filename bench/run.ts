@@ -3,7 +3,7 @@
 import { cpus } from 'node:os';
 import { benchAuthenticatedGet } from './http-auth.bench.js';
 import { fmt } from './lib.js';
-import { benchAcceptedSends, rawSqliteInserts } from './sends.bench.js';
+import { BATCH_SIZE, benchAcceptedSends, benchBatchSends, rawSqliteInserts } from './sends.bench.js';
 import { benchInbound } from './inbound.bench.js';
 import { benchDelivery } from './delivery.bench.js';
 import { benchEmailSearch } from './emails-search.bench.js';
@@ -29,6 +29,12 @@ console.log(`storage ceiling (raw better-sqlite3, WAL, synchronous=FULL, email-s
   one commit per row: ${fmt(raw.perRowCommit)} rows/s
   100 rows per commit: ${fmt(raw.grouped)} rows/s
   accepted sends are ${fmt((rows[1].rps / raw.grouped) * 100, 1)}% of the grouped ceiling and ${fmt(rows[1].rps / raw.perRowCommit, 1)}x the per-row-commit rate\n`);
+
+const batch = await benchBatchSends(rounds);
+console.log(`${batch.name}
+  ceiling: ${fmt(batch.ceiling_rps)} req/s (${fmt(batch.ceiling_rps * BATCH_SIZE)} emails/s), p99 ${fmt(batch.ceiling_p99_ms, 1)} ms
+  mailroom: ${fmt(batch.rps)} req/s, ${fmt(batch.rps * BATCH_SIZE)} emails/s accepted, p99 ${fmt(batch.p99_ms, 1)} ms, ${fmt((batch.cpu_ms / BATCH_SIZE) * 1000, 1)} µs CPU an email${written(batch.written_bytes / BATCH_SIZE, 'email')}
+  ratio: ${fmt(batch.ratio * 100, 1)}% of the ceiling; ${fmt((batch.rps * BATCH_SIZE / raw.grouped) * 100, 1)}% of the grouped storage ceiling\n`);
 
 const inbound = await benchInbound(rounds);
 console.log(`inbound SMTP: smtp-source, ${inbound.options.sessions} sessions reusing connections, ${inbound.options.messages} messages of ${inbound.options.bytes} bytes

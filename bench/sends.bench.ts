@@ -57,6 +57,20 @@ function startJsonPost(answer: (parsed: { subject: string }, text: string) => Pr
 }
 
 /**
+ * Mailroom ready to take sends from bench.example with a live key; the send
+ * delay keeps the delivery worker out of a measurement of acceptance.
+ */
+async function startBenchSender() {
+  const mailroom = await startBenchMailroom({ MAILROOM_SEND_DELAY: '3600' });
+  const { services } = mailroom;
+  const ws = await services.workspaces.ensureDefault();
+  const domain = await services.domains.create(ws.id, { name: 'bench.example' });
+  await services.store.write((tx) => markDomainActive(tx, ws.id, domain.id, Date.now()));
+  const { token } = await services.apiKeys.create({ workspaceId: ws.id, name: 'bench' });
+  return { mailroom, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' } };
+}
+
+/**
  * POST /v1/emails, answered 201 only after the row is committed, against a
  * bare Koa route parsing the same JSON; and, to read the gap by, the least a
  * durable send can do: that route committing the body as one row through
@@ -73,15 +87,9 @@ export async function benchAcceptedSends(rounds: number) {
     await store.write((tx) => sql`insert into sends (id, body, created_at) values (${id}, ${text}, ${Date.now()})`.execute(tx));
     return { id };
   });
-  // The send delay keeps the delivery worker out of this measurement of acceptance.
-  const mailroom = await startBenchMailroom({ MAILROOM_SEND_DELAY: '3600' });
+  const { mailroom, headers } = await startBenchSender();
   try {
-    const { services } = mailroom;
-    const ws = await services.workspaces.ensureDefault();
-    const domain = await services.domains.create(ws.id, { name: 'bench.example' });
-    await services.store.write((tx) => markDomainActive(tx, ws.id, domain.id, Date.now()));
-    const { token } = await services.apiKeys.create({ workspaceId: ws.id, name: 'bench' });
-    const request = { method: 'POST', body: JSON.stringify(EMAIL), headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, connections: 64 };
+    const request = { method: 'POST', body: JSON.stringify(EMAIL), headers, connections: 64 };
     return await compare('accepted sends: POST /v1/emails (durable 201) vs bare Koa JSON POST', rounds,
       () => load({ ...request, url: `${bare.url}/v1/emails` }),
       () => load({ ...request, url: `${mailroom.httpUrl}/v1/emails` }),
@@ -92,5 +100,31 @@ export async function benchAcceptedSends(rounds: number) {
     oneRow.close();
     await store.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export const BATCH_SIZE = 100;
+
+/**
+ * POST /v1/emails/batch of 100 emails, each to its own recipient, answered
+ * only after the commit; against a bare Koa route parsing the same JSON. The
+ * figure that counts is emails accepted per second: request rate times 100.
+ */
+export async function benchBatchSends(rounds: number) {
+  const batch = { emails: Array.from({ length: BATCH_SIZE }, (_, i) => ({ ...EMAIL, to: [`reader${i}@example.net`] })) };
+  const bare = await startJsonPost(() => ({ id: 'em_x' }));
+  const { mailroom, headers } = await startBenchSender();
+  try {
+    const request = { method: 'POST', body: JSON.stringify(batch), headers, connections: 8 };
+    // A batch answers 200 even when items fail; the bench counts only batches taken whole.
+    const probe = await fetch(`${mailroom.httpUrl}/v1/emails/batch`, { method: 'POST', headers, body: request.body });
+    const { data } = await probe.json() as { data: Array<{ id?: string }> };
+    if (!probe.ok || data.length !== BATCH_SIZE || data.some((item) => !item.id)) throw new Error(`batch bench: a batch was not taken whole (${probe.status})`);
+    return await compare(`accepted batch sends: POST /v1/emails/batch of ${BATCH_SIZE} (durable 200) vs bare Koa JSON POST`, rounds,
+      () => load({ ...request, url: `${bare.url}/v1/emails/batch` }),
+      () => load({ ...request, url: `${mailroom.httpUrl}/v1/emails/batch` }));
+  } finally {
+    await mailroom.close();
+    bare.close();
   }
 }
