@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Db, Tx } from '../store/db.js';
 import type { AttachmentsTable } from '../store/tables.js';
 import { toIso } from '../core/clock.js';
@@ -43,7 +43,7 @@ export async function findLiveAttachments(db: Db, ws: string, ids: string[], now
 /** Deletes up to `limit` expired uploads; returns how many. */
 export async function deleteExpiredAttachments(tx: Tx, now: number, limit: number): Promise<number> {
   const res = await tx.deleteFrom('attachments')
-    .where('id', 'in', (eb) => eb.selectFrom('attachments').select('id').where('expires_at', '<=', now).limit(limit))
+    .where('id', 'in', (eb) => eb.selectFrom('attachments').select('id').where('expires_at', '<=', now).limit(sql.lit(limit)))
     .executeTakeFirst();
   return Number(res.numDeletedRows);
 }

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { insertRows, runShaped, type Db, type Tx } from '../store/db.js';
 import { isPostgres } from '../store/schema-helpers.js';
 import { newId } from '../core/ids.js';
@@ -52,12 +52,12 @@ export async function enqueue(tx: Tx, q: EnqueueInput): Promise<void> {
  * the same row; on PostgreSQL the subquery skips rows another claim has locked.
  */
 export async function claimDue(tx: Tx, c: { now: number; leaseMs: number; owner: string; limit: number }): Promise<QueueItem[]> {
-  const { rows } = await runShaped(tx, 'claim due queue rows', [c.now + c.leaseMs, c.owner, c.now, c.limit],
-    ([until, owner, now, limit]) => tx.updateTable('outbound_queue')
+  const { rows } = await runShaped(tx, `claim due queue rows, limit ${c.limit}`, [c.now + c.leaseMs, c.owner, c.now],
+    ([until, owner, now]) => tx.updateTable('outbound_queue')
       .set({ locked_until: until as number, next_attempt_at: until as number, lease_owner: owner as string })
       .where('id', 'in', (eb) => eb.selectFrom('outbound_queue').select('id')
         .where('next_attempt_at', '<=', now as number).where('locked_until', '<=', now as number)
-        .orderBy('next_attempt_at').limit(limit as number)
+        .orderBy('next_attempt_at').limit(sql.lit(c.limit))
         .$if(onPostgres(tx), (q) => q.forUpdate().skipLocked()))
       .where('locked_until', '<=', now as number)
       .returning(['id', 'workspace_id', 'email_id', 'domain', 'attempt', 'expires_at', 'created_at']));

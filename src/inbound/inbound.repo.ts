@@ -226,12 +226,12 @@ export async function insertInbound(tx: Tx, rows: NewInbound[]): Promise<void> {
  * another claim has locked.
  */
 export async function claimPending(tx: Tx, c: { now: number; leaseMs: number; owner: string; limit: number }): Promise<PendingInbound[]> {
-  const res = await runShaped(tx, 'claim inbound', [c.now + c.leaseMs, c.owner, 1, 'pending', c.now, c.limit],
-    ([lockedUntil, owner, one, pending, now, limit]) => tx.updateTable('inbound_messages')
+  const res = await runShaped(tx, `claim inbound, limit ${c.limit}`, [c.now + c.leaseMs, c.owner, 1, 'pending', c.now],
+    ([lockedUntil, owner, one, pending, now]) => tx.updateTable('inbound_messages')
       .set((eb) => ({ locked_until: lockedUntil as number, lease_owner: owner as string, attempts: eb('attempts', '+', one as number) }))
       .where('id', 'in', (eb) => eb.selectFrom('inbound_messages').select('id')
         .where('status', '=', pending as 'pending').where('locked_until', '<=', now as number)
-        .orderBy('locked_until').orderBy('pos').limit(limit as number)
+        .orderBy('locked_until').orderBy('pos').limit(sql.lit(c.limit))
         .$if(onPostgres(tx), (q) => q.forUpdate().skipLocked()))
       .where('status', '=', pending as 'pending').where('locked_until', '<=', now as number)
       .returning(['id', 'workspace_id', 'domain_id', 'kind', 'mail_from', 'rcpt_to', 'remote_ip', 'helo', 'attempts']));

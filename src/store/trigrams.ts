@@ -61,7 +61,7 @@ async function trigramRows(db: Db, index: TrigramIndex, column: string, trigram:
   const hit = probes.get(key);
   if (hit && hit.until > now) return hit.docs;
   const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT rowid FROM ${sql.table(index)}
-    WHERE ${sql.table(index)} MATCH ${ftsTerm(column, trigram)} LIMIT ${PROBE_CAP}) AS probe`.execute(db);
+    WHERE ${sql.table(index)} MATCH ${ftsTerm(column, trigram)} LIMIT ${sql.lit(PROBE_CAP)}) AS probe`.execute(db);
   if (probes.size >= PROBES_KEPT) probes.clear();
   probes.set(key, { docs: Number(rows[0].n), until: now + PROBE_TTL_MS });
   return Number(rows[0].n);

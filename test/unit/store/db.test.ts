@@ -210,3 +210,25 @@ describe('shaped queries', () => {
     expect((await read(temp.store.db, 'ws_a')).rows).toEqual([{ period: 'p', count: 5 }]);
   });
 });
+
+describe('limits', () => {
+  it('writes a whole-number LIMIT into the SQL, and reads the same rows with it', async () => {
+    await temp.store.write(async (tx) => {
+      for (const [period, count] of [['p1', 1], ['p2', 2], ['p3', 3]] as const) await addUsage(tx, 'ws_l', period, count);
+    });
+    const { db } = temp.store;
+    const newest = (n: number) => db.selectFrom('send_usage').select('period').where('workspace_id', '=', 'ws_l')
+      .orderBy('period', 'desc').limit(n);
+    const compiled = newest(2).compile();
+    expect(compiled.sql).toMatch(/ order by "period" desc limit 2$/);
+    expect(compiled.parameters).toEqual(['ws_l']);
+    expect(await newest(2).execute()).toEqual([{ period: 'p3' }, { period: 'p2' }]);
+    expect(await newest(1).execute()).toEqual([{ period: 'p3' }]);
+  });
+
+  it('leaves a LIMIT that is not a whole number as a parameter', () => {
+    const compiled = temp.store.db.selectFrom('send_usage').select('period').limit(2.5).compile();
+    expect(compiled.sql).toMatch(/ limit \?$/);
+    expect(compiled.parameters).toEqual([2.5]);
+  });
+});
