@@ -109,11 +109,12 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     return result;
   };
 
-  async function fanOutBatch(): Promise<number> {
+  /** One batch of fan-out: how many positions it consumed, and whether it read them or passed over them. */
+  async function fanOutBatch(): Promise<{ consumed: number; passedOver: boolean }> {
     const lo = await readWatermark(store.db, FANOUT_WATERMARK);
-    if (!(await anyEnabledWebhook(store.db))) return passOver(lo);
+    if (!(await anyEnabledWebhook(store.db))) return { consumed: await passOver(lo), passedOver: true };
     const events = await deps.readEventsAfter(lo, FANOUT_BATCH);
-    if (events.length === 0) return 0;
+    if (events.length === 0) return { consumed: 0, passedOver: false };
     const now = clock.now();
     await store.write(async (tx) => {
       // Another fan-out (a second process) got here first: its rows stand.
@@ -135,7 +136,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       await insertDeliveries(tx, rows);
       await writeWatermark(tx, FANOUT_WATERMARK, events.at(-1)!.pos);
     });
-    return events.length;
+    return { consumed: events.length, passedOver: false };
   }
 
   /** With no endpoint enabled, moves the watermark past every event there is, reading none; returns how many positions it passed. */
@@ -247,7 +248,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     return claimed.length;
   }
 
-  const fanOut = () => exclusive(fanOutBatch);
+  const fanOutOnce = () => exclusive(fanOutBatch);
+  const fanOut = async () => (await fanOutOnce()).consumed;
   const deliverDue = () => exclusive(claimAndStart);
 
   const dispatcher: Dispatcher = {
@@ -292,7 +294,11 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       while (!signal.aborted) {
         let progressed = false;
         try {
-          progressed = (await fanOut()) > 0;
+          // Passing over is no reason to hurry back: with no endpoint
+          // enabled, a pass per nap keeps the watermark close behind, where
+          // a pass per round would add a write to every commit of sends.
+          const fanned = await fanOutOnce();
+          progressed = fanned.consumed > 0 && !fanned.passedOver;
           progressed = (await deliverDue()) > 0 || progressed;
         } catch (err) {
           logger.error({ err }, 'webhook dispatcher round failed');

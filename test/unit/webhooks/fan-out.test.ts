@@ -15,6 +15,7 @@ function rig() {
   const clock = new ManualClock();
   const events: FollowedEvent[] = [];
   const reads: number[] = [];
+  let lastPosReads = 0;
   const dispatcher = createDispatcher({
     store: temp.store, clock, logger: pino({ level: 'silent' }), sealKey: Buffer.alloc(32), allowPrivate: true,
     resolveHost: async () => [],
@@ -22,7 +23,10 @@ function rig() {
       reads.push(afterPos);
       return events.filter((e) => e.pos > afterPos).slice(0, limit);
     },
-    lastEventPos: async () => events.at(-1)?.pos ?? 0,
+    lastEventPos: async () => {
+      lastPosReads++;
+      return events.at(-1)?.pos ?? 0;
+    },
   });
   const happen = (workspaceId: string, type: string) => {
     const pos = (events.at(-1)?.pos ?? 0) + 1;
@@ -35,7 +39,7 @@ function rig() {
   }));
   const watermark = () => readWatermark(temp.store.db, FANOUT_WATERMARK);
   const deliveries = () => temp.store.db.selectFrom('webhook_deliveries').select(['webhook_id', 'event_id']).execute();
-  return { clock, events, reads, dispatcher, happen, addEndpoint, watermark, deliveries };
+  return { clock, events, reads, dispatcher, happen, addEndpoint, watermark, deliveries, lastPosReads: () => lastPosReads };
 }
 
 describe('webhook fan-out', () => {
@@ -68,5 +72,21 @@ describe('webhook fan-out', () => {
     expect(r.reads).toEqual([1]);
     expect(await r.watermark()).toBe(3);
     expect(await r.deliveries()).toEqual([{ webhook_id: hook.id, event_id: r.events[1].event.id }]);
+  });
+
+  it('passes over once a nap while running, not once a round, while events keep coming and no endpoint is enabled', async () => {
+    const r = rig();
+    const stop = new AbortController();
+    const steady = setInterval(() => r.happen('ws_a', 'email.sent'), 1);
+    const running = r.dispatcher.run(stop.signal);
+    await new Promise((done) => setTimeout(done, 600));
+    clearInterval(steady);
+    stop.abort();
+    await running;
+    // Naps are 250 ms: three passes at most in 600 ms, where a pass per round made dozens.
+    expect(r.lastPosReads()).toBeGreaterThanOrEqual(1);
+    expect(r.lastPosReads()).toBeLessThanOrEqual(4);
+    expect(await r.watermark()).toBeGreaterThan(0);
+    expect(r.reads).toEqual([]);
   });
 });
