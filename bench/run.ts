@@ -9,8 +9,8 @@ import { benchDelivery } from './delivery.bench.js';
 import { benchEmailSearch } from './emails-search.bench.js';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
-/** ", N KB written to disk" for a figure the kernel gave, else nothing. */
-const written = (bytes: number, per: string) => (Number.isNaN(bytes) ? '' : `, ${fmt(bytes / 1024, 1)} KB written to disk a ${per}`);
+/** ", N KB written to disk <per>" for a figure the kernel gave, else nothing. */
+const written = (bytes: number, per: string) => (Number.isNaN(bytes) ? '' : `, ${fmt(bytes / 1024, 1)} KB written to disk ${per}`);
 const rows = [];
 console.log(`Mailroom benchmarks — node ${process.version}, ${cpus().length} cores, ${rounds} rounds each, medians\n`);
 
@@ -21,7 +21,7 @@ const raw = rawSqliteInserts();
 for (const r of rows) {
   console.log(`${r.name}
   ceiling: ${fmt(r.ceiling_rps)} req/s, p99 ${fmt(r.ceiling_p99_ms, 1)} ms, ${fmt(r.ceiling_cpu_ms, 3)} ms CPU a request
-  mailroom: ${fmt(r.rps)} req/s, p99 ${fmt(r.p99_ms, 1)} ms, ${fmt(r.cpu_ms, 3)} ms CPU a request${written(r.written_bytes, 'request')}
+  mailroom: ${fmt(r.rps)} req/s, p99 ${fmt(r.p99_ms, 1)} ms, ${fmt(r.cpu_ms, 3)} ms CPU a request${written(r.written_bytes, 'a request')}
   ratio: ${fmt(r.ratio * 100, 1)}% of the ceiling${r.reference ? `
   ${r.reference.label}: ${fmt(r.reference.rps)} req/s, p99 ${fmt(r.reference.p99, 1)} ms, ${fmt(r.reference.cpu, 3)} ms CPU a request` : ''}\n`);
 }
@@ -32,8 +32,8 @@ console.log(`storage ceiling (raw better-sqlite3, WAL, synchronous=FULL, email-s
 
 const batch = await benchBatchSends(rounds);
 console.log(`${batch.name}
-  ceiling: ${fmt(batch.ceiling_rps)} req/s (${fmt(batch.ceiling_rps * BATCH_SIZE)} emails/s), p99 ${fmt(batch.ceiling_p99_ms, 1)} ms
-  mailroom: ${fmt(batch.rps)} req/s, ${fmt(batch.rps * BATCH_SIZE)} emails/s accepted, p99 ${fmt(batch.p99_ms, 1)} ms, ${fmt((batch.cpu_ms / BATCH_SIZE) * 1000, 1)} µs CPU an email${written(batch.written_bytes / BATCH_SIZE, 'email')}
+  ceiling: ${fmt(batch.ceiling_rps)} req/s (${fmt(batch.ceiling_rps * BATCH_SIZE)} emails/s), p99 ${fmt(batch.ceiling_p99_ms, 1)} ms, ${fmt((batch.ceiling_cpu_ms / BATCH_SIZE) * 1000, 1)} µs CPU an email
+  mailroom: ${fmt(batch.rps)} req/s, ${fmt(batch.rps * BATCH_SIZE)} emails/s accepted, p99 ${fmt(batch.p99_ms, 1)} ms, ${fmt((batch.cpu_ms / BATCH_SIZE) * 1000, 1)} µs CPU an email${written(batch.written_bytes / BATCH_SIZE, 'an email')}
   ratio: ${fmt(batch.ratio * 100, 1)}% of the ceiling; ${fmt((batch.rps * BATCH_SIZE / raw.grouped) * 100, 1)}% of the grouped storage ceiling\n`);
 
 const inbound = await benchInbound(rounds);
@@ -50,7 +50,7 @@ for (const o of [
   const out = await benchDelivery(rounds, o);
   console.log(`outbound delivery: ${out.messages} queued emails of ${fmt(out.bytes / 1024)} KB of ${out.content}, DKIM-signed, MX found through dnsmasq, to Postfix smtp-sink
   ceiling (smtp-source -> smtp-sink, 20 sessions, messages of the same size): ${fmt(out.ceiling)} msg/s
-  mailroom queue -> smtp-sink: ${fmt(out.delivered)} msg/s (${fmt((out.delivered / out.ceiling) * 100, 1)}% of the ceiling), ${fmt(out.cpuMsPerMessage, 3)} ms CPU a message (every thread)${written(out.bytesWrittenPerMessage, 'message')}${o.signing ? `
+  mailroom queue -> smtp-sink: ${fmt(out.delivered)} msg/s (${fmt((out.delivered / out.ceiling) * 100, 1)}% of the ceiling), ${fmt(out.cpuMsPerMessage, 3)} ms CPU a message (every thread)${written(out.bytesWrittenPerMessage, 'a message')}${o.signing ? `
   signing alone (RSA-2048 and Ed25519 signatures of each message, a signing thread per core, nothing else running): ${fmt(out.signingRate)} msg/s` : ''}\n`);
 }
 
