@@ -98,9 +98,10 @@ const standIns = (n: number) => Array.from({ length: n }, (_, i) => `${STAND_IN}
  * Runs the query `build(params)` describes, reusing the SQL text compiled for
  * `shape`. `build` must use only `params` for its values, or values the shape
  * itself names (a LIMIT, which is best written into the SQL): it is compiled
- * once with stand-ins, so the same shape must always yield the same SQL. A shape whose compiled SQL binds anything else
- * is never reused; a call with an undefined parameter runs uncached, since
- * Kysely may leave an undefined value out of the SQL.
+ * once with stand-ins, so the same shape must always yield the same SQL. A
+ * shape whose compiled SQL binds anything else is never reused; a call with
+ * an undefined parameter runs uncached, since Kysely may leave an undefined
+ * value out of the SQL.
  */
 export async function runShaped<R>(db: Db | Tx, shape: string, params: readonly unknown[],
   build: (params: readonly unknown[]) => Compilable<R>): Promise<QueryResult<R>> {
