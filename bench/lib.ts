@@ -19,6 +19,8 @@ export interface LoadResult {
   cpuMsPerRequest: number;
   /** Bytes this process wrote to storage per request while the load ran (NaN where the kernel does not say). */
   bytesWrittenPerRequest: number;
+  /** CPU time the load generator itself spent per request: it shares the machine's cores with the server. */
+  loadCpuMsPerRequest: number;
 }
 
 export interface LoadOptions { url: string; connections?: number; seconds?: number; maxRequests?: number; headers?: Record<string, string>; method?: string; body?: string }
@@ -32,9 +34,13 @@ export async function load(o: LoadOptions): Promise<LoadResult> {
   const cpu = process.cpuUsage();
   const written = bytesWritten();
   const { stdout } = await run(process.execPath, ['--import', 'tsx', loadScript, JSON.stringify(args)], { timeout: (args.seconds + 30) * 1000 });
-  const result = JSON.parse(stdout.trim().split('\n').at(-1)!) as Omit<LoadResult, 'cpuMsPerRequest' | 'bytesWrittenPerRequest'>;
+  const { cpuMsPerRequest: loadCpuMsPerRequest, ...result } = JSON.parse(stdout.trim().split('\n').at(-1)!) as
+    Omit<LoadResult, 'bytesWrittenPerRequest' | 'loadCpuMsPerRequest'>;
   const requests = Math.max(1, result.requests);
-  return { ...result, cpuMsPerRequest: cpuMs(process.cpuUsage(cpu)) / requests, bytesWrittenPerRequest: (bytesWritten() - written) / requests };
+  return {
+    ...result, cpuMsPerRequest: cpuMs(process.cpuUsage(cpu)) / requests, bytesWrittenPerRequest: (bytesWritten() - written) / requests,
+    loadCpuMsPerRequest,
+  };
 }
 
 /**
@@ -78,17 +84,19 @@ export async function compare(name: string, rounds: number, ceiling: () => Promi
   if (bad) throw new Error(`${name}: load saw errors ${JSON.stringify(bad.statuses)}`);
   const [c, s, ref] = results.map((rs) => ({
     rps: median(rs.map((r) => r.rps)), p99: median(rs.map((r) => r.p99)), cpu: median(rs.map((r) => r.cpuMsPerRequest)),
-    written: median(rs.map((r) => r.bytesWrittenPerRequest)),
+    written: median(rs.map((r) => r.bytesWrittenPerRequest)), loadCpu: median(rs.map((r) => r.loadCpuMsPerRequest)),
   }));
   const row = {
     name,
     ceiling_rps: c.rps,
     ceiling_p99_ms: c.p99,
     ceiling_cpu_ms: c.cpu,
+    ceiling_load_cpu_ms: c.loadCpu,
     rps: s.rps,
     p99_ms: s.p99,
     cpu_ms: s.cpu,
     written_bytes: s.written,
+    load_cpu_ms: s.loadCpu,
     reference: reference && { label: reference.label, ...ref },
   };
   return { ...row, ratio: row.rps / row.ceiling_rps };

@@ -38,9 +38,12 @@ async function worker(): Promise<void> {
 }
 
 const started = performance.now();
+const cpuAtStart = process.cpuUsage();
 await Promise.all(Array.from({ length: args.connections }, worker));
 const elapsed = (performance.now() - started) / 1000;
+const cpu = process.cpuUsage(cpuAtStart);
 latencies.sort((a, b) => a - b);
 const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? NaN;
-console.log(JSON.stringify({ requests: latencies.length, errors, statuses, rps: latencies.length / elapsed, p50: pct(0.5), p99: pct(0.99) }));
+console.log(JSON.stringify({ requests: latencies.length, errors, statuses, rps: latencies.length / elapsed, p50: pct(0.5), p99: pct(0.99),
+  cpuMsPerRequest: (cpu.user + cpu.system) / 1000 / Math.max(1, latencies.length) }));
 agent.destroy();
