@@ -33,6 +33,7 @@ import { startSmtpListeners, submissionPipeline } from './smtp/index.js';
 import { eventsRoutes, eventsService, type EventsService } from './events/index.js';
 import { createDispatcher, resolverLookup, webhooksRoutes, webhooksService, type Dispatcher, type WebhooksService } from './webhooks/index.js';
 import { analyticsRoutes, analyticsService, type AnalyticsService } from './analytics/index.js';
+import { dashboardRoutes } from './dashboard/index.js';
 
 // The composition root: config -> store -> services -> HTTP (and, as they
 // land, SMTP listeners and engines). Nothing else constructs singletons.
@@ -184,7 +185,7 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
     tagsRoutes(services.tags), contactsRoutes(services.contacts), suppressionsRoutes(services.suppressions),
     unsubscribeRoutes(services.unsubscribe, services.contacts), emailsRoutes(services.emails), attachmentsRoutes(services.attachments),
     eventsRoutes(services.events), webhooksRoutes(services.webhooks), analyticsRoutes(services.analytics),
-    inboundRoutes(services.inbound), trackingRoutes(services.tracking)];
+    inboundRoutes(services.inbound), trackingRoutes(services.tracking), dashboardRoutes()];
   const app = createApp(httpDeps, routers);
 
   handle = app.callback();

@@ -1,0 +1,1010 @@
+// @ts-check
+// The Mailroom dashboard: a single page over the public /v1 API of its own
+// origin. It signs in with an API key and sees exactly what that key may see.
+// Every element is built with createElement and text nodes: subjects,
+// addresses and email HTML come from strangers and are never parsed as markup
+// here; email HTML is only ever shown inside a sandboxed frame.
+
+/** sessionStorage, not localStorage: the key lives only as long as the tab. */
+const KEY_STORAGE = 'mailroom.apiKey';
+const PAGE_SIZE = 25;
+/** An email's timeline is read in one call, the API's largest page. */
+const TIMELINE_LIMIT = 100;
+const EMAIL_STATUSES = ['pending', 'scheduled', 'sent', 'delivered', 'failed', 'cancelled'];
+/** The statuses cancelEmail acts on; from `sent` on a message may be on the wire. */
+const CANCELLABLE = ['scheduled', 'pending'];
+
+// ---------------------------------------------------------------------------
+// API shapes, as in schema/openapi.yaml and schema/paths/*.yaml
+
+/**
+ * @template T
+ * @typedef {{ data: T[], has_more: boolean, next_cursor?: string }} Page
+ */
+/** @typedef {{ code: string, message: string, param?: string, request_id?: string }} ErrorBody */
+/**
+ * @typedef {{ id: string, from: string, to: string[], cc: string[], bcc: string[], reply_to: string[],
+ *   subject: string, tags: string[], status: string, mode: 'live' | 'test', domain_id: string | null,
+ *   message_id: string, scheduled_at: string | null, sent_at: string | null, resent_from: string | null,
+ *   created_at: string, updated_at: string }} EmailSummary
+ */
+/**
+ * @typedef {{ email: string, type: 'to' | 'cc' | 'bcc', status: string, smtp_code: number | null,
+ *   detail: string | null, updated_at: string }} Recipient
+ */
+/** @typedef {{ filename: string, content_type: string, size: number, content_id: string | null }} Attachment */
+/**
+ * @typedef {EmailSummary & { html: string | null, text: string | null, headers: Record<string, string>,
+ *   attachments: Attachment[], recipients: Recipient[] }} Email
+ */
+/** @typedef {{ id: string, cancelled: boolean, status: string }} EmailCancel */
+/** @typedef {{ id: string, type: string, email_id: string | null, created_at: string, data: Record<string, unknown> }} ApiEvent */
+/**
+ * @typedef {{ record: string, type: string, name: string, value: string, priority?: number, required: boolean,
+ *   status: string, detail?: string }} DomainRecord
+ */
+/**
+ * @typedef {{ id: string, name: string, status: string, status_reason: string | null, region: string,
+ *   return_path: string, open_tracking: boolean, click_tracking: boolean, tracking_subdomain: string,
+ *   inbound_enabled: boolean, records: DomainRecord[], last_checked_at: string | null, created_at: string }} Domain
+ */
+/**
+ * @typedef {{ id: string, domain_id: string, from: string, to: string[], cc: string[], subject: string,
+ *   message_id: string | null, envelope: { mail_from: string, rcpt_to: string[] }, size: number,
+ *   attachment_count: number, received_at: string }} InboundSummary
+ */
+/**
+ * @typedef {{ spf: { result: string, domain: string | null },
+ *   dkim: { result: string, domain: string, selector: string | null, aligned: boolean }[],
+ *   dmarc: { result: string, policy: string | null, domain: string | null } }} InboundAuth
+ */
+/**
+ * @typedef {{ index: number, filename: string | null, content_type: string, size: number,
+ *   disposition: 'attachment' | 'inline' }} InboundAttachment
+ */
+/** @typedef {{ name: string, value: string }} HeaderField */
+/**
+ * @typedef {InboundSummary & { reply_to: string[], text: string | null, html: string | null,
+ *   headers: HeaderField[], attachments: InboundAttachment[], auth: InboundAuth, tls: boolean }} InboundEmail
+ */
+/** @typedef {{ id: string, email: string, reason: string, created_at: string }} Suppression */
+/**
+ * `token` is masked, except in the answer to createApiKey.
+ * @typedef {{ id: string, name: string, mode: 'live' | 'test', token: string, scopes: string[],
+ *   created_at: string, last_used_at: string | null, revoked_at: string | null }} ApiKey
+ */
+
+// ---------------------------------------------------------------------------
+// Building the page
+
+/** @typedef {Node | string | number | null | undefined | false} Child */
+/** @typedef {Child | Child[]} Children */
+/** @typedef {Record<string, string | number | boolean | null | undefined | ((event: Event) => void)>} Attrs */
+
+/**
+ * Creates an element. Children go in as nodes or as text, never as markup;
+ * an `on<event>` attribute given a function becomes a listener.
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {Attrs | null} [attrs]
+ * @param {...Children} children
+ * @returns {HTMLElementTagNameMap[K]}
+ */
+function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs ?? {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (typeof value === 'function') {
+      el.addEventListener(name.slice(2), value);
+      continue;
+    }
+    // Links only lead to the app's own routes: API data never becomes a URL.
+    if (name === 'href' && !String(value).startsWith('#/')) throw new Error(`Not an app route: ${value}`);
+    el.setAttribute(name, value === true ? '' : String(value));
+  }
+  return fill(el, ...children);
+}
+
+/**
+ * Replaces the children of `el`, with the same rules as h().
+ * @template {Element} E
+ * @param {E} el
+ * @param {...Children} children
+ * @returns {E}
+ */
+function fill(el, ...children) {
+  el.replaceChildren();
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : String(child));
+  }
+  return el;
+}
+
+/** @param {string} id */
+function byId(id) {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`The page has no #${id}`);
+  return el;
+}
+
+/** Local time on screen, the exact ISO value on hover. @param {string | null} iso */
+function time(iso, withSeconds = false) {
+  if (!iso) return none();
+  return h('time', { datetime: iso, title: iso }, formatTime(iso, withSeconds));
+}
+
+/** @param {string} iso */
+function formatTime(iso, withSeconds = false) {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  return date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: withSeconds ? 'medium' : 'short' });
+}
+
+function none() {
+  return h('span', { class: 'muted' }, '—');
+}
+
+/** @param {string} status */
+function badge(status) {
+  return h('span', { class: `badge badge-${status.toLowerCase().replace(/[^a-z_]/g, '')}` }, status);
+}
+
+/** @param {string[]} list */
+function joined(list) {
+  return list.length > 0 ? list.join(', ') : none();
+}
+
+/** @param {string | null} value */
+function code(value) {
+  return value ? h('code', null, value) : none();
+}
+
+/** @param {number} bytes */
+function formatBytes(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  return bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** @param {Array<[string, Children]>} rows */
+function details(rows) {
+  return h('dl', { class: 'details' }, rows.flatMap(([term, value]) => [h('dt', null, term), h('dd', null, value)]));
+}
+
+/**
+ * @template T
+ * @typedef {{ header: string, cell: (item: T) => Children, className?: string, hideHeader?: boolean }} Column
+ */
+
+/**
+ * A column of per-row buttons; its header is read by screen readers only.
+ * @template T
+ * @param {(item: T) => Children} cell
+ * @returns {Column<T>}
+ */
+function actionsColumn(cell) {
+  return { header: 'Actions', cell, className: 'row-actions', hideHeader: true };
+}
+
+/**
+ * @template T
+ * @param {Column<T>[]} columns
+ * @param {T[]} items
+ */
+function table(columns, items) {
+  return h('div', { class: 'table-wrap' }, h('table', null,
+    h('thead', null, h('tr', null, columns.map((c) => h('th', { scope: 'col', class: c.className },
+      c.hideHeader ? h('span', { class: 'visually-hidden' }, c.header) : c.header)))),
+    h('tbody', null, items.map((item) => h('tr', null, columns.map((c) => h('td', { class: c.className }, c.cell(item))))))));
+}
+
+function loading() {
+  return h('p', { class: 'muted' }, 'Loading…');
+}
+
+/** The API's message, as the alert; the request id beside it, for the server log. @param {unknown} err */
+function errorBox(err) {
+  const requestId = err instanceof ApiError ? err.requestId : undefined;
+  return h('div', { class: 'error-box' },
+    h('p', { role: 'alert' }, err instanceof Error ? err.message : String(err)),
+    requestId && h('p', { class: 'muted small' }, `Request id: ${requestId}`));
+}
+
+/** A place beside a form or button for its errors. */
+function errorSlot() {
+  const node = h('div');
+  return { node, show: (/** @type {unknown} */ err) => fill(node, errorBox(err)) };
+}
+
+/** @param {string} text */
+function statusNote(text) {
+  return h('p', { role: 'status', class: 'flash' }, text);
+}
+
+/**
+ * Runs `work` with `button` disabled, so a double click does not send twice.
+ * @param {HTMLButtonElement} button
+ * @param {() => Promise<void>} work
+ */
+async function whileBusy(button, work) {
+  button.disabled = true;
+  try {
+    await work();
+  } finally {
+    button.disabled = false;
+  }
+}
+
+/**
+ * A form whose submit runs `action` with its submit button held busy.
+ * @param {Attrs} attrs
+ * @param {(errors: ReturnType<typeof errorSlot>) => Promise<void>} action
+ * @param {...Children} children
+ */
+function actionForm(attrs, action, ...children) {
+  const errors = errorSlot();
+  const form = h('form', { ...attrs, onsubmit: (event) => {
+    event.preventDefault();
+    const button = form.querySelector('button[type="submit"]');
+    if (button instanceof HTMLButtonElement) void whileBusy(button, () => action(errors));
+  } }, ...children);
+  return [form, errors.node];
+}
+
+/** @param {'emails' | 'domains' | 'inbound'} section @param {string} id */
+function hrefTo(section, id) {
+  return `#/${section}/${encodeURIComponent(id)}`;
+}
+
+// ---------------------------------------------------------------------------
+// Talking to the API
+
+class ApiError extends Error {
+  /**
+   * @param {number} status  0 when the server could not be reached
+   * @param {string} message
+   * @param {string} [requestId]
+   */
+  constructor(status, message, requestId) {
+    super(message);
+    this.status = status;
+    this.requestId = requestId;
+  }
+}
+
+function storedKey() {
+  return sessionStorage.getItem(KEY_STORAGE);
+}
+
+/**
+ * One call with the given key: the parsed body (null for 204), or an
+ * ApiError carrying the API's message.
+ * @param {string} key
+ * @param {string} method
+ * @param {string} path
+ * @param {{ query?: URLSearchParams, body?: unknown }} [options]
+ * @returns {Promise<any>}
+ */
+async function request(key, method, path, options = {}) {
+  const search = options.query?.toString();
+  /** @type {Record<string, string>} */
+  const headers = { Authorization: `Bearer ${key}`, Accept: 'application/json' };
+  if (options.body !== undefined) headers['Content-Type'] = 'application/json';
+  let res;
+  try {
+    res = await fetch(search ? `${path}?${search}` : path,
+      { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) });
+  } catch {
+    throw new ApiError(0, 'Could not reach the Mailroom server. Check the connection and try again.');
+  }
+  if (res.status === 204) return null;
+  const body = await res.json().catch(() => null);
+  if (res.ok) return body;
+  /** @type {ErrorBody | undefined} */
+  const error = body?.error;
+  throw new ApiError(res.status, error?.message ?? `The server answered ${res.status} ${res.statusText}.`,
+    error?.request_id ?? res.headers.get('X-Request-Id') ?? undefined);
+}
+
+/**
+ * A call with the signed-in key. A 401 means the key no longer works
+ * (revoked, or the store was reset): sign out and say why.
+ * @param {string} method
+ * @param {string} path
+ * @param {{ query?: URLSearchParams, body?: unknown }} [options]
+ * @returns {Promise<any>}
+ */
+async function api(method, path, options) {
+  const key = storedKey();
+  if (!key) throw new ApiError(401, 'Sign in with an API key first.');
+  try {
+    return await request(key, method, path, options);
+  } catch (err) {
+    // A late answer to an old key must not sign out a key entered since.
+    if (err instanceof ApiError && err.status === 401 && storedKey() === key) signOut(err.message);
+    throw err;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Session
+
+/** The key as GET /v1/api-keys lists it: svc_<mode>_<first 4 of the lookup part>…<last 4>. @param {string} key */
+function maskedKey(key) {
+  const prefix = /^svc_(live|test)_/.exec(key)?.[0] ?? '';
+  return `${prefix}${key.slice(prefix.length, prefix.length + 4)}…${key.slice(-4)}`;
+}
+
+/** @param {string} [message] why the session ended, shown in the sign-in form */
+function signOut(message) {
+  sessionStorage.removeItem(KEY_STORAGE);
+  showSignIn(message);
+}
+
+/** @param {string} [message] */
+function showSignIn(message) {
+  fill(byId('session'));
+  const errors = errorSlot();
+  if (message) errors.show(new Error(message));
+  const input = h('input', { id: 'api-key', name: 'api-key', type: 'password', required: true,
+    autocomplete: 'off', spellcheck: 'false', placeholder: 'svc_live_…' });
+  fill(byId('app'), h('form', { class: 'card signin', onsubmit: (event) => void signIn(event, input, errors) },
+    h('h1', null, 'Mailroom dashboard'),
+    h('p', null, 'Paste an API key. It is kept in this tab only and forgotten when the tab closes.'),
+    h('label', { for: 'api-key' }, 'API key'), input,
+    errors.node,
+    h('button', { type: 'submit' }, 'Sign in'),
+    h('p', { class: 'muted small' }, 'No key yet? Run ', h('code', null, 'npx mailroom keys create --name dashboard'),
+      ' on the server.')));
+  input.focus();
+}
+
+/**
+ * @param {Event} event
+ * @param {HTMLInputElement} input
+ * @param {ReturnType<typeof errorSlot>} errors
+ */
+async function signIn(event, input, errors) {
+  event.preventDefault();
+  const button = /** @type {HTMLFormElement} */ (event.currentTarget).querySelector('button');
+  const key = input.value.trim();
+  // A header value must be printable ASCII; fetch would fail with a cryptic error.
+  if (!button || !/^[\x21-\x7E]+$/.test(key)) {
+    errors.show(new Error('An API key is one word, starting svc_live_ or svc_test_.'));
+    return;
+  }
+  await whileBusy(button, async () => {
+    try {
+      // The list of emails is the first page: a key that may not read it (403) is refused too.
+      await request(key, 'GET', '/v1/emails', { query: new URLSearchParams({ limit: '1' }) });
+    } catch (err) {
+      errors.show(err);
+      input.focus();
+      return;
+    }
+    sessionStorage.setItem(KEY_STORAGE, key);
+    showApp();
+  });
+}
+
+function showApp() {
+  const key = storedKey() ?? '';
+  const mode = key.startsWith('svc_test_') ? 'test' : key.startsWith('svc_live_') ? 'live' : 'unknown';
+  fill(byId('session'),
+    h('nav', { 'aria-label': 'Main' },
+      NAV.map(([section, label]) => h('a', { href: `#/${section}`, 'data-section': section }, label))),
+    h('span', { class: `badge mode-${mode}`, title: mode === 'test' ? 'Test keys never send real mail.' : null },
+      `${mode} mode`),
+    h('button', { type: 'button', class: 'secondary', onclick: () => signOut() }, 'Sign out'));
+  route();
+}
+
+// ---------------------------------------------------------------------------
+// Routing: #/<section>[/<id>][?<query>]
+
+/** @typedef {{ view: HTMLElement, id: string, query: URLSearchParams }} Ctx */
+
+/** @type {Array<[string, string]>} route section, link text */
+const NAV = [['emails', 'Emails'], ['domains', 'Domains'], ['events', 'Events'], ['inbound', 'Inbound'],
+  ['suppressions', 'Suppressions'], ['api-keys', 'API keys']];
+
+/** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
+const ROUTES = [
+  [/^\/emails$/, showEmails],
+  [/^\/emails\/([^/]+)$/, showEmail],
+  [/^\/domains$/, showDomains],
+  [/^\/domains\/([^/]+)$/, showDomain],
+  [/^\/events$/, showEvents],
+  [/^\/inbound$/, showInbound],
+  [/^\/inbound\/([^/]+)$/, showInboundEmail],
+  [/^\/suppressions$/, showSuppressions],
+  [/^\/api-keys$/, showApiKeys],
+];
+
+/** @type {Node | null} A note for the next render only: the outcome of the action that caused it. */
+let pendingNote = null;
+
+/** @param {string} path @param {URLSearchParams} [query] */
+function hashOf(path, query) {
+  const search = query?.toString();
+  return search ? `#${path}?${search}` : `#${path}`;
+}
+
+/** Replaces the note above the current view. @param {string} text */
+function showNote(text) {
+  fill(byId('note'), statusNote(text));
+}
+
+/**
+ * Goes to a route, rendering it anew when it is the current one already.
+ * @param {string} hash
+ * @param {Node | string} [note]
+ */
+function navigate(hash, note) {
+  pendingNote = typeof note === 'string' ? statusNote(note) : note ?? null;
+  if (location.hash === hash) route();
+  else location.hash = hash;
+}
+
+function route() {
+  if (!storedKey()) return showSignIn();
+  const [path = '', search = ''] = location.hash.replace(/^#/, '').split(/\?(.*)/s);
+  if (path === '' || path === '/') return location.replace('#/emails');
+  const view = h('section', { class: 'view' });
+  fill(byId('app'), h('div', { id: 'note' }, pendingNote), view);
+  pendingNote = null;
+  const section = path.split('/')[1];
+  for (const link of document.querySelectorAll('nav a[data-section]')) {
+    if (link.getAttribute('data-section') === section) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+  for (const [pattern, render] of ROUTES) {
+    const match = pattern.exec(path.replace(/\/$/, ''));
+    const id = match && safeDecode(match[1] ?? '');
+    if (id === null) continue;
+    void render({ view, id, query: new URLSearchParams(search) });
+    return;
+  }
+  fill(view, h('h1', null, 'Page not found'), h('p', null, h('a', { href: '#/emails' }, 'Go to the email list')));
+}
+
+/** @param {string} segment @returns {string | null} null for a malformed %-escape */
+function safeDecode(segment) {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Paged lists. The API gives one cursor per page, pointing at the next older
+// page, so the dashboard keeps the trail of starting_after cursors walked so
+// far in the route's query (`after`, repeated): "Newer" is the page before in
+// the trail, exact, with nothing skipped or shown twice, and Back agrees.
+
+/**
+ * @template T
+ * @param {HTMLElement} where
+ * @param {{ api: string, route: string, query: URLSearchParams, filters?: string[], columns: Column<T>[],
+ *   empty: string }} spec  `api` is the list's path, `route` the page's; `filters` are passed on to the API
+ */
+async function pagedTable(where, spec) {
+  const trail = spec.query.getAll('after');
+  const params = new URLSearchParams({ limit: String(PAGE_SIZE) });
+  for (const name of spec.filters ?? []) {
+    const value = spec.query.get(name);
+    if (value) params.set(name, value);
+  }
+  const cursor = trail.at(-1);
+  if (cursor) params.set('starting_after', cursor);
+  fill(where, loading());
+  /** @param {string[]} cursors */
+  const pageAt = (cursors) => {
+    const q = new URLSearchParams(spec.query);
+    q.delete('after');
+    for (const c of cursors) q.append('after', c);
+    return hashOf(spec.route, q);
+  };
+  try {
+    /** @type {Page<T>} */
+    const page = await api('GET', spec.api, { query: params });
+    const older = page.has_more ? page.next_cursor : undefined;
+    fill(where,
+      page.data.length > 0 ? table(spec.columns, page.data) : h('p', { class: 'empty' }, spec.empty),
+      (page.data.length > 0 || trail.length > 0) && h('div', { class: 'pager' },
+        h('button', { type: 'button', class: 'secondary', disabled: trail.length === 0,
+          onclick: () => navigate(pageAt(trail.slice(0, -1))) }, 'Newer'),
+        h('button', { type: 'button', class: 'secondary', disabled: !older,
+          onclick: () => older && navigate(pageAt([...trail, older])) }, 'Older')));
+  } catch (err) {
+    fill(where, errorBox(err));
+  }
+}
+
+/**
+ * Loads one record into `view`; on failure the view shows `title` and the reason.
+ * @template T
+ * @param {HTMLElement} view
+ * @param {string} title
+ * @param {string} path
+ * @returns {Promise<T | undefined>}
+ */
+async function loadRecord(view, title, path) {
+  fill(view, loading());
+  try {
+    return await api('GET', path);
+  } catch (err) {
+    fill(view, h('h1', null, title), errorBox(err));
+    return undefined;
+  }
+}
+
+/**
+ * The HTML part in a frame with every sandbox restriction: no scripts, no
+ * same-origin access, no forms, no navigating this page. The frame inherits
+ * the page's Content-Security-Policy, so remote resources are not fetched.
+ * @param {string | null} html
+ * @param {string | null} text
+ */
+function bodyParts(html, text) {
+  const preview = html === null ? [h('p', { class: 'muted' }, 'No HTML part.')] : [
+    h('p', { class: 'muted small' }, 'Remote images are not loaded.'),
+    h('div', { class: 'preview' }, h('iframe', { title: 'HTML preview', sandbox: '', srcdoc: html }))];
+  return [
+    h('h2', null, 'HTML'),
+    ...preview,
+    h('h2', null, 'Text'),
+    text === null ? h('p', { class: 'muted' }, 'No text part.') : h('pre', { class: 'body-text' }, text),
+  ];
+}
+
+// ---------------------------------------------------------------------------
+// Emails
+
+/** @param {Ctx} ctx */
+function showEmails({ view, query }) {
+  const status = h('select', { id: 'filter-status', name: 'status' }, h('option', { value: '' }, 'any'),
+    EMAIL_STATUSES.map((s) => h('option', { value: s, selected: query.get('status') === s }, s)));
+  const to = h('input', { id: 'filter-to', name: 'to', type: 'text', value: query.get('to') ?? '', autocomplete: 'off' });
+  const filters = h('form', { class: 'filters', role: 'search', onsubmit: (event) => {
+    event.preventDefault();
+    const q = new URLSearchParams();
+    if (status.value) q.set('status', status.value);
+    if (to.value.trim()) q.set('to', to.value.trim());
+    navigate(hashOf('/emails', q));
+  } },
+  h('label', { for: 'filter-status' }, 'Status'), status,
+  h('label', { for: 'filter-to' }, 'To'), to,
+  h('button', { type: 'submit' }, 'Search'));
+  const list = h('div');
+  fill(view, h('h1', null, 'Emails'), filters, list);
+  return pagedTable(list, {
+    api: '/v1/emails', route: '/emails', query, filters: ['status', 'to'], columns: EMAIL_COLUMNS,
+    empty: query.has('status') || query.has('to') ? 'No emails match these filters.' : 'No emails yet.',
+  });
+}
+
+/** @type {Column<EmailSummary>[]} */
+const EMAIL_COLUMNS = [
+  { header: 'Created', cell: (e) => time(e.created_at), className: 'nowrap' },
+  { header: 'From', cell: (e) => e.from },
+  { header: 'To', cell: (e) => joined(e.to) },
+  { header: 'Subject', cell: (e) => h('a', { href: hrefTo('emails', e.id) }, e.subject || '(no subject)') },
+  { header: 'Status', cell: (e) => badge(e.status) },
+];
+
+/** @param {Ctx} ctx */
+async function showEmail({ view, id }) {
+  const path = `/v1/emails/${encodeURIComponent(id)}`;
+  // Asked for now, shown once the email is.
+  /** @type {Promise<Page<ApiEvent>>} */
+  const events = api('GET', `${path}/events`, { query: new URLSearchParams({ limit: String(TIMELINE_LIMIT) }) });
+  events.catch(() => {});
+  /** @type {Email | undefined} */
+  const email = await loadRecord(view, 'Email', path);
+  if (!email) return;
+  const timeline = h('div', null, loading());
+  fill(view,
+    h('h1', null, email.subject || '(no subject)'),
+    CANCELLABLE.includes(email.status) && cancelButton(path),
+    emailDetails(email),
+    h('h2', null, 'Recipients'),
+    table(RECIPIENT_COLUMNS, email.recipients),
+    email.attachments.length > 0 && [h('h2', null, 'Attachments'), table(ATTACHMENT_COLUMNS, email.attachments)],
+    h('h2', null, 'Events'),
+    timeline,
+    bodyParts(email.html, email.text));
+  try {
+    const page = await events;
+    fill(timeline,
+      page.data.length > 0 ? table(TIMELINE_COLUMNS, page.data) : h('p', { class: 'empty' }, 'No events yet.'),
+      page.has_more && h('p', { class: 'muted small' }, `The latest ${TIMELINE_LIMIT} events are shown.`));
+  } catch (err) {
+    fill(timeline, errorBox(err));
+  }
+}
+
+/** @param {string} path the email's */
+function cancelButton(path) {
+  const errors = errorSlot();
+  const button = h('button', { type: 'button', class: 'danger', onclick: () => void whileBusy(button, async () => {
+    try {
+      /** @type {EmailCancel} */
+      const answer = await api('POST', `${path}/cancel`);
+      navigate(location.hash, answer.cancelled ? 'The email was cancelled.'
+        : `The email could not be cancelled: it is ${answer.status} already.`);
+    } catch (err) {
+      errors.show(err);
+    }
+  }) }, 'Cancel');
+  return h('div', { class: 'actions' }, button, errors.node);
+}
+
+/** @param {Email} email */
+function emailDetails(email) {
+  return details([
+    ['ID', code(email.id)],
+    ['Status', badge(email.status)],
+    ['Mode', email.mode === 'test' ? 'test: kept in the sink, never sent' : 'live'],
+    ['From', email.from],
+    ['To', joined(email.to)],
+    ['Cc', joined(email.cc)],
+    ['Bcc', joined(email.bcc)],
+    ['Reply-To', joined(email.reply_to)],
+    ['Tags', email.tags.length > 0 ? email.tags.map((t) => h('span', { class: 'tag' }, t)) : none()],
+    ['Message-ID', code(email.message_id)],
+    ['Domain', email.domain_id ? h('a', { href: hrefTo('domains', email.domain_id) }, email.domain_id) : none()],
+    ['Created', time(email.created_at)],
+    ['Scheduled for', time(email.scheduled_at)],
+    ['Sent', time(email.sent_at)],
+    ['Updated', time(email.updated_at)],
+    ['Resent from', email.resent_from ? h('a', { href: hrefTo('emails', email.resent_from) }, email.resent_from) : none()],
+    ...Object.entries(email.headers).map(([name, value]) => /** @type {[string, Children]} */ ([name, value])),
+  ]);
+}
+
+/** @type {Column<Recipient>[]} */
+const RECIPIENT_COLUMNS = [
+  { header: 'Address', cell: (r) => r.email },
+  { header: 'Type', cell: (r) => r.type },
+  { header: 'Status', cell: (r) => badge(r.status) },
+  { header: 'SMTP code', cell: (r) => r.smtp_code },
+  { header: 'Detail', cell: (r) => r.detail },
+  { header: 'Updated', cell: (r) => time(r.updated_at), className: 'nowrap' },
+];
+
+/** @type {Column<Attachment>[]} */
+const ATTACHMENT_COLUMNS = [
+  { header: 'File', cell: (a) => a.filename },
+  { header: 'Type', cell: (a) => a.content_type },
+  { header: 'Size', cell: (a) => formatBytes(a.size) },
+  { header: 'Content-ID', cell: (a) => a.content_id },
+];
+
+/** @type {Column<ApiEvent>[]} */
+const TIMELINE_COLUMNS = [
+  { header: 'Time', cell: (e) => time(e.created_at, true), className: 'nowrap' },
+  { header: 'Type', cell: (e) => e.type },
+  { header: 'Recipient', cell: eventRecipient },
+  { header: 'Detail', cell: eventDetail },
+];
+
+// ---------------------------------------------------------------------------
+// Events
+
+/** Per-recipient events name one address; events about the whole email, the list. @param {ApiEvent} event */
+function eventRecipient(event) {
+  const to = event.data.to;
+  if (Array.isArray(to)) return to.join(', ');
+  return typeof to === 'string' ? to : '';
+}
+
+/** A short line of what matters in the event's data. @param {ApiEvent} event */
+function eventDetail(event) {
+  const get = (/** @type {string} */ name) => {
+    const value = event.data[name];
+    return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
+  };
+  const at = (/** @type {string} */ name) => {
+    const iso = get(name);
+    return iso && formatTime(iso, true);
+  };
+  const machine = event.data.machine === true && `automated${get('machine_reason') ? ` (${get('machine_reason')})` : ''}`;
+  /** @type {Record<string, () => Array<string | undefined | false>>} */
+  const describe = {
+    'email.scheduled': () => [at('scheduled_at') && `for ${at('scheduled_at')}`],
+    'email.queued': () => [at('send_at') && `sends at ${at('send_at')}`],
+    'email.delivered': () => [get('smtp_code'), get('mx_host') && `via ${get('mx_host')}`],
+    'email.delayed': () => [get('smtp_code'), get('reason'), get('attempt') && `attempt ${get('attempt')}`,
+      at('next_attempt_at') && `next try ${at('next_attempt_at')}`],
+    'email.bounced': () => [get('bounce_type') && `${get('bounce_type')} bounce (${get('bounce_subtype')})`,
+      get('smtp_code'), get('enhanced_status_code'), get('original_error')],
+    'email.complained': () => [get('feedback_type'), get('provider') !== 'unknown' && get('provider')],
+    'email.opened': () => [machine, get('user_agent')],
+    'email.clicked': () => [get('url'), machine],
+    'email.failed': () => [get('reason'), get('suppression_reason') && `suppressed: ${get('suppression_reason')}`],
+    'email.cancelled': () => [get('previous_status') && `was ${get('previous_status')}`],
+  };
+  return (describe[event.type]?.() ?? []).filter(Boolean).join(' · ');
+}
+
+/** Sent mail has its page, and so has received mail (email.received names an inbound id). @param {ApiEvent} event */
+function eventEmailLink(event) {
+  if (!event.email_id) return none();
+  return h('a', { href: hrefTo(event.type === 'email.received' ? 'inbound' : 'emails', event.email_id) },
+    h('code', null, event.email_id));
+}
+
+/** @param {Ctx} ctx */
+function showEvents({ view, query }) {
+  const list = h('div');
+  fill(view, h('h1', null, 'Events'), list);
+  /** @type {Column<ApiEvent>[]} */
+  const columns = [
+    { header: 'Time', cell: (e) => time(e.created_at, true), className: 'nowrap' },
+    { header: 'Type', cell: (e) => e.type },
+    { header: 'Email', cell: eventEmailLink },
+    { header: 'Recipient', cell: eventRecipient },
+    { header: 'Detail', cell: eventDetail },
+  ];
+  return pagedTable(list, { api: '/v1/events', route: '/events', query, columns, empty: 'No events yet.' });
+}
+
+// ---------------------------------------------------------------------------
+// Domains
+
+/** @param {Ctx} ctx */
+function showDomains({ view, query }) {
+  const name = h('input', { id: 'domain-name', name: 'name', type: 'text', required: true,
+    placeholder: 'example.com', autocomplete: 'off' });
+  const list = h('div');
+  fill(view, h('h1', null, 'Domains'), list, h('h2', null, 'Add a domain'),
+    actionForm({ class: 'inline-form' }, async (errors) => {
+      try {
+        /** @type {Domain} */
+        const domain = await api('POST', '/v1/domains', { body: { name: name.value.trim() } });
+        navigate('#/domains', `${domain.name} was added. Open it for the DNS records to publish, then press Verify there.`);
+      } catch (err) {
+        errors.show(err);
+      }
+    },
+    h('label', { for: 'domain-name' }, 'Domain name'), name,
+    h('button', { type: 'submit' }, 'Add domain')));
+  /** @type {Column<Domain>[]} */
+  const columns = [
+    { header: 'Name', cell: (d) => h('a', { href: hrefTo('domains', d.id) }, d.name) },
+    { header: 'Status', cell: (d) => badge(d.status) },
+    { header: 'Created', cell: (d) => time(d.created_at), className: 'nowrap' },
+  ];
+  return pagedTable(list, { api: '/v1/domains', route: '/domains', query, columns, empty: 'No domains yet.' });
+}
+
+/** @param {Ctx} ctx */
+async function showDomain({ view, id }) {
+  const path = `/v1/domains/${encodeURIComponent(id)}`;
+  /** @type {Domain | undefined} */
+  const domain = await loadRecord(view, 'Domain', path);
+  if (domain) renderDomain(view, domain, path);
+}
+
+/**
+ * @param {HTMLElement} view
+ * @param {Domain} domain
+ * @param {string} path
+ */
+function renderDomain(view, domain, path) {
+  const errors = errorSlot();
+  const verify = h('button', { type: 'button', onclick: () => void whileBusy(verify, async () => {
+    try {
+      // The answer is the domain after the check: show it as it is.
+      /** @type {Domain} */
+      const checked = await api('POST', `${path}/verify`);
+      renderDomain(view, checked, path);
+      showNote(`DNS checked: the domain is ${checked.status}.`);
+    } catch (err) {
+      errors.show(err);
+    }
+  }) }, 'Verify');
+  fill(view,
+    h('h1', null, domain.name),
+    h('p', null, badge(domain.status), domain.status_reason && h('span', { class: 'reason' }, domain.status_reason)),
+    h('div', { class: 'actions' }, verify, errors.node),
+    h('h2', null, 'DNS records'),
+    h('p', { class: 'muted small' }, 'Publish these at your DNS provider. Optional records are not needed to send.'),
+    table(DNS_COLUMNS, domain.records),
+    h('h2', null, 'Settings'),
+    details([
+      ['ID', code(domain.id)],
+      ['Region', domain.region],
+      ['Return path', code(domain.return_path)],
+      ['Tracking subdomain', code(domain.tracking_subdomain)],
+      ['Open tracking', domain.open_tracking ? 'on' : 'off'],
+      ['Click tracking', domain.click_tracking ? 'on' : 'off'],
+      ['Inbound mail', domain.inbound_enabled ? 'on' : 'off'],
+      ['Last checked', time(domain.last_checked_at)],
+      ['Created', time(domain.created_at)],
+    ]));
+}
+
+/** @type {Column<DomainRecord>[]} */
+const DNS_COLUMNS = [
+  { header: 'Record', cell: (r) => [r.record, !r.required && h('div', { class: 'muted small' }, 'optional')], className: 'nowrap' },
+  { header: 'Type', cell: (r) => r.type },
+  { header: 'Name', cell: (r) => h('code', { class: 'copyable' }, r.name), className: 'nowrap' },
+  { header: 'Value', cell: (r) => h('code', { class: 'copyable' }, r.value) },
+  { header: 'Priority', cell: (r) => r.priority },
+  { header: 'Status', cell: (r) => [badge(r.status), r.detail && h('div', { class: 'muted small' }, r.detail)] },
+];
+
+// ---------------------------------------------------------------------------
+// Inbound
+
+/** @param {Ctx} ctx */
+function showInbound({ view, query }) {
+  const list = h('div');
+  fill(view, h('h1', null, 'Inbound'), list);
+  /** @type {Column<InboundSummary>[]} */
+  const columns = [
+    { header: 'Received', cell: (m) => time(m.received_at), className: 'nowrap' },
+    { header: 'From', cell: (m) => m.from || m.envelope.mail_from },
+    { header: 'To', cell: (m) => joined(m.to.length > 0 ? m.to : m.envelope.rcpt_to) },
+    { header: 'Subject', cell: (m) => h('a', { href: hrefTo('inbound', m.id) }, m.subject || '(no subject)') },
+  ];
+  return pagedTable(list, { api: '/v1/inbound', route: '/inbound', query, columns, empty: 'No inbound mail yet.' });
+}
+
+/** @param {Ctx} ctx */
+async function showInboundEmail({ view, id }) {
+  /** @type {InboundEmail | undefined} */
+  const message = await loadRecord(view, 'Inbound email', `/v1/inbound/${encodeURIComponent(id)}`);
+  if (!message) return;
+  const { spf, dkim, dmarc } = message.auth;
+  fill(view,
+    h('h1', null, message.subject || '(no subject)'),
+    details([
+      ['ID', code(message.id)],
+      ['From', message.from || none()],
+      ['To', joined(message.to)],
+      ['Cc', joined(message.cc)],
+      ['Reply-To', joined(message.reply_to)],
+      ['Envelope sender', message.envelope.mail_from || '(null sender)'],
+      ['Envelope recipients', joined(message.envelope.rcpt_to)],
+      ['Message-ID', code(message.message_id)],
+      ['Received', time(message.received_at)],
+      ['Size', formatBytes(message.size)],
+      ['TLS', message.tls ? 'yes' : 'no'],
+      ['Domain', h('a', { href: hrefTo('domains', message.domain_id) }, message.domain_id)],
+      ['SPF', [badge(spf.result), ` ${spf.domain ?? ''}`]],
+      ['DKIM', dkim.length === 0 ? 'not signed' : dkim.map((d) => h('div', null, badge(d.result),
+        ` ${d.domain}${d.selector ? ` s=${d.selector}` : ''}${d.aligned ? ', aligned' : ''}`))],
+      ['DMARC', [badge(dmarc.result), ` ${[dmarc.domain, dmarc.policy && `policy ${dmarc.policy}`].filter(Boolean).join(', ')}`]],
+    ]),
+    message.attachments.length > 0 && [h('h2', null, 'Attachments'), table(INBOUND_ATTACHMENT_COLUMNS, message.attachments)],
+    h('details', { class: 'headers' }, h('summary', null, `All headers (${message.headers.length})`),
+      table(HEADER_COLUMNS, message.headers)),
+    bodyParts(message.html, message.text));
+}
+
+/** @type {Column<InboundAttachment>[]} */
+const INBOUND_ATTACHMENT_COLUMNS = [
+  { header: 'File', cell: (a) => a.filename ?? `attachment-${a.index}` },
+  { header: 'Type', cell: (a) => a.content_type },
+  { header: 'Size', cell: (a) => formatBytes(a.size) },
+  { header: 'Disposition', cell: (a) => a.disposition },
+];
+
+/** @type {Column<HeaderField>[]} */
+const HEADER_COLUMNS = [
+  { header: 'Name', cell: (f) => f.name, className: 'nowrap' },
+  { header: 'Value', cell: (f) => f.value },
+];
+
+// ---------------------------------------------------------------------------
+// Suppressions
+
+/** @param {Ctx} ctx */
+function showSuppressions({ view, query }) {
+  const list = h('div');
+  fill(view, h('h1', null, 'Suppressions'), h('p', { class: 'muted' }, 'No email of this workspace is sent to these addresses.'), list);
+  /** @type {Column<Suppression>[]} */
+  const columns = [
+    { header: 'Email', cell: (s) => s.email },
+    { header: 'Reason', cell: (s) => s.reason },
+    { header: 'Created', cell: (s) => time(s.created_at), className: 'nowrap' },
+    actionsColumn((s) => rowAction('Remove', 'secondary',
+      `Remove ${s.email} from the suppression list? Email to it will be sent again.`, async () => {
+        await api('DELETE', `/v1/suppressions/${encodeURIComponent(s.id)}`);
+        navigate(location.hash, `${s.email} is no longer suppressed.`);
+      })),
+  ];
+  return pagedTable(list, { api: '/v1/suppressions', route: '/suppressions', query, columns, empty: 'No suppressed addresses.' });
+}
+
+/**
+ * A button that asks first, then runs `action`; its error shows in its row.
+ * @param {string} label
+ * @param {string} className
+ * @param {string} question
+ * @param {() => Promise<void>} action
+ */
+function rowAction(label, className, question, action) {
+  const errors = errorSlot();
+  const button = h('button', { type: 'button', class: className, onclick: () => {
+    if (!confirm(question)) return;
+    void whileBusy(button, async () => {
+      try {
+        await action();
+      } catch (err) {
+        errors.show(err);
+      }
+    });
+  } }, label);
+  return [button, errors.node];
+}
+
+// ---------------------------------------------------------------------------
+// API keys
+
+/** @param {Ctx} ctx */
+function showApiKeys({ view, query }) {
+  const name = h('input', { id: 'key-name', name: 'name', type: 'text', required: true, maxlength: 100, autocomplete: 'off' });
+  const list = h('div');
+  fill(view, h('h1', null, 'API keys'), list, h('h2', null, 'Create a key'),
+    h('p', { class: 'muted small' }, 'The new key has full access, in the mode of the key you are signed in with.'),
+    actionForm({ class: 'inline-form' }, async (errors) => {
+      try {
+        /** @type {ApiKey} */
+        const created = await api('POST', '/v1/api-keys', { body: { name: name.value.trim() } });
+        navigate('#/api-keys', newKeyNote(created));
+      } catch (err) {
+        errors.show(err);
+      }
+    },
+    h('label', { for: 'key-name' }, 'Key name'), name,
+    h('button', { type: 'submit' }, 'Create key')));
+  const current = maskedKey(storedKey() ?? '');
+  /** @type {Column<ApiKey>[]} */
+  const columns = [
+    { header: 'Name', cell: (k) => k.name },
+    { header: 'Mode', cell: (k) => badge(k.mode) },
+    { header: 'Scopes', cell: (k) => k.scopes.join(', ') },
+    { header: 'Created', cell: (k) => time(k.created_at), className: 'nowrap' },
+    { header: 'Last used', cell: (k) => time(k.last_used_at), className: 'nowrap' },
+    { header: 'Token', cell: (k) => [h('code', null, k.token), k.token === current && h('span', { class: 'muted small' }, ' this key')] },
+    actionsColumn((k) => revokeButton(k, k.token === current)),
+  ];
+  return pagedTable(list, { api: '/v1/api-keys', route: '/api-keys', query, columns, empty: 'No API keys.' });
+}
+
+/** The raw token is in the answer to createApiKey only. @param {ApiKey} key */
+function newKeyNote(key) {
+  const copy = h('button', { type: 'button', class: 'secondary', onclick: () => {
+    navigator.clipboard.writeText(key.token).then(() => fill(copy, 'Copied'), () => fill(copy, 'Select the key to copy it'));
+  } }, 'Copy');
+  return h('div', { role: 'status', class: 'flash' },
+    h('p', null, `Key “${key.name}” created. Copy this key now; it is not shown again.`),
+    h('p', null, h('code', { class: 'copyable token' }, key.token), ' ', copy));
+}
+
+/**
+ * @param {ApiKey} key
+ * @param {boolean} isCurrent  the key this tab is signed in with
+ */
+function revokeButton(key, isCurrent) {
+  if (key.revoked_at) return ['revoked ', time(key.revoked_at)];
+  const question = isCurrent
+    ? `Revoke “${key.name}”? It is the key you are signed in with: you will be signed out.`
+    : `Revoke “${key.name}”? Anything using it stops working at once.`;
+  return rowAction('Revoke', 'danger', question, async () => {
+    await api('DELETE', `/v1/api-keys/${encodeURIComponent(key.id)}`);
+    if (isCurrent) signOut('You revoked the key you were signed in with.');
+    else navigate(location.hash, `“${key.name}” was revoked.`);
+  });
+}
+
+// ---------------------------------------------------------------------------
+
+window.addEventListener('hashchange', () => route());
+if (storedKey()) showApp();
+else showSignIn();

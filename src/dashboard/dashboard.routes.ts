@@ -1,0 +1,71 @@
+import Router, { type RouterContext } from '@koa/router';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { AppState } from '../http/op.js';
+
+// The web dashboard: three static files served under /dashboard. The page is
+// a client of the public /v1 API and nothing more; it signs in with an API
+// key, so it sees exactly what that key may see, and the server holds no
+// session for it.
+
+/** Resolved from the repository root, so it holds for src/ (tsx) and dist/ (built) alike. */
+const ASSETS_DIR = fileURLToPath(new URL('../../src/dashboard/assets/', import.meta.url));
+
+const ASSETS = {
+  'index.html': 'text/html; charset=utf-8',
+  'app.js': 'text/javascript; charset=utf-8',
+  'app.css': 'text/css; charset=utf-8',
+} as const;
+
+/**
+ * The page runs only its own script and talks only to its own origin. Email
+ * HTML is previewed in a sandboxed srcdoc frame, which inherits this policy:
+ * its scripts never run and its remote images never load, so no tracking
+ * pixel fires from a preview. Inline styles are allowed because emails are
+ * styled inline; the page itself never writes markup from data, and the
+ * frame's own origin is opaque, so they reach nothing.
+ */
+const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'", "script-src 'self'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data:", "connect-src 'self'",
+  "frame-src 'self'", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
+].join('; ');
+
+interface Asset { body: Buffer; type: string; etag: string }
+
+function loadAssets(): Map<string, Asset> {
+  return new Map(Object.entries(ASSETS).map(([name, type]) => {
+    const body = readFileSync(`${ASSETS_DIR}${name}`);
+    return [name, { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` }];
+  }));
+}
+
+export function dashboardRoutes(): Router<AppState> {
+  const assets = loadAssets();
+  const r = new Router<AppState>({ prefix: '/dashboard' });
+  r.get('/', (ctx, next) => {
+    // "/dashboard" and "/dashboard/" both reach here; relative URLs need the slash.
+    if (!ctx.path.endsWith('/')) return ctx.redirect('/dashboard/');
+    return serve(ctx, 'index.html', next);
+  });
+  r.get('/:file', (ctx, next) => serve(ctx, ctx.params.file, next));
+
+  function serve(ctx: RouterContext<AppState>, name: string, next: () => Promise<unknown>) {
+    const asset = assets.get(name);
+    if (!asset) return next(); // the app's 404
+    ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Referrer-Policy', 'no-referrer');
+    // Revalidated each time, answered 304 while unchanged: a new version shows on the next load.
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.set('ETag', asset.etag);
+    ctx.type = asset.type;
+    ctx.status = 200; // Koa judges freshness only for a 2xx or 304 status
+    if (ctx.fresh) {
+      ctx.status = 304;
+      return;
+    }
+    ctx.body = asset.body;
+  }
+  return r;
+}

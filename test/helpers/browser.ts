@@ -1,0 +1,19 @@
+import { existsSync } from 'node:fs';
+import { chromium, type Browser } from 'playwright-core';
+
+// Debian's Chromium, headless, driven by playwright-core (which never
+// downloads a browser of its own). `.ci/run` installs the package.
+
+export const CHROMIUM_PATH = process.env.MAILROOM_TEST_CHROMIUM ?? '/usr/bin/chromium';
+
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(CHROMIUM_PATH)) {
+    throw new Error(`No Chromium at ${CHROMIUM_PATH}: install Debian's chromium package (bash .ci/run packages) or set MAILROOM_TEST_CHROMIUM`);
+  }
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    // Nothing may reach out from this machine: no background fetches, no QUIC probes.
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+  });
+}

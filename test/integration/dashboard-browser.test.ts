@@ -1,0 +1,190 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Browser, Page } from 'playwright-core';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { launchChromium } from '../helpers/browser.js';
+
+// The dashboard in a real browser against a real server: sign in with a key,
+// read what the sink kept, and see that nothing an email carries can run in
+// the page.
+
+const HOSTILE_SUBJECT = '<img src=x onerror="document.title=\'pwned\'">';
+/** The email's HTML: styled inline, with a script, an event handler and a remote pixel at `pixelUrl`. */
+const hostileHtml = (pixelUrl: string) => `<p id="styled" style="color: rgb(204, 51, 51)">Hello from the preview</p>
+<script>try { parent.document.title = 'pwned'; } catch (e) {} document.body.append('script ran');</script>
+<img src="x" onerror="this.replaceWith('handler ran')">
+<img id="pixel" src="${pixelUrl}" width="1" height="1">`;
+
+describe('the dashboard in Chromium', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let page: Page;
+  let testKey: string;
+  let emailId: string;
+  const dialogs: string[] = [];
+  // Stands in for a sender's tracking pixel: a preview must never fetch it.
+  let pixelHits = 0;
+  const pixelServer = http.createServer((_req, res) => {
+    pixelHits++;
+    res.end();
+  });
+
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => pixelServer.listen(0, '127.0.0.1', resolve));
+    const pixelUrl = `http://127.0.0.1:${(pixelServer.address() as AddressInfo).port}/open.gif`;
+    t = await startTestApp();
+    testKey = (await t.seed.key({ mode: 'test', name: 'dashboard' })).token;
+    const api = t.api.as(testKey);
+    const sent = await api.post('/v1/emails', {
+      from: 'Shop <hello@shop.test>', to: ['delivered@mailroom.test'], subject: HOSTILE_SUBJECT,
+      html: hostileHtml(pixelUrl), text: 'Hello in plain text',
+    });
+    expect(sent.status).toBe(201);
+    emailId = sent.body.id;
+    await t.mailroom.delivery.drain();
+    expect((await api.get(`/v1/emails/${emailId}`)).body.status).toBe('delivered');
+
+    browser = await launchChromium();
+    page = await browser.newPage();
+    page.on('dialog', (d) => {
+      dialogs.push(d.message());
+      void d.dismiss();
+    });
+    page.setDefaultTimeout(10_000);
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+    pixelServer.close();
+  });
+
+  /** The key the page keeps for its tab (the test compiles without the DOM's types). */
+  const storedKey = () => page.evaluate(() =>
+    (globalThis as unknown as { sessionStorage: { getItem(name: string): string | null } }).sessionStorage.getItem('mailroom.apiKey'));
+
+  async function signIn(key: string) {
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+  }
+
+  it('refuses a wrong key with the API\'s message, and keeps no key', async () => {
+    await page.goto(`${t.url}/dashboard/`);
+    await signIn('svc_test_not-a-real-key');
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/key/i);
+    await page.getByLabel('API key').waitFor();
+    expect(await storedKey()).toBeNull();
+  });
+
+  it('refuses a key without the scope to read emails, naming the scope problem', async () => {
+    const sendingOnly = (await t.seed.key({ scopes: ['sending_access'] })).token;
+    await page.goto(`${t.url}/dashboard/`);
+    await signIn(sendingOnly);
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/scope|emails:read/i);
+    expect(await storedKey()).toBeNull();
+  });
+
+  it('signs in with a test key and lists the email, its subject shown as text', async () => {
+    await page.goto(`${t.url}/dashboard/`);
+    await signIn(testKey);
+    await page.getByRole('heading', { name: 'Emails', level: 1 }).waitFor();
+    expect(await storedKey()).toBe(testKey);
+    const link = page.getByRole('link', { name: HOSTILE_SUBJECT, exact: true });
+    await link.waitFor();
+    expect(await page.locator('tbody tr').count()).toBe(1);
+    expect(await page.locator('tbody').textContent()).toContain('delivered@mailroom.test');
+    expect(await page.locator('tbody img').count()).toBe(0);
+    expect(await page.title()).toBe('Mailroom');
+  });
+
+  it('opens the email: its fields, its events and a preview in which nothing runs', async () => {
+    await page.getByRole('link', { name: HOSTILE_SUBJECT, exact: true }).click();
+    await page.waitForURL(new RegExp(`#/emails/${emailId}$`));
+    await page.getByRole('heading', { name: HOSTILE_SUBJECT, level: 1 }).waitFor();
+    await expect.poll(() => page.locator('main').textContent()).toContain('email.delivered');
+    const text = await page.locator('main').textContent();
+    expect(text).toContain(emailId);
+    expect(text).toContain('email.sent');
+    expect(text).toContain('Hello in plain text');
+
+    const frame = page.frameLocator('iframe[title="HTML preview"]');
+    await frame.getByText('Hello from the preview').waitFor();
+    const preview = await frame.locator('body').innerText();
+    expect(preview).not.toContain('script ran');
+    expect(preview).not.toContain('handler ran');
+    expect(await page.locator('iframe[title="HTML preview"]').getAttribute('sandbox')).toBe('');
+    // Emails are styled inline, and that still shows; the remote pixel is never asked for.
+    expect(await frame.locator('#styled').evaluate((el) =>
+      (globalThis as unknown as { getComputedStyle(e: unknown): { color: string } }).getComputedStyle(el).color)).toBe('rgb(204, 51, 51)');
+    expect(await frame.locator('#pixel').evaluate((el) => (el as unknown as { complete: boolean }).complete)).toBe(true);
+    expect(pixelHits).toBe(0);
+    expect(await page.title()).toBe('Mailroom');
+    expect(dialogs).toEqual([]);
+  });
+
+  it('filters the list by recipient', async () => {
+    await page.getByRole('link', { name: 'Emails', exact: true }).click();
+    await page.getByLabel('To').fill('nobody-like-this');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => page.locator('main').textContent()).toMatch(/No emails/i);
+    await page.getByLabel('To').fill('delivered@');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('link', { name: HOSTILE_SUBJECT, exact: true }).waitFor();
+  });
+
+  it('adds a domain and shows the DNS records to publish', async () => {
+    await page.getByRole('link', { name: 'Domains', exact: true }).click();
+    await page.getByRole('heading', { name: 'Domains', level: 1 }).waitFor();
+    await page.getByLabel('Domain name').fill('not a domain');
+    await page.getByRole('button', { name: 'Add domain' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/name/i);
+
+    await page.getByLabel('Domain name').fill('news.shop.test');
+    await page.getByRole('button', { name: 'Add domain' }).click();
+    await page.getByRole('link', { name: 'news.shop.test', exact: true }).click();
+    await page.getByRole('heading', { name: 'news.shop.test', level: 1 }).waitFor();
+    const records = await page.locator('main table').textContent();
+    expect(records).toContain('DKIM');
+    expect(records).toContain('_domainkey.news.shop.test');
+    expect(records).toContain('SPF');
+    expect(records).toContain('v=spf1');
+
+    const domains = (await t.api.as(testKey).get('/v1/domains')).body.data as Array<{ name: string }>;
+    expect(domains.map((d) => d.name)).toContain('news.shop.test');
+  });
+
+  it('creates an API key and shows its token once', async () => {
+    await page.getByRole('link', { name: 'API keys', exact: true }).click();
+    await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
+    await page.getByLabel('Key name').fill('from the dashboard');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const status = page.getByRole('status');
+    await expect.poll(() => status.textContent()).toMatch(/svc_test_\S+/);
+    const token = /svc_test_\S+/.exec((await status.locator('code').textContent()) ?? '')?.[0];
+    expect(token).toBeDefined();
+    // The shown token is a working key.
+    expect((await t.api.as(token!).get('/v1/emails?limit=1')).status).toBe(200);
+    await expect.poll(() => page.locator('main table').textContent()).toContain('from the dashboard');
+  });
+
+  it('signs out: the key is forgotten and the sign-in form is back', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API key').waitFor();
+    expect(await storedKey()).toBeNull();
+    await page.reload();
+    await page.getByLabel('API key').waitFor();
+  });
+
+  it('signs out by itself when the key stops working', async () => {
+    const doomed = await t.seed.key({ mode: 'test', name: 'doomed' });
+    await page.goto(`${t.url}/dashboard/#/emails`);
+    await signIn(doomed.token);
+    await page.getByRole('heading', { name: 'Emails', level: 1 }).waitFor();
+    expect((await t.api.delete(`/v1/api-keys/${doomed.id}`)).status).toBeLessThan(300);
+    await page.getByRole('link', { name: 'Events', exact: true }).click();
+    await page.getByLabel('API key').waitFor();
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/key/i);
+    expect(await storedKey()).toBeNull();
+  });
+});
