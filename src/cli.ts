@@ -118,6 +118,7 @@ async function serve(config: Config): Promise<number> {
   const mailroom = await startMailroom(config);
   console.log(`Mailroom is running at ${mailroom.httpUrl} (data in ${config.dataDir}).`);
   console.log(`Create an API key with:  npx mailroom keys create --name my-first-key`);
+  console.log(`Then open the dashboard: ${mailroom.httpUrl}/dashboard/`);
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       console.log(`${signal}: shutting down`);

@@ -1,4 +1,7 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -49,5 +52,41 @@ describe('mailroom CLI', () => {
     await expect(mailroom(['keys', 'create', '--name', 'x', '--scopes', 'root'], t.dataDir)).rejects.toMatchObject({ stderr: expect.stringContaining("unknown scope 'root'") });
     await expect(mailroom(['config', '--http-port', '99999'], t.dataDir)).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('MAILROOM_HTTP_PORT must be a whole number') });
     await expect(mailroom(['frobnicate'], t.dataDir)).rejects.toMatchObject({ stderr: expect.stringContaining("unknown command 'frobnicate'") });
+  });
+});
+
+describe('mailroom serve, as npm start runs it', () => {
+  it('starts from the built files, says where the dashboard is, serves it, and stops on SIGTERM', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'mailroom-serve-'));
+    const child = spawn(process.execPath, ['bin/mailroom', 'serve'], {
+      cwd: root, stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, MAILROOM_DATA_DIR: dataDir, MAILROOM_HTTP_HOST: '127.0.0.1', MAILROOM_HTTP_PORT: '0',
+        MAILROOM_SMTP_PORT: '0', MAILROOM_SUBMISSION_PORT: '0', MAILROOM_DELIVERY: 'sink', MAILROOM_LOG_LEVEL: 'silent' },
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+    try {
+      let output = '';
+      child.stderr.setEncoding('utf8').on('data', (c: string) => (output += c));
+      const dashboardUrl = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`no dashboard line in time; output so far:\n${output}`)), 20_000);
+        child.stdout.setEncoding('utf8').on('data', (c: string) => {
+          output += c;
+          const found = /Then open the dashboard: (http:\/\/127\.0\.0\.1:\d+\/dashboard\/)/.exec(output);
+          if (found) {
+            clearTimeout(timer);
+            resolve(found[1]);
+          }
+        });
+        void exited.then((code) => reject(new Error(`exited with ${code} before it was ready:\n${output}`)));
+      });
+      const page = await fetch(dashboardUrl);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('/dashboard/app.js');
+      expect((await fetch(new URL('app.js', dashboardUrl))).status).toBe(200);
+    } finally {
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
