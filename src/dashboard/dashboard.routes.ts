@@ -44,7 +44,7 @@ export function dashboardRoutes(): Router<AppState> {
   const assets = loadAssets();
   const r = new Router<AppState>({ prefix: '/dashboard' });
   r.get('/', (ctx, next) => {
-    // "/dashboard" and "/dashboard/" both reach here; relative URLs need the slash.
+    // "/dashboard" and "/dashboard/" both reach here; the page has one address, with the slash.
     if (!ctx.path.endsWith('/')) return ctx.redirect('/dashboard/');
     return serve(ctx, 'index.html', next);
   });
