@@ -215,6 +215,7 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
     });
   const delivery = createDeliveryWorker({
     store, clock, logger, signer, transport, sinkOnly: config.delivery === 'sink',
+    destinationConcurrency: config.destinationConcurrency, ...(config.delivery === 'relay' && { relay: 'smarthost' }),
     ledger: emailsLedger({
       store, clock, senders: services.domains.senders(), suppressions: services.suppressions,
       // Tracking links point at the domain's verified tracking host, else at Mailroom itself.

@@ -179,9 +179,7 @@ export async function deliverToDomain(delivery: DomainDelivery, deps: DirectDeps
     return [...new Set(delivery.recipients)].map((recipient) => outcome(recipient, reply, undefined, undefined));
   }
   const hosts = destination.hosts.map((h) => ({ name: h.exchange, addresses: h.addresses, provider: providerForMx(h.exchange) }));
-  return deps.pool.withDomainSlot(delivery.domain.toLowerCase(), () =>
-    deliverThrough(hosts, { port: deps.port, tls: 'opportunistic' }, delivery, deps, deps.maxConnectionAttempts ?? 5),
-  );
+  return deliverThrough(hosts, { port: deps.port, tls: 'opportunistic' }, delivery, deps, deps.maxConnectionAttempts ?? 5);
 }
 
 /**
@@ -211,5 +209,5 @@ export async function deliverViaRelay(relayUrl: string | URL, message: OutboundM
     ...(user && { auth: { user, pass: decodeURIComponent(url.password) } }),
   };
   const host = { name: hostname, addresses };
-  return deps.pool.withDomainSlot(`relay:${hostname}`, () => deliverThrough([host], target, message, deps, addresses.length));
+  return deliverThrough([host], target, message, deps, addresses.length);
 }

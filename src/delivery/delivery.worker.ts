@@ -8,7 +8,10 @@ import {
   composeMessage, nextAttemptDelayMs, parseReply, classifyBounce,
   type BounceClassification, type ComposeInput, type DkimKey, type DkimSigner, type DomainDelivery, type RecipientOutcome,
 } from './index.js';
-import { claimDue, completeItems, extendLease, nextDueAt, releaseQueueLeases, retryItem, type QueueItem } from './queue.repo.js';
+import {
+  completeItems, dueRows, extendLease, leaseRows, nextDueAt, postponeDestination, releaseQueueLeases, retryItem, type QueueItem,
+} from './queue.repo.js';
+import { DestinationGate, type DestinationVerdict } from './destinations.js';
 import { keepMessage, sinkDeliver, type KeptMessage } from './sink.js';
 import { coalescedWrite } from '../store/coalesced-write.js';
 
@@ -73,6 +76,10 @@ export interface DeliveryWorkerDeps {
   sinkOnly: boolean;
   /** Attempts under way at once (default 64); a row whose attempt is over and whose outcome is being written takes no slot. */
   concurrency?: number;
+  /** Attempts under way at once to one destination (default 20); rows beyond it wait in the queue, taking no slot. */
+  destinationConcurrency?: number;
+  /** Relay mode: every message goes to this smarthost, which is then the one destination. Otherwise each recipient domain is one. */
+  relay?: string;
   /** Lease on a claimed row, renewed while the delivery runs (default 2 min). */
   leaseMs?: number;
   /** Longest sleep when nothing is due (default 250 ms). */
@@ -90,6 +97,13 @@ export interface DeliveryWorker {
 }
 
 const DEFAULT_CONCURRENCY = 64;
+/** Postfix's default_destination_concurrency_limit. */
+const DEFAULT_DESTINATION_CONCURRENCY = 20;
+/**
+ * A claim reads this many due rows per free slot to choose from, so that rows
+ * of a destination at its share do not hide the rows of others behind them.
+ */
+const CANDIDATES_PER_SLOT = 4;
 const DEFAULT_LEASE_MS = 120_000;
 const DEFAULT_IDLE_MS = 250;
 /** Waiting for in-flight deliveries at shutdown; their leases cover whatever does not finish. */
@@ -126,6 +140,11 @@ const MAX_UNRECORDED_SHARE = 4;
 /** A finished delivery waiting for its outcome to be written. */
 interface Finished {
   item: QueueItem;
+  /** What the attempt says of the destination's health, and when the row is due again if it is retried. */
+  verdict: DestinationVerdict;
+  retryAt: number;
+  /** The reason the destination could not be reached, when it could not. */
+  unreachable?: string;
   /** False when there was nothing to send: the row is only dropped. */
   loaded: boolean;
   outcomes: AttemptOutcome[];
@@ -144,6 +163,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const rng = deps.rng ?? Math.random;
   const refillAt = Math.max(1, Math.floor(concurrency / REFILL_SHARE));
   const owner = newLeaseOwner();
+  // Nothing leaves the machine in sink mode, so no destination needs sparing there.
+  const gate = new DestinationGate({ concurrency: deps.sinkOnly ? Infinity : deps.destinationConcurrency ?? DEFAULT_DESTINATION_CONCURRENCY });
+  const destinationOf = (item: { domain: string }) => deps.relay ?? item.domain;
   /** Claimed rows until their outcome is written (they stay leased that long), with the work that ends then. */
   const inFlight = new Map<string, Promise<void>>();
   /** Of those, the rows whose attempt is under way: the slots `concurrency` counts. */
@@ -151,10 +173,35 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const freeSlots = () => Math.min(concurrency - attempting, concurrency * MAX_UNRECORDED_SHARE - inFlight.size);
   let wakeUp: (() => void) | undefined;
 
+  /** Domains a claim leaves out now: those at their share or resting (in relay mode the smarthost is all of them). */
+  function closedDomains(now: number): string[] | 'all' {
+    const closed = gate.closed(now);
+    if (deps.relay) return closed.length > 0 ? 'all' : [];
+    return closed;
+  }
+
+  /**
+   * Leases up to `limit` due rows, earliest first, no destination beyond its
+   * allowance; rows of a destination at its share stay in the queue, where
+   * they hold no slot.
+   */
   async function claim(limit: number): Promise<QueueItem[]> {
     const now = clock.now();
+    const skip = closedDomains(now);
+    if (skip === 'all') return [];
     return store.write(async (tx) => {
-      const items = await claimDue(tx, { now, leaseMs, owner, limit });
+      const candidates = await dueRows(tx, { now, limit: limit * CANDIDATES_PER_SLOT, skipDomains: skip });
+      const allowance = new Map<string, number>();
+      const chosen: string[] = [];
+      for (const row of candidates) {
+        if (chosen.length === limit) break;
+        const destination = destinationOf(row);
+        const left = allowance.get(destination) ?? gate.allowance(destination, now);
+        if (left <= 0) continue;
+        allowance.set(destination, left - 1);
+        chosen.push(row.id);
+      }
+      const items = await leaseRows(tx, chosen, { now, until: now + leaseMs, owner });
       if (items.length) await ledger.handOff(tx, items, now);
       return items;
     // At once: outcomes gathering meanwhile go in the same commit, and the
@@ -170,11 +217,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   }
 
   /** Turns the transport's verdicts into outcomes; temporary failures past the lifetime expire. */
-  function outcomesOf(item: QueueItem, job: DeliveryJob, results: RecipientOutcome[], complained: Set<string>, now: number): AttemptOutcome[] {
+  function outcomesOf(item: QueueItem, job: DeliveryJob, results: RecipientOutcome[], complained: Set<string>, nextAttemptAt: number): AttemptOutcome[] {
     const byAddress = new Map(results.map((r) => [r.recipient, r]));
     const attempt = item.attempt + 1;
-    const hint = Math.max(0, ...results.map((r) => r.retry_after_ms ?? 0));
-    const nextAttemptAt = now + nextAttemptDelayMs(attempt, rng, hint || undefined);
     return job.recipients.map(({ id, address }): AttemptOutcome => {
       const r = byAddress.get(address) ?? { recipient: address, status: 'deferred', response: 'no verdict for this recipient' };
       if (r.status === 'delivered') {
@@ -207,6 +252,15 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   async function writeOutcomes(tx: Tx, rows: Finished[]): Promise<void> {
     const now = clock.now();
     for (const r of rows) if (r.kept) await keepMessage(tx, { ...r.kept, now });
+    for (const r of rows) {
+      if (r.unreachable === undefined) continue;
+      const domain = deps.relay ? undefined : r.item.domain;
+      const postponed = await postponeDestination(tx, { domain, now, until: r.retryAt, reason: r.unreachable });
+      if (postponed > 0) {
+        logger.warn({ destination: destinationOf(r.item), postponed, until: new Date(r.retryAt).toISOString(), reason: r.unreachable },
+          'destination unreachable: its queued mail waits');
+      }
+    }
     await ledger.record(tx, rows.filter((r) => r.loaded).map(({ item, outcomes }) => ({ item, outcomes })), now);
     const done: string[] = [];
     for (const { item, outcomes } of rows) {
@@ -224,7 +278,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
 
   /** One attempt at a row: builds, signs and hands over the message; returns what the outcome write needs. */
   async function attempt(item: QueueItem, job: DeliveryJob | undefined): Promise<Finished> {
-    if (!job) return { item, loaded: false, outcomes: [] };
+    let verdict: DestinationVerdict = 'unknown';
+    let unreachable: string | undefined;
+    let retryAt = clock.now();
+    if (!job) return { item, loaded: false, outcomes: [], verdict, retryAt };
     const outcomes: AttemptOutcome[] = job.skipped.map((s) => ({ kind: 'failed', recipientId: s.id, address: s.address, reason: s.reason }));
     let kept: Omit<KeptMessage, 'now'> | undefined;
     if (job.recipients.length) {
@@ -247,6 +304,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
             kept = { workspaceId: item.workspaceId, emailId: item.emailId, domain: item.domain, mailFrom: job.mailFrom, recipients: addresses, raw };
           } else {
             results = await deps.transport({ domain: item.domain, mailFrom: job.mailFrom, recipients: addresses, raw });
+            // No reply from any server (DNS, refused or timed-out connections, no greeting): the destination, not this message, is at fault.
+            if (results.some((r) => r.smtp_code !== undefined)) verdict = 'answered';
+            else if (results.length > 0 && results.every((r) => r.status === 'deferred')) [verdict, unreachable] = ['unreachable', results[0].response];
           }
         } catch (err) {
           // The transport reports SMTP and DNS failures as outcomes; anything thrown (a key
@@ -254,10 +314,12 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
           logger.error({ err, email_id: item.emailId, job_id: item.id }, 'delivery attempt failed locally');
           results = addresses.map((recipient) => ({ recipient, status: 'deferred', response: `local error: ${(err as Error).message}` }));
         }
-        outcomes.push(...outcomesOf(item, job, results, complained, clock.now()));
+        const hint = Math.max(0, ...results.map((r) => r.retry_after_ms ?? 0));
+        retryAt = clock.now() + nextAttemptDelayMs(item.attempt + 1, rng, hint || undefined);
+        outcomes.push(...outcomesOf(item, job, results, complained, retryAt));
       }
     }
-    return { item, loaded: true, outcomes, ...(kept && { kept }) };
+    return { item, loaded: true, outcomes, verdict, retryAt, ...(unreachable !== undefined && { unreachable }), ...(kept && { kept }) };
   }
 
   /** Starts the deliveries of claimed rows; what to send is read for all of them at once. */
@@ -266,10 +328,18 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     const jobs = ledger.load(items);
     attempting += items.length;
     for (const item of items) {
+      gate.started(destinationOf(item));
+      let verdict: DestinationVerdict = 'unknown';
+      let retryAt = 0;
       const p = jobs.then((loaded) => attempt(item, loaded.get(item.id)))
+        .then((finished) => {
+          ({ verdict, retryAt } = finished);
+          return finished;
+        })
         // The slot frees as the attempt ends; the row stays leased until its outcome is written.
         .finally(() => {
           attempting--;
+          gate.finished(destinationOf(item), verdict, retryAt);
           if (attempting === 0 || freeSlots() >= refillAt) wakeUp?.();
         })
         .then((finished) => recordOutcomes([finished]))
@@ -314,8 +384,12 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
           // Sleep until a delivery finishes, the next row falls due, or idleMs (rows queued meanwhile are seen then).
           let wait = idleMs;
           if (free > 0) {
-            const due = await nextDueAt(store.db).catch(() => undefined);
-            if (due !== undefined) wait = Math.min(idleMs, Math.max(MIN_SLEEP_MS, due - clock.now()));
+            const now = clock.now();
+            const skip = closedDomains(now);
+            const due = skip === 'all' ? undefined : await nextDueAt(store.db, skip).catch(() => undefined);
+            for (const at of [due, gate.nextOpening(now)]) {
+              if (at !== undefined) wait = Math.min(wait, Math.max(MIN_SLEEP_MS, at - now));
+            }
           }
           if (signal.aborted) break;
           let timer: NodeJS.Timeout | undefined;

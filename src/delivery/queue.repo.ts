@@ -46,25 +46,60 @@ export async function enqueue(tx: Tx, q: EnqueueInput): Promise<void> {
   })));
 }
 
+/** A due row a claim may choose. */
+export interface DueRow {
+  id: string;
+  domain: string;
+}
+
 /**
- * Leases up to `limit` due rows to `owner`, earliest due first. One
- * UPDATE … WHERE id IN (SELECT … LIMIT n) RETURNING, so two workers never get
- * the same row; on PostgreSQL the subquery skips rows another claim has locked.
+ * Up to `limit` due rows that no one holds, earliest due first, leaving out
+ * the domains in `skipDomains`: the candidates a claim chooses from. On
+ * PostgreSQL the rows are locked until the claim's transaction ends, and rows
+ * another claim has locked are skipped.
  */
-export async function claimDue(tx: Tx, c: { now: number; leaseMs: number; owner: string; limit: number }): Promise<QueueItem[]> {
-  const { rows } = await runShaped(tx, `claim due queue rows, limit ${c.limit}`, [c.now + c.leaseMs, c.owner, c.now],
-    ([until, owner, now]) => tx.updateTable('outbound_queue')
+export async function dueRows(tx: Tx, c: { now: number; limit: number; skipDomains: readonly string[] }): Promise<DueRow[]> {
+  const skip = [...c.skipDomains];
+  const { rows } = await runShaped(tx, `due queue rows, limit ${c.limit}, skipping ${skip.length}`, [c.now, ...skip],
+    ([now, ...domains]) => tx.selectFrom('outbound_queue').select(['id', 'domain'])
+      .where('next_attempt_at', '<=', now as number).where('locked_until', '<=', now as number)
+      .$if(domains.length > 0, (q) => q.where('domain', 'not in', domains as string[]))
+      .orderBy('next_attempt_at').limit(sql.lit(c.limit))
+      .$if(onPostgres(tx), (q) => q.forUpdate().skipLocked()));
+  return rows;
+}
+
+/**
+ * Leases the rows to `owner` until `until` and returns them; a row someone
+ * else took meanwhile is left out. locked_until and next_attempt_at both move
+ * to the end of the lease.
+ */
+export async function leaseRows(tx: Tx, ids: readonly string[], l: { now: number; until: number; owner: string }): Promise<QueueItem[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await runShaped(tx, `lease queue rows x${ids.length}`, [l.until, l.owner, l.now, ...ids],
+    ([until, owner, now, ...chosen]) => tx.updateTable('outbound_queue')
       .set({ locked_until: until as number, next_attempt_at: until as number, lease_owner: owner as string })
-      .where('id', 'in', (eb) => eb.selectFrom('outbound_queue').select('id')
-        .where('next_attempt_at', '<=', now as number).where('locked_until', '<=', now as number)
-        .orderBy('next_attempt_at').limit(sql.lit(c.limit))
-        .$if(onPostgres(tx), (q) => q.forUpdate().skipLocked()))
-      .where('locked_until', '<=', now as number)
+      .where('id', 'in', chosen as string[]).where('locked_until', '<=', now as number)
       .returning(['id', 'workspace_id', 'email_id', 'domain', 'attempt', 'expires_at', 'created_at']));
   return rows.map((r) => ({
     id: r.id, workspaceId: r.workspace_id, emailId: r.email_id, domain: r.domain, attempt: r.attempt,
     expiresAt: r.expires_at, createdAt: r.created_at,
   }));
+}
+
+/**
+ * A destination that could not be reached rests: its rows that are due
+ * before `until` and not held by anyone wait until then, without an attempt
+ * being counted (Postfix's "delivery temporarily suspended"). `domain`
+ * undefined means every row (the smarthost of relay mode is the destination).
+ */
+export async function postponeDestination(tx: Tx, p: { domain?: string; now: number; until: number; reason: string }): Promise<number> {
+  const res = await tx.updateTable('outbound_queue')
+    .set({ next_attempt_at: p.until, last_error: `delivery temporarily suspended: ${p.reason}`.slice(0, 1000) })
+    .$if(p.domain !== undefined, (q) => q.where('domain', '=', p.domain!))
+    .where('locked_until', '<=', p.now).where('next_attempt_at', '<', p.until)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows);
 }
 
 /** Frees the rows these owners leased, due at once; returns how many. */
@@ -111,8 +146,10 @@ export async function dequeueEmail(tx: Tx, emailId: string): Promise<void> {
   await tx.deleteFrom('outbound_queue').where('email_id', '=', emailId).execute();
 }
 
-/** When the earliest row falls due (for an idle worker's sleep), if any. */
-export async function nextDueAt(db: Db): Promise<number | undefined> {
-  const row = await db.selectFrom('outbound_queue').select((eb) => eb.fn.min('next_attempt_at').as('at')).executeTakeFirst();
+/** When the earliest row of the domains not skipped falls due (for an idle worker's sleep), if any. */
+export async function nextDueAt(db: Db, skipDomains: readonly string[] = []): Promise<number | undefined> {
+  const row = await db.selectFrom('outbound_queue').select((eb) => eb.fn.min('next_attempt_at').as('at'))
+    .$if(skipDomains.length > 0, (q) => q.where('domain', 'not in', [...skipDomains]))
+    .executeTakeFirst();
   return row?.at == null ? undefined : Number(row.at);
 }

@@ -337,53 +337,28 @@ export interface SmtpPoolOptions {
   idleMs?: number;
   /** Sessions are retired after this many messages; default 100. */
   maxMessagesPerSession?: number;
-  /**
-   * Concurrent deliveries to one destination domain (and so connections to
-   * its hosts); default 20, Postfix's default_destination_concurrency_limit.
-   */
-  maxPerDomain?: number;
 }
 
 interface IdleSession { session: SmtpSession; timer: NodeJS.Timeout }
 
 /**
  * Open sessions kept between messages, keyed by address, port, TLS mode, user
- * and HELO name, and the per-domain cap on concurrent deliveries.
+ * and HELO name. How many deliveries go to one destination at once is the
+ * delivery worker's to decide (see destinations.ts).
  */
 export class SmtpPool {
   private readonly idle = new Map<string, IdleSession[]>();
-  private readonly slots = new Map<string, { active: number; waiting: Array<() => void> }>();
   private readonly idleMs: number;
   private readonly maxMessages: number;
-  private readonly maxPerDomain: number;
   private closed = false;
 
   constructor(options: SmtpPoolOptions = {}) {
     this.idleMs = options.idleMs ?? 10_000;
     this.maxMessages = options.maxMessagesPerSession ?? 100;
-    this.maxPerDomain = options.maxPerDomain ?? 20;
   }
 
   private static key(target: SmtpTarget, options: SessionOptions): string {
     return [target.address, target.port, target.tls, target.auth?.user ?? '', options.heloName].join('|');
-  }
-
-  /** Runs `fn` holding one of the domain's slots; waits (in order) while all are taken. */
-  async withDomainSlot<T>(domain: string, fn: () => Promise<T>): Promise<T> {
-    let slot = this.slots.get(domain);
-    if (!slot) this.slots.set(domain, (slot = { active: 0, waiting: [] }));
-    if (slot.active >= this.maxPerDomain) {
-      await new Promise<void>((resolve) => slot!.waiting.push(resolve));
-    } else {
-      slot.active += 1;
-    }
-    try {
-      return await fn();
-    } finally {
-      const next = slot.waiting.shift();
-      if (next) next(); // the slot passes straight to the next waiter
-      else if (--slot.active === 0) this.slots.delete(domain);
-    }
   }
 
   /** An open session to the target: a pooled one ready for a transaction, or (always when `fresh`) a new one. */

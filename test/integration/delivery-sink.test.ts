@@ -4,7 +4,7 @@ import { simpleParser } from 'mailparser';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { sinkMessagesFor } from '../../src/delivery/sink.js';
-import { claimDue } from '../../src/delivery/queue.repo.js';
+import { dueRows, leaseRows } from '../../src/delivery/queue.repo.js';
 import { emailsLedger } from '../../src/emails/index.js';
 import { parseReturnPath } from '../../src/inbound/return-path.js';
 import { startTestApp, type ApiClient, type TestApp } from '../helpers/app.js';
@@ -141,7 +141,8 @@ describe('the delivery ledger', () => {
 
     const now = Date.now() + 600_000;
     const items = await store.write(async (tx) => {
-      const claimed = await claimDue(tx, { now, leaseMs: 60_000, owner: 'test', limit: 10 });
+      const due = await dueRows(tx, { now, limit: 10, skipDomains: [] });
+      const claimed = await leaseRows(tx, due.map((r) => r.id), { now, until: now + 60_000, owner: 'test' });
       await ledger.handOff(tx, claimed, now);
       return claimed;
     });

@@ -3,7 +3,7 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { isGoneLocalOwner, localOwner, newLeaseOwner, releaseGoneOwners } from '../../src/core/lease-owner.js';
 import { newId } from '../../src/core/ids.js';
-import { claimDue, enqueue, releaseQueueLeases } from '../../src/delivery/queue.repo.js';
+import { dueRows, enqueue, leaseRows, releaseQueueLeases } from '../../src/delivery/queue.repo.js';
 import { leaseOwnersOf } from '../../src/store/leases.js';
 import { insertDeliveries, releaseDeliveryLeases } from '../../src/webhooks/webhooks.repo.js';
 import { useTempStore } from '../helpers/store.js';
@@ -51,8 +51,12 @@ describe('freeing the leases of stopped processes', () => {
     await store.write((tx) => enqueue(tx, { workspaceId: 'ws_a', emailId: 'em_a', domains: ['a.test', 'b.test'], dueAt: now, lifetimeMs: 86_400_000, now }));
     const gone = goneLocalOwner();
     const live = newLeaseOwner();
-    await store.write((tx) => claimDue(tx, { now, leaseMs: 120_000, owner: gone, limit: 1 }));
-    await store.write((tx) => claimDue(tx, { now, leaseMs: 120_000, owner: live, limit: 1 }));
+    const claimOne = (owner: string) => store.write(async (tx) => {
+      const [row] = await dueRows(tx, { now, limit: 1, skipDomains: [] });
+      return leaseRows(tx, [row.id], { now, until: now + 120_000, owner });
+    });
+    await claimOne(gone);
+    await claimOne(live);
     expect((await leaseOwnersOf(store.db, 'outbound_queue', { pendingOnly: false })).sort()).toEqual([gone, live].sort());
 
     expect(await store.write((tx) => releaseQueueLeases(tx, [gone], now + 5_000))).toBe(1);
