@@ -100,6 +100,12 @@ const DEFAULT_CONCURRENCY = 64;
 /** Postfix's default_destination_concurrency_limit. */
 const DEFAULT_DESTINATION_CONCURRENCY = 20;
 /**
+ * Messages of a destination built and signed ahead of its transactions, as a
+ * share of its concurrency (20 -> 10): its connections then never wait for
+ * a message, and one stalled destination still holds at most 30 slots.
+ */
+const READY_AHEAD_SHARE = 2;
+/**
  * A claim reads this many due rows per free slot to choose from, so that rows
  * of a destination at its share do not hide the rows of others behind them.
  */
@@ -145,6 +151,8 @@ interface Finished {
   retryAt: number;
   /** The reason the destination could not be reached, when it could not. */
   unreachable?: string;
+  /** Not tried: its destination was found unreachable while the message waited; the row waits with it. */
+  suspended?: boolean;
   /** False when there was nothing to send: the row is only dropped. */
   loaded: boolean;
   outcomes: AttemptOutcome[];
@@ -164,13 +172,16 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const refillAt = Math.max(1, Math.floor(concurrency / REFILL_SHARE));
   const owner = newLeaseOwner();
   // Nothing leaves the machine in sink mode, so no destination needs sparing there.
-  const gate = new DestinationGate({ concurrency: deps.sinkOnly ? Infinity : deps.destinationConcurrency ?? DEFAULT_DESTINATION_CONCURRENCY });
+  const destinationConcurrency = deps.sinkOnly ? Infinity : deps.destinationConcurrency ?? DEFAULT_DESTINATION_CONCURRENCY;
+  const gate = new DestinationGate({ concurrency: destinationConcurrency, readyAhead: Math.ceil(destinationConcurrency / READY_AHEAD_SHARE) });
+  const destinationRefillAt = Math.max(1, Math.floor(destinationConcurrency / REFILL_SHARE));
   const destinationOf = (item: { domain: string }) => deps.relay ?? item.domain;
   /** Claimed rows until their outcome is written (they stay leased that long), with the work that ends then. */
   const inFlight = new Map<string, Promise<void>>();
   /** Of those, the rows whose attempt is under way: the slots `concurrency` counts. */
   let attempting = 0;
-  const freeSlots = () => Math.min(concurrency - attempting, concurrency * MAX_UNRECORDED_SHARE - inFlight.size);
+  const unrecordedRoom = () => concurrency * MAX_UNRECORDED_SHARE - inFlight.size;
+  const freeSlots = () => Math.min(concurrency - attempting, unrecordedRoom());
   let wakeUp: (() => void) | undefined;
 
   /** Domains a claim leaves out now: those at their share or resting (in relay mode the smarthost is all of them). */
@@ -261,9 +272,13 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
           'destination unreachable: its queued mail waits');
       }
     }
-    await ledger.record(tx, rows.filter((r) => r.loaded).map(({ item, outcomes }) => ({ item, outcomes })), now);
+    await ledger.record(tx, rows.filter((r) => r.loaded && !r.suspended).map(({ item, outcomes }) => ({ item, outcomes })), now);
     const done: string[] = [];
-    for (const { item, outcomes } of rows) {
+    for (const { item, outcomes, suspended, retryAt } of rows) {
+      if (suspended) {
+        await retryItem(tx, item.id, { attempt: item.attempt, nextAttemptAt: retryAt, lastError: 'delivery temporarily suspended: destination unreachable' });
+        continue;
+      }
       const deferred = outcomes.find((o): o is Extract<AttemptOutcome, { kind: 'deferred' }> => o.kind === 'deferred');
       if (deferred) await retryItem(tx, item.id, { attempt: deferred.attempt, nextAttemptAt: deferred.nextAttemptAt, lastError: deferred.response });
       else done.push(item.id);
@@ -303,7 +318,13 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
             ({ outcomes: results, complained } = sinkDeliver(addresses, item.attempt));
             kept = { workspaceId: item.workspaceId, emailId: item.emailId, domain: item.domain, mailFrom: job.mailFrom, recipients: addresses, raw };
           } else {
-            results = await deps.transport({ domain: item.domain, mailFrom: job.mailFrom, recipients: addresses, raw });
+            const message = { domain: item.domain, mailFrom: job.mailFrom, recipients: addresses, raw: raw! };
+            const destination = destinationOf(item);
+            const answer = await gate.transact(destination, () => clock.now(), () => deps.transport(message));
+            if (answer === undefined) {
+              return { item, loaded: true, outcomes: [], verdict, retryAt: gate.restingUntil(destination), suspended: true };
+            }
+            results = answer;
             // No reply from any server (DNS, refused or timed-out connections, no greeting): the destination, not this message, is at fault.
             if (results.some((r) => r.smtp_code !== undefined)) verdict = 'answered';
             else if (results.length > 0 && results.every((r) => r.status === 'deferred')) [verdict, unreachable] = ['unreachable', results[0].response];
@@ -339,15 +360,18 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         // The slot frees as the attempt ends; the row stays leased until its outcome is written.
         .finally(() => {
           attempting--;
-          gate.finished(destinationOf(item), verdict, retryAt);
-          if (attempting === 0 || freeSlots() >= refillAt) wakeUp?.();
+          const destination = destinationOf(item);
+          gate.finished(destination, verdict, retryAt);
+          // Worth a claim once the destination, too, can take a few more: rows of a destination at its share stay queued.
+          if (attempting === 0 || (freeSlots() >= refillAt && gate.allowance(destination, clock.now()) >= destinationRefillAt)) wakeUp?.();
         })
         .then((finished) => recordOutcomes([finished]))
         // A failure here (the store, a bug) leaves the row leased: it is tried again when the lease lapses.
         .catch((err) => logger.error({ err, email_id: item.emailId, job_id: item.id }, 'delivery attempt could not be recorded'))
         .finally(() => {
           inFlight.delete(item.id);
-          if (inFlight.size === 0 || freeSlots() >= refillAt) wakeUp?.();
+          // Rows waiting for their outcome bound claims only when the store falls behind; then a written batch makes room.
+          if (inFlight.size === 0 || (unrecordedRoom() <= concurrency - attempting && unrecordedRoom() >= refillAt)) wakeUp?.();
         });
       inFlight.set(item.id, p);
     }

@@ -4,6 +4,10 @@
 // destination that cannot be reached at all is rested as a whole instead of
 // taking slots for every message queued to it.
 //
+// The share is the destination's concurrency (SMTP transactions under way at
+// once) plus a few messages built and signed ahead, so its connections never
+// wait for the next message to be ready.
+//
 // A destination is unreachable when an attempt got no SMTP reply from any of
 // its hosts (DNS failure, refused or timed-out connections, no greeting). It
 // then rests until that attempt's own retry time; after the rest one probe
@@ -12,8 +16,10 @@
 // postponeDestination), so other processes and a restart see it.
 
 export interface DestinationLimits {
-  /** Attempts under way at once to one destination (Postfix's default_destination_concurrency_limit is 20). */
+  /** Transactions under way at once to one destination (Postfix's default_destination_concurrency_limit is 20). */
   concurrency: number;
+  /** Messages of one destination built and signed ahead, waiting for one of its transactions. */
+  readyAhead: number;
 }
 
 /** How an attempt to a destination went, as far as the destination's health goes. */
@@ -26,7 +32,12 @@ export type DestinationVerdict = 'answered' | 'unreachable' | 'unknown';
 const FORGET_AFTER_REST_MS = 3_600_000;
 
 interface DestinationState {
+  /** Attempts under way, from building the message to the reply. */
   active: number;
+  /** Of those, the ones talking to the destination. */
+  transacting: number;
+  /** Attempts waiting for one of the destination's transactions. */
+  waiting: Array<() => void>;
   /** No new attempt before this time (epoch ms); 0 when the destination is not resting. */
   restUntil: number;
   /** After a rest: one attempt at a time until a server answers. */
@@ -40,16 +51,17 @@ export class DestinationGate {
 
   private state(destination: string): DestinationState {
     let s = this.states.get(destination);
-    if (!s) this.states.set(destination, (s = { active: 0, restUntil: 0, probing: false }));
+    if (!s) this.states.set(destination, (s = { active: 0, transacting: 0, waiting: [], restUntil: 0, probing: false }));
     return s;
   }
 
   /** How many more attempts to `destination` may start at `now`. */
   allowance(destination: string, now: number): number {
     const s = this.states.get(destination);
-    if (!s) return this.limits.concurrency;
+    const share = this.limits.concurrency + this.limits.readyAhead;
+    if (!s) return share;
     if (s.restUntil > now) return 0;
-    return Math.max(0, (s.probing ? 1 : this.limits.concurrency) - s.active);
+    return Math.max(0, (s.probing ? 1 : share) - s.active);
   }
 
   /** The destinations that may start nothing at `now`: at their share, or resting. */
@@ -76,6 +88,24 @@ export class DestinationGate {
   }
 
   /**
+   * Runs `transaction` (a started attempt's talk with the destination) once
+   * one of its transactions is free; undefined, without running it, when the
+   * destination was found unreachable meanwhile (it is resting at `now()`).
+   */
+  async transact<T>(destination: string, now: () => number, transaction: () => Promise<T>): Promise<T | undefined> {
+    const s = this.state(destination);
+    if (s.transacting >= this.limits.concurrency) await new Promise<void>((resolve) => s.waiting.push(resolve));
+    else s.transacting += 1;
+    try {
+      return s.restUntil > now() ? undefined : await transaction();
+    } finally {
+      const next = s.waiting.shift();
+      if (next) next(); // the transaction passes straight to the next waiter
+      else s.transacting -= 1;
+    }
+  }
+
+  /**
    * An attempt ended. `retryAt` is when the attempt's own retry falls due:
    * an unreachable destination rests until then.
    */
@@ -91,6 +121,11 @@ export class DestinationGate {
     }
     // A healthy destination with nothing under way is forgotten, so the map holds only what matters now.
     if (s.active === 0 && !s.probing) this.states.delete(destination);
+  }
+
+  /** When the destination's rest ends; 0 when it is not resting. */
+  restingUntil(destination: string): number {
+    return this.states.get(destination)?.restUntil ?? 0;
   }
 
   /** Whether the destination is resting or being probed after a rest (for logs and tests). */

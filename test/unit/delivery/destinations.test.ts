@@ -3,7 +3,7 @@ import { DestinationGate } from '../../../src/delivery/destinations.js';
 
 describe('the destination gate', () => {
   it('gives each destination its share of attempts and closes it at the share', () => {
-    const gate = new DestinationGate({ concurrency: 2 });
+    const gate = new DestinationGate({ concurrency: 2, readyAhead: 0 });
     expect(gate.allowance('a.test', 0)).toBe(2);
     gate.started('a.test');
     gate.started('a.test');
@@ -16,7 +16,7 @@ describe('the destination gate', () => {
   });
 
   it('rests an unreachable destination until its retry time, then lets one probe through until a server answers', () => {
-    const gate = new DestinationGate({ concurrency: 5 });
+    const gate = new DestinationGate({ concurrency: 5, readyAhead: 0 });
     gate.started('down.test');
     gate.started('down.test');
     gate.finished('down.test', 'unreachable', 1_000);
@@ -35,7 +35,7 @@ describe('the destination gate', () => {
   });
 
   it('keeps the rest when an attempt says nothing of the destination (a local failure)', () => {
-    const gate = new DestinationGate({ concurrency: 3 });
+    const gate = new DestinationGate({ concurrency: 3, readyAhead: 0 });
     gate.started('x.test');
     gate.started('x.test');
     gate.finished('x.test', 'unreachable', 500);
@@ -45,7 +45,7 @@ describe('the destination gate', () => {
   });
 
   it('forgets a rested destination an hour after its rest ended with nothing sent to it', () => {
-    const gate = new DestinationGate({ concurrency: 3 });
+    const gate = new DestinationGate({ concurrency: 3, readyAhead: 0 });
     gate.started('gone.test');
     gate.finished('gone.test', 'unreachable', 1_000);
     expect(gate.closed(2_000)).toEqual([]);
@@ -53,5 +53,28 @@ describe('the destination gate', () => {
     gate.closed(1_000 + 3_600_001);
     expect(gate.isSuspect('gone.test')).toBe(false);
     expect(gate.allowance('gone.test', 1_000 + 3_600_001)).toBe(3);
+  });
+
+  it('builds a few messages ahead of the transactions, which never run more than the concurrency at once', async () => {
+    const gate = new DestinationGate({ concurrency: 2, readyAhead: 1 });
+    expect(gate.allowance('a.test', 0)).toBe(3);
+    let talking = 0;
+    let most = 0;
+    const release: Array<() => void> = [];
+    const transaction = () => gate.transact('a.test', () => 0, async () => {
+      most = Math.max(most, ++talking);
+      await new Promise<void>((resolve) => release.push(resolve));
+      talking--;
+    });
+    for (let i = 0; i < 3; i++) gate.started('a.test');
+    const all = Promise.all([transaction(), transaction(), transaction()]);
+    await new Promise((r) => setImmediate(r));
+    expect(release.length).toBe(2);
+    release.shift()!();
+    await new Promise((r) => setImmediate(r));
+    expect(release.length).toBe(2);
+    release.splice(0).forEach((r) => r());
+    await all;
+    expect(most).toBe(2);
   });
 });
