@@ -125,13 +125,6 @@ const MIN_SLEEP_MS = 10;
  */
 const REFILL_SHARE = 4;
 /**
- * Outcomes wait this long for others (and for the next claim) to share their
- * commit: deliveries end one by one, and a commit per outcome would cost more
- * than the delivery. The row stays leased meanwhile, so nothing is tried
- * twice, and its slot is already free for the next attempt.
- */
-const OUTCOME_GATHER_MS = 50;
-/**
  * Finished rows recorded by one write unit at most: each row adds a few
  * bound parameters to the shared statements, and SQLite caps those per
  * statement (32,766).
@@ -286,10 +279,12 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     await completeItems(tx, done);
   }
 
-  // Rows that finish while a write unit gathers join it: one unit, with a few
-  // multi-row statements, records them all (and a failed one is retried a row
-  // per unit, so a row the store refuses cannot hold back the others).
-  const recordOutcomes = coalescedWrite(store, writeOutcomes, { maxRows: MAX_ROWS_PER_RECORD, gatherMs: OUTCOME_GATHER_MS });
+  // An outcome is written at once: a message the remote took but whose outcome
+  // is not committed goes out again after a crash, so the window stays as
+  // short as a commit. Rows that finish while the store is busy with a commit
+  // join one unit, with a few multi-row statements (and a failed one is retried
+  // a row per unit, so a row the store refuses cannot hold back the others).
+  const recordOutcomes = coalescedWrite(store, writeOutcomes, { maxRows: MAX_ROWS_PER_RECORD });
 
   /** One attempt at a row: builds, signs and hands over the message; returns what the outcome write needs. */
   async function attempt(item: QueueItem, job: DeliveryJob | undefined): Promise<Finished> {

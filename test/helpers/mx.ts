@@ -163,6 +163,8 @@ export async function startScriptedMx(options: ScriptedMxOptions = {}): Promise<
   });
   const address = server.server.address();
   if (!address || typeof address === 'string') throw new Error('scripted MX has no TCP address');
+  // A client that vanishes mid-session (a killed sender) resets its connection; smtp-server reports it as an error event.
+  server.on('error', () => undefined);
 
   let stopped: Promise<void> | undefined;
   const stop = () => (stopped ??= new Promise<void>((resolve) => server.close(() => resolve())));

@@ -1,10 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
-import { fileURLToPath } from 'node:url';
 import pino from 'pino';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -12,6 +9,7 @@ import { startMailroom, type Mailroom } from '../../src/main.js';
 import { startDns, type TestDns } from '../helpers/dns.js';
 import { startScriptedMx, type ScriptedMx } from '../helpers/mx.js';
 import { apiClient } from '../helpers/app.js';
+import { startChildServer, until, type ChildServer } from '../helpers/child-server.js';
 
 // A server killed with SIGKILL in the middle of a delivery, then started again
 // on the same data: nothing accepted is lost, and nothing the MX already took
@@ -20,55 +18,9 @@ import { apiClient } from '../helpers/app.js';
 // without waiting for the lease to run out; then its clock moves two hours on,
 // for the email scheduled in an hour.
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const MX_HOST = '127.0.0.2';
 /** Accepts connections and never greets: a delivery to it stays in flight. */
 const HOLE_HOST = '127.0.0.3';
-
-/** The first server, as a child process that prints how to reach it once ready. */
-const CHILD = `
-import { loadConfig } from ${JSON.stringify(join(ROOT, 'src/config.ts'))};
-import { startMailroom } from ${JSON.stringify(join(ROOT, 'src/main.ts'))};
-import { markDomainActive } from ${JSON.stringify(join(ROOT, 'src/domains/domains.repo.ts'))};
-const m = await startMailroom(loadConfig(process.env));
-const ws = await m.services.workspaces.ensureDefault();
-const key = await m.services.apiKeys.create({ workspaceId: ws.id, name: 'restart test' });
-const domain = await m.services.domains.create(ws.id, { name: 'acme.test' });
-await m.services.store.write((tx) => markDomainActive(tx, ws.id, domain.id, Date.now()));
-process.stdout.write(JSON.stringify({ url: m.httpUrl, token: key.token }) + '\\n');
-`;
-
-function startChild(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; url: string; token: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => reject(new Error(`child did not start: ${err}`)), 20_000);
-    child.stderr!.on('data', (c: Buffer) => (err += c));
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c;
-      const line = out.split('\n')[0];
-      if (out.includes('\n')) {
-        clearTimeout(timer);
-        resolve({ child, ...JSON.parse(line) });
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`child exited (${code}): ${err}`));
-    });
-  });
-}
-
-async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await delay(25);
-  }
-}
 
 describe('a killed and restarted server', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'mailroom-restart-'));
@@ -76,11 +28,11 @@ describe('a killed and restarted server', () => {
   let mx: ScriptedMx | undefined;
   let hole: Server | undefined;
   const holeSockets = new Set<Socket>();
-  let child: ChildProcess | undefined;
+  let child: ChildServer | undefined;
   let restarted: Mailroom | undefined;
 
   afterAll(async () => {
-    child?.kill('SIGKILL');
+    await child?.kill();
     await restarted?.close();
     for (const s of holeSockets) s.destroy();
     await new Promise<void>((resolve) => (hole ? hole.close(() => resolve()) : resolve()));
@@ -111,10 +63,8 @@ describe('a killed and restarted server', () => {
       MAILROOM_HOSTNAME: 'mx.mailroom.test', MAILROOM_DNS_SERVERS: testDns.server, MAILROOM_ALLOW_PRIVATE_MX: 'true',
       MAILROOM_OUTBOUND_PORT: String(mx.port),
     };
-    const script = join(dataDir, 'first-server.mts');
-    writeFileSync(script, CHILD);
-    const first = await startChild(script, env);
-    child = first.child;
+    const first = await startChildServer(env, 'acme.test');
+    child = first;
     let api = apiClient(first.url, first.token);
     const send = async (to: string, extra: Record<string, unknown> = {}) => {
       const res = await api.post('/v1/emails', { from: 'ann@acme.test', to, subject: to, text: 'x', ...extra });
@@ -133,8 +83,7 @@ describe('a killed and restarted server', () => {
     // Accepted, not yet due.
     const later = await send('three@fast.test', { scheduled_at: 'in 1 hour' });
 
-    child.kill('SIGKILL');
-    await new Promise((resolve) => child!.once('exit', resolve));
+    await child.kill();
     child = undefined;
     expect(mx.received.map((m) => m.rcptTo)).toEqual([['one@fast.test']]);
 
