@@ -11,7 +11,8 @@ import {
 import {
   completeItems, dueRows, extendLease, leaseRows, nextDueAt, postponeDestination, releaseQueueLeases, retryItem, type QueueItem,
 } from './queue.repo.js';
-import { DestinationGate, type DestinationVerdict } from './destinations.js';
+import { DestinationGate, type DestinationStatus, type DestinationVerdict } from './destinations.js';
+import { isSlowDownReply } from './retry-schedule.js';
 import { keepMessage, sinkDeliver, type KeptMessage } from './sink.js';
 import { coalescedWrite } from '../store/coalesced-write.js';
 
@@ -94,6 +95,8 @@ export interface DeliveryWorker {
   runOnce(): Promise<number>;
   /** Processes until nothing is due and nothing is in flight (tests with a manual clock). */
   drain(): Promise<void>;
+  /** The destinations with deliveries under way, slowed down, resting or probed. */
+  destinations(): DestinationStatus[];
 }
 
 const DEFAULT_CONCURRENCY = 64;
@@ -139,11 +142,10 @@ const MAX_UNRECORDED_SHARE = 4;
 /** A finished delivery waiting for its outcome to be written. */
 interface Finished {
   item: QueueItem;
-  /** What the attempt says of the destination's health, and when the row is due again if it is retried. */
-  verdict: DestinationVerdict;
+  /** When the row is due again if it is retried. */
   retryAt: number;
-  /** The reason the destination could not be reached, when it could not. */
-  unreachable?: string;
+  /** Why the destination's other mail waits, when the attempt found it unreachable or was told to slow down. */
+  destinationTrouble?: string;
   /** Not tried: its destination was found unreachable while the message waited; the row waits with it. */
   suspended?: boolean;
   /** False when there was nothing to send: the row is only dropped. */
@@ -257,12 +259,13 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     const now = clock.now();
     for (const r of rows) if (r.kept) await keepMessage(tx, { ...r.kept, now });
     for (const r of rows) {
-      if (r.unreachable === undefined) continue;
+      const until = gate.restingUntil(destinationOf(r.item));
+      if (r.destinationTrouble === undefined || until <= now) continue;
       const domain = deps.relay ? undefined : r.item.domain;
-      const postponed = await postponeDestination(tx, { domain, now, until: r.retryAt, reason: r.unreachable });
+      const postponed = await postponeDestination(tx, { domain, now, until, reason: r.destinationTrouble });
       if (postponed > 0) {
-        logger.warn({ destination: destinationOf(r.item), postponed, until: new Date(r.retryAt).toISOString(), reason: r.unreachable },
-          'destination unreachable: its queued mail waits');
+        logger.warn({ destination: destinationOf(r.item), postponed, until: new Date(until).toISOString(), reason: r.destinationTrouble },
+          'destination rests: its queued mail waits');
       }
     }
     await ledger.record(tx, rows.filter((r) => r.loaded && !r.suspended).map(({ item, outcomes }) => ({ item, outcomes })), now);
@@ -287,11 +290,26 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const recordOutcomes = coalescedWrite(store, writeOutcomes, { maxRows: MAX_ROWS_PER_RECORD });
 
   /** One attempt at a row: builds, signs and hands over the message; returns what the outcome write needs. */
+  /** When a row is tried again after these results (the schedule, or later when a server asked for it). */
+  function retryTime(item: QueueItem, results: RecipientOutcome[]): number {
+    const hint = Math.max(0, ...results.map((r) => r.retry_after_ms ?? 0));
+    return clock.now() + nextAttemptDelayMs(item.attempt + 1, rng, hint || undefined);
+  }
+
+  /** What a transport's results say of the destination, as opposed to the message. */
+  function verdictOf(results: RecipientOutcome[]): DestinationVerdict {
+    if (results.some((r) => r.status === 'deferred' && isSlowDownReply(r.smtp_code, r.response))) return 'throttled';
+    if (results.some((r) => r.status === 'delivered')) return 'accepted';
+    if (results.some((r) => r.smtp_code !== undefined)) return 'answered';
+    // No reply from any server (DNS, refused or timed-out connections, no greeting): the destination is at fault.
+    if (results.length > 0 && results.every((r) => r.status === 'deferred')) return 'unreachable';
+    return 'unknown';
+  }
+
   async function attempt(item: QueueItem, job: DeliveryJob | undefined): Promise<Finished> {
-    let verdict: DestinationVerdict = 'unknown';
-    let unreachable: string | undefined;
-    let retryAt = clock.now();
-    if (!job) return { item, loaded: false, outcomes: [], verdict, retryAt };
+    let retryAt: number | undefined;
+    let destinationTrouble: string | undefined;
+    if (!job) return { item, loaded: false, outcomes: [], retryAt: clock.now() };
     const outcomes: AttemptOutcome[] = job.skipped.map((s) => ({ kind: 'failed', recipientId: s.id, address: s.address, reason: s.reason }));
     let kept: Omit<KeptMessage, 'now'> | undefined;
     if (job.recipients.length) {
@@ -315,14 +333,21 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
           } else {
             const message = { domain: item.domain, mailFrom: job.mailFrom, recipients: addresses, raw: raw! };
             const destination = destinationOf(item);
-            const answer = await gate.transact(destination, () => clock.now(), () => deps.transport(message));
+            const answer = await gate.transact(destination, () => clock.now(), () => deps.transport(message), (answered) => {
+              const verdict = verdictOf(answered);
+              retryAt = retryTime(item, answered);
+              if (verdict === 'throttled' || verdict === 'unreachable') {
+                destinationTrouble = answered.find((r) => r.status === 'deferred')?.response ?? 'no reply';
+                if (verdict === 'throttled' && gate.restingUntil(destination) <= clock.now()) {
+                  logger.warn({ destination, email_id: item.emailId, reply: destinationTrouble }, 'destination asks to slow down: fewer connections, and a pause');
+                }
+              }
+              return { verdict, retryAt };
+            });
             if (answer === undefined) {
-              return { item, loaded: true, outcomes: [], verdict, retryAt: gate.restingUntil(destination), suspended: true };
+              return { item, loaded: true, outcomes: [], retryAt: gate.restingUntil(destination), suspended: true };
             }
             results = answer;
-            // No reply from any server (DNS, refused or timed-out connections, no greeting): the destination, not this message, is at fault.
-            if (results.some((r) => r.smtp_code !== undefined)) verdict = 'answered';
-            else if (results.length > 0 && results.every((r) => r.status === 'deferred')) [verdict, unreachable] = ['unreachable', results[0].response];
           }
         } catch (err) {
           // The transport reports SMTP and DNS failures as outcomes; anything thrown (a key
@@ -330,12 +355,14 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
           logger.error({ err, email_id: item.emailId, job_id: item.id }, 'delivery attempt failed locally');
           results = addresses.map((recipient) => ({ recipient, status: 'deferred', response: `local error: ${(err as Error).message}` }));
         }
-        const hint = Math.max(0, ...results.map((r) => r.retry_after_ms ?? 0));
-        retryAt = clock.now() + nextAttemptDelayMs(item.attempt + 1, rng, hint || undefined);
+        retryAt ??= retryTime(item, results);
         outcomes.push(...outcomesOf(item, job, results, complained, retryAt));
       }
     }
-    return { item, loaded: true, outcomes, verdict, retryAt, ...(unreachable !== undefined && { unreachable }), ...(kept && { kept }) };
+    return {
+      item, loaded: true, outcomes, retryAt: retryAt ?? clock.now(),
+      ...(destinationTrouble !== undefined && { destinationTrouble }), ...(kept && { kept }),
+    };
   }
 
   /** Starts the deliveries of claimed rows; what to send is read for all of them at once. */
@@ -344,19 +371,13 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     const jobs = ledger.load(items);
     attempting += items.length;
     for (const item of items) {
-      gate.started(destinationOf(item));
-      let verdict: DestinationVerdict = 'unknown';
-      let retryAt = 0;
+      const destination = destinationOf(item);
+      gate.started(destination);
       const p = jobs.then((loaded) => attempt(item, loaded.get(item.id)))
-        .then((finished) => {
-          ({ verdict, retryAt } = finished);
-          return finished;
-        })
         // The slot frees as the attempt ends; the row stays leased until its outcome is written.
         .finally(() => {
           attempting--;
-          const destination = destinationOf(item);
-          gate.finished(destination, verdict, retryAt);
+          gate.finished(destination, clock.now());
           // Worth a claim once the destination, too, can take a few more: rows of a destination at its share stay queued.
           if (attempting === 0 || (freeSlots() >= refillAt && gate.allowance(destination, clock.now()) >= destinationRefillAt)) wakeUp?.();
         })
@@ -439,6 +460,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         if ((await worker.runOnce()) === 0 && inFlight.size === 0) return;
       }
       throw new Error(`delivery queue did not drain in ${DRAIN_MAX_ROUNDS} rounds`);
-    },  };
+    },
+
+    destinations: () => gate.statuses(clock.now()),  };
   return worker;
 }

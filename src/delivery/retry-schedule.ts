@@ -51,3 +51,15 @@ export function retryHintMs(reply: string): number | undefined {
   const ms = Number(m[1]) * UNIT_MS[m[2][0].toLowerCase()];
   return ms > 0 ? Math.min(ms, MAX_SERVER_HINT_MS) : undefined;
 }
+
+// What receivers say when a sender comes too fast: Gmail's "421 4.7.28 ... rate
+// limited", Outlook's "451 4.7.500 Server busy", Yahoo's "421 4.7.0 [TSS04]
+// Messages temporarily deferred due to unexpected volume", Postfix's
+// "421 4.7.0 Error: too many connections", ZoneMTA's own "slow down".
+const SLOW_DOWN_RE = /\b(?:rate[- ]?limit\w*|too many (?:connections|messages|concurrent|recipients|sessions)|slow down|throttl\w*|server busy|unexpected volume|try (?:again )?later)\b|\b4\.7\.28\b/i;
+
+/** Whether a temporary reply asks the sender to slow down: any 421 (the server closes), or a 4xx that says so. */
+export function isSlowDownReply(code: number | undefined, reply: string): boolean {
+  if (code === 421) return true;
+  return code !== undefined && code >= 400 && code < 500 && SLOW_DOWN_RE.test(reply);
+}

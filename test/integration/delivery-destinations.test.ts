@@ -1,6 +1,7 @@
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
+import { SLOWDOWN_PAUSE_MS } from '../../src/delivery/destinations.js';
 import { startDns, type DnsRecord, type TestDns } from '../helpers/dns.js';
 import { startScriptedMx, type ScriptedMx } from '../helpers/mx.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
@@ -158,5 +159,60 @@ describe('delivery per destination', () => {
     expect(firstData).toBeGreaterThanOrEqual(0);
     expect(secondConnection).toBeGreaterThan(firstData);
     expect(await queue()).toEqual([]);
+  });
+
+  it('slows a destination down when it says 421, pauses it, and leaves other domains at full speed', async () => {
+    const clock = new ManualClock();
+    let saidSlowDown = false;
+    let active = 0;
+    let mostActive = 0;
+    const busy = await startScriptedMx({
+      host: '127.0.0.45',
+      reply: (stage) => {
+        if (stage === 'mail') {
+          if (!saidSlowDown) {
+            saidSlowDown = true;
+            return '421 4.7.0 Too many messages, slow down';
+          }
+          mostActive = Math.max(mostActive, ++active);
+        }
+        if (stage === 'data') active -= 1;
+        return undefined;
+      },
+    });
+    cleanup.push(() => busy.stop());
+    const calm = await startScriptedMx({ host: '127.0.0.46', port: busy.port });
+    cleanup.push(() => calm.stop());
+    const { t } = await setUp([...mxRecords('busy.test', '127.0.0.45'), ...mxRecords('calm.test', '127.0.0.46')], busy.port, clock);
+    const db = t.mailroom.services.store.db;
+    const settled = async () => (await db.selectFrom('outbound_queue').select(['locked_until', 'next_attempt_at']).execute())
+      .every((r) => r.locked_until <= clock.now() && r.next_attempt_at > clock.now());
+
+    const ids = await sendBatch(t, (i) => `user${i}@busy.test`, 40);
+    await until(settled, 10_000, 'the first wave to settle');
+    const [slowed] = t.mailroom.delivery.destinations().filter((d) => d.destination === 'busy.test');
+    // Halved from 20, and at most one back from the transactions that were already under way.
+    expect(slowed.concurrency).toBeGreaterThanOrEqual(10);
+    expect(slowed.concurrency).toBeLessThanOrEqual(11);
+    expect(slowed.pausedUntil).toBe(clock.now() + SLOWDOWN_PAUSE_MS);
+    const firstWave = busy.received.length;
+    expect(firstWave).toBeLessThan(39);
+
+    // Another domain is not slowed: it is delivered during the pause.
+    const calmIds = await sendBatch(t, (i) => `friend${i}@calm.test`, 5);
+    await calm.waitFor(5, 5_000);
+    expect(busy.received.length).toBe(firstWave);
+
+    // After the pause the rest goes out at the lower concurrency, growing by one a round.
+    mostActive = 0;
+    clock.advance(SLOWDOWN_PAUSE_MS + 1_000);
+    await busy.waitFor(39, 10_000);
+    expect(mostActive).toBeLessThanOrEqual(slowed.concurrency + 2);
+    // The message that was told to slow down comes back on its own retry.
+    clock.advance(6 * 60_000);
+    await busy.waitFor(40, 10_000);
+    for (const id of [...ids, ...calmIds]) {
+      await until(async () => (await t.api.get(`/v1/emails/${id}`)).body.status === 'delivered', 5_000, `${id} to be delivered`);
+    }
   });
 });

@@ -4,6 +4,7 @@ import {
   MAX_SERVER_HINT_MS,
   nextAttemptDelayMs,
   RETRY_SCHEDULE_MS,
+  isSlowDownReply,
   retryHintMs,
 } from '../../../src/delivery/retry-schedule.js';
 
@@ -46,5 +47,23 @@ describe('server retry hints', () => {
     ['550 5.1.1 no such user', undefined],
   ])('%j -> %s', (reply, ms) => {
     expect(retryHintMs(reply)).toBe(ms);
+  });
+});
+
+describe('replies that ask to slow down', () => {
+  it.each([
+    [421, '421 4.7.0 Error: too many connections from 192.0.2.1', true],
+    [421, '421 4.3.2 Service shutting down', true],
+    [421, '421-4.7.28 Our system has detected an unusual rate of unsolicited mail', true],
+    [451, '451 4.7.500 Server busy. Please try again later', true],
+    [450, '450 4.7.1 Rate limited, try again in 5 minutes', true],
+    [421, '421 4.7.0 [TSS04] Messages temporarily deferred due to unexpected volume', true],
+    [452, '452 4.5.3 Too many recipients', true],
+    [451, '451 4.7.1 Greylisted, please come back later', false],
+    [450, '450 4.2.1 Mailbox busy', false],
+    [550, '550 5.7.1 Rate limit exceeded permanently', false],
+    [undefined, 'connect ECONNREFUSED', false],
+  ])('%s %j -> %s', (code, reply, slowDown) => {
+    expect(isSlowDownReply(code, reply)).toBe(slowDown);
   });
 });
