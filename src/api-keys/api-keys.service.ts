@@ -131,6 +131,10 @@ export function apiKeysService(deps: { store: Store; clock: Clock; pepper: Buffe
         throw new AppError('forbidden', 'This key may not create a key with scopes it does not hold itself.', { param: 'scopes' });
       }
       const keyMode = mode ?? creator?.mode ?? 'live';
+      // The live/test split is a security boundary: a test key never mints a key that sends real mail.
+      if (creator?.mode === 'test' && keyMode === 'live') {
+        throw new AppError('forbidden', 'A test key may only create test keys.', { param: 'mode' });
+      }
       const minted = mintToken(keyMode);
       const row = {
         id: newId('key'), workspace_id: workspaceId, name: name.trim(), mode: keyMode, lookup: minted.lookup,

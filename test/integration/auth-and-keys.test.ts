@@ -89,6 +89,24 @@ describe('authentication and API keys', () => {
     expect(malformed.body.error.code).toBe('invalid_json');
   });
 
+  it('refuses a live key to a test key, and records the attempt in its trail', async () => {
+    await using t = await startTestApp();
+    const testKey = await t.seed.key({ mode: 'test' });
+    const asTest = t.api.as(testKey.token);
+    const refused = await asTest.post('/v1/api-keys', { name: 'escape', mode: 'live' });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toMatchObject({ code: 'forbidden', param: 'mode' });
+    expect((await t.api.get('/v1/api-keys?limit=100')).body.data.map((k: { name: string }) => k.name)).not.toContain('escape');
+    let trail: any[] = [];
+    for (const deadline = Date.now() + 5000; Date.now() < deadline && trail.length === 0;) {
+      trail = (await t.api.get(`/v1/api-keys/${testKey.id}/activity`)).body.data;
+    }
+    expect(trail[0]).toMatchObject({ operation_id: 'createApiKey', method: 'POST', status: 403 });
+    // A live key may still make either kind.
+    expect((await t.api.post('/v1/api-keys', { name: 'sandbox', mode: 'test' })).body.mode).toBe('test');
+    expect((await t.api.post('/v1/api-keys', { name: 'prod', mode: 'live' })).body.mode).toBe('live');
+  });
+
   it('keeps an audit trail of the writes a key made', async () => {
     await using t = await startTestApp();
     const made = await t.api.post('/v1/api-keys', { name: 'audited', scopes: ['emails:read'] });
