@@ -19,6 +19,7 @@ export type ErrorCode =
   | 'already_exists'
   | 'domain_in_use'
   | 'last_active_domain'
+  | 'dkim_rotation_in_progress'
   | 'rate_limit_exceeded'
   | 'daily_quota_exceeded'
   | 'monthly_quota_exceeded'
@@ -41,6 +42,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   already_exists: 422,
   domain_in_use: 422,
   last_active_domain: 422,
+  dkim_rotation_in_progress: 422,
   rate_limit_exceeded: 429,
   daily_quota_exceeded: 429,
   monthly_quota_exceeded: 429,

@@ -22,14 +22,18 @@ export interface DkimKey {
 
 /**
  * Selectors are `mr<yyyymm>` for RSA and `mr<yyyymm>e` for Ed25519, from the
- * UTC month the key was made: readable in a DNS panel ("mr" = Mailroom), and
- * a key made in a later month gets a new name, so during a rotation the old
- * and the new record can be published side by side (RFC 6376 §3.1).
+ * UTC month the key was made: readable in a DNS panel ("mr" = Mailroom). A
+ * key made in a later month gets a new name, and one made in a month whose
+ * name is `taken` gets `-2`, `-3`…, so during a rotation the old and the new
+ * record are published side by side (RFC 6376 §3.1).
  */
-export function dkimSelectors(atMs: number): { rsa: string; ed25519: string } {
+export function dkimSelectors(atMs: number, taken: ReadonlySet<string> = new Set()): { rsa: string; ed25519: string } {
   const at = new Date(atMs);
   const stamp = `${at.getUTCFullYear()}${String(at.getUTCMonth() + 1).padStart(2, '0')}`;
-  return { rsa: `mr${stamp}`, ed25519: `mr${stamp}e` };
+  for (let n = 1; ; n++) {
+    const base = n === 1 ? `mr${stamp}` : `mr${stamp}-${n}`;
+    if (!taken.has(base) && !taken.has(`${base}e`)) return { rsa: base, ed25519: `${base}e` };
+  }
 }
 
 /**
@@ -37,8 +41,8 @@ export function dkimSelectors(atMs: number): { rsa: string; ed25519: string } {
  * which is small and fast but not yet verified everywhere; mail is signed with
  * both so that receivers use the best one they know.
  */
-export async function generateDkimKeys(atMs: number): Promise<{ rsa: DkimKey; ed25519: DkimKey }> {
-  const selectors = dkimSelectors(atMs);
+export async function generateDkimKeys(atMs: number, takenSelectors?: ReadonlySet<string>): Promise<{ rsa: DkimKey; ed25519: DkimKey }> {
+  const selectors = dkimSelectors(atMs, takenSelectors);
   const [rsa, ed] = await Promise.all([
     generateKeyPairAsync('rsa', { modulusLength: RSA_MODULUS_BITS }),
     generateKeyPairAsync('ed25519'),

@@ -14,11 +14,13 @@ export interface DnsRecordSpec {
   priority?: number;
   ttl: 'Auto';
   required: boolean;
+  /** DKIM records: the key's place in a rotation. */
+  keyState?: 'pending' | 'active' | 'retiring';
 }
 
 export interface RecordSettings {
-  /** Public halves of the domain's DKIM keys; the algorithm is read from `k=`. */
-  dkim: readonly { selector: string; publicTxt: string }[];
+  /** Public halves of the domain's DKIM keys; the algorithm is read from `k=`. Only the active RSA key is required. */
+  dkim: readonly { selector: string; publicTxt: string; state: 'pending' | 'active' | 'retiring' }[];
   /** Label(s) under the domain used as the envelope sender (MAIL FROM). */
   returnPathSubdomain?: string;
   /** The Mailroom server's public host name (MAILROOM_HOSTNAME). */
@@ -66,11 +68,12 @@ export function recordsFor(domain: string, settings: RecordSettings): DnsRecordS
       name: `${key.selector}._domainkey.${domain}`,
       value: key.publicTxt,
       ttl: 'Auto',
-      required: !isEd25519,
+      required: !isEd25519 && key.state === 'active',
+      keyState: key.state,
     });
   }
 
-  if (!records.some((r) => r.record === 'DKIM')) {
+  if (!records.some((r) => r.record === 'DKIM' && r.keyState === 'active')) {
     throw new Error(`No RSA DKIM key given for ${domain}: it is the one every receiver verifies`);
   }
 

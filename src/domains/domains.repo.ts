@@ -10,12 +10,23 @@ import type { RecordState } from './verify-records.js';
 // columns parsed. The API shape needs the records computed from the server's
 // configuration, so the service builds it from a StoredDomain.
 
+/**
+ * A key's place in a rotation: `pending` until its record is seen in DNS
+ * (nothing is signed with it), `active` while mail is signed with it,
+ * `retiring` once a newer key took over (its record stays published a while,
+ * for mail still in flight and for verifiers with cached records).
+ */
+export type DkimKeyState = 'pending' | 'active' | 'retiring';
+
 export interface StoredDkimKey {
   selector: string;
   algorithm: DkimAlgorithm;
   publicTxt: string;
   /** Sealed with the keyring's seal key (core/seal.ts). */
   sealedPrivateKey: string;
+  state: DkimKeyState;
+  /** When it stopped signing, for a retiring key. */
+  retiredAt?: number;
 }
 
 /** The outcome of the last look-up of one record, for the record as it was then. */
@@ -72,7 +83,15 @@ interface DkimKeyJson {
   algorithm: DkimAlgorithm;
   public_txt: string;
   private_key: string;
+  /** Absent on keys stored before rotation existed: they are active. */
+  state?: DkimKeyState;
+  retired_at?: number;
 }
+
+const toDkimJson = (k: StoredDkimKey): DkimKeyJson => ({
+  selector: k.selector, algorithm: k.algorithm, public_txt: k.publicTxt, private_key: k.sealedPrivateKey, state: k.state,
+  ...(k.retiredAt !== undefined && { retired_at: k.retiredAt }),
+});
 
 const toStored = (r: Selectable<DomainsTable>): StoredDomain => ({
   pos: r.pos,
@@ -88,7 +107,8 @@ const toStored = (r: Selectable<DomainsTable>): StoredDomain => ({
   trackingSubdomain: r.tracking_subdomain,
   inboundEnabled: r.inbound_enabled === 1,
   dkim: (JSON.parse(r.dkim_keys) as DkimKeyJson[]).map((k) => ({
-    selector: k.selector, algorithm: k.algorithm, publicTxt: k.public_txt, sealedPrivateKey: k.private_key,
+    selector: k.selector, algorithm: k.algorithm, publicTxt: k.public_txt, sealedPrivateKey: k.private_key, state: k.state ?? 'active',
+    ...(k.retired_at !== undefined && { retiredAt: k.retired_at }),
   })),
   checks: JSON.parse(r.record_checks) as RecordCheck[],
   lastCheckedAt: r.last_checked_at,
@@ -113,9 +133,7 @@ export async function insertDomain(tx: Tx, d: Omit<StoredDomain, 'pos'>): Promis
     click_tracking: flag(d.clickTracking),
     tracking_subdomain: d.trackingSubdomain,
     inbound_enabled: flag(d.inboundEnabled),
-    dkim_keys: JSON.stringify(d.dkim.map((k): DkimKeyJson => ({
-      selector: k.selector, algorithm: k.algorithm, public_txt: k.publicTxt, private_key: k.sealedPrivateKey,
-    }))),
+    dkim_keys: JSON.stringify(d.dkim.map(toDkimJson)),
     record_checks: JSON.stringify(d.checks),
     last_checked_at: d.lastCheckedAt,
     next_check_at: d.nextCheckAt,
@@ -170,6 +188,12 @@ export async function saveDomainCheck(tx: Tx, ws: string, id: string, u: DomainC
       check_attempts: u.checkAttempts,
       updated_at: now,
     })
+    .where('workspace_id', '=', ws).where('id', '=', id).execute();
+}
+
+/** Replaces the domain's DKIM keys (a rotation started, or a new key took over). */
+export async function saveDkimKeys(tx: Tx, ws: string, id: string, keys: readonly StoredDkimKey[], now: number): Promise<void> {
+  await tx.updateTable('domains').set({ dkim_keys: JSON.stringify(keys.map(toDkimJson)), updated_at: now })
     .where('workspace_id', '=', ws).where('id', '=', id).execute();
 }
 

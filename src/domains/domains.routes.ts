@@ -22,5 +22,7 @@ export function domainsRoutes(domains: DomainsService): Router<AppState> {
     domains.remove(auth.workspaceId, params.domain_id)));
   r.post('/:domain_id/verify', op('verifyDomain', { scope: 'domains:write' }, ({ auth, params }) =>
     domains.verify(auth.workspaceId, params.domain_id)));
+  r.post('/:domain_id/dkim/rotate', op('rotateDomainDkim', { scope: 'domains:write' }, ({ auth, params }) =>
+    domains.rotateDkim(auth.workspaceId, params.domain_id)));
   return r;
 }

@@ -13,15 +13,19 @@ import { DEFAULT_RETURN_PATH_SUBDOMAIN, DEFAULT_TRACKING_SUBDOMAIN, recordsFor, 
 import { checkRecords, domainStatus, TEMPORARY_DNS_ERROR, type CheckedRecord, type DnsLookup, type RecordState } from './verify-records.js';
 import {
   countActiveDomains, deleteDomain, domainsDueForCheck, findDomain, findDomainByName, insertDomain, listDomains,
-  saveDomainCheck, updateDomainSettings, type DomainCheckUpdate, type RecordCheck, type StoredDomain,
+  saveDkimKeys, saveDomainCheck, updateDomainSettings, type DomainCheckUpdate, type RecordCheck, type StoredDkimKey, type StoredDomain,
 } from './domains.repo.js';
 
 // The rules of the Domains area: what a new domain gets, when it becomes
 // active, how often DNS is looked at again, and when it may be deleted.
 
-export interface DomainRecord extends DnsRecordSpec {
+export interface DomainRecord extends Omit<DnsRecordSpec, 'keyState'> {
   status: RecordState;
   detail?: string;
+  /** DKIM records: pending (published ahead of a rotation), active (signing) or retiring. */
+  key_state?: 'pending' | 'active' | 'retiring';
+  /** A retiring DKIM record may be deleted from DNS after this time. */
+  removable_after?: string;
 }
 
 export interface Domain {
@@ -86,6 +90,8 @@ export interface DomainsService {
   remove(workspaceId: string, id: string): Promise<void>;
   /** Looks every record up now and moves the domain's status; answers after the result is stored. */
   verify(workspaceId: string, id: string): Promise<Domain>;
+  /** Makes the next DKIM key pair, pending until verification sees its records; signing switches then. */
+  rotateDkim(workspaceId: string, id: string): Promise<Domain>;
   /** One run of the re-check task: checks the domains whose planned check is due. Returns how many it looked at. */
   recheckDue(): Promise<number>;
   senders(): DomainSenders;
@@ -139,6 +145,24 @@ const DEFAULT_REGION = 'local';
 
 const recordKey = (r: { record: string; name: string; value: string }): string => `${r.record} ${r.name} ${r.value}`;
 
+/** A retiring DKIM record stays published this long after its key stopped signing: mail in queues and verifiers' caches still need it. */
+export const DKIM_RETIRE_AFTER_MS = 7 * 24 * HOUR_MS;
+
+/**
+ * The keys after a check: when the pending RSA key's record is verified, the
+ * pending pair takes over and the active pair retires. Undefined when
+ * nothing changes.
+ */
+function promoteVerifiedKeys(keys: readonly StoredDkimKey[], verifiedNames: ReadonlySet<string>, domain: string, now: number): StoredDkimKey[] | undefined {
+  const ready = keys.some((k) => k.state === 'pending' && k.algorithm === 'rsa-sha256' && verifiedNames.has(`${k.selector}._domainkey.${domain}`));
+  if (!ready) return undefined;
+  return keys.map((k): StoredDkimKey => {
+    if (k.state === 'pending') return { ...k, state: 'active' };
+    if (k.state === 'active') return { ...k, state: 'retiring', retiredAt: now };
+    return k;
+  });
+}
+
 export function domainsService(deps: DomainsDeps): DomainsService {
   const { store, clock, logger, sealKey, dns } = deps;
 
@@ -161,6 +185,7 @@ export function domainsService(deps: DomainsDeps): DomainsService {
    */
   function recordsOf(d: StoredDomain): DomainRecord[] {
     const checks = new Map(d.checks.map((c) => [recordKey(c), c]));
+    const retiredAt = new Map(d.dkim.map((k) => [`${k.selector}._domainkey.${d.name}`, k.retiredAt ?? d.createdAt]));
     return specsFor(d).map((spec) => {
       const check = checks.get(recordKey(spec));
       return {
@@ -173,6 +198,8 @@ export function domainsService(deps: DomainsDeps): DomainsService {
         required: spec.required,
         status: check?.status ?? 'pending',
         ...(check?.detail !== undefined && { detail: check.detail }),
+        ...(spec.keyState !== undefined && { key_state: spec.keyState }),
+        ...(spec.keyState === 'retiring' && { removable_after: toIso(retiredAt.get(spec.name)! + DKIM_RETIRE_AFTER_MS) }),
       };
     });
   }
@@ -285,7 +312,14 @@ export function domainsService(deps: DomainsDeps): DomainsService {
       if (trigger === 'schedule' && current.lastCheckedAt !== d.lastCheckedAt) return undefined;
       const next = nextState(current, checked, now, trigger);
       await saveDomainCheck(tx, d.workspaceId, d.id, next, now);
-      return { before: current, after: { ...current, ...next } };
+      const verifiedNames = new Set(next.checks.filter((c) => c.status === 'verified').map((c) => c.name));
+      const keys = promoteVerifiedKeys(current.dkim, verifiedNames, current.name, now);
+      if (keys) {
+        await saveDkimKeys(tx, d.workspaceId, d.id, keys, now);
+        logger.info({ domain_id: d.id, workspace_id: d.workspaceId, domain: d.name, selectors: keys.filter((k) => k.state === 'active').map((k) => k.selector) },
+          'DKIM rotation: the new key is published and signs from now on');
+      }
+      return { before: current, after: { ...current, ...next, ...(keys && { dkim: keys }) } };
     });
     if (!outcome) return undefined;
     logTransition(outcome.before, outcome.after, trigger);
@@ -306,7 +340,7 @@ export function domainsService(deps: DomainsDeps): DomainsService {
         status: d.status,
         returnPathDomain: `${d.returnPathSubdomain}.${d.name}`,
         dkim: d.dkim
-          .filter((k) => k.algorithm === 'rsa-sha256' || verified.has(`${k.selector}._domainkey.${d.name}`))
+          .filter((k) => k.state === 'active' && (k.algorithm === 'rsa-sha256' || verified.has(`${k.selector}._domainkey.${d.name}`)))
           .map((k) => ({
             selector: k.selector,
             algorithm: k.algorithm === 'rsa-sha256' ? 'rsa' : 'ed25519',
@@ -346,8 +380,8 @@ export function domainsService(deps: DomainsDeps): DomainsService {
         clickTracking: input.clickTracking ?? false,
         trackingSubdomain: tracking,
         inboundEnabled: input.inboundEnabled ?? false,
-        dkim: [keys.rsa, keys.ed25519].map((k) => ({
-          selector: k.selector, algorithm: k.algorithm, publicTxt: k.publicTxt, sealedPrivateKey: seal(k.privateKeyPem, sealKey),
+        dkim: [keys.rsa, keys.ed25519].map((k): StoredDkimKey => ({
+          selector: k.selector, algorithm: k.algorithm, publicTxt: k.publicTxt, sealedPrivateKey: seal(k.privateKeyPem, sealKey), state: 'active',
         })),
         checks: [],
         lastCheckedAt: null,
@@ -406,6 +440,28 @@ export function domainsService(deps: DomainsDeps): DomainsService {
       const checked = await check(await mustFind(ws, id), 'request');
       if (!checked) throw notFound('domain', id);
       return toDomain(checked);
+    },
+
+    async rotateDkim(ws, id) {
+      const existing = await mustFind(ws, id);
+      const inProgress = () => new AppError('dkim_rotation_in_progress',
+        'A new DKIM key is already waiting for its DNS record; publish it and verify the domain, then rotate again.');
+      if (existing.dkim.some((k) => k.state === 'pending')) throw inProgress();
+      const now = clock.now();
+      const keys = await generateDkimKeys(now, new Set(existing.dkim.map((k) => k.selector)));
+      const updated = await store.write(async (tx) => {
+        const current = await findDomain(tx, ws, id);
+        if (!current) throw notFound('domain', id);
+        if (current.dkim.some((k) => k.state === 'pending')) throw inProgress();
+        // Keys that retired long enough ago were reported removable; a new rotation forgets them.
+        const kept = current.dkim.filter((k) => k.state !== 'retiring' || (k.retiredAt ?? 0) + DKIM_RETIRE_AFTER_MS > now);
+        const next = [...kept, ...[keys.rsa, keys.ed25519].map((k): StoredDkimKey => ({
+          selector: k.selector, algorithm: k.algorithm, publicTxt: k.publicTxt, sealedPrivateKey: seal(k.privateKeyPem, sealKey), state: 'pending',
+        }))];
+        await saveDkimKeys(tx, ws, id, next, now);
+        return { ...current, dkim: next };
+      });
+      return toDomain(updated);
     },
 
     async recheckDue() {

@@ -19,7 +19,7 @@ function resolverFor(dns: TestDns): dnsPromises.Resolver {
 
 function recordsWith(keys: { rsa: DkimKey; ed25519: DkimKey }): DnsRecordSpec[] {
   return recordsFor(DOMAIN, {
-    dkim: [keys.rsa, keys.ed25519],
+    dkim: [{ ...keys.rsa, state: 'active' }, { ...keys.ed25519, state: 'active' }],
     mxHost: MX_HOST,
     inboundEnabled: true,
     trackingEnabled: true,

@@ -6,8 +6,8 @@ const ED_TXT = 'v=DKIM1; k=ed25519; p=11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHUR
 
 const settings = (over: Partial<RecordSettings> = {}): RecordSettings => ({
   dkim: [
-    { selector: 'mr202501', publicTxt: RSA_TXT },
-    { selector: 'mr202501e', publicTxt: ED_TXT },
+    { selector: 'mr202501', publicTxt: RSA_TXT, state: 'active' },
+    { selector: 'mr202501e', publicTxt: ED_TXT, state: 'active' },
   ],
   mxHost: 'mx.mailroom.test',
   inboundEnabled: false,
@@ -19,8 +19,8 @@ const settings = (over: Partial<RecordSettings> = {}): RecordSettings => ({
 describe('recordsFor', () => {
   it('lists the sending records, required ones marked', () => {
     expect(recordsFor('example.com', settings())).toEqual([
-      { record: 'DKIM', type: 'TXT', name: 'mr202501._domainkey.example.com', value: RSA_TXT, ttl: 'Auto', required: true },
-      { record: 'DKIM_ED25519', type: 'TXT', name: 'mr202501e._domainkey.example.com', value: ED_TXT, ttl: 'Auto', required: false },
+      { record: 'DKIM', type: 'TXT', name: 'mr202501._domainkey.example.com', value: RSA_TXT, ttl: 'Auto', required: true, keyState: 'active' },
+      { record: 'DKIM_ED25519', type: 'TXT', name: 'mr202501e._domainkey.example.com', value: ED_TXT, ttl: 'Auto', required: false, keyState: 'active' },
       { record: 'SPF', type: 'TXT', name: 'bounces.example.com', value: 'v=spf1 a:mx.mailroom.test ~all', ttl: 'Auto', required: true },
       { record: 'MX_BOUNCE', type: 'MX', name: 'bounces.example.com', value: 'mx.mailroom.test', priority: 10, ttl: 'Auto', required: true },
       { record: 'DMARC', type: 'TXT', name: '_dmarc.example.com', value: 'v=DMARC1; p=none;', ttl: 'Auto', required: false },
@@ -54,16 +54,18 @@ describe('recordsFor', () => {
     expect(byKind.TRACKING).toMatchObject({ name: 'links.example.com', value: 'links.mailroom.test' });
   });
 
-  it('treats a DKIM key without k= as RSA, and lists every key given', () => {
+  it('treats a DKIM key without k= as RSA, lists every key given, and requires only the active one', () => {
     const records = recordsFor('example.com', settings({
       dkim: [
-        { selector: 'old', publicTxt: 'v=DKIM1; p=AAAA' },
-        { selector: 'new', publicTxt: RSA_TXT },
+        { selector: 'old', publicTxt: 'v=DKIM1; p=AAAA', state: 'retiring' },
+        { selector: 'now', publicTxt: RSA_TXT, state: 'active' },
+        { selector: 'next', publicTxt: RSA_TXT, state: 'pending' },
       ],
     }));
-    expect(records.filter((r) => r.record === 'DKIM').map((r) => [r.name, r.required])).toEqual([
-      ['old._domainkey.example.com', true],
-      ['new._domainkey.example.com', true],
+    expect(records.filter((r) => r.record === 'DKIM').map((r) => [r.name, r.required, r.keyState])).toEqual([
+      ['old._domainkey.example.com', false, 'retiring'],
+      ['now._domainkey.example.com', true, 'active'],
+      ['next._domainkey.example.com', false, 'pending'],
     ]);
   });
 
@@ -72,6 +74,6 @@ describe('recordsFor', () => {
     expect(() => recordsFor('example.com', settings({ trackingEnabled: true, trackingSubdomain: '-x' }))).toThrow(
       /Invalid subdomain/,
     );
-    expect(() => recordsFor('example.com', settings({ dkim: [{ selector: 'e', publicTxt: ED_TXT }] }))).toThrow(/RSA/);
+    expect(() => recordsFor('example.com', settings({ dkim: [{ selector: 'e', publicTxt: ED_TXT, state: 'active' }, { selector: 'p', publicTxt: RSA_TXT, state: 'pending' }] }))).toThrow(/RSA/);
   });
 });

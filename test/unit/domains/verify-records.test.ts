@@ -13,8 +13,8 @@ const ED_KEY = '11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=';
 
 const all = recordsFor('example.com', {
   dkim: [
-    { selector: 'mr202501', publicTxt: `v=DKIM1; k=rsa; p=${KEY}` },
-    { selector: 'mr202501e', publicTxt: `v=DKIM1; k=ed25519; p=${ED_KEY}` },
+    { selector: 'mr202501', publicTxt: `v=DKIM1; k=rsa; p=${KEY}`, state: 'active' },
+    { selector: 'mr202501e', publicTxt: `v=DKIM1; k=ed25519; p=${ED_KEY}`, state: 'active' },
   ],
   mxHost: 'mx.mailroom.test',
   inboundEnabled: true,
