@@ -129,8 +129,8 @@ export function createMxListener(port: MxPort, options: MxListenerOptions): Smtp
     onData(stream, session, callback) {
       const receivedAt = options.clock.now();
       readMessage(stream, maxMessageBytes)
-        .then(async (data) => {
-          if (!data) return callback(smtpError(552, '5.3.4', `Message exceeds the fixed size limit of ${maxMessageBytes} bytes`));
+        .then(async ({ data, refusal }) => {
+          if (!data) return callback(refusal);
           if (hasSmugglingMarker(data)) {
             logger.warn({ remote_ip: session.remoteAddress, session: session.id }, 'MX: refused a message with a bare CR/LF end-of-data look-alike');
             return callback(smtpError(554, '5.6.0', 'Message refused: a line holding only "." is next to a bare CR or LF (RFC 5321 §2.3.8, §4.1.1.4)'));
