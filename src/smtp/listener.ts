@@ -41,9 +41,20 @@ export function sharedServerOptions(o: { hostname: string; banner: string; maxMe
   };
 }
 
-/** An error smtp-server sends back as `<code> <enhanced> <text>`. */
+/** An error smtp-server sends back as `<code> <enhanced> <text>`, the text made one line of ASCII. */
 export function smtpError(code: number, enhanced: string, text: string): Error & { responseCode: number } {
-  return Object.assign(new Error(`${enhanced} ${text}`), { responseCode: code });
+  return Object.assign(new Error(`${enhanced} ${replyText(text)}`), { responseCode: code });
+}
+
+/**
+ * RFC 5321 §4.2 has reply text in US-ASCII (RFC 6531 does not change that),
+ * and a service's message may name a domain or a person in any script: "§"
+ * is spelled out, accents are dropped, typographic quotes made plain, and
+ * anything else left is a "?". A line break would end the reply early.
+ */
+export function replyText(text: string): string {
+  return text.replace(/[\r\n]+/g, ' ').replace(/§/g, 'section ').replace(/[‘’]/g, "'").replace(/[“”]/g, '"')
+    .normalize('NFKD').replace(/\p{M}/gu, '').replace(/[^\x20-\x7e]/g, '?').slice(0, 400);
 }
 
 /**
@@ -55,9 +66,9 @@ export function smtpError(code: number, enhanced: string, text: string): Error &
 export function replyForError(err: unknown): Error & { responseCode: number } {
   if (err instanceof AppError) {
     const reply = SMTP_REPLY[err.code];
-    if (reply) return smtpError(reply.code, reply.enhanced, oneLine(err.message));
+    if (reply) return smtpError(reply.code, reply.enhanced, err.message);
     return err.status >= 500 ? smtpError(451, '4.3.0', 'Temporary local problem, try again later')
-      : smtpError(554, '5.0.0', oneLine(err.message));
+      : smtpError(554, '5.0.0', err.message);
   }
   return smtpError(451, '4.3.0', 'Temporary local problem, try again later');
 }
@@ -107,8 +118,6 @@ function structureRefusal(v: MimeViolation): Error & { responseCode: number } {
     ? smtpError(552, '5.3.4', `Message refused: ${v.message}`)
     : smtpError(554, '5.6.0', `Message refused: ${v.message}`);
 }
-
-const oneLine = (text: string) => text.replace(/[\r\n]+/g, ' ').slice(0, 400);
 
 /** Loopback clients (127.0.0.0/8, ::1, and IPv4 loopback mapped into IPv6). */
 export function isLoopback(address: string): boolean {
