@@ -183,8 +183,24 @@ export function inboundService(deps: InboundDeps): InboundService {
     return answer;
   }
 
+  /**
+   * RFC 5321 §4.5.1: "postmaster" without a domain is this server's own
+   * postmaster. Its mail goes where mail to postmaster@ the server's name
+   * would: the domain named MAILROOM_HOSTNAME, else the nearest parent of it
+   * (mx.acme.test, then acme.test) that receives mail here.
+   */
+  async function postmasterTargets(): Promise<Target[] | RecipientRefusal> {
+    const labels = deps.hostname.toLowerCase().split('.');
+    for (let i = 0; i < labels.length - 1; i++) {
+      const { inbound } = await hostTargets(labels.slice(i).join('.'));
+      if (inbound.length > 0) return inbound.map((d) => ({ ...d, kind: 'message' as const }));
+    }
+    return 'no_postmaster_mailbox';
+  }
+
   /** The receiving domains mail to this address goes to, or why there are none. */
   async function targetsOf(address: string): Promise<Target[] | RecipientRefusal> {
+    if (address.toLowerCase() === 'postmaster') return postmasterTargets();
     const { returnPaths, inbound, known } = await hostTargets(domainOf(address));
     if (returnPaths.length > 0) {
       // Only addresses we hand out are taken; the rest of the bounce domain is nobody's mailbox.
