@@ -122,8 +122,9 @@ function authResultsOf(res) {
 `;
 
 // A job is `{ id, raw, auth? }`; the worker answers `{ id, parts, auth? }` or
-// `{ id, error, unreadable }` (unreadable: the parser refused the message). While a job is checked, the worker asks `{ dns, job, name,
-// rrtype }` and is told `{ dns, answer }` or `{ dns, error: { code, message } }`:
+// `{ id, error, unreadable }` (unreadable: the parser refused the message).
+// While a job is checked, the worker asks `{ dns, job, name, rrtype }` and
+// is told `{ dns, answer }` or `{ dns, error: { code, message } }`:
 // mailauth reads the code to tell "no such record" from a temporary failure
 // (RFC 7208 §5, RFC 7489 §6.6.3). Each side posts what it has to say in one
 // turn of its event loop as one array: a message between threads costs each
