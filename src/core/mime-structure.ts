@@ -1,17 +1,19 @@
 // Structural limits of a MIME message (RFC 2045, RFC 2046), checked by a
-// streaming scan that reads each byte once and keeps about 8 KB of it,
-// before anything parses the message whole. A full parse builds objects for
-// every header line and part: a message made of 200,000 header lines, 10,000
-// nested multiparts or 100,000 sibling parts costs a parser (and the DKIM
-// check, which reads the header itself) hundreds of megabytes and, past the
-// parser's own limits, fails anyway. The listeners refuse such a message at
-// DATA and the inbound processor fails it without parsing it.
+// streaming scan that keeps about 8 KB of it and passes over content lines
+// with native searches, before anything parses the message whole. A full
+// parse builds objects for every header line and part: a message made of
+// 200,000 header lines, 10,000 nested multiparts or 100,000 sibling parts
+// costs a parser (and the DKIM check, which reads the header itself)
+// hundreds of megabytes and, past the parser's own limits, fails anyway. The
+// listeners refuse such a message at DATA and the inbound processor fails it
+// without parsing it.
 //
-// The scan follows the splitter mailparser uses (@zone-eu/mailsplit): lines
-// end at LF; a header section ends at an empty line; a delimiter line of any
-// open multipart may come anywhere and closes the parts inside it; a
-// message/rfc822 part in 7bit, 8bit or binary is a message with a header of
-// its own. It counts a little more than the splitter does (every such
+// The scan follows the splitter mailparser uses (@zone-eu/mailsplit) on the
+// message as it is stored: lines end at CRLF, or at a bare CR or LF (which
+// the listeners store as CRLF); a header section ends at an empty line; a
+// delimiter line of any open multipart may come anywhere and closes the
+// parts inside it; a message/rfc822 part in 7bit, 8bit or binary is a
+// message with a header of its own. It counts a little more than the splitter does (every such
 // message/rfc822 part is opened, inline or not), never less, so what passes
 // here stays within the splitter's limits (1,000 parts, 1 MiB a header).
 // Those limits stay in force behind this scan: a message the parser refuses
@@ -58,6 +60,14 @@ const DASH = 0x2d;
 /** Characters kept of a Content-Transfer-Encoding value. */
 const ENCODING_KEPT_CHARS = 256;
 
+const CR_DASH = Buffer.from('\r-');
+const LF_DASH = Buffer.from('\n-');
+
+const indexOrEnd = (chunk: Buffer, what: number | Buffer, from: number) => {
+  const i = chunk.indexOf(what, from);
+  return i === -1 ? chunk.length : i;
+};
+
 interface Container {
   /** The delimiter of a multipart ("--" + boundary); undefined for an embedded message, which ends with its container. */
   delimiter?: string;
@@ -77,6 +87,10 @@ export class MimeStructureScan {
   private sectionBytes = 0;
   private headerLines = 0;
   private parts = 1;
+  /** The chunk before ended with a CR: an LF starting the next one is the rest of that line break. */
+  private afterCr = false;
+  /** The current line is content that does not start with "--", passed over up to its line break. */
+  private inContent = false;
   private readonly open: Container[] = [];
   /** The field being read in the current header section, when it is one the structure depends on. */
   private field: 'content-type' | 'content-transfer-encoding' | undefined;
@@ -87,17 +101,51 @@ export class MimeStructureScan {
   private seenEncoding = false;
 
   constructor(private readonly limits: Readonly<MimeLimits> = MIME_LIMITS) {
-    this.line = Buffer.alloc(Math.max(limits.maxContentTypeBytes, limits.maxBoundaryChars + 4) + 2);
+    this.line = Buffer.alloc(Math.max(limits.maxContentTypeBytes, limits.maxBoundaryChars + 4));
   }
 
   write(chunk: Buffer): void {
-    let start = 0;
+    if (chunk.length === 0) return;
+    // The LF of a CRLF whose CR ended the previous chunk.
+    let start = this.afterCr && chunk[0] === LF ? 1 : 0;
+    this.afterCr = false;
+    // Where the next line breaks (and line breaks before a dash) are, the
+    // chunk's length when there is none: each is looked for again only once
+    // passed, since looking for all of them at every line would read a
+    // chunk without CRs, say, once per line.
+    const next = { cr: -1, lf: -1, crDash: -1, lfDash: -1 };
+    const find = (key: keyof typeof next, what: number | Buffer) => {
+      if (next[key] < start) next[key] = indexOrEnd(chunk, what, start);
+      return next[key];
+    };
     while (!this.violation && !this.settled() && start < chunk.length) {
-      const lf = chunk.indexOf(LF, start);
-      this.append(chunk, start, lf === -1 ? chunk.length : lf);
-      if (lf === -1) return;
-      this.endLine();
-      start = lf + 1;
+      if (!this.inHeader && !this.inContent && this.lineBytes === 0 && chunk[start] !== DASH) {
+        // In content only a line that starts with "--" can matter: go to the
+        // next line that starts with a dash, past any number of others at once.
+        const dashLine = Math.min(find('crDash', CR_DASH), find('lfDash', LF_DASH)) + 1;
+        if (dashLine > chunk.length) {
+          // None in this chunk: the line the chunk ends in is content too, unless a line break ends the chunk.
+          const last = chunk[chunk.length - 1];
+          if (last === CR) this.afterCr = true;
+          else if (last !== LF) this.inContent = true;
+          return;
+        }
+        start = dashLine;
+      }
+      const end = Math.min(find('cr', CR), find('lf', LF));
+      if (this.inContent) {
+        if (end === chunk.length) return;
+        this.inContent = false;
+      } else {
+        this.append(chunk, start, end);
+        if (end === chunk.length) return;
+        this.endLine();
+      }
+      start = end + 1;
+      if (chunk[end] === CR) {
+        if (start === chunk.length) this.afterCr = true;
+        else if (chunk[start] === LF) start++;
+      }
     }
   }
 
@@ -122,11 +170,10 @@ export class MimeStructureScan {
     }
   }
 
-  /** A line has ended (at an LF, not kept, or at the end of the message). */
+  /** A line has ended (at its line break, not kept, or at the end of the message). */
   private endLine(): void {
     const bytes = this.lineBytes;
-    let len = Math.min(bytes, this.line.length);
-    if (len === bytes && len > 0 && this.line[len - 1] === CR) len--;
+    const len = Math.min(bytes, this.line.length);
     this.lineBytes = 0;
     if (len >= 2 && this.line[0] === DASH && this.line[1] === DASH && this.delimiter(this.line.toString('latin1', 0, len))) return;
     if (!this.inHeader) return;
@@ -134,7 +181,8 @@ export class MimeStructureScan {
       this.endHeader();
       return;
     }
-    this.sectionBytes += bytes + 1;
+    // Counted with the CRLF the line is stored with.
+    this.sectionBytes += bytes + 2;
     if (++this.headerLines > this.limits.maxHeaderLines) {
       this.fail('header_lines', `the message has over ${this.limits.maxHeaderLines} header lines in all`);
       return;

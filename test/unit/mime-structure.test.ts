@@ -128,6 +128,18 @@ describe('the MIME structure scan', () => {
     expect((await simpleParser(within)).attachments.length + 1).toBeLessThanOrEqual(MIME_LIMITS.maxParts);
   });
 
+  it('takes a bare CR or LF for a line break, as the message is stored', async () => {
+    const ordinary = (await ordinaryMessage()).toString('latin1');
+    const bomb = siblingParts(600).toString('latin1');
+    for (const lineBreak of ['\r', '\n']) {
+      const as = (text: string) => Buffer.from(text.replace(/\r\n/g, lineBreak), 'latin1');
+      expect(scanMimeStructure(as(ordinary))).toBeUndefined();
+      expect(scanInPieces(as(ordinary), 1)).toBeUndefined();
+      expect(scanMimeStructure(as(bomb))?.limit).toBe('parts');
+      expect(scanInPieces(as(bomb), 3)?.limit).toBe('parts');
+    }
+  });
+
   it('gives the same answer whatever the pieces the data comes in', () => {
     for (const raw of [headerLines(20_000), nestedMultiparts(200), siblingParts(1_000), hugeHeader(400_000)]) {
       const whole = scanMimeStructure(raw);
