@@ -9,7 +9,7 @@ import { openKeyring, type Keyring } from './keyring.js';
 import { createLogger } from './logger.js';
 import { openStore, type Store } from './store/db.js';
 import { loadContract } from './http/contract.js';
-import { createApp, routedOperations } from './http/app.js';
+import { answerClientError, createApp, routedOperations } from './http/app.js';
 import { rateLimiter } from './http/rate-limit.js';
 import { idempotency } from './http/idempotency.js';
 import { createScheduler, type Scheduler } from './scheduler/index.js';
@@ -143,6 +143,7 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
   let handle: RequestListener = (_req, res) => res.writeHead(503).end();
   const server: Server = await new Promise((resolve, reject) => {
     const s = createServer((req, res) => handle(req, res));
+    s.on('clientError', answerClientError(logger));
     s.once('error', reject);
     s.listen(givenConfig.httpPort, givenConfig.httpHost, () => resolve(s));
   });

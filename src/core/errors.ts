@@ -11,9 +11,11 @@ export type ErrorCode =
   | 'forbidden'
   | 'not_found'
   | 'method_not_allowed'
+  | 'request_timeout'
   | 'idempotency_conflict'
   | 'payload_too_large'
   | 'unsupported_media_type'
+  | 'headers_too_large'
   | 'invalid_state'
   | 'domain_not_verified'
   | 'already_exists'
@@ -34,9 +36,11 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   idempotency_conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  headers_too_large: 431,
   invalid_state: 422,
   domain_not_verified: 422,
   already_exists: 422,

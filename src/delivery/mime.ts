@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import * as base64 from 'nodemailer/lib/base64';
 import MailComposer from 'nodemailer/lib/mail-composer';
+import * as mimeFuncs from 'nodemailer/lib/mime-funcs';
 import type MimeNode from 'nodemailer/lib/mime-node';
 import * as qp from 'nodemailer/lib/qp';
 import { AppError } from '../core/errors.js';
@@ -57,6 +58,23 @@ const RESERVED_HEADERS = new Set([
 const FIELD_NAME = /^[\x21-\x39\x3b-\x7e]+$/;
 const BASE64 = /^[A-Za-z0-9+/\s]*={0,2}\s*$/;
 const UNSUBSCRIBE_URI = /^(?:https?|mailto):[^\s<>,"]+$/i;
+
+/**
+ * A word too long for a folded line of 76 characters (the composer folds at
+ * whitespace only): as it is, "Subject: <998 letters>" would go out as a
+ * line of 999 octets, over RFC 5322 §2.1.1's 998.
+ */
+const UNFOLDABLE_WORD = /\S{76,}/;
+
+/**
+ * The subject as the composer is to write it: with a word it cannot fold,
+ * as RFC 2047 encoded words of at most 52 bytes each, which it folds between
+ * (the composer leaves valid encoded words as they are); otherwise as given,
+ * for the composer to encode where it holds non-ASCII text.
+ */
+function foldableSubject(subject: string): string {
+  return UNFOLDABLE_WORD.test(subject) ? mimeFuncs.encodeWord(subject, 'Q', 52) : subject;
+}
 
 /** RFC 5322 §2.3: CR and LF only occur together; a lone one in the body becomes CRLF. */
 function crlf(text: string): string {
@@ -191,7 +209,7 @@ export async function composeMessage(input: ComposeInput): Promise<ComposedMessa
     to: input.to.map(toNodemailerAddress),
     ...(input.cc?.length && { cc: input.cc.map(toNodemailerAddress) }),
     ...(input.replyTo?.length && { replyTo: input.replyTo.map(toNodemailerAddress) }),
-    subject: input.subject,
+    subject: foldableSubject(input.subject),
     ...(input.text !== undefined && { text: crlf(input.text) }),
     ...(input.html !== undefined && { html: crlf(input.html) }),
     attachments: (input.attachments ?? []).map((a, i) => ({

@@ -91,6 +91,9 @@ const FIELD_NAME = /^[\x21-\x39\x3b-\x7e]{1,76}$/;
 const LINE_BREAK = /[\r\n]/;
 // RFC 5322 §2.1.1: at most 998 characters per line.
 const MAX_HEADER_VALUE = 998;
+// Folded at whitespace, a line of a header is at least one word and the space before it.
+const MAX_HEADER_WORD = MAX_HEADER_VALUE - 1;
+const UNFOLDABLE_WORD = new RegExp(`\\S{${MAX_HEADER_WORD + 1}}`);
 const CONTENT_ID = /^[\x21-\x3b\x3d\x3f-\x7e]{1,250}$/; // printable, no space, no angle brackets
 const CONTROL = /[\u0000-\u001f\u007f]/;
 const UNSUBSCRIBE_URI = /^(?:https?|mailto):[^\s<>,"]+$/i;
@@ -162,6 +165,9 @@ function checkHeaders(headers: Record<string, string>): void {
     if (LINE_BREAK.test(value)) throw invalid(param, `The value of ${name} contains a line break.`);
     if (CONTROL.test(value.replace(/\t/g, ''))) throw invalid(param, `The value of ${name} contains a control character.`);
     if (value.length > MAX_HEADER_VALUE) throw invalid(param, `The value of ${name} is over ${MAX_HEADER_VALUE} characters (RFC 5322 §2.1.1).`);
+    if (UNFOLDABLE_WORD.test(value)) {
+      throw invalid(param, `The value of ${name} holds a word over ${MAX_HEADER_WORD} characters, which no folding fits in a line of ${MAX_HEADER_VALUE} (RFC 5322 §2.1.1).`);
+    }
   }
   listUnsubscribeOf(headers);
 }

@@ -1,5 +1,8 @@
+import { maxHeaderSize } from 'node:http';
+import type { Duplex } from 'node:stream';
 import Koa from 'koa';
 import type Router from '@koa/router';
+import type { Logger } from 'pino';
 import { AppError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { errorBody, type AppState, type HttpDeps, type OpMiddleware } from './op.js';
@@ -77,4 +80,50 @@ function toAppError(err: unknown): AppError {
     return new AppError(status === 404 ? 'not_found' : status === 413 ? 'payload_too_large' : 'bad_request', (err as Error).message, { status });
   }
   return new AppError('internal_error', 'Something went wrong on our side; the request id identifies it in the server log.');
+}
+
+/**
+ * What Node's HTTP parser refuses before any route runs (headers over its
+ * limit, a Content-Length that is not one number, a request too slow to
+ * arrive) gets the error object too, instead of a bare status line. For the
+ * server's 'clientError' event; the connection is closed after the answer,
+ * since the parser cannot tell where the next request would start.
+ */
+export function answerClientError(logger: Logger): (err: NodeJS.ErrnoException, socket: Duplex) => void {
+  return (err, socket) => {
+    const s = socket as Duplex & { bytesWritten?: number };
+    if (err.code === 'ECONNRESET' || !s.writable || (s.bytesWritten ?? 0) > 0) {
+      socket.destroy();
+      return;
+    }
+    const appErr = clientErrorOf(err);
+    const requestId = newId('req');
+    logger.debug({ err, request_id: requestId }, 'refused a request the HTTP parser could not read');
+    const body = JSON.stringify(errorBody(appErr, requestId));
+    socket.end(`HTTP/1.1 ${appErr.status} ${STATUS_TEXT[appErr.status] ?? 'Bad Request'}\r\n`
+      + 'Content-Type: application/json; charset=utf-8\r\n'
+      + `Content-Length: ${Buffer.byteLength(body)}\r\n`
+      + `X-Request-Id: ${requestId}\r\n`
+      + 'Connection: close\r\n\r\n'
+      + body);
+  };
+}
+
+const STATUS_TEXT: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 431: 'Request Header Fields Too Large' };
+
+function clientErrorOf(err: NodeJS.ErrnoException): AppError {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return new AppError('headers_too_large', `The request's header fields are too large: ${maxHeaderSize} bytes in all at most.`);
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new AppError('request_timeout', 'The request did not arrive in time.');
+    case 'HPE_INVALID_CONTENT_LENGTH':
+    case 'HPE_UNEXPECTED_CONTENT_LENGTH':
+      return new AppError('bad_request', 'The Content-Length header is not valid: it must be one decimal number, and not sent with Transfer-Encoding.', { param: 'Content-Length' });
+    default: {
+      // llhttp's reason ("Invalid header value char") says what to fix; it holds nothing of the server's.
+      const reason = (err as { reason?: unknown }).reason;
+      return new AppError('bad_request', `The request is not valid HTTP/1.1${typeof reason === 'string' ? `: ${reason}` : ''}.`);
+    }
+  }
 }

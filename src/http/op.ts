@@ -163,6 +163,11 @@ function limitRate(ctx: Context, deps: HttpDeps, auth: AuthContext, cost: number
 }
 
 async function readJson(ctx: Context, maxBytes: number): Promise<unknown> {
+  // A body must say it is JSON; no body (or an empty one) reads as {}.
+  const hasBody = ctx.get('Transfer-Encoding') !== '' || Number(ctx.get('Content-Length') || 0) > 0;
+  if (hasBody && !ctx.is('application/json', '+json')) {
+    throw new AppError('unsupported_media_type', 'The request body must be JSON, sent with Content-Type: application/json.', { param: 'Content-Type' });
+  }
   const declared = Number(ctx.get('Content-Length') || 0);
   if (declared > maxBytes) throw new AppError('payload_too_large', `The request body is over ${maxBytes} bytes.`);
   const chunks: Buffer[] = [];
@@ -181,6 +186,28 @@ async function readJson(ctx: Context, maxBytes: number): Promise<unknown> {
   }
 }
 
+// C0 and C1 controls and DEL: never part of an address, subject or id, and
+// a NUL cut short the full-text query it reached.
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
+const CURSOR_PARAMS = new Set(['starting_after', 'ending_before']);
+
+/**
+ * One query parameter as the schema is to see it, after the checks ajv's
+ * coercion would let through: control characters, a single-valued parameter
+ * given twice (which one was meant?), and a number spelled otherwise than in
+ * decimal digits ("0x10" and "1e1" coerce to 16 and 10).
+ */
+function queryValue(operation: CompiledOperation, name: string, value: string | string[] | undefined): unknown {
+  const values = [value ?? ''].flat();
+  const bad = (message: string) => new AppError('validation_error', message, { status: 400, param: name });
+  // A cursor is refused as invalid_cursor, by the codec, for any text it did not make.
+  if (!CURSOR_PARAMS.has(name) && values.some((v) => CONTROL_CHARACTER.test(v))) throw bad(`'${name}' must not contain control characters.`);
+  if (operation.arrayParams.has(name)) return values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  if (values.length > 1) throw bad(`'${name}' is given ${values.length} times; give it once.`);
+  if (operation.integerParams.has(name) && !/^-?\d+$/.test(values[0])) throw bad(`'${name}' must be a whole number in decimal digits.`);
+  return values[0];
+}
+
 function validate(ctx: Context, deps: HttpDeps, operation: CompiledOperation, auth: AuthContext,
   params: Record<string, string>, rawBody: unknown): OpInput {
   if (!operation.params(params)) {
@@ -188,11 +215,7 @@ function validate(ctx: Context, deps: HttpDeps, operation: CompiledOperation, au
     throw new AppError('not_found', e.message, { param: e.param });
   }
   const query: Record<string, unknown> = {};
-  for (const [name, value] of Object.entries(ctx.query)) {
-    query[name] = operation.arrayParams.has(name)
-      ? [value].flat().flatMap((v) => String(v).split(',')).map((v) => v.trim()).filter(Boolean)
-      : Array.isArray(value) ? value.at(-1) : value;
-  }
+  for (const [name, value] of Object.entries(ctx.query)) query[name] = queryValue(operation, name, value);
   if (!operation.query(query)) {
     throw new AppError('validation_error', describeAjvError(operation.query.errors?.[0]).message,
       { status: 400, param: describeAjvError(operation.query.errors?.[0]).param });

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { insertRows, runShaped, type Db, type Tx } from '../store/db.js';
-import type { InboundKind, InboundMessagesTable } from '../store/tables.js';
+import type { InboundKind, InboundMessagesTable, InboundStatus } from '../store/tables.js';
 import { isPostgres } from '../store/schema-helpers.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso } from '../core/clock.js';
@@ -34,9 +34,17 @@ export interface AuthResults {
   authentication_results: string;
 }
 
+/**
+ * Where a message is in its processing: stored (the 250 was given), parsed
+ * and checked, or given up on (failure_reason says why).
+ */
+export type InboundProcessingStatus = 'received' | 'processed' | 'failed';
+
 export interface InboundEmailSummary {
   id: string;
   object: 'inbound_email';
+  status: InboundProcessingStatus;
+  failure_reason: string | null;
   domain_id: string;
   from: string;
   to: string[];
@@ -55,7 +63,8 @@ export interface InboundEmail extends InboundEmailSummary {
   html: string | null;
   headers: InboundHeader[];
   attachments: InboundAttachmentMeta[];
-  auth: AuthResults;
+  /** null until the message is processed. */
+  auth: AuthResults | null;
   tls: boolean;
 }
 
@@ -111,15 +120,19 @@ export interface ReceivingDomain {
 const json = <T>(text: string | null, fallback: T): T => (text === null ? fallback : (JSON.parse(text) as T));
 const onPostgres = (db: Db | Tx) => isPostgres(db as unknown as Kysely<unknown>);
 
-type SummaryRow = Pick<Selectable<InboundMessagesTable>, 'pos' | 'id' | 'domain_id' | 'from_address' | 'to_list' | 'cc_list' | 'subject'
-  | 'message_id' | 'mail_from' | 'rcpt_to' | 'size' | 'attachments' | 'received_at'>;
+type SummaryRow = Pick<Selectable<InboundMessagesTable>, 'pos' | 'id' | 'status' | 'last_error' | 'domain_id' | 'from_address' | 'to_list'
+  | 'cc_list' | 'subject' | 'message_id' | 'mail_from' | 'rcpt_to' | 'size' | 'attachments' | 'received_at'>;
 
-const SUMMARY_COLUMNS = ['pos', 'id', 'domain_id', 'from_address', 'to_list', 'cc_list', 'subject', 'message_id', 'mail_from',
-  'rcpt_to', 'size', 'attachments', 'received_at'] as const;
+const SUMMARY_COLUMNS = ['pos', 'id', 'status', 'last_error', 'domain_id', 'from_address', 'to_list', 'cc_list', 'subject', 'message_id',
+  'mail_from', 'rcpt_to', 'size', 'attachments', 'received_at'] as const;
+
+const PROCESSING_STATUS: Record<InboundStatus, InboundProcessingStatus> = { pending: 'received', ready: 'processed', failed: 'failed' };
 
 const toSummary = (r: SummaryRow): InboundEmailSummary => ({
   id: r.id,
   object: 'inbound_email',
+  status: PROCESSING_STATUS[r.status],
+  failure_reason: r.status === 'failed' ? r.last_error ?? 'processing failed' : null,
   domain_id: r.domain_id,
   from: r.from_address ?? '',
   to: json(r.to_list, []),
@@ -139,7 +152,7 @@ const toInbound = (r: Selectable<InboundMessagesTable>): InboundEmail => ({
   html: r.html,
   headers: json(r.headers, []),
   attachments: json(r.attachments, []),
-  auth: json(r.auth, { spf: { result: 'none', domain: null }, dkim: [], dmarc: { result: 'none', policy: null, domain: null }, authentication_results: '' }),
+  auth: r.status === 'ready' ? json<AuthResults | null>(r.auth, null) : null,
   tls: r.tls === 1,
 });
 
@@ -315,12 +328,13 @@ export async function purgeReceivedBefore(tx: Tx, before: number, limit: number)
 
 // ---- reads of the API ----
 
-const visible = { kind: 'message', status: 'ready' } as const;
-
+// Received mail is visible from its 250 on, in whatever state its processing
+// is; reports to a return path are not mail of the workspace's own.
+const VISIBLE_KIND = 'message';
 
 export async function listInbound(db: Db, ws: string, f: InboundFilter, page: PageQuery): Promise<Page<InboundEmailSummary>> {
   return fetchPage(page, (bound, order, take) => db.selectFrom('inbound_messages').select(SUMMARY_COLUMNS)
-    .where('workspace_id', '=', ws).where('kind', '=', visible.kind).where('status', '=', visible.status)
+    .where('workspace_id', '=', ws).where('kind', '=', VISIBLE_KIND)
     .$if(f.domainId !== undefined, (q) => q.where('domain_id', '=', f.domainId!))
     .$if(f.receivedAfter !== undefined, (q) => q.where('received_at', '>', f.receivedAfter!))
     .$if(f.receivedBefore !== undefined, (q) => q.where('received_at', '<', f.receivedBefore!))
@@ -332,14 +346,15 @@ export async function listInbound(db: Db, ws: string, f: InboundFilter, page: Pa
 
 export async function findInbound(db: Db, ws: string, id: string): Promise<InboundEmail | undefined> {
   const row = await db.selectFrom('inbound_messages').selectAll()
-    .where('workspace_id', '=', ws).where('id', '=', id).where('kind', '=', visible.kind).where('status', '=', visible.status)
+    .where('workspace_id', '=', ws).where('id', '=', id).where('kind', '=', VISIBLE_KIND)
     .executeTakeFirst();
   return row && toInbound(row);
 }
 
-export async function findInboundRaw(db: Db, ws: string, id: string): Promise<Buffer | undefined> {
-  const row = await db.selectFrom('inbound_messages as m').innerJoin('inbound_sources as s', 's.id', 'm.id').select('s.raw')
-    .where('m.workspace_id', '=', ws).where('m.id', '=', id).where('m.kind', '=', visible.kind).where('m.status', '=', visible.status)
+/** The stored source of a message, and its processing status. */
+export async function findInboundRaw(db: Db, ws: string, id: string): Promise<{ raw: Buffer; status: InboundProcessingStatus } | undefined> {
+  const row = await db.selectFrom('inbound_messages as m').innerJoin('inbound_sources as s', 's.id', 'm.id').select(['s.raw', 'm.status'])
+    .where('m.workspace_id', '=', ws).where('m.id', '=', id).where('m.kind', '=', VISIBLE_KIND)
     .executeTakeFirst();
-  return row?.raw;
+  return row && { raw: row.raw, status: PROCESSING_STATUS[row.status] };
 }

@@ -16,7 +16,8 @@ import {
   type InboundEmail, type InboundEmailSummary, type InboundFilter, type NewInbound, type PendingInbound, type ReceivedEvent, type ReceivingDomain, type ReturnedEmail,
 } from './inbound.repo.js';
 import { attachmentContent, fieldsOf, readHere, type MessageFields } from './parse-message.js';
-import type { MessageReader } from './parse-pool.js';
+import { UnreadableMessage, type MessageReader } from './parse-pool.js';
+import { scanMimeStructure } from '../core/mime-structure.js';
 import { parseReturnPath, recipientTag, type ReturnPath } from './return-path.js';
 import { bounceDetails, feedbackProvider, readReport, type DeliveryStatusReport, type FeedbackReport } from './reports.js';
 import type { MxPort, RecipientRefusal } from '../smtp/mx.listener.js';
@@ -94,8 +95,9 @@ const DAY_MS = 86_400_000;
 /** How long a processor holds a claimed message; a crash frees it after this. */
 export const PROCESS_LEASE_MS = 120_000;
 /**
- * Delay before attempt n+1 after n failed ones. A failure here is a bug or a
- * message that upsets the parser, not a passing condition, so few attempts.
+ * Delay before attempt n+1 after n failed ones: for a thread that died or a
+ * store that failed, not a passing condition, so few attempts. A message the
+ * parser refuses is not tried again (UnreadableMessage).
  */
 const RETRY_AFTER_MS = [10_000, 60_000, 600_000, 3_600_000];
 export const MAX_PROCESS_ATTEMPTS = RETRY_AFTER_MS.length + 1;
@@ -181,8 +183,24 @@ export function inboundService(deps: InboundDeps): InboundService {
     return answer;
   }
 
+  /**
+   * RFC 5321 §4.5.1: "postmaster" without a domain is this server's own
+   * postmaster. Its mail goes where mail to postmaster@ the server's name
+   * would: the domain named MAILROOM_HOSTNAME, else the nearest parent of it
+   * (mx.acme.test, then acme.test) that receives mail here.
+   */
+  async function postmasterTargets(): Promise<Target[] | RecipientRefusal> {
+    const labels = deps.hostname.toLowerCase().split('.');
+    for (let i = 0; i < labels.length - 1; i++) {
+      const { inbound } = await hostTargets(labels.slice(i).join('.'));
+      if (inbound.length > 0) return inbound.map((d) => ({ ...d, kind: 'message' as const }));
+    }
+    return 'no_postmaster_mailbox';
+  }
+
   /** The receiving domains mail to this address goes to, or why there are none. */
   async function targetsOf(address: string): Promise<Target[] | RecipientRefusal> {
+    if (address.toLowerCase() === 'postmaster') return postmasterTargets();
     const { returnPaths, inbound, known } = await hostTargets(domainOf(address));
     if (returnPaths.length > 0) {
       // Only addresses we hand out are taken; the rest of the bounce domain is nobody's mailbox.
@@ -202,6 +220,9 @@ export function inboundService(deps: InboundDeps): InboundService {
 
   /** Parses (and for mail, checks) a claimed message; the returned write stores the outcome. */
   async function prepare(row: PendingInbound, owner: string, reader: MessageReader): Promise<Apply> {
+    // The listener refuses such messages at DATA; one stored before a limit was lowered is never parsed.
+    const violation = scanMimeStructure(row.raw);
+    if (violation) throw new UnreadableMessage(`not processed: ${violation.message}`);
     // Network I/O (the checks' DNS look-ups): outside the transaction.
     const read = await reader(row.raw, row.kind === 'message'
       ? { remoteIp: row.remoteIp, helo: row.helo, mailFrom: row.mailFrom, mta: deps.hostname, resolver: deps.resolver }
@@ -237,9 +258,12 @@ export function inboundService(deps: InboundDeps): InboundService {
     };
   }
 
-  /** Records a failed attempt: retried after a pause, or given up after MAX_PROCESS_ATTEMPTS. */
+  /**
+   * Records a failed attempt: retried after a pause, or given up after
+   * MAX_PROCESS_ATTEMPTS, or at once when the message itself cannot be read.
+   */
   async function failed(row: PendingInbound, owner: string, err: unknown): Promise<void> {
-    const giveUp = row.attempts >= MAX_PROCESS_ATTEMPTS;
+    const giveUp = err instanceof UnreadableMessage || row.attempts >= MAX_PROCESS_ATTEMPTS;
     const log = { err, inbound_id: row.id, workspace_id: row.workspaceId, attempt: row.attempts };
     if (giveUp) logger.error(log, 'inbound message could not be processed; giving up');
     else logger.warn(log, 'inbound message could not be processed; will retry');
@@ -317,10 +341,10 @@ export function inboundService(deps: InboundDeps): InboundService {
     return `complaint (${report.feedbackType}${report.userAgent ? `, ${report.userAgent}` : ''}) from ${to}`;
   }
 
-  async function mustFindRaw(ws: string, id: string): Promise<Buffer> {
-    const raw = await findInboundRaw(store.db, ws, id);
-    if (!raw) throw notFound('inbound email', id);
-    return raw;
+  async function mustFindRaw(ws: string, id: string) {
+    const found = await findInboundRaw(store.db, ws, id);
+    if (!found) throw notFound('inbound email', id);
+    return found;
   }
 
   return {
@@ -460,10 +484,15 @@ export function inboundService(deps: InboundDeps): InboundService {
       return found;
     },
 
-    raw: (ws, id) => mustFindRaw(ws, id),
+    raw: async (ws, id) => (await mustFindRaw(ws, id)).raw,
 
     async attachment(ws, id, index) {
-      const found = await attachmentContent(await mustFindRaw(ws, id), index);
+      const { raw, status } = await mustFindRaw(ws, id);
+      // Only a processed message has passed the structural limits and the parser.
+      if (status !== 'processed') {
+        throw new AppError('not_found', `Inbound email '${id}' is ${status === 'failed' ? 'failed' : 'not processed yet'}: its attachments are not known.`, { param: 'index' });
+      }
+      const found = await attachmentContent(raw, index);
       if (!found) throw new AppError('not_found', `Inbound email '${id}' has no attachment ${index}.`, { param: 'index' });
       return found;
     },

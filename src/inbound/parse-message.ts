@@ -1,5 +1,5 @@
 import { simpleParser, type AddressObject, type EmailAddress, type ParsedMail, type SimpleParserOptions } from 'mailparser';
-import { AUTH_OPTIONS, PARSER_OPTIONS, type AuthRequest, type MessageReader, type ParsedParts } from './parse-pool.js';
+import { AUTH_OPTIONS, PARSER_OPTIONS, UnreadableMessage, type AuthRequest, type MessageReader, type ParsedParts } from './parse-pool.js';
 import { authenticate, type DNSResolver } from 'mailauth';
 import type { AuthResults, InboundAttachmentMeta, InboundHeader } from './inbound.repo.js';
 import type { ReportInput } from './reports.js';
@@ -44,7 +44,9 @@ export function partsOf(mail: ParsedMail): ParsedParts {
 }
 
 /** Parses on the calling thread. */
-const parseHere = async (raw: Buffer): Promise<ParsedParts> => partsOf(await parse(raw));
+const parseHere = async (raw: Buffer): Promise<ParsedParts> => partsOf(await parse(raw).catch((err: unknown) => {
+  throw new UnreadableMessage(`the message could not be parsed: ${(err as Error).message ?? String(err)}`);
+}));
 
 // RFC 5322 §3.2.3 specials: a display name holding one of them must be quoted.
 const SPECIALS = /[()<>[\]:;@\\,."]/;

@@ -24,6 +24,17 @@ import type { AuthResults } from './inbound.repo.js';
 // was started. The worker sends back only what the fields and the results
 // are made of, as data that survives being posted between threads.
 
+/**
+ * The message itself cannot be read (the parser refused it, or it is past a
+ * structural limit): trying again would fail again.
+ */
+export class UnreadableMessage extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'UnreadableMessage';
+  }
+}
+
 /** What parse-message.ts needs of a parsed message. */
 export interface ParsedParts {
   headerLines: ReadonlyArray<{ key: string; line: string }>;
@@ -111,8 +122,9 @@ function authResultsOf(res) {
 `;
 
 // A job is `{ id, raw, auth? }`; the worker answers `{ id, parts, auth? }` or
-// `{ id, error }`. While a job is checked, the worker asks `{ dns, job, name,
-// rrtype }` and is told `{ dns, answer }` or `{ dns, error: { code, message } }`:
+// `{ id, error, unreadable }` (unreadable: the parser refused the message).
+// While a job is checked, the worker asks `{ dns, job, name, rrtype }` and
+// is told `{ dns, answer }` or `{ dns, error: { code, message } }`:
 // mailauth reads the code to tell "no such record" from a temporary failure
 // (RFC 7208 §5, RFC 7489 §6.6.3). Each side posts what it has to say in one
 // turn of its event loop as one array: a message between threads costs each
@@ -165,7 +177,7 @@ function receive(msg) {
   }).then(authResultsOf);
   Promise.allSettled([simpleParser(buf, workerData.options), check]).then(([mail, results]) => {
     const failed = [mail, results].find((r) => r.status === 'rejected');
-    if (failed) send({ id, error: String((failed.reason && failed.reason.message) || failed.reason) });
+    if (failed) send({ id, error: String((failed.reason && failed.reason.message) || failed.reason), unreadable: failed === mail });
     else send({ id, parts: partsOf(mail.value), auth: results.value });
   });
 }
@@ -194,7 +206,7 @@ interface PoolWorker {
 }
 
 type FromWorker =
-  | { id: number; parts?: ParsedParts; auth?: AuthResults; error?: string; dns?: undefined }
+  | { id: number; parts?: ParsedParts; auth?: AuthResults; error?: string; unreadable?: boolean; dns?: undefined }
   | { dns: number; job: number; name: string; rrtype: string };
 
 /**
@@ -257,7 +269,7 @@ export class ParsePool {
         const job = w.pending.get(msg.id);
         w.pending.delete(msg.id);
         if (msg.parts) job?.resolve({ parts: withBuffers(msg.parts), ...(msg.auth && { auth: msg.auth }) });
-        else job?.reject(new Error(msg.error));
+        else job?.reject(msg.unreadable ? new UnreadableMessage(`the message could not be parsed: ${msg.error}`) : new Error(msg.error));
       }
       if (w.pending.size === 0) worker.unref();
     });

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { SMTPServer, SMTPServerDataStream, SMTPServerOptions } from 'smtp-server';
 import type { TlsCredentials } from './tls.js';
 import { AppError, SMTP_REPLY } from '../core/errors.js';
+import { MimeStructureScan, type MimeViolation } from '../core/mime-structure.js';
 
 // What the MX and submission listeners share: starting without taking the
 // process down when a port cannot be had, stopping, and building replies.
@@ -40,9 +41,20 @@ export function sharedServerOptions(o: { hostname: string; banner: string; maxMe
   };
 }
 
-/** An error smtp-server sends back as `<code> <enhanced> <text>`. */
+/** An error smtp-server sends back as `<code> <enhanced> <text>`, the text made one line of ASCII. */
 export function smtpError(code: number, enhanced: string, text: string): Error & { responseCode: number } {
-  return Object.assign(new Error(`${enhanced} ${text}`), { responseCode: code });
+  return Object.assign(new Error(`${enhanced} ${replyText(text)}`), { responseCode: code });
+}
+
+/**
+ * RFC 5321 §4.2 has reply text in US-ASCII (RFC 6531 does not change that),
+ * and a service's message may name a domain or a person in any script: "§"
+ * is spelled out, accents are dropped, typographic quotes made plain, and
+ * anything else left is a "?". A line break would end the reply early.
+ */
+export function replyText(text: string): string {
+  return text.replace(/[\r\n]+/g, ' ').replace(/§/g, 'section ').replace(/[‘’]/g, "'").replace(/[“”]/g, '"')
+    .normalize('NFKD').replace(/\p{M}/gu, '').replace(/[^\x20-\x7e]/g, '?').slice(0, 400);
 }
 
 /**
@@ -54,31 +66,58 @@ export function smtpError(code: number, enhanced: string, text: string): Error &
 export function replyForError(err: unknown): Error & { responseCode: number } {
   if (err instanceof AppError) {
     const reply = SMTP_REPLY[err.code];
-    if (reply) return smtpError(reply.code, reply.enhanced, oneLine(err.message));
+    if (reply) return smtpError(reply.code, reply.enhanced, err.message);
     return err.status >= 500 ? smtpError(451, '4.3.0', 'Temporary local problem, try again later')
-      : smtpError(554, '5.0.0', oneLine(err.message));
+      : smtpError(554, '5.0.0', err.message);
   }
   return smtpError(451, '4.3.0', 'Temporary local problem, try again later');
 }
 
+/** A DATA command's message, or the reply that refuses it. */
+export type DataRead = { data: Buffer; refusal?: undefined } | { data?: undefined; refusal: Error & { responseCode: number } };
+
 /**
- * The whole message of a DATA command; undefined when it went over the size
- * limit (the rest is read and dropped, since the reply is 552 either way).
+ * Reads the message of a DATA command, scanning its structure as it arrives
+ * (mime-structure.ts). Past the size limit or a structural limit it is
+ * refused; the rest is read and dropped, since the reply is the same
+ * whatever follows, so a refused message is never held whole.
  */
-export function readMessage(stream: SMTPServerDataStream, maxBytes: number): Promise<Buffer | undefined> {
+export function readMessage(stream: SMTPServerDataStream, maxBytes: number): Promise<DataRead> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
+    const scan = new MimeStructureScan();
     let size = 0;
+    let refusal: (Error & { responseCode: number }) | undefined;
+    const refuse = (reply: Error & { responseCode: number }) => {
+      refusal = reply;
+      chunks.length = 0;
+    };
     stream.on('data', (chunk: Buffer) => {
+      if (refusal) return;
       size += chunk.length;
-      if (size <= maxBytes) chunks.push(chunk);
+      if (size > maxBytes) return refuse(tooLarge(maxBytes));
+      scan.write(chunk);
+      if (scan.violation) return refuse(structureRefusal(scan.violation));
+      chunks.push(chunk);
     });
-    stream.once('end', () => resolve(stream.sizeExceeded || size > maxBytes ? undefined : Buffer.concat(chunks, size)));
+    stream.once('end', () => {
+      if (!refusal && stream.sizeExceeded) refuse(tooLarge(maxBytes));
+      const violation = refusal ? undefined : scan.end();
+      if (violation) refuse(structureRefusal(violation));
+      resolve(refusal ? { refusal } : { data: Buffer.concat(chunks, size) });
+    });
     stream.once('error', reject);
   });
 }
 
-const oneLine = (text: string) => text.replace(/[\r\n]+/g, ' ').slice(0, 400);
+const tooLarge = (maxBytes: number) => smtpError(552, '5.3.4', `Message exceeds the fixed size limit of ${maxBytes} bytes`);
+
+/** RFC 3463: a header too large is a size matter (X.3.4); a structure too deep or wide, a media error (X.6.0). */
+function structureRefusal(v: MimeViolation): Error & { responseCode: number } {
+  return v.limit === 'header_section_bytes'
+    ? smtpError(552, '5.3.4', `Message refused: ${v.message}`)
+    : smtpError(554, '5.6.0', `Message refused: ${v.message}`);
+}
 
 /** Loopback clients (127.0.0.0/8, ::1, and IPv4 loopback mapped into IPv6). */
 export function isLoopback(address: string): boolean {

@@ -22,7 +22,7 @@ import type { Clock } from '../core/clock.js';
 // messages per connection instead.
 
 /** Why a recipient is refused. */
-export type RecipientRefusal = 'relay_denied' | 'no_such_domain' | 'no_such_bounce_address';
+export type RecipientRefusal = 'relay_denied' | 'no_such_domain' | 'no_such_bounce_address' | 'no_postmaster_mailbox';
 
 export interface IncomingMessage {
   mailFrom: string;
@@ -60,10 +60,11 @@ const MAX_CLIENTS = 1_000;
 /** Connections at once from one address. */
 const MAX_CLIENTS_PER_IP = 100;
 
-const REFUSALS: Record<RecipientRefusal, () => Error> = {
+const REFUSALS: Record<RecipientRefusal, (hostname: string) => Error> = {
   relay_denied: () => smtpError(550, '5.7.1', 'Relay access denied: this server takes mail only for its own domains'),
   no_such_domain: () => smtpError(550, '5.1.2', 'This domain does not receive mail here'),
   no_such_bounce_address: () => smtpError(550, '5.1.1', 'No such bounce address'),
+  no_postmaster_mailbox: (hostname) => smtpError(550, '5.1.1', `No postmaster mailbox: no domain of ${hostname} receives mail here`),
 };
 
 /** The greeting name of the client, as safe to repeat in a header field. */
@@ -118,7 +119,7 @@ export function createMxListener(port: MxPort, options: MxListenerOptions): Smtp
 
     onRcptTo(address, _session, callback) {
       port.checkRecipient(address.address).then(
-        (refusal) => callback(refusal ? REFUSALS[refusal]() : undefined),
+        (refusal) => callback(refusal ? REFUSALS[refusal](hostname) : undefined),
         (err: unknown) => {
           logger.error({ err }, 'MX: recipient check failed');
           callback(smtpError(451, '4.3.0', 'Temporary local problem, try again later'));
@@ -129,11 +130,11 @@ export function createMxListener(port: MxPort, options: MxListenerOptions): Smtp
     onData(stream, session, callback) {
       const receivedAt = options.clock.now();
       readMessage(stream, maxMessageBytes)
-        .then(async (data) => {
-          if (!data) return callback(smtpError(552, '5.3.4', `Message exceeds the fixed size limit of ${maxMessageBytes} bytes`));
+        .then(async ({ data, refusal }) => {
+          if (!data) return callback(refusal);
           if (hasSmugglingMarker(data)) {
             logger.warn({ remote_ip: session.remoteAddress, session: session.id }, 'MX: refused a message with a bare CR/LF end-of-data look-alike');
-            return callback(smtpError(554, '5.6.0', 'Message refused: a line holding only "." is next to a bare CR or LF (RFC 5321 §2.3.8, §4.1.1.4)'));
+            return callback(smtpError(554, '5.6.0', 'Message refused: a line holding only "." is next to a bare CR or LF (RFC 5321 section 2.3.8, section 4.1.1.4)'));
           }
           const raw = Buffer.concat([Buffer.from(traceFields(session, hostname, receivedAt)), normaliseLineEndings(data)]);
           const ids = await port.accept({

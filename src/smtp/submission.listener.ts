@@ -91,8 +91,8 @@ export function createSubmissionListener<U extends Submitter>(port: SubmissionPo
 
     onData(stream, session, callback) {
       readMessage(stream, maxMessageBytes)
-        .then(async (data) => {
-          if (!data) return callback(smtpError(552, '5.3.4', `Message exceeds the fixed size limit of ${maxMessageBytes} bytes`));
+        .then(async ({ data, refusal }) => {
+          if (!data) return callback(refusal);
           const u = user(session)!;
           const envelope = {
             mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',

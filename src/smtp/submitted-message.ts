@@ -54,7 +54,10 @@ function mailboxes(field: AddressObject | AddressObject[] | undefined): EmailAdd
 const key = (address: string) => address.trim().toLowerCase();
 
 export async function emailFromSubmission(raw: Buffer, envelope: Envelope): Promise<SubmittedEmail> {
-  const mail = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });
+  // The listener has checked the structure already; a message the parser still refuses is the client's to fix, not to retry.
+  const mail = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true }).catch((err: unknown) => {
+    throw new AppError('validation_error', `The message could not be parsed: ${(err as Error).message ?? String(err)}`);
+  });
   const envelopeKeys = new Set(envelope.rcptTo.map(key));
   const placed = new Set<string>();
   const pick = (field: AddressObject | AddressObject[] | undefined) => mailboxes(field).filter((a) => {

@@ -244,7 +244,12 @@ export interface StoreOptions {
 export function openStore(databaseUrl: string, options: StoreOptions = {}): Store {
   const file = databaseUrl.replace(/^sqlite:/, '');
   const inMemory = file === ':memory:';
-  if (!inMemory) mkdirSync(dirname(file), { recursive: true });
+  if (!inMemory) {
+    mkdirSync(dirname(file), { recursive: true });
+    // Readable by the owner only, like master.key: it holds mail and key hashes.
+    // SQLite gives the -wal and -shm files the mode of the database file.
+    closeSync(openSync(file, 'a', 0o600));
+  }
   const conn = new Sqlite(file);
   // WAL, and a write unit resolves only once its commit is on disk: a 2xx or
   // a 250 is said after the fsync. The fsync itself runs off the event loop

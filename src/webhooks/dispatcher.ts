@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import { newId } from '../core/ids.js';
 import { newLeaseOwner, releaseGoneOwners } from '../core/lease-owner.js';
@@ -97,6 +98,11 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const inFlight = new Set<Promise<void>>();
   const activeByEndpoint = new Map<string, number>();
   const stopSends = new AbortController();
+  // Every POST in flight listens for the stop and stops listening when it
+  // settles: up to MAX_IN_FLIGHT of them at once, more with test sends, as
+  // at a start that takes over a backlog. That is many listeners but no
+  // leak, so Node's warning at the eleventh does not apply.
+  setMaxListeners(0, stopSends.signal);
   let rotation = 0;
   let wake: (() => void) | undefined;
   // Fan-out and claiming run one at a time in this process (the loop and a

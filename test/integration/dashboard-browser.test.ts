@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
+import { newId } from '../../src/core/ids.js';
+import { insertInbound } from '../../src/inbound/inbound.repo.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { launchChromium } from '../helpers/browser.js';
 
@@ -166,6 +168,32 @@ describe('the dashboard in Chromium', () => {
     // The shown token is a working key.
     expect((await t.api.as(token!).get('/v1/emails?limit=1')).status).toBe(200);
     await expect.poll(() => page.locator('main table').textContent()).toContain('from the dashboard');
+  });
+
+  it('shows received mail with its processing status, and a failed message with why', async () => {
+    const domain = await t.seed.activeDomain('in.shop.test');
+    const now = Date.now();
+    const [waiting, failed] = [newId('in', now), newId('in', now + 1)];
+    await t.mailroom.services.store.write(async (tx) => {
+      await insertInbound(tx, [waiting, failed].map((id) => ({
+        id, workspaceId: t.workspaceId, domainId: domain.id, kind: 'message' as const, mailFrom: 'ann@outside.test', rcptTo: ['desk@in.shop.test'],
+        remoteIp: '127.0.0.1', helo: 'client.test', tls: false, receivedAt: now, raw: Buffer.from('Subject: hi\r\n\r\nhi\r\n'),
+        // Held by a processor of another host, so it stays received while the page looks.
+        lease: { owner: 'elsewhere:1:0badf00d', until: now + 3_600_000 },
+      })));
+      await tx.updateTable('inbound_messages').set({ status: 'failed', last_error: 'not processed: the message has over 500 MIME parts', lease_owner: null })
+        .where('id', '=', failed).execute();
+    });
+    await page.getByRole('link', { name: 'Inbound', exact: true }).click();
+    await page.getByRole('heading', { name: 'Inbound', level: 1 }).waitFor();
+    const rows = page.locator('main table tbody tr');
+    await expect.poll(() => rows.count()).toBe(2);
+    expect((await rows.allTextContents()).map((r) => /received|failed/.exec(r)?.[0]).sort()).toEqual(['failed', 'received']);
+
+    await page.goto(`${t.url}/dashboard/#/inbound/${failed}`);
+    await expect.poll(() => page.locator('main dl').textContent()).toContain('failed not processed: the message has over 500 MIME parts');
+    // No authentication results for a message that was not read.
+    expect(await page.locator('main dl').textContent()).not.toContain('SPF');
   });
 
   it('signs out: the key is forgotten and the sign-in form is back', async () => {

@@ -30,12 +30,15 @@ describe('inbound processing', () => {
       const claimed = await claimPending(tx, { now: clock.now(), leaseMs: PROCESS_LEASE_MS, owner: 'job_gone', limit: 10 });
       expect(claimed.map((c) => c.id)).toEqual([id]);
     });
-    expect((await t.api.get(`/v1/inbound/${id}`)).status).toBe(404);
+    // Visible all along, as received: the client had its 250.
+    const waiting = await t.api.get(`/v1/inbound/${id}`);
+    expect(waiting.status).toBe(200);
+    expect(waiting.body).toMatchObject({ status: 'received', failure_reason: null, subject: '', text: null, headers: [], auth: null });
 
     clock.advance(PROCESS_LEASE_MS + 1);
     const found = await eventually(async () => {
       const r = await t.api.get(`/v1/inbound/${id}`);
-      return r.status === 200 ? r.body : undefined;
+      return r.body.status === 'processed' ? r.body : undefined;
     }, 10_000, 'the message to be processed after the lease');
     expect(found).toMatchObject({ subject: 'survived', text: 'still here\n', from: 'Ann <ann@sender.test>' });
     const events = (await t.api.get(`/v1/events?email_id=${id}`)).body.data;
@@ -64,7 +67,9 @@ describe('inbound processing', () => {
       return r?.status === 'failed' ? r : undefined;
     }, 10_000, 'the message to be given up');
     expect(row.last_error).toBe(`gave up after ${MAX_PROCESS_ATTEMPTS} attempts that did not finish`);
-    expect((await t.api.get(`/v1/inbound/${id}`)).status).toBe(404);
+    const failed = await t.api.get(`/v1/inbound/${id}`);
+    expect(failed.status).toBe(200);
+    expect(failed.body).toMatchObject({ status: 'failed', failure_reason: row.last_error, auth: null });
   });
 
   it('deletes messages older than the retention period', async () => {

@@ -65,17 +65,21 @@ describe('inbound mail for a verified domain', () => {
   });
 
   it('stores the parsed message with its envelope and attachments', async () => {
+    // Listed from its 250 on; processed soon after.
     const list = await eventually(async () => {
       const r = await t.api.get('/v1/inbound');
-      return r.body.data.length > 0 ? r.body : undefined;
-    }, 10_000, 'the message to be listed');
+      return r.body.data[0]?.status === 'processed' ? r.body : undefined;
+    }, 10_000, 'the message to be processed');
     expect(list.data).toHaveLength(1);
-    expect(list.data[0]).toMatchObject({ id: inboundId, domain_id: domainId, subject: 'Quarterly report ✓', attachment_count: 1 });
+    expect(list.data[0]).toMatchObject({
+      id: inboundId, status: 'processed', failure_reason: null, domain_id: domainId, subject: 'Quarterly report ✓', attachment_count: 1,
+    });
 
     const { status, body } = await t.api.get(`/v1/inbound/${inboundId}`);
     expect(status).toBe(200);
     expect(body).toMatchObject({
       object: 'inbound_email',
+      status: 'processed',
       from: 'Ann Sender <ann@sender.test>',
       to: ['Help Desk <desk@inbound.test>'],
       cc: ['"Lee, Bo" <bo@inbound.test>'],

@@ -49,7 +49,8 @@ const CANCELLABLE = ['scheduled', 'pending'];
  *   inbound_enabled: boolean, records: DomainRecord[], last_checked_at: string | null, created_at: string }} Domain
  */
 /**
- * @typedef {{ id: string, domain_id: string, from: string, to: string[], cc: string[], subject: string,
+ * @typedef {{ id: string, status: 'received' | 'processed' | 'failed', failure_reason: string | null,
+ *   domain_id: string, from: string, to: string[], cc: string[], subject: string,
  *   message_id: string | null, envelope: { mail_from: string, rcpt_to: string[] }, size: number,
  *   attachment_count: number, received_at: string }} InboundSummary
  */
@@ -65,7 +66,7 @@ const CANCELLABLE = ['scheduled', 'pending'];
 /** @typedef {{ name: string, value: string }} HeaderField */
 /**
  * @typedef {InboundSummary & { reply_to: string[], text: string | null, html: string | null,
- *   headers: HeaderField[], attachments: InboundAttachment[], auth: InboundAuth, tls: boolean }} InboundEmail
+ *   headers: HeaderField[], attachments: InboundAttachment[], auth: InboundAuth | null, tls: boolean }} InboundEmail
  */
 /** @typedef {{ id: string, email: string, reason: string, created_at: string }} Suppression */
 /**
@@ -847,6 +848,7 @@ function showInbound({ view, query }) {
   /** @type {Column<InboundSummary>[]} */
   const columns = [
     { header: 'Received', cell: (m) => time(m.received_at), className: 'nowrap' },
+    { header: 'Status', cell: (m) => badge(m.status) },
     { header: 'From', cell: (m) => m.from || m.envelope.mail_from },
     { header: 'To', cell: (m) => joined(m.to.length > 0 ? m.to : m.envelope.rcpt_to) },
     { header: 'Subject', cell: (m) => h('a', { href: hrefTo('inbound', m.id) }, m.subject || '(no subject)') },
@@ -859,7 +861,7 @@ async function showInboundEmail({ view, id }) {
   /** @type {InboundEmail | undefined} */
   const message = await loadRecord(view, 'Inbound email', `/v1/inbound/${encodeURIComponent(id)}`);
   if (!message) return;
-  const { spf, dkim, dmarc } = message.auth;
+  const { auth } = message;
   fill(view,
     h('h1', null, message.subject || '(no subject)'),
     details([
@@ -875,15 +877,23 @@ async function showInboundEmail({ view, id }) {
       ['Size', formatBytes(message.size)],
       ['TLS', message.tls ? 'yes' : 'no'],
       ['Domain', h('a', { href: hrefTo('domains', message.domain_id) }, message.domain_id)],
-      ['SPF', [badge(spf.result), ` ${spf.domain ?? ''}`]],
-      ['DKIM', dkim.length === 0 ? 'not signed' : dkim.map((d) => h('div', null, badge(d.result),
-        ` ${d.domain}${d.selector ? ` s=${d.selector}` : ''}${d.aligned ? ', aligned' : ''}`))],
-      ['DMARC', [badge(dmarc.result), ` ${[dmarc.domain, dmarc.policy && `policy ${dmarc.policy}`].filter(Boolean).join(', ')}`]],
+      ['Status', [badge(message.status), message.failure_reason ? ` ${message.failure_reason}` : '']],
+      ...(auth ? authRows(auth) : []),
     ]),
     message.attachments.length > 0 && [h('h2', null, 'Attachments'), table(INBOUND_ATTACHMENT_COLUMNS, message.attachments)],
     h('details', { class: 'headers' }, h('summary', null, `All headers (${message.headers.length})`),
       table(HEADER_COLUMNS, message.headers)),
     bodyParts(message.html, message.text));
+}
+
+/** The SPF, DKIM and DMARC results of a processed message. @param {InboundAuth} auth */
+function authRows({ spf, dkim, dmarc }) {
+  return /** @type {Array<[string, Children]>} */ ([
+    ['SPF', [badge(spf.result), ` ${spf.domain ?? ''}`]],
+    ['DKIM', dkim.length === 0 ? 'not signed' : dkim.map((d) => h('div', null, badge(d.result),
+      ` ${d.domain}${d.selector ? ` s=${d.selector}` : ''}${d.aligned ? ', aligned' : ''}`))],
+    ['DMARC', [badge(dmarc.result), ` ${[dmarc.domain, dmarc.policy && `policy ${dmarc.policy}`].filter(Boolean).join(', ')}`]],
+  ]);
 }
 
 /** @type {Column<InboundAttachment>[]} */

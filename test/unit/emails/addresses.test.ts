@@ -18,6 +18,7 @@ describe('parseMailbox', () => {
     ['"Lee, Ann" <ann@example.com>', { email: 'ann@example.com', name: 'Lee, Ann' }],
     ['<ann@example.com>', { email: 'ann@example.com' }],
     ['Zoë <zoë@bücher.example>', { email: 'zoë@bücher.example', name: 'Zoë' }],
+    ['"=?utf-8?q?Ann_L=C3=A9e?=" <ann@x.test>', { email: 'ann@x.test', name: '=?utf-8?q?Ann_L=C3=A9e?=' }],
   ])('accepts %j', (input, mailbox) => {
     expect(parseMailbox(input)).toEqual({ ok: true, mailbox });
   });
@@ -29,6 +30,11 @@ describe('parseMailbox', () => {
     ['ann@192.168.1.1', 'is not a valid email address'],
     ['a@x.test, b@y.test', 'holds more than one address (pass an array instead)'],
     ['a@x.test b@y.test', 'has a display name that looks like an address'],
+    ['"=?utf-8?q?ceo=40bank.test?=" <ann@x.test>', 'has a display name that looks like an address'],
+    ['=?UTF-8?B?Y2VvQGJhbmsudGVzdA==?= <ann@x.test>', 'has a display name that looks like an address'],
+    ['"=?iso-8859-1?q?ceo?=  =?utf-8?q?=40bank.test?=" <ann@x.test>', 'has a display name that looks like an address'],
+    ['"=?x-unheard-of?q?ceo=40bank.test?=" <ann@x.test>', 'has a display name that looks like an address'],
+    ['"ceo＠bank.test" <ann@x.test>', 'has a display name that looks like an address'],
     ['team: a@x.test;', 'is a group, not an address'],
     ['Ann <ann@x.test>\r\nBcc: evil@y.test', 'contains a control character or line break'],
     ['"quoted local"@x.test', 'is not a valid email address'],

@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { dkimSign, type DKIMSignOptions, type DNSResolver } from 'mailauth';
 import { afterAll, describe, expect, it } from 'vitest';
 import { fieldsOf, readHere } from '../../../src/inbound/parse-message.js';
-import { ParsePool, type AuthRequest, type MessageReader } from '../../../src/inbound/parse-pool.js';
+import { ParsePool, UnreadableMessage, type AuthRequest, type MessageReader } from '../../../src/inbound/parse-pool.js';
+import { siblingParts } from '../../helpers/mime-bombs.js';
 import type { AuthResults } from '../../../src/inbound/inbound.repo.js';
 
 const fields = async (read: MessageReader, raw: Buffer) => fieldsOf((await read(raw)).parts);
@@ -44,6 +45,22 @@ describe('MIME parsing on worker threads', () => {
     const raws = Array.from({ length: 40 }, (_, i) => Buffer.from(`From: s${i}@sender.test\r\nSubject: n${i}\r\n\r\nbody ${i}\r\n`));
     const subjects = (await Promise.all(raws.map((raw) => fields(pool.read, raw)))).map((f) => f.subject);
     expect(subjects).toEqual(raws.map((_, i) => `n${i}`));
+  });
+
+  it('tells a message the parser refuses, which would be refused again, from a thread that failed', async () => {
+    // Past the parser's own limit of 1,000 parts (the listeners refuse it sooner).
+    const refused = siblingParts(1_000);
+    for (const read of [pool.read, readHere]) {
+      const err = await read(refused).then(() => undefined, (e: unknown) => e);
+      expect(err).toBeInstanceOf(UnreadableMessage);
+      expect((err as Error).message).toBe('the message could not be parsed: Max allowed child nodes exceeded');
+    }
+    const closing = new ParsePool(1);
+    const cut = closing.read(withAttachment);
+    await closing.close();
+    const err = await cut.then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect(err).not.toBeInstanceOf(UnreadableMessage);
   });
 
   it('refuses work once closed', async () => {

@@ -1,0 +1,103 @@
+import { promises as dns } from 'node:dns';
+import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
+import { simpleParser } from 'mailparser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/core/clock.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { startDns, type DnsRecord, type TestDns } from '../helpers/dns.js';
+import { startScriptedMx, type ScriptedMx } from '../helpers/mx.js';
+
+// The form of what goes out: every line of the message a remote MX receives
+// fits RFC 5322's 998 octets whatever the subject, and a display name that
+// reads as an address is refused however it is spelled.
+
+const MX_HOST = '127.0.0.2';
+const MAX_LINE_OCTETS = 998;
+
+const longestLine = (raw: Buffer) => Math.max(...raw.toString('latin1').split('\r\n').map((line) => line.length));
+
+describe('the form of outgoing mail', () => {
+  const clock = new ManualClock();
+  let testDns: TestDns;
+  let mx: ScriptedMx;
+  let t: TestApp;
+  let resolver: dns.Resolver;
+
+  beforeAll(async () => {
+    testDns = await startDns([{ type: 'MX', name: 'ok.test', exchange: 'mx.ok.test', priority: 10 }, { type: 'A', name: 'mx.ok.test', address: MX_HOST }]);
+    mx = await startScriptedMx({ host: MX_HOST });
+    t = await startTestApp({
+      clock,
+      env: { MAILROOM_DELIVERY: 'direct', MAILROOM_DNS_SERVERS: testDns.server, MAILROOM_ALLOW_PRIVATE_MX: 'true', MAILROOM_OUTBOUND_PORT: String(mx.port) },
+    });
+    const domain = await t.seed.activeDomain('acme.test');
+    await testDns.add(...domain.records.filter((r) => r.record === 'DKIM').map((r): DnsRecord => ({ type: 'TXT', name: r.name, value: r.value })));
+    resolver = new dns.Resolver({ timeout: 1000, tries: 1 });
+    resolver.setServers([testDns.server]);
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    await mx?.stop();
+    await testDns?.stop();
+  });
+
+  /** Sends through the API and returns the raw message the MX received. */
+  async function delivered(body: Record<string, unknown>): Promise<Buffer> {
+    const before = mx.received.length;
+    const res = await t.api.post('/v1/emails', { from: 'Ann <ann@acme.test>', to: 'bea@ok.test', text: 'x', ...body });
+    expect(res.status).toBe(201);
+    await t.mailroom.delivery.drain();
+    expect(mx.received).toHaveLength(before + 1);
+    return mx.received[before].raw;
+  }
+
+  it('folds a subject of 998 characters without a space into lines of at most 998 octets, and it reads back whole', async () => {
+    for (const subject of ['s'.repeat(998), `Re: ${'w'.repeat(500)} and ${'v'.repeat(489)}`, `${'ß'.repeat(600)}`]) {
+      expect(subject.length).toBeLessThanOrEqual(998);
+      const raw = await delivered({ subject });
+      expect(longestLine(raw), subject.slice(0, 20)).toBeLessThanOrEqual(MAX_LINE_OCTETS);
+      // Folded the way RFC 5322 §2.2.3 allows, each line well under 78 characters even.
+      expect(longestLine(raw.subarray(0, raw.indexOf('\r\n\r\n')))).toBeLessThanOrEqual(78);
+      expect((await simpleParser(raw)).subject).toBe(subject);
+      // The DKIM signature covers the folded Subject and still verifies.
+      const { results } = await dkimVerify(raw, { resolver: (name: string, type: string) => resolver.resolve(name, type as 'TXT') });
+      expect(results[0].status.result).toBe('pass');
+    }
+  });
+
+  it('sends an ordinary subject as it is', async () => {
+    const raw = await delivered({ subject: 'Quarterly numbers' });
+    expect(raw.toString('latin1')).toContain('\r\nSubject: Quarterly numbers\r\n');
+  });
+
+  it('refuses a custom header holding a word no folding fits in a line', async () => {
+    const res = await t.api.post('/v1/emails', { from: 'ann@acme.test', to: 'bea@ok.test', subject: 's', text: 'x', headers: { 'X-Token': 't'.repeat(998) } });
+    expect(res.status).toBe(422);
+    expect(res.body.error).toMatchObject({ code: 'validation_error', param: 'headers.X-Token' });
+    // A long value of ordinary words folds, and goes out within the limit.
+    const raw = await delivered({ subject: 's', headers: { 'X-Note': `${'word '.repeat(190)}end`, 'X-Token': 't'.repeat(997) } });
+    expect(longestLine(raw)).toBeLessThanOrEqual(MAX_LINE_OCTETS);
+  });
+
+  it('refuses a display name spelling an address, plainly or as an encoded word', async () => {
+    const spellings = [
+      '"ceo@bank.test" <ann@acme.test>',
+      '"=?utf-8?q?ceo=40bank.test?=" <ann@acme.test>',
+      '=?utf-8?B?Y2VvQGJhbmsudGVzdA==?= <ann@acme.test>',
+      '"=?utf-8?q?ceo?= =?utf-8?q?=40bank.test?=" <ann@acme.test>',
+      '"ceo＠bank.test" <ann@acme.test>',
+    ];
+    for (const from of spellings) {
+      const res = await t.api.post('/v1/emails', { from, to: 'bea@ok.test', subject: 's', text: 'x' });
+      expect(res.status, from).toBe(422);
+      expect(res.body.error, from).toMatchObject({ code: 'validation_error', param: 'from' });
+      expect(res.body.error.message, from).toMatch(/display name that looks like an address/);
+    }
+    const to = await t.api.post('/v1/emails', { from: 'ann@acme.test', to: '"=?utf-8?q?boss=40acme.test?=" <bea@ok.test>', subject: 's', text: 'x' });
+    expect(to.status).toBe(422);
+    expect(to.body.error.param).toMatch(/^to/);
+    // An encoded word that is a name is a name.
+    expect((await t.api.post('/v1/emails', { from: '"=?utf-8?q?Ann_L=C3=A9e?=" <ann@acme.test>', to: 'bea@ok.test', subject: 's', text: 'x' })).status).toBe(201);
+  });
+});

@@ -1,0 +1,128 @@
+import { statSync } from 'node:fs';
+import { Socket } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+
+// What the HTTP layer refuses before a handler runs, each answered with the
+// error object: control characters in query parameters, ambiguous numbers
+// and repeats, bodies that do not say they are JSON, and what Node's HTTP
+// parser itself refuses.
+
+/** One HTTP/1.1 exchange over a raw socket; resolves with what came back before the server closed. */
+function rawHttp(url: string, request: string): Promise<{ status: number; headers: string; body: any }> {
+  const { port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = new Socket();
+    let text = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no answer within 5 s: ${JSON.stringify(text)}`));
+    }, 5_000);
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => { text += chunk; });
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      const [head, body = ''] = text.split('\r\n\r\n');
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(head)?.[1]), headers: head, body: body ? JSON.parse(body) : undefined });
+    });
+    socket.connect(Number(port), '127.0.0.1', () => socket.write(request));
+  });
+}
+
+describe('requests refused before any handler', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    await t.seed.activeDomain('acme.test');
+    expect((await t.api.post('/v1/emails', { from: 'a@acme.test', to: 'ab.cd@remote.test', subject: 'abcd', text: 'x' })).status).toBe(201);
+    expect((await t.api.post('/v1/contacts', { email: 'ab.cd@remote.test' })).status).toBe(201);
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('a control character in any search or list filter is 400 validation_error naming the parameter', async () => {
+    const filters: Array<[string, string]> = [
+      ['/v1/emails', 'to'], ['/v1/emails', 'from'], ['/v1/emails', 'subject'], ['/v1/emails', 'tags'], ['/v1/emails', 'domain_id'],
+      ['/v1/events', 'to'], ['/v1/events', 'from'], ['/v1/events', 'email_id'],
+      ['/v1/inbound', 'to'], ['/v1/inbound', 'from'],
+      ['/v1/contacts', 'email'], ['/v1/suppressions', 'email'],
+    ];
+    // NUL, another C0 control, DEL and a C1 control (NEL), percent-encoded as a client would send them.
+    for (const control of ['%00', '%01', '%1B', '%7F', '%C2%85']) {
+      for (const [path, name] of filters) {
+        const res = await t.api.get(`${path}?${name}=ab${control}cd`);
+        expect(res.status, `${path} ${name} ${control}`).toBe(400);
+        expect(res.body.error, `${path} ${name} ${control}`).toMatchObject({ code: 'validation_error', param: name, message: `'${name}' must not contain control characters.` });
+      }
+    }
+    // A cursor is opaque: any text the server did not make is an invalid cursor.
+    expect((await t.api.get('/v1/emails?starting_after=ab%00cd')).body.error).toMatchObject({ code: 'invalid_cursor', param: 'starting_after' });
+    // The same filters without the control character are searched as usual.
+    expect((await t.api.get('/v1/emails?to=ab.cd')).body.data).toHaveLength(1);
+    expect((await t.api.get('/v1/emails?subject=abcd')).body.data).toHaveLength(1);
+    expect((await t.api.get('/v1/contacts?email=ab.cd')).body.data).toHaveLength(1);
+    expect((await t.api.get('/v1/events?to=ab.cd')).status).toBe(200);
+  });
+
+  it('a limit given twice, or spelled otherwise than in decimal digits, is 400', async () => {
+    for (const query of ['limit=5&limit=6', 'limit=5&limit=5', 'limit=0x10', 'limit=1e1', 'limit=%205', 'limit=%2B5', 'limit=5.0', 'limit=']) {
+      const res = await t.api.get(`/v1/emails?${query}`);
+      expect(res.status, query).toBe(400);
+      expect(res.body.error, query).toMatchObject({ code: 'validation_error', param: 'limit' });
+    }
+    expect((await t.api.get('/v1/emails?limit=5&limit=6')).body.error.message).toBe("'limit' is given 2 times; give it once.");
+    expect((await t.api.get('/v1/emails?limit=0x10')).body.error.message).toBe("'limit' must be a whole number in decimal digits.");
+    // Any single-valued parameter, not only limit; list parameters still take repeats.
+    expect((await t.api.get('/v1/emails?to=a&to=b')).body.error).toMatchObject({ code: 'validation_error', param: 'to' });
+    expect((await t.api.get('/v1/emails?limit=05')).status).toBe(200);
+    expect((await t.api.get('/v1/emails?tags=a&tags=b')).status).toBe(200);
+  });
+
+  it('a body that does not say it is JSON is 415 unsupported_media_type', async () => {
+    const body = JSON.stringify({ name: 'key' });
+    for (const type of [undefined, 'text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x']) {
+      const res = await t.api.request('POST', '/v1/api-keys', { rawBody: body, headers: type ? { 'Content-Type': type } : {} });
+      expect(res.status, type).toBe(415);
+      expect(res.body.error, type).toMatchObject({ code: 'unsupported_media_type', param: 'Content-Type' });
+    }
+    for (const type of ['application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON', 'application/merge-patch+json']) {
+      expect((await t.api.request('POST', '/v1/api-keys', { rawBody: body, headers: { 'Content-Type': type } })).status, type).toBe(201);
+    }
+    // No body at all, or an empty one, needs no type: an operation whose fields are all optional reads it as {}.
+    const contact = (await t.api.get('/v1/contacts')).body.data[0];
+    expect((await t.api.request('POST', `/v1/contacts/${contact.id}/unsubscribe`, {})).status).toBe(200);
+    expect((await t.api.request('POST', `/v1/contacts/${contact.id}/unsubscribe`, { rawBody: '', headers: { 'Content-Type': 'text/plain' } })).status).toBe(200);
+  });
+
+  it('headers over the parser\'s limit are 431 with the error object', async () => {
+    const res = await rawHttp(t.url, `GET /v1/emails HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect(res.status).toBe(431);
+    expect(res.headers).toMatch(/\r\nContent-Type: application\/json; charset=utf-8\r\n/);
+    expect(res.body.error).toMatchObject({ code: 'headers_too_large', message: expect.stringMatching(/16384 bytes/) });
+    expect(res.headers).toContain(`X-Request-Id: ${res.body.error.request_id}`);
+  });
+
+  it('a Content-Length that is not one decimal number is 400 with the error object', async () => {
+    for (const lengths of [['abc'], ['-1'], ['0x10'], ['5', '6']]) {
+      const fields = lengths.map((l) => `Content-Length: ${l}\r\n`).join('');
+      const res = await rawHttp(t.url, `POST /v1/api-keys HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.token}\r\n${fields}\r\nhello`);
+      expect(res.status, lengths.join()).toBe(400);
+      expect(res.body.error, lengths.join()).toMatchObject({ code: 'bad_request', param: 'Content-Length' });
+    }
+    const smuggled = await rawHttp(t.url, 'POST /v1/api-keys HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n');
+    expect(smuggled.status).toBe(400);
+    expect(smuggled.body.error).toMatchObject({ code: 'bad_request', message: expect.stringMatching(/Transfer-Encoding/) });
+  });
+
+  it('keeps the SQLite files readable by their owner only', async () => {
+    await t.api.post('/v1/api-keys', { name: 'write something' });
+    for (const file of ['mailroom.db', 'mailroom.db-wal', 'mailroom.db-shm']) {
+      expect((statSync(join(t.dataDir, file)).mode & 0o777).toString(8), file).toBe('600');
+    }
+  });
+});

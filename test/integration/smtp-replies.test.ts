@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/core/clock.js';
+import { DOMAIN_CACHE_MS } from '../../src/inbound/inbound.service.js';
+import { eventually, inboundDomain, sendRaw, SmtpDialog, startSmtpTestApp, type SmtpTestApp } from '../helpers/smtp-app.js';
+
+// What the listeners say: every reply in US-ASCII (RFC 5321 §4.2), and mail
+// to "postmaster" without a domain (RFC 5321 §4.5.1) taken for the server's
+// own domain. The test server is named mx.mailroom.test.
+
+const ASCII_REPLY = /^\d{3}(?:[ -][\x20-\x7e]*)?$/;
+
+/** Every line of every reply, and the session closed. */
+async function dialogue(port: number, steps: Array<string | { data: string }>): Promise<string[]> {
+  const { dialog, greeting } = await SmtpDialog.open(port);
+  const replies = [greeting];
+  try {
+    for (const step of steps) {
+      if (typeof step === 'string') replies.push(await dialog.command(step));
+      else {
+        dialog.write(step.data);
+        replies.push(await dialog.reply());
+      }
+    }
+  } finally {
+    dialog.close();
+  }
+  return replies.flatMap((r) => r.split(/\r?\n/));
+}
+
+describe('SMTP replies', () => {
+  const clock = new ManualClock();
+  let t: SmtpTestApp;
+
+  beforeAll(async () => {
+    t = await startSmtpTestApp({ clock });
+    await inboundDomain(t, 'inbound.test');
+    await t.seed.activeDomain('acme.test');
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('are ASCII on the MX port, a refusal that cites the RFC included', async () => {
+    const lines = await dialogue(t.mxPort, [
+      'EHLO client.test', 'MAIL FROM:<someone@outside.test>', 'RCPT TO:<desk@inbound.test>', 'DATA',
+      // A smuggling look-alike is refused with a reply that cites RFC 5321's sections.
+      { data: 'Subject: x\r\n\r\nhello\n.\r\nmore\r\n.\r\n' }, 'RCPT TO:<victim@elsewhere.test>', 'QUIT',
+    ]);
+    expect(lines.find((l) => l.startsWith('554 '))).toBe('554 5.6.0 Message refused: a line holding only "." is next to a bare CR or LF (RFC 5321 section 2.3.8, section 4.1.1.4)');
+    for (const line of lines) expect(line).toMatch(ASCII_REPLY);
+  });
+
+  it('are ASCII on the submission port, where a service\'s message is passed on', async () => {
+    const raw = `From: ann@acme.test\r\nTo: bea@remote.test\r\nSubject: x\r\nX-Token: ${'t'.repeat(998)}\r\n\r\nx\r\n`;
+    const err = await sendRaw(t.submissionPort, { from: 'ann@acme.test', to: ['bea@remote.test'] }, raw, { user: 'apikey', pass: t.token })
+      .then(() => undefined, (e: { response?: string }) => e);
+    // The emails service says "RFC 5322 §2.1.1"; the reply spells the section out.
+    expect(err?.response).toMatch(/^550 5\.6\.0 The value of X-Token holds a word over 997 characters, .* \(RFC 5322 section 2\.1\.1\)\.$/);
+    expect(err?.response).toMatch(ASCII_REPLY);
+    const lines = await dialogue(t.submissionPort, ['EHLO client.test', 'MAIL FROM:<ann@acme.test>', 'RCPT TO:<bea@remote.test>', 'QUIT']);
+    expect(lines).toContain('530 5.7.0 Authentication required: AUTH with an API key as the password');
+    for (const line of lines) expect(line).toMatch(ASCII_REPLY);
+  });
+
+  it('refuse postmaster without a domain while no domain of the server\'s name receives mail, saying so', async () => {
+    const lines = await dialogue(t.mxPort, ['EHLO client.test', 'MAIL FROM:<someone@outside.test>', 'RCPT TO:<postmaster>', 'QUIT']);
+    expect(lines).toContain('550 5.1.1 No postmaster mailbox: no domain of mx.mailroom.test receives mail here');
+  });
+
+  it('take postmaster without a domain for the nearest domain of the server\'s name, and deliver it there', async () => {
+    const { id: domainId } = await inboundDomain(t, 'mailroom.test');
+    clock.advance(DOMAIN_CACHE_MS + 1);
+    const { dialog } = await SmtpDialog.open(t.mxPort);
+    try {
+      await dialog.command('EHLO client.test');
+      await dialog.command('MAIL FROM:<someone@outside.test>');
+      // Case-insensitive, as RFC 5321 §4.5.1 has it.
+      expect(await dialog.command('RCPT TO:<postmaster>')).toMatch(/^250 /);
+      expect(await dialog.command('RCPT TO:<PostMaster>')).toMatch(/^250 /);
+      expect(await dialog.command('QUIT')).toMatch(/^221 /);
+    } finally {
+      dialog.close();
+    }
+
+    const reply = await sendRaw(t.mxPort, { from: 'someone@outside.test', to: ['postmaster'] },
+      'From: someone@outside.test\r\nTo: postmaster\r\nSubject: your server\r\n\r\nplease look\r\n');
+    const id = /queued as (in_\w+)/.exec(reply)![1];
+    const message = await eventually(async () => {
+      const r = await t.api.get(`/v1/inbound/${id}`);
+      return r.body.status === 'processed' ? r.body : undefined;
+    }, 10_000, 'the postmaster message to be processed');
+    expect(message).toMatchObject({ domain_id: domainId, subject: 'your server', envelope: { mail_from: 'someone@outside.test', rcpt_to: ['postmaster'] } });
+  });
+});
