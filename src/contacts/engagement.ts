@@ -2,15 +2,16 @@ import type { EngagementTier } from '../store/tables.js';
 
 // Engagement tiers, from two facts per address kept in address_engagement:
 // when mail first went to it (the earliest email.sent or email.delivered
-// event) and when it last engaged (the latest email.opened or email.clicked).
+// event) and when it last engaged (the latest email.opened, email.clicked or
+// email.replied).
 // Events about a whole email (the hand-off, the one tracking pixel) count for
 // each of the email's recipients; see engagement.repo.ts.
 // The rule, with "age" measured from the last engagement, or from the first
 // send for an address that never engaged:
 //
 //   no_data   nothing sent and no engagement recorded
-//   engaged   opened or clicked within the last 30 days
-//   new       sent to within the last 30 days, never opened or clicked
+//   engaged   opened, clicked or replied within the last 30 days
+//   new       sent to within the last 30 days, never engaged
 //   at_risk   age 30 to 90 days
 //   inactive  age 90 to 180 days
 //   cold      age over 180 days
@@ -34,7 +35,7 @@ export const ENGAGEMENT_TIERS: readonly EngagementTier[] = ['no_data', 'new', 'e
 /** Event types that count as mail having reached the address. */
 export const SEND_EVENT_TYPES = ['email.sent', 'email.delivered'] as const;
 /** Event types that count as the recipient engaging. */
-export const ENGAGEMENT_EVENT_TYPES = ['email.opened', 'email.clicked'] as const;
+export const ENGAGEMENT_EVENT_TYPES = ['email.opened', 'email.clicked', 'email.replied'] as const;
 
 export interface EngagementFacts {
   /** Epoch ms of the first send, or null. */

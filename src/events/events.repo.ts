@@ -21,6 +21,7 @@ export type EmailEventKind =
   | 'complained'
   | 'opened' // the open pixel was fetched (tracking)
   | 'clicked' // a tracked link was followed
+  | 'replied' // an answer to it was received
   | 'failed' // a recipient will not be sent to (suppressed, or delivery gave up)
   | 'cancelled';
 

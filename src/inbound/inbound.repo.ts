@@ -51,6 +51,8 @@ export interface InboundEmailSummary {
   cc: string[];
   subject: string;
   message_id: string | null;
+  /** The email Mailroom sent from this workspace that this message answers. */
+  in_reply_to_email_id: string | null;
   envelope: { mail_from: string; rcpt_to: string[] };
   size: number;
   attachment_count: number;
@@ -98,6 +100,7 @@ export interface PendingInbound extends StoredEnvelope {
 export interface ParsedInbound
   extends Pick<MessageFields, 'from' | 'to' | 'cc' | 'replyTo' | 'subject' | 'text' | 'html' | 'messageId' | 'headers' | 'attachments'> {
   auth: AuthResults;
+  inReplyToEmailId: string | null;
   /** Bare addresses of the envelope and the header fields, for the to/from filters. */
   searchTo: string[];
   searchFrom: string[];
@@ -107,6 +110,7 @@ export interface InboundFilter {
   to?: string;
   from?: string;
   domainId?: string;
+  inReplyToEmailId?: string;
   receivedAfter?: number;
   receivedBefore?: number;
 }
@@ -121,9 +125,9 @@ const json = <T>(text: string | null, fallback: T): T => (text === null ? fallba
 const onPostgres = (db: Db | Tx) => isPostgres(db as unknown as Kysely<unknown>);
 
 type SummaryRow = Pick<Selectable<InboundMessagesTable>, 'pos' | 'id' | 'status' | 'last_error' | 'domain_id' | 'from_address' | 'to_list'
-  | 'cc_list' | 'subject' | 'message_id' | 'mail_from' | 'rcpt_to' | 'size' | 'attachments' | 'received_at'>;
+  | 'cc_list' | 'subject' | 'message_id' | 'in_reply_to_email_id' | 'mail_from' | 'rcpt_to' | 'size' | 'attachments' | 'received_at'>;
 
-const SUMMARY_COLUMNS = ['pos', 'id', 'status', 'last_error', 'domain_id', 'from_address', 'to_list', 'cc_list', 'subject', 'message_id',
+const SUMMARY_COLUMNS = ['pos', 'id', 'status', 'last_error', 'domain_id', 'from_address', 'to_list', 'cc_list', 'subject', 'message_id', 'in_reply_to_email_id',
   'mail_from', 'rcpt_to', 'size', 'attachments', 'received_at'] as const;
 
 const PROCESSING_STATUS: Record<InboundStatus, InboundProcessingStatus> = { pending: 'received', ready: 'processed', failed: 'failed' };
@@ -139,6 +143,7 @@ const toSummary = (r: SummaryRow): InboundEmailSummary => ({
   cc: json(r.cc_list, []),
   subject: r.subject ?? '',
   message_id: r.message_id,
+  in_reply_to_email_id: r.in_reply_to_email_id,
   envelope: { mail_from: r.mail_from, rcpt_to: json(r.rcpt_to, []) },
   size: r.size,
   attachment_count: json<unknown[]>(r.attachments, []).length,
@@ -206,6 +211,23 @@ export async function findReturnedEmail(db: Db | Tx, ws: string, emailId: string
 }
 
 /**
+ * The email of this workspace that one of `messageIds` names, nearest first.
+ * Mailroom gives each email the Message-ID `<email id@from domain>`; the id
+ * part finds the email, and its stored Message-ID must then match exactly, so
+ * a made-up or another workspace's id links nothing.
+ */
+export async function findAnsweredEmail(db: Db | Tx, ws: string, messageIds: readonly string[]): Promise<ReturnedEmail | undefined> {
+  for (const messageId of messageIds) {
+    const id = /^<(em_[A-Za-z0-9]+)@[^<>@\s]+>$/.exec(messageId)?.[1];
+    if (!id) continue;
+    const email = await db.selectFrom('emails').select(['message_id'])
+      .where('workspace_id', '=', ws).where('id', '=', id).executeTakeFirst();
+    if (email && email.message_id.toLowerCase() === messageId.toLowerCase()) return findReturnedEmail(db, ws, id);
+  }
+  return undefined;
+}
+
+/**
  * A recipient a report says bounced after all: its outcome becomes bounced,
  * with the report's code and diagnostic. The email's status stays what the
  * SMTP transaction made it (accepted is still accepted).
@@ -270,13 +292,13 @@ export async function releaseLeases(tx: Tx, owners: string[]): Promise<number> {
 export async function markReady(tx: Tx, id: string, owner: string, p: ParsedInbound, now: number): Promise<boolean> {
   const values = ['ready', now, 0, null, null, p.from, JSON.stringify(p.to), JSON.stringify(p.cc), JSON.stringify(p.replyTo),
     p.subject, p.text, p.html, p.messageId, JSON.stringify(p.headers), JSON.stringify(p.attachments), JSON.stringify(p.auth),
-    searchText(p.searchTo), searchText(p.searchFrom), id, owner, 'pending'];
+    searchText(p.searchTo), searchText(p.searchFrom), id, owner, 'pending', p.inReplyToEmailId];
   const res = await runShaped(tx, 'inbound ready', values, (v) => tx.updateTable('inbound_messages').set({
     status: v[0] as 'ready', processed_at: v[1] as number, locked_until: v[2] as number, lease_owner: v[3] as null, last_error: v[4] as null,
     from_address: v[5] as string, to_list: v[6] as string, cc_list: v[7] as string, reply_to_list: v[8] as string,
     subject: v[9] as string, text_body: v[10] as string | null, html: v[11] as string | null, message_id: v[12] as string | null,
     headers: v[13] as string, attachments: v[14] as string, auth: v[15] as string,
-    search_to: v[16] as string, search_from: v[17] as string,
+    search_to: v[16] as string, search_from: v[17] as string, in_reply_to_email_id: v[21] as string | null,
   }).where('id', '=', v[18] as string).where('lease_owner', '=', v[19] as string).where('status', '=', v[20] as 'pending'));
   return Number(res.numAffectedRows) === 1;
 }
@@ -336,6 +358,7 @@ export async function listInbound(db: Db, ws: string, f: InboundFilter, page: Pa
   return fetchPage(page, (bound, order, take) => db.selectFrom('inbound_messages').select(SUMMARY_COLUMNS)
     .where('workspace_id', '=', ws).where('kind', '=', VISIBLE_KIND)
     .$if(f.domainId !== undefined, (q) => q.where('domain_id', '=', f.domainId!))
+    .$if(f.inReplyToEmailId !== undefined, (q) => q.where('in_reply_to_email_id', '=', f.inReplyToEmailId!))
     .$if(f.receivedAfter !== undefined, (q) => q.where('received_at', '>', f.receivedAfter!))
     .$if(f.receivedBefore !== undefined, (q) => q.where('received_at', '<', f.receivedBefore!))
     .$if(f.to !== undefined, (q) => q.where(sql<boolean>`search_to LIKE ${likePattern(f.to!.toLowerCase())} ESCAPE '\\'`))

@@ -11,7 +11,7 @@ import type { Page, PageQuery } from '../store/paging.js';
 import { appendEvent } from '../events/events.repo.js';
 import type { SuppressionsPort } from '../suppressions/index.js';
 import {
-  appendReceivedEvents, claimPending, releaseLeases, domainExists, findInbound, findInboundRaw, findReturnedEmail, inboundDomains, insertInbound, listInbound,
+  appendReceivedEvents, claimPending, releaseLeases, domainExists, findInbound, findInboundRaw, findAnsweredEmail, findReturnedEmail, inboundDomains, insertInbound, listInbound,
   markAttemptFailed, markReady, markRecipientBounced, markReportDone, purgeReceivedBefore, returnPathDomains,
   type InboundEmail, type InboundEmailSummary, type InboundFilter, type NewInbound, type PendingInbound, type ReceivedEvent, type ReceivingDomain, type ReturnedEmail,
 } from './inbound.repo.js';
@@ -31,6 +31,7 @@ export interface InboundListQuery {
   to?: string;
   from?: string;
   domain_id?: string;
+  in_reply_to_email_id?: string;
   received_after?: string;
   received_before?: string;
 }
@@ -239,14 +240,16 @@ export function inboundService(deps: InboundDeps): InboundService {
     if (!auth) throw new Error('the message was parsed but not checked');
     return async (tx) => {
       const now = clock.now();
+      const answered = fields.answers.length ? await findAnsweredEmail(tx, row.workspaceId, fields.answers) : undefined;
       const ready = await markReady(tx, row.id, owner, {
         from: fields.from, to: fields.to, cc: fields.cc, replyTo: fields.replyTo, subject: fields.subject,
         text: fields.text, html: fields.html, messageId: fields.messageId, headers: fields.headers,
-        attachments: fields.attachments, auth,
+        attachments: fields.attachments, auth, inReplyToEmailId: answered?.id ?? null,
         searchTo: [...row.rcptTo, ...fields.recipientAddresses],
         searchFrom: [row.mailFrom, ...fields.fromAddresses],
       }, now);
       if (!ready) return undefined;
+      if (answered) await recordReply(tx, row, answered, fields, now);
       return {
         workspaceId: row.workspaceId, inboundId: row.id, domainId: row.domainId, from: fields.from, subject: fields.subject, now,
         data: {
@@ -339,6 +342,17 @@ export function inboundService(deps: InboundDeps): InboundService {
     });
     await deps.suppressions.addFromBounce(tx, row.workspaceId, to, 'complaint');
     return `complaint (${report.feedbackType}${report.userAgent ? `, ${report.userAgent}` : ''}) from ${to}`;
+  }
+
+  /** The answered email's timeline gains email.replied, which also counts as the replier's engagement. */
+  async function recordReply(tx: Tx, row: PendingInbound, email: ReturnedEmail, fields: MessageFields, now: number): Promise<void> {
+    const replier = fields.fromAddresses[0] ?? row.mailFrom;
+    const to = email.recipients.find((r) => sameAddress(r, replier)) ?? replier.toLowerCase();
+    await appendEvent(tx, {
+      workspaceId: row.workspaceId, emailId: email.id, domainId: email.domainId, kind: 'replied', recipient: to,
+      from: email.from, subject: email.subject, now,
+      data: { to, from: email.from, subject: email.subject, reply_from: fields.from, reply_subject: fields.subject, inbound_id: row.id },
+    });
   }
 
   async function mustFindRaw(ws: string, id: string) {
@@ -472,6 +486,7 @@ export function inboundService(deps: InboundDeps): InboundService {
         ...(q.to !== undefined && { to: q.to }),
         ...(q.from !== undefined && { from: q.from }),
         ...(q.domain_id !== undefined && { domainId: q.domain_id }),
+        ...(q.in_reply_to_email_id !== undefined && { inReplyToEmailId: q.in_reply_to_email_id }),
         ...(q.received_after !== undefined && { receivedAfter: Date.parse(q.received_after) }),
         ...(q.received_before !== undefined && { receivedBefore: Date.parse(q.received_before) }),
       };

@@ -20,6 +20,8 @@ export interface MessageFields {
   text: string | null;
   html: string | null;
   messageId: string | null;
+  /** The Message-IDs the message answers: In-Reply-To's, then References' from the latest back. */
+  answers: string[];
   headers: InboundHeader[];
   attachments: InboundAttachmentMeta[];
   report: ReportInput;
@@ -79,10 +81,18 @@ function headerList(mail: ParsedParts): InboundHeader[] {
   });
 }
 
+/** The msg-ids (RFC 5322 §3.6.4) of the In-Reply-To fields, then of References, nearest parent first. */
+function answeredIds(headers: InboundHeader[]): string[] {
+  const idsOf = (name: string) => headers.filter((h) => h.name.toLowerCase() === name)
+    .flatMap((h) => h.value.match(/<[^<>\s]+>/g) ?? []);
+  return [...new Set([...idsOf('in-reply-to'), ...idsOf('references').reverse()])];
+}
+
 /** The API fields of a parsed message. */
 export function fieldsOf(mail: ParsedParts): MessageFields {
   const { contentType } = mail;
   const fromList = formatted(mail.from);
+  const headers = headerList(mail);
   return {
     from: fromList[0] ?? '',
     fromAddresses: bare(mail.from),
@@ -94,7 +104,8 @@ export function fieldsOf(mail: ParsedParts): MessageFields {
     text: mail.text ?? null,
     html: typeof mail.html === 'string' ? mail.html : null,
     messageId: mail.messageId ?? null,
-    headers: headerList(mail),
+    answers: answeredIds(headers),
+    headers,
     attachments: mail.attachments.map((a, index) => ({
       index,
       filename: a.filename ?? null,

@@ -504,6 +504,8 @@ export interface InboundMessagesTable {
   text_body: string | null;
   html: string | null;
   message_id: string | null;
+  /** The email this message answers (In-Reply-To or References naming its Message-ID), if any. */
+  in_reply_to_email_id: string | null;
   /** JSON array of { name, value } in message order. */
   headers: string | null;
   /** JSON array of { filename, content_type, size, content_id, disposition }. */
