@@ -5,7 +5,7 @@ import type Router from '@koa/router';
 import type { Logger } from 'pino';
 import { AppError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { errorBody, type AppState, type HttpDeps, type OpMiddleware } from './op.js';
+import { chargeUnrouted, errorBody, type AppState, type HttpDeps, type OpMiddleware } from './op.js';
 
 // The Koa application: request id -> error shaper (which also turns an
 // unanswered request into 404/405) -> routers. Everything operation-specific happens inside op().
@@ -43,6 +43,7 @@ export function createApp(deps: HttpDeps, routers: Router<AppState>[]): Koa<AppS
     try {
       await next();
       // Nothing answered: allowedMethods() has set 405 when the path exists.
+      if ((ctx.status === 405 || (ctx.body === undefined && ctx.status === 404)) && ctx.path.startsWith('/v1/')) await chargeUnrouted(ctx, deps);
       if (ctx.status === 405) throw new AppError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`, { headers: { Allow: String(ctx.response.get('Allow')) } });
       if (ctx.body === undefined && ctx.status === 404) throw new AppError('not_found', `No route for ${ctx.method} ${ctx.path}.`);
     } catch (err) {

@@ -71,8 +71,17 @@ export function op(operationId: string, options: OpOptions, handler: (input: OpI
     const deps = ctx.mailroom;
     const operation = deps.contract.operation(operationId)!;
 
-    const auth = await authenticate(ctx, deps, options.scope);
-    const rawBody = operation.body ? await readJson(ctx, options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES) : undefined;
+    const auth = await authenticate(ctx, deps);
+    let rawBody: unknown;
+    try {
+      if (!auth.granted.has(options.scope)) throw new AppError('forbidden', `This API key lacks the '${options.scope}' scope needed here.`);
+      rawBody = operation.body ? await readJson(ctx, options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES) : undefined;
+    } catch (err) {
+      // Refused before its cost is known (a missing scope, a body that is not JSON or too large):
+      // it still counts as one request, and the client sees its allowance.
+      limitRate(ctx, deps, auth, 1, { enforce: false });
+      throw err;
+    }
     limitRate(ctx, deps, auth, options.cost ? options.cost(rawBody) : 1);
 
     const params = { ...(ctx.params ?? {}) };
@@ -131,7 +140,7 @@ export function errorBody(err: AppError, requestId: string) {
   };
 }
 
-async function authenticate(ctx: Context & { state: AppState }, deps: HttpDeps, scope: FineScope): Promise<AuthContext> {
+async function authenticate(ctx: Context & { state: AppState }, deps: HttpDeps): Promise<AuthContext> {
   const header = ctx.get('Authorization');
   const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!m) {
@@ -144,18 +153,30 @@ async function authenticate(ctx: Context & { state: AppState }, deps: HttpDeps, 
     throw new AppError('unauthorized', 'The API key is not valid.');
   }
   ctx.state.auth = auth;
-  if (!auth.granted.has(scope)) throw new AppError('forbidden', `This API key lacks the '${scope}' scope needed here.`);
   return auth;
 }
 
-function limitRate(ctx: Context, deps: HttpDeps, auth: AuthContext, cost: number): void {
+/**
+ * A request under /v1 that no operation answered (404, 405) still counts
+ * against its workspace's allowance when it carries a valid key, and shows
+ * the RateLimit headers; without a valid key it has no workspace and is left
+ * as it is.
+ */
+export async function chargeUnrouted(ctx: Context & { state: AppState }, deps: HttpDeps): Promise<void> {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('Authorization'));
+  const auth = m ? await deps.apiKeys.authenticate(m[1]) : undefined;
+  if (auth) limitRate(ctx, deps, auth, 1, { enforce: false });
+}
+
+/** Takes `cost` from the workspace's bucket and says so in the headers; over the limit, 429 unless `enforce` is false. */
+function limitRate(ctx: Context, deps: HttpDeps, auth: AuthContext, cost: number, { enforce = true } = {}): void {
   const d = deps.rateLimiter.take(auth.workspaceId, auth.mode, deps.plan(auth.plan), cost);
   ctx.set('RateLimit-Limit', String(d.limit));
   ctx.set('RateLimit-Remaining', String(d.remaining));
   ctx.set('RateLimit-Reset', String(d.resetSeconds));
   ctx.set('RateLimit-Policy', d.policy);
   ctx.set('RateLimit-Scope', 'workspace');
-  if (!d.allowed) {
+  if (!d.allowed && enforce) {
     throw new AppError('rate_limit_exceeded', `Too many requests for this workspace's ${auth.mode} allowance; retry after ${d.retryAfterSeconds} s.`, {
       headers: { 'Retry-After': String(d.retryAfterSeconds) },
     });

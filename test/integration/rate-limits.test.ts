@@ -3,6 +3,35 @@ import { ManualClock } from '../../src/core/clock.js';
 import { startTestApp } from '../helpers/app.js';
 
 describe('rate limits', () => {
+  it('counts and shows the allowance on every answer to a valid key: 403, unknown route, 405, 400, 413, 415 and 422', async () => {
+    const clock = new ManualClock();
+    await using t = await startTestApp({ clock });
+    const ws = await t.seed.workspace({ plan: 'pro' });
+    const api = t.api.as((await t.seed.key({ workspaceId: ws.id, scopes: ['emails:read', 'emails:send'] })).token);
+    const remaining: number[] = [];
+    const expectCounted = (res: { status: number; headers: Headers }, status: number) => {
+      expect(res.status).toBe(status);
+      expect(res.headers.get('ratelimit-scope')).toBe('workspace');
+      expect(res.headers.get('ratelimit-limit')).toBe('100');
+      remaining.push(Number(res.headers.get('ratelimit-remaining')));
+    };
+    expectCounted(await api.get('/v1/api-keys'), 403);
+    expectCounted(await api.get('/v1/no-such-area'), 404);
+    expectCounted(await api.request('PUT', '/v1/emails'), 405);
+    expectCounted(await api.request('POST', '/v1/emails', { rawBody: '{"from":', headers: { 'Content-Type': 'application/json' } }), 400);
+    expectCounted(await api.request('PATCH', '/v1/emails/em_x', { rawBody: 'x'.repeat(2 * 1024 * 1024), headers: { 'Content-Type': 'application/json' } }), 413);
+    expectCounted(await api.request('POST', '/v1/emails', { rawBody: 'from=a', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } }), 415);
+    expectCounted(await api.post('/v1/emails', { from: 'not an address' }), 422);
+    // Each one took one request from the bucket.
+    expect(remaining).toEqual([99, 98, 97, 96, 95, 94, 93]);
+
+    // Without a valid key there is no workspace: a 401 and an unknown route carry no allowance.
+    const anonymous = await api.as(null).get('/v1/no-such-area');
+    expect(anonymous.status).toBe(404);
+    expect(anonymous.headers.get('ratelimit-limit')).toBeNull();
+    expect((await api.as('svc_live_nope').get('/v1/emails')).headers.get('ratelimit-limit')).toBeNull();
+  });
+
   it('sends the headers on every response and 429s over the burst, live and test separately', async () => {
     const clock = new ManualClock();
     // free: burst 10 at 2/s, for live and for test traffic.
