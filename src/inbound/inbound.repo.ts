@@ -173,7 +173,12 @@ export async function inboundDomains(db: Db, name: string): Promise<ReceivingDom
   return rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id }));
 }
 
-/** Domains, in any state, whose return path domain (`<return path subdomain>.<name>`) is `host`. */
+/**
+ * Domains whose return path domain (`<return path subdomain>.<name>`) is
+ * `host`, active or being verified: an unverified domain sends no live mail,
+ * so nothing can bounce to it, and its bounce host is refused like any other
+ * host that is not ours.
+ */
 export async function returnPathDomains(db: Db, host: string): Promise<ReceivingDomain[]> {
   // Each split of the host at a dot is a candidate (subdomain, domain) pair;
   // a return path subdomain may itself have several labels.
@@ -182,6 +187,7 @@ export async function returnPathDomains(db: Db, host: string): Promise<Receiving
   if (splits.length === 0) return [];
   const rows = await db.selectFrom('domains').select(['id', 'workspace_id'])
     .where((eb) => eb.or(splits.map(([sub, name]) => eb.and([eb('return_path_subdomain', '=', sub), eb('name', '=', name)]))))
+    .where('status', 'in', ['active', 'verifying'])
     .orderBy('pos').execute();
   return rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id }));
 }

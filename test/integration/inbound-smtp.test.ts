@@ -94,6 +94,9 @@ describe('MX listener', () => {
       expect(await dialog.command('RCPT TO:<desk@pending.test>')).toMatch(/^550 5\.1\.2 /);
       // The return path domain of a sending domain takes only the addresses we hand out.
       expect(await dialog.command('RCPT TO:<postmaster@bounces.inbound.test>')).toMatch(/^550 5\.1\.1 /);
+      // A well-formed bounce address of an unverified domain is refused like any host not ours
+      // (bounces.test.ts has it taken for a sending domain).
+      expect(await dialog.command(`RCPT TO:<b-${'0'.repeat(26)}@bounces.pending.test>`)).toMatch(/^550 5\.7\.1 /);
       expect(await dialog.command('RCPT TO:<victim@elsewhere.test>')).toMatch(/^550 5\.7\.1 /);
       // Source routes and an address literal do not get around the check.
       expect(await dialog.command('RCPT TO:<victim@[192.0.2.1]>')).toMatch(/^5\d\d /);
