@@ -10,6 +10,7 @@ Usage:
   mailroom keys create --name NAME [--workspace NAME_OR_ID] [--test] [--scopes a,b] [--json]
   mailroom workspaces create --name NAME [--plan PLAN] [--json]
   mailroom workspaces list [--json]
+  mailroom workspaces set-plan NAME_OR_ID PLAN [--json]   change plan; clears the send quota counts
   mailroom migrate                             apply database migrations
   mailroom config                              print the effective configuration (secrets masked)
 
@@ -82,7 +83,12 @@ async function run(argv: string[]): Promise<number> {
         } else if (sub === 'list') {
           const list = await services.workspaces.list();
           print(json, list, list.map((w) => `${w.id}  ${w.name}  ${w.plan}`).join('\n') || 'No workspaces yet.');
-        } else throw new UsageError('workspaces takes create or list');
+        } else if (sub === 'set-plan') {
+          const [, , target, plan] = positionals;
+          if (!target || !plan) throw new UsageError('workspaces set-plan takes NAME_OR_ID PLAN');
+          const { workspace, previousPlan } = await services.workspaces.setPlan(target, plan);
+          print(json, workspace, `Workspace ${workspace.name} moved from plan ${previousPlan} to ${workspace.plan}; its daily and monthly send counts start again from zero.`);
+        } else throw new UsageError('workspaces takes create, list or set-plan');
       } finally {
         await services.store.close();
       }

@@ -21,6 +21,11 @@ export function secondsToUtcMidnight(now: number): number {
   return Math.max(1, Math.ceil((next - now) / 1000));
 }
 
+/** Clears the workspace's daily and monthly counts, as a change of plan does. */
+export async function clearSendQuota(tx: Tx, workspaceId: string): Promise<void> {
+  await tx.deleteFrom('send_usage').where('workspace_id', '=', workspaceId).execute();
+}
+
 /**
  * Counts `count` emails against the workspace's quotas, or throws 429: the
  * monthly error first (waiting for tomorrow would not help), then the daily

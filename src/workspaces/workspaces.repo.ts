@@ -25,6 +25,10 @@ export async function findWorkspace(db: Db | Tx, idOrName: string): Promise<Work
   return row && toWorkspace(row);
 }
 
+export async function updateWorkspacePlan(tx: Tx, id: string, plan: string): Promise<void> {
+  await tx.updateTable('workspaces').set({ plan }).where('id', '=', id).execute();
+}
+
 export async function listWorkspaces(db: Db): Promise<Workspace[]> {
   const rows = await db.selectFrom('workspaces').selectAll().orderBy('pos', 'asc').execute();
   return rows.map(toWorkspace);

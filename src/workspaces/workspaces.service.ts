@@ -3,7 +3,8 @@ import { newId } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
 import type { Store } from '../store/db.js';
 import type { Plan } from '../config.js';
-import { findWorkspace, insertWorkspace, listWorkspaces, type Workspace } from './workspaces.repo.js';
+import { findWorkspace, insertWorkspace, listWorkspaces, updateWorkspacePlan, type Workspace } from './workspaces.repo.js';
+import { clearSendQuota } from './quota.js';
 
 export const DEFAULT_WORKSPACE_NAME = 'default';
 
@@ -11,6 +12,8 @@ export interface WorkspacesService {
   create(input: { name: string; plan?: string }): Promise<Workspace>;
   list(): Promise<Workspace[]>;
   find(idOrName: string): Promise<Workspace | undefined>;
+  /** Moves the workspace to another plan; its daily and monthly send counts start again from zero. */
+  setPlan(idOrName: string, plan: string): Promise<{ workspace: Workspace; previousPlan: string }>;
   /** The workspace named `default`, created on first use. */
   ensureDefault(): Promise<Workspace>;
   plan(name: string): Plan;
@@ -31,6 +34,17 @@ export function workspacesService(deps: { store: Store; clock: Clock; plans: Rec
       });
     },
     list: () => listWorkspaces(store.db),
+    async setPlan(idOrName, plan) {
+      if (!plans[plan]) throw new AppError('validation_error', `Unknown plan '${plan}' (known: ${Object.keys(plans).join(', ')}).`, { param: 'plan' });
+      return store.write(async (tx) => {
+        const ws = await findWorkspace(tx, idOrName);
+        if (!ws) throw new AppError('not_found', `No workspace '${idOrName}'.`);
+        if (ws.plan === plan) throw new AppError('invalid_state', `Workspace '${ws.name}' is already on plan '${plan}'.`, { param: 'plan' });
+        await updateWorkspacePlan(tx, ws.id, plan);
+        await clearSendQuota(tx, ws.id);
+        return { workspace: { ...ws, plan }, previousPlan: ws.plan };
+      });
+    },
     find: (idOrName) => findWorkspace(store.db, idOrName),
     async ensureDefault() {
       const existing = await findWorkspace(store.db, DEFAULT_WORKSPACE_NAME);

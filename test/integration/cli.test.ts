@@ -45,6 +45,35 @@ describe('mailroom CLI', () => {
     expect(config).not.toContain('hunter2');
   });
 
+  it('moves a workspace to another plan, clearing its send quota counts', async () => {
+    const plans = JSON.stringify({ tiny: { dailySendQuota: 2, monthlySendQuota: 3 }, tiny2: { dailySendQuota: 2, monthlySendQuota: 3 } });
+    await using t = await startTestApp({ env: { MAILROOM_PLANS: plans } });
+    const ws = await t.seed.workspace({ plan: 'tiny' });
+    const { token } = await t.seed.key({ workspaceId: ws.id });
+    await t.seed.activeDomain('acme.test', { workspaceId: ws.id });
+    const api = t.api.as(token);
+    const send = () => api.post('/v1/emails', { from: 'a@acme.test', to: 'reader@example.test', subject: 'Hi', text: 'x' });
+    expect((await send()).status).toBe(201);
+    expect((await send()).status).toBe(201);
+    const over = await send();
+    expect(over.status).toBe(429);
+    expect(over.body.error.code).toBe('daily_quota_exceeded');
+
+    const env = { MAILROOM_PLANS: plans };
+    const cli = (args: string[]) => run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
+      cwd: root, env: { ...process.env, ...env, MAILROOM_DATA_DIR: t.dataDir, MAILROOM_LOG_LEVEL: 'silent' }, timeout: 20_000,
+    });
+    const moved = JSON.parse((await cli(['workspaces', 'set-plan', ws.name, 'tiny2', '--json'])).stdout);
+    expect(moved).toMatchObject({ id: ws.id, plan: 'tiny2' });
+    // The same limits, but the counts start again.
+    expect((await send()).status).toBe(201);
+
+    await expect(cli(['workspaces', 'set-plan', ws.name, 'tiny2'])).rejects.toMatchObject({ stderr: expect.stringContaining("already on plan 'tiny2'") });
+    await expect(cli(['workspaces', 'set-plan', ws.name, 'gold'])).rejects.toMatchObject({ stderr: expect.stringContaining("Unknown plan 'gold'") });
+    await expect(cli(['workspaces', 'set-plan', 'nobody', 'tiny'])).rejects.toMatchObject({ stderr: expect.stringContaining("No workspace 'nobody'") });
+    await expect(cli(['workspaces', 'set-plan', ws.name])).rejects.toMatchObject({ code: 64 });
+  });
+
   it('fails with a clear message on bad usage and bad configuration', async () => {
     await using t = await startTestApp();
     await expect(mailroom(['keys', 'create'], t.dataDir)).rejects.toMatchObject({ code: 64, stderr: expect.stringContaining('--name NAME is required') });
