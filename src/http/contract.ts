@@ -85,7 +85,11 @@ function deref(doc: Json, node: Json): Json {
 }
 
 function newAjv(doc: Json, coerce: boolean): Ajv2020 {
-  const ajv = new Ajv2020({ allErrors: false, strict: false, coerceTypes: coerce ? 'array' : false, useDefaults: true });
+  // strictSchema: an unknown keyword (a typo, or text that YAML turned into a key) fails the start instead of being ignored.
+  const ajv = new Ajv2020({
+    allErrors: false, strictSchema: true, strictTypes: false, strictTuples: false, strictRequired: false,
+    coerceTypes: coerce ? 'array' : false, useDefaults: true,
+  });
   addFormats(ajv);
   ajv.addSchema({ $id: COMPONENTS_ID, $defs: rewriteRefs(doc.components?.schemas ?? {}) as Json });
   return ajv;

@@ -1,0 +1,3715 @@
+// The types of the HTTP contract, generated from schema/ by
+// `npm run contract:types` (openapi-typescript). Do not edit: change schema/
+// and run the command again.
+
+export interface paths {
+    "/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Counts of email events over a time range, in total and as a series. Counts only, never rates.
+         * @description Counts the workspace's events by kind: `sent`, `delivered`,
+         *     `bounced`, `opened`, `clicked`, `complained`, `failed` and `delayed`
+         *     count events of that type (per recipient where the event is per
+         *     recipient; every open and click, repeated ones included).
+         *     `unique_opened` and `unique_clicked` count each (email, recipient)
+         *     pair once, in the period of its first open (click): an email first
+         *     opened before `from` adds nothing to `unique_opened` of the range.
+         *     Unique counts therefore add up across the series.
+         *
+         *     The range is `from` (inclusive) to `to` (exclusive), widened to whole
+         *     UTC hours; the answer's `from` and `to` are the range counted. `to`
+         *     defaults to now and `from` to 7 days before `to`. `from` must be
+         *     before `to`, and the range is at most 31 days with granularity `hour`
+         *     and 400 days with `day` (else 400).
+         *
+         *     `series` has one bucket per UTC hour or day (default `day`), zeros
+         *     included, the first and last cut to the range. `domain_id` counts the
+         *     events of mail from one sending domain; `tags` the events of emails
+         *     carrying any of the tags (an email with several of them counts once).
+         *
+         *     Answers are exact up to the latest event: hourly rollups are kept by
+         *     a background fold and the events it has not reached yet are added at
+         *     read time.
+         */
+        get: operations["getAnalytics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the workspace's API keys (tokens masked), newest first. */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Create a key. The raw token is in this response only.
+         * @description Scopes default to full_access. The mode defaults to the calling key's. The live/test split is a security boundary: a test key creates test keys only, and asking it for a live key is 403 (recorded in its activity trail like every other write).
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys/{key_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        /** One key (token masked). */
+        get: operations["getApiKey"];
+        put?: never;
+        post?: never;
+        /** Revoke a key; it stops working at once and stays listed with revoked_at. */
+        delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api-keys/{key_id}/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        /** The audit trail of a key - every write it made, newest first. */
+        get: operations["listApiKeyActivity"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/attachments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a file once, to attach to sends by attachment_id.
+         * @description The file is given in base64 with its file name; the content type
+         *     defaults to one derived from the name (application/octet-stream when
+         *     unknown). At most 10 MiB once decoded: a larger file is 422 (a request
+         *     body over 32 MiB is 413). The upload can be referenced from sends
+         *     (`attachments[].attachment_id`) for 24 hours (`expires_at`); a send
+         *     copies it into the email, so a scheduled email keeps its attachment
+         *     after the upload expires. Expired uploads are deleted hourly, and a
+         *     send that names one gets 422.
+         */
+        post: operations["createAttachment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/contacts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the workspace's contacts, newest first. Deleted contacts are not listed.
+         * @description `email` is a case-insensitive substring match on the address. `tag_id`
+         *     keeps contacts that have that tag (an unknown tag id gives an empty
+         *     list). `created_after` and `created_before` are exclusive bounds.
+         *     Repeat the same filters on every request of a cursor walk.
+         */
+        get: operations["listContacts"];
+        put?: never;
+        /**
+         * Create a contact.
+         * @description The address is trimmed and lower-cased as a whole, then validated (a
+         *     dot-atom local part, UTF-8 letters allowed, and a domain of at least two
+         *     labels; quoted local parts and address literals are refused). A live
+         *     contact with the same address in the workspace gives 422
+         *     `already_exists`; a deleted one does not (a new contact is made).
+         *     `tags` are tag names: missing tags are created. A new contact whose
+         *     address is already suppressed starts `unsubscribed` (suppressed by an
+         *     unsubscribe) or `cleaned` (by a hard bounce or complaint); a manual
+         *     suppression leaves it `subscribed` but still blocks every send.
+         *     The engagement tier is computed at once from the address's email history.
+         */
+        post: operations["createContact"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/contacts/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create or update up to 1000 contacts by address, in one transaction.
+         * @description Each item is a ContactCreate. Items are upserted by address: a new
+         *     address creates a contact, a known one updates it (the name when given,
+         *     the tag set when `tags` is given; absent fields are kept). Invalid items
+         *     do not fail the request: they are counted in `failed` and listed in
+         *     `errors` with their index, and the valid items are applied. An address
+         *     repeated in the request is applied once, at its first occurrence; later
+         *     ones fail with `duplicate_in_request`. More than 1000 items is 422 and
+         *     nothing is applied. The whole request costs one unit of the rate limit.
+         */
+        post: operations["bulkUpsertContacts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/contacts/by-email/{email}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The address, URL-encoded. */
+                email: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Update the contact with this address, or create it. Answers 200 either way.
+         * @description The address is normalised as in createContact; an invalid one is 422.
+         *     Given fields replace the contact's (`tags` replaces the whole tag set);
+         *     absent fields are kept. Status is never changed here.
+         */
+        put: operations["upsertContactByEmail"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/contacts/{contact_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                contact_id: string;
+            };
+            cookie?: never;
+        };
+        /** One contact with its tags, status and engagement tier. A deleted contact is 404. */
+        get: operations["getContact"];
+        put?: never;
+        post?: never;
+        /**
+         * Soft-delete a contact.
+         * @description The contact leaves lists and lookups (404 from then on) but its record,
+         *     tags and history are kept. Suppressions of its address stay. Creating
+         *     the address again makes a new contact with a new id.
+         */
+        delete: operations["deleteContact"];
+        options?: never;
+        head?: never;
+        /**
+         * Change the name or the tags of a contact.
+         * @description `tags` (tag names; missing tags are created) replaces the whole tag set. `name: null` clears the name.
+         */
+        patch: operations["updateContact"];
+        trace?: never;
+    };
+    "/contacts/{contact_id}/unsubscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                contact_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unsubscribe a contact from future email.
+         * @description Sets the status to `unsubscribed` and suppresses the address for the
+         *     whole workspace (reason `unsubscribe`). A cleaned contact stays
+         *     `cleaned`; an unsubscribed one is returned unchanged. The optional
+         *     reason (at most 500 characters, else 422) is kept on the contact.
+         */
+        post: operations["unsubscribeContact"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/contacts/{contact_id}/tags/{tag_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                contact_id: string;
+                tag_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Give a contact a tag (no change if it has it).
+         * @description 404 names what is missing, the contact (param `contact_id`) or the tag (param `tag_id`).
+         */
+        post: operations["addContactTag"];
+        /**
+         * Take a tag off a contact (no change if it does not have it).
+         * @description 404 names what is missing, the contact (param `contact_id`) or the tag (param `tag_id`).
+         */
+        delete: operations["removeContactTag"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the workspace's sending domains, newest first. */
+        get: operations["listDomains"];
+        put?: never;
+        /**
+         * Add a sending domain; the response lists the DNS records to publish.
+         * @description The name is trimmed, lower-cased, stripped of a trailing dot and
+         *     converted to punycode (IDNA); it needs at least two labels, and IP
+         *     addresses or a numeric last label are refused (422 `validation_error`).
+         *     A name already in the workspace is 422 `already_exists`.
+         *
+         *     Two DKIM keys are made: RSA 2048 (selector `mr<yyyymm>`) and Ed25519
+         *     (RFC 8463, selector `mr<yyyymm>e`); mail is signed with both once both
+         *     are published. Private keys are stored encrypted.
+         *
+         *     Defaults: `region` `local` (a label; one Mailroom node sends all mail
+         *     itself), `return_path` `bounces`, `tracking_subdomain` `track`,
+         *     `open_tracking`, `click_tracking` and `inbound_enabled` false. The
+         *     tracking subdomain must differ from the return path, since a CNAME
+         *     cannot share its name with other records. The domain starts
+         *     `unverified`; nothing is looked up until `POST /domains/{id}/verify`.
+         */
+        post: operations["createDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/domains/{domain_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                domain_id: string;
+            };
+            cookie?: never;
+        };
+        /** One domain, with its DNS records and the status of each. */
+        get: operations["getDomain"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a domain and its keys.
+         * @description Refused with 422 `domain_in_use` while the domain has emails not yet
+         *     sent (pending or scheduled), and with 422 `last_active_domain` when it
+         *     is the workspace's only active domain.
+         */
+        delete: operations["deleteDomain"];
+        options?: never;
+        head?: never;
+        /**
+         * Change the tracking settings or inbound mail of a domain.
+         * @description Fields left out keep their value. Turning open or click tracking on
+         *     adds the tracking CNAME to `records`, and changing
+         *     `tracking_subdomain` makes that record pending until the next check;
+         *     neither changes the domain's status, since the CNAME is not required.
+         *     Turning `inbound_enabled` on adds the domain's own MX record (also
+         *     not required). A bad value is 422 `validation_error`.
+         */
+        patch: operations["updateDomain"];
+        trace?: never;
+    };
+    "/domains/{domain_id}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                domain_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Look every record up in DNS now; returns the domain with per-record status.
+         * @description Each record gets `verified`, `pending` (nothing published yet) or
+         *     `failed` (something else is published; `detail` says what). Matching
+         *     reads records as receivers do: TXT strings split in chunks are joined,
+         *     SPF may list other mechanisms around ours, other TXT records may share
+         *     the name, host names may end in a dot, case does not matter. A
+         *     look-up that fails for a temporary reason (SERVFAIL, timeout) keeps
+         *     the record's previous status, with `detail` "temporary DNS error".
+         *
+         *     Required records, all of which must be `verified` for the domain to be
+         *     `active`: the RSA DKIM key (`DKIM`), the SPF record of the return path
+         *     (`SPF`) and the MX of the return path (`MX_BOUNCE`, where bounces
+         *     arrive). Optional: the Ed25519 DKIM key (`DKIM_ED25519`), `DMARC`
+         *     (any valid policy counts), the domain's own MX when inbound is on
+         *     (`MX_INBOUND`) and the tracking CNAME when tracking is on
+         *     (`TRACKING`, pointing at the host of MAILROOM_PUBLIC_URL, or at
+         *     MAILROOM_HOSTNAME when that URL names an IP address or a single label).
+         *
+         *     Status: `active` when every required record is verified; otherwise
+         *     `verifying`, and the server keeps checking on its own 1, 6 and 21
+         *     minutes, 1 h 21 min and 7 h 21 min after this call, then every 6 h;
+         *     72 hours after this call without success the domain goes back to
+         *     `unverified` (with `status_reason`) and checks stop until verify is
+         *     called again. An `active` domain is checked again daily; if a
+         *     required record stops matching it goes back to `verifying`, with
+         *     `status_reason` naming the record, and the same schedule starts.
+         */
+        post: operations["verifyDomain"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/domains/{domain_id}/dkim/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                domain_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start a DKIM key rotation; returns the domain with the new key's records, pending.
+         * @description Makes the next key pair (RSA-2048 and Ed25519) under new selectors and
+         *     lists their records with `key_state: pending`. Nothing is signed with
+         *     them yet: mail keeps being signed with the `active` key, so there is
+         *     no gap while the new records propagate. Publish the new records (the
+         *     old ones stay), then verify the domain (or let the scheduled checks
+         *     find them): once the new RSA record is seen in DNS, the new pair
+         *     becomes `active` and signs all mail from then on, and the old pair
+         *     becomes `retiring`, with `removable_after` seven days later, after
+         *     which its records may be deleted from DNS. Pending and retiring
+         *     records are never required, so a rotation never makes an active
+         *     domain inactive. A rotation already waiting for its records is 422
+         *     `dkim_rotation_in_progress`; a new rotation forgets keys whose
+         *     `removable_after` has passed.
+         */
+        post: operations["rotateDomainDkim"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/emails": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List emails, newest first, with filters.
+         * @description `to`, `from` and `subject` match a part of the field, ignoring case:
+         *     `to` any recipient address (to, cc or bcc), `from` the from field as
+         *     given (display name included). `tags` matches emails with any of the
+         *     given tags (repeat the parameter or separate with commas).
+         *     `created_after` and `created_before` are exclusive bounds. The list
+         *     items leave out the content (html, text, headers, attachments) and the
+         *     per-recipient outcomes: GET /emails/{email_id} has them.
+         */
+        get: operations["listEmails"];
+        put?: never;
+        /**
+         * Send an email (now, after the send delay, or at scheduled_at).
+         * @description The sending domain is the domain of `from` (a display name is allowed:
+         *     `Ann Lee <ann@example.com>`). A live key may only send from a domain of
+         *     its workspace whose status is `active`; otherwise 422
+         *     `domain_not_verified`, with a message naming the domain. A test key may
+         *     send from any domain, and its emails never leave the server (below).
+         *
+         *     Recipients: `to`, `cc` and `bcc` take one address or an array, each
+         *     entry a single mailbox with an optional display name; at most 50
+         *     distinct recipients in all (422 otherwise). An address on the
+         *     workspace's suppression list is not sent to: its recipient is
+         *     `suppressed` and an `email.failed` event gives the reason. When every
+         *     recipient is suppressed the email is `failed` at once.
+         *
+         *     Content: `html`, `text` or both (422 when neither). `headers` adds
+         *     custom header fields; the structural ones (From, To, Cc, Bcc,
+         *     Reply-To, Subject, Date, Message-ID, MIME-Version, Content-*,
+         *     DKIM-Signature, Return-Path, Received) cannot be set (422).
+         *     `List-Unsubscribe` takes `<https://…>` and/or `<mailto:…>` (RFC 2369),
+         *     and `List-Unsubscribe-Post: List-Unsubscribe=One-Click` makes it a
+         *     one-click unsubscribe (RFC 8058, needs the https URI). Attachments are
+         *     given inline (`content` in base64 with a `filename`) or by
+         *     `attachment_id` from POST /attachments; an unknown or expired
+         *     attachment_id is 422. html, text and attachments together are at most
+         *     25 MiB once decoded.
+         *
+         *     Timing: without `scheduled_at` the email is `pending` for
+         *     MAILROOM_SEND_DELAY seconds (default 10), during which it can be
+         *     cancelled or rescheduled, then handed to delivery (`sent`).
+         *     `scheduled_at` is an ISO 8601 date-time with an offset
+         *     (`2026-11-21T09:30:00Z`) or a relative form such as `in 30 minutes`,
+         *     `in 1 hour`, `in an hour`, `in 2 days` (units: seconds, minutes,
+         *     hours, days, weeks); at most 30 days ahead; a time more than a minute
+         *     in the past is 422, one within the last minute means now. A scheduled
+         *     email is `scheduled` until its time, then handed to delivery within
+         *     about a second, with no further delay.
+         *
+         *     Status: `scheduled` → `pending` → `sent` → `delivered` | `failed`;
+         *     `cancelled` from `scheduled` or `pending`. Each recipient has its own
+         *     outcome (`recipients[].status`); the email's status is their
+         *     aggregate: `sent` while any recipient is queued or deferred, then
+         *     `delivered` when at least one recipient accepted the message and
+         *     `failed` when none did. Every change writes an event (GET
+         *     /emails/{email_id}/events).
+         *
+         *     Test keys and the sink: emails sent with a test key (and every email
+         *     when the server runs with MAILROOM_DELIVERY=sink) are built, signed
+         *     and kept, never sent. Recipients on the test domain `mailroom.test`
+         *     get a simulated outcome by local part (a `+tag` is ignored):
+         *     `delivered@mailroom.test` is accepted; `bounced@mailroom.test` gets a
+         *     hard bounce (550 5.1.1); `delayed@mailroom.test` is deferred (451
+         *     4.7.1, an `email.delayed` event) and accepted on the retry, on the
+         *     normal retry schedule (about 5 minutes later); `complained@mailroom.test`
+         *     is accepted and then reported as a complaint (`email.complained`). Any
+         *     other address is accepted. Simulated outcomes never add suppressions.
+         *
+         *     Quotas: each live email (not each recipient) counts against the
+         *     workspace's daily (UTC day) and monthly (UTC month) send quotas, in
+         *     the same transaction as the email; over the daily quota 429
+         *     `daily_quota_exceeded` with Retry-After (seconds to the next UTC
+         *     midnight), over the monthly quota 429 `monthly_quota_exceeded`
+         *     without Retry-After. Test-key emails do not count.
+         */
+        post: operations["createEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/emails/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Score an email for spam without sending it.
+         * @description Takes the same creation object as POST /emails (and checks it the
+         *     same way, but a payload that could not be sent is 400 here) and sends
+         *     nothing. Each rule that fires adds its points to `score`; at
+         *     `threshold` (5) or more the message reads as spam (`spam: true`).
+         *     `rules` lists the rules that fired with their points, and
+         *     `suggestions` the fix for each, in the same order. The rules look at
+         *     the sending domain (verified or not), the text and HTML parts,
+         *     images against text, capitals and exclamation marks, phrases common
+         *     in spam, link shorteners, links whose text shows another address,
+         *     links to bare IP addresses, the number of links, executable
+         *     attachments, HTML over Gmail's 102 KB clipping size, and a missing
+         *     List-Unsubscribe header.
+         */
+        post: operations["checkEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/emails/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send up to 100 emails in one request.
+         * @description Each item is an email creation object as for POST /emails, with the
+         *     same rules. The batch is first checked against the schema as a whole:
+         *     more than 100 items, an unknown field or a missing required field in
+         *     any item is 422 for the whole batch, naming the item
+         *     (`emails.3.from`), and nothing is sent. Items that are well-formed but
+         *     cannot be sent (an address that is not valid, a domain that is not
+         *     verified, an expired attachment_id, …) fail one by one: the response
+         *     has one result per item, in order, with `id` for the emails created
+         *     and `error` for the others. The created emails are written in one
+         *     transaction, and the send quota is taken for all of them or none (429
+         *     for the whole batch when it does not fit). One Idempotency-Key covers
+         *     the whole batch. Rate limit: a batch costs one request per started ten
+         *     emails (a full batch costs 10, not 100).
+         */
+        post: operations["createEmailBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/emails/{email_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                email_id: string;
+            };
+            cookie?: never;
+        };
+        /** One email, with its content and per-recipient outcomes. */
+        get: operations["getEmail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Reschedule an email that has not been handed to delivery.
+         * @description Only `scheduled_at` can be changed, in the forms POST /emails takes,
+         *     and only while the email is `pending` or `scheduled`; otherwise 422
+         *     `invalid_state`. A time in the future makes the email `scheduled`; a
+         *     time that is now (or within the last minute) hands it to delivery at
+         *     once, without the send delay.
+         */
+        patch: operations["updateEmail"];
+        trace?: never;
+    };
+    "/emails/{email_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                email_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an email that has not been handed to delivery.
+         * @description A `scheduled` email, and a `pending` one (in the send delay after it
+         *     was created, or due and waiting for a delivery worker), is cancelled:
+         *     its queued messages are dropped, its open recipients become
+         *     `cancelled` and an `email.cancelled` event is written. Once a worker
+         *     has taken the email (`sent`) a message may be on the wire, so the
+         *     answer is `cancelled: false` with the current status; the same for
+         *     `delivered` and `failed`. Cancelling a cancelled email answers
+         *     `cancelled: true` again.
+         */
+        post: operations["cancelEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/emails/{email_id}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                email_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a copy of a sent, delivered or failed email as a new email.
+         * @description The new email has its own id, the same content, recipients, headers,
+         *     tags and attachments, `resent_from` set to the original, and goes
+         *     through the same rules as POST /emails with the calling key (domain
+         *     check, suppressions, quota, send delay). An email that is scheduled,
+         *     pending or cancelled cannot be resent: 422 `invalid_state`.
+         */
+        post: operations["resendEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/emails/{email_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                email_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The timeline of one email, newest first.
+         * @description Event types written by sending and delivery: `email.scheduled`
+         *     (created for later or rescheduled), `email.queued` (waiting out the
+         *     send delay), `email.sent` (handed to delivery), `email.delivered`,
+         *     `email.delayed` (a temporary failure; retried), `email.bounced`,
+         *     `email.complained`, `email.failed` (a recipient will not be sent to:
+         *     suppressed, or delivery gave up) and `email.cancelled`; tracking adds
+         *     `email.opened` and `email.clicked`. Per-recipient
+         *     events carry `to` as one address; events about the whole email carry
+         *     the `to` field as given. `smtp_code` is null when no server replied
+         *     (a DNS or connection failure). Temporary failures are retried on a
+         *     schedule of 5, 10, 20, 40 minutes, 1, 2, 3 hours, then every 3 hours
+         *     (with jitter, or later when the server asks for it); after 5 days the
+         *     recipient gets a soft `email.bounced` and an `email.failed`.
+         */
+        get: operations["listEmailEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The email events of the whole workspace, newest first, filterable.
+         * @description Every `email.*` event of the workspace: those of sent mail (see
+         *     `GET /emails/{email_id}/events` for the types and their `data`),
+         *     `email.opened` and `email.clicked` from tracking, and `email.received`
+         *     from inbound mail (its `email_id` is the inbound message's id).
+         *
+         *     Filters combine with AND and are repeated on every page of a walk:
+         *     - `event_type`: one of sent, delivered, bounced, opened, clicked,
+         *       complained, failed, delayed (the type `email.<event_type>`);
+         *       anything else is 400.
+         *     - `email_id`, `domain_id`: exact.
+         *     - `to`: case-insensitive substring of the recipient the event is
+         *       about, or, for an event about the whole email (`email.sent`,
+         *       `email.queued`, ...), of any of the email's recipients.
+         *     - `from`: case-insensitive substring of the from field as given
+         *       (display name included).
+         *     - `tags`: events of emails carrying any of the tags (repeat the
+         *       parameter or separate with commas); tags match exactly.
+         *     - `created_after`, `created_before`: exclusive bounds, ISO 8601.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events/{event_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        /** One event. */
+        get: operations["getEvent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/inbound": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Mail received at the workspace's domains, newest first.
+         * @description Mail is received on the MX port (MAILROOM_SMTP_PORT) for domains that
+         *     are `active` and have `inbound_enabled`; point the domain's MX record
+         *     at this server. Every local part is taken (a catch-all). `postmaster`
+         *     without a domain (RFC 5321 §4.5.1) is taken for the domain named
+         *     MAILROOM_HOSTNAME, or the nearest parent of it that receives mail
+         *     here, and is listed there with `rcpt_to: ["postmaster"]`. The
+         *     message is stored before the server answers `250` and is listed from
+         *     then on with `status: received`; it is then parsed and checked (SPF,
+         *     DKIM, DMARC) in the background, usually within a second, becomes
+         *     `processed`, and an `email.received` event is written. A message that
+         *     cannot be parsed becomes `failed`, with `failure_reason`; it stays
+         *     listed and its source can be downloaded. A message for two of the
+         *     workspace's domains is listed once per domain.
+         *
+         *     Messages past the structural limits are refused at DATA and never
+         *     stored: more than 500 MIME parts (the message and every part of
+         *     every level), multiparts and embedded messages nested more than 100
+         *     deep, more than 10,000 header lines in all, or one header section
+         *     over 256 KiB. These are answered `554 5.6.0` (`552 5.3.4` for the
+         *     header size), on the MX and the submission ports alike.
+         *
+         *     Bounces and feedback reports sent to a return path are not listed:
+         *     they become `email.bounced` and `email.complained` events of the email
+         *     they are about.
+         *
+         *     Filters: `to` matches envelope recipients and To/Cc addresses, `from`
+         *     the envelope sender and the From address (both partial,
+         *     case-insensitive); `received_after` and `received_before` are
+         *     exclusive. Messages are kept MAILROOM_INBOUND_RETENTION_DAYS days
+         *     (default 30).
+         */
+        get: operations["listInboundEmails"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/inbound/{inbound_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                inbound_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * One received message, parsed, with its authentication results.
+         * @description `text` and `html` are the message's own parts (null when it has none;
+         *     neither is derived from the other). `headers` lists every header field
+         *     in message order, the value unfolded but otherwise as received
+         *     (RFC 2047 encoded words are not decoded; the address and subject
+         *     fields are). The first two fields are the trace fields this server
+         *     added (Return-Path, Received). `auth` holds the SPF result for the
+         *     envelope sender (or the HELO name for the null sender), each DKIM
+         *     signature's result, and the DMARC result, as in the
+         *     `authentication_results` field (RFC 8601).
+         */
+        get: operations["getInboundEmail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/inbound/{inbound_id}/raw": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                inbound_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The message as stored, an .eml file.
+         * @description Served from the `250` on, whatever the message's `status`. The message as received, with this server's Return-Path and Received
+         *     fields in front and every line ending CRLF (a bare CR or LF in what
+         *     the client sent is stored as CRLF).
+         */
+        get: operations["getInboundEmailRaw"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/inbound/{inbound_id}/attachments/{index}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                inbound_id: string;
+                /** @description The attachment's `index` in the message's `attachments`. */
+                index: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * Download one attachment of a received message.
+         * @description Only a `processed` message has attachments to download (404
+         *     otherwise). The decoded file, with the media type the message gave it and its
+         *     file name in Content-Disposition (`attachment-<index>` when it had
+         *     none). It is always served as a download (`attachment`, with
+         *     `X-Content-Type-Options: nosniff`), never rendered.
+         */
+        get: operations["getInboundAttachment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/suppressions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List suppressed addresses, newest first.
+         * @description Suppressions are workspace-wide: every send of the workspace, from any
+         *     domain, skips a suppressed address with a `failed` event naming the
+         *     reason. They are added automatically by unsubscribes (API or the
+         *     one-click link: `unsubscribe`), hard bounces (`hard_bounce`) and
+         *     complaints (`complaint`), and by hand (`manual`). There is one per
+         *     address; the first reason recorded is kept. `email` matches the
+         *     normalised (trimmed, lower-cased) address exactly.
+         */
+        get: operations["listSuppressions"];
+        put?: never;
+        /**
+         * Suppress an address by hand (reason `manual`).
+         * @description An address that is already suppressed, for any reason, is 422
+         *     `already_exists` with the existing suppression's id in
+         *     `suppression_id`. A manual suppression does not change the status of
+         *     the address's contact; it blocks sends.
+         */
+        post: operations["createSuppression"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/suppressions/{suppression}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The suppression's id (`sup_…`) or the address, URL-encoded. */
+                suppression: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Lift a suppression, by id or by address.
+         * @description Sends to the address are allowed again. The status of its contact is
+         *     not changed: an unsubscribed or cleaned contact stays so, and broadcasts
+         *     still skip it.
+         */
+        delete: operations["deleteSuppression"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the workspace's tags, newest first. */
+        get: operations["listTags"];
+        put?: never;
+        /**
+         * Create a tag.
+         * @description The name is trimmed. Names are unique per workspace without regard to
+         *     case: "VIP" when "vip" exists is 422 `already_exists`, naming the
+         *     existing tag's id in `tag_id`.
+         */
+        post: operations["createTag"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tags/{tag_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tag_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a tag; every contact assignment of it is removed too. */
+        delete: operations["deleteTag"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the workspace's webhook endpoints, newest first. Secrets are not shown. */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Add an endpoint. The signing secret is in this response and in a rotation's only.
+         * @description Every event of a subscribed type that happens after the endpoint is
+         *     made is POSTed to `url` as JSON
+         *     `{"type", "created_at", "data": <the event as GET /events/{id} shows it>}`,
+         *     signed as Standard Webhooks (https://www.standardwebhooks.com):
+         *     headers `webhook-id` (the event id; the same on every retry and
+         *     replay, for de-duplication), `webhook-timestamp` (Unix seconds of the
+         *     attempt) and `webhook-signature`: `v1,<base64 HMAC-SHA256 of
+         *     "<webhook-id>.<webhook-timestamp>.<body>">` keyed with the base64
+         *     part of the `whsec_` secret after the prefix. During the 24 hours
+         *     after a rotation a second, space-separated `v1,` signature with the
+         *     old secret is added.
+         *
+         *     Delivery is at least once. An answer 2xx within 15 seconds is
+         *     success; redirects are not followed. Otherwise the attempt is
+         *     retried: at once, then after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,
+         *     14 h, 20 h and 24 h (each wait ±10 %), 10 attempts over about 3 days,
+         *     after which the delivery is `failed`. At most 4 attempts per endpoint
+         *     are in flight at once; order is not guaranteed. A 410 answer disables
+         *     the endpoint; so does failing every attempt for 5 days. Disabling
+         *     (either way, or through PATCH) fails the endpoint's pending
+         *     deliveries, which can be replayed once it is enabled again.
+         *
+         *     The URL must be http or https without credentials. Unless the server
+         *     runs with MAILROOM_WEBHOOK_ALLOW_PRIVATE, URLs naming a private,
+         *     loopback, link-local, CGNAT, unique-local, multicast or unspecified
+         *     address are 422, in any spelling (decimal, octal or hex IPv4;
+         *     IPv4-mapped, NAT64 or 6to4 IPv6), as is `localhost`; a host name is
+         *     resolved at every attempt and refused when any address is such, and
+         *     the connection goes to the address checked.
+         *
+         *     `event_types` may list `email.*` types (sending, tracking, and
+         *     `email.received` for inbound mail) and `contact.*` types.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhook_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        /** One endpoint (without its secret). */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /** Delete the endpoint with its deliveries; nothing more is sent to it. */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change the URL, subscriptions or description, or enable or disable the endpoint.
+         * @description The URL is checked as on create. `enabled: false` disables the
+         *     endpoint and fails its pending deliveries; `enabled: true` clears
+         *     `disabled_reason` and the run of failures.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/webhooks/{webhook_id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replace the signing secret; the old one also signs for 24 hours more. */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhook_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a `webhook.test` event to the endpoint now and answer with the delivery and its attempt.
+         * @description The body is `{"type": "webhook.test", "created_at", "data": {"webhook_id", "message"}}`,
+         *     signed like every delivery; `webhook-id` is a fresh `msg_` id. The
+         *     request waits for the answer (up to 15 seconds). A test is attempted
+         *     once, works on a disabled endpoint too, and does not count toward
+         *     the endpoint's health (a 410 or failures do not disable it).
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhook_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The deliveries to the endpoint, newest first, each with every attempt.
+         * @description Finished deliveries are kept 30 days.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhook_id}/deliveries/{delivery_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_id: string;
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        /** One delivery with every attempt. */
+        get: operations["getWebhookDelivery"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhook_id}/deliveries/{delivery_id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_id: string;
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a past delivery again, as a new delivery with the same webhook-id and body.
+         * @description Any delivery can be replayed, whatever its status. The new delivery
+         *     (`replay_of` names the original) starts a fresh retry schedule, is
+         *     attempted at once by the dispatcher and is signed with the current
+         *     secret and time. A disabled endpoint is 422 `invalid_state`.
+         */
+        post: operations["replayWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
+export type webhooks = Record<string, never>;
+export interface components {
+    schemas: {
+        Error: {
+            error: {
+                /** @description Stable machine code, snake_case. */
+                code: string;
+                message: string;
+                /** @description The request field or header the error is about. */
+                param?: string;
+                request_id: string;
+            };
+        };
+        /** Format: date-time */
+        Timestamp: string;
+        /** Format: date-time */
+        NullableTimestamp: string | null;
+        AnalyticsCounts: {
+            sent: number;
+            delivered: number;
+            bounced: number;
+            opened: number;
+            clicked: number;
+            complained: number;
+            failed: number;
+            delayed: number;
+            unique_opened: number;
+            unique_clicked: number;
+        };
+        AnalyticsTotals: components["schemas"]["AnalyticsCounts"];
+        AnalyticsBucket: {
+            start: components["schemas"]["Timestamp"];
+            end: components["schemas"]["Timestamp"];
+        } & components["schemas"]["AnalyticsCounts"];
+        Analytics: {
+            /** @constant */
+            object: "analytics";
+            from: components["schemas"]["Timestamp"];
+            to: components["schemas"]["Timestamp"];
+            /** @enum {string} */
+            granularity: "hour" | "day";
+            domain_id: string | null;
+            tags: string[];
+            totals: components["schemas"]["AnalyticsTotals"];
+            series: components["schemas"]["AnalyticsBucket"][];
+        };
+        ApiKeyCreate: {
+            name: string;
+            scopes?: ("full_access" | "sending_access" | "emails:send" | "emails:read" | "domains:read" | "domains:write" | "events:read" | "contacts:read" | "contacts:write" | "suppressions:read" | "suppressions:write" | "webhooks:read" | "webhooks:write" | "inbound:read" | "analytics:read" | "templates:read" | "templates:write" | "broadcasts:read" | "broadcasts:write" | "api_keys:read" | "api_keys:write")[];
+            /** @enum {string} */
+            mode?: "live" | "test";
+        };
+        ApiKey: {
+            id: string;
+            /** @constant */
+            object: "api_key";
+            name: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            /** @description Masked: svc_<mode>_<first 4 of the lookup part>…<last 4>. */
+            token: string;
+            scopes: string[];
+            created_at: components["schemas"]["Timestamp"];
+            last_used_at: components["schemas"]["NullableTimestamp"];
+            revoked_at: components["schemas"]["NullableTimestamp"];
+        };
+        ApiKeyCreated: {
+            /** @description The raw token, shown this once. */
+            token?: string;
+        } & components["schemas"]["ApiKey"];
+        ApiKeyList: {
+            data: components["schemas"]["ApiKey"][];
+            has_more: boolean;
+            next_cursor?: string;
+        };
+        ApiKeyActivity: {
+            id: string;
+            operation_id: string;
+            method: string;
+            path: string;
+            status: number;
+            resource_id: string | null;
+            request_id: string;
+            ip: string | null;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        ApiKeyActivityList: {
+            data: components["schemas"]["ApiKeyActivity"][];
+            has_more: boolean;
+            next_cursor?: string;
+        };
+        AttachmentCreate: {
+            /** @description The file in base64. */
+            content: string;
+            filename: string;
+            content_type?: string;
+        };
+        Attachment: {
+            id: string;
+            /** @constant */
+            object: "attachment";
+            /** @description The same as id; what sends reference. */
+            attachment_id: string;
+            filename: string;
+            content_type: string;
+            /** @description Bytes, decoded. */
+            size: number;
+            created_at: components["schemas"]["Timestamp"];
+            expires_at: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @description `cleaned`: the address hard-bounced or complained; set automatically.
+         * @enum {string}
+         */
+        ContactStatus: "subscribed" | "unsubscribed" | "cleaned";
+        /**
+         * @description From the address's email events, with age measured from the last open
+         *     or click, or from the first send if there was none: `no_data` nothing
+         *     sent; `engaged` opened or clicked in the last 30 days; `new` first sent
+         *     to in the last 30 days and never opened or clicked; `at_risk` age 30 to
+         *     90 days; `inactive` 90 to 180 days; `cold` over 180 days. Sends are
+         *     email.sent and email.delivered events; opens and clicks of an email
+         *     count for each of its recipients (one tracking pixel cannot tell them
+         *     apart). Refreshed as events arrive (within a minute) and as time passes
+         *     (hourly).
+         * @enum {string}
+         */
+        EngagementTier: "no_data" | "new" | "engaged" | "at_risk" | "inactive" | "cold";
+        /** @description Tag names, matched without regard to case; missing tags are created. */
+        ContactTagNames: string[];
+        ContactCreate: {
+            email: string;
+            name?: string | null;
+            tags?: components["schemas"]["ContactTagNames"];
+        };
+        ContactUpsert: {
+            name?: string | null;
+            tags?: components["schemas"]["ContactTagNames"];
+        };
+        ContactUpdate: {
+            name?: string | null;
+            tags?: components["schemas"]["ContactTagNames"];
+        };
+        ContactUnsubscribe: {
+            reason?: string;
+        };
+        ContactBulkRequest: {
+            /** @description ContactCreate objects; an item that is not one is reported in `errors`, not rejected with the request. */
+            contacts: unknown[];
+        };
+        ContactBulkResult: {
+            created: number;
+            updated: number;
+            failed: number;
+            errors: {
+                /** @description Position of the item in `contacts`. */
+                index: number;
+                /** @description The address as given, or null when there was none. */
+                email: string | null;
+                /** @enum {string} */
+                code: "validation_error" | "duplicate_in_request";
+                message: string;
+            }[];
+        };
+        Contact: {
+            id: string;
+            /** @constant */
+            object: "contact";
+            /** @description Normalised: trimmed and lower-cased. */
+            email: string;
+            name: string | null;
+            status: components["schemas"]["ContactStatus"];
+            engagement_tier: components["schemas"]["EngagementTier"];
+            /** @description The contact's tags, by name. */
+            tags: {
+                id: string;
+                name: string;
+            }[];
+            unsubscribed_at: components["schemas"]["NullableTimestamp"];
+            unsubscribe_reason: string | null;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        ContactList: {
+            data: components["schemas"]["Contact"][];
+            has_more: boolean;
+            next_cursor?: string;
+        };
+        /** @description Label(s) under the domain, such as `bounces` or `mail.track`: letters, digits and hyphens. */
+        Subdomain: string;
+        DomainCreate: {
+            /** @description The domain, such as example.com or an IDN such as bücher.example. */
+            name: string;
+            /** @description A label for where the domain's mail is sent from. */
+            region?: string;
+            /** @description Subdomain used as the envelope sender (MAIL FROM), where bounces go. */
+            return_path?: components["schemas"]["Subdomain"];
+            /** @description Subdomain serving open and click tracking links. */
+            tracking_subdomain?: components["schemas"]["Subdomain"];
+            open_tracking?: boolean;
+            click_tracking?: boolean;
+            /** @description Whether Mailroom receives the domain's mail (adds an MX record for the domain). */
+            inbound_enabled?: boolean;
+        };
+        DomainUpdate: {
+            open_tracking?: boolean;
+            click_tracking?: boolean;
+            tracking_subdomain?: components["schemas"]["Subdomain"];
+            inbound_enabled?: boolean;
+        };
+        DomainRecord: {
+            /**
+             * @description What the record is for.
+             * @enum {string}
+             */
+            record: "DKIM" | "DKIM_ED25519" | "SPF" | "MX_BOUNCE" | "MX_INBOUND" | "DMARC" | "TRACKING";
+            /** @enum {string} */
+            type: "TXT" | "MX" | "CNAME";
+            /** @description The full name to publish the record at (no trailing dot). */
+            name: string;
+            value: string;
+            /** @description MX preference; MX records only. */
+            priority?: number;
+            /** @constant */
+            ttl: "Auto";
+            /** @description Whether the domain needs it to be active. */
+            required: boolean;
+            /** @enum {string} */
+            status: "pending" | "verified" | "failed";
+            /** @description Why the record is failed, or that the last look-up met a temporary DNS error. */
+            detail?: string;
+            /**
+             * @description DKIM records: the key is waiting for its record (pending), signs mail (active), or was replaced by a rotation (retiring).
+             * @enum {string}
+             */
+            key_state?: "pending" | "active" | "retiring";
+            /**
+             * Format: date-time
+             * @description Retiring DKIM records: when the record may be deleted from DNS.
+             */
+            removable_after?: string;
+        };
+        Domain: {
+            id: string;
+            /** @constant */
+            object: "domain";
+            /** @description The normalised name (punycode for IDNs). */
+            name: string;
+            /** @enum {string} */
+            status: "unverified" | "verifying" | "active";
+            /** @description While not active after a check: which required records do not match, or why checks stopped. */
+            status_reason: string | null;
+            region: string;
+            return_path: string;
+            open_tracking: boolean;
+            click_tracking: boolean;
+            tracking_subdomain: string;
+            inbound_enabled: boolean;
+            records: components["schemas"]["DomainRecord"][];
+            last_checked_at: components["schemas"]["NullableTimestamp"];
+            created_at: components["schemas"]["Timestamp"];
+        };
+        DomainList: {
+            data: components["schemas"]["Domain"][];
+            has_more: boolean;
+            next_cursor?: string;
+        };
+        /** @enum {string} */
+        EmailStatus: "pending" | "scheduled" | "sent" | "delivered" | "failed" | "cancelled";
+        /** @description One address or an array of addresses; each entry one mailbox, optionally with a display name. */
+        EmailAddressField: string | string[];
+        /** @description Exactly one of `content` (base64, with `filename`) and `attachment_id`. */
+        EmailAttachmentInput: {
+            /** @description The file in base64. */
+            content?: string;
+            /** @description An upload from POST /attachments, within its 24 hours. */
+            attachment_id?: string;
+            /** @description Required with content; overrides the upload's name otherwise. */
+            filename?: string;
+            /** @description Default: from the file name, else application/octet-stream. */
+            content_type?: string;
+            /** @description Makes the part inline, for <img src="cid:...">. */
+            content_id?: string;
+        };
+        EmailCreate: {
+            from: string;
+            to: components["schemas"]["EmailAddressField"];
+            cc?: components["schemas"]["EmailAddressField"];
+            bcc?: components["schemas"]["EmailAddressField"];
+            reply_to?: components["schemas"]["EmailAddressField"];
+            subject: string;
+            html?: string;
+            text?: string;
+            headers?: {
+                [key: string]: string;
+            };
+            tags?: string[];
+            attachments?: components["schemas"]["EmailAttachmentInput"][];
+            scheduled_at?: string;
+            /** @description Adds Mailroom's own unsubscribe link for the recipient: List-Unsubscribe with a signed MAILROOM_PUBLIC_URL/u/… address and, when that address is https, List-Unsubscribe-Post for RFC 8058 one-click. Following it unsubscribes the address's contact and adds a workspace-wide suppression. Needs exactly one recipient (the link names the address) and no List-Unsubscribe in headers (422). */
+            unsubscribe?: boolean;
+        };
+        EmailUpdate: {
+            scheduled_at: string;
+        };
+        EmailBatchCreate: {
+            emails: components["schemas"]["EmailCreate"][];
+        };
+        EmailBatchResult: {
+            /** @constant */
+            object: "batch";
+            data: {
+                index: number;
+                id?: string;
+                error?: {
+                    code: string;
+                    message: string;
+                    param?: string;
+                };
+            }[];
+        };
+        SpamCheckResult: {
+            /** @constant */
+            object: "spam_check";
+            /** @description The sum of the points of the rules that fired. */
+            score: number;
+            /** @description The score from which a message reads as spam. */
+            threshold: number;
+            spam: boolean;
+            rules: {
+                rule: string;
+                score: number;
+                description: string;
+            }[];
+            suggestions: string[];
+        };
+        EmailCancel: {
+            id: string;
+            /** @constant */
+            object: "email_cancel";
+            cancelled: boolean;
+            status: components["schemas"]["EmailStatus"];
+        };
+        EmailSummary: {
+            id: string;
+            /** @constant */
+            object: "email";
+            from: string;
+            to: string[];
+            cc: string[];
+            bcc: string[];
+            reply_to: string[];
+            subject: string;
+            tags: string[];
+            status: components["schemas"]["EmailStatus"];
+            /**
+             * @description The mode of the key that sent it; test emails only reach the sink.
+             * @enum {string}
+             */
+            mode: "live" | "test";
+            /** @description The sending domain; null for a test email from a domain the workspace does not have. */
+            domain_id: string | null;
+            /** @description The Message-ID header, on the sending domain: <id@domain>. */
+            message_id: string;
+            scheduled_at: components["schemas"]["NullableTimestamp"];
+            /** @description When it was handed to delivery. */
+            sent_at: components["schemas"]["NullableTimestamp"];
+            /** @description The email this one is a resend of. */
+            resent_from: string | null;
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        EmailListItem: components["schemas"]["EmailSummary"];
+        Email: {
+            html: string | null;
+            text: string | null;
+            headers: {
+                [key: string]: string;
+            };
+            attachments: {
+                filename: string;
+                content_type: string;
+                size: number;
+                content_id: string | null;
+            }[];
+            recipients: {
+                email: string;
+                /** @enum {string} */
+                type: "to" | "cc" | "bcc";
+                /**
+                 * @description queued and deferred (a temporary failure, retried) are open; the others are final but for one case: a bounce report (DSN) received after the remote server accepted the message turns delivered into bounced, with the report's code and diagnostic; the email's own status keeps what the SMTP transaction made it.
+                 * @enum {string}
+                 */
+                status: "queued" | "deferred" | "delivered" | "bounced" | "suppressed" | "failed" | "cancelled";
+                /** @description The reply code of the last attempt. */
+                smtp_code: number | null;
+                /** @description The last reply, or why the recipient was not sent to. */
+                detail: string | null;
+                updated_at: components["schemas"]["Timestamp"];
+            }[];
+        } & components["schemas"]["EmailSummary"];
+        EmailList: {
+            data: components["schemas"]["EmailListItem"][];
+            has_more: boolean;
+            next_cursor?: string;
+        };
+        /** @enum {string} */
+        EmailEventType: "email.scheduled" | "email.queued" | "email.sent" | "email.delivered" | "email.delayed" | "email.bounced" | "email.complained" | "email.opened" | "email.clicked" | "email.replied" | "email.failed" | "email.cancelled";
+        EmailEvent: {
+            id: string;
+            /** @constant */
+            object: "event";
+            type: components["schemas"]["EmailEventType"];
+            email_id: string;
+            created_at: components["schemas"]["Timestamp"];
+            data: Record<string, never>;
+        } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown);
+        EmailEventList: {
+            data: components["schemas"]["EmailEvent"][];
+            has_more: boolean;
+            next_cursor?: string;
+        };
+        ScheduledEventData: {
+            from: string;
+            to: string[];
+            subject: string;
+            scheduled_at: components["schemas"]["Timestamp"];
+        };
+        QueuedEventData: {
+            from: string;
+            to: string[];
+            subject: string;
+            /** @description When the send delay ends. */
+            send_at: components["schemas"]["Timestamp"];
+        };
+        SentEventData: {
+            from: string;
+            to: string[];
+            subject: string;
+        };
+        CancelledEventData: {
+            from: string;
+            to: string[];
+            subject: string;
+            /** @enum {string} */
+            previous_status: "pending" | "scheduled";
+        };
+        DeliveredEventData: {
+            to: string;
+            from: string;
+            subject: string;
+            delivered_at: components["schemas"]["Timestamp"];
+            smtp_code: number;
+            mx_host: string;
+        };
+        DelayedEventData: {
+            to: string;
+            from: string;
+            subject: string;
+            /** @description Attempts made so far. */
+            attempt: number;
+            next_attempt_at: components["schemas"]["Timestamp"];
+            smtp_code: number | null;
+            /** @description The server's reply, or what failed when there was none. */
+            reason: string;
+        };
+        BouncedEventData: {
+            to: string;
+            from: string;
+            subject: string;
+            /**
+             * @description hard: the address is bad (it is suppressed); soft: the message, the sender or a passing condition; undetermined: the reply says too little.
+             * @enum {string}
+             */
+            bounce_type: "hard" | "soft" | "undetermined";
+            /** @enum {string} */
+            bounce_subtype: "no_mailbox" | "no_domain" | "mailbox_full" | "mailbox_disabled" | "message_too_large" | "content_rejected" | "policy_rejected" | "general";
+            smtp_code: number | null;
+            /** @description RFC 3463, e.g. 5.1.1. */
+            enhanced_status_code: string;
+            /** @description The organisation running the MX when known (Google, Microsoft, ...), else unknown. */
+            provider: string;
+            /** @enum {string} */
+            recommended_action: "suppress_recipient" | "retry_later" | "reduce_message_size" | "review_content" | "check_sender_reputation" | "fix_authentication" | "review_bounce";
+            original_error: string;
+        };
+        RepliedEventData: {
+            /** @description The recipient who replied (the reply's From address when it is none of the recipients). */
+            to: string;
+            from: string;
+            subject: string;
+            /** @description The reply's From mailbox. */
+            reply_from: string;
+            reply_subject: string;
+            /** @description The received reply, at GET /inbound/{inbound_id}. */
+            inbound_id: string;
+        };
+        ComplainedEventData: {
+            to: string;
+            from: string;
+            subject: string;
+            /** @description RFC 5965 feedback type, e.g. abuse. */
+            feedback_type: string;
+            /** @description The mailbox provider that sent the report, from the report's From domain or the sending host's name (for example Yahoo, Microsoft), or unknown. */
+            provider?: string;
+        };
+        OpenedEventData: {
+            to: string;
+            ip_address: string;
+            user_agent: string;
+            open_count: number;
+            /** @description The open looks automated (privacy proxy, scanner, prefetch). */
+            machine?: boolean;
+            machine_reason?: string;
+        };
+        ClickedEventData: {
+            to: string;
+            url: string;
+            ip_address: string;
+            user_agent: string;
+            click_count: number;
+            /** @description The click looks automated (a link scanner). */
+            machine?: boolean;
+            machine_reason?: string;
+        };
+        FailedEventData: {
+            to: string;
+            from: string;
+            subject: string;
+            reason: string;
+            /** @description Present when the recipient was suppressed when the email was created. */
+            suppression_reason?: string;
+        };
+        /**
+         * @description An event as in an email's timeline. The events of sent mail are held
+         *     to the EmailEvent schema (type and data); other types (email.received)
+         *     carry their own data object.
+         */
+        Event: {
+            id: string;
+            /** @constant */
+            object: "event";
+            type: string;
+            email_id: string | null;
+            created_at: components["schemas"]["Timestamp"];
+            data: Record<string, never>;
+        };
+        EventList: {
+            data: components["schemas"]["Event"][];
+            has_more: boolean;
+            next_cursor?: string;
+        };
+        InboundEmailSummary: {
+            id: string;
+            /** @constant */
+            object: "inbound_email";
+            /**
+             * @description `received`: stored (the sender had its `250`), not parsed yet, or
+             *     a parsing attempt failed and is retried; the fields taken from
+             *     the message (`from`, `to`, `cc`, `subject`, `message_id`, the
+             *     body, `headers`, `attachments`) are empty and `auth` is null.
+             *     `processed`: parsed and checked. `failed`: given up on, with
+             *     `failure_reason`; the parsed fields stay empty, and the source is
+             *     still served by `GET /inbound/{inbound_id}/raw`.
+             * @enum {string}
+             */
+            status: "received" | "processed" | "failed";
+            /** @description Why processing failed; null unless `status` is `failed`. */
+            failure_reason: string | null;
+            /** @description The receiving domain. */
+            domain_id: string;
+            /** @description The From mailbox, "Name <address>" or the bare address; empty when the message has none. */
+            from: string;
+            to: string[];
+            cc: string[];
+            subject: string;
+            message_id: string | null;
+            /** @description The email sent from this workspace that this message answers: its In-Reply-To (or else References) names that email's Message-ID. The email's timeline then has an `email.replied` event, which also counts as engagement for the replier's contact. A Message-ID that Mailroom did not give, or that belongs to another workspace, links nothing. Null until the message is processed. */
+            in_reply_to_email_id: string | null;
+            envelope: {
+                /** @description The SMTP MAIL FROM; empty for the null sender. */
+                mail_from: string;
+                /** @description The SMTP recipients at this domain. */
+                rcpt_to: string[];
+            };
+            /** @description Bytes of the stored message. */
+            size: number;
+            attachment_count: number;
+            received_at: components["schemas"]["Timestamp"];
+        };
+        InboundEmailListItem: components["schemas"]["InboundEmailSummary"];
+        InboundEmail: {
+            reply_to: string[];
+            text: string | null;
+            html: string | null;
+            headers: {
+                name: string;
+                value: string;
+            }[];
+            attachments: components["schemas"]["InboundAttachment"][];
+            /** @description The SPF, DKIM and DMARC results; null until the message is `processed`. */
+            auth: components["schemas"]["InboundAuthResults"] | null;
+            /** @description Whether the message came over TLS. */
+            tls: boolean;
+        } & components["schemas"]["InboundEmailSummary"];
+        InboundAttachment: {
+            index: number;
+            filename: string | null;
+            content_type: string;
+            /** @description Decoded bytes. */
+            size: number;
+            content_id: string | null;
+            /** @enum {string} */
+            disposition: "attachment" | "inline";
+        };
+        /**
+         * @description An RFC 8601 result.
+         * @enum {string}
+         */
+        InboundAuthResult: "pass" | "fail" | "softfail" | "neutral" | "none" | "temperror" | "permerror" | "policy" | "skipped";
+        InboundAuthResults: {
+            spf: {
+                result: components["schemas"]["InboundAuthResult"];
+                domain: string | null;
+            };
+            /** @description One entry per DKIM-Signature; empty when the message is not signed. */
+            dkim: {
+                result: components["schemas"]["InboundAuthResult"];
+                domain: string;
+                selector: string | null;
+                /** @description Whether the signing domain aligns with the From domain (DMARC, RFC 7489 §3.1). */
+                aligned: boolean;
+            }[];
+            dmarc: {
+                result: components["schemas"]["InboundAuthResult"];
+                /** @description The published policy: none, quarantine or reject. */
+                policy: string | null;
+                domain: string | null;
+            };
+            /** @description The Authentication-Results field value (RFC 8601). */
+            authentication_results: string;
+        };
+        InboundEmailList: {
+            data: components["schemas"]["InboundEmailListItem"][];
+            has_more: boolean;
+            next_cursor?: string;
+        };
+        /** @enum {string} */
+        SuppressionReason: "hard_bounce" | "complaint" | "unsubscribe" | "manual";
+        SuppressionCreate: {
+            email: string;
+        };
+        Suppression: {
+            id: string;
+            /** @constant */
+            object: "suppression";
+            /** @description Normalised: trimmed and lower-cased. */
+            email: string;
+            reason: components["schemas"]["SuppressionReason"];
+            created_at: components["schemas"]["Timestamp"];
+        };
+        SuppressionList: {
+            data: components["schemas"]["Suppression"][];
+            has_more: boolean;
+            next_cursor?: string;
+        };
+        TagCreate: {
+            name: string;
+        };
+        Tag: {
+            id: string;
+            /** @constant */
+            object: "tag";
+            name: string;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        TagList: {
+            data: components["schemas"]["Tag"][];
+            has_more: boolean;
+            next_cursor?: string;
+        };
+        /** @enum {string} */
+        WebhookEventType: "email.scheduled" | "email.queued" | "email.sent" | "email.delivered" | "email.delayed" | "email.bounced" | "email.complained" | "email.failed" | "email.cancelled" | "email.opened" | "email.clicked" | "email.replied" | "email.received";
+        WebhookCreate: {
+            url: string;
+            event_types: components["schemas"]["WebhookEventType"][];
+            description?: string | null;
+            /** @default true */
+            enabled: boolean;
+        };
+        WebhookUpdate: {
+            url?: string;
+            event_types?: components["schemas"]["WebhookEventType"][];
+            description?: string | null;
+            enabled?: boolean;
+        };
+        WebhookFields: {
+            id: string;
+            /** @constant */
+            object: "webhook";
+            url: string;
+            description: string | null;
+            event_types: components["schemas"]["WebhookEventType"][];
+            enabled: boolean;
+            /** @description Why it was disabled: a 410 answer, 5 days of failures, or through the API. */
+            disabled_reason: string | null;
+            disabled_at: components["schemas"]["NullableTimestamp"];
+            /** @description Start of the current run of failed attempts; null when the last attempt succeeded. */
+            failing_since: components["schemas"]["NullableTimestamp"];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        Webhook: components["schemas"]["WebhookFields"];
+        WebhookWithSecret: {
+            /** @description The signing secret, shown on create and rotation only. */
+            secret: string;
+        } & components["schemas"]["WebhookFields"];
+        WebhookList: {
+            data: components["schemas"]["Webhook"][];
+            has_more: boolean;
+            next_cursor?: string;
+        };
+        WebhookAttempt: {
+            attempt: number;
+            attempted_at: components["schemas"]["Timestamp"];
+            succeeded: boolean;
+            /** @description The HTTP status; null when no answer came (refused, timed out, address not allowed). */
+            response_status: number | null;
+            duration_ms: number;
+            /** @description What went wrong; null on success. */
+            error: string | null;
+            /** @description The first 1024 bytes of the answer. */
+            response_body: string | null;
+        };
+        WebhookDelivery: {
+            id: string;
+            /** @constant */
+            object: "webhook_delivery";
+            webhook_id: string;
+            /** @description The webhook-id header sent. */
+            message_id: string;
+            event_id: string | null;
+            event_type: string;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+            test: boolean;
+            attempt_count: number;
+            /** @description When pending: the next attempt (or the end of the one in flight). */
+            next_attempt_at: components["schemas"]["NullableTimestamp"];
+            last_error: string | null;
+            replay_of: string | null;
+            /** @description The JSON body POSTed. */
+            payload: Record<string, never>;
+            /** @description Oldest first. */
+            attempts: components["schemas"]["WebhookAttempt"][];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        WebhookDeliveryList: {
+            data: components["schemas"]["WebhookDelivery"][];
+            has_more: boolean;
+            next_cursor?: string;
+        };
+    };
+    responses: {
+        /** @description Malformed request, bad query parameter or invalid cursor. */
+        BadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Missing or invalid API key. */
+        Unauthorized: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The key lacks the scope for this operation. */
+        Forbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description No such record in this workspace. */
+        NotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Idempotency conflict. */
+        Conflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Validation error or a state that forbids the action. */
+        Unprocessable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Rate limit or send quota exceeded. */
+        TooManyRequests: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description Unexpected failure; the request id identifies it in the log. */
+        InternalError: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+    };
+    parameters: {
+        Limit: number;
+        StartingAfter: string;
+        EndingBefore: string;
+        IdempotencyKey: string;
+        CreatedAfter: string;
+        CreatedBefore: string;
+    };
+    requestBodies: never;
+    headers: never;
+    pathItems: never;
+}
+export type $defs = Record<string, never>;
+export interface operations {
+    getAnalytics: {
+        parameters: {
+            query?: {
+                from?: string;
+                to?: string;
+                granularity?: "hour" | "day";
+                domain_id?: string;
+                tags?: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The counts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Analytics"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: {
+                /** @description Only live or only test keys. */
+                mode?: "live" | "test";
+                limit?: components["parameters"]["Limit"];
+                starting_after?: components["parameters"]["StartingAfter"];
+                ending_before?: components["parameters"]["EndingBefore"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of keys */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyCreate"];
+            };
+        };
+        responses: {
+            /** @description The key with its raw token */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listApiKeyActivity: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                starting_after?: components["parameters"]["StartingAfter"];
+                ending_before?: components["parameters"]["EndingBefore"];
+            };
+            header?: never;
+            path: {
+                key_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of activity */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyActivityList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createAttachment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AttachmentCreate"];
+            };
+        };
+        responses: {
+            /** @description The upload */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Attachment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listContacts: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                starting_after?: components["parameters"]["StartingAfter"];
+                ending_before?: components["parameters"]["EndingBefore"];
+                email?: string;
+                status?: components["schemas"]["ContactStatus"];
+                engagement_tier?: components["schemas"]["EngagementTier"];
+                tag_id?: string;
+                created_after?: components["parameters"]["CreatedAfter"];
+                created_before?: components["parameters"]["CreatedBefore"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of contacts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createContact: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ContactCreate"];
+            };
+        };
+        responses: {
+            /** @description The contact */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Contact"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    bulkUpsertContacts: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ContactBulkRequest"];
+            };
+        };
+        responses: {
+            /** @description The summary */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ContactBulkResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    upsertContactByEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The address, URL-encoded. */
+                email: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ContactUpsert"];
+            };
+        };
+        responses: {
+            /** @description The contact */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Contact"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getContact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                contact_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The contact */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Contact"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteContact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                contact_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateContact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                contact_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ContactUpdate"];
+            };
+        };
+        responses: {
+            /** @description The contact */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Contact"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    unsubscribeContact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                contact_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ContactUnsubscribe"];
+            };
+        };
+        responses: {
+            /** @description The contact */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Contact"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    addContactTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                contact_id: string;
+                tag_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Tagged */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    removeContactTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                contact_id: string;
+                tag_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Untagged */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listDomains: {
+        parameters: {
+            query?: {
+                /** @description Only domains with this verification status. */
+                status?: "unverified" | "verifying" | "active";
+                limit?: components["parameters"]["Limit"];
+                starting_after?: components["parameters"]["StartingAfter"];
+                ending_before?: components["parameters"]["EndingBefore"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of domains */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DomainList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DomainCreate"];
+            };
+        };
+        responses: {
+            /** @description The new domain with its records */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Domain"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                domain_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The domain */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Domain"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                domain_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                domain_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DomainUpdate"];
+            };
+        };
+        responses: {
+            /** @description The updated domain */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Domain"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    verifyDomain: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                domain_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The domain after the check */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Domain"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    rotateDomainDkim: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                domain_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The domain with the pending key's records */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Domain"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listEmails: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                starting_after?: components["parameters"]["StartingAfter"];
+                ending_before?: components["parameters"]["EndingBefore"];
+                status?: components["schemas"]["EmailStatus"];
+                to?: string;
+                from?: string;
+                subject?: string;
+                tags?: string[];
+                created_after?: components["parameters"]["CreatedAfter"];
+                created_before?: components["parameters"]["CreatedBefore"];
+                domain_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of emails */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createEmail: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmailCreate"];
+            };
+        };
+        responses: {
+            /** @description The email */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Email"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    checkEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmailCreate"];
+            };
+        };
+        responses: {
+            /** @description The score */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpamCheckResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createEmailBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmailBatchCreate"];
+            };
+        };
+        responses: {
+            /** @description One result per item */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailBatchResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                email_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The email */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Email"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                email_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmailUpdate"];
+            };
+        };
+        responses: {
+            /** @description The email */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Email"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    cancelEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                email_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The result of the attempt */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailCancel"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    resendEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                email_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new email */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Email"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listEmailEvents: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                starting_after?: components["parameters"]["StartingAfter"];
+                ending_before?: components["parameters"]["EndingBefore"];
+            };
+            header?: never;
+            path: {
+                email_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmailEventList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: {
+                event_type?: "sent" | "delivered" | "bounced" | "opened" | "clicked" | "complained" | "failed" | "delayed";
+                email_id?: string;
+                domain_id?: string;
+                to?: string;
+                from?: string;
+                tags?: string[];
+                created_after?: components["parameters"]["CreatedAfter"];
+                created_before?: components["parameters"]["CreatedBefore"];
+                limit?: components["parameters"]["Limit"];
+                starting_after?: components["parameters"]["StartingAfter"];
+                ending_before?: components["parameters"]["EndingBefore"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of events */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                event_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listInboundEmails: {
+        parameters: {
+            query?: {
+                /** @description Recipient address, partial match. */
+                to?: string;
+                /** @description Sender address, partial match. */
+                from?: string;
+                /** @description The receiving domain. */
+                domain_id?: string;
+                /** @description The replies to one email sent from this workspace. */
+                in_reply_to_email_id?: string;
+                received_after?: string;
+                received_before?: string;
+                limit?: components["parameters"]["Limit"];
+                starting_after?: components["parameters"]["StartingAfter"];
+                ending_before?: components["parameters"]["EndingBefore"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of received messages */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboundEmailList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getInboundEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                inbound_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InboundEmail"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getInboundEmailRaw: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                inbound_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The message (Content-Disposition attachment, `<id>.eml`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "message/rfc822": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getInboundAttachment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                inbound_id: string;
+                /** @description The attachment's `index` in the message's `attachments`. */
+                index: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attachment's bytes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listSuppressions: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                starting_after?: components["parameters"]["StartingAfter"];
+                ending_before?: components["parameters"]["EndingBefore"];
+                reason?: components["schemas"]["SuppressionReason"];
+                email?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of suppressions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SuppressionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createSuppression: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SuppressionCreate"];
+            };
+        };
+        responses: {
+            /** @description The suppression */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Suppression"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteSuppression: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The suppression's id (`sup_…`) or the address, URL-encoded. */
+                suppression: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Lifted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listTags: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                starting_after?: components["parameters"]["StartingAfter"];
+                ending_before?: components["parameters"]["EndingBefore"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of tags */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TagList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createTag: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TagCreate"];
+            };
+        };
+        responses: {
+            /** @description The tag */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Tag"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteTag: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                tag_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: {
+                /** @description Only enabled or only disabled endpoints. */
+                enabled?: boolean;
+                limit?: components["parameters"]["Limit"];
+                starting_after?: components["parameters"]["StartingAfter"];
+                ending_before?: components["parameters"]["EndingBefore"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of endpoints */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookCreate"];
+            };
+        };
+        responses: {
+            /** @description The endpoint with its secret */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookUpdate"];
+            };
+        };
+        responses: {
+            /** @description The endpoint */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint with its new secret */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The test delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                status?: "pending" | "succeeded" | "failed";
+                limit?: components["parameters"]["Limit"];
+                starting_after?: components["parameters"]["StartingAfter"];
+                ending_before?: components["parameters"]["EndingBefore"];
+            };
+            header?: never;
+            path: {
+                webhook_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of deliveries */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                webhook_id: string;
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    replayWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                webhook_id: string;
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new delivery */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+}
