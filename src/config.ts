@@ -52,6 +52,11 @@ export interface Config {
 }
 
 /** Plans a workspace can be on. Self-hosted installs default to a generous one. */
+/** The most emails in one batch send (the spec's limit). */
+export const MAX_BATCH_EMAILS = 100;
+/** A batch send costs one request of the rate allowance per started this many emails: 10 for a full batch, against 100 single sends. */
+export const BATCH_EMAILS_PER_REQUEST = 10;
+
 export const DEFAULT_PLANS: Record<string, Plan> = {
   free: { requestsPerSecond: 2, burst: 10, testRequestsPerSecond: 2, testBurst: 10, dailySendQuota: 100, monthlySendQuota: 3_000 },
   pro: { requestsPerSecond: 50, burst: 100, testRequestsPerSecond: 10, testBurst: 50, dailySendQuota: 50_000, monthlySendQuota: 1_000_000 },
@@ -194,6 +199,7 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Readonl
   if (secret !== null && secret.length < 32) problems.push('MAILROOM_SECRET must be at least 32 characters');
 
   let plans = { ...DEFAULT_PLANS };
+  const fullBatchCost = Math.ceil(MAX_BATCH_EMAILS / BATCH_EMAILS_PER_REQUEST);
   const plansRaw = get('plans');
   if (plansRaw) {
     try {
@@ -202,6 +208,12 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Readonl
         const merged = { ...(plans[name] ?? DEFAULT_PLANS.self_hosted), ...p };
         for (const [k, v] of Object.entries(merged)) {
           if (typeof v !== 'number' || !(v > 0)) problems.push(`MAILROOM_PLANS: ${name}.${k} must be a positive number`);
+        }
+        // A bucket smaller than one full batch would answer every such batch 429 with Retry-After: 1, for ever.
+        for (const k of ['burst', 'testBurst'] as const) {
+          if (merged[k] > 0 && merged[k] < fullBatchCost) {
+            problems.push(`MAILROOM_PLANS: ${name}.${k} is ${merged[k]}, less than the ${fullBatchCost} requests a batch of ${MAX_BATCH_EMAILS} emails costs, so such a batch could never pass`);
+          }
         }
         plans[name] = merged;
       }

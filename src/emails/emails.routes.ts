@@ -1,14 +1,13 @@
 import Router from '@koa/router';
 import { op, type AppState } from '../http/op.js';
 import type { AuthContext } from '../api-keys/index.js';
+import { BATCH_EMAILS_PER_REQUEST } from '../config.js';
 import type { EmailsService, Sender } from './emails.service.js';
 
 // HTTP only: each handler is the operation of the same id in schema/.
 
 /** Room for base64 of the largest email content (25 MiB decoded) and its JSON. */
 const MAX_SEND_BODY_BYTES = 40 * 1024 * 1024;
-/** A batch of up to 100 costs one token per started ten: 10 for a full batch, against 100 for single sends. */
-const BATCH_EMAILS_PER_TOKEN = 10;
 
 const sender = (auth: AuthContext): Sender => ({ workspaceId: auth.workspaceId, plan: auth.plan, mode: auth.mode });
 
@@ -19,7 +18,7 @@ export function emailsRoutes(emails: EmailsService): Router<AppState> {
   r.get('/', op('listEmails', { scope: 'emails:read' }, ({ auth, query, page }) => emails.list(auth.workspaceId, query, page!)));
   r.post('/batch', op('createEmailBatch', {
     scope: 'emails:send', idempotent: true, maxBodyBytes: MAX_SEND_BODY_BYTES,
-    cost: (body) => Math.max(1, Math.ceil((Array.isArray(body?.emails) ? body.emails.length : 1) / BATCH_EMAILS_PER_TOKEN)),
+    cost: (body) => Math.max(1, Math.ceil((Array.isArray(body?.emails) ? body.emails.length : 1) / BATCH_EMAILS_PER_REQUEST)),
   }, ({ auth, body }) => emails.batch(sender(auth), body.emails)));
   r.post('/check', op('checkEmail', { scope: 'emails:send', maxBodyBytes: MAX_SEND_BODY_BYTES }, ({ auth, body }) =>
     emails.check(sender(auth), body)));

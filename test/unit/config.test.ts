@@ -35,6 +35,13 @@ describe('configuration', () => {
     expect(() => loadConfig({ MAILROOM_PLANS: '{"bad":{"burst":-1}}' })).toThrow(/bad.burst/);
   });
 
+  it('refuses a plan whose bucket is smaller than one full batch, which could then never pass', () => {
+    expect(() => loadConfig({ MAILROOM_PLANS: '{"trickle":{"burst":5}}' }))
+      .toThrow(/trickle\.burst is 5, less than the 10 requests a batch of 100 emails costs/);
+    expect(() => loadConfig({ MAILROOM_PLANS: '{"trickle":{"testBurst":9}}' })).toThrow(/trickle\.testBurst is 9/);
+    expect(loadConfig({ MAILROOM_PLANS: '{"small":{"burst":10,"testBurst":10,"requestsPerSecond":1}}' }).plans.small.burst).toBe(10);
+  });
+
   it('masks secrets when described', () => {
     const c = loadConfig({ MAILROOM_SECRET: 'x'.repeat(32), MAILROOM_DELIVERY: 'relay', MAILROOM_RELAY_URL: 'smtps://me:pw@relay.test' });
     const shown = Object.fromEntries(describeConfig(c).map((e) => [e.env, e.value]));
