@@ -12,6 +12,7 @@ import * as m0010 from './0010_search_tags.js';
 import * as m0011 from './0011_inbound_sources.js';
 import * as m0012 from './0012_email_contents.js';
 import * as m0013 from './0013_task_lease_owner.js';
+import * as m0014 from './0014_templates.js';
 
 // Migrations are listed here rather than read from disk, so they run the same
 // from src/ under tsx and from dist/. Names sort in the order they apply.
@@ -29,4 +30,5 @@ export const migrations: Record<string, Migration> = {
   '0011_inbound_sources': m0011,
   '0012_email_contents': m0012,
   '0013_task_lease_owner': m0013,
+  '0014_templates': m0014,
 };
