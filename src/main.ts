@@ -129,6 +129,7 @@ export async function openServices(config: Config, clock: Clock = systemClock, l
     templates,
     emails: emailsService({
       unsubscribeHeaders: (ws, address) => unsubscribe.unsubscribeHeaders(ws, address),
+      unsubscribeUrl: (ws, address) => unsubscribe.url(ws, address), templates,
       store, clock, senders: domains.senders(), suppressions, attachments, plan: (name) => workspaces.plan(name),
       sendDelaySeconds: config.sendDelaySeconds, deliveryLifetimeMs: DEFAULT_MAX_LIFETIME_MS,
     }),
