@@ -174,12 +174,17 @@ export function renderSource(compiled: CompiledSource, data: Record<string, unkn
 }
 
 // Links as "text [url]" (html-to-text's default, the href left out when it is
-// the text), images left out, lines wrapped at 78 (RFC 5322 §2.1.1).
+// the text), images and hidden elements (a preheader) left out, the cells of
+// layout tables one to a line, lines wrapped at 78 (RFC 5322 §2.1.1).
+const ONE_LINE = { leadingLineBreaks: 1, trailingLineBreaks: 1 };
 const toPlainText = compileHtmlToText({
   wordwrap: 78,
   selectors: [
     { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
     { selector: 'img', format: 'skip' },
+    { selector: '[style*="display:none"]', format: 'skip' },
+    { selector: '[style*="display: none"]', format: 'skip' },
+    ...['table', 'tr', 'td', 'th'].map((selector) => ({ selector, format: 'block', options: ONE_LINE })),
   ],
 });
 

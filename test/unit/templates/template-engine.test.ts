@@ -116,6 +116,12 @@ describe('htmlToPlainText', () => {
     expect(text).not.toContain('pixel');
     expect(Math.max(...text.split('\n').map((l) => l.length))).toBeLessThanOrEqual(78);
   });
+
+  it('puts the cells of layout tables one to a line and leaves hidden preheaders out', () => {
+    const text = htmlToPlainText(`<div style="display:none;max-height:0">Preheader</div><div style="display: none">Also hidden</div>
+      <table><tr><td>Item 1</td><td>$7.00</td></tr><tr><td>Total</td><td>$7.00</td></tr></table>`);
+    expect(text).toBe('Item 1\n$7.00\nTotal\n$7.00');
+  });
 });
 
 describe('CompiledCache', () => {
