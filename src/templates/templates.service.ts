@@ -9,8 +9,8 @@ import {
 } from './template-engine.js';
 import { bindValues, checkDeclarations, undeclaredUses, type DeclarationInput, type Problem, type VariableDeclaration } from './variables.js';
 import {
-  deleteTemplate, findTemplateHead, findVersion, findVersionRow, getTemplate, insertTemplate, insertVersion, listTemplates,
-  listVersions, markPublished, updateTemplate, aliasOwner,
+  aliasOwner, deleteTemplate, findTemplateHead, findVersion, findVersionRow, getTemplate, insertTemplate, insertVersion,
+  listTemplates, listVersions, markPublished, updateTemplate,
   type Template, type TemplateHead, type TemplateSummary, type TemplateVersion, type TemplateVersionSummary, type VersionRow,
 } from './templates.repo.js';
 
@@ -202,6 +202,7 @@ function contactData(c: ContactFacts | undefined): Record<string, string> {
 export function templatesService(deps: TemplatesDeps): TemplatesService {
   const { store, clock } = deps;
   const cache = new CompiledCache<Prepared>(CACHE_ENTRIES, CACHE_SOURCE_CHARS);
+  const compiling = new Map<string, Promise<Prepared | undefined>>();
 
   async function head(db: Store['db'] | Tx, ws: string, ref: string): Promise<TemplateHead> {
     const found = await findTemplateHead(db, ws, ref);
@@ -216,12 +217,26 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
     }
   }
 
-  /** The compiled form of a version, from the cache or compiled now. */
-  async function prepared(templateId: string, version: number): Promise<Prepared> {
+  /**
+   * The compiled form of a version, from the cache or compiled now (once,
+   * however many sends of a batch ask at the same time); undefined when the
+   * template was deleted since its head was read.
+   */
+  function prepared(templateId: string, version: number): Promise<Prepared | undefined> {
     const key = `${templateId}@${version}`;
     const hit = cache.get(key);
-    if (hit) return hit;
-    const row = (await findVersionRow(store.db, templateId, version))!;
+    if (hit) return Promise.resolve(hit);
+    let pending = compiling.get(key);
+    if (!pending) {
+      pending = compile(key, templateId, version).finally(() => compiling.delete(key));
+      compiling.set(key, pending);
+    }
+    return pending;
+  }
+
+  async function compile(key: string, templateId: string, version: number): Promise<Prepared | undefined> {
+    const row = await findVersionRow(store.db, templateId, version);
+    if (!row) return undefined;
     const parsed = compileSource({ subject: row.subject, html: row.html, text: row.text_body });
     // Versions were checked when saved; one that no longer parses is a fault of Mailroom's, not of the request.
     if (!parsed.ok) throw new Error(`template ${templateId} version ${version} no longer compiles: ${parsed.problems[0].message}`);
@@ -382,6 +397,7 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
         throw new AppError('validation_error', `Template ${t.id} has versions 1 to ${t.latestVersion}; there is no version ${n}.`, { param: 'version' });
       }
       const p = await prepared(t.id, n);
+      if (!p) throw new AppError('not_found', `No template with id or alias '${ref}'.`);
       const data = { contact: {}, unsubscribe_url: '', ...bind(p.declarations, body.variables ?? {}, 'variables', true) };
       return { object: 'template_render', ...render(p.compiled, data, (part) => part) };
     },
@@ -403,7 +419,8 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
         const ref = s.template.id;
         if (!heads.has(ref)) heads.set(ref, findTemplateHead(store.db, ws, ref));
         const t = await heads.get(ref)!;
-        if (!t) return new AppError('validation_error', `No template with id or alias '${ref}' in this workspace.`, { param: 'template.id' });
+        const unknown = () => new AppError('validation_error', `No template with id or alias '${ref}' in this workspace.`, { param: 'template.id' });
+        if (!t) return unknown();
         const n = s.template.version ?? t.publishedVersion;
         if (n === null) {
           return new AppError('template_not_published', `Template ${t.id} has no published version; publish one, or name a version.`, { param: 'template.id' });
@@ -411,7 +428,8 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
         if (n > t.latestVersion) {
           return new AppError('validation_error', `Template ${t.id} has versions 1 to ${t.latestVersion}; there is no version ${n}.`, { param: 'template.version' });
         }
-        return { head: t, version: n, prepared: await prepared(t.id, n) };
+        const p = await prepared(t.id, n);
+        return p ? { head: t, version: n, prepared: p } : unknown();
       }));
       // Contacts only for the sends whose template reads `contact`: one query for all of them.
       const wanted = sends.flatMap((s, i) => {
