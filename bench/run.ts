@@ -7,6 +7,7 @@ import { BATCH_SIZE, benchAcceptedSends, benchBatchSends, rawSqliteInserts } fro
 import { benchInbound } from './inbound.bench.js';
 import { benchDelivery } from './delivery.bench.js';
 import { benchEmailSearch } from './emails-search.bench.js';
+import { runTemplateBenches } from './templates.bench.js';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const cores = cpus().length;
@@ -43,6 +44,8 @@ console.log(`${batch.name}
   ceiling: ${fmt(batch.ceiling_rps)} req/s (${fmt(batch.ceiling_rps * BATCH_SIZE)} emails/s), p99 ${fmt(batch.ceiling_p99_ms, 1)} ms, ${fmt((batch.ceiling_cpu_ms / BATCH_SIZE) * 1000, 1)} µs CPU an email
   mailroom: ${fmt(batch.rps)} req/s, ${fmt(batch.rps * BATCH_SIZE)} emails/s accepted, p99 ${fmt(batch.p99_ms, 1)} ms, ${fmt((batch.cpu_ms / BATCH_SIZE) * 1000, 1)} µs CPU an email${written(batch.written_bytes / BATCH_SIZE, 'an email')}
   ratio: ${fmt(batch.ratio * 100, 1)}% of the ceiling; ${fmt((batch.rps * BATCH_SIZE / raw.grouped) * 100, 1)}% of the grouped storage ceiling\n`);
+
+await runTemplateBenches(rounds);
 
 const inbound = await benchInbound(rounds);
 console.log(`inbound SMTP: smtp-source, ${inbound.options.sessions} sessions reusing connections, ${inbound.options.messages} messages of ${inbound.options.bytes} bytes

@@ -60,7 +60,7 @@ function startJsonPost(answer: (parsed: { subject: string }, text: string) => Pr
  * Mailroom ready to take sends from bench.example with a live key; the send
  * delay keeps the delivery worker out of a measurement of acceptance.
  */
-async function startBenchSender() {
+export async function startBenchSender() {
   const mailroom = await startBenchMailroom({ MAILROOM_SEND_DELAY: '3600' });
   const { services } = mailroom;
   const ws = await services.workspaces.ensureDefault();

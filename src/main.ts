@@ -34,6 +34,7 @@ import { eventsRoutes, eventsService, type EventsService } from './events/index.
 import { createDispatcher, resolverLookup, webhooksRoutes, webhooksService, type Dispatcher, type WebhooksService } from './webhooks/index.js';
 import { analyticsRoutes, analyticsService, type AnalyticsService } from './analytics/index.js';
 import { dashboardRoutes } from './dashboard/index.js';
+import { templatesRoutes, templatesService, type TemplatesService } from './templates/index.js';
 
 // The composition root: config -> store -> services -> HTTP (and, as they
 // land, SMTP listeners and engines). Nothing else constructs singletons.
@@ -50,6 +51,7 @@ export interface Services {
   /** Signed unsubscribe URLs and the RFC 8058 headers senders add. */
   unsubscribe: UnsubscribeLinks;
   attachments: AttachmentsService;
+  templates: TemplatesService;
   emails: EmailsService;
   events: EventsService;
   webhooks: WebhooksService;
@@ -97,6 +99,8 @@ export async function openServices(config: Config, clock: Clock = systemClock, l
   const workspaces = workspacesService({ store, clock, plans: config.plans, defaultPlan: config.defaultPlan });
   const attachments = attachmentsService({ store, clock });
   const events = eventsService({ store });
+  const contacts = contactsService({ store, clock, tags, suppressions });
+  const templates = templatesService({ store, clock, contacts: (ws, emails) => contacts.findByEmails(ws, emails) });
   // Webhook hosts resolve through MAILROOM_DNS_SERVERS when set, else as the system does (hosts file included).
   const webhookResolver = new dnsPromises.Resolver({ timeout: 5_000, tries: 2 });
   if (config.dnsServers.length > 0) webhookResolver.setServers(config.dnsServers);
@@ -119,11 +123,13 @@ export async function openServices(config: Config, clock: Clock = systemClock, l
     domains,
     tags,
     suppressions,
-    contacts: contactsService({ store, clock, tags, suppressions }),
+    contacts,
     unsubscribe,
     attachments,
+    templates,
     emails: emailsService({
       unsubscribeHeaders: (ws, address) => unsubscribe.unsubscribeHeaders(ws, address),
+      unsubscribeUrl: (ws, address) => unsubscribe.url(ws, address), templates,
       store, clock, senders: domains.senders(), suppressions, attachments, plan: (name) => workspaces.plan(name),
       sendDelaySeconds: config.sendDelaySeconds, deliveryLifetimeMs: DEFAULT_MAX_LIFETIME_MS,
     }),
@@ -185,6 +191,7 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
   const routers = [apiKeysRoutes(services.apiKeys), domainsRoutes(services.domains),
     tagsRoutes(services.tags), contactsRoutes(services.contacts), suppressionsRoutes(services.suppressions),
     unsubscribeRoutes(services.unsubscribe, services.contacts), emailsRoutes(services.emails), attachmentsRoutes(services.attachments),
+    templatesRoutes(services.templates),
     eventsRoutes(services.events), webhooksRoutes(services.webhooks), analyticsRoutes(services.analytics),
     inboundRoutes(services.inbound), trackingRoutes(services.tracking), dashboardRoutes()];
   const app = createApp(httpDeps, routers);

@@ -9,7 +9,7 @@ import { cleanTagName, tagKey, MAX_TAG_NAME_LENGTH, type TagsService } from '../
 import { isValidAddress, normaliseAddress } from './email-address.js';
 import {
   addTag, findContact, findLiveByEmails, insertContacts, listContacts, removeTag, replaceTags, setContactNames,
-  softDeleteContact, touchContacts, unsubscribeByEmail, type Contact,
+  softDeleteContact, touchContacts, unsubscribeByEmail, type Contact, type ContactRef,
 } from './contacts.repo.js';
 import { foldEventBatch, factsFor, maxContactPos, recordAddressEvent, retierContactRange } from './engagement.repo.js';
 import { ENGAGEMENT_EVENT_TYPES, SEND_EVENT_TYPES, engagementTier } from './engagement.js';
@@ -68,6 +68,8 @@ export interface ContactsService {
   bulk(workspaceId: string, items: unknown[]): Promise<BulkResult>;
   upsertByEmail(workspaceId: string, email: string, changes: ContactChanges): Promise<Contact>;
   get(workspaceId: string, id: string): Promise<Contact>;
+  /** The live contacts among these addresses, keyed by normalised address (templates fill `contact` from them). */
+  findByEmails(workspaceId: string, emails: string[]): Promise<Map<string, ContactRef>>;
   update(workspaceId: string, id: string, changes: ContactChanges): Promise<Contact>;
   remove(workspaceId: string, id: string): Promise<void>;
   unsubscribe(workspaceId: string, id: string, reason?: string): Promise<Contact>;
@@ -278,6 +280,8 @@ export function contactsService(deps: {
       if (!contact) throw notFound('contact', id);
       return contact;
     },
+
+    findByEmails: (ws, emails) => findLiveByEmails(store.db, ws, emails.map(normaliseAddress)),
 
     async update(ws, id, changes) {
       const name = checkName(changes.name, 'name');

@@ -3,4 +3,4 @@ export { cleanByEmail as cleanContactsWithAddress } from './contacts.repo.js';
 export { contactsService, type ContactsService } from './contacts.service.js';
 export { contactsRoutes } from './contacts.routes.js';
 export { engagementTier, ENGAGEMENT_TIERS } from './engagement.js';
-export type { Contact } from './contacts.repo.js';
+export type { Contact, ContactRef } from './contacts.repo.js';

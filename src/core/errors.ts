@@ -22,6 +22,10 @@ export type ErrorCode =
   | 'domain_in_use'
   | 'last_active_domain'
   | 'dkim_rotation_in_progress'
+  | 'template_invalid'
+  | 'template_variables_invalid'
+  | 'template_render_failed'
+  | 'template_not_published'
   | 'rate_limit_exceeded'
   | 'daily_quota_exceeded'
   | 'monthly_quota_exceeded'
@@ -47,6 +51,10 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   domain_in_use: 422,
   last_active_domain: 422,
   dkim_rotation_in_progress: 422,
+  template_invalid: 422,
+  template_variables_invalid: 422,
+  template_render_failed: 422,
+  template_not_published: 422,
   rate_limit_exceeded: 429,
   daily_quota_exceeded: 429,
   monthly_quota_exceeded: 429,

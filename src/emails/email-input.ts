@@ -24,21 +24,26 @@ export interface AttachmentBody {
   content_id?: string;
 }
 
+/** The payload as the schema lets it through: `from` and `subject` may come from a template instead. */
 export interface EmailCreateBody {
-  from: string;
+  from?: string;
   to: string | string[];
   cc?: string | string[];
   bcc?: string | string[];
   reply_to?: string | string[];
-  subject: string;
+  subject?: string;
   html?: string;
   text?: string;
+  template?: { id: string; version?: number; variables?: Record<string, unknown> };
   headers?: Record<string, string>;
   tags?: string[];
   attachments?: AttachmentBody[];
   scheduled_at?: string;
   unsubscribe?: boolean;
 }
+
+/** A payload with its content in place: given as is, or rendered from its template. */
+export type ContentBody = Omit<EmailCreateBody, 'template'> & { from: string; subject: string };
 
 export type RecipientKind = 'to' | 'cc' | 'bcc';
 
@@ -77,6 +82,8 @@ export interface EmailDraft {
   scheduledAt?: number;
   /** Decoded bytes of html, text and inline attachments (uploads are added when fetched). */
   contentBytes: number;
+  /** The template version the content was rendered from. */
+  template?: { id: string; version: number };
 }
 
 // Structural fields the message builder writes itself; a custom header may not
@@ -199,7 +206,7 @@ function attachmentsOf(list: AttachmentBody[]): DraftAttachment[] {
 }
 
 /** Checks and normalises a creation payload; throws 422 naming the field at fault. */
-export function normaliseEmail(body: EmailCreateBody, now: number): EmailDraft {
+export function normaliseEmail(body: ContentBody, now: number): EmailDraft {
   const fromParsed = parseMailbox(body.from);
   if (!fromParsed.ok) throw invalid('from', `'from' ${fromParsed.reason}.`);
   const fromDomain = mailDomain(fromParsed.mailbox.email)!;

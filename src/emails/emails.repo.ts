@@ -43,6 +43,9 @@ export interface EmailSummary {
   scheduled_at: string | null;
   sent_at: string | null;
   resent_from: string | null;
+  /** The template the content was rendered from, and its version; null when the content was given. */
+  template_id: string | null;
+  template_version: number | null;
   created_at: string;
   updated_at: string;
 }
@@ -75,6 +78,8 @@ interface EmailFields {
   status: EmailStatus;
   scheduledAt: number | null;
   messageId: string;
+  templateId: string | null;
+  templateVersion: number | null;
 }
 
 /** An email as the service reasons about it: times in ms, JSON parsed. */
@@ -116,11 +121,12 @@ export interface EmailFilter {
   createdAfter?: number;
   createdBefore?: number;
   domainId?: string;
+  templateId?: string;
 }
 
 const SUMMARY_COLUMNS = [
   'pos', 'id', 'domain_id', 'mode', 'from_address', 'to_list', 'cc_list', 'bcc_list', 'reply_to_list', 'subject', 'tags',
-  'status', 'scheduled_at', 'sent_at', 'message_id', 'resent_from', 'created_at', 'updated_at',
+  'status', 'scheduled_at', 'sent_at', 'message_id', 'resent_from', 'template_id', 'template_version', 'created_at', 'updated_at',
 ] as const;
 
 type SummaryRow = Pick<Selectable<EmailsTable>, (typeof SUMMARY_COLUMNS)[number]>;
@@ -132,7 +138,8 @@ const toSummary = (r: SummaryRow): EmailSummary => ({
   id: r.id, object: 'email', from: r.from_address, to: json(r.to_list), cc: json(r.cc_list), bcc: json(r.bcc_list),
   reply_to: json(r.reply_to_list), subject: r.subject, tags: json(r.tags), status: r.status, mode: r.mode,
   domain_id: r.domain_id, message_id: r.message_id, scheduled_at: toIsoOrNull(r.scheduled_at), sent_at: toIsoOrNull(r.sent_at),
-  resent_from: r.resent_from, created_at: toIso(r.created_at), updated_at: toIso(r.updated_at),
+  resent_from: r.resent_from, template_id: r.template_id, template_version: r.template_version,
+  created_at: toIso(r.created_at), updated_at: toIso(r.updated_at),
 });
 
 const toRecipientView = (r: Selectable<EmailRecipientsTable>): RecipientView => ({
@@ -153,7 +160,7 @@ const toStored = (r: FullRow): StoredEmail => ({
   fromDomain: r.from_domain, to: json(r.to_list), cc: json(r.cc_list), bcc: json(r.bcc_list), replyTo: json(r.reply_to_list),
   subject: r.subject, html: r.html, text: r.text_body, headers: json(r.headers), tags: json(r.tags),
   attachments: json(r.attachments), status: r.status, scheduledAt: r.scheduled_at, sentAt: r.sent_at,
-  messageId: r.message_id, createdAt: r.created_at,
+  messageId: r.message_id, templateId: r.template_id, templateVersion: r.template_version, createdAt: r.created_at,
 });
 
 /** Lower-cased text of the searchable fields: recipients' addresses, the from field, the subject. */
@@ -177,7 +184,7 @@ export async function insertEmail(tx: Tx, e: NewEmail): Promise<Email> {
     reply_to_list: JSON.stringify(e.replyTo), subject: e.subject, tags: JSON.stringify(e.tags),
     attachments: JSON.stringify(attachments),
     status: e.status, scheduled_at: e.scheduledAt, sent_at: null, message_id: e.messageId, resent_from: e.resentFrom,
-    ...search, created_at: e.now, updated_at: e.now,
+    template_id: e.templateId, template_version: e.templateVersion, ...search, created_at: e.now, updated_at: e.now,
   };
   const columns = Object.keys(row) as Array<keyof typeof row>;
   const inserted = await runShaped(tx, 'insert email returning pos', columns.map((c) => row[c]),
@@ -204,7 +211,8 @@ export async function insertEmail(tx: Tx, e: NewEmail): Promise<Email> {
   return {
     id: e.id, object: 'email', from: e.from, to: e.to, cc: e.cc, bcc: e.bcc, reply_to: e.replyTo, subject: e.subject, tags: e.tags,
     status: e.status, mode: e.mode, domain_id: e.domainId, message_id: e.messageId, scheduled_at: toIsoOrNull(e.scheduledAt),
-    sent_at: null, resent_from: e.resentFrom, created_at: at, updated_at: at, html: e.html, text: e.text, headers: e.headers,
+    sent_at: null, resent_from: e.resentFrom, template_id: e.templateId, template_version: e.templateVersion,
+    created_at: at, updated_at: at, html: e.html, text: e.text, headers: e.headers,
     attachments, recipients: e.recipients.map((r) => ({ email: r.email, type: r.kind, status: r.status, smtp_code: null, detail: r.detail, updated_at: at })),
   };
 }
@@ -243,6 +251,7 @@ export async function listEmails(db: Db, ws: string, f: EmailFilter, page: PageQ
     sql<boolean>`${col('workspace_id')} = ${ws}`,
     ...(f.status !== undefined ? [sql<boolean>`${col('status')} = ${f.status}`] : []),
     ...(f.domainId !== undefined ? [sql<boolean>`${col('domain_id')} = ${f.domainId}`] : []),
+    ...(f.templateId !== undefined ? [sql<boolean>`${col('template_id')} = ${f.templateId}`] : []),
     ...(f.createdAfter !== undefined ? [sql<boolean>`${col('created_at')} > ${f.createdAfter}`] : []),
     ...(f.createdBefore !== undefined ? [sql<boolean>`${col('created_at')} < ${f.createdBefore}`] : []),
     ...(f.tags?.length ? [sql<boolean>`${col('pos')} IN (SELECT email_pos FROM email_tags WHERE workspace_id = ${ws} AND tag IN (${sql.join(f.tags)}))`] : []),

@@ -11,12 +11,13 @@ import { enqueue, dequeueEmail } from '../delivery/queue.repo.js';
 import { appendEvents, listEventsForEmail, type EmailEvent, type NewEvent } from '../events/events.repo.js';
 import { addressKey } from './addresses.js';
 import { checkScheduleTime, MAX_CONTENT_BYTES, normaliseEmail, type EmailCreateBody, type EmailDraft } from './email-input.js';
+import { expandTemplates, type Expanded } from './by-template.js';
 import {
   cancelOpenRecipients, dueScheduledEmails, findStoredEmail, getEmail, insertEmail, listEmails, listRecipients,
   loadAttachmentParts, nextScheduledAt, transitionEmail, type AttachmentPart, type DueEmail, type Email, type EmailFilter, type EmailSummary, type NewEmail,
   type StoredEmail,
 } from './emails.repo.js';
-import type { SenderDomain, SendersPort, SuppressionsPort } from './ports.js';
+import type { SenderDomain, SendersPort, SuppressionsPort, TemplatesPort } from './ports.js';
 import { cachedSenders } from './sender-cache.js';
 import { checkSpam, type SpamCheckResult } from './spam-check.js';
 
@@ -47,6 +48,8 @@ export interface ListQuery {
   created_after?: string;
   created_before?: string;
   domain_id?: string;
+  /** Id or alias. */
+  template_id?: string;
 }
 
 export interface CancelResult {
@@ -56,10 +59,18 @@ export interface CancelResult {
   status: EmailStatus;
 }
 
+export interface BatchItemError {
+  code: string;
+  message: string;
+  param?: string;
+  /** Every problem, for the errors that list several (a template's variables). */
+  problems?: Array<{ param: string; message: string; line?: number; column?: number }>;
+}
+
 export interface BatchItemResult {
   index: number;
   id?: string;
-  error?: { code: string; message: string; param?: string };
+  error?: BatchItemError;
 }
 
 export interface EmailsService {
@@ -92,6 +103,10 @@ export interface EmailsDeps {
   deliveryLifetimeMs: number;
   /** The List-Unsubscribe headers of Mailroom's own one-click link for an address (audience area). */
   unsubscribeHeaders(workspaceId: string, address: string): Record<string, string>;
+  /** The address of that link's page, for a template's `unsubscribe_url`. */
+  unsubscribeUrl(workspaceId: string, address: string): string;
+  /** Renders the templates sends name (templates area). */
+  templates: TemplatesPort;
 }
 
 /** Emails promoted per transaction by the due poller. */
@@ -170,7 +185,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
         fromDomain: draft.fromDomain, to: draft.to, cc: draft.cc, bcc: draft.bcc, replyTo: draft.replyTo,
         subject: draft.subject, html: draft.html, text: draft.text, headers: draft.headers, tags: draft.tags, status,
         scheduledAt: draft.scheduledAt ?? null, messageId: `<${id}@${draft.fromDomain}>`, resentFrom, recipients,
-        attachments: parts, now,
+        templateId: draft.template?.id ?? null, templateVersion: draft.template?.version ?? null, attachments: parts, now,
       },
       domains: [...new Set(open.map((r) => r.domain))],
       suppressed,
@@ -230,8 +245,9 @@ export function emailsService(deps: EmailsDeps): EmailsService {
    * (List-Unsubscribe-Post, RFC 8058) only over https, as the RFC requires;
    * over plain http the link is offered without it.
    */
-  function draftOf(sender: Sender, body: EmailCreateBody, now: number): EmailDraft {
-    const draft = normaliseEmail(body, now);
+  function draftOf(sender: Sender, { body, template }: Expanded, now: number): EmailDraft {
+    const normalised = normaliseEmail(body, now);
+    const draft = template === undefined ? normalised : { ...normalised, template };
     if (draft.unsubscribeFor === undefined) return draft;
     const added = deps.unsubscribeHeaders(sender.workspaceId, draft.unsubscribeFor);
     const oneClick = /^<https:/i.test(added['List-Unsubscribe'] ?? '');
@@ -239,9 +255,22 @@ export function emailsService(deps: EmailsDeps): EmailsService {
     return { ...draft, headers: { ...draft.headers, ...headers } };
   }
 
+  /** Each payload's content, rendered from its template when it names one. */
+  const expand = (sender: Sender, bodies: EmailCreateBody[]) =>
+    expandTemplates(deps.templates, sender.workspaceId, bodies, (address) => deps.unsubscribeUrl(sender.workspaceId, address));
+
+  /** A single payload's content; its error thrown. */
+  async function expandOne(sender: Sender, body: EmailCreateBody): Promise<Expanded> {
+    if (body.template === undefined) return { body: body as Expanded['body'] };
+    const [expanded] = await expand(sender, [body]);
+    if (expanded instanceof AppError) throw expanded;
+    return expanded;
+  }
+
   const service: EmailsService = {
     async create(sender, body) {
-      return send(sender, draftOf(sender, body, clock.now()), null);
+      const expanded = await expandOne(sender, body);
+      return send(sender, draftOf(sender, expanded, clock.now()), null);
     },
 
     async batch(sender, bodies) {
@@ -249,13 +278,18 @@ export function emailsService(deps: EmailsDeps): EmailsService {
       const results: BatchItemResult[] = bodies.map((_, index) => ({ index }));
       const lookup = domainLookup(sender);
       const ready: Array<{ index: number; draft: EmailDraft; domain: SenderDomain | undefined; parts: AttachmentPart[] }> = [];
-      for (const [index, body] of bodies.entries()) {
+      const expanded = await expand(sender, bodies);
+      for (const [index, item] of expanded.entries()) {
         try {
-          const draft = draftOf(sender, body, now);
+          if (item instanceof AppError) throw item;
+          const draft = draftOf(sender, item, now);
           ready.push({ index, draft, domain: await lookup(draft), parts: await resolveAttachments(sender, draft) });
         } catch (err) {
           if (!(err instanceof AppError)) throw err;
-          results[index].error = { code: err.code, message: err.message, ...(err.param !== undefined && { param: err.param }) };
+          const problems = err.details?.problems as BatchItemError['problems'];
+          results[index].error = {
+            code: err.code, message: err.message, ...(err.param !== undefined && { param: err.param }), ...(problems && { problems }),
+          };
         }
       }
       if (ready.length) {
@@ -272,7 +306,13 @@ export function emailsService(deps: EmailsDeps): EmailsService {
       return { object: 'batch', data: results };
     },
 
-    list(ws, q, page) {
+    async list(ws, q, page) {
+      let templateId: string | undefined;
+      if (q.template_id !== undefined) {
+        templateId = await deps.templates.templateId(ws, q.template_id);
+        // An alias no template holds names no email.
+        if (templateId === undefined) return { data: [], has_more: false };
+      }
       const filter: EmailFilter = {
         ...(q.status !== undefined && { status: q.status }),
         ...(q.to !== undefined && { to: q.to }),
@@ -282,6 +322,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
         ...(q.created_after !== undefined && { createdAfter: Date.parse(q.created_after) }),
         ...(q.created_before !== undefined && { createdBefore: Date.parse(q.created_before) }),
         ...(q.domain_id !== undefined && { domainId: q.domain_id }),
+        ...(templateId !== undefined && { templateId }),
       };
       return listEmails(store.db, ws, filter, page);
     },
@@ -346,7 +387,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
       const parts = await loadAttachmentParts(store.db, id);
       // The stored fields passed these checks when the email was made; running
       // them again rebuilds the recipient list the same way.
-      const draft = normaliseEmail({
+      const normalised = normaliseEmail({
         from: original.from, to: original.to, cc: original.cc, bcc: original.bcc, reply_to: original.replyTo,
         subject: original.subject, headers: original.headers, tags: original.tags,
         ...(original.html !== null && { html: original.html }), ...(original.text !== null && { text: original.text }),
@@ -355,17 +396,19 @@ export function emailsService(deps: EmailsDeps): EmailsService {
           ...(p.contentId !== null && { content_id: p.contentId }),
         })),
       }, clock.now());
+      const draft = original.templateId === null ? normalised
+        : { ...normalised, template: { id: original.templateId, version: original.templateVersion! } };
       return send(sender, draft, id);
     },
 
     async check(sender, body) {
       // The spec gives this operation 400 for a payload it cannot take, not 422.
-      const asBadRequest = (err: unknown) =>
-        err instanceof AppError && err.code === 'validation_error' ? new AppError(err.code, err.message, { param: err.param, status: 400 }) : err;
+      const asBadRequest = (err: unknown) => err instanceof AppError && err.status === 422
+        ? new AppError(err.code, err.message, { param: err.param, status: 400, details: err.details }) : err;
       let draft: EmailDraft;
       let parts: AttachmentPart[];
       try {
-        draft = draftOf(sender, body, clock.now());
+        draft = draftOf(sender, await expandOne(sender, body), clock.now());
         parts = await resolveAttachments(sender, draft);
       } catch (err) {
         throw asBadRequest(err);

@@ -2,5 +2,8 @@ export { emailsService, type EmailsService, type EmailsDeps, type Sender } from 
 export { emailsRoutes } from './emails.routes.js';
 export { emailsLedger, aggregateStatus, type LedgerDeps } from './emails.ledger.js';
 export { runDuePoller } from './due-poller.js';
-export type { HtmlRewriter, SenderDomain, SendersPort, SuppressionsPort } from './ports.js';
+export type {
+  HtmlRewriter, RenderedTemplate, SenderDomain, SendersPort, SuppressionsPort, TemplateRef, TemplateSend, TemplatesPort,
+} from './ports.js';
+export { parseMailbox } from './addresses.js';
 export type { Email, EmailSummary } from './emails.repo.js';

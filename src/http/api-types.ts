@@ -463,7 +463,9 @@ export interface paths {
          *     `to` any recipient address (to, cc or bcc), `from` the from field as
          *     given (display name included). `tags` matches emails with any of the
          *     given tags (repeat the parameter or separate with commas).
-         *     `created_after` and `created_before` are exclusive bounds. The list
+         *     `created_after` and `created_before` are exclusive bounds.
+         *     `template_id` (an id or an alias) gives the emails made from that
+         *     template; they keep its id after it is deleted. The list
          *     items leave out the content (html, text, headers, attachments) and the
          *     per-recipient outcomes: GET /emails/{email_id} has them.
          */
@@ -484,7 +486,8 @@ export interface paths {
          *     `suppressed` and an `email.failed` event gives the reason. When every
          *     recipient is suppressed the email is `failed` at once.
          *
-         *     Content: `html`, `text` or both (422 when neither). `headers` adds
+         *     Content: `html`, `text` or both (422 when neither), or `template`
+         *     (below). `headers` adds
          *     custom header fields; the structural ones (From, To, Cc, Bcc,
          *     Reply-To, Subject, Date, Message-ID, MIME-Version, Content-*,
          *     DKIM-Signature, Return-Path, Received) cannot be set (422).
@@ -525,6 +528,28 @@ export interface paths {
          *     normal retry schedule (about 5 minutes later); `complained@mailroom.test`
          *     is accepted and then reported as a complaint (`email.complained`). Any
          *     other address is accepted. Simulated outcomes never add suppressions.
+         *
+         *     By template: `template: {id, version?, variables}` (id or alias)
+         *     instead of `html`/`text` (422 when both are given). Without
+         *     `version` the published version is used (422
+         *     `template_not_published` when none is). `variables` are checked
+         *     against the version's declarations: a required one missing or a
+         *     value of the wrong type is 422 `template_variables_invalid`, naming
+         *     each in `problems` (`param` `template.variables.<name>`); a missing
+         *     optional one takes its fallback; values of undeclared names are
+         *     ignored. `contact` is filled from the contact of the recipient when
+         *     there is exactly one `to` address and a contact has it (`id`,
+         *     `email`, `name`, `first_name`, `last_name`), else it is empty;
+         *     `unsubscribe_url` is the recipient's Mailroom unsubscribe page when
+         *     the email has exactly one recipient, else "". Neither can be given
+         *     in `variables` (422). `subject`, `from` and `reply_to` in the
+         *     request win over the version's; without either, `from` is 422. The
+         *     email is rendered now and stored rendered, with `template_id` and
+         *     `template_version`: it never changes when the template does, and a
+         *     resend sends the same content. The text part is the version's text,
+         *     or derived from the rendered HTML (links as `text [url]`) when it
+         *     has none. A render over the limits is 422 `template_render_failed`;
+         *     an unknown template is 422 (`param` `template.id`).
          *
          *     Quotas: each live email (not each recipient) counts against the
          *     workspace's daily (UTC day) and monthly (UTC month) send quotas, in
@@ -588,7 +613,8 @@ export interface paths {
          *     any item is 422 for the whole batch, naming the item
          *     (`emails.3.from`), and nothing is sent. Items that are well-formed but
          *     cannot be sent (an address that is not valid, a domain that is not
-         *     verified, an expired attachment_id, …) fail one by one: the response
+         *     verified, an expired attachment_id, a template's variables that do
+         *     not fit its declarations, …) fail one by one: the response
          *     has one result per item, in order, with `id` for the emails created
          *     and `error` for the others. The created emails are written in one
          *     transaction, and the send quota is taken for all of them or none (429
@@ -1006,6 +1032,257 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the workspace's templates, newest first.
+         * @description `name` matches a part of the name, ignoring case. The list items
+         *     leave out the versions' content: GET /templates/{template_id} has it.
+         *     Scope `templates:read`.
+         */
+        get: operations["listTemplates"];
+        put?: never;
+        /**
+         * Create a template; its content becomes version 1, a draft.
+         * @description Sources are [Liquid](https://shopify.github.io/liquid/) (LiquidJS):
+         *     `{{ first_name | default: "there" }}`, `{% if %}`, `{% for %}`,
+         *     `{% assign %}`, and filters such as `upcase`, `date` (in UTC),
+         *     `plus`, `times`, `url_encode`. In `html`, every `{{ … }}`
+         *     is HTML-escaped unless its last filter is `raw` (for HTML you
+         *     trust); `subject` and `text` are not escaped. Templates cannot load
+         *     other templates or files: `include`, `render` and `layout` do not
+         *     exist.
+         *
+         *     Checked when saved, all at once (422 `template_invalid`, with every
+         *     problem in `problems`, each with `param` and, for a source, `line`
+         *     and `column`; the message names the first with its line and column):
+         *     each source must parse; every variable a source reads must be
+         *     declared in `variables`, except `contact` and `unsubscribe_url`,
+         *     which Mailroom fills for each recipient; a version needs `html`,
+         *     `text` or both; `from` and `reply_to` must be valid addresses.
+         *
+         *     Declarations: `key` (a letter or `_`, then letters, digits or `_`;
+         *     not `contact`, `unsubscribe_url` or a Liquid word such as `empty`),
+         *     `type` (`string`, `number`, `boolean`, `object` or `list`),
+         *     `required` (default false) and `fallback` (used when a send leaves
+         *     the variable out; of the declared type). An optional variable left
+         *     out with no fallback renders as nothing.
+         *
+         *     `alias` names the template wherever its id is accepted (paths, and
+         *     `template.id` in sends); it is unique in the workspace (422
+         *     `already_exists`, naming the holder in `template_id`) and cannot
+         *     start with `tpl_`. Scope `templates:write`.
+         */
+        post: operations["createTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/render": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Render unsaved sources with sample values (an editor's live preview).
+         * @description `subject`, `html`, `text` and `variables` (the declarations) are
+         *     checked as when saving (422 `template_invalid`); `data`, the values,
+         *     as in a send (422 `template_variables_invalid`: a required variable
+         *     missing, a value of the wrong type, listed in `problems`). `data` may
+         *     also hold sample values of `contact` (an object) and
+         *     `unsubscribe_url` (a string); without them `contact` is empty and
+         *     `unsubscribe_url` is "". The text part is derived from the HTML when
+         *     there is no `text`. A render over the limits (100 ms, 5,000,000
+         *     characters a part, 10,000,000 characters or elements allocated by
+         *     filters and ranges) is 422 `template_render_failed`. Nothing is
+         *     stored. Scope `templates:read`.
+         */
+        post: operations["previewTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/{template_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The template's id (tpl_…) or its alias. */
+                template_id: components["parameters"]["TemplateRef"];
+            };
+            cookie?: never;
+        };
+        /**
+         * One template, with the content of its latest and its published version.
+         * @description Scope `templates:read`.
+         */
+        get: operations["getTemplate"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a template and its versions.
+         * @description Emails already made from it keep their rendered content, and their
+         *     `template_id` and `template_version`. Scope `templates:write`.
+         */
+        delete: operations["deleteTemplate"];
+        options?: never;
+        head?: never;
+        /**
+         * Rename a template, change its alias, or save new content as a new draft version.
+         * @description `name` and `alias` (null removes it) change the template itself.
+         *     Content fields (`subject`, `html`, `text`, `from`, `reply_to`,
+         *     `variables`; null clears an optional one) make a new version: the
+         *     latest version with the given fields replaced, checked as on create
+         *     (422 `template_invalid`), numbered one past the latest. It is a
+         *     draft: the published version, and every send by it, stay as they
+         *     were until it is published. Content identical to the latest
+         *     version's makes no new version. Versions never change once written.
+         *     Scope `templates:write`.
+         */
+        patch: operations["updateTemplate"];
+        trace?: never;
+    };
+    "/templates/{template_id}/publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The template's id (tpl_…) or its alias. */
+                template_id: components["parameters"]["TemplateRef"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make a version the one sends use.
+         * @description Publishes the latest version, or `version` (an older one too: a
+         *     rollback). Sends that name no version use the published one from
+         *     then on; emails already made keep their content. A version that
+         *     does not exist is 422. Scope `templates:write`.
+         */
+        post: operations["publishTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/{template_id}/duplicate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The template's id (tpl_…) or its alias. */
+                template_id: components["parameters"]["TemplateRef"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Copy a template's latest version into a new template, as its version 1 (a draft).
+         * @description The copy is named `name`, or "<name> (copy)"; it has `alias` when
+         *     given (unique, as on create), else none. Scope `templates:write`.
+         */
+        post: operations["duplicateTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/{template_id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The template's id (tpl_…) or its alias. */
+                template_id: components["parameters"]["TemplateRef"];
+            };
+            cookie?: never;
+        };
+        /**
+         * A template's versions, newest first, without their html and text.
+         * @description Scope `templates:read`.
+         */
+        get: operations["listTemplateVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/{template_id}/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The template's id (tpl_…) or its alias. */
+                template_id: components["parameters"]["TemplateRef"];
+                version: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * One version of a template, with its content.
+         * @description Scope `templates:read`.
+         */
+        get: operations["getTemplateVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/templates/{template_id}/render": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The template's id (tpl_…) or its alias. */
+                template_id: components["parameters"]["TemplateRef"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Render a version with values, without sending anything.
+         * @description Renders the published version, or `version`, exactly as a send by
+         *     it would (422 `template_not_published` when none is published and
+         *     no version is named). `variables` are checked against the version's
+         *     declarations: every problem (a required variable missing, a value of
+         *     the wrong type) is listed in one 422 `template_variables_invalid`; a
+         *     render over the limits is 422 `template_render_failed`. As in a
+         *     preview, `variables` may hold sample values of `contact` and
+         *     `unsubscribe_url`. `text` is the version's text, or the text derived
+         *     from the rendered HTML when it has none. Scope `templates:read`.
+         */
+        post: operations["renderTemplate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks": {
         parameters: {
             query?: never;
@@ -1208,9 +1485,17 @@ export interface components {
                 message: string;
                 /** @description The request field or header the error is about. */
                 param?: string;
+                problems?: components["schemas"]["Problems"];
                 request_id: string;
             };
         };
+        /** @description Every problem found, in errors that report several at once (a template's sources, declarations and variables): the field each is about, and for a template source the line and column (1-based). */
+        Problems: {
+            param: string;
+            message: string;
+            line?: number;
+            column?: number;
+        }[];
         /** Format: date-time */
         Timestamp: string;
         /** Format: date-time */
@@ -1483,14 +1768,15 @@ export interface components {
             content_id?: string;
         };
         EmailCreate: {
-            from: string;
+            from?: string;
             to: components["schemas"]["EmailAddressField"];
             cc?: components["schemas"]["EmailAddressField"];
             bcc?: components["schemas"]["EmailAddressField"];
             reply_to?: components["schemas"]["EmailAddressField"];
-            subject: string;
+            subject?: string;
             html?: string;
             text?: string;
+            template?: components["schemas"]["EmailTemplateInput"];
             headers?: {
                 [key: string]: string;
             };
@@ -1499,6 +1785,15 @@ export interface components {
             scheduled_at?: string;
             /** @description Adds Mailroom's own unsubscribe link for the recipient: List-Unsubscribe with a signed MAILROOM_PUBLIC_URL/u/… address and, when that address is https, List-Unsubscribe-Post for RFC 8058 one-click. Following it unsubscribes the address's contact and adds a workspace-wide suppression. Needs exactly one recipient (the link names the address) and no List-Unsubscribe in headers (422). */
             unsubscribe?: boolean;
+        };
+        /** @description The content from a template, instead of html and text (422 when both are given). Rendered once, when the email is created, and stored rendered. */
+        EmailTemplateInput: {
+            /** @description The template's id or alias. */
+            id: string;
+            /** @description Default: the published version (422 template_not_published when there is none). */
+            version?: number;
+            /** @description The values of the version's declared variables, by name. */
+            variables?: Record<string, never>;
         };
         EmailUpdate: {
             scheduled_at: string;
@@ -1516,6 +1811,7 @@ export interface components {
                     code: string;
                     message: string;
                     param?: string;
+                    problems?: components["schemas"]["Problems"];
                 };
             }[];
         };
@@ -1567,6 +1863,10 @@ export interface components {
             sent_at: components["schemas"]["NullableTimestamp"];
             /** @description The email this one is a resend of. */
             resent_from: string | null;
+            /** @description The template the content was rendered from; null when the content was given. */
+            template_id: string | null;
+            /** @description The version of that template. */
+            template_version: number | null;
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
@@ -1879,6 +2179,128 @@ export interface components {
             has_more: boolean;
             next_cursor?: string;
         };
+        /** @description Lower-case letters, digits, ".", "_" and "-", starting with a letter; 64 at most; not starting with tpl_. */
+        TemplateAlias: string;
+        TemplateSubject: string;
+        TemplateSource: string;
+        TemplateVariableInput: {
+            key: string;
+            type: components["schemas"]["TemplateVariableType"];
+            /** @default false */
+            required: boolean;
+            /** @description A value of the declared type, used when a send leaves the variable out; null for none. */
+            fallback?: unknown;
+        };
+        /** @enum {string} */
+        TemplateVariableType: "string" | "number" | "boolean" | "object" | "list";
+        TemplateVariable: {
+            key: string;
+            type: components["schemas"]["TemplateVariableType"];
+            required: boolean;
+            /** @description The value used when a send leaves the variable out; null for none. */
+            fallback: unknown;
+        };
+        TemplateVariableInputs: components["schemas"]["TemplateVariableInput"][];
+        TemplateCreate: {
+            name: string;
+            alias?: components["schemas"]["TemplateAlias"];
+            subject: components["schemas"]["TemplateSubject"];
+            html?: components["schemas"]["TemplateSource"];
+            text?: components["schemas"]["TemplateSource"];
+            /** @description The default from of sends by this version; the send's own `from` wins. */
+            from?: string;
+            /** @description The default reply_to of sends by this version. */
+            reply_to?: components["schemas"]["EmailAddressField"];
+            variables?: components["schemas"]["TemplateVariableInputs"];
+        };
+        TemplateUpdate: {
+            name?: string;
+            alias?: components["schemas"]["TemplateAlias"] | null;
+            subject?: components["schemas"]["TemplateSubject"];
+            html?: components["schemas"]["TemplateSource"] | null;
+            text?: components["schemas"]["TemplateSource"] | null;
+            from?: string | null;
+            reply_to?: components["schemas"]["EmailAddressField"] | null;
+            variables?: components["schemas"]["TemplateVariableInputs"];
+        };
+        TemplatePublish: {
+            /** @description Default: the latest version. */
+            version?: number;
+        };
+        TemplateDuplicate: {
+            name?: string;
+            alias?: components["schemas"]["TemplateAlias"];
+        };
+        TemplateRenderRequest: {
+            /** @description The values, by variable name. */
+            variables?: Record<string, never>;
+            /** @description Default: the published version. */
+            version?: number;
+        };
+        TemplatePreview: {
+            subject?: string;
+            html?: components["schemas"]["TemplateSource"];
+            text?: components["schemas"]["TemplateSource"];
+            variables?: components["schemas"]["TemplateVariableInputs"];
+            /** @description The values, by variable name. */
+            data?: Record<string, never>;
+        };
+        TemplateRender: {
+            /** @constant */
+            object: "template_render";
+            /** @description Line breaks in the rendered subject become one space. */
+            subject: string;
+            html: string | null;
+            /** @description The rendered text, or text derived from the rendered HTML (links as `text [url]`, lines wrapped at 78). */
+            text: string;
+        };
+        TemplateVersionSummary: {
+            /** @constant */
+            object: "template_version";
+            template_id: string;
+            version: number;
+            subject: string;
+            from: string | null;
+            reply_to: string[] | null;
+            variables: components["schemas"]["TemplateVariable"][];
+            created_at: components["schemas"]["Timestamp"];
+            /** @description When the version was last made the published one; null if never. */
+            published_at: components["schemas"]["NullableTimestamp"];
+        };
+        TemplateVersionListItem: components["schemas"]["TemplateVersionSummary"];
+        TemplateVersion: {
+            html: string | null;
+            text: string | null;
+        } & components["schemas"]["TemplateVersionSummary"];
+        TemplateSummary: {
+            id: string;
+            /** @constant */
+            object: "template";
+            name: string;
+            alias: string | null;
+            /** @description The version sends use when they name none. */
+            published_version: number | null;
+            latest_version: number;
+            /** @description The declarations of the published version, or of the latest while none is published. */
+            variables: components["schemas"]["TemplateVariable"][];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+        };
+        TemplateListItem: components["schemas"]["TemplateSummary"];
+        Template: {
+            latest: components["schemas"]["TemplateVersion"];
+            published: components["schemas"]["TemplateVersion"] | null;
+        } & components["schemas"]["TemplateSummary"];
+        TemplateList: {
+            data: components["schemas"]["TemplateListItem"][];
+            has_more: boolean;
+            next_cursor?: string;
+        };
+        TemplateVersionList: {
+            data: components["schemas"]["TemplateVersionListItem"][];
+            has_more: boolean;
+            next_cursor?: string;
+        };
         /** @enum {string} */
         WebhookEventType: "email.scheduled" | "email.queued" | "email.sent" | "email.delivered" | "email.delayed" | "email.bounced" | "email.complained" | "email.failed" | "email.cancelled" | "email.opened" | "email.clicked" | "email.replied" | "email.received";
         WebhookCreate: {
@@ -2043,6 +2465,8 @@ export interface components {
         IdempotencyKey: string;
         CreatedAfter: string;
         CreatedBefore: string;
+        /** @description The template's id (tpl_…) or its alias. */
+        TemplateRef: string;
     };
     requestBodies: never;
     headers: never;
@@ -2779,6 +3203,8 @@ export interface operations {
                 created_after?: components["parameters"]["CreatedAfter"];
                 created_before?: components["parameters"]["CreatedBefore"];
                 domain_id?: string;
+                /** @description A template's id or alias. */
+                template_id?: string;
             };
             header?: never;
             path?: never;
@@ -3403,6 +3829,354 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listTemplates: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                starting_after?: components["parameters"]["StartingAfter"];
+                ending_before?: components["parameters"]["EndingBefore"];
+                name?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of templates */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplateCreate"];
+            };
+        };
+        responses: {
+            /** @description The template */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Template"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    previewTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplatePreview"];
+            };
+        };
+        responses: {
+            /** @description The rendered parts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateRender"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The template's id (tpl_…) or its alias. */
+                template_id: components["parameters"]["TemplateRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The template */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Template"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The template's id (tpl_…) or its alias. */
+                template_id: components["parameters"]["TemplateRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The template's id (tpl_…) or its alias. */
+                template_id: components["parameters"]["TemplateRef"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplateUpdate"];
+            };
+        };
+        responses: {
+            /** @description The template */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Template"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    publishTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The template's id (tpl_…) or its alias. */
+                template_id: components["parameters"]["TemplateRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TemplatePublish"];
+            };
+        };
+        responses: {
+            /** @description The template */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Template"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    duplicateTemplate: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The template's id (tpl_…) or its alias. */
+                template_id: components["parameters"]["TemplateRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TemplateDuplicate"];
+            };
+        };
+        responses: {
+            /** @description The new template */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Template"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listTemplateVersions: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                starting_after?: components["parameters"]["StartingAfter"];
+                ending_before?: components["parameters"]["EndingBefore"];
+            };
+            header?: never;
+            path: {
+                /** @description The template's id (tpl_…) or its alias. */
+                template_id: components["parameters"]["TemplateRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of versions */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateVersionList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getTemplateVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The template's id (tpl_…) or its alias. */
+                template_id: components["parameters"]["TemplateRef"];
+                version: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The version */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateVersion"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    renderTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The template's id (tpl_…) or its alias. */
+                template_id: components["parameters"]["TemplateRef"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TemplateRenderRequest"];
+            };
+        };
+        responses: {
+            /** @description The rendered parts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateRender"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

@@ -170,6 +170,9 @@ export interface EmailsTable {
   /** With angle brackets, on the sending domain. */
   message_id: string;
   resent_from: string | null;
+  /** The template the content was rendered from, and its version; null for content given as is. */
+  template_id: string | null;
+  template_version: number | null;
   search_to: string;
   search_from: string;
   search_subject: string;
@@ -402,6 +405,41 @@ export interface WebhookAttemptsTable {
   response_body: string | null;
 }
 
+export interface TemplatesTable {
+  pos: Generated<number>;
+  id: string;
+  workspace_id: string;
+  name: string;
+  /** Lower-cased name, for the partial-match filter. */
+  search_name: string;
+  /** Unique in the workspace; usable wherever the id is. */
+  alias: string | null;
+  latest_version: number;
+  published_version: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One immutable version of a template: its Liquid sources and declared variables. */
+export interface TemplateVersionsTable {
+  template_id: string;
+  /** 1, 2, … within the template. */
+  version: number;
+  workspace_id: string;
+  subject: string;
+  html: string | null;
+  text_body: string | null;
+  /** Default from and reply-to of sends by the version (a send's own fields win). */
+  from_address: string | null;
+  /** JSON array of addresses, or null. */
+  reply_to_list: string | null;
+  /** JSON array of { key, type, required, fallback }. */
+  variables: string;
+  created_at: number;
+  /** When the version was last made the published one; null if never. */
+  published_at: number | null;
+}
+
 /** How far a consumer of the events table has read, by position. */
 export interface EventWatermarksTable {
   name: string;
@@ -564,4 +602,6 @@ export interface Database {
   analytics_tagsets: AnalyticsTagsetsTable;
   analytics_tagset_tags: AnalyticsTagsetTagsTable;
   analytics_first_engagement: AnalyticsFirstEngagementTable;
+  templates: TemplatesTable;
+  template_versions: TemplateVersionsTable;
 }

@@ -162,9 +162,11 @@ describe('search across workspaces', () => {
     while (await t.mailroom.services.events.indexEvents() > 0);
     const { store } = t.mailroom.services;
     const migrator = new Migrator({ db: store.db, provider: { getMigrations: async () => migrations } });
-    const since = Object.keys(migrations).filter((name) => name > '0009_tracking').map((name) => [name, 'Success']);
-    expect((await migrator.migrateTo('0009_tracking')).results?.map((r) => [r.migrationName, r.status])).toEqual([...since].reverse());
-    expect((await migrator.migrateToLatest()).results?.map((r) => [r.migrationName, r.status])).toEqual(since);
+    // Every migration after 0009 down and up again, the search indexes' among them.
+    const later = Object.keys(migrations).filter((name) => name > '0009_tracking').map((name) => [name, 'Success']);
+    expect(later.map(([name]) => name)).toContain('0010_search_tags');
+    expect((await migrator.migrateTo('0009_tracking')).results?.map((r) => [r.migrationName, r.status])).toEqual([...later].reverse());
+    expect((await migrator.migrateToLatest()).results?.map((r) => [r.migrationName, r.status])).toEqual(later);
     expect(await ids(t.api)).toEqual([mine]);
     expect(await ids(theirs)).toEqual([their]);
     // The events index was rebuilt up to where the indexer had come, with tags too.

@@ -14,6 +14,7 @@ import * as m0012 from './0012_email_contents.js';
 import * as m0013 from './0013_task_lease_owner.js';
 import * as m0014 from './0014_queue_by_destination.js';
 import * as m0015 from './0015_inbound_replies.js';
+import * as m0016 from './0016_templates.js';
 
 // Migrations are listed here rather than read from disk, so they run the same
 // from src/ under tsx and from dist/. Names sort in the order they apply.
@@ -33,4 +34,5 @@ export const migrations: Record<string, Migration> = {
   '0013_task_lease_owner': m0013,
   '0014_queue_by_destination': m0014,
   '0015_inbound_replies': m0015,
+  '0016_templates': m0016,
 };

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { AppError } from '../../../src/core/errors.js';
 import {
-  checkScheduleTime, listUnsubscribeOf, MAX_RECIPIENTS, normaliseEmail, type EmailCreateBody,
+  checkScheduleTime, listUnsubscribeOf, MAX_RECIPIENTS, normaliseEmail, type ContentBody,
 } from '../../../src/emails/email-input.js';
 
 const NOW = Date.parse('2026-11-21T09:00:00Z');
-const base: EmailCreateBody = { from: 'Ann <ann@example.com>', to: 'bob@example.org', subject: 'Hi', text: 'Hello' };
+const base: ContentBody = { from: 'Ann <ann@example.com>', to: 'bob@example.org', subject: 'Hi', text: 'Hello' };
 
-function failure(body: EmailCreateBody): { param?: string; message: string } {
+function failure(body: ContentBody): { param?: string; message: string } {
   try {
     normaliseEmail(body, NOW);
   } catch (err) {

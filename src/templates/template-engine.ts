@@ -1,0 +1,234 @@
+import { Context, Liquid, LiquidError, toValue, toValueSync, type Emitter, type Template } from 'liquidjs';
+import { compile as compileHtmlToText } from 'html-to-text';
+
+// Liquid, set up for sources written by API users and rendered with data from
+// API requests, many tenants in one process:
+// - it cannot read files: its file system is an empty map, and the tags that
+//   load other templates (include, render, layout) do not exist, so using
+//   one is a syntax error when the template is saved;
+// - a variable reads only the data's own properties (ownPropertyOnly), never
+//   a prototype's (`constructor`, `__proto__`);
+// - HTML output is escaped unless the last filter is `raw`; subject and text
+//   are not HTML and are not escaped;
+// - a source is at most MAX_SOURCE_CHARS (parseLimit), a message renders in
+//   RENDER_LIMIT_MS (renderLimit), its filters and ranges allocate at most
+//   MEMORY_LIMIT (memoryLimit), and each part it outputs is at most
+//   MAX_OUTPUT_CHARS (counted as it is written).
+// An undefined variable renders as nothing (strictVariables off); undeclared
+// variables are refused when a template is saved instead, by static analysis.
+
+export type Part = 'subject' | 'html' | 'text';
+export const PARTS: readonly Part[] = ['subject', 'html', 'text'];
+
+/** Characters of one source (subject, html or text). */
+export const MAX_SOURCE_CHARS = 1_000_000;
+/** Time one message (subject, html and text together) may take to render. */
+export const RENDER_LIMIT_MS = 100;
+/** Characters or elements the filters and ranges of one message may allocate. */
+export const MEMORY_LIMIT = 10_000_000;
+/** Characters one rendered part may have. */
+export const MAX_OUTPUT_CHARS = 5_000_000;
+
+/** Where a source went wrong, 1-based. */
+export interface SourceProblem {
+  part: Part;
+  message: string;
+  line?: number;
+  column?: number;
+}
+
+export interface CompiledSource {
+  subject: Template[];
+  html: Template[] | null;
+  text: Template[] | null;
+  /** Each variable the sources read from outside (by its first name), where it is first used. */
+  globals: Map<string, { part: Part; line: number; column: number }>;
+}
+
+export interface Rendered {
+  subject: string;
+  html: string | null;
+  text: string | null;
+}
+
+function engine(escapeHtml: boolean): Liquid {
+  const liquid = new Liquid({
+    templates: {},
+    ownPropertyOnly: true,
+    strictFilters: true,
+    strictVariables: false,
+    ...(escapeHtml && { outputEscape: 'escape' as const }),
+    // The `date` filter writes UTC whatever the host's zone.
+    timezoneOffset: 0,
+    cache: false,
+    parseLimit: MAX_SOURCE_CHARS,
+    renderLimit: RENDER_LIMIT_MS,
+    memoryLimit: MEMORY_LIMIT,
+  });
+  for (const tag of ['include', 'render', 'layout']) delete liquid.tags[tag];
+  return liquid;
+}
+
+const htmlEngine = engine(true);
+const plainEngine = engine(false);
+const engineFor = (part: Part) => (part === 'html' ? htmlEngine : plainEngine);
+
+/** Liquid's message without the ", line:1, col:7" it appends (the caller says where, its own way). */
+function describe(err: unknown): { message: string; line?: number; column?: number } {
+  if (!(err instanceof LiquidError)) return { message: err instanceof Error ? err.message : String(err) };
+  const [line, column] = err.token?.getPosition() ?? [];
+  const message = err.message.replace(/, line:\d+, col:\d+$/, '');
+  return { message, ...(line !== undefined && { line, column }) };
+}
+
+/** Parses each given source; every problem found, or the compiled parts and the variables they read. */
+export function compileSource(source: { subject: string; html: string | null; text: string | null }):
+  { ok: true; compiled: CompiledSource } | { ok: false; problems: SourceProblem[] } {
+  const problems: SourceProblem[] = [];
+  const parsed: Partial<Record<Part, Template[] | null>> = {};
+  for (const part of PARTS) {
+    const text = source[part];
+    if (text === null) {
+      parsed[part] = null;
+      continue;
+    }
+    try {
+      parsed[part] = engineFor(part).parse(text);
+    } catch (err) {
+      problems.push({ part, ...describe(err) });
+    }
+  }
+  if (problems.length > 0) return { ok: false, problems };
+  const globals: CompiledSource['globals'] = new Map();
+  for (const part of PARTS) {
+    const templates = parsed[part];
+    if (!templates) continue;
+    const found = engineFor(part).analyzeSync(templates, { partials: false }).globals;
+    for (const [name, uses] of Object.entries(found)) {
+      const first = uses[0]?.location;
+      if (!globals.has(name) && first) globals.set(name, { part, line: first.row, column: first.col });
+    }
+  }
+  return { ok: true, compiled: { subject: parsed.subject!, html: parsed.html!, text: parsed.text!, globals } };
+}
+
+/** A render that could not finish: the part, and where in it. */
+export class RenderFailure extends Error {
+  constructor(readonly part: Part, message: string, readonly line?: number, readonly column?: number) {
+    super(message);
+  }
+}
+
+/** Liquid's own rule for writing a value out (its emitter's), with the output counted. */
+function asText(value: unknown): string {
+  const v = toValue(value) as unknown;
+  if (typeof v === 'string') return v;
+  if (v === null || v === undefined) return '';
+  if (Array.isArray(v)) return v.map(asText).join('');
+  return String(v);
+}
+
+class BoundedOutput implements Emitter {
+  buffer = '';
+  write(value: unknown): void {
+    const text = asText(value);
+    if (this.buffer.length + text.length > MAX_OUTPUT_CHARS) {
+      throw new Error(`output over ${MAX_OUTPUT_CHARS.toLocaleString('en-US')} characters`);
+    }
+    this.buffer += text;
+  }
+}
+
+/**
+ * Renders the compiled parts with `data`, synchronously: a message is a few
+ * milliseconds at most, and within RENDER_LIMIT_MS by construction. `untilMs`
+ * (performance.now() time) ends the render sooner, for a request that renders
+ * many messages.
+ */
+export function renderSource(compiled: CompiledSource, data: Record<string, unknown>, untilMs?: number): Rendered {
+  const start = performance.now();
+  const budget = Math.max(0, Math.min(RENDER_LIMIT_MS, (untilMs ?? Number.POSITIVE_INFINITY) - start));
+  // One budget of time and allocation for the whole message.
+  let limits: Pick<Context, 'renderLimit' | 'memoryLimit'> | undefined;
+  const render = (part: Part, templates: Template[]): string => {
+    const liquid = engineFor(part);
+    const ctx = new Context(data, liquid.options, { sync: true, renderLimit: budget }, { liquid, ...limits });
+    limits ??= { renderLimit: ctx.renderLimit, memoryLimit: ctx.memoryLimit };
+    const out = new BoundedOutput();
+    try {
+      toValueSync(liquid.renderer.renderTemplates(templates, ctx, out));
+    } catch (err) {
+      const d = describe(err);
+      const message = !/render limit exceeded/.test(d.message) ? d.message
+        : budget < RENDER_LIMIT_MS ? 'the render time of the request is used up (render limit exceeded)'
+          : `rendering took longer than ${RENDER_LIMIT_MS} ms (render limit exceeded)`;
+      throw new RenderFailure(part, message, d.line, d.column);
+    }
+    return out.buffer;
+  };
+  return {
+    subject: render('subject', compiled.subject),
+    html: compiled.html && render('html', compiled.html),
+    text: compiled.text && render('text', compiled.text),
+  };
+}
+
+// Links as "text [url]" (html-to-text's default, the href left out when it is
+// the text), images and hidden elements (a preheader) left out, the cells of
+// layout tables one to a line, lines wrapped at 78 (RFC 5322 §2.1.1).
+const ONE_LINE = { leadingLineBreaks: 1, trailingLineBreaks: 1 };
+const toPlainText = compileHtmlToText({
+  wordwrap: 78,
+  selectors: [
+    { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
+    { selector: 'img', format: 'skip' },
+    { selector: '[style*="display:none"]', format: 'skip' },
+    { selector: '[style*="display: none"]', format: 'skip' },
+    ...['table', 'tr', 'td', 'th'].map((selector) => ({ selector, format: 'block', options: ONE_LINE })),
+  ],
+});
+
+/** The text part of a message that has only HTML. */
+export function htmlToPlainText(html: string): string {
+  return toPlainText(html);
+}
+
+/**
+ * Compiled versions, least recently used out first, bounded by count and by
+ * the characters of their sources (a parsed template takes some multiple of
+ * its source in memory). Versions never change, so an entry never goes stale.
+ */
+export class CompiledCache<T> {
+  private readonly entries = new Map<string, { value: T; weight: number }>();
+  private weight = 0;
+
+  constructor(private readonly maxEntries: number, private readonly maxWeight: number) {}
+
+  get(key: string): T | undefined {
+    const hit = this.entries.get(key);
+    if (!hit) return undefined;
+    this.entries.delete(key);
+    this.entries.set(key, hit);
+    return hit.value;
+  }
+
+  set(key: string, value: T, weight: number): void {
+    this.delete(key);
+    this.entries.set(key, { value, weight });
+    this.weight += weight;
+    while (this.entries.size > this.maxEntries || (this.weight > this.maxWeight && this.entries.size > 1)) {
+      this.delete(this.entries.keys().next().value!);
+    }
+  }
+
+  delete(key: string): void {
+    const hit = this.entries.get(key);
+    if (!hit) return;
+    this.entries.delete(key);
+    this.weight -= hit.weight;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}

@@ -1,0 +1,462 @@
+import { AppError } from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import type { Clock } from '../core/clock.js';
+import type { Store, Tx } from '../store/db.js';
+import type { Page, PageQuery } from '../store/paging.js';
+import { parseMailbox, type RenderedTemplate, type TemplateSend, type TemplatesPort } from '../emails/index.js';
+import {
+  CompiledCache, compileSource, htmlToPlainText, renderSource, RenderFailure, type CompiledSource, type Part,
+} from './template-engine.js';
+import { bindValues, checkDeclarations, undeclaredUses, type DeclarationInput, type Problem, type VariableDeclaration } from './variables.js';
+import {
+  aliasOwner, deleteTemplate, findTemplateHead, findVersion, findVersionRow, getTemplate, insertTemplate, insertVersion,
+  listTemplates, listVersions, markPublished, updateTemplate,
+  type Template, type TemplateHead, type TemplateSummary, type TemplateVersion, type TemplateVersionSummary, type VersionRow,
+} from './templates.repo.js';
+
+// The rules of the Templates area. A template is a name, an optional alias
+// and numbered versions; a version is immutable, and a change of content
+// makes a new one (a draft until published). Sources are Liquid
+// (template-engine.ts), checked when saved: they must parse, and every
+// variable they read must be declared, but for `contact` and
+// `unsubscribe_url`, which Mailroom fills for each recipient.
+
+export const MAX_NAME_LENGTH = 200;
+/**
+ * Render time one request may spend in all (a batch renders up to 100
+ * messages, each within RENDER_LIMIT_MS): the event loop is never held longer.
+ */
+export const REQUEST_RENDER_BUDGET_MS = 1000;
+/** Compiled versions kept, and the source characters they may hold together. */
+const CACHE_ENTRIES = 1000;
+const CACHE_SOURCE_CHARS = 50_000_000;
+
+export interface TemplateCreateBody {
+  name: string;
+  alias?: string;
+  subject: string;
+  html?: string;
+  text?: string;
+  from?: string;
+  reply_to?: string | string[];
+  variables?: DeclarationInput[];
+}
+
+export interface TemplateUpdateBody {
+  name?: string;
+  alias?: string | null;
+  subject?: string;
+  html?: string | null;
+  text?: string | null;
+  from?: string | null;
+  reply_to?: string | string[] | null;
+  variables?: DeclarationInput[];
+}
+
+export interface TemplatePreviewBody {
+  subject?: string;
+  html?: string;
+  text?: string;
+  variables?: DeclarationInput[];
+  data?: Record<string, unknown>;
+}
+
+export interface RenderResult {
+  object: 'template_render';
+  subject: string;
+  html: string | null;
+  text: string;
+}
+
+export interface TemplatesService extends TemplatesPort {
+  list(workspaceId: string, query: { name?: string }, page: PageQuery): Promise<Page<TemplateSummary>>;
+  create(workspaceId: string, body: TemplateCreateBody): Promise<Template>;
+  get(workspaceId: string, ref: string): Promise<Template>;
+  update(workspaceId: string, ref: string, body: TemplateUpdateBody): Promise<Template>;
+  publish(workspaceId: string, ref: string, version?: number): Promise<Template>;
+  versions(workspaceId: string, ref: string, page: PageQuery): Promise<Page<TemplateVersionSummary>>;
+  version(workspaceId: string, ref: string, version: number): Promise<TemplateVersion>;
+  duplicate(workspaceId: string, ref: string, body: { name?: string; alias?: string }): Promise<Template>;
+  remove(workspaceId: string, ref: string): Promise<void>;
+  render(workspaceId: string, ref: string, body: { variables?: Record<string, unknown>; version?: number }): Promise<RenderResult>;
+  preview(body: TemplatePreviewBody): RenderResult;
+}
+
+/** What filling `contact` needs of a recipient's contact. */
+export interface ContactFacts {
+  id: string;
+  email: string;
+  name: string | null;
+}
+
+export interface TemplatesDeps {
+  store: Store;
+  clock: Clock;
+  /** The live contacts among these addresses, keyed by address as contacts normalise it (trimmed, lower-cased). */
+  contacts(workspaceId: string, emails: string[]): Promise<Map<string, ContactFacts>>;
+}
+
+/** The content of a version, checked. */
+interface Content {
+  subject: string;
+  html: string | null;
+  text: string | null;
+  from: string | null;
+  replyTo: string[] | null;
+  variables: VariableDeclaration[];
+}
+
+/** A version ready to render: compiled once, kept in the cache. */
+interface Prepared {
+  compiled: CompiledSource;
+  declarations: VariableDeclaration[];
+  from: string | null;
+  replyTo: string[] | null;
+}
+
+const where = (p: { part: Part; line?: number; column?: number }) =>
+  p.line === undefined ? p.part : `${p.part}, line ${p.line}, column ${p.column}`;
+
+/** One 422 naming every problem: the message gives the first (with its place), `problems` all of them. */
+function problemsError(code: 'template_invalid' | 'template_variables_invalid' | 'template_render_failed', problems: Problem[]): AppError {
+  const first = problems[0].message;
+  const message = problems.length === 1 ? first : `${first} (and ${problems.length - 1} more: see problems)`;
+  return new AppError(code, message, { param: problems[0].param, details: { problems } });
+}
+
+const asList = (v: string | string[] | undefined | null): string[] | null => (v === undefined || v === null ? null : Array.isArray(v) ? v : [v]);
+
+const normaliseSubject = (subject: string) => subject.replace(/\s*[\r\n]+\s*/g, ' ').trim();
+
+/**
+ * Checks a version's content: at least one of html and text, the default
+ * addresses, the declarations, that each source parses, and that every
+ * variable used is declared. Throws one 422 listing every problem.
+ */
+function checkContent(c: Content & { variablesInput?: DeclarationInput[] }): { content: Content; compiled: CompiledSource } {
+  const problems: Problem[] = [];
+  if (c.html === null && c.text === null) problems.push({ param: 'html', message: 'A version needs html, text or both.' });
+  if (c.from !== null) {
+    const parsed = parseMailbox(c.from);
+    if (!parsed.ok) problems.push({ param: 'from', message: `'from' ${parsed.reason}.` });
+  }
+  (c.replyTo ?? []).forEach((entry, i) => {
+    const parsed = parseMailbox(entry);
+    if (!parsed.ok) problems.push({ param: `reply_to.${i}`, message: `'reply_to.${i}' ${parsed.reason}.` });
+  });
+  const declared = c.variablesInput ? checkDeclarations(c.variablesInput) : { declarations: c.variables, problems: [] };
+  problems.push(...declared.problems);
+  const parsed = compileSource(c);
+  if (!parsed.ok) {
+    problems.push(...parsed.problems.map((p) => ({
+      param: p.part, message: `${where(p)}: ${p.message}.`, ...(p.line !== undefined && { line: p.line, column: p.column }),
+    })));
+  } else if (declared.problems.length === 0) {
+    problems.push(...undeclaredUses(parsed.compiled, declared.declarations));
+  }
+  if (problems.length > 0 || !parsed.ok) throw problemsError('template_invalid', problems);
+  return {
+    content: { subject: c.subject, html: c.html, text: c.text, from: c.from, replyTo: c.replyTo, variables: declared.declarations },
+    compiled: parsed.compiled,
+  };
+}
+
+function checkName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed.length === 0 || trimmed.length > MAX_NAME_LENGTH) {
+    throw new AppError('validation_error', `A template name is 1 to ${MAX_NAME_LENGTH} characters, not blank.`, { param: 'name' });
+  }
+  return trimmed;
+}
+
+function checkAlias(alias: string): string {
+  // The form of a name tells an id from an alias.
+  if (alias.startsWith('tpl_')) {
+    throw new AppError('validation_error', "An alias cannot start with 'tpl_', the prefix of template ids.", { param: 'alias' });
+  }
+  return alias;
+}
+
+const versionRow = (templateId: string, ws: string, version: number, c: Content, now: number): VersionRow => ({
+  template_id: templateId, version, workspace_id: ws, subject: c.subject, html: c.html, text_body: c.text, from_address: c.from,
+  reply_to_list: c.replyTo === null ? null : JSON.stringify(c.replyTo), variables: JSON.stringify(c.variables),
+  created_at: now, published_at: null,
+});
+
+const contentOf = (v: TemplateVersion): Content => ({
+  subject: v.subject, html: v.html, text: v.text, from: v.from, replyTo: v.reply_to, variables: v.variables,
+});
+
+const sameContent = (a: Content, b: Content) => JSON.stringify(a) === JSON.stringify(b);
+
+/** `contact` for a recipient: the contact's fields, first and last name split from its name as Listmonk does. */
+function contactData(c: ContactFacts | undefined): Record<string, string> {
+  if (!c) return {};
+  const words = (c.name ?? '').split(/\s+/).filter(Boolean);
+  return {
+    id: c.id, email: c.email, name: c.name ?? '',
+    first_name: words[0] ?? '', last_name: words.length > 1 ? words.at(-1)! : '',
+  };
+}
+
+export function templatesService(deps: TemplatesDeps): TemplatesService {
+  const { store, clock } = deps;
+  const cache = new CompiledCache<Prepared>(CACHE_ENTRIES, CACHE_SOURCE_CHARS);
+  const compiling = new Map<string, Promise<Prepared | undefined>>();
+
+  async function head(db: Store['db'] | Tx, ws: string, ref: string): Promise<TemplateHead> {
+    const found = await findTemplateHead(db, ws, ref);
+    if (!found) throw new AppError('not_found', `No template with id or alias '${ref}'.`);
+    return found;
+  }
+
+  async function takeAlias(tx: Tx, ws: string, alias: string, self?: string): Promise<void> {
+    const owner = await aliasOwner(tx, ws, alias);
+    if (owner !== undefined && owner !== self) {
+      throw new AppError('already_exists', `The alias '${alias}' is taken by template ${owner}.`, { param: 'alias', details: { template_id: owner } });
+    }
+  }
+
+  /**
+   * The compiled form of a version, from the cache or compiled now (once,
+   * however many sends of a batch ask at the same time); undefined when the
+   * template was deleted since its head was read.
+   */
+  function prepared(templateId: string, version: number): Promise<Prepared | undefined> {
+    const key = `${templateId}@${version}`;
+    const hit = cache.get(key);
+    if (hit) return Promise.resolve(hit);
+    let pending = compiling.get(key);
+    if (!pending) {
+      pending = compile(key, templateId, version).finally(() => compiling.delete(key));
+      compiling.set(key, pending);
+    }
+    return pending;
+  }
+
+  async function compile(key: string, templateId: string, version: number): Promise<Prepared | undefined> {
+    const row = await findVersionRow(store.db, templateId, version);
+    if (!row) return undefined;
+    const parsed = compileSource({ subject: row.subject, html: row.html, text: row.text_body });
+    // Versions were checked when saved; one that no longer parses is a fault of Mailroom's, not of the request.
+    if (!parsed.ok) throw new Error(`template ${templateId} version ${version} no longer compiles: ${parsed.problems[0].message}`);
+    const entry: Prepared = {
+      compiled: parsed.compiled, declarations: JSON.parse(row.variables) as VariableDeclaration[],
+      from: row.from_address, replyTo: row.reply_to_list === null ? null : JSON.parse(row.reply_to_list) as string[],
+    };
+    cache.set(key, entry, row.subject.length + (row.html?.length ?? 0) + (row.text_body?.length ?? 0));
+    return entry;
+  }
+
+  /** Renders a prepared version; the text part is derived from the html when the version has none. */
+  function render(compiled: CompiledSource, data: Record<string, unknown>, param: (part: Part) => string, untilMs?: number) {
+    try {
+      const out = renderSource(compiled, data, untilMs);
+      return { subject: normaliseSubject(out.subject), html: out.html, text: out.text ?? htmlToPlainText(out.html ?? '') };
+    } catch (err) {
+      if (!(err instanceof RenderFailure)) throw err;
+      const at = { part: err.part, line: err.line, column: err.column };
+      throw problemsError('template_render_failed', [{
+        param: param(err.part), message: `Rendering ${where(at)} failed: ${err.message}.`,
+        ...(err.line !== undefined && { line: err.line, column: err.column }),
+      }]);
+    }
+  }
+
+  function bind(declarations: VariableDeclaration[], values: Record<string, unknown>, param: string, samples: boolean) {
+    const bound = bindValues(declarations, values, param, samples);
+    if (bound.problems.length > 0) throw problemsError('template_variables_invalid', bound.problems);
+    return bound.data;
+  }
+
+  return {
+    list: (ws, query, page) => listTemplates(store.db, ws, query, page),
+
+    async create(ws, body) {
+      const name = checkName(body.name);
+      const alias = body.alias === undefined ? null : checkAlias(body.alias);
+      const { content } = checkContent({
+        subject: body.subject, html: body.html ?? null, text: body.text ?? null, from: body.from ?? null,
+        replyTo: asList(body.reply_to), variables: [], variablesInput: body.variables ?? [],
+      });
+      return store.write(async (tx) => {
+        if (alias !== null) await takeAlias(tx, ws, alias);
+        const now = clock.now();
+        const id = newId('tpl', now);
+        await insertTemplate(tx, {
+          id, workspace_id: ws, name, search_name: name.toLowerCase(), alias, latest_version: 1, published_version: null,
+          created_at: now, updated_at: now,
+        });
+        await insertVersion(tx, versionRow(id, ws, 1, content, now));
+        return (await getTemplate(tx, ws, id))!;
+      });
+    },
+
+    async get(ws, ref) {
+      const found = await getTemplate(store.db, ws, ref);
+      if (!found) throw new AppError('not_found', `No template with id or alias '${ref}'.`);
+      return found;
+    },
+
+    async update(ws, ref, body) {
+      const name = body.name === undefined ? undefined : checkName(body.name);
+      const alias = body.alias === undefined || body.alias === null ? body.alias : checkAlias(body.alias);
+      const changesContent = ['subject', 'html', 'text', 'from', 'reply_to', 'variables'].some((k) => k in body);
+      // One unit reads the latest version and writes the next, so two updates never take the same number.
+      return store.write(async (tx) => {
+        const t = await head(tx, ws, ref);
+        const now = clock.now();
+        let latestVersion = t.latestVersion;
+        if (changesContent) {
+          const latest = contentOf((await findVersion(tx, t.id, t.latestVersion))!);
+          const { content } = checkContent({
+            subject: body.subject ?? latest.subject,
+            html: body.html === undefined ? latest.html : body.html,
+            text: body.text === undefined ? latest.text : body.text,
+            from: body.from === undefined ? latest.from : body.from,
+            replyTo: body.reply_to === undefined ? latest.replyTo : asList(body.reply_to),
+            variables: latest.variables,
+            ...(body.variables !== undefined && { variablesInput: body.variables }),
+          });
+          if (!sameContent(content, latest)) {
+            latestVersion += 1;
+            await insertVersion(tx, versionRow(t.id, ws, latestVersion, content, now));
+          }
+        }
+        if (alias) await takeAlias(tx, ws, alias, t.id);
+        const changed = latestVersion !== t.latestVersion || (name !== undefined && name !== t.name) || (alias !== undefined && alias !== t.alias);
+        if (changed) {
+          await updateTemplate(tx, t.id, {
+            latest_version: latestVersion,
+            ...(name !== undefined && { name, search_name: name.toLowerCase() }),
+            ...(alias !== undefined && { alias }),
+          }, now);
+        }
+        return (await getTemplate(tx, ws, t.id))!;
+      });
+    },
+
+    async publish(ws, ref, version) {
+      return store.write(async (tx) => {
+        const t = await head(tx, ws, ref);
+        const chosen = version ?? t.latestVersion;
+        if (chosen > t.latestVersion) {
+          throw new AppError('validation_error', `Template ${t.id} has versions 1 to ${t.latestVersion}; there is no version ${chosen}.`, { param: 'version' });
+        }
+        const now = clock.now();
+        await updateTemplate(tx, t.id, { published_version: chosen }, now);
+        await markPublished(tx, t.id, chosen, now);
+        return (await getTemplate(tx, ws, t.id))!;
+      });
+    },
+
+    async versions(ws, ref, page) {
+      const t = await head(store.db, ws, ref);
+      return listVersions(store.db, t.id, page);
+    },
+
+    async version(ws, ref, n) {
+      const t = await head(store.db, ws, ref);
+      const found = await findVersion(store.db, t.id, n);
+      if (!found) throw new AppError('not_found', `Template ${t.id} has no version ${n} (its versions are 1 to ${t.latestVersion}).`);
+      return found;
+    },
+
+    async duplicate(ws, ref, body) {
+      const alias = body.alias === undefined ? null : checkAlias(body.alias);
+      return store.write(async (tx) => {
+        const t = await head(tx, ws, ref);
+        const name = checkName(body.name ?? `${t.name} (copy)`.slice(0, MAX_NAME_LENGTH));
+        if (alias !== null) await takeAlias(tx, ws, alias);
+        const latest = contentOf((await findVersion(tx, t.id, t.latestVersion))!);
+        const now = clock.now();
+        const id = newId('tpl', now);
+        await insertTemplate(tx, {
+          id, workspace_id: ws, name, search_name: name.toLowerCase(), alias, latest_version: 1, published_version: null,
+          created_at: now, updated_at: now,
+        });
+        await insertVersion(tx, versionRow(id, ws, 1, latest, now));
+        return (await getTemplate(tx, ws, id))!;
+      });
+    },
+
+    async remove(ws, ref) {
+      await store.write(async (tx) => {
+        const t = await head(tx, ws, ref);
+        await deleteTemplate(tx, t.id);
+      });
+    },
+
+    async render(ws, ref, body) {
+      const t = await head(store.db, ws, ref);
+      const n = body.version ?? t.publishedVersion;
+      if (n === null) {
+        throw new AppError('template_not_published', `Template ${t.id} has no published version; publish one, or name a version.`, { param: 'version' });
+      }
+      if (n > t.latestVersion) {
+        throw new AppError('validation_error', `Template ${t.id} has versions 1 to ${t.latestVersion}; there is no version ${n}.`, { param: 'version' });
+      }
+      const p = await prepared(t.id, n);
+      if (!p) throw new AppError('not_found', `No template with id or alias '${ref}'.`);
+      const data = { contact: {}, unsubscribe_url: '', ...bind(p.declarations, body.variables ?? {}, 'variables', true) };
+      return { object: 'template_render', ...render(p.compiled, data, (part) => part) };
+    },
+
+    preview(body) {
+      const { content, compiled } = checkContent({
+        subject: body.subject ?? '', html: body.html ?? null, text: body.text ?? null, from: null, replyTo: null,
+        variables: [], variablesInput: body.variables ?? [],
+      });
+      const data = { contact: {}, unsubscribe_url: '', ...bind(content.variables, body.data ?? {}, 'data', true) };
+      return { object: 'template_render', ...render(compiled, data, (part) => part) };
+    },
+
+    async renderForSends(ws, sends) {
+      const untilMs = performance.now() + REQUEST_RENDER_BUDGET_MS;
+      // Each template a request names is looked up once.
+      const heads = new Map<string, Promise<TemplateHead | undefined>>();
+      const resolved = await Promise.all(sends.map(async (s): Promise<{ head: TemplateHead; version: number; prepared: Prepared } | AppError> => {
+        const ref = s.template.id;
+        if (!heads.has(ref)) heads.set(ref, findTemplateHead(store.db, ws, ref));
+        const t = await heads.get(ref)!;
+        const unknown = () => new AppError('validation_error', `No template with id or alias '${ref}' in this workspace.`, { param: 'template.id' });
+        if (!t) return unknown();
+        const n = s.template.version ?? t.publishedVersion;
+        if (n === null) {
+          return new AppError('template_not_published', `Template ${t.id} has no published version; publish one, or name a version.`, { param: 'template.id' });
+        }
+        if (n > t.latestVersion) {
+          return new AppError('validation_error', `Template ${t.id} has versions 1 to ${t.latestVersion}; there is no version ${n}.`, { param: 'template.version' });
+        }
+        const p = await prepared(t.id, n);
+        return p ? { head: t, version: n, prepared: p } : unknown();
+      }));
+      // Contacts only for the sends whose template reads `contact`: one query for all of them.
+      const wanted = sends.flatMap((s, i) => {
+        const r = resolved[i];
+        return !(r instanceof AppError) && s.to !== undefined && r.prepared.compiled.globals.has('contact') ? [s.to] : [];
+      });
+      const contacts = wanted.length > 0 ? await deps.contacts(ws, wanted) : new Map<string, ContactFacts>();
+      return sends.map((s, i): RenderedTemplate | AppError => {
+        const r = resolved[i];
+        if (r instanceof AppError) return r;
+        try {
+          const data = {
+            ...bind(r.prepared.declarations, s.template.variables ?? {}, 'template.variables', false),
+            contact: contactData(s.to === undefined ? undefined : contacts.get(s.to.trim().toLowerCase())),
+            unsubscribe_url: s.unsubscribeUrl ?? '',
+          };
+          const out = render(r.prepared.compiled, data, () => 'template', untilMs);
+          return { templateId: r.head.id, version: r.version, ...out, from: r.prepared.from, replyTo: r.prepared.replyTo };
+        } catch (err) {
+          if (err instanceof AppError) return err;
+          throw err;
+        }
+      });
+    },
+
+    async templateId(ws, ref) {
+      return ref.startsWith('tpl_') ? ref : (await findTemplateHead(store.db, ws, ref))?.id;
+    },
+  };
+}

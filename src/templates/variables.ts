@@ -1,0 +1,122 @@
+import type { CompiledSource } from './template-engine.js';
+
+// A template declares the variables its sources use, each with a type, whether
+// a send must give it, and a fallback for when it does not. Declarations are
+// checked when a version is saved; values against them when one is rendered.
+
+export const VARIABLE_TYPES = ['string', 'number', 'boolean', 'object', 'list'] as const;
+export type VariableType = (typeof VARIABLE_TYPES)[number];
+
+export interface VariableDeclaration {
+  key: string;
+  type: VariableType;
+  required: boolean;
+  /** Used when a send leaves the variable out; null for none. */
+  fallback: unknown;
+}
+
+export interface DeclarationInput {
+  key: string;
+  type: VariableType;
+  required?: boolean;
+  fallback?: unknown;
+}
+
+/** One thing wrong, named by the request field (and the place in a source, when it is one). */
+export interface Problem {
+  param: string;
+  message: string;
+  line?: number;
+  column?: number;
+}
+
+/**
+ * Filled in by Mailroom for each recipient, never declared: `contact` from the
+ * recipient's contact, `unsubscribe_url` with the recipient's unsubscribe link.
+ */
+export const PROVIDED_VARIABLES = new Set(['contact', 'unsubscribe_url']);
+// Liquid reads these names as literals or loop state, never as data.
+const LIQUID_NAMES = new Set(['empty', 'blank', 'nil', 'null', 'true', 'false', 'forloop', 'tablerowloop']);
+const KEY = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+export const MAX_VARIABLES = 100;
+
+const typeOf = (value: unknown): VariableType | 'null' =>
+  value === null ? 'null'
+    : Array.isArray(value) ? 'list'
+      : typeof value === 'object' ? 'object'
+        : typeof value === 'number' ? 'number'
+          : typeof value === 'boolean' ? 'boolean'
+            : 'string';
+
+const fits = (type: VariableType, value: unknown) => typeOf(value) === type && (type !== 'number' || Number.isFinite(value));
+
+/** Checks and completes declarations; problems name `variables.<i>.<field>`. */
+export function checkDeclarations(input: DeclarationInput[]): { declarations: VariableDeclaration[]; problems: Problem[] } {
+  const problems: Problem[] = [];
+  const seen = new Set<string>();
+  const declarations = input.map((d, i): VariableDeclaration => {
+    const param = `variables.${i}`;
+    if (!KEY.test(d.key)) {
+      problems.push({ param: `${param}.key`, message: `'${d.key}' is not a variable name: a letter or _, then letters, digits or _, 64 at most.` });
+    } else if (PROVIDED_VARIABLES.has(d.key)) {
+      problems.push({ param: `${param}.key`, message: `'${d.key}' is filled in by Mailroom for each recipient and is not declared.` });
+    } else if (LIQUID_NAMES.has(d.key)) {
+      problems.push({ param: `${param}.key`, message: `'${d.key}' is a Liquid word and cannot name a variable.` });
+    } else if (seen.has(d.key)) {
+      problems.push({ param: `${param}.key`, message: `'${d.key}' is declared twice.` });
+    }
+    seen.add(d.key);
+    const fallback = d.fallback ?? null;
+    if (fallback !== null && !fits(d.type, fallback)) {
+      problems.push({ param: `${param}.fallback`, message: `The fallback of '${d.key}' must be a ${d.type}, like the variable.` });
+    }
+    return { key: d.key, type: d.type, required: d.required ?? false, fallback };
+  });
+  return { declarations, problems };
+}
+
+/** Variables the sources read that are neither declared nor provided, each where it is first used. */
+export function undeclaredUses(compiled: CompiledSource, declarations: VariableDeclaration[]): Problem[] {
+  const declared = new Set(declarations.map((d) => d.key));
+  return [...compiled.globals].filter(([name]) => !declared.has(name) && !PROVIDED_VARIABLES.has(name))
+    .map(([name, at]) => ({
+      param: at.part, line: at.line, column: at.column,
+      message: `${at.part}, line ${at.line}, column ${at.column}: '${name}' is used but not declared in variables.`,
+    }));
+}
+
+/**
+ * The data a render gets from the values given: each declared variable
+ * checked against its type, its fallback for one left out (null counts as
+ * left out). Values of undeclared names are not passed on: no source can use
+ * them. `contact` and `unsubscribe_url` pass only when `samples` allows
+ * (previews); on a send Mailroom fills them.
+ */
+export function bindValues(declarations: VariableDeclaration[], values: Record<string, unknown>, param: string,
+  samples: boolean): { data: Record<string, unknown>; problems: Problem[] } {
+  const problems: Problem[] = [];
+  const data: Record<string, unknown> = {};
+  for (const d of declarations) {
+    const value = Object.hasOwn(values, d.key) ? values[d.key] : undefined;
+    const at = `${param}.${d.key}`;
+    if (value === undefined || value === null) {
+      if (d.fallback !== null) data[d.key] = d.fallback;
+      else if (d.required) problems.push({ param: at, message: `'${d.key}' is required by the template.` });
+    } else if (!fits(d.type, value)) {
+      problems.push({ param: at, message: `'${d.key}' must be a ${d.type}, not a ${typeOf(value)}.` });
+    } else {
+      data[d.key] = value;
+    }
+  }
+  for (const name of PROVIDED_VARIABLES) {
+    if (!Object.hasOwn(values, name)) continue;
+    if (!samples) {
+      problems.push({ param: `${param}.${name}`, message: `'${name}' is filled in by Mailroom for each recipient and cannot be given.` });
+    } else {
+      const expected = name === 'contact' ? 'object' : 'string';
+      if (typeOf(values[name]) !== expected) problems.push({ param: `${param}.${name}`, message: `'${name}' must be a ${expected}.` });
+      else data[name] = values[name];
+    }
+  }
+  return { data, problems };
+}
