@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { AppState } from '../http/op.js';
 
-// The web dashboard: three static files served under /dashboard. The page is
+// The web dashboard: static files served under /dashboard. The page is
 // a client of the public /v1 API and nothing more; it signs in with an API
 // key, so it sees exactly what that key may see, and the server holds no
 // session for it.
@@ -12,10 +12,15 @@ import type { AppState } from '../http/op.js';
 /** Resolved from the repository root, so it holds for src/ (tsx) and dist/ (built) alike. */
 const ASSETS_DIR = fileURLToPath(new URL('../../src/dashboard/assets/', import.meta.url));
 
+const HTML = 'text/html; charset=utf-8';
+const JS = 'text/javascript; charset=utf-8';
+const CSS = 'text/css; charset=utf-8';
+
+/** Every file of the page: the entry module, its shared modules, and one module per view. */
 const ASSETS = {
-  'index.html': 'text/html; charset=utf-8',
-  'app.js': 'text/javascript; charset=utf-8',
-  'app.css': 'text/css; charset=utf-8',
+  'index.html': HTML, 'app.css': CSS,
+  'app.js': JS, 'api.js': JS, 'ui.js': JS, 'nav.js': JS, 'lists.js': JS, 'preview.js': JS,
+  'views/templates.js': JS,
 } as const;
 
 /**
@@ -49,6 +54,7 @@ export function dashboardRoutes(): Router<AppState> {
     return serve(ctx, 'index.html', next);
   });
   r.get('/:file', (ctx, next) => serve(ctx, ctx.params.file, next));
+  r.get('/views/:file', (ctx, next) => serve(ctx, `views/${ctx.params.file}`, next));
 
   function serve(ctx: RouterContext<AppState>, name: string, next: () => Promise<unknown>) {
     const asset = assets.get(name);

@@ -29,7 +29,7 @@ describe('SMTP submission', () => {
   let t: SmtpTestApp;
 
   beforeAll(async () => {
-    t = await startSmtpTestApp({ env: { MAILROOM_PLANS: JSON.stringify({ tiny: { burst: 1, requestsPerSecond: 0.001 }, quota1: { dailySendQuota: 1 } }) } });
+    t = await startSmtpTestApp({ env: { MAILROOM_PLANS: JSON.stringify({ tiny: { burst: 10, testBurst: 10, requestsPerSecond: 0.001 }, quota1: { dailySendQuota: 1 } }) } });
     await t.seed.activeDomain(DOMAIN);
   });
 
@@ -132,12 +132,13 @@ describe('SMTP submission', () => {
   });
 
   it('counts against the workspace\'s request rate and send quota', async () => {
-    for (const [plan, code, enhanced] of [['tiny', 451, '4.7.0'], ['quota1', 452, '4.3.1']] as const) {
+    // tiny: a burst of 10 (the least a plan may have: one full batch), then nothing; quota1: one email a day.
+    for (const [plan, allowed, code, enhanced] of [['tiny', 10, 451, '4.7.0'], ['quota1', 1, 452, '4.3.1']] as const) {
       const ws = await t.seed.workspace({ plan });
       await t.seed.activeDomain(`${plan}.test`, { workspaceId: ws.id });
       const key = await t.seed.key({ workspaceId: ws.id });
       const mail = { from: `ann@${plan}.test`, to: 'r@remote.test', subject: 'x', text: 'x' };
-      expect((await submit(t.submissionPort, key.token, mail)).response).toMatch(/^250 /);
+      for (let i = 0; i < allowed; i++) expect((await submit(t.submissionPort, key.token, mail)).response).toMatch(/^250 /);
       const err = await submit(t.submissionPort, key.token, mail).then(() => undefined, (e: { response?: string }) => e);
       expect(err?.response, plan).toMatch(new RegExp(`^${code} ${enhanced.replace(/\./g, '\\.')} `));
     }

@@ -4,10 +4,27 @@
 // Every element is built with createElement and text nodes: subjects,
 // addresses and email HTML come from strangers and are never parsed as markup
 // here; email HTML is only ever shown inside a sandboxed frame.
+//
+// This module signs in and routes; shared pieces live in ui.js, api.js,
+// nav.js, lists.js and preview.js, and views in views/<area>.js.
+import { api, ApiError, forgetKey, request, storedKey, storeKey, whenUnauthorized } from './api.js';
+import { loadRecord, pagedTable } from './lists.js';
+import { hashOf, navigate, showNote, takePendingNote } from './nav.js';
+import { bodyParts } from './preview.js';
+import {
+  actionForm, actionsColumn, badge, byId, code, details, errorBox, errorSlot, fill, formatBytes, formatTime, h, hrefTo, joined, loading,
+  none, rowAction, statusNote, table, time, whileBusy,
+} from './ui.js';
+import { TEMPLATE_ROUTES } from './views/templates.js';
 
-/** sessionStorage, not localStorage: the key lives only as long as the tab. */
-const KEY_STORAGE = 'mailroom.apiKey';
-const PAGE_SIZE = 25;
+/** @typedef {import('./ui.js').Children} Children */
+/** @typedef {import('./nav.js').Ctx} Ctx */
+/**
+ * @template T
+ * @typedef {import('./ui.js').Column<T>} Column
+ */
+
+
 /** An email's timeline is read in one call, the API's largest page. */
 const TIMELINE_LIMIT = 100;
 const EMAIL_STATUSES = ['pending', 'scheduled', 'sent', 'delivered', 'failed', 'cancelled'];
@@ -21,7 +38,6 @@ const CANCELLABLE = ['scheduled', 'pending'];
  * @template T
  * @typedef {{ data: T[], has_more: boolean, next_cursor?: string }} Page
  */
-/** @typedef {{ code: string, message: string, param?: string, request_id?: string }} ErrorBody */
 /**
  * @typedef {{ id: string, from: string, to: string[], cc: string[], bcc: string[], reply_to: string[],
  *   subject: string, tags: string[], status: string, mode: 'live' | 'test', domain_id: string | null,
@@ -76,258 +92,6 @@ const CANCELLABLE = ['scheduled', 'pending'];
  */
 
 // ---------------------------------------------------------------------------
-// Building the page
-
-/** @typedef {Node | string | number | null | undefined | false} Child */
-/** @typedef {Child | Child[]} Children */
-/** @typedef {Record<string, string | number | boolean | null | undefined | ((event: Event) => void)>} Attrs */
-
-/**
- * Creates an element. Children go in as nodes or as text, never as markup;
- * an `on<event>` attribute given a function becomes a listener.
- * @template {keyof HTMLElementTagNameMap} K
- * @param {K} tag
- * @param {Attrs | null} [attrs]
- * @param {...Children} children
- * @returns {HTMLElementTagNameMap[K]}
- */
-function h(tag, attrs, ...children) {
-  const el = document.createElement(tag);
-  for (const [name, value] of Object.entries(attrs ?? {})) {
-    if (value === null || value === undefined || value === false) continue;
-    if (typeof value === 'function') {
-      el.addEventListener(name.slice(2), value);
-      continue;
-    }
-    // Links only lead to the app's own routes: API data never becomes a URL.
-    if (name === 'href' && !String(value).startsWith('#/')) throw new Error(`Not an app route: ${value}`);
-    el.setAttribute(name, value === true ? '' : String(value));
-  }
-  return fill(el, ...children);
-}
-
-/**
- * Replaces the children of `el`, with the same rules as h().
- * @template {Element} E
- * @param {E} el
- * @param {...Children} children
- * @returns {E}
- */
-function fill(el, ...children) {
-  el.replaceChildren();
-  for (const child of children.flat()) {
-    if (child === null || child === undefined || child === false) continue;
-    el.append(child instanceof Node ? child : String(child));
-  }
-  return el;
-}
-
-/** @param {string} id */
-function byId(id) {
-  const el = document.getElementById(id);
-  if (!el) throw new Error(`The page has no #${id}`);
-  return el;
-}
-
-/** Local time on screen, the exact ISO value on hover. @param {string | null} iso */
-function time(iso, withSeconds = false) {
-  if (!iso) return none();
-  return h('time', { datetime: iso, title: iso }, formatTime(iso, withSeconds));
-}
-
-/** @param {string} iso */
-function formatTime(iso, withSeconds = false) {
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return iso;
-  return date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: withSeconds ? 'medium' : 'short' });
-}
-
-function none() {
-  return h('span', { class: 'muted' }, '—');
-}
-
-/** @param {string} status */
-function badge(status) {
-  return h('span', { class: `badge badge-${status.toLowerCase().replace(/[^a-z_]/g, '')}` }, status);
-}
-
-/** @param {string[]} list */
-function joined(list) {
-  return list.length > 0 ? list.join(', ') : none();
-}
-
-/** @param {string | null} value */
-function code(value) {
-  return value ? h('code', null, value) : none();
-}
-
-/** @param {number} bytes */
-function formatBytes(bytes) {
-  if (bytes < 1024) return `${bytes} B`;
-  return bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-}
-
-/** @param {Array<[string, Children]>} rows */
-function details(rows) {
-  return h('dl', { class: 'details' }, rows.flatMap(([term, value]) => [h('dt', null, term), h('dd', null, value)]));
-}
-
-/**
- * @template T
- * @typedef {{ header: string, cell: (item: T) => Children, className?: string, hideHeader?: boolean }} Column
- */
-
-/**
- * A column of per-row buttons; its header is read by screen readers only.
- * @template T
- * @param {(item: T) => Children} cell
- * @returns {Column<T>}
- */
-function actionsColumn(cell) {
-  return { header: 'Actions', cell, className: 'row-actions', hideHeader: true };
-}
-
-/**
- * @template T
- * @param {Column<T>[]} columns
- * @param {T[]} items
- */
-function table(columns, items) {
-  return h('div', { class: 'table-wrap' }, h('table', null,
-    h('thead', null, h('tr', null, columns.map((c) => h('th', { scope: 'col', class: c.className },
-      c.hideHeader ? h('span', { class: 'visually-hidden' }, c.header) : c.header)))),
-    h('tbody', null, items.map((item) => h('tr', null, columns.map((c) => h('td', { class: c.className }, c.cell(item))))))));
-}
-
-function loading() {
-  return h('p', { class: 'muted' }, 'Loading…');
-}
-
-/** The API's message, as the alert; the request id beside it, for the server log. @param {unknown} err */
-function errorBox(err) {
-  const requestId = err instanceof ApiError ? err.requestId : undefined;
-  return h('div', { class: 'error-box' },
-    h('p', { role: 'alert' }, err instanceof Error ? err.message : String(err)),
-    requestId && h('p', { class: 'muted small' }, `Request id: ${requestId}`));
-}
-
-/** A place beside a form or button for its errors. */
-function errorSlot() {
-  const node = h('div');
-  return { node, show: (/** @type {unknown} */ err) => fill(node, errorBox(err)) };
-}
-
-/** @param {string} text */
-function statusNote(text) {
-  return h('p', { role: 'status', class: 'flash' }, text);
-}
-
-/**
- * Runs `work` with `button` disabled, so a double click does not send twice.
- * @param {HTMLButtonElement} button
- * @param {() => Promise<void>} work
- */
-async function whileBusy(button, work) {
-  button.disabled = true;
-  try {
-    await work();
-  } finally {
-    button.disabled = false;
-  }
-}
-
-/**
- * A form whose submit runs `action` with its submit button held busy.
- * @param {Attrs} attrs
- * @param {(errors: ReturnType<typeof errorSlot>) => Promise<void>} action
- * @param {...Children} children
- */
-function actionForm(attrs, action, ...children) {
-  const errors = errorSlot();
-  const form = h('form', { ...attrs, onsubmit: (event) => {
-    event.preventDefault();
-    const button = form.querySelector('button[type="submit"]');
-    if (button instanceof HTMLButtonElement) void whileBusy(button, () => action(errors));
-  } }, ...children);
-  return [form, errors.node];
-}
-
-/** @param {'emails' | 'domains' | 'inbound'} section @param {string} id */
-function hrefTo(section, id) {
-  return `#/${section}/${encodeURIComponent(id)}`;
-}
-
-// ---------------------------------------------------------------------------
-// Talking to the API
-
-class ApiError extends Error {
-  /**
-   * @param {number} status  0 when the server could not be reached
-   * @param {string} message
-   * @param {string} [requestId]
-   */
-  constructor(status, message, requestId) {
-    super(message);
-    this.status = status;
-    this.requestId = requestId;
-  }
-}
-
-function storedKey() {
-  return sessionStorage.getItem(KEY_STORAGE);
-}
-
-/**
- * One call with the given key: the parsed body (null for 204), or an
- * ApiError carrying the API's message.
- * @param {string} key
- * @param {string} method
- * @param {string} path
- * @param {{ query?: URLSearchParams, body?: unknown }} [options]
- * @returns {Promise<any>}
- */
-async function request(key, method, path, options = {}) {
-  const search = options.query?.toString();
-  /** @type {Record<string, string>} */
-  const headers = { Authorization: `Bearer ${key}`, Accept: 'application/json' };
-  if (options.body !== undefined) headers['Content-Type'] = 'application/json';
-  let res;
-  try {
-    res = await fetch(search ? `${path}?${search}` : path,
-      { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) });
-  } catch {
-    throw new ApiError(0, 'Could not reach the Mailroom server. Check the connection and try again.');
-  }
-  if (res.status === 204) return null;
-  const body = await res.json().catch(() => null);
-  if (res.ok) return body;
-  /** @type {ErrorBody | undefined} */
-  const error = body?.error;
-  throw new ApiError(res.status, error?.message ?? `The server answered ${res.status} ${res.statusText}.`,
-    error?.request_id ?? res.headers.get('X-Request-Id') ?? undefined);
-}
-
-/**
- * A call with the signed-in key. A 401 means the key no longer works
- * (revoked, or the store was reset): sign out and say why.
- * @param {string} method
- * @param {string} path
- * @param {{ query?: URLSearchParams, body?: unknown }} [options]
- * @returns {Promise<any>}
- */
-async function api(method, path, options) {
-  const key = storedKey();
-  if (!key) throw new ApiError(401, 'Sign in with an API key first.');
-  try {
-    return await request(key, method, path, options);
-  } catch (err) {
-    // A late answer to an old key must not sign out a key entered since.
-    if (err instanceof ApiError && err.status === 401 && storedKey() === key) signOut(err.message);
-    throw err;
-  }
-}
-
-// ---------------------------------------------------------------------------
 // Session
 
 /** The key as GET /v1/api-keys lists it: svc_<mode>_<first 4 of the lookup part>…<last 4>. @param {string} key */
@@ -338,7 +102,7 @@ function maskedKey(key) {
 
 /** @param {string} [message] why the session ended, shown in the sign-in form */
 function signOut(message) {
-  sessionStorage.removeItem(KEY_STORAGE);
+  forgetKey();
   showSignIn(message);
 }
 
@@ -383,7 +147,7 @@ async function signIn(event, input, errors) {
       input.focus();
       return;
     }
-    sessionStorage.setItem(KEY_STORAGE, key);
+    storeKey(key);
     showApp();
   });
 }
@@ -403,11 +167,10 @@ function showApp() {
 // ---------------------------------------------------------------------------
 // Routing: #/<section>[/<id>][?<query>]
 
-/** @typedef {{ view: HTMLElement, id: string, query: URLSearchParams }} Ctx */
 
 /** @type {Array<[string, string]>} route section, link text */
 const NAV = [['emails', 'Emails'], ['domains', 'Domains'], ['events', 'Events'], ['inbound', 'Inbound'],
-  ['suppressions', 'Suppressions'], ['api-keys', 'API keys']];
+  ['templates', 'Templates'], ['suppressions', 'Suppressions'], ['api-keys', 'API keys']];
 
 /** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
 const ROUTES = [
@@ -420,40 +183,16 @@ const ROUTES = [
   [/^\/inbound\/([^/]+)$/, showInboundEmail],
   [/^\/suppressions$/, showSuppressions],
   [/^\/api-keys$/, showApiKeys],
+  ...TEMPLATE_ROUTES,
 ];
 
-/** @type {Node | null} A note for the next render only: the outcome of the action that caused it. */
-let pendingNote = null;
-
-/** @param {string} path @param {URLSearchParams} [query] */
-function hashOf(path, query) {
-  const search = query?.toString();
-  return search ? `#${path}?${search}` : `#${path}`;
-}
-
-/** Replaces the note above the current view. @param {string} text */
-function showNote(text) {
-  fill(byId('note'), statusNote(text));
-}
-
-/**
- * Goes to a route, rendering it anew when it is the current one already.
- * @param {string} hash
- * @param {Node | string} [note]
- */
-function navigate(hash, note) {
-  pendingNote = typeof note === 'string' ? statusNote(note) : note ?? null;
-  if (location.hash === hash) route();
-  else location.hash = hash;
-}
 
 function route() {
   if (!storedKey()) return showSignIn();
   const [path = '', search = ''] = location.hash.replace(/^#/, '').split(/\?(.*)/s);
   if (path === '' || path === '/') return location.replace('#/emails');
   const view = h('section', { class: 'view' });
-  fill(byId('app'), h('div', { id: 'note' }, pendingNote), view);
-  pendingNote = null;
+  fill(byId('app'), h('div', { id: 'note' }, takePendingNote()), view);
   const section = path.split('/')[1];
   for (const link of document.querySelectorAll('nav a[data-section]')) {
     if (link.getAttribute('data-section') === section) link.setAttribute('aria-current', 'page');
@@ -476,88 +215,6 @@ function safeDecode(segment) {
   } catch {
     return null;
   }
-}
-
-// ---------------------------------------------------------------------------
-// Paged lists. The API gives one cursor per page, pointing at the next older
-// page, so the dashboard keeps the trail of starting_after cursors walked so
-// far in the route's query (`after`, repeated): "Newer" is the page before in
-// the trail, exact, with nothing skipped or shown twice, and Back agrees.
-
-/**
- * @template T
- * @param {HTMLElement} where
- * @param {{ api: string, route: string, query: URLSearchParams, filters?: string[], columns: Column<T>[],
- *   empty: string }} spec  `api` is the list's path, `route` the page's; `filters` are passed on to the API
- */
-async function pagedTable(where, spec) {
-  const trail = spec.query.getAll('after');
-  const params = new URLSearchParams({ limit: String(PAGE_SIZE) });
-  for (const name of spec.filters ?? []) {
-    const value = spec.query.get(name);
-    if (value) params.set(name, value);
-  }
-  const cursor = trail.at(-1);
-  if (cursor) params.set('starting_after', cursor);
-  fill(where, loading());
-  /** @param {string[]} cursors */
-  const pageAt = (cursors) => {
-    const q = new URLSearchParams(spec.query);
-    q.delete('after');
-    for (const c of cursors) q.append('after', c);
-    return hashOf(spec.route, q);
-  };
-  try {
-    /** @type {Page<T>} */
-    const page = await api('GET', spec.api, { query: params });
-    const older = page.has_more ? page.next_cursor : undefined;
-    fill(where,
-      page.data.length > 0 ? table(spec.columns, page.data) : h('p', { class: 'empty' }, spec.empty),
-      (page.data.length > 0 || trail.length > 0) && h('div', { class: 'pager' },
-        h('button', { type: 'button', class: 'secondary', disabled: trail.length === 0,
-          onclick: () => navigate(pageAt(trail.slice(0, -1))) }, 'Newer'),
-        h('button', { type: 'button', class: 'secondary', disabled: !older,
-          onclick: () => older && navigate(pageAt([...trail, older])) }, 'Older')));
-  } catch (err) {
-    fill(where, errorBox(err));
-  }
-}
-
-/**
- * Loads one record into `view`; on failure the view shows `title` and the reason.
- * @template T
- * @param {HTMLElement} view
- * @param {string} title
- * @param {string} path
- * @returns {Promise<T | undefined>}
- */
-async function loadRecord(view, title, path) {
-  fill(view, loading());
-  try {
-    return await api('GET', path);
-  } catch (err) {
-    fill(view, h('h1', null, title), errorBox(err));
-    return undefined;
-  }
-}
-
-/**
- * The HTML part in a frame with every sandbox restriction: no scripts, no
- * same-origin access, no forms, no navigating this page. The frame inherits
- * the page's Content-Security-Policy, so remote resources are not fetched.
- * @param {string | null} html
- * @param {string | null} text
- */
-function bodyParts(html, text) {
-  const preview = html === null ? [h('p', { class: 'muted' }, 'No HTML part.')] : [
-    h('p', { class: 'muted small' }, 'Remote images are not loaded.'),
-    h('div', { class: 'preview' }, h('iframe', { title: 'HTML preview', sandbox: '', srcdoc: html }))];
-  return [
-    h('h2', null, 'HTML'),
-    ...preview,
-    h('h2', null, 'Text'),
-    text === null ? h('p', { class: 'muted' }, 'No text part.') : h('pre', { class: 'body-text' }, text),
-  ];
 }
 
 // ---------------------------------------------------------------------------
@@ -931,27 +588,6 @@ function showSuppressions({ view, query }) {
   return pagedTable(list, { api: '/v1/suppressions', route: '/suppressions', query, columns, empty: 'No suppressed addresses.' });
 }
 
-/**
- * A button that asks first, then runs `action`; its error shows in its row.
- * @param {string} label
- * @param {string} className
- * @param {string} question
- * @param {() => Promise<void>} action
- */
-function rowAction(label, className, question, action) {
-  const errors = errorSlot();
-  const button = h('button', { type: 'button', class: className, onclick: () => {
-    if (!confirm(question)) return;
-    void whileBusy(button, async () => {
-      try {
-        await action();
-      } catch (err) {
-        errors.show(err);
-      }
-    });
-  } }, label);
-  return [button, errors.node];
-}
 
 // ---------------------------------------------------------------------------
 // API keys
@@ -1015,6 +651,7 @@ function revokeButton(key, isCurrent) {
 
 // ---------------------------------------------------------------------------
 
+whenUnauthorized((message) => signOut(message));
 window.addEventListener('hashchange', () => route());
 if (storedKey()) showApp();
 else showSignIn();

@@ -1,0 +1,93 @@
+// @ts-check
+// Talking to the API: fetch with the signed-in key, the API's error object
+// turned into an ApiError whose message is shown as it is.
+
+/** sessionStorage, not localStorage: the key lives only as long as the tab. */
+const KEY_STORAGE = 'mailroom.apiKey';
+
+/** @typedef {{ code: string, message: string, param?: string, request_id?: string, problems?: { message: string }[] }} ErrorBody */
+
+/** Called when the signed-in key stops working (a 401): the app signs out. @type {(message: string) => void} */
+let onUnauthorized = () => {};
+
+/** @param {(message: string) => void} handler */
+export function whenUnauthorized(handler) {
+  onUnauthorized = handler;
+}
+
+export function storedKey() {
+  return sessionStorage.getItem(KEY_STORAGE);
+}
+
+/** @param {string} key */
+export function storeKey(key) {
+  sessionStorage.setItem(KEY_STORAGE, key);
+}
+
+export function forgetKey() {
+  sessionStorage.removeItem(KEY_STORAGE);
+}
+
+export class ApiError extends Error {
+  /**
+   * @param {number} status  0 when the server could not be reached
+   * @param {string} message
+   * @param {string} [requestId]
+   */
+  constructor(status, message, requestId) {
+    super(message);
+    this.status = status;
+    this.requestId = requestId;
+  }
+}
+
+
+/**
+ * One call with the given key: the parsed body (null for 204), or an
+ * ApiError carrying the API's message.
+ * @param {string} key
+ * @param {string} method
+ * @param {string} path
+ * @param {{ query?: URLSearchParams, body?: unknown }} [options]
+ * @returns {Promise<any>}
+ */
+export async function request(key, method, path, options = {}) {
+  const search = options.query?.toString();
+  /** @type {Record<string, string>} */
+  const headers = { Authorization: `Bearer ${key}`, Accept: 'application/json' };
+  if (options.body !== undefined) headers['Content-Type'] = 'application/json';
+  let res;
+  try {
+    res = await fetch(search ? `${path}?${search}` : path,
+      { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) });
+  } catch {
+    throw new ApiError(0, 'Could not reach the Mailroom server. Check the connection and try again.');
+  }
+  if (res.status === 204) return null;
+  const body = await res.json().catch(() => null);
+  if (res.ok) return body;
+  /** @type {ErrorBody | undefined} */
+  const error = body?.error;
+  throw new ApiError(res.status, error?.message ?? `The server answered ${res.status} ${res.statusText}.`,
+    error?.request_id ?? res.headers.get('X-Request-Id') ?? undefined);
+}
+
+/**
+ * A call with the signed-in key. A 401 means the key no longer works
+ * (revoked, or the store was reset): sign out and say why.
+ * @param {string} method
+ * @param {string} path
+ * @param {{ query?: URLSearchParams, body?: unknown }} [options]
+ * @returns {Promise<any>}
+ */
+export async function api(method, path, options) {
+  const key = storedKey();
+  if (!key) throw new ApiError(401, 'Sign in with an API key first.');
+  try {
+    return await request(key, method, path, options);
+  } catch (err) {
+    // A late answer to an old key must not sign out a key entered since.
+    if (err instanceof ApiError && err.status === 401 && storedKey() === key) onUnauthorized(err.message);
+    throw err;
+  }
+}

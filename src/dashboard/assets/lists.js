@@ -1,0 +1,78 @@
+// @ts-check
+import { api } from './api.js';
+import { hashOf, navigate } from './nav.js';
+import { errorBox, fill, h, loading, table } from './ui.js';
+
+/**
+ * @template T
+ * @typedef {{ data: T[], has_more: boolean, next_cursor?: string }} Page
+ */
+/**
+ * @template T
+ * @typedef {import('./ui.js').Column<T>} Column
+ */
+
+/** Rows a list page asks for. */
+const PAGE_SIZE = 25;
+
+// Paged lists. The API gives one cursor per page, pointing at the next older
+// page, so the dashboard keeps the trail of starting_after cursors walked so
+// far in the route's query (`after`, repeated): "Newer" is the page before in
+// the trail, exact, with nothing skipped or shown twice, and Back agrees.
+
+/**
+ * @template T
+ * @param {HTMLElement} where
+ * @param {{ api: string, route: string, query: URLSearchParams, filters?: string[], columns: Column<T>[],
+ *   empty: string }} spec  `api` is the list's path, `route` the page's; `filters` are passed on to the API
+ */
+export async function pagedTable(where, spec) {
+  const trail = spec.query.getAll('after');
+  const params = new URLSearchParams({ limit: String(PAGE_SIZE) });
+  for (const name of spec.filters ?? []) {
+    const value = spec.query.get(name);
+    if (value) params.set(name, value);
+  }
+  const cursor = trail.at(-1);
+  if (cursor) params.set('starting_after', cursor);
+  fill(where, loading());
+  /** @param {string[]} cursors */
+  const pageAt = (cursors) => {
+    const q = new URLSearchParams(spec.query);
+    q.delete('after');
+    for (const c of cursors) q.append('after', c);
+    return hashOf(spec.route, q);
+  };
+  try {
+    /** @type {Page<T>} */
+    const page = await api('GET', spec.api, { query: params });
+    const older = page.has_more ? page.next_cursor : undefined;
+    fill(where,
+      page.data.length > 0 ? table(spec.columns, page.data) : h('p', { class: 'empty' }, spec.empty),
+      (page.data.length > 0 || trail.length > 0) && h('div', { class: 'pager' },
+        h('button', { type: 'button', class: 'secondary', disabled: trail.length === 0,
+          onclick: () => navigate(pageAt(trail.slice(0, -1))) }, 'Newer'),
+        h('button', { type: 'button', class: 'secondary', disabled: !older,
+          onclick: () => older && navigate(pageAt([...trail, older])) }, 'Older')));
+  } catch (err) {
+    fill(where, errorBox(err));
+  }
+}
+
+/**
+ * Loads one record into `view`; on failure the view shows `title` and the reason.
+ * @template T
+ * @param {HTMLElement} view
+ * @param {string} title
+ * @param {string} path
+ * @returns {Promise<T | undefined>}
+ */
+export async function loadRecord(view, title, path) {
+  fill(view, loading());
+  try {
+    return await api('GET', path);
+  } catch (err) {
+    fill(view, h('h1', null, title), errorBox(err));
+    return undefined;
+  }
+}

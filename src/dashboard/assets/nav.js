@@ -1,0 +1,40 @@
+// @ts-check
+// Moving between the app's routes (#/<section>[/<id>][?<query>]), with a note
+// that the next render shows above its view: the outcome of the action that
+// caused it.
+import { byId, fill, statusNote } from './ui.js';
+
+/** What a route's view is given: where to render, the id in the path, and the query. */
+/** @typedef {{ view: HTMLElement, id: string, query: URLSearchParams }} Ctx */
+
+/** @type {Node | null} */
+let pendingNote = null;
+
+/** @param {string} path @param {URLSearchParams} [query] */
+export function hashOf(path, query) {
+  const search = query?.toString();
+  return search ? `#${path}?${search}` : `#${path}`;
+}
+
+/** Replaces the note above the current view. @param {string} text */
+export function showNote(text) {
+  fill(byId('note'), statusNote(text));
+}
+
+/**
+ * Goes to a route, rendering it anew when it is the current one already.
+ * @param {string} hash
+ * @param {Node | string} [note]
+ */
+export function navigate(hash, note) {
+  pendingNote = typeof note === 'string' ? statusNote(note) : note ?? null;
+  if (location.hash === hash) window.dispatchEvent(new HashChangeEvent('hashchange'));
+  else location.hash = hash;
+}
+
+/** The note for this render, once. */
+export function takePendingNote() {
+  const note = pendingNote;
+  pendingNote = null;
+  return note;
+}

@@ -1,0 +1,206 @@
+// @ts-check
+// The page's building blocks, written once for every view. Children go in
+// as nodes or as text, never as markup: subjects, addresses and email HTML
+// come from strangers.
+import { ApiError } from './api.js';
+
+/** @typedef {Node | string | number | null | undefined | false} Child */
+/** @typedef {Child | Child[]} Children */
+/** @typedef {Record<string, string | number | boolean | null | undefined | ((event: Event) => void)>} Attrs */
+
+/**
+ * Creates an element. Children go in as nodes or as text, never as markup;
+ * an `on<event>` attribute given a function becomes a listener.
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {Attrs | null} [attrs]
+ * @param {...Children} children
+ * @returns {HTMLElementTagNameMap[K]}
+ */
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs ?? {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (typeof value === 'function') {
+      el.addEventListener(name.slice(2), value);
+      continue;
+    }
+    // Links only lead to the app's own routes: API data never becomes a URL.
+    if (name === 'href' && !String(value).startsWith('#/')) throw new Error(`Not an app route: ${value}`);
+    el.setAttribute(name, value === true ? '' : String(value));
+  }
+  return fill(el, ...children);
+}
+
+/**
+ * Replaces the children of `el`, with the same rules as h().
+ * @template {Element} E
+ * @param {E} el
+ * @param {...Children} children
+ * @returns {E}
+ */
+export function fill(el, ...children) {
+  el.replaceChildren();
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(child instanceof Node ? child : String(child));
+  }
+  return el;
+}
+
+/** @param {string} id */
+export function byId(id) {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`The page has no #${id}`);
+  return el;
+}
+
+/** Local time on screen, the exact ISO value on hover. @param {string | null} iso */
+export function time(iso, withSeconds = false) {
+  if (!iso) return none();
+  return h('time', { datetime: iso, title: iso }, formatTime(iso, withSeconds));
+}
+
+/** @param {string} iso */
+export function formatTime(iso, withSeconds = false) {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  return date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: withSeconds ? 'medium' : 'short' });
+}
+
+export function none() {
+  return h('span', { class: 'muted' }, '—');
+}
+
+/** @param {string} status */
+export function badge(status) {
+  return h('span', { class: `badge badge-${status.toLowerCase().replace(/[^a-z_]/g, '')}` }, status);
+}
+
+/** @param {string[]} list */
+export function joined(list) {
+  return list.length > 0 ? list.join(', ') : none();
+}
+
+/** @param {string | null} value */
+export function code(value) {
+  return value ? h('code', null, value) : none();
+}
+
+/** @param {number} bytes */
+export function formatBytes(bytes) {
+  if (bytes < 1024) return `${bytes} B`;
+  return bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+/** @param {Array<[string, Children]>} rows */
+export function details(rows) {
+  return h('dl', { class: 'details' }, rows.flatMap(([term, value]) => [h('dt', null, term), h('dd', null, value)]));
+}
+
+/**
+ * @template T
+ * @typedef {{ header: string, cell: (item: T) => Children, className?: string, hideHeader?: boolean }} Column
+ */
+
+/**
+ * A column of per-row buttons; its header is read by screen readers only.
+ * @template T
+ * @param {(item: T) => Children} cell
+ * @returns {Column<T>}
+ */
+export function actionsColumn(cell) {
+  return { header: 'Actions', cell, className: 'row-actions', hideHeader: true };
+}
+
+/**
+ * @template T
+ * @param {Column<T>[]} columns
+ * @param {T[]} items
+ */
+export function table(columns, items) {
+  return h('div', { class: 'table-wrap' }, h('table', null,
+    h('thead', null, h('tr', null, columns.map((c) => h('th', { scope: 'col', class: c.className },
+      c.hideHeader ? h('span', { class: 'visually-hidden' }, c.header) : c.header)))),
+    h('tbody', null, items.map((item) => h('tr', null, columns.map((c) => h('td', { class: c.className }, c.cell(item))))))));
+}
+
+export function loading() {
+  return h('p', { class: 'muted' }, 'Loading…');
+}
+
+/** The API's message, as the alert; the request id beside it, for the server log. @param {unknown} err */
+export function errorBox(err) {
+  const requestId = err instanceof ApiError ? err.requestId : undefined;
+  return h('div', { class: 'error-box' },
+    h('p', { role: 'alert' }, err instanceof Error ? err.message : String(err)),
+    requestId && h('p', { class: 'muted small' }, `Request id: ${requestId}`));
+}
+
+/** A place beside a form or button for its errors. */
+export function errorSlot() {
+  const node = h('div');
+  return { node, show: (/** @type {unknown} */ err) => fill(node, errorBox(err)) };
+}
+
+/** @param {string} text */
+export function statusNote(text) {
+  return h('p', { role: 'status', class: 'flash' }, text);
+}
+
+/**
+ * Runs `work` with `button` disabled, so a double click does not send twice.
+ * @param {HTMLButtonElement} button
+ * @param {() => Promise<void>} work
+ */
+export async function whileBusy(button, work) {
+  button.disabled = true;
+  try {
+    await work();
+  } finally {
+    button.disabled = false;
+  }
+}
+
+/**
+ * A form whose submit runs `action` with its submit button held busy.
+ * @param {Attrs} attrs
+ * @param {(errors: ReturnType<typeof errorSlot>) => Promise<void>} action
+ * @param {...Children} children
+ */
+export function actionForm(attrs, action, ...children) {
+  const errors = errorSlot();
+  const form = h('form', { ...attrs, onsubmit: (event) => {
+    event.preventDefault();
+    const button = form.querySelector('button[type="submit"]');
+    if (button instanceof HTMLButtonElement) void whileBusy(button, () => action(errors));
+  } }, ...children);
+  return [form, errors.node];
+}
+
+/** @param {'emails' | 'domains' | 'inbound'} section @param {string} id */
+export function hrefTo(section, id) {
+  return `#/${section}/${encodeURIComponent(id)}`;
+}
+
+/**
+ * A button that asks first, then runs `action`; its error shows in its row.
+ * @param {string} label
+ * @param {string} className
+ * @param {string} question
+ * @param {() => Promise<void>} action
+ */
+export function rowAction(label, className, question, action) {
+  const errors = errorSlot();
+  const button = h('button', { type: 'button', class: className, onclick: () => {
+    if (!confirm(question)) return;
+    void whileBusy(button, async () => {
+      try {
+        await action();
+      } catch (err) {
+        errors.show(err);
+      }
+    });
+  } }, label);
+  return [button, errors.node];
+}

@@ -1,0 +1,311 @@
+// @ts-check
+// Templates: the list, and an editor for a template's subject, HTML, text and
+// variable declarations with a live preview rendered by the server (the same
+// engine that sends), its version history, publish, duplicate and delete.
+import { api } from '../api.js';
+import { loadRecord, pagedTable } from '../lists.js';
+import { navigate } from '../nav.js';
+import { previewFrame } from '../preview.js';
+import { actionForm, actionsColumn, badge, code, errorBox, fill, h, none, rowAction, table, time, whileBusy } from '../ui.js';
+
+/** @typedef {import('../nav.js').Ctx} Ctx */
+/** @typedef {'string' | 'number' | 'boolean' | 'object' | 'list'} VariableType */
+/** @typedef {{ key: string, type: VariableType, required: boolean, fallback: unknown }} Variable */
+/**
+ * @typedef {{ version: number, subject: string, from: string | null, variables: Variable[], created_at: string,
+ *   published_at: string | null, html?: string | null, text?: string | null }} Version
+ */
+/**
+ * @typedef {{ id: string, name: string, alias: string | null, published_version: number | null, latest_version: number,
+ *   variables: Variable[], created_at: string, updated_at: string, latest: Version, published: Version | null }} Template
+ */
+
+const VARIABLE_TYPES = /** @type {VariableType[]} */ (['string', 'number', 'boolean', 'object', 'list']);
+/** The preview is rendered again this long after the last keystroke. */
+const PREVIEW_DELAY_MS = 300;
+const STARTER_HTML = '<p>Hello {{ contact.first_name | default: "there" }},</p>\n<p>…</p>\n<p><a href="{{ unsubscribe_url }}">Unsubscribe</a></p>';
+
+/** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
+export const TEMPLATE_ROUTES = [
+  [/^\/templates$/, showTemplates],
+  [/^\/templates\/([^/]+)$/, showTemplate],
+];
+
+/** @param {string} id */
+const templateHref = (id) => `#/templates/${encodeURIComponent(id)}`;
+/** @param {string} id */
+const templatePath = (id) => `/v1/templates/${encodeURIComponent(id)}`;
+
+/** @param {Ctx} ctx */
+function showTemplates({ view, query }) {
+  const name = h('input', { id: 'template-name', name: 'name', type: 'text', required: true, maxlength: 200, autocomplete: 'off' });
+  const alias = h('input', { id: 'template-alias', name: 'alias', type: 'text', maxlength: 64, autocomplete: 'off',
+    placeholder: 'welcome-email', pattern: '[a-z][a-z0-9._\\-]{0,63}' });
+  const list = h('div');
+  fill(view, h('h1', null, 'Templates'), list, h('h2', null, 'New template'),
+    actionForm({ class: 'inline-form' }, async (errors) => {
+      try {
+        /** @type {Template} */
+        const created = await api('POST', '/v1/templates', { body: {
+          name: name.value.trim(), ...(alias.value.trim() && { alias: alias.value.trim() }), subject: 'Hello {{ contact.first_name | default: "there" }}',
+          html: STARTER_HTML,
+        } });
+        navigate(templateHref(created.id), `${created.name} was created as a draft. Edit it, then publish it to send with it.`);
+      } catch (err) {
+        errors.show(err);
+      }
+    },
+    h('label', { for: 'template-name' }, 'Name'), name,
+    h('label', { for: 'template-alias' }, 'Alias (optional)'), alias,
+    h('button', { type: 'submit' }, 'Create')));
+  /** @type {import('../ui.js').Column<Template>[]} */
+  const columns = [
+    { header: 'Name', cell: (t) => h('a', { href: templateHref(t.id) }, t.name) },
+    { header: 'Alias', cell: (t) => code(t.alias) },
+    { header: 'Published', cell: (t) => (t.published_version === null ? badge('draft') : `version ${t.published_version}`) },
+    { header: 'Latest', cell: (t) => `version ${t.latest_version}` },
+    { header: 'Updated', cell: (t) => time(t.updated_at) },
+  ];
+  return pagedTable(list, { api: '/v1/templates', route: '/templates', query, columns, empty: 'No templates yet.' });
+}
+
+/**
+ * A typed value from what was typed: empty is "none".
+ * @param {VariableType} type
+ * @param {string} raw
+ * @returns {unknown}
+ */
+function typedValue(type, raw) {
+  const text = raw.trim();
+  if (text === '') return undefined;
+  if (type === 'string') return raw;
+  if (type === 'number') {
+    const n = Number(text);
+    if (!Number.isFinite(n)) throw new Error(`“${raw}” is not a number.`);
+    return n;
+  }
+  if (type === 'boolean') {
+    if (text !== 'true' && text !== 'false') throw new Error(`“${raw}” is not true or false.`);
+    return text === 'true';
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Error(`“${raw}” is not JSON (an ${type === 'list' ? 'array like ["a", "b"]' : 'object like {"a": 1}'}).`);
+  }
+}
+
+/** @param {unknown} value */
+const shown = (value) => (value === null || value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value));
+
+/**
+ * One row of the variables table: its inputs, and how to read it back.
+ * @param {Variable | undefined} variable
+ * @param {() => void} changed
+ * @param {(row: HTMLTableRowElement) => void} remove
+ */
+function variableRow(variable, changed, remove) {
+  const key = h('input', { type: 'text', 'aria-label': 'Variable name', value: variable?.key ?? '', required: true, maxlength: 64,
+    pattern: '[A-Za-z_][A-Za-z0-9_]*', autocomplete: 'off' });
+  const type = h('select', { 'aria-label': 'Type' }, VARIABLE_TYPES.map((t) => h('option', { value: t, selected: t === (variable?.type ?? 'string') }, t)));
+  const required = h('input', { type: 'checkbox', 'aria-label': 'Required', checked: variable?.required ?? false });
+  const fallback = h('input', { type: 'text', 'aria-label': 'Fallback', value: shown(variable?.fallback), autocomplete: 'off' });
+  const sample = h('input', { type: 'text', 'aria-label': 'Sample value', value: shown(variable?.fallback), autocomplete: 'off' });
+  const row = h('tr', { class: 'variable-row' },
+    h('td', null, key), h('td', null, type), h('td', { class: 'center' }, required), h('td', null, fallback), h('td', null, sample),
+    h('td', { class: 'row-actions' }, h('button', { type: 'button', class: 'secondary', onclick: () => remove(row) }, 'Remove')));
+  for (const input of [key, type, required, fallback, sample]) input.addEventListener('input', changed);
+  return {
+    row,
+    /** @returns {{ declaration: { key: string, type: VariableType, required: boolean, fallback: unknown }, sample: unknown }} */
+    read() {
+      const t = /** @type {VariableType} */ (type.value);
+      const fallbackValue = typedValue(t, fallback.value);
+      return {
+        declaration: { key: key.value.trim(), type: t, required: required.checked, fallback: fallbackValue === undefined ? null : fallbackValue },
+        sample: typedValue(t, sample.value),
+      };
+    },
+  };
+}
+
+/** @param {Ctx} ctx */
+async function showTemplate({ view, id }) {
+  /** @type {Template | undefined} */
+  const template = await loadRecord(view, 'Template', templatePath(id));
+  if (!template) return;
+
+  const name = h('input', { id: 'template-name', type: 'text', value: template.name, required: true, maxlength: 200 });
+  const alias = h('input', { id: 'template-alias', type: 'text', value: template.alias ?? '', maxlength: 64, placeholder: 'none' });
+  const from = h('input', { id: 'template-from', type: 'text', value: template.latest.from ?? '', placeholder: 'Ann <ann@example.com> (optional)' });
+  const subject = h('input', { id: 'template-subject', type: 'text', required: true, maxlength: 998 });
+  const html = h('textarea', { id: 'template-html', class: 'code-editor', rows: 16, spellcheck: 'false' });
+  const text = h('textarea', { id: 'template-text', class: 'code-editor', rows: 6, spellcheck: 'false',
+    placeholder: 'Made from the HTML when empty.' });
+  const contactName = h('input', { id: 'sample-contact-name', type: 'text', value: 'Ada Lovelace', autocomplete: 'off' });
+  const contactEmail = h('input', { id: 'sample-contact-email', type: 'email', value: 'ada@example.com', autocomplete: 'off' });
+  const rows = h('tbody');
+  /** @type {Map<HTMLTableRowElement, ReturnType<typeof variableRow>>} */
+  const variables = new Map();
+  const preview = h('div', { class: 'template-preview', 'aria-live': 'polite' });
+  const versions = h('div');
+
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let timer;
+  let rendering = 0;
+  const changed = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => void renderPreview(), PREVIEW_DELAY_MS);
+  };
+  /** @param {Variable} [variable] */
+  const addVariable = (variable) => {
+    const v = variableRow(variable, changed, (row) => {
+      variables.delete(row);
+      row.remove();
+      changed();
+    });
+    variables.set(v.row, v);
+    rows.append(v.row);
+  };
+
+  /** The editor's content, as the API takes it. */
+  const content = () => {
+    const read = [...variables.values()].map((v) => v.read());
+    return {
+      subject: subject.value,
+      html: html.value === '' ? null : html.value,
+      text: text.value === '' ? null : text.value,
+      variables: read.map((r) => r.declaration),
+      data: Object.fromEntries(read.filter((r) => r.sample !== undefined).map((r) => [r.declaration.key, r.sample])),
+    };
+  };
+
+  /** @param {Version} version */
+  const load = (version) => {
+    subject.value = version.subject;
+    html.value = version.html ?? '';
+    text.value = version.text ?? '';
+    from.value = version.from ?? '';
+    variables.clear();
+    rows.replaceChildren();
+    for (const v of version.variables) addVariable(v);
+    void renderPreview();
+  };
+
+  async function renderPreview() {
+    const turn = ++rendering;
+    try {
+      const { subject: s, html: body, text: plain, variables: declared, data } = content();
+      const rendered = await api('POST', '/v1/templates/render', { body: {
+        subject: s, ...(body !== null && { html: body }), ...(plain !== null && { text: plain }), variables: declared,
+        data: { ...data, contact: { name: contactName.value, email: contactEmail.value }, unsubscribe_url: 'https://example.com/unsubscribe' },
+      } });
+      if (turn !== rendering) return;
+      fill(preview,
+        h('p', { class: 'preview-subject' }, h('span', { class: 'muted' }, 'Subject: '), rendered.subject),
+        rendered.html === null ? h('p', { class: 'muted' }, 'No HTML part.') : previewFrame(rendered.html),
+        h('h3', null, 'Text'), h('pre', { class: 'body-text' }, rendered.text ?? ''));
+    } catch (err) {
+      if (turn === rendering) fill(preview, errorBox(err));
+    }
+  }
+
+  async function loadVersions() {
+    try {
+      const page = await api('GET', `${templatePath(id)}/versions`, { query: new URLSearchParams({ limit: '100' }) });
+      /** @type {import('../ui.js').Column<Version>[]} */
+      const columns = [
+        { header: 'Version', cell: (v) => `version ${v.version}` },
+        { header: 'Subject', cell: (v) => v.subject },
+        { header: 'Saved', cell: (v) => time(v.created_at) },
+        { header: 'Status', cell: (v) => (v.version === template?.published_version ? badge('published') : v.published_at ? 'published before' : none()) },
+        actionsColumn((v) => [
+          h('button', { type: 'button', class: 'secondary', onclick: async () => load(await api('GET', `${templatePath(id)}/versions/${v.version}`)) }, 'Open'),
+          ...(v.version === template?.published_version ? [] : rowAction('Publish', 'secondary', `Publish version ${v.version}? Sends by this template use it from now on.`, async () => {
+            await api('POST', `${templatePath(id)}/publish`, { body: { version: v.version } });
+            navigate(location.hash, `Version ${v.version} is published.`);
+          })),
+        ]),
+      ];
+      fill(versions, table(columns, page.data));
+    } catch (err) {
+      fill(versions, errorBox(err));
+    }
+  }
+
+  const [editor, editorErrors] = actionForm({ class: 'template-editor' }, async (errors) => {
+    try {
+      const { subject: s, html: body, text: plain, variables: declared } = content();
+      /** @type {Template} */
+      const saved = await api('PATCH', templatePath(id), { body: {
+        name: name.value.trim(), alias: alias.value.trim() || null, subject: s, html: body, text: plain, variables: declared,
+        from: from.value.trim() || null,
+      } });
+      navigate(location.hash, saved.latest_version === template.latest_version
+        ? 'Saved: the content did not change, so no new version was made.'
+        : `Saved as version ${saved.latest_version}, a draft. Publish it to send with it.`);
+    } catch (err) {
+      errors.show(err);
+    }
+  },
+  h('div', { class: 'form-grid' },
+    h('label', { for: 'template-name' }, 'Name'), name,
+    h('label', { for: 'template-alias' }, 'Alias'), alias,
+    h('label', { for: 'template-from' }, 'Default from'), from,
+    h('label', { for: 'template-subject' }, 'Subject'), subject),
+  h('label', { for: 'template-html' }, 'HTML'), html,
+  h('label', { for: 'template-text' }, 'Text'), text,
+  h('h2', null, 'Variables'),
+  h('p', { class: 'muted small' }, 'Declare each variable the content uses. ', h('code', null, 'contact.*'), ' and ',
+    h('code', null, 'unsubscribe_url'), ' need no declaration. Lists and objects are written as JSON.'),
+  h('div', { class: 'table-wrap' }, h('table', { class: 'variables' },
+    h('thead', null, h('tr', null, ['Name', 'Type', 'Required', 'Fallback', 'Sample value'].map((t) => h('th', { scope: 'col' }, t)),
+      h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Actions')))),
+    rows)),
+  h('button', { type: 'button', class: 'secondary', onclick: () => addVariable() }, 'Add variable'),
+  h('div', { class: 'form-actions' }, h('button', { type: 'submit' }, 'Save as a new version')));
+
+  for (const input of [subject, html, text, contactName, contactEmail]) input.addEventListener('input', changed);
+
+  const publishLatest = h('button', { type: 'button', disabled: template.published_version === template.latest_version, onclick: () =>
+    void whileBusy(publishLatest, async () => {
+      try {
+        await api('POST', `${templatePath(id)}/publish`, { body: {} });
+        navigate(location.hash, `Version ${template.latest_version} is published.`);
+      } catch (err) {
+        fill(actionErrors, errorBox(err));
+      }
+    }) }, `Publish version ${template.latest_version}`);
+  const actionErrors = h('div');
+
+  fill(view,
+    h('div', { class: 'title-row' },
+      h('h1', null, template.name),
+      template.published_version === null ? badge('draft') : badge('published'),
+      h('span', { class: 'muted' }, template.published_version === null ? 'not published yet' : `version ${template.published_version} is published`),
+      h('span', { class: 'spacer' }),
+      publishLatest,
+      rowAction('Duplicate', 'secondary', `Make a copy of “${template.name}”?`, async () => {
+        /** @type {Template} */
+        const copy = await api('POST', `${templatePath(id)}/duplicate`, { body: {} });
+        navigate(templateHref(copy.id), `${copy.name} is a copy of ${template.name}.`);
+      }),
+      rowAction('Delete', 'danger', `Delete “${template.name}”? Emails already sent with it keep their content.`, async () => {
+        await api('DELETE', templatePath(id));
+        navigate('#/templates', `${template.name} was deleted.`);
+      })),
+    actionErrors,
+    h('p', null, h('a', { href: '#/templates' }, '← All templates'), ' · id ', code(template.id)),
+    h('div', { class: 'template-layout' },
+      h('div', null, editor, editorErrors),
+      h('aside', null,
+        h('h2', null, 'Preview'),
+        h('div', { class: 'form-grid' },
+          h('label', { for: 'sample-contact-name' }, 'Contact name'), contactName,
+          h('label', { for: 'sample-contact-email' }, 'Contact email'), contactEmail),
+        h('p', { class: 'muted small' }, 'Rendered by the server with the sample values. Remote images are not loaded.'),
+        preview)),
+    h('h2', null, 'Versions'), versions);
+  load(template.latest);
+  await loadVersions();
+}

@@ -1,0 +1,120 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { sinkMessagesFor } from '../../src/delivery/sink.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { launchChromium } from '../helpers/browser.js';
+
+// The Templates view in Chromium: a template authored entirely in the page,
+// its live preview rendered by the server, published there, and then used by
+// a send through the API whose kept message has the variables filled in.
+
+const SCREENSHOTS = process.env.MAILROOM_SCREENSHOTS;
+
+describe('the Templates view in Chromium', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    await t.seed.activeDomain('shop.test');
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.on('dialog', (d) => void d.accept());
+    page.setDefaultTimeout(10_000);
+    await page.goto(`${t.url}/dashboard/#/templates`);
+    await page.getByLabel('API key').fill(t.token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Templates' }).waitFor();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  const previewFrame = () => page.frameLocator('.template-preview iframe');
+  /** Waits until the subject field holds `value` (it is filled once the template or a version is loaded). */
+  const subjectIs = async (value: string) => {
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+      if (await page.locator('#template-subject').inputValue().catch(() => '') === value) return;
+    }
+    throw new Error(`the subject never became ${value}`);
+  };
+  /** Waits until the note above the view says `text`. */
+  const note = (text: string | RegExp) => page.getByRole('status').filter({ hasText: text }).waitFor();
+  /** Waits until an element matching `selector` (in `within`) holds `text`. */
+  const seen = (within: Pick<Page, 'locator'>, selector: string, text: string | RegExp) => within.locator(selector).filter({ hasText: text }).first().waitFor();
+
+  it('creates, edits with a live preview, publishes, and the template sends with its variables filled in', async () => {
+    await page.getByLabel('Name').fill('Welcome');
+    await page.getByLabel('Alias (optional)').fill('welcome');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('heading', { name: 'Welcome' }).waitFor();
+    await note('Welcome was created as a draft');
+
+    await page.getByLabel('Subject').fill('Welcome, {{ first }}');
+    await page.locator('#template-html').fill('<p id="greeting">Hi {{ first }}, your plan is {{ plan }}.</p>');
+    await page.getByRole('button', { name: 'Add variable' }).click();
+    await page.getByRole('button', { name: 'Add variable' }).click();
+    const rows = page.locator('tr.variable-row');
+    await rows.nth(0).getByLabel('Variable name').fill('first');
+    await rows.nth(0).getByLabel('Required').check();
+    await rows.nth(0).getByLabel('Sample value').fill('Ada');
+    await rows.nth(1).getByLabel('Variable name').fill('plan');
+    await rows.nth(1).getByLabel('Fallback').fill('Free');
+
+    // The preview is the server's rendering of the unsaved sources, in the sandboxed frame.
+    await seen(previewFrame(), '#greeting', /^Hi Ada, your plan is Free\.$/);
+    await seen(page, '.preview-subject', /^Subject: Welcome, Ada$/);
+    await seen(page, '.template-preview pre', 'Hi Ada, your plan is Free.');
+    if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/template-editor.png`, fullPage: true });
+
+    // A syntax error is shown with its line and column, and nothing is saved.
+    await page.locator('#template-html').fill('<p>{% if first %}Hi</p>');
+    await seen(page, '.template-preview [role="alert"]', /line 1, col/);
+    await page.locator('#template-html').fill('<p id="greeting">Hi {{ first }}, your plan is {{ plan }}.</p>');
+    await seen(previewFrame(), '#greeting', /^Hi Ada, your plan is Free\.$/);
+
+    await page.getByRole('button', { name: 'Save as a new version' }).click();
+    await note('Saved as version 2, a draft');
+    await page.getByRole('button', { name: 'Publish version 2' }).click();
+    await note('Version 2 is published');
+    await seen(page, 'tbody tr', /version 2.*published/);
+    if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/template-published.png`, fullPage: true });
+
+    const sent = await t.api.post('/v1/emails', { from: 'Shop <hello@shop.test>', to: 'grace@example.test', template: { id: 'welcome', variables: { first: 'Grace' } } });
+    expect(sent.status).toBe(201);
+    expect(sent.body).toMatchObject({ subject: 'Welcome, Grace', template_version: 2 });
+    await t.mailroom.delivery.drain();
+    const [kept] = await sinkMessagesFor(t.mailroom.services.store.db, sent.body.id);
+    const raw = kept.raw.toString();
+    expect(raw).toContain('Subject: Welcome, Grace');
+    expect(raw).toContain('Hi Grace, your plan is Free.');
+
+    // The list shows it published.
+    await page.locator('nav').getByRole('link', { name: 'Templates' }).click();
+    await seen(page, 'tbody tr', /Welcome\s*welcome\s*version 2\s*version 2/);
+    if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/templates-list.png`, fullPage: true });
+  });
+
+  it('opens an older version into the editor, duplicates and deletes', async () => {
+    const created = await t.api.post('/v1/templates', { name: 'Receipt', subject: 'Receipt v1', html: '<p>One</p>' });
+    await t.api.patch(`/v1/templates/${created.body.id}`, { subject: 'Receipt v2', html: '<p>Two</p>' });
+    await page.goto(`${t.url}/dashboard/#/templates/${created.body.id}`);
+    await subjectIs('Receipt v2');
+    await page.locator('tbody tr', { hasText: 'Receipt v1' }).getByRole('button', { name: 'Open' }).click();
+    await subjectIs('Receipt v1');
+    expect(await page.locator('#template-html').inputValue()).toBe('<p>One</p>');
+
+    await page.locator('.title-row').getByRole('button', { name: 'Duplicate' }).click();
+    await note('is a copy of Receipt');
+    const copyUrl = page.url();
+    expect(copyUrl).not.toContain(created.body.id);
+    await page.locator('.title-row').getByRole('button', { name: 'Delete' }).click();
+    await note('was deleted');
+    const remaining = (await t.api.get('/v1/templates')).body.data.map((x: { name: string }) => x.name);
+    expect(remaining).toContain('Receipt');
+    expect(remaining.filter((n: string) => n.startsWith('Receipt')).length).toBe(1);
+  });
+});
