@@ -2,6 +2,8 @@ import Router from '@koa/router';
 import { op, type AppState } from '../http/op.js';
 import type { AuthContext } from '../api-keys/index.js';
 import { BATCH_EMAILS_PER_REQUEST } from '../config.js';
+import { AppError } from '../core/errors.js';
+import type { EmailCreateBody } from './email-input.js';
 import type { EmailsService, Sender } from './emails.service.js';
 
 // HTTP only: each handler is the operation of the same id in schema/.
@@ -19,7 +21,18 @@ export function emailsRoutes(emails: EmailsService): Router<AppState> {
   r.post('/batch', op('createEmailBatch', {
     scope: 'emails:send', idempotent: true, maxBodyBytes: MAX_SEND_BODY_BYTES,
     cost: (body) => Math.max(1, Math.ceil((Array.isArray(body?.emails) ? body.emails.length : 1) / BATCH_EMAILS_PER_REQUEST)),
-  }, ({ auth, body }) => emails.batch(sender(auth), body.emails)));
+  }, ({ auth, body, header, check }) => {
+    // Each item is checked on its own: a malformed one fails alone, unless the client asks for all or nothing.
+    const mode = header('Mailroom-Batch-Validation').trim().toLowerCase() || 'partial';
+    if (mode !== 'partial' && mode !== 'strict') {
+      throw new AppError('validation_error', "Mailroom-Batch-Validation is 'partial' (the default) or 'strict'.", { status: 400, param: 'Mailroom-Batch-Validation' });
+    }
+    const items = (body.emails as unknown[]).map((item) => {
+      const problem = check('EmailCreate', item);
+      return problem ? new AppError('validation_error', problem.message, { ...(problem.param !== undefined && { param: problem.param }) }) : item as EmailCreateBody;
+    });
+    return emails.batch(sender(auth), items, { strict: mode === 'strict' });
+  }));
   r.post('/check', op('checkEmail', { scope: 'emails:send', maxBodyBytes: MAX_SEND_BODY_BYTES }, ({ auth, body }) =>
     emails.check(sender(auth), body)));
   r.get('/:email_id', op('getEmail', { scope: 'emails:read' }, ({ auth, params }) => emails.get(auth.workspaceId, params.email_id)));

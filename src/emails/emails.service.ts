@@ -75,7 +75,12 @@ export interface BatchItemResult {
 
 export interface EmailsService {
   create(sender: Sender, body: EmailCreateBody): Promise<Email>;
-  batch(sender: Sender, bodies: EmailCreateBody[]): Promise<{ object: 'batch'; data: BatchItemResult[] }>;
+  /**
+   * Sends the items that can be sent; the others (an AppError already, from
+   * the schema, or refused here) fail alone. `strict`: all or nothing, the
+   * first failure refusing the whole batch.
+   */
+  batch(sender: Sender, items: Array<EmailCreateBody | AppError>, options?: { strict?: boolean }): Promise<{ object: 'batch'; data: BatchItemResult[] }>;
   list(workspaceId: string, query: ListQuery, page: PageQuery): Promise<Page<EmailSummary>>;
   get(workspaceId: string, id: string): Promise<Email>;
   reschedule(workspaceId: string, id: string, scheduledAt: string): Promise<Email>;
@@ -273,12 +278,27 @@ export function emailsService(deps: EmailsDeps): EmailsService {
       return send(sender, draftOf(sender, expanded, clock.now()), null);
     },
 
-    async batch(sender, bodies) {
+    async batch(sender, items, { strict = false } = {}) {
       const now = clock.now();
-      const results: BatchItemResult[] = bodies.map((_, index) => ({ index }));
+      const results: BatchItemResult[] = items.map((_, index) => ({ index }));
       const lookup = domainLookup(sender);
       const ready: Array<{ index: number; draft: EmailDraft; domain: SenderDomain | undefined; parts: AttachmentPart[] }> = [];
-      const expanded = await expand(sender, bodies);
+      /** A refused item: in strict mode the whole batch, naming the item. */
+      const refuse = (index: number, err: AppError) => {
+        if (strict) {
+          throw new AppError(err.code, `emails[${index}]: ${err.message}`, {
+            status: err.status, param: err.param === undefined ? `emails.${index}` : `emails.${index}.${err.param}`,
+          });
+        }
+        const problems = err.details?.problems as BatchItemError['problems'];
+        results[index].error = {
+          code: err.code, message: err.message, ...(err.param !== undefined && { param: err.param }), ...(problems && { problems }),
+        };
+      };
+      const schemaError = items.findIndex((item) => item instanceof AppError);
+      if (strict && schemaError >= 0) refuse(schemaError, items[schemaError] as AppError);
+      const wellFormed = items.map((item) => (item instanceof AppError ? {} as EmailCreateBody : item));
+      const expanded = (await expand(sender, wellFormed)).map((item, i) => (items[i] instanceof AppError ? items[i] as AppError : item));
       for (const [index, item] of expanded.entries()) {
         try {
           if (item instanceof AppError) throw item;
@@ -286,10 +306,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
           ready.push({ index, draft, domain: await lookup(draft), parts: await resolveAttachments(sender, draft) });
         } catch (err) {
           if (!(err instanceof AppError)) throw err;
-          const problems = err.details?.problems as BatchItemError['problems'];
-          results[index].error = {
-            code: err.code, message: err.message, ...(err.param !== undefined && { param: err.param }), ...(problems && { problems }),
-          };
+          refuse(index, err);
         }
       }
       if (ready.length) {

@@ -608,15 +608,21 @@ export interface paths {
         /**
          * Send up to 100 emails in one request.
          * @description Each item is an email creation object as for POST /emails, with the
-         *     same rules. The batch is first checked against the schema as a whole:
-         *     more than 100 items, an unknown field or a missing required field in
-         *     any item is 422 for the whole batch, naming the item
-         *     (`emails.3.from`), and nothing is sent. Items that are well-formed but
-         *     cannot be sent (an address that is not valid, a domain that is not
-         *     verified, an expired attachment_id, a template's variables that do
-         *     not fit its declarations, …) fail one by one: the response
-         *     has one result per item, in order, with `id` for the emails created
-         *     and `error` for the others. The created emails are written in one
+         *     same rules, and each is checked on its own: an item that does not
+         *     fit the schema (a missing `to`, an unknown field, a malformed
+         *     address) or cannot be sent (a domain that is not verified, an
+         *     expired attachment_id, a template's variables that do not fit its
+         *     declarations, …) fails alone and is not sent, while the others are.
+         *     The response is 200 with one result per item, in order: `id` for the
+         *     emails created, `error` (code, message, param relative to the item)
+         *     for the others. Only an envelope that is itself wrong is refused
+         *     whole: not JSON, `emails` missing or not a list of objects, none or
+         *     more than 100 items (422).
+         *
+         *     With the header `Mailroom-Batch-Validation: strict` the batch is all
+         *     or nothing: the first item that fails refuses the whole batch with
+         *     its error, `param` naming the item (`emails.3.from`), and nothing is
+         *     sent. `partial` is the default; any other value is 400. The created emails are written in one
          *     transaction, and the send quota is taken for all of them or none (429
          *     for the whole batch when it does not fit). One Idempotency-Key covers
          *     the whole batch. Rate limit: a batch costs one request per started ten
@@ -1799,7 +1805,7 @@ export interface components {
             scheduled_at: string;
         };
         EmailBatchCreate: {
-            emails: components["schemas"]["EmailCreate"][];
+            emails: Record<string, never>[];
         };
         EmailBatchResult: {
             /** @constant */
@@ -3295,6 +3301,8 @@ export interface operations {
             query?: never;
             header?: {
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+                /** @description `partial` (the default): a failing item fails alone. `strict`: all or nothing. */
+                "Mailroom-Batch-Validation"?: "partial" | "strict";
             };
             path?: never;
             cookie?: never;

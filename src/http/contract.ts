@@ -40,6 +40,8 @@ export interface Contract {
   operations(): CompiledOperation[];
   /** Validates a response body against the operation's schema for that status (used by tests). */
   checkResponse(id: string, status: number, body: unknown): string | undefined;
+  /** Checks a value against one of the document's component schemas; what is wrong, or undefined. */
+  checkSchema(name: string, value: unknown): { message: string; param?: string } | undefined;
 }
 
 export function loadDocument(dir = SCHEMA_DIR): Json {
@@ -141,6 +143,7 @@ export function loadContract(dir = SCHEMA_DIR): Contract {
   }
 
   const responseValidators = new Map<string, ValidateFunction>();
+  const componentValidators = new Map<string, ValidateFunction>();
   return {
     document,
     operation: (id) => ops.get(id),
@@ -155,6 +158,15 @@ export function loadContract(dir = SCHEMA_DIR): Contract {
         responseValidators.set(key, validate);
       }
       return validate(body) ? undefined : describeAjvError(validate.errors?.[0]).message;
+    },
+    checkSchema(name, value) {
+      let validate = componentValidators.get(name);
+      if (!validate) {
+        if (!document.components?.schemas?.[name]) throw new Error(`schema: no component schema ${name}`);
+        validate = bodyAjv.compile({ $ref: `${COMPONENTS_ID}#/$defs/${name}` });
+        componentValidators.set(name, validate);
+      }
+      return validate(value) ? undefined : describeAjvError(validate.errors?.[0]);
     },
   };
 }

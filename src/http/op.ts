@@ -48,6 +48,10 @@ export interface OpInput {
   page?: PageQuery;
   requestId: string;
   ip: string;
+  /** A request header, '' when absent. */
+  header(name: string): string;
+  /** Checks a part of the body against a component schema of the contract (a batch's items, one by one). */
+  check(schema: string, value: unknown): { message: string; param?: string } | undefined;
 }
 
 export interface OpOptions {
@@ -263,5 +267,8 @@ function validate(ctx: Context, deps: HttpDeps, operation: CompiledOperation, au
       cursor: (pos) => deps.cursors.encode(list, ws, pos),
     };
   }
-  return { auth, body, query, params, page, requestId: ctx.state.requestId, ip: ctx.ip };
+  return {
+    auth, body, query, params, page, requestId: ctx.state.requestId, ip: ctx.ip,
+    header: (name) => ctx.get(name), check: (schema, value) => deps.contract.checkSchema(schema, value),
+  };
 }

@@ -274,15 +274,51 @@ describe('POST /v1/emails/batch', () => {
     expect((await t.api.get(`/v1/emails/${d.id}`)).body.tags).toEqual(['batch']);
   });
 
-  it('refuses more than 100 emails, an empty batch and a malformed item as a whole', async () => {
+  it('refuses only a wrong envelope as a whole: more than 100 emails, none, or not a list of objects', async () => {
     const over = await t.api.post('/v1/emails/batch', { emails: Array.from({ length: 101 }, () => basic) });
     expect(over.status).toBe(422);
     expect(over.body.error.param).toBe('emails');
     expect((await t.api.post('/v1/emails/batch', { emails: [] })).status).toBe(422);
-    const malformed = await t.api.post('/v1/emails/batch', { emails: [basic, { ...basic, colour: 'red' }] });
-    expect(malformed.status).toBe(422);
-    expect(malformed.body.error.param).toBe('emails.1.colour');
     expect((await t.api.post('/v1/emails/batch', [basic])).status).toBe(422);
+    expect((await t.api.post('/v1/emails/batch', { emails: [basic, 'not an email'] })).body.error.param).toBe('emails.1');
+  });
+
+  it('fails a malformed item alone, with its error at its index, and sends the rest', async () => {
+    const res = await t.api.post('/v1/emails/batch', { emails: [
+      { ...basic, subject: 'first good' },
+      { ...basic, colour: 'red' },
+      { from: basic.from, subject: 'no recipient', text: 'x' },
+      { ...basic, to: 42 },
+      { ...basic, subject: 'last good' },
+    ] });
+    expect(res.status).toBe(200);
+    const [a, b, c, d, e] = res.body.data;
+    expect(a.id).toMatch(/^em_/);
+    expect(b).toEqual({ index: 1, error: { code: 'validation_error', message: "Unknown field 'colour'.", param: 'colour' } });
+    expect(c).toMatchObject({ index: 2, error: { code: 'validation_error', param: 'to' } });
+    expect(d).toMatchObject({ index: 3, error: { code: 'validation_error', param: 'to' } });
+    expect(e.id).toMatch(/^em_/);
+    for (const r of [b, c, d]) expect(r.id).toBeUndefined();
+    expect((await t.api.get(`/v1/emails/${e.id}`)).body.subject).toBe('last good');
+  });
+
+  it('is all or nothing with Mailroom-Batch-Validation: strict', async () => {
+    const before = (await t.api.get('/v1/emails?limit=100')).body.data.length;
+    const strict = { headers: { 'Mailroom-Batch-Validation': 'strict' } };
+    const malformed = await t.api.post('/v1/emails/batch', { emails: [basic, { ...basic, colour: 'red' }] }, strict);
+    expect(malformed.status).toBe(422);
+    expect(malformed.body.error).toMatchObject({ code: 'validation_error', param: 'emails.1.colour' });
+    const unsendable = await t.api.post('/v1/emails/batch', { emails: [basic, basic, { ...basic, from: 'ann@elsewhere.test' }] }, strict);
+    expect(unsendable.status).toBe(422);
+    expect(unsendable.body.error).toMatchObject({ code: 'domain_not_verified', param: 'emails.2.from' });
+    expect((await t.api.get('/v1/emails?limit=100')).body.data.length).toBe(before);
+
+    const fine = await t.api.post('/v1/emails/batch', { emails: [basic, basic] }, strict);
+    expect(fine.status).toBe(200);
+    expect(fine.body.data.every((r: { id?: string }) => r.id)).toBe(true);
+    const unknown = await t.api.post('/v1/emails/batch', { emails: [basic] }, { headers: { 'Mailroom-Batch-Validation': 'sometimes' } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.param).toBe('Mailroom-Batch-Validation');
   });
 
   it('costs a tenth of the rate limit of single sends and replays under one Idempotency-Key', async () => {
