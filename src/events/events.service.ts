@@ -4,8 +4,9 @@ import type { Page, PageQuery } from '../store/paging.js';
 import type { EmailEvent } from './events.repo.js';
 import { findEvent, indexEventsBatch, lastEventPos, listEvents, readEventsAfter, type PositionedEvent } from './events-query.repo.js';
 
-/** The kinds the event_type filter accepts (the schema's enum); the type is `email.<kind>`. */
-export type EventTypeFilter = 'sent' | 'delivered' | 'bounced' | 'opened' | 'clicked' | 'complained' | 'failed' | 'delayed';
+/** The kinds the event_type filter accepts (the schema's enum): every kind the list returns; the type is `email.<kind>`. */
+export type EventTypeFilter = 'scheduled' | 'queued' | 'sent' | 'delivered' | 'delayed' | 'bounced' | 'complained' | 'opened'
+  | 'clicked' | 'replied' | 'failed' | 'cancelled' | 'received';
 
 export interface EventListQuery {
   event_type?: EventTypeFilter;

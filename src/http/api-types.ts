@@ -766,9 +766,10 @@ export interface paths {
          *     from inbound mail (its `email_id` is the inbound message's id).
          *
          *     Filters combine with AND and are repeated on every page of a walk:
-         *     - `event_type`: one of sent, delivered, bounced, opened, clicked,
-         *       complained, failed, delayed (the type `email.<event_type>`);
-         *       anything else is 400.
+         *     - `event_type`: one kind, the type `email.<event_type>`: the spec's
+         *       sent, delivered, bounced, opened, clicked, complained, failed and
+         *       delayed, and also scheduled, queued, cancelled, replied and
+         *       received (every kind this list can return); anything else is 400.
          *     - `email_id`, `domain_id`: exact.
          *     - `to`: case-insensitive substring of the recipient the event is
          *       about, or, for an event about the whole email (`email.sent`,
@@ -2039,8 +2040,8 @@ export interface components {
         };
         /**
          * @description An event as in an email's timeline. The events of sent mail are held
-         *     to the EmailEvent schema (type and data); other types (email.received)
-         *     carry their own data object.
+         *     to the EmailEvent schema (type and data); `email.received`, of inbound
+         *     mail, to ReceivedEventData.
          */
         Event: {
             id: string;
@@ -2050,6 +2051,22 @@ export interface components {
             email_id: string | null;
             created_at: components["schemas"]["Timestamp"];
             data: Record<string, never>;
+        };
+        /** @description An inbound message, processed: `email_id` of the event is the inbound message's id (GET /inbound/{inbound_id}). */
+        ReceivedEventData: {
+            /** @description The From mailbox. */
+            from: string;
+            /** @description The envelope recipients. */
+            to: string[];
+            subject: string;
+            message_id: string | null;
+            attachment_count: number;
+            /** @description The SPF result (pass, fail, softfail, neutral, none, temperror, permerror). */
+            spf: string;
+            /** @description The result of each DKIM signature. */
+            dkim: string[];
+            /** @description The DMARC result. */
+            dmarc: string;
         };
         EventList: {
             data: components["schemas"]["Event"][];
@@ -3481,7 +3498,7 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                event_type?: "sent" | "delivered" | "bounced" | "opened" | "clicked" | "complained" | "failed" | "delayed";
+                event_type?: "scheduled" | "queued" | "sent" | "delivered" | "delayed" | "bounced" | "complained" | "opened" | "clicked" | "replied" | "failed" | "cancelled" | "received";
                 email_id?: string;
                 domain_id?: string;
                 to?: string;
