@@ -49,10 +49,11 @@ const UPSERT_CHUNK = 200;
 
 export const zeroCounts = (): Counts => Object.fromEntries(COUNT_NAMES.map((n) => [n, 0])) as Counts;
 
-/** Counts of one workspace, hour, domain ('' for none) and sorted tag list. */
+/** Counts of one workspace, hour, mode, domain ('' for none) and sorted tag list. */
 export interface Bucket {
   workspaceId: string;
   hourStart: number;
+  mode: 'live' | 'test';
   domainId: string;
   tags: string[];
   counts: Counts;
@@ -88,6 +89,8 @@ async function inChunks<T>(values: string[], read: (chunk: string[]) => Promise<
  */
 async function countEvents(db: Db | Tx, events: CountedEvent[]): Promise<{ buckets: Map<string, Bucket>; firsts: FirstEngagement[] }> {
   const emailIds = [...new Set(events.map((e) => e.email_id).filter((id): id is string => id !== null))];
+  const modeOf = new Map((await inChunks(emailIds, (chunk) => db.selectFrom('emails').select(['id', 'mode'])
+    .where('id', 'in', chunk).execute())).map((r) => [r.id, r.mode]));
   const tagsOf = new Map<string, string[]>();
   for (const r of await inChunks(emailIds, (chunk) => db.selectFrom('email_tags').select(['email_id', 'tag'])
     .where('email_id', 'in', chunk).execute())) {
@@ -109,9 +112,10 @@ async function countEvents(db: Db | Tx, events: CountedEvent[]): Promise<{ bucke
     const hourStart = e.created_at - (e.created_at % HOUR_MS);
     const domainId = e.domain_id ?? '';
     const tags = e.email_id === null ? [] : [...new Set(tagsOf.get(e.email_id) ?? [])].sort();
-    const key = JSON.stringify([e.workspace_id, hourStart, domainId, tags]);
+    const mode = (e.email_id !== null && modeOf.get(e.email_id)) || 'live';
+    const key = JSON.stringify([e.workspace_id, hourStart, mode, domainId, tags]);
     let bucket = buckets.get(key);
-    if (!bucket) buckets.set(key, bucket = { workspaceId: e.workspace_id, hourStart, domainId, tags, counts: zeroCounts() });
+    if (!bucket) buckets.set(key, bucket = { workspaceId: e.workspace_id, hourStart, mode, domainId, tags, counts: zeroCounts() });
     bucket.counts[name]++;
     const unique = UNIQUE_OF[name];
     if (unique && e.email_id !== null) {
@@ -163,15 +167,15 @@ export async function foldBatch(tx: Tx, maxEvents: number): Promise<number> {
 
   // Each bucket adds to its four levels; rows a filter can never select (no
   // domain, no tags) are not written.
-  const rows = new Map<string, { workspace_id: string; hour_start: number; domain_id: string; tagset: number; counts: Counts }>();
+  const rows = new Map<string, { workspace_id: string; hour_start: number; mode: 'live' | 'test'; domain_id: string; tagset: number; counts: Counts }>();
   for (const b of buckets.values()) {
     const tagset = await tagsetId(tx, b.workspaceId, b.tags);
     const domains = b.domainId === '' ? [ANY_DOMAIN] : [ANY_DOMAIN, b.domainId];
     const tagsets = b.tags.length === 0 ? [ANY_TAGSET] : [ANY_TAGSET, tagset];
     for (const domain_id of domains) {
       for (const set of tagsets) {
-        const key = JSON.stringify([b.workspaceId, b.hourStart, domain_id, set]);
-        const row = rows.get(key) ?? { workspace_id: b.workspaceId, hour_start: b.hourStart, domain_id, tagset: set, counts: zeroCounts() };
+        const key = JSON.stringify([b.workspaceId, b.hourStart, b.mode, domain_id, set]);
+        const row = rows.get(key) ?? { workspace_id: b.workspaceId, hour_start: b.hourStart, mode: b.mode, domain_id, tagset: set, counts: zeroCounts() };
         for (const n of COUNT_NAMES) row.counts[n] += b.counts[n];
         rows.set(key, row);
       }
@@ -180,7 +184,7 @@ export async function foldBatch(tx: Tx, maxEvents: number): Promise<number> {
   const values = [...rows.values()].map(({ counts, ...key }) => ({ ...key, ...counts }));
   for (let i = 0; i < values.length; i += UPSERT_CHUNK) {
     await tx.insertInto('analytics_hourly').values(values.slice(i, i + UPSERT_CHUNK))
-      .onConflict((oc) => oc.columns(['workspace_id', 'domain_id', 'tagset', 'hour_start']).doUpdateSet(
+      .onConflict((oc) => oc.columns(['workspace_id', 'mode', 'domain_id', 'tagset', 'hour_start']).doUpdateSet(
         Object.fromEntries(COUNT_NAMES.map((n) => [n, sql`analytics_hourly.${sql.ref(n)} + excluded.${sql.ref(n)}`])),
       ))
       .execute();
@@ -199,6 +203,8 @@ export interface AnalyticsFilter {
   from: number;
   /** Exclusive, hour-aligned epoch ms. */
   to: number;
+  /** Live mail or test mail, never both together. */
+  mode: 'live' | 'test';
   domainId?: string;
   tags?: string[];
 }
@@ -210,7 +216,7 @@ export async function countsByHour(db: Db, ws: string, f: AnalyticsFilter): Prom
     const rows = await trx.selectFrom('analytics_hourly')
       .select('hour_start')
       .select((eb) => COUNT_NAMES.map((n) => eb.fn.sum<number>(n).as(n)))
-      .where('workspace_id', '=', ws).where('domain_id', '=', f.domainId ?? ANY_DOMAIN)
+      .where('workspace_id', '=', ws).where('mode', '=', f.mode).where('domain_id', '=', f.domainId ?? ANY_DOMAIN)
       .$if(f.tags === undefined || f.tags.length === 0, (q) => q.where('tagset', '=', ANY_TAGSET))
       .$if(f.tags !== undefined && f.tags.length > 0, (q) => q.where('tagset', 'in', (eb) => eb.selectFrom('analytics_tagset_tags')
         .select('tagset').where('workspace_id', '=', ws).where('tag', 'in', f.tags!)))
@@ -230,7 +236,7 @@ export async function countsByHour(db: Db, ws: string, f: AnalyticsFilter): Prom
     const { buckets } = await countEvents(trx, tail);
     const wanted = new Set(f.tags ?? []);
     for (const b of buckets.values()) {
-      if (b.hourStart < f.from || b.hourStart >= f.to) continue;
+      if (b.hourStart < f.from || b.hourStart >= f.to || b.mode !== f.mode) continue;
       if (f.domainId !== undefined && b.domainId !== f.domainId) continue;
       if (wanted.size > 0 && !b.tags.some((t) => wanted.has(t))) continue;
       const sum = byHour.get(b.hourStart) ?? zeroCounts();

@@ -9,6 +9,7 @@ export interface AnalyticsQuery {
   from?: string;
   to?: string;
   granularity?: Granularity;
+  mode?: 'live' | 'test';
   domain_id?: string;
   tags?: string[];
 }
@@ -23,6 +24,7 @@ export interface Analytics {
   from: string;
   to: string;
   granularity: Granularity;
+  mode: 'live' | 'test';
   domain_id: string | null;
   tags: string[];
   totals: Counts;
@@ -65,7 +67,7 @@ export function analyticsService(deps: { store: Store; clock: Clock }): Analytic
     async get(ws, q) {
       const granularity = q.granularity ?? 'day';
       const { from, to } = range(q, granularity);
-      const byHour = await countsByHour(store.db, ws, { from, to, domainId: q.domain_id, tags: q.tags });
+      const byHour = await countsByHour(store.db, ws, { from, to, mode: q.mode ?? 'live', domainId: q.domain_id, tags: q.tags });
       const step = granularity === 'hour' ? HOUR_MS : DAY_MS;
       const series: AnalyticsBucket[] = [];
       // Buckets are UTC hours or days, the first and last cut to the range.
@@ -82,7 +84,7 @@ export function analyticsService(deps: { store: Store; clock: Clock }): Analytic
       const totals = zeroCounts();
       for (const b of series) for (const n of COUNT_NAMES) totals[n] += b[n];
       return {
-        object: 'analytics', from: toIso(from), to: toIso(to), granularity,
+        object: 'analytics', from: toIso(from), to: toIso(to), granularity, mode: q.mode ?? 'live',
         domain_id: q.domain_id ?? null, tags: q.tags ?? [], totals, series,
       };
     },

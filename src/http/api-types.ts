@@ -27,6 +27,9 @@ export interface paths {
          *     before `to`, and the range is at most 31 days with granularity `hour`
          *     and 400 days with `day` (else 400).
          *
+         *     Live and test mail are counted apart: `mode` is `live` by default,
+         *     `test` for the mail of test keys, and the answer says which.
+         *
          *     `series` has one bucket per UTC hour or day (default `day`), zeros
          *     included, the first and last cut to the range. `domain_id` counts the
          *     events of mail from one sending domain; `tags` the events of emails
@@ -1531,6 +1534,8 @@ export interface components {
             to: components["schemas"]["Timestamp"];
             /** @enum {string} */
             granularity: "hour" | "day";
+            /** @enum {string} */
+            mode: "live" | "test";
             domain_id: string | null;
             tags: string[];
             totals: components["schemas"]["AnalyticsTotals"];
@@ -2503,6 +2508,8 @@ export interface operations {
                 from?: string;
                 to?: string;
                 granularity?: "hour" | "day";
+                /** @description Live mail (the default) or the mail of test keys: they are never counted together. */
+                mode?: "live" | "test";
                 domain_id?: string;
                 tags?: string[];
             };

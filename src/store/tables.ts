@@ -465,6 +465,8 @@ export interface AnalyticsHourlyTable {
   workspace_id: string;
   /** Epoch ms of the UTC hour. */
   hour_start: number;
+  /** The mode of the key that sent the emails counted: live and test mail are counted apart. */
+  mode: 'live' | 'test';
   /** '*' for every domain (see migration 0007). */
   domain_id: string;
   /** analytics_tagsets.pos; -1 for every set of tags. */

@@ -66,7 +66,9 @@ describe('analytics', () => {
   beforeAll(async () => {
     t = await startTestApp({ clock });
     testApi = t.api.as((await t.seed.key({ mode: 'test' })).token);
-    const send = async (name: string, body: Record<string, unknown>, api = testApi) => {
+    // Live mail through the sink, whose recipients simulate outcomes; test mail is counted apart (see below).
+    await t.seed.activeDomain('myapp.test');
+    const send = async (name: string, body: Record<string, unknown>, api = t.api) => {
       const res = await api.post('/v1/emails', { from: 'dev@myapp.test', subject: name, text: 'x', ...body });
       expect(res.status).toBe(201);
       emails[name] = res.body.id;
@@ -147,6 +149,23 @@ describe('analytics', () => {
     expect(mixed.totals).toMatchObject({ opened: 5, unique_opened: 3, clicked: 2, unique_clicked: 2 });
     await t.mailroom.services.analytics.fold();
     expect(await check()).toEqual(mixed);
+  });
+
+  it('counts the mail of test keys apart, and live mail by default', async () => {
+    const before = await get('');
+    expect(before.mode).toBe('live');
+    const res = await testApi.post('/v1/emails', { from: 'dev@sandbox.test', subject: 'test mail', text: 'x', to: ['delivered@mailroom.test', 'bounced@mailroom.test'] });
+    expect(res.status).toBe(201);
+    await t.mailroom.delivery.drain();
+    const live = await get('');
+    expect(live.totals).toEqual(before.totals);
+    const test = await get('mode=test');
+    expect(test.mode).toBe('test');
+    expect(test.totals).toMatchObject({ sent: 1, delivered: 1, bounced: 1 });
+    await t.mailroom.services.analytics.fold();
+    expect((await get('')).totals).toEqual(before.totals);
+    expect((await get('mode=test')).totals).toEqual(test.totals);
+    expect((await t.api.get('/v1/analytics?mode=both')).status).toBe(400);
   });
 
   it('counts unique opens in the period of the first open only', async () => {

@@ -1,15 +1,11 @@
-import { sql, type CreateTableBuilder, type Kysely } from 'kysely';
-import { isPostgres, withPosition } from '../schema-helpers.js';
+import { sql, type Kysely } from 'kysely';
+import { clustered, isPostgres, withPosition } from '../schema-helpers.js';
 
 // Webhook endpoints, their deliveries and every attempt; the watermarks of the
 // consumers that read the events table in position order (webhook fan-out,
 // analytics rollups); and the indexes the account-wide events list needs on
 // the shared events table.
 
-/** On SQLite, a table stored in its primary key's order (WITHOUT ROWID): range reads of it are sequential. */
-function clustered<T extends string, C extends string>(db: Kysely<unknown>, table: CreateTableBuilder<T, C>): CreateTableBuilder<T, C> {
-  return isPostgres(db) ? table : table.modifyEnd(sql`without rowid`);
-}
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await withPosition(db, db.schema.createTable('webhooks'))

@@ -1,13 +1,9 @@
-import { sql, type CreateTableBuilder, type Kysely } from 'kysely';
-import { isPostgres, withPosition } from '../schema-helpers.js';
+import type { Kysely } from 'kysely';
+import { clustered, withPosition } from '../schema-helpers.js';
 
 // Hourly rollups of the events table for GET /analytics, folded from a
 // watermark in event_watermarks (see src/analytics/analytics.repo.ts).
 
-/** On SQLite, a table stored in its primary key's order (WITHOUT ROWID): range reads of it are sequential. */
-function clustered<T extends string, C extends string>(db: Kysely<unknown>, table: CreateTableBuilder<T, C>): CreateTableBuilder<T, C> {
-  return isPostgres(db) ? table : table.modifyEnd(sql`without rowid`);
-}
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   // Per workspace and UTC hour, four levels of rows: domain_id '*' with
