@@ -75,6 +75,8 @@ export interface SendingDomain {
   clickTracking: boolean;
   /** `<tracking subdomain>.<name>` once its CNAME is verified and tracking is on; else null (links use the public URL). */
   trackingHost: string | null;
+  /** Whether the last DNS check found the DMARC record; unknown when DNS was never checked. */
+  dmarc: 'published' | 'missing' | 'unknown';
 }
 
 export interface DomainSenders {
@@ -349,6 +351,7 @@ export function domainsService(deps: DomainsDeps): DomainsService {
         openTracking: d.openTracking,
         clickTracking: d.clickTracking,
         trackingHost: (d.openTracking || d.clickTracking) && verified.has(trackingHost) ? trackingHost : null,
+        dmarc: d.lastCheckedAt === null ? 'unknown' : verified.has(`_dmarc.${d.name}`) ? 'published' : 'missing',
       };
     },
   };

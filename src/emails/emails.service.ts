@@ -434,6 +434,8 @@ export function emailsService(deps: EmailsDeps): EmailsService {
       return checkSpam({
         subject: draft.subject, html: draft.html, text: draft.text, headers: draft.headers,
         attachmentNames: parts.map((p) => p.filename), domainVerified: domain?.status === 'active',
+        fromName: draft.from.name ?? null, fromDomain: draft.fromDomain, recipientCount: draft.recipients.length,
+        dmarc: domain?.dmarc ?? 'unknown',
       });
     },
 

@@ -17,6 +17,8 @@ export interface SenderDomain {
   clickTracking?: boolean;
   /** The verified tracking host of the domain, if any. */
   trackingHost?: string | null;
+  /** Whether the domain's last DNS check found its DMARC record; unknown when never checked. */
+  dmarc?: 'published' | 'missing' | 'unknown';
 }
 
 /**

@@ -584,13 +584,21 @@ export interface paths {
          *     nothing. Each rule that fires adds its points to `score`; at
          *     `threshold` (5) or more the message reads as spam (`spam: true`).
          *     `rules` lists the rules that fired with their points, and
-         *     `suggestions` the fix for each, in the same order. The rules look at
-         *     the sending domain (verified or not), the text and HTML parts,
-         *     images against text, capitals and exclamation marks, phrases common
-         *     in spam, link shorteners, links whose text shows another address,
-         *     links to bare IP addresses, the number of links, executable
-         *     attachments, HTML over Gmail's 102 KB clipping size, and a missing
-         *     List-Unsubscribe header.
+         *     `suggestions` the fix for each, in the same order, quoting what was
+         *     found ("Reword 'FREE MONEY' in the subject"). Every part is read:
+         *     the subject, the text and the HTML (its visible words, and text it
+         *     hides). The rules look at the sending domain (verified or not, DMARC
+         *     published at its last check), images against words, capitals and
+         *     runs of exclamation marks, phrases common in spam, link shorteners
+         *     (SpamAssassin's maintained list), links whose text shows another
+         *     address or names a well-known brand while leading elsewhere, links
+         *     to bare IP addresses, the number of links, executable attachments,
+         *     HTML over Gmail's 102 KB clipping size, a From display name naming
+         *     another domain, and List-Unsubscribe: missing, or not a list of
+         *     <https:…>/<mailto:…> addresses. Mail that looks like bulk (10 or
+         *     more recipients, or a List-Id or Precedence: bulk header) must also
+         *     offer RFC 8058 one-click unsubscribe and a visible unsubscribe link,
+         *     as Gmail's and Yahoo's bulk-sender rules ask.
          */
         post: operations["checkEmail"];
         delete?: never;
@@ -1839,6 +1847,8 @@ export interface components {
                 rule: string;
                 score: number;
                 description: string;
+                /** @description What fired and where, one sentence each: the phrase and its part (subject, text or HTML), the link with its shown and real hosts, the image count against the word count, the missing header. */
+                found: string[];
             }[];
             suggestions: string[];
         };

@@ -118,6 +118,21 @@ describe('verifying a domain through the API', () => {
     expect(sender!.trackingHost).toBe('track.moving.example.test');
   });
 
+  it('has the spam check say so when the last verification found no DMARC record', async () => {
+    const { body: d } = await t.api.post('/v1/domains', { name: 'nodmarc.example.test' });
+    await dns.set(published(d.records, ['DKIM', 'SPF', 'MX_BOUNCE']));
+    expect((await t.api.post(`/v1/domains/${d.id}/verify`)).body.status).toBe('active');
+    const message = { from: 'ann@nodmarc.example.test', to: 'bo@example.org', subject: 'Hello', text: 'Hi.', headers: { 'List-Unsubscribe': '<mailto:u@nodmarc.example.test>' } };
+    const missing = await t.api.post('/v1/emails/check', message);
+    expect(missing.body.rules).toEqual([expect.objectContaining({ rule: 'no_dmarc', found: ['no DMARC record at _dmarc.nodmarc.example.test'] })]);
+
+    await dns.set(published(d.records, ['DKIM', 'SPF', 'MX_BOUNCE', 'DMARC']));
+    await t.api.post(`/v1/domains/${d.id}/verify`);
+    // Sender details are cached for a moment.
+    await new Promise((r) => setTimeout(r, 2_100));
+    expect((await t.api.post('/v1/emails/check', message)).body.rules).toEqual([]);
+  });
+
   it('keeps a domain whose DKIM record holds another key from becoming active', async () => {
     const { body: d } = await t.api.post('/v1/domains', { name: 'wrongkey.example.test' });
     const { body: other } = await t.api.post('/v1/domains', { name: 'otherkey.example.test' });

@@ -170,6 +170,25 @@ describe('POST /v1/emails/check', () => {
     expect((await t.api.get('/v1/emails')).body.data).toEqual([]);
   });
 
+  it('says what to fix for bulk mail: one-click unsubscribe, a visible link, and quotes each finding', async () => {
+    const to = Array.from({ length: 12 }, (_, i) => `reader${i}@example.org`);
+    const res = await t.api.post('/v1/emails/check', {
+      from: 'News <news@acme.test>', to, subject: 'Weekly NEWS!!!', text: 'This week: new things.',
+      html: '<p>This week: new things. <a href="https://t.ly/abc">Read</a></p>',
+      headers: { 'List-Unsubscribe': '<mailto:leave@acme.test>' },
+    });
+    expect(res.status).toBe(200);
+    const byRule = Object.fromEntries(res.body.rules.map((r: { rule: string; found: string[] }) => [r.rule, r.found]));
+    expect(byRule.no_one_click_unsubscribe).toEqual(['no https address in List-Unsubscribe']);
+    expect(byRule.no_visible_unsubscribe).toEqual(['no unsubscribe link in the text or the HTML']);
+    expect(byRule.link_shortener).toEqual(["the t.ly link 'https://t.ly/abc' in the HTML"]);
+    expect(byRule.subject_exclamations).toEqual(["'Weekly NEWS!!!' in the subject"]);
+    expect(res.body.suggestions).toContain("Use at most one exclamation mark in the subject ('Weekly NEWS!!!' in the subject).");
+    // The same message to one reader is not bulk.
+    const single = await t.api.post('/v1/emails/check', { from: 'news@acme.test', to: 'one@example.org', subject: 'Weekly news', text: 'This week.' });
+    expect(single.body.rules.map((r: { rule: string }) => r.rule)).toEqual(['no_list_unsubscribe']);
+  });
+
   it('answers 400 for a payload that could not be sent', async () => {
     const unknown = await t.api.post('/v1/emails/check', { ...basic, colour: 'red' });
     expect(unknown.status).toBe(400);
