@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { ConfigError, describeConfig, flagsToEnv, loadConfig, type Config } from './config.js';
 import { openServices, startMailroom } from './main.js';
 import { AppError } from './core/errors.js';
@@ -12,6 +13,7 @@ Usage:
   mailroom workspaces list [--json]
   mailroom workspaces set-plan NAME_OR_ID PLAN [--json]   change plan; clears the send quota counts
   mailroom migrate                             apply database migrations
+  mailroom backup FILE                         a consistent copy of the database, also while the server runs
   mailroom config                              print the effective configuration (secrets masked)
 
 Every MAILROOM_* variable can also be given as a flag: MAILROOM_HTTP_PORT -> --http-port.`;
@@ -72,6 +74,21 @@ async function run(argv: string[]): Promise<number> {
       const services = await openServices(config);
       console.log('Database is at the latest migration.');
       await services.store.close();
+      return 0;
+    }
+    case 'backup': {
+      const target = positionals[1];
+      if (!target) throw new UsageError('backup takes the FILE to write');
+      const services = await openServices(config);
+      try {
+        await services.store.backup(target);
+      } finally {
+        await services.store.close();
+      }
+      const secret = config.secret ? 'MAILROOM_SECRET, as you give it' : join(config.dataDir, 'master.key');
+      console.log(`Backed up the database to ${target}.\n` +
+        `Keep the master secret with it (${secret}): API key hashes, cursors, DKIM keys and webhook secrets need it.\n` +
+        'To restore: stop Mailroom, put the file in place of the database (with the master secret beside it), start Mailroom.');
       return 0;
     }
     case 'workspaces': {

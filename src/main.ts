@@ -34,6 +34,7 @@ import { eventsRoutes, eventsService, type EventsService } from './events/index.
 import { createDispatcher, resolverLookup, webhooksRoutes, webhooksService, type Dispatcher, type WebhooksService } from './webhooks/index.js';
 import { analyticsRoutes, analyticsService, type AnalyticsService } from './analytics/index.js';
 import { dashboardRoutes } from './dashboard/index.js';
+import { healthRoutes, type Readiness } from './health/health.routes.js';
 import { templatesRoutes, templatesService, type TemplatesService } from './templates/index.js';
 
 // The composition root: config -> store -> services -> HTTP (and, as they
@@ -61,6 +62,12 @@ export interface Services {
   inbound: InboundService;
   tracking: TrackingService;
 }
+
+/** The background engines every node runs; /readyz reports one that is not running. */
+const ENGINE_NAMES = ['scheduler', 'delivery worker', 'due poller', 'inbound processor', 'webhook dispatcher'] as const;
+type EngineName = (typeof ENGINE_NAMES)[number];
+/** /readyz gives the store this long to commit a write. */
+const READINESS_STORE_TIMEOUT_MS = 2_000;
 
 export interface Mailroom {
   services: Services;
@@ -188,7 +195,24 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
     logger,
     plan: (name: string) => services.workspaces.plan(name),
   };
-  const routers = [apiKeysRoutes(services.apiKeys), domainsRoutes(services.domains),
+  // Engines running now, by name; readiness reports one that stopped.
+  const runningEngines = new Set<string>();
+  let shuttingDown = false;
+  const readiness: Readiness = {
+    async problems() {
+      if (shuttingDown) return ['shutting down'];
+      const problems: string[] = [];
+      const writable = store.checkWritable();
+      const timedOut = new Promise<string>((resolve) => setTimeout(() => resolve('the store did not commit within 2 s'), READINESS_STORE_TIMEOUT_MS).unref());
+      const storeProblem = await Promise.race([writable.then(() => undefined, (err: Error) => `the store is not writable: ${err.message}`), timedOut]);
+      if (storeProblem) problems.push(storeProblem);
+      const pending = await store.pendingMigrations().catch(() => [] as string[]);
+      if (pending.length > 0) problems.push(`migrations not run: ${pending.join(', ')}`);
+      for (const name of ENGINE_NAMES) if (!runningEngines.has(name)) problems.push(`the ${name} is not running`);
+      return problems;
+    },
+  };
+  const routers = [healthRoutes(readiness), apiKeysRoutes(services.apiKeys), domainsRoutes(services.domains),
     tagsRoutes(services.tags), contactsRoutes(services.contacts), suppressionsRoutes(services.suppressions),
     unsubscribeRoutes(services.unsubscribe, services.contacts), emailsRoutes(services.emails), attachmentsRoutes(services.attachments),
     templatesRoutes(services.templates),
@@ -207,7 +231,12 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
   // Background engines run until `stopping` aborts; each one releases its
   // in-flight work (or lets its lease lapse) when it sees the signal.
   const stopping = new AbortController();
-  const engines: Promise<void>[] = [scheduler.run(stopping.signal)];
+  const engines: Promise<void>[] = [];
+  const startEngine = (name: EngineName, run: Promise<void>) => {
+    runningEngines.add(name);
+    engines.push(run.finally(() => runningEngines.delete(name)));
+  };
+  startEngine('scheduler', scheduler.run(stopping.signal));
 
   // Outbound delivery: MX lookups through MAILROOM_DNS_SERVERS, pooled SMTP
   // sessions, DKIM signing on worker threads; the sink never connects out.
@@ -234,8 +263,9 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
       }),
     }),
   });
-  engines.push(delivery.run(stopping.signal), runDuePoller({ emails: services.emails, clock, logger }, stopping.signal));
-  engines.push(runInboundProcessor({ inbound: services.inbound, logger }, stopping.signal));
+  startEngine('delivery worker', delivery.run(stopping.signal));
+  startEngine('due poller', runDuePoller({ emails: services.emails, clock, logger }, stopping.signal));
+  startEngine('inbound processor', runInboundProcessor({ inbound: services.inbound, logger }, stopping.signal));
 
   // SMTP in: the MX and submission listeners. One that cannot start is logged and stays off.
   const smtp = await startSmtpListeners(config, {
@@ -245,7 +275,7 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
       plan: httpDeps.plan, createEmail: (sender, body) => services.emails.create(sender, body),
     }),
   }, { clock, logger });
-  engines.push(services.webhookDispatcher.run(stopping.signal));
+  startEngine('webhook dispatcher', services.webhookDispatcher.run(stopping.signal));
 
   let closing: Promise<void> | undefined;
   return {
@@ -257,6 +287,7 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
     smtp: { mxPort: smtp.mxPort, submissionPort: smtp.submissionPort },
     close() {
       closing ??= (async () => {
+        shuttingDown = true;
         await smtp.close();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());

@@ -1,8 +1,8 @@
 import Sqlite from 'better-sqlite3';
-import { closeSync, fdatasync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, existsSync, fdatasync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
-  CompiledQuery, Kysely, LimitNode, Migrator, SqliteDialect, ValueNode,
+  CompiledQuery, Kysely, LimitNode, Migrator, sql, SqliteDialect, ValueNode,
   type Compilable, type Insertable, type KyselyPlugin, type QueryResult, type RootOperationNode, type Transaction,
 } from 'kysely';
 import type { Database } from './tables.js';
@@ -26,6 +26,18 @@ export interface Store {
    */
   write<T>(work: (tx: Tx) => Promise<T>, options?: { gatherMs?: number }): Promise<T>;
   migrate(): Promise<string[]>;
+  /** Commits an empty write unit: resolves once the store can take writes and make them durable. */
+  checkWritable(): Promise<void>;
+  /** Migrations this code has that the database has not run (another process's newer code, or an older database). */
+  pendingMigrations(): Promise<string[]>;
+  /** The SQLite files on disk (database and WAL), in bytes; undefined in memory. */
+  fileSizes(): { database: number; wal: number } | undefined;
+  /**
+   * Writes a consistent copy of the database to `file` while it is in use
+   * (SQLite's online backup: pages are copied in steps between other work,
+   * and the copy is of one moment). The file must not exist.
+   */
+  backup(file: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -349,7 +361,7 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
     }
   }
 
-  return {
+  const store: Store = {
     db,
     write<T>(work: (tx: Tx) => Promise<T>, options?: { gatherMs?: number }): Promise<T> {
       return new Promise<T>((resolve, reject) => {
@@ -365,6 +377,23 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
         }
       });
     },
+    async checkWritable() {
+      await store.write(async (tx) => void (await sql`SELECT 1`.execute(tx)));
+    },
+    async pendingMigrations() {
+      const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+      return (await migrator.getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name);
+    },
+    fileSizes() {
+      if (inMemory) return undefined;
+      const size = (path: string) => (existsSync(path) ? statSync(path).size : 0);
+      return { database: size(file), wal: size(`${file}-wal`) };
+    },
+    async backup(target) {
+      if (inMemory) throw new Error('an in-memory database has nothing to back up');
+      if (existsSync(target)) throw new Error(`${target} exists already; give a new file`);
+      await conn.backup(target);
+    },
     async migrate() {
       const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
       const { error, results } = await migrator.migrateToLatest();
@@ -378,4 +407,5 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
       await db.destroy();
     },
   };
+  return store;
 }

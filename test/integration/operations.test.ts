@@ -1,0 +1,97 @@
+import { execFile } from 'node:child_process';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { apiClient, startTestApp } from '../helpers/app.js';
+
+// What an operator relies on: health endpoints a load balancer can ask, and
+// a backup taken while the server works that restores into a server serving
+// the same emails, keys and cursors.
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+describe('health', () => {
+  it('answers /healthz and /readyz without a key or a rate limit, and /readyz 503 with the reasons when the store is behind', async () => {
+    await using t = await startTestApp({ env: { MAILROOM_DEFAULT_PLAN: 'free' } });
+    for (let i = 0; i < 15; i++) {
+      const live = await fetch(`${t.url}/healthz`);
+      expect(live.status).toBe(200);
+      expect(live.headers.get('ratelimit-limit')).toBeNull();
+    }
+    expect(await (await fetch(`${t.url}/healthz`)).json()).toEqual({ status: 'ok' });
+    const ready = await fetch(`${t.url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ready' });
+    expect((await fetch(`${t.url}/readyz`, { method: 'POST' })).status).toBe(405);
+
+    // As if the database had been put back from before the latest migration.
+    const { db } = t.mailroom.services.store;
+    const latest = await db.selectFrom('kysely_migration' as never).select('name' as never).orderBy('name' as never, 'desc').limit(1)
+      .executeTakeFirstOrThrow() as { name: string };
+    await db.deleteFrom('kysely_migration' as never).where('name' as never, '=', latest.name as never).execute();
+    const behind = await fetch(`${t.url}/readyz`);
+    expect(behind.status).toBe(503);
+    expect(await behind.json()).toEqual({ status: 'not_ready', problems: [`migrations not run: ${latest.name}`] });
+    expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
+  });
+});
+
+describe('backup and restore', () => {
+  it('copies the store while it takes writes, and a server on the copy serves the same emails, keys and cursors', async () => {
+    const t = await startTestApp();
+    const restoredDir = mkdtempSync(join(tmpdir(), 'mailroom-restored-'));
+    let restored: Awaited<ReturnType<typeof startTestApp>> | undefined;
+    try {
+      await t.seed.activeDomain('acme.test');
+      const send = (i: number) => t.api.post('/v1/emails', { from: 'ann@acme.test', to: `r${i}@example.org`, subject: `Note ${i}`, text: 'x' });
+      const early: Array<{ id: string; subject: string }> = [];
+      for (let i = 0; i < 30; i++) {
+        const res = await send(i);
+        expect(res.status).toBe(201);
+        early.push(res.body);
+      }
+      const firstPage = (await t.api.get('/v1/emails?limit=10')).body;
+
+      // Sends go on while the backup runs.
+      let writing = true;
+      let sent = 30;
+      const load = (async () => {
+        while (writing && sent < 2_000) if ((await send(sent++)).status !== 201) throw new Error('a send failed during the backup');
+      })();
+      const backupFile = join(restoredDir, 'backup.db');
+      const { stdout } = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'backup', backupFile], {
+        cwd: root, env: { ...process.env, MAILROOM_DATA_DIR: t.dataDir, MAILROOM_LOG_LEVEL: 'silent' }, timeout: 30_000,
+      });
+      writing = false;
+      await load;
+      expect(stdout).toContain(`Backed up the database to ${backupFile}`);
+      expect(stdout).toContain(join(t.dataDir, 'master.key'));
+      // A second backup to the same file is refused rather than overwriting it.
+      await expect(run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'backup', backupFile], {
+        cwd: root, env: { ...process.env, MAILROOM_DATA_DIR: t.dataDir, MAILROOM_LOG_LEVEL: 'silent' }, timeout: 30_000,
+      })).rejects.toMatchObject({ stderr: expect.stringContaining('exists already') });
+
+      // Restore: the file as the database, the master secret beside it.
+      copyFileSync(backupFile, join(restoredDir, 'mailroom.db'));
+      copyFileSync(join(t.dataDir, 'master.key'), join(restoredDir, 'master.key'));
+      restored = await startTestApp({ env: { MAILROOM_DATA_DIR: restoredDir } });
+      // The harness key of the first server works on the second: its hash and the master secret came along.
+      const api = apiClient(restored.url, t.token);
+      for (const e of early) expect((await api.get(`/v1/emails/${e.id}`)).body.subject).toBe(e.subject);
+      // A cursor minted by the first server pages the copy the same way.
+      const next = await api.get(`/v1/emails?limit=10&starting_after=${encodeURIComponent(firstPage.next_cursor)}`);
+      expect(next.status).toBe(200);
+      const original = await t.api.get(`/v1/emails?limit=10&starting_after=${encodeURIComponent(firstPage.next_cursor)}`);
+      expect(next.body.data.map((e: { id: string }) => e.id)).toEqual(original.body.data.map((e: { id: string }) => e.id));
+      expect((await api.get(`/v1/emails/${firstPage.data[0].id}`)).body.subject).toBe(firstPage.data[0].subject);
+    } finally {
+      await restored?.close();
+      await t.close();
+      rmSync(restoredDir, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
