@@ -35,6 +35,10 @@ import { createDispatcher, resolverLookup, webhooksRoutes, webhooksService, type
 import { analyticsRoutes, analyticsService, type AnalyticsService } from './analytics/index.js';
 import { dashboardRoutes } from './dashboard/index.js';
 import { healthRoutes, type Readiness } from './health/health.routes.js';
+import { createMetrics } from './metrics/metrics.js';
+import { metricsRoutes } from './metrics/metrics.routes.js';
+import { queueDepth } from './delivery/queue.repo.js';
+import { providerForMx } from './delivery/provider.js';
 import { templatesRoutes, templatesService, type TemplatesService } from './templates/index.js';
 
 // The composition root: config -> store -> services -> HTTP (and, as they
@@ -185,6 +189,9 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
   scheduler.register({ name: 'purge-inbound', everyMs: 3600_000, run: async () => void (await services.inbound.purgeExpired()) });
   scheduler.register({ name: 'purge-expired-attachments', everyMs: 3600_000, run: async () => void (await services.attachments.purgeExpired()) });
 
+  const metrics = createMetrics({
+    queueDepth: () => queueDepth(store.db, clock.now()), storeSizes: () => store.fileSizes(), now: () => clock.now(),
+  });
   const httpDeps = {
     contract: loadContract(),
     apiKeys: services.apiKeys,
@@ -194,6 +201,7 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
     clock,
     logger,
     plan: (name: string) => services.workspaces.plan(name),
+    observe: metrics.httpRequest,
   };
   // Engines running now, by name; readiness reports one that stopped.
   const runningEngines = new Set<string>();
@@ -212,7 +220,7 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
       return problems;
     },
   };
-  const routers = [healthRoutes(readiness), apiKeysRoutes(services.apiKeys), domainsRoutes(services.domains),
+  const routers = [healthRoutes(readiness), metricsRoutes(metrics, config.metricsToken), apiKeysRoutes(services.apiKeys), domainsRoutes(services.domains),
     tagsRoutes(services.tags), contactsRoutes(services.contacts), suppressionsRoutes(services.suppressions),
     unsubscribeRoutes(services.unsubscribe, services.contacts), emailsRoutes(services.emails), attachmentsRoutes(services.attachments),
     templatesRoutes(services.templates),
@@ -253,6 +261,14 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
   const delivery = createDeliveryWorker({
     store, clock, logger, signer, transport, sinkOnly: config.delivery === 'sink',
     destinationConcurrency: config.destinationConcurrency, ...(config.delivery === 'relay' && { relay: 'smarthost' }),
+    observe: (item, outcomes) => {
+      for (const o of outcomes) {
+        const provider = o.kind === 'delivered' ? providerForMx(o.mxHost) : o.kind === 'bounced' ? o.provider : undefined;
+        const result = o.kind === 'bounced' ? (o.bounce.bounce_type === 'hard' ? 'bounced_hard' : 'bounced_soft') : o.kind === 'expired' ? 'bounced_soft' : o.kind;
+        metrics.deliveryAttempt(result, provider ?? 'other');
+        if (o.kind === 'delivered') metrics.delivered((clock.now() - item.createdAt) / 1000);
+      }
+    },
     ledger: emailsLedger({
       store, clock, senders: services.domains.senders(), suppressions: services.suppressions,
       // Tracking links point at the domain's verified tracking host, else at Mailroom itself.
@@ -269,7 +285,19 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
 
   // SMTP in: the MX and submission listeners. One that cannot start is logged and stays off.
   const smtp = await startSmtpListeners(config, {
-    mx: services.inbound,
+    // Counted for the metrics on the way through.
+    mx: {
+      async checkRecipient(address) {
+        const refusal = await services.inbound.checkRecipient(address);
+        if (refusal) metrics.inboundRejected(refusal);
+        return refusal;
+      },
+      async accept(message) {
+        const ids = await services.inbound.accept(message);
+        metrics.inboundAccepted();
+        return ids;
+      },
+    },
     submission: submissionPipeline({
       authenticate: (token) => services.apiKeys.authenticate(token), contract: httpDeps.contract, rateLimiter: httpDeps.rateLimiter,
       plan: httpDeps.plan, createEmail: (sender, body) => services.emails.create(sender, body),

@@ -81,6 +81,8 @@ export interface DeliveryWorkerDeps {
   destinationConcurrency?: number;
   /** Relay mode: every message goes to this smarthost, which is then the one destination. Otherwise each recipient domain is one. */
   relay?: string;
+  /** Told of each row's outcomes once they are committed (metrics). */
+  observe?(item: QueueItem, outcomes: readonly AttemptOutcome[]): void;
   /** Lease on a claimed row, renewed while the delivery runs (default 2 min). */
   leaseMs?: number;
   /** Longest sleep when nothing is due (default 250 ms). */
@@ -381,7 +383,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
           // Worth a claim once the destination, too, can take a few more: rows of a destination at its share stay queued.
           if (attempting === 0 || (freeSlots() >= refillAt && gate.allowance(destination, clock.now()) >= destinationRefillAt)) wakeUp?.();
         })
-        .then((finished) => recordOutcomes([finished]))
+        .then(async (finished) => {
+          await recordOutcomes([finished]);
+          if (finished.outcomes.length) deps.observe?.(item, finished.outcomes);
+        })
         // A failure here (the store, a bug) leaves the row leased: it is tried again when the lease lapses.
         .catch((err) => logger.error({ err, email_id: item.emailId, job_id: item.id }, 'delivery attempt could not be recorded'))
         .finally(() => {

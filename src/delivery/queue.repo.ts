@@ -146,6 +146,22 @@ export async function dequeueEmail(tx: Tx, emailId: string): Promise<void> {
   await tx.deleteFrom('outbound_queue').where('email_id', '=', emailId).execute();
 }
 
+/** Rows by state, for the metrics: waiting for a first attempt, waiting for a retry, under way; and the oldest waiting one. */
+export async function queueDepth(db: Db, now: number): Promise<{ queued: number; deferred: number; leased: number; oldestQueuedAt?: number }> {
+  const row = await db.selectFrom('outbound_queue').select((eb) => [
+    eb.fn.sum<number>(eb.case().when('locked_until', '>', now).then(1).else(0).end()).as('leased'),
+    eb.fn.sum<number>(eb.case().when(eb.and([eb('locked_until', '<=', now), eb('attempt', '=', 0)])).then(1).else(0).end()).as('queued'),
+    eb.fn.min<number>(eb.case().when(eb.and([eb('locked_until', '<=', now), eb('attempt', '=', 0)])).then(eb.ref('created_at')).end()).as('oldest'),
+    eb.fn.countAll<number>().as('total'),
+  ]).executeTakeFirstOrThrow();
+  const leased = Number(row.leased ?? 0);
+  const queued = Number(row.queued ?? 0);
+  return {
+    queued, leased, deferred: Number(row.total) - leased - queued,
+    ...(row.oldest !== null && row.oldest !== undefined && { oldestQueuedAt: Number(row.oldest) }),
+  };
+}
+
 /** When the earliest row of the domains not skipped falls due (for an idle worker's sleep), if any. */
 export async function nextDueAt(db: Db, skipDomains: readonly string[] = []): Promise<number | undefined> {
   const row = await db.selectFrom('outbound_queue').select((eb) => eb.fn.min('next_attempt_at').as('at'))

@@ -34,9 +34,14 @@ export function createApp(deps: HttpDeps, routers: Router<AppState>[]): Koa<AppS
   app.silent = true;
 
   app.use(async (ctx, next) => {
+    const started = process.hrtime.bigint();
     ctx.state.requestId = newId('req');
     ctx.set('X-Request-Id', ctx.state.requestId);
-    await next();
+    try {
+      await next();
+    } finally {
+      deps.observe?.(ctx.state.operationId ?? 'unrouted', ctx.status, Number(process.hrtime.bigint() - started) / 1e9);
+    }
   });
 
   app.use(async (ctx, next) => {

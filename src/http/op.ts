@@ -19,6 +19,8 @@ import { MAX_IDEMPOTENCY_KEY_LENGTH, requestHash, type Idempotency, type Replay 
 export interface AppState {
   requestId: string;
   auth?: AuthContext;
+  /** The API operation that answered, for the request log and metrics. */
+  operationId?: string;
 }
 
 /** What every op() needs, hung on app.context by createApp. */
@@ -31,6 +33,8 @@ export interface HttpDeps {
   clock: Clock;
   logger: Logger;
   plan(name: string): Plan;
+  /** Told of every answered request: its operation ('unrouted' for none), status and duration. */
+  observe?(operation: string, status: number, seconds: number): void;
 }
 
 declare module 'koa' {
@@ -74,6 +78,7 @@ export function op(operationId: string, options: OpOptions, handler: (input: OpI
   const mw = async (ctx: Context & { state: AppState; params?: Record<string, string> }) => {
     const deps = ctx.mailroom;
     const operation = deps.contract.operation(operationId)!;
+    ctx.state.operationId = operationId;
 
     const auth = await authenticate(ctx, deps);
     let rawBody: unknown;

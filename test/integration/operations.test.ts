@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
+import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { describe, expect, it } from 'vitest';
 import { apiClient, startTestApp } from '../helpers/app.js';
 
@@ -37,6 +38,56 @@ describe('health', () => {
     expect(behind.status).toBe(503);
     expect(await behind.json()).toEqual({ status: 'not_ready', problems: [`migrations not run: ${latest.name}`] });
     expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
+  });
+});
+
+describe('metrics', () => {
+  /** The samples of one family, scraped and parsed as Prometheus would. */
+  const scrape = async (url: string, headers: Record<string, string> = {}) => {
+    const res = await fetch(`${url}/metrics`, { headers });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/plain');
+    const families = parsePrometheusTextFormat(await res.text());
+    return (name: string) => families.find((f) => f.name === name)?.metrics ?? [];
+  };
+  const value = (samples: Array<{ value?: string; labels?: Record<string, string> }>, labels: Record<string, string>) =>
+    Number(samples.find((s) => Object.entries(labels).every(([k, v]) => s.labels?.[k] === v))?.value ?? 0);
+
+  it('are scraped in the Prometheus format, and move with a send and its delivery', async () => {
+    await using t = await startTestApp();
+    await t.seed.activeDomain('acme.test');
+    const before = await scrape(t.url);
+    const sentBefore = value(before('mailroom_http_requests_total'), { operation: 'createEmail', status: '201' });
+    const deliveredBefore = value(before('mailroom_delivery_attempts_total'), { result: 'delivered', provider: 'other' });
+    expect(before('mailroom_outbound_queue_rows').map((s) => s.labels?.state).sort()).toEqual(['deferred', 'leased', 'queued']);
+    expect(before('mailroom_process_nodejs_eventloop_lag_seconds').length).toBe(1);
+    expect(Number(before('mailroom_store_bytes').find((s) => s.labels?.file === 'database')?.value)).toBeGreaterThan(0);
+
+    expect((await t.api.post('/v1/emails', { from: 'ann@acme.test', to: 'bo@example.org', subject: 'Hi', text: 'x' })).status).toBe(201);
+    expect((await t.api.get('/v1/emails/em_nope')).status).toBe(404);
+    await t.mailroom.delivery.drain();
+
+    const after = await scrape(t.url);
+    expect(value(after('mailroom_http_requests_total'), { operation: 'createEmail', status: '201' })).toBe(sentBefore + 1);
+    expect(value(after('mailroom_http_requests_total'), { operation: 'getEmail', status: '404' })).toBe(1);
+    expect(value(after('mailroom_delivery_attempts_total'), { result: 'delivered', provider: 'other' })).toBe(deliveredBefore + 1);
+    const latency = after('mailroom_delivery_latency_seconds')[0];
+    expect(Number(latency.count)).toBe(1);
+    // The parser keeps no labels of a labelled histogram's samples; the text says it plainly.
+    const text = await (await fetch(`${t.url}/metrics`)).text();
+    expect(text).toMatch(/^mailroom_http_request_duration_seconds_count\{operation="createEmail"\} 1$/m);
+  });
+
+  it('ask for MAILROOM_METRICS_TOKEN as a bearer when one is set', async () => {
+    await using t = await startTestApp({ env: { MAILROOM_METRICS_TOKEN: 'scrape-me-please' } });
+    const none = await fetch(`${t.url}/metrics`);
+    expect(none.status).toBe(401);
+    expect(((await none.json()) as { error: { code: string } }).error.code).toBe('unauthorized');
+    expect((await fetch(`${t.url}/metrics`, { headers: { Authorization: 'Bearer scrape-me-not' } })).status).toBe(401);
+    // An API key is not the metrics token.
+    expect((await fetch(`${t.url}/metrics`, { headers: { Authorization: `Bearer ${t.token}` } })).status).toBe(401);
+    const series = await scrape(t.url, { Authorization: 'Bearer scrape-me-please' });
+    expect(series('mailroom_outbound_queue_oldest_seconds')).toEqual([{ value: '0' }]);
   });
 });
 

@@ -1,0 +1,88 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+// Prometheus metrics, with prom-client. Each Mailroom has its own registry
+// (tests run several in one process). Labels stay bounded: operation ids,
+// status codes, outcome kinds, the provider table's names, refusal reasons;
+// never an address, an email id or a domain.
+
+export interface QueueDepth {
+  queued: number;
+  deferred: number;
+  leased: number;
+  /** Epoch ms of the oldest row waiting for its first attempt, if any. */
+  oldestQueuedAt?: number;
+}
+
+export interface MetricsSources {
+  queueDepth(): Promise<QueueDepth>;
+  storeSizes(): { database: number; wal: number } | undefined;
+  now(): number;
+}
+
+/** How one recipient's attempt ended, as delivery attempts are counted. */
+export type AttemptResult = 'delivered' | 'deferred' | 'bounced_hard' | 'bounced_soft' | 'failed';
+
+export interface Metrics {
+  registry: Registry;
+  httpRequest(operation: string, status: number, seconds: number): void;
+  deliveryAttempt(result: AttemptResult, provider: string): void;
+  /** From the email's acceptance to its delivery to one recipient. */
+  delivered(secondsSinceCreated: number): void;
+  inboundAccepted(): void;
+  inboundRejected(reason: string): void;
+}
+
+export function createMetrics(sources: MetricsSources): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'mailroom_process_' });
+
+  const requests = new Counter({ name: 'mailroom_http_requests_total', help: 'HTTP requests by API operation and status.', labelNames: ['operation', 'status'], registers: [registry] });
+  const latency = new Histogram({
+    name: 'mailroom_http_request_duration_seconds', help: 'HTTP request latency by API operation.', labelNames: ['operation'], registers: [registry],
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  });
+  const attempts = new Counter({
+    name: 'mailroom_delivery_attempts_total', help: 'Delivery attempts per recipient, by result and mailbox provider.',
+    labelNames: ['result', 'provider'], registers: [registry],
+  });
+  const toDelivery = new Histogram({
+    name: 'mailroom_delivery_latency_seconds', help: 'Time from an email\'s acceptance to its delivery, per recipient.', registers: [registry],
+    buckets: [0.5, 1, 2, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600],
+  });
+  const inbound = new Counter({ name: 'mailroom_inbound_messages_total', help: 'Inbound messages accepted, and recipients refused by reason.', labelNames: ['result', 'reason'], registers: [registry] });
+  new Gauge({
+    name: 'mailroom_outbound_queue_rows', help: 'Outbound queue rows (an email and a destination domain) by state.', labelNames: ['state'], registers: [registry],
+    async collect() {
+      const depth = await sources.queueDepth();
+      for (const state of ['queued', 'deferred', 'leased'] as const) this.set({ state }, depth[state]);
+    },
+  });
+  new Gauge({
+    name: 'mailroom_outbound_queue_oldest_seconds', help: 'Age of the oldest queue row waiting for its first attempt (0 when none).', registers: [registry],
+    async collect() {
+      const { oldestQueuedAt } = await sources.queueDepth();
+      this.set(oldestQueuedAt === undefined ? 0 : Math.max(0, (sources.now() - oldestQueuedAt) / 1000));
+    },
+  });
+  new Gauge({
+    name: 'mailroom_store_bytes', help: 'Size of the SQLite database and its WAL on disk.', labelNames: ['file'], registers: [registry],
+    collect() {
+      const sizes = sources.storeSizes();
+      if (!sizes) return;
+      this.set({ file: 'database' }, sizes.database);
+      this.set({ file: 'wal' }, sizes.wal);
+    },
+  });
+
+  return {
+    registry,
+    httpRequest(operation, status, seconds) {
+      requests.inc({ operation, status: String(status) });
+      latency.observe({ operation }, seconds);
+    },
+    deliveryAttempt: (result, provider) => attempts.inc({ result, provider }),
+    delivered: (seconds) => toDelivery.observe(seconds),
+    inboundAccepted: () => inbound.inc({ result: 'accepted', reason: '' }),
+    inboundRejected: (reason) => inbound.inc({ result: 'rejected', reason }),
+  };
+}
