@@ -210,6 +210,18 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
     return found;
   }
 
+  /** A new template whose version 1 holds `content` (a draft); returns it as the API shows it. */
+  async function createWithFirstVersion(tx: Tx, ws: string, name: string, alias: string | null, content: Content) {
+    const now = clock.now();
+    const id = newId('tpl', now);
+    await insertTemplate(tx, {
+      id, workspace_id: ws, name, search_name: name.toLowerCase(), alias, latest_version: 1, published_version: null,
+      created_at: now, updated_at: now,
+    });
+    await insertVersion(tx, versionRow(id, ws, 1, content, now));
+    return (await getTemplate(tx, ws, id))!;
+  }
+
   async function takeAlias(tx: Tx, ws: string, alias: string, self?: string): Promise<void> {
     const owner = await aliasOwner(tx, ws, alias);
     if (owner !== undefined && owner !== self) {
@@ -281,14 +293,7 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
       });
       return store.write(async (tx) => {
         if (alias !== null) await takeAlias(tx, ws, alias);
-        const now = clock.now();
-        const id = newId('tpl', now);
-        await insertTemplate(tx, {
-          id, workspace_id: ws, name, search_name: name.toLowerCase(), alias, latest_version: 1, published_version: null,
-          created_at: now, updated_at: now,
-        });
-        await insertVersion(tx, versionRow(id, ws, 1, content, now));
-        return (await getTemplate(tx, ws, id))!;
+        return createWithFirstVersion(tx, ws, name, alias, content);
       });
     },
 
@@ -369,14 +374,7 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
         const name = checkName(body.name ?? `${t.name} (copy)`.slice(0, MAX_NAME_LENGTH));
         if (alias !== null) await takeAlias(tx, ws, alias);
         const latest = contentOf((await findVersion(tx, t.id, t.latestVersion))!);
-        const now = clock.now();
-        const id = newId('tpl', now);
-        await insertTemplate(tx, {
-          id, workspace_id: ws, name, search_name: name.toLowerCase(), alias, latest_version: 1, published_version: null,
-          created_at: now, updated_at: now,
-        });
-        await insertVersion(tx, versionRow(id, ws, 1, latest, now));
-        return (await getTemplate(tx, ws, id))!;
+        return createWithFirstVersion(tx, ws, name, alias, latest);
       });
     },
 
