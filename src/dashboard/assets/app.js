@@ -16,6 +16,7 @@ import {
   none, rowAction, statusNote, table, time, whileBusy,
 } from './ui.js';
 import { TEMPLATE_ROUTES } from './views/templates.js';
+import { WEBHOOK_ROUTES } from './views/webhooks.js';
 
 /** @typedef {import('./ui.js').Children} Children */
 /** @typedef {import('./nav.js').Ctx} Ctx */
@@ -170,7 +171,7 @@ function showApp() {
 
 /** @type {Array<[string, string]>} route section, link text */
 const NAV = [['emails', 'Emails'], ['domains', 'Domains'], ['events', 'Events'], ['inbound', 'Inbound'],
-  ['templates', 'Templates'], ['suppressions', 'Suppressions'], ['api-keys', 'API keys']];
+  ['templates', 'Templates'], ['suppressions', 'Suppressions'], ['webhooks', 'Webhooks'], ['api-keys', 'API keys']];
 
 /** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
 const ROUTES = [
@@ -184,6 +185,7 @@ const ROUTES = [
   [/^\/suppressions$/, showSuppressions],
   [/^\/api-keys$/, showApiKeys],
   ...TEMPLATE_ROUTES,
+  ...WEBHOOK_ROUTES,
 ];
 
 

@@ -1,0 +1,166 @@
+// @ts-check
+// Webhooks: endpoints (create with an event filter, enable and disable,
+// rotate the signing secret, send a test, delete) and each one's recent
+// deliveries with their attempts and answers, which can be replayed.
+import { api } from '../api.js';
+import { loadRecord, pagedTable } from '../lists.js';
+import { navigate } from '../nav.js';
+import { actionForm, actionsColumn, badge, code, details, fill, h, none, rowAction, time } from '../ui.js';
+
+/** @typedef {import('../nav.js').Ctx} Ctx */
+/**
+ * @typedef {{ id: string, url: string, description: string | null, event_types: string[], enabled: boolean,
+ *   disabled_reason: string | null, disabled_at: string | null, failing_since: string | null, created_at: string,
+ *   updated_at: string, secret?: string }} Webhook
+ */
+/**
+ * @typedef {{ attempt: number, attempted_at: string, succeeded: boolean, response_status: number | null,
+ *   duration_ms: number, error: string | null, response_body: string | null }} Attempt
+ */
+/**
+ * @typedef {{ id: string, event_type: string, status: string, test: boolean, attempt_count: number,
+ *   next_attempt_at: string | null, last_error: string | null, replay_of: string | null, attempts: Attempt[],
+ *   created_at: string }} Delivery
+ */
+
+/** The event types an endpoint may subscribe to (the contract's WebhookEventType). */
+const EVENT_TYPES = ['email.scheduled', 'email.queued', 'email.sent', 'email.delivered', 'email.delayed', 'email.bounced',
+  'email.complained', 'email.failed', 'email.cancelled', 'email.opened', 'email.clicked', 'email.replied', 'email.received'];
+const DEFAULT_TYPES = ['email.delivered', 'email.bounced', 'email.complained', 'email.failed'];
+
+/** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
+export const WEBHOOK_ROUTES = [
+  [/^\/webhooks$/, showWebhooks],
+  [/^\/webhooks\/([^/]+)$/, showWebhook],
+];
+
+/** @param {string} id */
+const webhookHref = (id) => `#/webhooks/${encodeURIComponent(id)}`;
+/** @param {string} id */
+const webhookPath = (id) => `/v1/webhooks/${encodeURIComponent(id)}`;
+
+/** A secret shown once, as API keys are. @param {string} intro @param {string} secret */
+function secretNote(intro, secret) {
+  return h('div', { role: 'status', class: 'flash' },
+    h('p', null, intro),
+    h('p', null, h('code', { class: 'token copyable' }, secret)),
+    h('p', { class: 'small' }, 'It is shown only now. Verify each POST\'s webhook-signature with it (Standard Webhooks).'));
+}
+
+/** Checkboxes for the event filter. @param {string} idPrefix @param {string[]} checked */
+function eventChoices(idPrefix, checked) {
+  const boxes = EVENT_TYPES.map((type) => h('input', { type: 'checkbox', id: `${idPrefix}-${type}`, value: type, checked: checked.includes(type) }));
+  const node = h('fieldset', { class: 'event-choices' }, h('legend', null, 'Events'),
+    EVENT_TYPES.map((type, i) => h('label', { for: `${idPrefix}-${type}`, class: 'choice' }, boxes[i], type)));
+  return { node, selected: () => boxes.filter((b) => b.checked).map((b) => b.value) };
+}
+
+/** @param {Webhook} w */
+function state(w) {
+  if (!w.enabled) return [badge('disabled'), w.disabled_reason && h('span', { class: 'reason' }, w.disabled_reason)];
+  return w.failing_since ? [badge('failing'), h('span', { class: 'reason' }, 'since ', time(w.failing_since))] : badge('enabled');
+}
+
+/** @param {Ctx} ctx */
+function showWebhooks({ view, query }) {
+  const url = h('input', { id: 'webhook-url', type: 'url', required: true, maxlength: 2048, placeholder: 'https://example.com/hooks/mailroom' });
+  const description = h('input', { id: 'webhook-description', type: 'text', maxlength: 500, placeholder: 'optional' });
+  const events = eventChoices('new-event', DEFAULT_TYPES);
+  const list = h('div');
+  fill(view, h('h1', null, 'Webhooks'), list, h('h2', null, 'Add an endpoint'),
+    actionForm({ class: 'stacked-form' }, async (errors) => {
+      try {
+        /** @type {Webhook} */
+        const created = await api('POST', '/v1/webhooks', { body: {
+          url: url.value.trim(), event_types: events.selected(), ...(description.value.trim() && { description: description.value.trim() }),
+        } });
+        navigate(webhookHref(created.id), secretNote(`The endpoint ${created.url} was added. Its signing secret:`, created.secret ?? ''));
+      } catch (err) {
+        errors.show(err);
+      }
+    },
+    h('div', { class: 'form-grid' },
+      h('label', { for: 'webhook-url' }, 'URL'), url,
+      h('label', { for: 'webhook-description' }, 'Description'), description),
+    events.node,
+    h('button', { type: 'submit' }, 'Add endpoint')));
+  /** @type {import('../ui.js').Column<Webhook>[]} */
+  const columns = [
+    { header: 'URL', cell: (w) => h('a', { href: webhookHref(w.id) }, w.url) },
+    { header: 'Events', cell: (w) => `${w.event_types.length} type${w.event_types.length === 1 ? '' : 's'}` },
+    { header: 'State', cell: state },
+    { header: 'Added', cell: (w) => time(w.created_at) },
+  ];
+  return pagedTable(list, { api: '/v1/webhooks', route: '/webhooks', query, columns, empty: 'No endpoints yet.' });
+}
+
+/** @param {Delivery} d */
+function lastAnswer(d) {
+  const last = d.attempts.at(-1);
+  if (!last) return none();
+  return [last.response_status === null ? code(last.error) : code(String(last.response_status)), ' in ', `${last.duration_ms} ms`];
+}
+
+/** @param {Ctx} ctx */
+async function showWebhook({ view, id, query }) {
+  /** @type {Webhook | undefined} */
+  const webhook = await loadRecord(view, 'Webhook', webhookPath(id));
+  if (!webhook) return;
+  const events = eventChoices('edit-event', webhook.event_types);
+  const deliveries = h('div');
+  /** @param {Record<string, unknown>} body @param {string} note */
+  const patch = async (body, note) => {
+    await api('PATCH', webhookPath(id), { body });
+    navigate(location.hash, note);
+  };
+  fill(view,
+    h('div', { class: 'title-row' },
+      h('h1', null, webhook.url), state(webhook), h('span', { class: 'spacer' }),
+      rowAction('Send a test', 'secondary', 'Send a test event to this endpoint now?', async () => {
+        await api('POST', `${webhookPath(id)}/test`);
+        navigate(location.hash, 'A test event was sent; its delivery is listed below.');
+      }),
+      webhook.enabled
+        ? rowAction('Disable', 'secondary', 'Disable this endpoint? Events are not sent to it until it is enabled again.', () => patch({ enabled: false }, 'The endpoint is disabled.'))
+        : rowAction('Enable', 'secondary', 'Enable this endpoint again?', () => patch({ enabled: true }, 'The endpoint is enabled.')),
+      rowAction('Rotate secret', 'secondary', 'Make a new signing secret? The old one stops working at once.', async () => {
+        /** @type {Webhook} */
+        const rotated = await api('POST', `${webhookPath(id)}/rotate-secret`);
+        navigate(location.hash, secretNote('The new signing secret:', rotated.secret ?? ''));
+      }),
+      rowAction('Delete', 'danger', `Delete the endpoint ${webhook.url}? Its deliveries go with it.`, async () => {
+        await api('DELETE', webhookPath(id));
+        navigate('#/webhooks', `${webhook.url} was deleted.`);
+      })),
+    h('p', null, h('a', { href: '#/webhooks' }, '← All endpoints'), ' · id ', code(webhook.id)),
+    details([
+      ['Description', webhook.description ?? none()],
+      ['Added', time(webhook.created_at)],
+      ['Updated', time(webhook.updated_at)],
+    ]),
+    h('h2', null, 'Event filter'),
+    actionForm({ class: 'stacked-form' }, async (errors) => {
+      try {
+        await patch({ event_types: events.selected() }, 'The event filter was saved.');
+      } catch (err) {
+        errors.show(err);
+      }
+    }, events.node, h('button', { type: 'submit' }, 'Save the filter')),
+    h('h2', null, 'Recent deliveries'), deliveries);
+
+  /** @type {import('../ui.js').Column<Delivery>[]} */
+  const columns = [
+    { header: 'Created', cell: (d) => time(d.created_at, true) },
+    { header: 'Event', cell: (d) => [d.event_type, d.test ? ' ' : null, d.test ? badge('test') : null, d.replay_of ? h('span', { class: 'reason' }, 'replay') : null] },
+    { header: 'Status', cell: (d) => badge(d.status) },
+    { header: 'Attempts', cell: (d) => String(d.attempt_count) },
+    { header: 'Last answer', cell: lastAnswer },
+    actionsColumn((d) => rowAction('Replay', 'secondary', `Send this ${d.event_type} delivery again, as a new delivery?`, async () => {
+      await api('POST', `${webhookPath(id)}/deliveries/${encodeURIComponent(d.id)}/replay`);
+      navigate(location.hash, 'The delivery was replayed.');
+    })),
+  ];
+  await pagedTable(deliveries, {
+    api: `${webhookPath(id)}/deliveries`, route: `/webhooks/${encodeURIComponent(id)}`, query, columns, empty: 'No deliveries yet.',
+  });
+}

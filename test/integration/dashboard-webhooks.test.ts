@@ -1,0 +1,113 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { launchChromium } from '../helpers/browser.js';
+
+// The Webhooks view in Chromium, against a real receiving endpoint on
+// loopback: an endpoint added in the page with its event filter, its secret
+// shown once, a test event delivered and listed with the answer, a replay,
+// disable and enable, and a rotated secret.
+
+const SCREENSHOTS = process.env.MAILROOM_SCREENSHOTS;
+
+describe('the Webhooks view in Chromium', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let page: Page;
+  const received: Array<{ headers: http.IncomingHttpHeaders; body: string }> = [];
+  const receiver = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c));
+    req.on('end', () => {
+      received.push({ headers: req.headers, body });
+      res.writeHead(204).end();
+    });
+  });
+
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    t = await startTestApp({ env: { MAILROOM_WEBHOOK_ALLOW_PRIVATE: 'true' } });
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.on('dialog', (d) => void d.accept());
+    page.setDefaultTimeout(10_000);
+    await page.goto(`${t.url}/dashboard/#/webhooks`);
+    await page.getByLabel('API key').fill(t.token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Webhooks' }).waitFor();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+    await new Promise<void>((resolve) => receiver.close(() => resolve()));
+  });
+
+  const note = (text: string | RegExp) => page.getByRole('status').filter({ hasText: text }).waitFor();
+  const seen = (selector: string, text: string | RegExp) => page.locator(selector).filter({ hasText: text }).first().waitFor();
+  const until = async (what: string, check: () => boolean) => {
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) if (check()) return;
+    throw new Error(`timed out waiting for ${what}`);
+  };
+
+  it('adds an endpoint with its filter, shows the secret once, sends a test, replays it, disables it and rotates the secret', async () => {
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+    await page.getByLabel('URL').fill(url);
+    await page.getByLabel('Description').fill('Our CRM');
+    await page.getByLabel('email.opened').check();
+    await page.getByLabel('email.failed').uncheck();
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await note(/Its signing secret/);
+    const secret = await page.locator('.flash code.token').textContent();
+    expect(secret).toMatch(/^whsec_/);
+    const [created] = (await t.api.get('/v1/webhooks')).body.data;
+    expect(created).toMatchObject({ url, description: 'Our CRM', enabled: true });
+    expect(created.event_types.sort()).toEqual(['email.bounced', 'email.complained', 'email.delivered', 'email.opened']);
+    if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/webhook.png`, fullPage: true });
+
+    await page.getByRole('button', { name: 'Send a test' }).click();
+    await note('A test event was sent');
+    await until('the test event at the endpoint', () => received.length >= 1);
+    expect(received[0].headers['webhook-signature']).toMatch(/^v1,/);
+    await page.reload();
+    await seen('tbody tr', /succeeded/);
+    await seen('tbody tr', /204/);
+
+    await page.locator('tbody tr').first().getByRole('button', { name: 'Replay' }).click();
+    await note('The delivery was replayed');
+    await until('the replay at the endpoint', () => received.length >= 2);
+    await page.reload();
+    await seen('tbody tr', /replay/);
+
+    await page.getByRole('button', { name: 'Disable' }).click();
+    await note('The endpoint is disabled');
+    expect((await t.api.get(`/v1/webhooks/${created.id}`)).body.enabled).toBe(false);
+    await page.getByRole('button', { name: 'Enable' }).click();
+    await note('The endpoint is enabled');
+
+    await page.getByLabel('email.clicked').check();
+    await page.getByRole('button', { name: 'Save the filter' }).click();
+    await note('The event filter was saved');
+    expect((await t.api.get(`/v1/webhooks/${created.id}`)).body.event_types).toContain('email.clicked');
+
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    await note('The new signing secret');
+    const rotated = await page.locator('.flash code.token').textContent();
+    expect(rotated).toMatch(/^whsec_/);
+    expect(rotated).not.toBe(secret);
+    if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/webhook-deliveries.png`, fullPage: true });
+
+    await page.locator('.title-row').getByRole('button', { name: 'Delete' }).click();
+    await note('was deleted');
+    expect((await t.api.get('/v1/webhooks')).body.data).toEqual([]);
+  });
+
+  it('shows the API\'s reason when an endpoint is refused', async () => {
+    await page.goto(`${t.url}/dashboard/#/webhooks`);
+    await page.getByLabel('URL').fill('ftp://example.com/hooks');
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await seen('[role="alert"]', /url|URL/);
+  });
+});
