@@ -17,6 +17,7 @@ import {
 } from './ui.js';
 import { TEMPLATE_ROUTES } from './views/templates.js';
 import { WEBHOOK_ROUTES } from './views/webhooks.js';
+import { ANALYTICS_ROUTES } from './views/analytics.js';
 
 /** @typedef {import('./ui.js').Children} Children */
 /** @typedef {import('./nav.js').Ctx} Ctx */
@@ -170,7 +171,7 @@ function showApp() {
 
 
 /** @type {Array<[string, string]>} route section, link text */
-const NAV = [['emails', 'Emails'], ['domains', 'Domains'], ['events', 'Events'], ['inbound', 'Inbound'],
+const NAV = [['emails', 'Emails'], ['domains', 'Domains'], ['events', 'Events'], ['analytics', 'Analytics'], ['inbound', 'Inbound'],
   ['templates', 'Templates'], ['suppressions', 'Suppressions'], ['webhooks', 'Webhooks'], ['api-keys', 'API keys']];
 
 /** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
@@ -186,6 +187,7 @@ const ROUTES = [
   [/^\/api-keys$/, showApiKeys],
   ...TEMPLATE_ROUTES,
   ...WEBHOOK_ROUTES,
+  ...ANALYTICS_ROUTES,
 ];
 
 

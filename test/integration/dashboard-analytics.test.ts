@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { launchChromium } from '../helpers/browser.js';
+
+// The Analytics view in Chromium over mail sent through the sink: the counts
+// of live mail by default, test mail apart, one domain at a time, as cards,
+// a chart and its table.
+
+const SCREENSHOTS = process.env.MAILROOM_SCREENSHOTS;
+
+describe('the Analytics view in Chromium', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    await t.seed.activeDomain('acme.test');
+    await t.seed.activeDomain('other.test');
+    const send = (api: typeof t.api, from: string, to: string[]) => api.post('/v1/emails', { from, to, subject: 'Hi', text: 'x' });
+    expect((await send(t.api, 'a@acme.test', ['delivered@mailroom.test', 'bounced@mailroom.test'])).status).toBe(201);
+    expect((await send(t.api, 'a@acme.test', ['delivered@mailroom.test'])).status).toBe(201);
+    expect((await send(t.api, 'b@other.test', ['delivered@mailroom.test'])).status).toBe(201);
+    const testKey = (await t.seed.key({ mode: 'test' })).token;
+    expect((await send(t.api.as(testKey), 'dev@sandbox.test', ['complained@mailroom.test'])).status).toBe(201);
+    await t.mailroom.delivery.drain();
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.setDefaultTimeout(10_000);
+    await page.goto(`${t.url}/dashboard/#/analytics`);
+    await page.getByLabel('API key').fill(t.token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  const card = (series: string) => page.locator(`.stat[data-series="${series}"] .stat-value`);
+  const cardIs = async (series: string, value: string) => {
+    await page.locator(`.stat[data-series="${series}"] .stat-value`, { hasText: new RegExp(`^${value}$`) }).waitFor();
+  };
+
+  it('shows live mail by default, test mail apart, and one domain at a time', async () => {
+    await cardIs('sent', '3');
+    await cardIs('delivered', '3');
+    await cardIs('bounced', '1');
+    await cardIs('complained', '0');
+    expect(await page.locator('.chart polyline').count()).toBe(6);
+    expect(await page.locator('table tbody tr').count()).toBeGreaterThan(0);
+    if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/analytics.png`, fullPage: true });
+
+    await page.getByLabel('Mail').selectOption('test');
+    await cardIs('sent', '1');
+    await cardIs('complained', '1');
+
+    await page.getByLabel('Mail').selectOption('live');
+    await cardIs('sent', '3');
+    await page.getByLabel('Domain').selectOption({ label: 'other.test' });
+    await cardIs('sent', '1');
+    await cardIs('bounced', '0');
+    expect(await card('delivered').textContent()).toBe('1');
+    await page.getByLabel('Range').selectOption('24h');
+    await cardIs('sent', '1');
+    expect(page.url()).toContain('range=24h');
+  });
+});
