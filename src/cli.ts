@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { ConfigError, describeConfig, flagsToEnv, loadConfig, type Config } from './config.js';
+import { CONFIG_KEYS, ConfigError, describeConfig, flagsToEnv, loadConfig, type Config } from './config.js';
 import { openServices, startMailroom } from './main.js';
 import { AppError } from './core/errors.js';
 import { isScope } from './core/scopes.js';
@@ -9,6 +10,8 @@ const USAGE = `mailroom — self-hosted email platform
 Usage:
   mailroom [serve] [--http-port 3000 …]        run the API, SMTP listeners and engines
   mailroom keys create --name NAME [--workspace NAME_OR_ID] [--test] [--scopes a,b] [--json]
+  mailroom keys list [--workspace NAME_OR_ID] [--json]
+  mailroom keys revoke KEY_ID [--workspace NAME_OR_ID]
   mailroom workspaces create --name NAME [--plan PLAN] [--json]
   mailroom workspaces list [--json]
   mailroom workspaces set-plan NAME_OR_ID PLAN [--json]   change plan; clears the send quota counts
@@ -16,11 +19,24 @@ Usage:
   mailroom backup FILE                         a consistent copy of the database, also while the server runs
   mailroom config                              print the effective configuration (secrets masked)
 
+  mailroom --version | -v                      print the version
+  mailroom [COMMAND] --help | -h                this help, or one command's
+
 Every MAILROOM_* variable can also be given as a flag: MAILROOM_HTTP_PORT -> --http-port.`;
 
-const COMMAND_FLAGS = ['name', 'workspace', 'test', 'scopes', 'json', 'plan', 'help'];
+/** The usage lines of one command, or everything when it has none of its own. */
+function usageOf(command: string): string {
+  const lines = USAGE.split('\n').filter((l) => l.startsWith(`  mailroom ${command} `) || l === `  mailroom ${command}`);
+  return lines.length > 0 ? `Usage:\n${lines.join('\n')}` : USAGE;
+}
 
-const BOOLEAN_FLAGS = new Set(['test', 'json', 'help']);
+/** The configuration flags: each MAILROOM_* variable as --kebab-case. */
+const CONFIG_FLAGS = new Set(Object.values(CONFIG_KEYS).map((k) => k.env.replace(/^MAILROOM_/, '').toLowerCase().replace(/_/g, '-')));
+
+const COMMAND_FLAGS = ['name', 'workspace', 'test', 'scopes', 'json', 'plan', 'help', 'version'];
+
+const BOOLEAN_FLAGS = new Set(['test', 'json', 'help', 'version']);
+const SHORT_FLAGS: Record<string, string> = { '-h': '--help', '-v': '--version' };
 
 /** `--flag value`, `--flag=value` and the boolean flags; unknown flags become config overrides. */
 function splitArgs(argv: string[]) {
@@ -28,13 +44,15 @@ function splitArgs(argv: string[]) {
   const own: Record<string, string | boolean> = {};
   const configFlags: Record<string, string> = {};
   for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i];
+    const arg = SHORT_FLAGS[argv[i]] ?? argv[i];
+    if (arg.startsWith('-') && !arg.startsWith('--')) throw new UsageError(`unknown option ${arg}`);
     if (!arg.startsWith('--')) {
       positionals.push(arg);
       continue;
     }
     const eq = arg.indexOf('=');
     const name = arg.slice(2, eq === -1 ? undefined : eq);
+    if (!COMMAND_FLAGS.includes(name) && !CONFIG_FLAGS.has(name)) throw new UsageError(`unknown option --${name}`);
     let value: string | boolean;
     if (eq !== -1) value = arg.slice(eq + 1);
     else if (BOOLEAN_FLAGS.has(name)) value = true;
@@ -47,14 +65,23 @@ function splitArgs(argv: string[]) {
 }
 
 class UsageError extends Error {}
+/** Mailroom could not start, for a reason said in one line (exit 1). */
+class StartupError extends Error {}
+
+/** From package.json, which sits one level above both src/ and dist/. */
+const VERSION = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
 
 const print = (json: boolean, value: unknown, text: string) => console.log(json ? JSON.stringify(value) : text);
 
 async function run(argv: string[]): Promise<number> {
   const { positionals, own, configFlags } = splitArgs(argv);
   const [command = 'serve', sub] = positionals;
+  if (own.version) {
+    console.log(`mailroom ${VERSION}`);
+    return 0;
+  }
   if (own.help || command === 'help') {
-    console.log(USAGE);
+    console.log(command === 'help' || positionals.length === 0 ? USAGE : usageOf(command));
     return 0;
   }
   const config = loadConfig(process.env, flagsToEnv(configFlags));
@@ -112,7 +139,8 @@ async function run(argv: string[]): Promise<number> {
       return 0;
     }
     case 'keys': {
-      if (sub !== 'create') throw new UsageError('keys takes create');
+      if (sub === 'list' || sub === 'revoke') return manageKeys(config, sub, positionals[2], own, json);
+      if (sub !== 'create') throw new UsageError('keys takes create, list or revoke');
       const name = requireName();
       const scopes = typeof own.scopes === 'string' ? own.scopes.split(',').map((s) => s.trim()).filter(Boolean) : undefined;
       const bad = scopes?.find((s) => !isScope(s));
@@ -137,8 +165,44 @@ async function run(argv: string[]): Promise<number> {
   }
 }
 
+/** keys list and keys revoke, in the workspace named by --workspace (default: `default`). */
+async function manageKeys(config: Config, sub: 'list' | 'revoke', keyId: string | undefined, own: Record<string, string | boolean>, json: boolean): Promise<number> {
+  if (sub === 'revoke' && !keyId) throw new UsageError('keys revoke takes the KEY_ID (keys list shows them)');
+  const services = await openServices(config);
+  try {
+    const ws = typeof own.workspace === 'string' ? await services.workspaces.find(own.workspace) : await services.workspaces.ensureDefault();
+    if (!ws) throw new UsageError(`no workspace '${own.workspace}'`);
+    if (sub === 'revoke') {
+      await services.apiKeys.revoke(ws.id, keyId!);
+      print(json, { id: keyId, revoked: true }, `Revoked key ${keyId} of workspace ${ws.name}; anything using it stops working at once.`);
+      return 0;
+    }
+    const keys = [];
+    for (let after: number | undefined; ;) {
+      const page = await services.apiKeys.list(ws.id, {}, { limit: 100, after, cursor: (pos) => String(pos) });
+      keys.push(...page.data);
+      if (!page.has_more || page.next_cursor === undefined) break;
+      after = Number(page.next_cursor);
+    }
+    print(json, keys, keys.map((k) => `${k.id}  ${k.mode}  ${k.token}  ${k.name}  ${k.scopes.join(',')}${k.revoked_at ? '  revoked' : ''}`).join('\n')
+      || `No keys in workspace ${ws.name}.`);
+    return 0;
+  } finally {
+    await services.store.close();
+  }
+}
+
 async function serve(config: Config): Promise<number> {
-  const mailroom = await startMailroom(config);
+  // A name without a dot cannot be the MX target or SPF host the domains' DNS records name.
+  if (!config.hostname.includes('.')) {
+    console.warn(`mailroom: MAILROOM_HOSTNAME is '${config.hostname}', not a fully qualified name: the MX and SPF records given for your domains name it, so set it to this server's public DNS name.`);
+  }
+  const mailroom = await startMailroom(config).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'EADDRINUSE') {
+      throw new StartupError(`the HTTP port ${config.httpHost}:${config.httpPort} is in use (another Mailroom?): stop that, or set MAILROOM_HTTP_PORT`);
+    }
+    throw err;
+  });
   console.log(`Mailroom is running at ${mailroom.httpUrl} (data in ${config.dataDir}).`);
   console.log(`Create an API key with:  npx mailroom keys create --name my-first-key`);
   console.log(`Then open the dashboard: ${mailroom.httpUrl}/dashboard/`);
@@ -157,7 +221,7 @@ run(process.argv.slice(2)).then(
   (code) => { process.exitCode = code; },
   (err) => {
     if (err instanceof UsageError) console.error(`mailroom: ${err.message}\n\n${USAGE}`);
-    else if (err instanceof ConfigError || err instanceof AppError) console.error(`mailroom: ${err.message}`);
+    else if (err instanceof ConfigError || err instanceof AppError || err instanceof StartupError) console.error(`mailroom: ${err.message}`);
     else console.error(err);
     process.exitCode = err instanceof UsageError ? 64 : 1;
   },

@@ -87,7 +87,7 @@ export const CONFIG_KEYS: Record<keyof Config, ConfigKeyDoc> = {
   hostname: { env: 'MAILROOM_HOSTNAME', doc: 'Name in the SMTP banner and EHLO, and the MX target for bounces.' },
   smtpPort: { env: 'MAILROOM_SMTP_PORT', doc: 'Inbound MX listener port (default 25, 0 = off).' },
   submissionPort: { env: 'MAILROOM_SUBMISSION_PORT', doc: 'SMTP submission port, API key as password (default 587, 0 = off).' },
-  smtpHost: { env: 'MAILROOM_SMTP_HOST', doc: 'Address the MX and submission listeners bind (default 0.0.0.0, all).' },
+  smtpHost: { env: 'MAILROOM_SMTP_HOST', doc: 'Address the MX and submission listeners bind (default 127.0.0.1, like HTTP; 0.0.0.0 for all).' },
   smtpMaxMessageBytes: { env: 'MAILROOM_SMTP_MAX_MESSAGE_BYTES', doc: 'Largest message the SMTP listeners take, advertised with SIZE (default 26214400, 25 MiB).' },
   submissionRequireTls: {
     env: 'MAILROOM_SUBMISSION_REQUIRE_TLS',
@@ -236,7 +236,7 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Readonl
     hostname: get('hostname') ?? osHostname(),
     smtpPort: int('smtpPort', 25, 0, 65535),
     submissionPort: int('submissionPort', 587, 0, 65535),
-    smtpHost: get('smtpHost') ?? '0.0.0.0',
+    smtpHost: get('smtpHost') ?? '127.0.0.1',
     // RFC 5321 §4.5.3.1.7 asks for at least 64 KB.
     smtpMaxMessageBytes: int('smtpMaxMessageBytes', 25 * 1024 * 1024, 65_536, 1024 * 1024 * 1024),
     submissionRequireTls: bool('submissionRequireTls'),

@@ -1,5 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -72,6 +72,56 @@ describe('mailroom CLI', () => {
     await expect(cli(['workspaces', 'set-plan', ws.name, 'gold'])).rejects.toMatchObject({ stderr: expect.stringContaining("Unknown plan 'gold'") });
     await expect(cli(['workspaces', 'set-plan', 'nobody', 'tiny'])).rejects.toMatchObject({ stderr: expect.stringContaining("No workspace 'nobody'") });
     await expect(cli(['workspaces', 'set-plan', ws.name])).rejects.toMatchObject({ code: 64 });
+  });
+
+  it('answers --version and -v, -h and each command\'s --help, and refuses unknown options with 64', async () => {
+    await using t = await startTestApp();
+    const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+    expect((await mailroom(['--version'], t.dataDir)).stdout.trim()).toBe(`mailroom ${version}`);
+    expect((await mailroom(['-v'], t.dataDir)).stdout.trim()).toBe(`mailroom ${version}`);
+    const help = (await mailroom(['-h'], t.dataDir)).stdout;
+    expect(help).toContain('mailroom backup FILE');
+    expect(help).toContain('mailroom keys list');
+    const keysHelp = (await mailroom(['keys', '--help'], t.dataDir)).stdout;
+    expect(keysHelp.split('\n').filter((l) => l.startsWith('  mailroom'))).toEqual([
+      expect.stringContaining('mailroom keys create'), expect.stringContaining('mailroom keys list'), expect.stringContaining('mailroom keys revoke'),
+    ]);
+    await expect(mailroom(['keys', 'list', '--frobnicate'], t.dataDir)).rejects.toMatchObject({ code: 64, stderr: expect.stringContaining('unknown option --frobnicate') });
+    await expect(mailroom(['-x'], t.dataDir)).rejects.toMatchObject({ code: 64, stderr: expect.stringContaining('unknown option -x') });
+    // Configuration flags are still flags.
+    expect((await mailroom(['config', '--http-port', '4321'], t.dataDir)).stdout).toContain('MAILROOM_HTTP_PORT=4321');
+  });
+
+  it('lists and revokes keys', async () => {
+    await using t = await startTestApp();
+    const made = JSON.parse((await mailroom(['keys', 'create', '--name', 'doomed', '--json'], t.dataDir)).stdout);
+    const listed = JSON.parse((await mailroom(['keys', 'list', '--json'], t.dataDir)).stdout) as Array<{ id: string; name: string; token: string }>;
+    expect(listed.map((k) => k.name)).toEqual(expect.arrayContaining(['harness', 'doomed']));
+    expect(listed.find((k) => k.id === made.id)!.token).not.toBe(made.token);
+    expect((await mailroom(['keys', 'list'], t.dataDir)).stdout).toContain(made.id);
+    expect((await apiClient(t.url, made.token).get('/v1/api-keys')).status).toBe(200);
+    expect((await mailroom(['keys', 'revoke', made.id], t.dataDir)).stdout).toContain(`Revoked key ${made.id}`);
+    // The server's key cache holds a verified key for at most 5 s.
+    let status = 200;
+    for (const deadline = Date.now() + 8_000; Date.now() < deadline && status === 200; await new Promise((r) => setTimeout(r, 200))) {
+      status = (await apiClient(t.url, made.token).get('/v1/api-keys')).status;
+    }
+    expect(status).toBe(401);
+    await expect(mailroom(['keys', 'revoke', 'key_nope'], t.dataDir)).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('key_nope') });
+    await expect(mailroom(['keys', 'revoke'], t.dataDir)).rejects.toMatchObject({ code: 64 });
+  });
+
+  it('says in one line that the HTTP port is taken, and warns of a host name that is not fully qualified', async () => {
+    await using t = await startTestApp();
+    const port = new URL(t.url).port;
+    const err = await mailroom(['serve', '--http-port', port, '--smtp-port', '0', '--submission-port', '0', '--hostname', 'mailbox'], t.dataDir)
+      .then(() => undefined, (e: { code: number; stderr: string }) => e);
+    expect(err?.code).toBe(1);
+    const lines = err!.stderr.trim().split('\n');
+    expect(lines).toEqual([
+      expect.stringContaining("MAILROOM_HOSTNAME is 'mailbox', not a fully qualified name"),
+      `mailroom: the HTTP port 127.0.0.1:${port} is in use (another Mailroom?): stop that, or set MAILROOM_HTTP_PORT`,
+    ]);
   });
 
   it('fails with a clear message on bad usage and bad configuration', async () => {
