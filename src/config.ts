@@ -93,7 +93,7 @@ export const CONFIG_KEYS: Record<keyof Config, ConfigKeyDoc> = {
     env: 'MAILROOM_SUBMISSION_REQUIRE_TLS',
     doc: 'Require STARTTLS before AUTH on the submission port from loopback clients too (default false; other clients always need it).',
   },
-  tlsCertFile: { env: 'MAILROOM_TLS_CERT', doc: 'PEM certificate (chain) for SMTP STARTTLS; default: a self-signed one generated into the data dir.' },
+  tlsCertFile: { env: 'MAILROOM_TLS_CERT', doc: 'PEM certificate (chain) for SMTP STARTTLS; default: none when the listeners bind loopback only, else a self-signed one generated into the data dir.' },
   tlsKeyFile: { env: 'MAILROOM_TLS_KEY', doc: 'PEM private key of MAILROOM_TLS_CERT.' },
   inboundRetentionDays: { env: 'MAILROOM_INBOUND_RETENTION_DAYS', doc: 'Days received messages are kept (default 30, 0 = forever).' },
   dnsServers: { env: 'MAILROOM_DNS_SERVERS', doc: 'Comma list of host:port resolvers (default: the system resolvers).' },

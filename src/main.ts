@@ -33,7 +33,7 @@ import { startSmtpListeners, submissionPipeline } from './smtp/index.js';
 import { eventsRoutes, eventsService, type EventsService } from './events/index.js';
 import { createDispatcher, resolverLookup, webhooksRoutes, webhooksService, type Dispatcher, type WebhooksService } from './webhooks/index.js';
 import { analyticsRoutes, analyticsService, type AnalyticsService } from './analytics/index.js';
-import { dashboardRoutes } from './dashboard/index.js';
+import { dashboardRoutes, rootRedirect } from './dashboard/index.js';
 import { healthRoutes, type Readiness } from './health/health.routes.js';
 import { createMetrics } from './metrics/metrics.js';
 import { metricsRoutes } from './metrics/metrics.routes.js';
@@ -225,7 +225,7 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
     unsubscribeRoutes(services.unsubscribe, services.contacts), emailsRoutes(services.emails), attachmentsRoutes(services.attachments),
     templatesRoutes(services.templates),
     eventsRoutes(services.events), webhooksRoutes(services.webhooks), analyticsRoutes(services.analytics),
-    inboundRoutes(services.inbound), trackingRoutes(services.tracking), dashboardRoutes()];
+    inboundRoutes(services.inbound), trackingRoutes(services.tracking), dashboardRoutes(), rootRedirect()];
   const app = createApp(httpDeps, routers);
 
   handle = app.callback();

@@ -45,6 +45,13 @@ function loadAssets(): Map<string, Asset> {
   }));
 }
 
+/** The server's own address leads a person who opens it in a browser to the dashboard. */
+export function rootRedirect(): Router<AppState> {
+  const r = new Router<AppState>();
+  r.get('/', (ctx) => ctx.redirect('/dashboard/'));
+  return r;
+}
+
 export function dashboardRoutes(): Router<AppState> {
   const assets = loadAssets();
   const r = new Router<AppState>({ prefix: '/dashboard' });

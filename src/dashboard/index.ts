@@ -1,1 +1,1 @@
-export { dashboardRoutes } from './dashboard.routes.js';
+export { dashboardRoutes, rootRedirect } from './dashboard.routes.js';

@@ -32,10 +32,19 @@ export async function startSmtpListeners<U extends Submitter>(
   if (config.smtpPort === 0 && config.submissionPort === 0) return { mxPort: undefined, submissionPort: undefined, close: async () => {} };
 
   let tls: TlsCredentials | undefined;
-  try {
-    tls = await loadTlsCredentials({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir, hostname: config.hostname }, logger);
-  } catch (err) {
-    logger.error({ err, cert: config.tlsCertFile, key: config.tlsKeyFile }, 'SMTP listeners offer no STARTTLS: the configured certificate or key could not be used');
+  // Listening on loopback only, with no certificate of its own, Mailroom offers
+  // no STARTTLS, as a local mail catcher does: a self-signed certificate is one
+  // no client can check, and mail clients' defaults (nodemailer's among them)
+  // refuse it. A certificate given, another address, or TLS required: STARTTLS.
+  const loopbackOnly = /^(127\.|::1$|localhost$)/i.test(config.smtpHost);
+  if (loopbackOnly && config.tlsCertFile === null && !config.submissionRequireTls) {
+    logger.info({ host: config.smtpHost }, 'SMTP listeners on loopback offer no STARTTLS (set MAILROOM_TLS_CERT and MAILROOM_TLS_KEY to offer it)');
+  } else {
+    try {
+      tls = await loadTlsCredentials({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir, hostname: config.hostname }, logger);
+    } catch (err) {
+      logger.error({ err, cert: config.tlsCertFile, key: config.tlsKeyFile }, 'SMTP listeners offer no STARTTLS: the configured certificate or key could not be used');
+    }
   }
   const common = { hostname: config.hostname, host: config.smtpHost, maxMessageBytes: config.smtpMaxMessageBytes, tls, logger };
   const started: SmtpListener[] = [];

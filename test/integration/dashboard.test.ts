@@ -12,6 +12,12 @@ describe('the dashboard files', () => {
   });
   afterAll(() => t.close());
 
+  it('sends a browser that opens the server\'s own address to the dashboard', async () => {
+    const root = await fetch(`${t.url}/`, { redirect: 'manual' });
+    expect(root.status).toBe(302);
+    expect(root.headers.get('location')).toBe('/dashboard/');
+  });
+
   it('redirects /dashboard to /dashboard/, where the page is', async () => {
     const bare = await fetch(`${t.url}/dashboard`, { redirect: 'manual' });
     expect(bare.status).toBe(302);

@@ -51,7 +51,9 @@ describe('inbound mail for a verified domain', () => {
       { type: 'TXT', name: `${SELECTOR}._domainkey.${SENDER_DOMAIN}`, value: `v=DKIM1; k=rsa; p=${publicDer}` },
       { type: 'TXT', name: `_dmarc.${SENDER_DOMAIN}`, value: 'v=DMARC1; p=reject' },
     ]);
-    t = await startSmtpTestApp({ env: { MAILROOM_DNS_SERVERS: dns.server } });
+    // TLS required: the listeners then offer STARTTLS (with their self-signed certificate) even on loopback,
+    // and the message arrives as it would from another MTA, over TLS.
+    t = await startSmtpTestApp({ env: { MAILROOM_DNS_SERVERS: dns.server, MAILROOM_SUBMISSION_REQUIRE_TLS: 'true' } });
     domainId = (await inboundDomain(t, INBOUND)).id;
 
     const reply = await sendRaw(t.mxPort, { from: 'ann@sender.test', to: ['desk@inbound.test', 'bo@inbound.test'] }, await composed());

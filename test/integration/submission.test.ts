@@ -37,6 +37,26 @@ describe('SMTP submission', () => {
     await t?.close();
   });
 
+  it('works with nodemailer\'s default options on loopback: no certificate to trust, AUTH without STARTTLS', async () => {
+    const ehlo = await (async () => {
+      const { dialog } = await SmtpDialog.open(t.submissionPort);
+      try {
+        return await dialog.command('EHLO client.test');
+      } finally {
+        dialog.close();
+      }
+    })();
+    expect(ehlo).not.toMatch(/STARTTLS/);
+    expect(ehlo).toMatch(/AUTH PLAIN LOGIN/);
+    const transport = nodemailer.createTransport({ host: '127.0.0.1', port: t.submissionPort, auth: { user: 'apikey', pass: t.token } });
+    try {
+      const info = await transport.sendMail({ from: 'ann@example.test', to: 'reader@remote.test', subject: 'Defaults', text: 'Sent with the defaults.' });
+      expect(info.response).toMatch(/^250 /);
+    } finally {
+      transport.close();
+    }
+  });
+
   it('sends a message like the API does, with the key as the password', async () => {
     const info = await submit(t.submissionPort, t.token, {
       from: 'Ann Lee <ann@example.test>',
