@@ -36,7 +36,7 @@ export interface EmailCreateBody {
   text?: string;
   template?: { id: string; version?: number; variables?: Record<string, unknown> };
   headers?: Record<string, string>;
-  tags?: string[];
+  tags?: Array<string | { name: string; value: string }>;
   attachments?: AttachmentBody[];
   scheduled_at?: string;
   unsubscribe?: boolean;
@@ -244,7 +244,8 @@ export function normaliseEmail(body: ContentBody, now: number): EmailDraft {
     if (listUnsubscribeOf(headers)) throw invalid('unsubscribe', "Give either 'unsubscribe': true or your own List-Unsubscribe header, not both.");
   }
 
-  const tags = [...new Set((body.tags ?? []).map((t) => t.trim()))];
+  // Resend's SDKs send tags as {name, value}: kept as the string name:value.
+  const tags = [...new Set((body.tags ?? []).map((t) => (typeof t === 'string' ? t : `${t.name}:${t.value}`).trim()))];
   tags.forEach((t, i) => {
     if (t.length === 0 || CONTROL.test(t)) throw invalid(`tags.${i}`, `'tags.${i}' must be non-empty printable text.`);
   });

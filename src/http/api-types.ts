@@ -1800,7 +1800,11 @@ export interface components {
             headers?: {
                 [key: string]: string;
             };
-            tags?: string[];
+            /** @description Labels to filter by. Each is a string, or a `{name, value}` pair as Resend's SDKs send them, kept as the string `name:value` (the SDKs work unchanged with their base URL set to Mailroom's, e.g. RESEND_BASE_URL=http://127.0.0.1:3000/v1). */
+            tags?: (string | {
+                name: string;
+                value: string;
+            })[];
             attachments?: components["schemas"]["EmailAttachmentInput"][];
             scheduled_at?: string;
             /** @description Adds Mailroom's own unsubscribe link for the recipient: List-Unsubscribe with a signed MAILROOM_PUBLIC_URL/u/… address and, when that address is https, List-Unsubscribe-Post for RFC 8058 one-click. Following it unsubscribes the address's contact and adds a workspace-wide suppression. Needs exactly one recipient (the link names the address) and no List-Unsubscribe in headers (422). */
