@@ -266,6 +266,12 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
         const provider = o.kind === 'delivered' ? providerForMx(o.mxHost) : o.kind === 'bounced' ? o.provider : undefined;
         const result = o.kind === 'bounced' ? (o.bounce.bounce_type === 'hard' ? 'bounced_hard' : 'bounced_soft') : o.kind === 'expired' ? 'bounced_soft' : o.kind;
         metrics.deliveryAttempt(result, provider ?? 'other');
+        logger.info({
+          email_id: item.emailId, job_id: item.id, domain: item.domain, attempt: item.attempt + 1, result,
+          ...(o.kind === 'delivered' && { mx_host: o.mxHost, smtp_code: o.smtpCode }),
+          ...((o.kind === 'deferred' || o.kind === 'bounced' || o.kind === 'expired') && { smtp_code: o.smtpCode, reply: o.response.slice(0, 300) }),
+          ...(o.kind === 'failed' && { reason: o.reason }),
+        }, 'delivery attempt');
         if (o.kind === 'delivered') metrics.delivered((clock.now() - item.createdAt) / 1000);
       }
     },

@@ -158,6 +158,7 @@ async function authenticate(ctx: Context & { state: AppState }, deps: HttpDeps):
   }
   const auth = await deps.apiKeys.authenticate(m[1]);
   if (!auth) {
+    deps.logger.warn({ request_id: ctx.state.requestId, ip: ctx.ip, path: ctx.path }, 'refused an API key that is not valid');
     ctx.set('WWW-Authenticate', 'Bearer error="invalid_token"');
     throw new AppError('unauthorized', 'The API key is not valid.');
   }

@@ -111,6 +111,7 @@ export function createMxListener(port: MxPort, options: MxListenerOptions): Smtp
     },
 
     onClose(session) {
+      logger.info({ session: session.id, remote_ip: session.remoteAddress, helo: session.clientHostname, messages: session.transaction - 1 }, 'MX session closed');
       if (!counted.delete(session.id)) return;
       const n = (perIp.get(session.remoteAddress) ?? 1) - 1;
       if (n <= 0) perIp.delete(session.remoteAddress);

@@ -57,6 +57,10 @@ export function createSubmissionListener<U extends Submitter>(port: SubmissionPo
     disabledCommands: options.tls ? [] : ['STARTTLS'],
     authRequiredMessage: '5.7.0 Authentication required: AUTH with an API key as the password',
 
+    onClose(session) {
+      logger.info({ session: session.id, remote_ip: session.remoteAddress, workspace_id: user(session)?.workspaceId, messages: session.transaction - 1 }, 'submission session closed');
+    },
+
     onConnect(session, callback) {
       // Before TLS, a client that may not authenticate in clear is not offered AUTH at all.
       if (!clearTextAuth(session)) session.disabledCommands = options.tls ? ['AUTH'] : ['AUTH', 'STARTTLS'];
@@ -71,9 +75,11 @@ export function createSubmissionListener<U extends Submitter>(port: SubmissionPo
     onAuth(auth, session, callback) {
       if (!session.secure && !clearTextAuth(session)) return callback(smtpError(538, '5.7.11', 'Encryption required: use STARTTLS first'));
       port.authenticate(auth.password ?? '').then(
-        (found) => (found
-          ? callback(null, { user: found })
-          : callback(smtpError(535, '5.7.8', 'Authentication credentials invalid: the password must be a valid API key'))),
+        (found) => {
+          if (found) return callback(null, { user: found });
+          logger.warn({ session: session.id, remote_ip: session.remoteAddress, user: auth.username }, 'submission: refused an API key that is not valid');
+          return callback(smtpError(535, '5.7.8', 'Authentication credentials invalid: the password must be a valid API key'));
+        },
         (err: unknown) => {
           logger.error({ err }, 'submission: key check failed');
           callback(smtpError(454, '4.7.0', 'Temporary authentication failure'));
