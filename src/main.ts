@@ -39,6 +39,7 @@ import { createMetrics } from './metrics/metrics.js';
 import { metricsRoutes } from './metrics/metrics.routes.js';
 import { queueDepth } from './delivery/queue.repo.js';
 import { providerForMx } from './delivery/provider.js';
+import { sinkMessagesFor } from './delivery/sink.js';
 import { templatesRoutes, templatesService, type TemplatesService } from './templates/index.js';
 
 // The composition root: config -> store -> services -> HTTP (and, as they
@@ -143,6 +144,7 @@ export async function openServices(config: Config, clock: Clock = systemClock, l
       unsubscribeUrl: (ws, address) => unsubscribe.url(ws, address), templates,
       store, clock, senders: domains.senders(), suppressions, attachments, plan: (name) => workspaces.plan(name),
       sendDelaySeconds: config.sendDelaySeconds, deliveryLifetimeMs: DEFAULT_MAX_LIFETIME_MS,
+      keptMessage: async (emailId) => (await sinkMessagesFor(store.db, emailId))[0]?.raw,
     }),
     events,
     webhooks: webhooksService({ store, clock, sealKey: keyring.sealKey, allowPrivate: config.webhookAllowPrivate, dispatcher: webhookDispatcher }),

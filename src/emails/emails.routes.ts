@@ -3,6 +3,7 @@ import { op, type AppState } from '../http/op.js';
 import type { AuthContext } from '../api-keys/index.js';
 import { BATCH_EMAILS_PER_REQUEST } from '../config.js';
 import { AppError } from '../core/errors.js';
+import { Download, sendDownload } from '../http/download.js';
 import type { EmailCreateBody } from './email-input.js';
 import type { EmailsService, Sender } from './emails.service.js';
 
@@ -36,6 +37,8 @@ export function emailsRoutes(emails: EmailsService): Router<AppState> {
   r.post('/check', op('checkEmail', { scope: 'emails:send', maxBodyBytes: MAX_SEND_BODY_BYTES }, ({ auth, body }) =>
     emails.check(sender(auth), body)));
   r.get('/:email_id', op('getEmail', { scope: 'emails:read' }, ({ auth, params }) => emails.get(auth.workspaceId, params.email_id)));
+  r.get('/:email_id/raw', sendDownload, op('getEmailRaw', { scope: 'emails:read' }, async ({ auth, params }) =>
+    new Download(await emails.raw(auth.workspaceId, params.email_id), 'message/rfc822', `${params.email_id}.eml`)));
   r.patch('/:email_id', op('updateEmail', { scope: 'emails:send' }, ({ auth, params, body }) =>
     emails.reschedule(auth.workspaceId, params.email_id, body.scheduled_at)));
   r.post('/:email_id/cancel', op('cancelEmail', { scope: 'emails:send' }, ({ auth, params }) =>

@@ -83,6 +83,8 @@ export interface EmailsService {
   batch(sender: Sender, items: Array<EmailCreateBody | AppError>, options?: { strict?: boolean }): Promise<{ object: 'batch'; data: BatchItemResult[] }>;
   list(workspaceId: string, query: ListQuery, page: PageQuery): Promise<Page<EmailSummary>>;
   get(workspaceId: string, id: string): Promise<Email>;
+  /** The source of the message as the sink kept it (test keys, MAILROOM_DELIVERY=sink). */
+  raw(workspaceId: string, id: string): Promise<Buffer>;
   reschedule(workspaceId: string, id: string, scheduledAt: string): Promise<Email>;
   cancel(workspaceId: string, id: string): Promise<CancelResult>;
   resend(sender: Sender, id: string): Promise<Email>;
@@ -112,6 +114,8 @@ export interface EmailsDeps {
   unsubscribeUrl(workspaceId: string, address: string): string;
   /** Renders the templates sends name (templates area). */
   templates: TemplatesPort;
+  /** The message the sink kept for an email, if it kept one (delivery area). */
+  keptMessage(emailId: string): Promise<Buffer | undefined>;
 }
 
 /** Emails promoted per transaction by the due poller. */
@@ -348,6 +352,15 @@ export function emailsService(deps: EmailsDeps): EmailsService {
       const email = await getEmail(store.db, ws, id);
       if (!email) throw notFound('email', id);
       return email;
+    },
+
+    async raw(ws, id) {
+      if (!(await findStoredEmail(store.db, ws, id))) throw notFound('email', id);
+      const kept = await deps.keptMessage(id);
+      if (!kept) {
+        throw new AppError('not_found', `Email ${id} has no stored source: Mailroom keeps the source of mail delivered to the sink (test keys, or MAILROOM_DELIVERY=sink), once it is delivered.`);
+      }
+      return kept;
     },
 
     async reschedule(ws, id, input) {

@@ -673,6 +673,32 @@ export interface paths {
         patch: operations["updateEmail"];
         trace?: never;
     };
+    "/emails/{email_id}/raw": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                email_id: string;
+            };
+            cookie?: never;
+        };
+        /**
+         * The source of a sent message, as the sink kept it (an .eml file).
+         * @description The message exactly as it was built and DKIM-signed for delivery, with
+         *     its headers. Mailroom keeps it for mail delivered to the sink: every
+         *     email of a test key, and every email with MAILROOM_DELIVERY=sink (the
+         *     local mail catcher); mail delivered to real servers is not kept, and
+         *     answers 404, as does an email not delivered yet.
+         */
+        get: operations["getEmailRaw"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/emails/{email_id}/cancel": {
         parameters: {
             query?: never;
@@ -3425,6 +3451,33 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getEmailRaw: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                email_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The message (Content-Disposition attachment, `<id>.eml`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "message/rfc822": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

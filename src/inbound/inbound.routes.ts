@@ -1,30 +1,9 @@
 import Router from '@koa/router';
-import type { Middleware } from 'koa';
+import { Download, sendDownload } from '../http/download.js';
 import { op, type AppState } from '../http/op.js';
 import type { InboundService } from './inbound.service.js';
 
 // HTTP only: each handler is the operation of the same id in schema/.
-
-/** A response that is a file rather than JSON: what the two download operations return. */
-class Download {
-  constructor(readonly content: Buffer, readonly contentType: string, readonly filename: string) {}
-}
-
-/**
- * Sends a Download as the body with its own media type. It wraps op(), which
- * has put the handler's result in ctx.body by the time it returns.
- */
-const sendDownload: Middleware<AppState> = async (ctx, next) => {
-  await next();
-  if (!(ctx.body instanceof Download)) return;
-  const d = ctx.body;
-  ctx.body = d.content;
-  ctx.type = d.contentType;
-  // RFC 6266 §4.3: a plain ASCII name, plus filename* for anything else.
-  const ascii = d.filename.replace(/[^\x20-\x7e]|["\\]/g, '_');
-  ctx.set('Content-Disposition', `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(d.filename)}`);
-  ctx.set('X-Content-Type-Options', 'nosniff');
-};
 
 export function inboundRoutes(inbound: InboundService): Router<AppState> {
   const r = new Router<AppState>({ prefix: '/v1/inbound' });

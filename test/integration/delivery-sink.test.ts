@@ -20,9 +20,11 @@ describe('the sink with simulated outcomes', () => {
   const clock = new ManualClock();
   let t: TestApp;
   let testApi: ApiClient;
+  let testToken: string;
   beforeAll(async () => {
     t = await startTestApp({ clock });
-    testApi = t.api.as((await t.seed.key({ mode: 'test' })).token);
+    testToken = (await t.seed.key({ mode: 'test' })).token;
+    testApi = t.api.as(testToken);
   });
   afterAll(() => t.close());
 
@@ -61,6 +63,27 @@ describe('the sink with simulated outcomes', () => {
     expect((await t.mailroom.services.suppressions.check(t.workspaceId, ['bounced+1@mailroom.test', 'complained@mailroom.test'])).size).toBe(0);
     const kept = await sinkMessagesFor(t.mailroom.services.store.db, id);
     expect(kept.map((m) => m.recipients.length)).toEqual([4, 1, 1]);
+  });
+
+  it('serves the source the sink kept, as an .eml download, to the email\'s own workspace only', async () => {
+    const res = await testApi.post('/v1/emails', { from: 'Dev <dev@myapp.test>', to: 'delivered@mailroom.test', subject: 'Source, please', text: 'Body text.' });
+    const id = res.body.id as string;
+    const later = await testApi.post('/v1/emails', { from: 'dev@myapp.test', to: 'delivered@mailroom.test', subject: 'Later', text: 'x', scheduled_at: 'in 1 hour' });
+    const early = await testApi.get(`/v1/emails/${later.body.id}/raw`);
+    expect(early.status).toBe(404);
+    expect(early.body.error.message).toContain('once it is delivered');
+    await t.mailroom.delivery.drain();
+    const raw = await fetch(`${t.url}/v1/emails/${id}/raw`, { headers: { Authorization: `Bearer ${testToken}` } });
+    expect(raw.status).toBe(200);
+    expect(raw.headers.get('content-type')).toBe('message/rfc822');
+    expect(raw.headers.get('content-disposition')).toBe(`attachment; filename="${id}.eml"; filename*=UTF-8''${id}.eml`);
+    const text = await raw.text();
+    expect(text).toMatch(/^Subject: Source, please\r$/m);
+    expect(text).toContain('Body text.');
+    const other = await t.seed.workspace();
+    const stranger = t.api.as((await t.seed.key({ workspaceId: other.id, mode: 'test' })).token);
+    expect((await stranger.get(`/v1/emails/${id}/raw`)).status).toBe(404);
+    expect((await testApi.get('/v1/emails/em_nope/raw')).status).toBe(404);
   });
 
   it('fails an email whose every recipient bounces', async () => {
