@@ -122,6 +122,7 @@ export interface EmailFilter {
   createdBefore?: number;
   domainId?: string;
   templateId?: string;
+  mode?: 'live' | 'test';
 }
 
 const SUMMARY_COLUMNS = [
@@ -251,6 +252,7 @@ export async function listEmails(db: Db, ws: string, f: EmailFilter, page: PageQ
     sql<boolean>`${col('workspace_id')} = ${ws}`,
     ...(f.status !== undefined ? [sql<boolean>`${col('status')} = ${f.status}`] : []),
     ...(f.domainId !== undefined ? [sql<boolean>`${col('domain_id')} = ${f.domainId}`] : []),
+    ...(f.mode !== undefined ? [sql<boolean>`${col('mode')} = ${f.mode}`] : []),
     ...(f.templateId !== undefined ? [sql<boolean>`${col('template_id')} = ${f.templateId}`] : []),
     ...(f.createdAfter !== undefined ? [sql<boolean>`${col('created_at')} > ${f.createdAfter}`] : []),
     ...(f.createdBefore !== undefined ? [sql<boolean>`${col('created_at')} < ${f.createdBefore}`] : []),

@@ -48,6 +48,7 @@ export interface ListQuery {
   created_after?: string;
   created_before?: string;
   domain_id?: string;
+  mode?: 'live' | 'test';
   /** Id or alias. */
   template_id?: string;
 }
@@ -343,6 +344,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
         ...(q.created_after !== undefined && { createdAfter: Date.parse(q.created_after) }),
         ...(q.created_before !== undefined && { createdBefore: Date.parse(q.created_before) }),
         ...(q.domain_id !== undefined && { domainId: q.domain_id }),
+        ...(q.mode !== undefined && { mode: q.mode }),
         ...(templateId !== undefined && { templateId }),
       };
       return listEmails(store.db, ws, filter, page);

@@ -3273,6 +3273,8 @@ export interface operations {
                 created_after?: components["parameters"]["CreatedAfter"];
                 created_before?: components["parameters"]["CreatedBefore"];
                 domain_id?: string;
+                /** @description Only the mail of live keys, or only that of test keys. */
+                mode?: "live" | "test";
                 /** @description A template's id or alias. */
                 template_id?: string;
             };

@@ -125,6 +125,29 @@ describe('the dashboard in Chromium', () => {
     expect(dialogs).toEqual([]);
   });
 
+  it('shows the source the sink kept, headers and all, as text', async () => {
+    await page.getByRole('button', { name: 'Show the source' }).click();
+    const source = page.locator('pre.source');
+    await source.waitFor();
+    const text = await source.textContent();
+    expect(text).toMatch(/^Subject: /m);
+    expect(text).toContain('Hello in plain text');
+    // The hostile subject stays text inside the source, too.
+    expect(await page.locator('pre.source img').count()).toBe(0);
+  });
+
+  it('tells test mail from live mail: a mode column and filter', async () => {
+    await page.getByRole('link', { name: 'Emails', exact: true }).click();
+    await page.getByRole('link', { name: HOSTILE_SUBJECT, exact: true }).waitFor();
+    expect(await page.locator('tbody tr').first().textContent()).toContain('test');
+    await page.getByLabel('Mode').selectOption('live');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await expect.poll(() => page.locator('main').textContent()).toMatch(/No emails match/i);
+    await page.getByLabel('Mode').selectOption('test');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('link', { name: HOSTILE_SUBJECT, exact: true }).waitFor();
+  });
+
   it('filters the list by recipient', async () => {
     await page.getByRole('link', { name: 'Emails', exact: true }).click();
     await page.getByLabel('To').fill('nobody-like-this');

@@ -48,7 +48,7 @@ export class ApiError extends Error {
  * @param {string} key
  * @param {string} method
  * @param {string} path
- * @param {{ query?: URLSearchParams, body?: unknown }} [options]
+ * @param {{ query?: URLSearchParams, body?: unknown, text?: boolean }} [options]  `text`: the body as text (a message's source)
  * @returns {Promise<any>}
  */
 export async function request(key, method, path, options = {}) {
@@ -64,6 +64,7 @@ export async function request(key, method, path, options = {}) {
     throw new ApiError(0, 'Could not reach the Mailroom server. Check the connection and try again.');
   }
   if (res.status === 204) return null;
+  if (res.ok && options.text) return res.text();
   const body = await res.json().catch(() => null);
   if (res.ok) return body;
   /** @type {ErrorBody | undefined} */
@@ -77,7 +78,7 @@ export async function request(key, method, path, options = {}) {
  * (revoked, or the store was reset): sign out and say why.
  * @param {string} method
  * @param {string} path
- * @param {{ query?: URLSearchParams, body?: unknown }} [options]
+ * @param {{ query?: URLSearchParams, body?: unknown, text?: boolean }} [options]
  * @returns {Promise<any>}
  */
 export async function api(method, path, options) {

@@ -229,21 +229,25 @@ function showEmails({ view, query }) {
   const status = h('select', { id: 'filter-status', name: 'status' }, h('option', { value: '' }, 'any'),
     EMAIL_STATUSES.map((s) => h('option', { value: s, selected: query.get('status') === s }, s)));
   const to = h('input', { id: 'filter-to', name: 'to', type: 'text', value: query.get('to') ?? '', autocomplete: 'off' });
+  const mode = h('select', { id: 'filter-mode', name: 'mode' }, h('option', { value: '' }, 'live and test'),
+    ['live', 'test'].map((m) => h('option', { value: m, selected: query.get('mode') === m }, m)));
   const filters = h('form', { class: 'filters', role: 'search', onsubmit: (event) => {
     event.preventDefault();
     const q = new URLSearchParams();
     if (status.value) q.set('status', status.value);
     if (to.value.trim()) q.set('to', to.value.trim());
+    if (mode.value) q.set('mode', mode.value);
     navigate(hashOf('/emails', q));
   } },
   h('label', { for: 'filter-status' }, 'Status'), status,
+  h('label', { for: 'filter-mode' }, 'Mode'), mode,
   h('label', { for: 'filter-to' }, 'To'), to,
   h('button', { type: 'submit' }, 'Search'));
   const list = h('div');
   fill(view, h('h1', null, 'Emails'), filters, list);
   return pagedTable(list, {
-    api: '/v1/emails', route: '/emails', query, filters: ['status', 'to'], columns: EMAIL_COLUMNS,
-    empty: query.has('status') || query.has('to') ? 'No emails match these filters.' : 'No emails yet.',
+    api: '/v1/emails', route: '/emails', query, filters: ['status', 'to', 'mode'], columns: EMAIL_COLUMNS,
+    empty: query.has('status') || query.has('to') || query.has('mode') ? 'No emails match these filters.' : 'No emails yet.',
   });
 }
 
@@ -254,6 +258,7 @@ const EMAIL_COLUMNS = [
   { header: 'To', cell: (e) => joined(e.to) },
   { header: 'Subject', cell: (e) => h('a', { href: hrefTo('emails', e.id) }, e.subject || '(no subject)') },
   { header: 'Status', cell: (e) => badge(e.status) },
+  { header: 'Mode', cell: (e) => badge(e.mode) },
 ];
 
 /** @param {Ctx} ctx */
@@ -276,7 +281,8 @@ async function showEmail({ view, id }) {
     email.attachments.length > 0 && [h('h2', null, 'Attachments'), table(ATTACHMENT_COLUMNS, email.attachments)],
     h('h2', null, 'Events'),
     timeline,
-    bodyParts(email.html, email.text));
+    bodyParts(email.html, email.text),
+    sourceSection(path));
   try {
     const page = await events;
     fill(timeline,
@@ -285,6 +291,24 @@ async function showEmail({ view, id }) {
   } catch (err) {
     fill(timeline, errorBox(err));
   }
+}
+
+/**
+ * The message as it went out, headers and all, on request: the sink keeps it
+ * (test keys, MAILROOM_DELIVERY=sink); for other mail the API says why not.
+ * @param {string} path the email's
+ */
+function sourceSection(path) {
+  const body = h('div');
+  const show = h('button', { type: 'button', class: 'secondary', onclick: () => void whileBusy(show, async () => {
+    try {
+      fill(body, h('pre', { class: 'body-text source' }, await api('GET', `${path}/raw`, { text: true })));
+      show.remove();
+    } catch (err) {
+      fill(body, errorBox(err));
+    }
+  }) }, 'Show the source');
+  return [h('h2', null, 'Source'), show, body];
 }
 
 /** @param {string} path the email's */
