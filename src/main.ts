@@ -308,7 +308,7 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
     },
     submission: submissionPipeline({
       authenticate: (token) => services.apiKeys.authenticate(token), contract: httpDeps.contract, rateLimiter: httpDeps.rateLimiter,
-      plan: httpDeps.plan, createEmail: (sender, body) => services.emails.create(sender, body),
+      plan: httpDeps.plan, createEmail: (sender, body, messageId) => services.emails.create(sender, body, { messageId }),
     }),
   }, { clock, logger });
   startEngine('webhook dispatcher', services.webhookDispatcher.run(stopping.signal));

@@ -38,6 +38,8 @@ export interface ComposeInput {
   messageIdDomain: string;
   /** Local part of the Message-ID (the email's id, say); random when absent. */
   messageIdLocal?: string;
+  /** The whole Message-ID when the email has its own (a client's, kept on submission); it wins over the parts. */
+  messageId?: string;
   date?: Date;
 }
 
@@ -203,7 +205,7 @@ export async function buildMessage(root: MimeNode): Promise<Buffer> {
 
 /** Composes the message; throws AppError('validation_error') for input that cannot be sent as given. */
 export async function composeMessage(input: ComposeInput): Promise<ComposedMessage> {
-  const messageId = `<${input.messageIdLocal ?? randomUUID()}@${input.messageIdDomain}>`;
+  const messageId = input.messageId ?? `<${input.messageIdLocal ?? randomUUID()}@${input.messageIdDomain}>`;
   const composer = new MailComposer({
     from: toNodemailerAddress(input.from),
     to: input.to.map(toNodemailerAddress),

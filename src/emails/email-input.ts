@@ -76,6 +76,8 @@ export interface EmailDraft {
   headers: Record<string, string>;
   /** The recipient Mailroom's own unsubscribe link is for (`unsubscribe: true`). */
   unsubscribeFor?: string;
+  /** The Message-ID a submitting client gave its message, kept when well-formed; otherwise Mailroom makes one. */
+  messageId?: string;
   tags: string[];
   attachments: DraftAttachment[];
   /** Epoch ms when the email is for later; undefined to send now. */

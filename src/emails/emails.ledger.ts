@@ -83,7 +83,7 @@ export function emailsLedger(deps: LedgerDeps): DeliveryLedger {
         ...(e.text !== null && { text: e.text }), ...(html !== null && { html }), headers: custom,
         attachments: parts.map((p) => ({ filename: p.filename, content: p.content, contentType: p.contentType, ...(p.contentId && { contentId: p.contentId }) })),
         ...(listUnsubscribe && { listUnsubscribe }),
-        messageIdDomain: e.fromDomain, messageIdLocal: e.id,
+        messageIdDomain: e.fromDomain, messageIdLocal: e.id, messageId: e.messageId,
       },
       // One recipient: the return path names it, so an asynchronous bounce identifies it exactly.
       mailFrom: returnPathFor(e.id, sendable.length === 1 ? sendable[0].email : null, returnPathDomain),

@@ -75,7 +75,8 @@ export interface BatchItemResult {
 }
 
 export interface EmailsService {
-  create(sender: Sender, body: EmailCreateBody): Promise<Email>;
+  /** `messageId`: a submitting client's own, well-formed Message-ID, kept instead of Mailroom's. */
+  create(sender: Sender, body: EmailCreateBody, options?: { messageId?: string }): Promise<Email>;
   /**
    * Sends the items that can be sent; the others (an AppError already, from
    * the schema, or refused here) fail alone. `strict`: all or nothing, the
@@ -194,7 +195,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
         id, workspaceId: sender.workspaceId, domainId: domain?.id ?? null, mode: sender.mode, from: draft.fromText,
         fromDomain: draft.fromDomain, to: draft.to, cc: draft.cc, bcc: draft.bcc, replyTo: draft.replyTo,
         subject: draft.subject, html: draft.html, text: draft.text, headers: draft.headers, tags: draft.tags, status,
-        scheduledAt: draft.scheduledAt ?? null, messageId: `<${id}@${draft.fromDomain}>`, resentFrom, recipients,
+        scheduledAt: draft.scheduledAt ?? null, messageId: draft.messageId ?? `<${id}@${draft.fromDomain}>`, resentFrom, recipients,
         templateId: draft.template?.id ?? null, templateVersion: draft.template?.version ?? null, attachments: parts, now,
       },
       domains: [...new Set(open.map((r) => r.domain))],
@@ -278,9 +279,10 @@ export function emailsService(deps: EmailsDeps): EmailsService {
   }
 
   const service: EmailsService = {
-    async create(sender, body) {
+    async create(sender, body, options = {}) {
       const expanded = await expandOne(sender, body);
-      return send(sender, draftOf(sender, expanded, clock.now()), null);
+      const draft = draftOf(sender, expanded, clock.now());
+      return send(sender, options.messageId === undefined ? draft : { ...draft, messageId: options.messageId }, null);
     },
 
     async batch(sender, items, { strict = false } = {}) {

@@ -26,7 +26,8 @@ export interface SubmissionPort<U extends Submitter> {
   /** The key's holder, or undefined when the key is not valid. */
   authenticate(token: string): Promise<U | undefined>;
   /** Sends like POST /v1/emails; throws the AppError the API would answer with. */
-  send(user: U, email: SubmittedEmail): Promise<{ id: string }>;
+  /** `messageId`: the client's own Message-ID, well-formed, to keep. */
+  send(user: U, email: SubmittedEmail, messageId?: string): Promise<{ id: string }>;
 }
 
 export interface SubmissionListenerOptions {
@@ -104,8 +105,8 @@ export function createSubmissionListener<U extends Submitter>(port: SubmissionPo
             mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
             rcptTo: session.envelope.rcptTo.map((r) => r.address),
           };
-          const email = await emailFromSubmission(normaliseLineEndings(data), envelope);
-          const sent = await port.send(u, email);
+          const { email, messageId } = await emailFromSubmission(normaliseLineEndings(data), envelope);
+          const sent = await port.send(u, email, messageId);
           callback(null, `2.0.0 Ok: queued as ${sent.id}`);
         })
         .catch((err: unknown) => {

@@ -20,7 +20,7 @@ export interface SubmissionPipelineDeps<U extends KeyHolder> {
   contract: Contract;
   rateLimiter: RateLimiter;
   plan(name: string): Plan;
-  createEmail(sender: { workspaceId: string; plan: string; mode: 'live' | 'test' }, body: SubmittedEmail): Promise<{ id: string }>;
+  createEmail(sender: { workspaceId: string; plan: string; mode: 'live' | 'test' }, body: SubmittedEmail, messageId?: string): Promise<{ id: string }>;
 }
 
 const OPERATION = 'createEmail';
@@ -31,7 +31,7 @@ export function submissionPipeline<U extends KeyHolder>(deps: SubmissionPipeline
   if (!validate) throw new Error(`schema/ has no request body for ${OPERATION}`);
   return {
     authenticate: (token) => deps.authenticate(token),
-    async send(user, email) {
+    async send(user, email, messageId) {
       if (!user.granted.has(SCOPE)) throw new AppError('forbidden', `This API key lacks the '${SCOPE}' scope needed to send.`);
       const rate = deps.rateLimiter.take(user.workspaceId, user.mode, deps.plan(user.plan), 1);
       if (!rate.allowed) {
@@ -41,7 +41,7 @@ export function submissionPipeline<U extends KeyHolder>(deps: SubmissionPipeline
         const e = describeAjvError(validate.errors?.[0], 'body');
         throw new AppError('validation_error', e.message, { param: e.param });
       }
-      return deps.createEmail({ workspaceId: user.workspaceId, plan: user.plan, mode: user.mode }, email);
+      return deps.createEmail({ workspaceId: user.workspaceId, plan: user.plan, mode: user.mode }, email, messageId);
     },
   };
 }

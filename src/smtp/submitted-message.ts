@@ -23,6 +23,9 @@ export interface SubmittedEmail {
   attachments?: Array<{ content: string; filename: string; content_type: string; content_id?: string }>;
 }
 
+/** A msg-id as RFC 5322 §3.6.4 writes it, short enough for any header line. */
+const MESSAGE_ID = /^<[^<>@\s"]{1,200}@[^<>@\s"[\]]{1,200}>$/;
+
 export interface Envelope {
   mailFrom: string;
   rcptTo: string[];
@@ -53,7 +56,8 @@ function mailboxes(field: AddressObject | AddressObject[] | undefined): EmailAdd
 
 const key = (address: string) => address.trim().toLowerCase();
 
-export async function emailFromSubmission(raw: Buffer, envelope: Envelope): Promise<SubmittedEmail> {
+/** The POST /v1/emails body the message amounts to, and its own Message-ID when it has a well-formed one. */
+export async function emailFromSubmission(raw: Buffer, envelope: Envelope): Promise<{ email: SubmittedEmail; messageId?: string }> {
   // The listener has checked the structure already; a message the parser still refuses is the client's to fix, not to retry.
   const mail = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true }).catch((err: unknown) => {
     throw new AppError('validation_error', `The message could not be parsed: ${(err as Error).message ?? String(err)}`);
@@ -87,7 +91,7 @@ export async function emailFromSubmission(raw: Buffer, envelope: Envelope): Prom
   }
 
   const html = typeof mail.html === 'string' ? mail.html : undefined;
-  return {
+  const email: SubmittedEmail = {
     from: from ? mailbox(from) : envelope.mailFrom,
     to,
     ...(cc.length > 0 && { cc }),
@@ -107,4 +111,6 @@ export async function emailFromSubmission(raw: Buffer, envelope: Envelope): Prom
       })),
     }),
   };
+  const messageId = mail.messageId?.trim();
+  return { email, ...(messageId !== undefined && MESSAGE_ID.test(messageId) && { messageId }) };
 }

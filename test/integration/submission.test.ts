@@ -1,5 +1,6 @@
 import nodemailer, { type SendMailOptions } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sinkMessagesFor } from '../../src/delivery/sink.js';
 import { SmtpDialog, startSmtpTestApp, type SmtpTestApp } from '../helpers/smtp-app.js';
 
 // SMTP submission with an API key: a message sent by an ordinary SMTP client
@@ -55,6 +56,17 @@ describe('SMTP submission', () => {
     } finally {
       transport.close();
     }
+  });
+
+  it('keeps the client\'s own well-formed Message-ID, on the record and on the wire', async () => {
+    const info = await submit(t.submissionPort, t.token, {
+      from: 'ann@example.test', to: 'reader@remote.test', subject: 'Own id', text: 'x', messageId: '<order-1042.confirm@shop.example>',
+    });
+    const id = queuedId(info.response)!;
+    expect((await t.api.get(`/v1/emails/${id}`)).body.message_id).toBe('<order-1042.confirm@shop.example>');
+    await t.mailroom.delivery.drain();
+    const [kept] = await sinkMessagesFor(t.mailroom.services.store.db, id);
+    expect(kept.raw.toString()).toMatch(/^Message-ID: <order-1042\.confirm@shop\.example>\r$/m);
   });
 
   it('sends a message like the API does, with the key as the password', async () => {

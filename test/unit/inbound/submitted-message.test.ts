@@ -6,7 +6,7 @@ const message = (headers: string, body = 'Hello\r\n') => Buffer.from(`${headers.
 
 describe('a submitted message as an API email', () => {
   it('lets the envelope decide the recipients', async () => {
-    const email = await emailFromSubmission(message(`
+    const { email } = await emailFromSubmission(message(`
 From: "Lee, Ann" <ann@example.test>
 To: Reader <reader@remote.test>, not-sent@remote.test
 Cc: copy@remote.test
@@ -22,7 +22,7 @@ Subject: Hi`), { mailFrom: 'bounce@example.test', rcptTo: ['READER@remote.test',
   });
 
   it('keeps custom header fields once each, and drops the ones the pipeline writes', async () => {
-    const email = await emailFromSubmission(message(`
+    const { email } = await emailFromSubmission(message(`
 Received: from x by y
 From: ann@example.test
 To: r@remote.test
@@ -36,8 +36,18 @@ X-Long: folded
     expect(email.headers).toEqual({ 'X-Tag': 'one', 'In-Reply-To': '<prev@remote.test>', 'X-Long': 'folded value' });
   });
 
+  it('keeps the client\'s Message-ID when it is well-formed, and only then', async () => {
+    const envelope = { mailFrom: 'ann@example.test', rcptTo: ['r@remote.test'] };
+    const id = (header: string) => emailFromSubmission(message(`From: ann@example.test\nTo: r@remote.test\nSubject: Hi${header}`), envelope)
+      .then((r) => r.messageId);
+    expect(await id('\nMessage-ID: <20261124.abc@client.example>')).toBe('<20261124.abc@client.example>');
+    expect(await id('\nMessage-ID: not-an-id')).toBeUndefined();
+    expect(await id('\nMessage-ID: <two@ats@client.example>')).toBeUndefined();
+    expect(await id('')).toBeUndefined();
+  });
+
   it('falls back to the envelope sender and gives a body-less message an empty text', async () => {
-    const email = await emailFromSubmission(message('To: r@remote.test\nSubject: Hi', ''), { mailFrom: 'ann@example.test', rcptTo: ['r@remote.test'] });
+    const { email } = await emailFromSubmission(message('To: r@remote.test\nSubject: Hi', ''), { mailFrom: 'ann@example.test', rcptTo: ['r@remote.test'] });
     expect(email).toMatchObject({ from: 'ann@example.test', text: '' });
   });
 
