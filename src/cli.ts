@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { CONFIG_KEYS, ConfigError, describeConfig, flagsToEnv, loadConfig, type Config } from './config.js';
 import { openServices, startMailroom } from './main.js';
+import { ListenerError } from './smtp/index.js';
 import { AppError } from './core/errors.js';
 import { isScope } from './core/scopes.js';
 
@@ -198,6 +199,7 @@ async function serve(config: Config): Promise<number> {
     console.warn(`mailroom: MAILROOM_HOSTNAME is '${config.hostname}', not a fully qualified name: the MX and SPF records given for your domains name it, so set it to this server's public DNS name.`);
   }
   const mailroom = await startMailroom(config).catch((err: NodeJS.ErrnoException) => {
+    if (err instanceof ListenerError) throw new StartupError(err.message);
     if (err.code === 'EADDRINUSE') {
       throw new StartupError(`the HTTP port ${config.httpHost}:${config.httpPort} is in use (another Mailroom?): stop that, or set MAILROOM_HTTP_PORT`);
     }

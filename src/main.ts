@@ -238,6 +238,33 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
   const httpUrl = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
   logger.info({ url: httpUrl }, 'HTTP API listening');
 
+  // SMTP in: the MX and submission listeners, before any engine starts. One
+  // that cannot start (a port taken, a certificate that cannot be read) stops
+  // the start with the reason, unless its port is 0 (turned off).
+  const smtp = await startSmtpListeners(config, {
+    // Counted for the metrics on the way through.
+    mx: {
+      async checkRecipient(address) {
+        const refusal = await services.inbound.checkRecipient(address);
+        if (refusal) metrics.inboundRejected(refusal);
+        return refusal;
+      },
+      async accept(message) {
+        const ids = await services.inbound.accept(message);
+        metrics.inboundAccepted();
+        return ids;
+      },
+    },
+    submission: submissionPipeline({
+      authenticate: (token) => services.apiKeys.authenticate(token), contract: httpDeps.contract, rateLimiter: httpDeps.rateLimiter,
+      plan: httpDeps.plan, createEmail: (sender, body, messageId) => services.emails.create(sender, body, { messageId }),
+    }),
+  }, { clock, logger }).catch(async (err: unknown) => {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await store.close();
+    throw err;
+  });
+
   // Background engines run until `stopping` aborts; each one releases its
   // in-flight work (or lets its lease lapse) when it sees the signal.
   const stopping = new AbortController();
@@ -291,26 +318,6 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
   startEngine('due poller', runDuePoller({ emails: services.emails, clock, logger }, stopping.signal));
   startEngine('inbound processor', runInboundProcessor({ inbound: services.inbound, logger }, stopping.signal));
 
-  // SMTP in: the MX and submission listeners. One that cannot start is logged and stays off.
-  const smtp = await startSmtpListeners(config, {
-    // Counted for the metrics on the way through.
-    mx: {
-      async checkRecipient(address) {
-        const refusal = await services.inbound.checkRecipient(address);
-        if (refusal) metrics.inboundRejected(refusal);
-        return refusal;
-      },
-      async accept(message) {
-        const ids = await services.inbound.accept(message);
-        metrics.inboundAccepted();
-        return ids;
-      },
-    },
-    submission: submissionPipeline({
-      authenticate: (token) => services.apiKeys.authenticate(token), contract: httpDeps.contract, rateLimiter: httpDeps.rateLimiter,
-      plan: httpDeps.plan, createEmail: (sender, body, messageId) => services.emails.create(sender, body, { messageId }),
-    }),
-  }, { clock, logger });
   startEngine('webhook dispatcher', services.webhookDispatcher.run(stopping.signal));
 
   let closing: Promise<void> | undefined;

@@ -4,11 +4,12 @@ import type { Clock } from '../core/clock.js';
 import { createMxListener, type MxPort } from './mx.listener.js';
 import { createSubmissionListener, type SubmissionPort, type Submitter } from './submission.listener.js';
 import { loadTlsCredentials, type TlsCredentials } from './tls.js';
-import type { SmtpListener } from './listener.js';
+import { ListenerError, type SmtpListener } from './listener.js';
 
 export { createMxListener, type MxPort, type RecipientRefusal, type IncomingMessage } from './mx.listener.js';
 export { createSubmissionListener, type SubmissionPort, type Submitter } from './submission.listener.js';
 export { submissionPipeline, type KeyHolder } from './submission.pipeline.js';
+export { ListenerError } from './listener.js';
 
 export interface SmtpListeners {
   /** Bound ports; undefined for a listener that is off or could not listen. */
@@ -18,9 +19,10 @@ export interface SmtpListeners {
 }
 
 /**
- * Starts the listeners whose port is not 0. A listener that cannot start (a
- * port taken or not allowed, an unreadable certificate) is logged and left
- * off; it never stops the process, so the HTTP API stays up.
+ * Starts the listeners whose port is not 0. One that cannot start (a port
+ * taken or not allowed), or a certificate given that cannot be used, throws
+ * a ListenerError saying why, after closing what had started: a server whose
+ * mail would silently go nowhere should not come up.
  */
 export async function startSmtpListeners<U extends Submitter>(
   config: Pick<Config, 'smtpPort' | 'submissionPort' | 'smtpHost' | 'smtpMaxMessageBytes' | 'submissionRequireTls'
@@ -43,15 +45,24 @@ export async function startSmtpListeners<U extends Submitter>(
     try {
       tls = await loadTlsCredentials({ certFile: config.tlsCertFile, keyFile: config.tlsKeyFile, dataDir: config.dataDir, hostname: config.hostname }, logger);
     } catch (err) {
-      logger.error({ err, cert: config.tlsCertFile, key: config.tlsKeyFile }, 'SMTP listeners offer no STARTTLS: the configured certificate or key could not be used');
+      if (config.tlsCertFile !== null) {
+        throw new ListenerError(`the STARTTLS certificate or key cannot be used (MAILROOM_TLS_CERT ${config.tlsCertFile}, MAILROOM_TLS_KEY ${config.tlsKeyFile}): ${(err as Error).message}`);
+      }
+      // The self-signed one could not be made (an unwritable data dir): mail still flows, without STARTTLS.
+      logger.error({ err }, 'SMTP listeners offer no STARTTLS: no self-signed certificate could be made');
     }
   }
   const common = { hostname: config.hostname, host: config.smtpHost, maxMessageBytes: config.smtpMaxMessageBytes, tls, logger };
   const started: SmtpListener[] = [];
   const start = async (listener: SmtpListener) => {
-    const port = await listener.listen();
-    if (port !== undefined) started.push(listener);
-    return port;
+    try {
+      const port = await listener.listen();
+      started.push(listener);
+      return port;
+    } catch (err) {
+      await Promise.all(started.map((l) => l.close()));
+      throw err;
+    }
   };
   const mxPort = config.smtpPort === 0 ? undefined
     : await start(createMxListener(ports.mx, { ...common, port: config.smtpPort, clock: deps.clock }));

@@ -6,12 +6,12 @@ import type { TlsCredentials } from './tls.js';
 import { AppError, SMTP_REPLY } from '../core/errors.js';
 import { MimeStructureScan, type MimeViolation } from '../core/mime-structure.js';
 
-// What the MX and submission listeners share: starting without taking the
-// process down when a port cannot be had, stopping, and building replies.
+// What the MX and submission listeners share: starting (or saying why they
+// cannot), stopping, and building replies.
 
 export interface SmtpListener {
-  /** The bound port, or undefined when listening failed (already logged); the rest of the process carries on. */
-  listen(): Promise<number | undefined>;
+  /** The bound port; rejects with a ListenerError saying why it could not listen. */
+  listen(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -132,12 +132,14 @@ const BIND_HINTS: Record<string, string> = {
   EADDRNOTAVAIL: 'the address is not one of this machine\'s (check MAILROOM_SMTP_HOST)',
 };
 
-export function listenOn(server: SMTPServer, port: number, host: string, name: string, logger: Logger): Promise<number | undefined> {
-  return new Promise((resolve) => {
+/** An SMTP listener that was asked for could not start; the message says why and what to do. */
+export class ListenerError extends Error {}
+
+export function listenOn(server: SMTPServer, port: number, host: string, name: string, logger: Logger): Promise<number> {
+  return new Promise((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) => {
       const hint = BIND_HINTS[err.code ?? ''] ?? err.message;
-      logger.error({ port, host, code: err.code }, `${name} is off: cannot listen on ${host}:${port} (${err.code}): ${hint}. The HTTP API keeps running.`);
-      resolve(undefined);
+      reject(new ListenerError(`the ${name} cannot listen on ${host}:${port} (${err.code}): ${hint}; or set its port to 0 to run without it`));
     };
     server.server.once('error', onError);
     server.listen(port, host, () => {

@@ -127,7 +127,10 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   });
   const clock = options.clock ?? systemClock;
   const logger = pino({ level: process.env.MAILROOM_TEST_LOG ?? 'silent' });
-  const mailroom = await startMailroom(config, { clock, logger });
+  const mailroom = await startMailroom(config, { clock, logger }).catch((err: unknown) => {
+    rmSync(dataDir, { recursive: true, force: true });
+    throw err;
+  });
   const { services } = mailroom;
   const defaultWs = await services.workspaces.ensureDefault();
 

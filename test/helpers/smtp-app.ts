@@ -4,6 +4,7 @@
 import { createServer, Socket } from 'node:net';
 import nodemailer from 'nodemailer';
 import type { ManualClock } from '../../src/core/clock.js';
+import { ListenerError } from '../../src/smtp/index.js';
 import { startTestApp, type TestApp } from './app.js';
 
 export interface SmtpTestApp extends TestApp {
@@ -27,19 +28,20 @@ async function freePort(): Promise<number> {
 /**
  * startTestApp with both SMTP listeners on free loopback ports. Port 0 turns
  * a listener off, so free ports are picked first; if another process takes
- * one in the meantime the listener stays off, and the app is started again.
+ * one in the meantime the start fails, and the app is started again.
  */
 export async function startSmtpTestApp(options: { env?: Record<string, string>; clock?: ManualClock } = {}): Promise<SmtpTestApp> {
   for (let attempt = 1; ; attempt++) {
     const [mx, submission] = [await freePort(), await freePort()];
-    const t = await startTestApp({
-      ...options,
-      env: { MAILROOM_SMTP_HOST: '127.0.0.1', MAILROOM_SMTP_PORT: String(mx), MAILROOM_SUBMISSION_PORT: String(submission), ...options.env },
-    });
-    const { mxPort, submissionPort } = t.mailroom.smtp;
-    if (mxPort !== undefined && submissionPort !== undefined) return Object.assign(t, { mxPort, submissionPort });
-    await t.close();
-    if (attempt === START_ATTEMPTS) throw new Error(`SMTP listeners did not start after ${START_ATTEMPTS} attempts`);
+    try {
+      const t = await startTestApp({
+        ...options,
+        env: { MAILROOM_SMTP_HOST: '127.0.0.1', MAILROOM_SMTP_PORT: String(mx), MAILROOM_SUBMISSION_PORT: String(submission), ...options.env },
+      });
+      return Object.assign(t, { mxPort: t.mailroom.smtp.mxPort!, submissionPort: t.mailroom.smtp.submissionPort! });
+    } catch (err) {
+      if (!(err instanceof ListenerError) || attempt === START_ATTEMPTS) throw err;
+    }
   }
 }
 

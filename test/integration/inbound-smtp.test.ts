@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import { createServer, Socket, type Server } from 'node:net';
-import { Writable } from 'node:stream';
 import pino from 'pino';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -206,28 +205,42 @@ describe('SMTP listeners without their port', () => {
     await new Promise((resolve) => squatter.close(resolve));
   });
 
-  it('log why, and carry on', async () => {
-    const lines: string[] = [];
-    const logger = pino({ level: 'info' }, new Writable({ write(chunk, _enc, done) { lines.push(String(chunk)); done(); } }));
+  it('refuse to start, saying why, and leave nothing listening', async () => {
     const refuseAll = {
       checkRecipient: async () => 'relay_denied' as const,
       accept: async () => [],
       authenticate: async () => undefined,
       send: async () => ({ id: 'em_unused' }),
     };
-    const listeners = await startSmtpListeners({
-      smtpPort: port, submissionPort: 0, smtpHost: '127.0.0.1', smtpMaxMessageBytes: MAX_BYTES, submissionRequireTls: false,
+    const free = await new Promise<number>((resolve) => {
+      const s = createServer().listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
+    });
+    const start = startSmtpListeners({
+      smtpPort: port, submissionPort: free, smtpHost: '127.0.0.1', smtpMaxMessageBytes: MAX_BYTES, submissionRequireTls: false,
       tlsCertFile: null, tlsKeyFile: null, dataDir: '/nonexistent/mailroom-test', hostname: 'mx.mailroom.test',
-    }, { mx: refuseAll, submission: refuseAll }, { clock: systemClock, logger });
-    expect(listeners.mxPort).toBeUndefined();
-    await listeners.close();
-    const line = lines.map((l) => JSON.parse(l) as { level: number; msg: string }).find((l) => l.level === 50);
-    expect(line?.msg).toMatch(new RegExp(`SMTP MX listener is off: cannot listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\): .*The HTTP API keeps running`));
+    }, { mx: refuseAll, submission: refuseAll }, { clock: systemClock, logger: pino({ level: 'silent' }) });
+    await expect(start).rejects.toThrow(new RegExp(`SMTP MX listener cannot listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\): .*set its port to 0`));
   });
 
-  it('leave the HTTP API running when the MX port is taken', async () => {
-    await using t = await startTestApp({ env: { MAILROOM_SMTP_HOST: '127.0.0.1', MAILROOM_SMTP_PORT: String(port) } });
+  it('stop the whole start when the MX port is taken, and start with the listener turned off', async () => {
+    await expect(startTestApp({ env: { MAILROOM_SMTP_HOST: '127.0.0.1', MAILROOM_SMTP_PORT: String(port) } })).rejects.toThrow(/EADDRINUSE/);
+    await using t = await startTestApp({ env: { MAILROOM_SMTP_PORT: '0' } });
     expect(t.mailroom.smtp.mxPort).toBeUndefined();
     expect((await t.api.get('/v1/inbound')).status).toBe(200);
+  });
+
+  it('stop the start when the certificate given cannot be read', async () => {
+    await expect(startTestApp({ env: {
+      MAILROOM_SMTP_HOST: '127.0.0.1', MAILROOM_SMTP_PORT: String(await new Promise<number>((resolve) => {
+        const s = createServer().listen(0, '127.0.0.1', () => {
+          const p = (s.address() as { port: number }).port;
+          s.close(() => resolve(p));
+        });
+      })),
+      MAILROOM_TLS_CERT: '/nonexistent/cert.pem', MAILROOM_TLS_KEY: '/nonexistent/key.pem',
+    } })).rejects.toThrow(/STARTTLS certificate or key cannot be used \(MAILROOM_TLS_CERT \/nonexistent\/cert\.pem/);
   });
 });
