@@ -122,6 +122,12 @@ describe('mailroom CLI', () => {
       expect.stringContaining("MAILROOM_HOSTNAME is 'mailbox', not a fully qualified name"),
       `mailroom: the HTTP port 127.0.0.1:${port} is in use (another Mailroom?): stop that, or set MAILROOM_HTTP_PORT`,
     ]);
+
+    // The same for an SMTP port: here the HTTP port itself, taken by the test server, is given as the MX port.
+    const smtp = await mailroom(['serve', '--http-port', '0', '--smtp-port', port, '--submission-port', '0', '--smtp-host', '127.0.0.1', '--hostname', 'mx.mailroom.test'], t.dataDir)
+      .then(() => undefined, (e: { code: number; stderr: string }) => e);
+    expect(smtp?.code).toBe(1);
+    expect(smtp!.stderr.trim()).toMatch(new RegExp(`^mailroom: the SMTP MX listener cannot listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\)`));
   });
 
   it('fails with a clear message on bad usage and bad configuration', async () => {
