@@ -145,7 +145,9 @@ describe('the dashboard in Chromium', () => {
     await expect.poll(() => page.locator('main').textContent()).toMatch(/No emails match/i);
     await page.getByLabel('Mode').selectOption('test');
     await page.getByRole('button', { name: 'Search' }).click();
-    await page.getByRole('link', { name: HOSTILE_SUBJECT, exact: true }).waitFor();
+    await page.getByRole('link', { name: HOSTILE_SUBJECT, exact: true }).click();
+    // Back on the email's page, as the next test expects to start.
+    await page.getByRole('heading', { name: HOSTILE_SUBJECT, level: 1 }).waitFor();
   });
 
   it('filters the list by recipient', async () => {

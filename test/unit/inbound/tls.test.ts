@@ -59,7 +59,7 @@ describe('the SMTP listeners\' certificate', () => {
 describe('SMTP configuration', () => {
   it('has defaults for receiving', () => {
     expect(loadConfig({})).toMatchObject({
-      smtpHost: '0.0.0.0', smtpMaxMessageBytes: 25 * 1024 * 1024, submissionRequireTls: false,
+      smtpHost: '127.0.0.1', smtpMaxMessageBytes: 25 * 1024 * 1024, submissionRequireTls: false,
       tlsCertFile: null, tlsKeyFile: null, inboundRetentionDays: 30,
     });
   });
