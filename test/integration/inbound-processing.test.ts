@@ -79,7 +79,7 @@ describe('inbound processing', () => {
     const receive = async (subject: string) => {
       const reply = await sendRaw(t.mxPort, { from: 'ann@sender.test', to: ['desk@inbound.test'] }, `From: ann@sender.test\r\nSubject: ${subject}\r\n\r\nx\r\n`);
       const id = /queued as (in_\w+)/.exec(reply)![1];
-      await eventually(async () => ((await t.api.get(`/v1/inbound/${id}`)).status === 200 ? id : undefined));
+      await eventually(async () => ((await t.api.get(`/v1/inbound/${id}`)).body?.status === 'processed' ? id : undefined));
       return id;
     };
     const old = await receive('old');
@@ -101,7 +101,7 @@ describe('inbound processing', () => {
     const source = 'From: ann@sender.test\r\nSubject: kept\r\n\r\nthe body\r\n';
     const reply = await sendRaw(t.mxPort, { from: 'ann@sender.test', to: ['desk@inbound.test'] }, source);
     const id = /queued as (in_\w+)/.exec(reply)![1];
-    await eventually(async () => ((await t.api.get(`/v1/inbound/${id}`)).status === 200 ? id : undefined));
+    await eventually(async () => ((await t.api.get(`/v1/inbound/${id}`)).body?.status === 'processed' ? id : undefined));
     const raw = async () => Buffer.from(await (await fetch(`${t.url}/v1/inbound/${id}/raw`, { headers: { Authorization: `Bearer ${t.token}` } })).arrayBuffer());
     const before = await raw();
     expect(before.toString()).toMatch(/\r\nSubject: kept\r\n\r\nthe body\r\n$/);

@@ -168,7 +168,8 @@ describe('MX listener', () => {
     } finally {
       dialog.close();
     }
-    await eventually(async () => ((await t.api.get(`/v1/inbound/${id}`)).status === 200 ? true : undefined));
+    // Listed from the 250 on; the parsed fields follow once it is processed.
+    await eventually(async () => ((await t.api.get(`/v1/inbound/${id}`)).body?.status === 'processed' ? true : undefined));
     const raw = await (await fetch(`${t.url}/v1/inbound/${id}/raw`, { headers: { Authorization: `Bearer ${t.token}` } })).text();
     expect(raw).toMatch(/\r\nSubject: line endings\r\nFrom: someone@outside\.test\r\n\r\nfirst\r\nsecond\r\nthird\r\n$/);
     expect((await t.api.get(`/v1/inbound/${id}`)).body).toMatchObject({ subject: 'line endings', text: 'first\nsecond\nthird\n' });
