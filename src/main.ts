@@ -318,6 +318,7 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
   startEngine('due poller', runDuePoller({ emails: services.emails, clock, logger }, stopping.signal));
   startEngine('inbound processor', runInboundProcessor({ inbound: services.inbound, logger }, stopping.signal));
 
+  services.webhookDispatcher.observeAttempts((result, seconds) => metrics.webhookAttempt(result, seconds));
   startEngine('webhook dispatcher', services.webhookDispatcher.run(stopping.signal));
 
   let closing: Promise<void> | undefined;

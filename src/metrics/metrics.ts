@@ -30,6 +30,7 @@ export interface Metrics {
   delivered(secondsSinceCreated: number): void;
   inboundAccepted(): void;
   inboundRejected(reason: string): void;
+  webhookAttempt(result: string, seconds: number): void;
 }
 
 export function createMetrics(sources: MetricsSources): Metrics {
@@ -48,6 +49,11 @@ export function createMetrics(sources: MetricsSources): Metrics {
   const toDelivery = new Histogram({
     name: 'mailroom_delivery_latency_seconds', help: 'Time from an email\'s acceptance to its delivery, per recipient.', registers: [registry],
     buckets: [0.5, 1, 2, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600],
+  });
+  const webhookAttempts = new Counter({ name: 'mailroom_webhook_attempts_total', help: 'Webhook POSTs by result.', labelNames: ['result'], registers: [registry] });
+  const webhookLatency = new Histogram({
+    name: 'mailroom_webhook_attempt_duration_seconds', help: 'How long a webhook POST took to be answered (or to fail).', registers: [registry],
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15],
   });
   const inbound = new Counter({ name: 'mailroom_inbound_messages_total', help: 'Inbound messages accepted, and recipients refused by reason.', labelNames: ['result', 'reason'], registers: [registry] });
   new Gauge({
@@ -84,5 +90,9 @@ export function createMetrics(sources: MetricsSources): Metrics {
     delivered: (seconds) => toDelivery.observe(seconds),
     inboundAccepted: () => inbound.inc({ result: 'accepted', reason: '' }),
     inboundRejected: (reason) => inbound.inc({ result: 'rejected', reason }),
+    webhookAttempt(result, seconds) {
+      webhookAttempts.inc({ result });
+      webhookLatency.observe(seconds);
+    },
   };
 }

@@ -85,7 +85,12 @@ export interface Dispatcher {
   sendTest(workspaceId: string, webhookId: string): Promise<string>;
   /** Loops until `signal` aborts; in-flight POSTs are then cut and their leases left to lapse. */
   run(signal: AbortSignal): Promise<void>;
+  /** Tells `observer` of every settled attempt (metrics): how it ended and how long the POST took. */
+  observeAttempts(observer: (result: WebhookAttemptResult, seconds: number) => void): void;
 }
+
+/** How one POST ended: a test (counted apart, never retried), answered 2xx, to be retried, given up on, or disabled by a 410. */
+export type WebhookAttemptResult = 'succeeded' | 'retrying' | 'failed' | 'gone' | 'test';
 
 /** The body POSTed for an event: its type and time, and the event as GET /events/{id} shows it. */
 export function eventPayload(event: FollowedEvent['event']): string {
@@ -97,6 +102,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const owner = newLeaseOwner();
   const inFlight = new Set<Promise<void>>();
   const activeByEndpoint = new Map<string, number>();
+  let observer: ((result: WebhookAttemptResult, seconds: number) => void) | undefined;
   const stopSends = new AbortController();
   // Every POST in flight listens for the stop and stops listening when it
   // settles: up to MAX_IN_FLIGHT of them at once, more with test sends, as
@@ -191,6 +197,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     const gone = result.status === 410;
     const attemptNo = row.attempt_count + 1;
     const wait = succeeded || gone || row.is_test === 1 ? undefined : retryDelayMs(attemptNo, deps.random);
+    const observe = () => observer?.(row.is_test === 1 ? 'test' : succeeded ? 'succeeded' : gone ? 'gone' : wait === undefined ? 'failed' : 'retrying',
+      result.durationMs / 1000);
     await store.write(async (tx) => {
       const settled = await settleDelivery(tx, row.id, owner, {
         status: succeeded ? 'succeeded' : wait === undefined ? 'failed' : 'pending',
@@ -215,6 +223,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
           `Every attempt failed since ${toIso(failingSince)} (5 days); the last error: ${error}`, now);
       }
     });
+    observe();
   }
 
   function start(row: DeliveryRow): void {
@@ -259,6 +268,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const deliverDue = () => exclusive(claimAndStart);
 
   const dispatcher: Dispatcher = {
+    observeAttempts(fn) {
+      observer = fn;
+    },
+
     fanOut,
     deliverDue,
 

@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -76,6 +78,33 @@ describe('metrics', () => {
     // The parser keeps no labels of a labelled histogram's samples; the text says it plainly.
     const text = await (await fetch(`${t.url}/metrics`)).text();
     expect(text).toMatch(/^mailroom_http_request_duration_seconds_count\{operation="createEmail"\} 1$/m);
+  });
+
+  it('count webhook attempts by result', async () => {
+    const receiver = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(req.url === '/down' ? 503 : 204).end());
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      await using t = await startTestApp({ env: { MAILROOM_WEBHOOK_ALLOW_PRIVATE: 'true' } });
+      const base = `http://127.0.0.1:${(receiver.address() as net.AddressInfo).port}`;
+      const up = (await t.api.post('/v1/webhooks', { url: `${base}/up`, event_types: ['email.sent'] })).body;
+      const down = (await t.api.post('/v1/webhooks', { url: `${base}/down`, event_types: ['email.sent'] })).body;
+      expect((await t.api.post(`/v1/webhooks/${up.id}/test`)).status).toBeLessThan(300);
+      await t.seed.activeDomain('acme.test');
+      expect((await t.api.post('/v1/emails', { from: 'ann@acme.test', to: 'bo@example.org', subject: 'Hi', text: 'x' })).status).toBe(201);
+      await t.mailroom.delivery.drain();
+      await t.mailroom.services.webhookDispatcher.drain();
+      const series = await scrape(t.url);
+      const attempts = series('mailroom_webhook_attempts_total');
+      expect(value(attempts, { result: 'test' })).toBe(1);
+      expect(value(attempts, { result: 'succeeded' })).toBeGreaterThanOrEqual(1);
+      expect(value(attempts, { result: 'retrying' })).toBeGreaterThanOrEqual(1);
+      expect(down.id).toMatch(/^wh_/);
+    } finally {
+      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+    }
   });
 
   it('ask for MAILROOM_METRICS_TOKEN as a bearer when one is set', async () => {
