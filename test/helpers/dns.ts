@@ -434,3 +434,15 @@ function txtRdata(value: string | string[], name = READY_NAME): Buffer {
   }
   return Buffer.concat(chunks.flatMap((chunk) => [Buffer.from([chunk.length]), chunk]));
 }
+
+/** A resolver that asks this test DNS server only (as a verifier at the receiving end would). */
+export function resolverOf(testDns: TestDns): dns.Resolver {
+  const resolver = new dns.Resolver({ timeout: 1000, tries: 1 });
+  resolver.setServers([testDns.server]);
+  return resolver;
+}
+
+/** Publishes a domain's DKIM key where verifiers look for it. */
+export async function publishDkim(testDns: TestDns, domain: { records: Array<{ record: string; name: string; value: string }> }): Promise<void> {
+  await testDns.add(...domain.records.filter((r) => r.record === 'DKIM').map((r): DnsRecord => ({ type: 'TXT', name: r.name, value: r.value })));
+}

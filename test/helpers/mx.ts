@@ -197,3 +197,8 @@ export async function startScriptedMx(options: ScriptedMxOptions = {}): Promise<
     [Symbol.asyncDispose]: stop,
   };
 }
+
+/** The settings of a Mailroom that delivers straight to MX hosts found through `dnsServer`, on loopback, at `port`. */
+export function directDeliveryEnv(dnsServer: string, port: number): Record<string, string> {
+  return { MAILROOM_DELIVERY: 'direct', MAILROOM_DNS_SERVERS: dnsServer, MAILROOM_ALLOW_PRIVATE_MX: 'true', MAILROOM_OUTBOUND_PORT: String(port) };
+}

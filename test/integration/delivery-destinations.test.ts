@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { SLOWDOWN_PAUSE_MS } from '../../src/delivery/destinations.js';
 import { startDns, type DnsRecord, type TestDns } from '../helpers/dns.js';
-import { startScriptedMx, type ScriptedMx } from '../helpers/mx.js';
+import { directDeliveryEnv, startScriptedMx, type ScriptedMx } from '../helpers/mx.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
 // One destination must never hold the whole queue: deliveries to a domain
@@ -65,9 +65,7 @@ describe('delivery per destination', () => {
     cleanup.push(() => dns.stop());
     const t = await startTestApp({
       ...(clock && { clock }),
-      env: {
-        MAILROOM_DELIVERY: 'direct', MAILROOM_DNS_SERVERS: dns.server, MAILROOM_ALLOW_PRIVATE_MX: 'true', MAILROOM_OUTBOUND_PORT: String(port),
-      },
+      env: directDeliveryEnv(dns.server, port),
     });
     cleanup.push(() => t.close());
     await t.seed.activeDomain('acme.test');

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { parseReturnPath } from '../../src/inbound/return-path.js';
-import { startDns, type DnsRecord, type TestDns } from '../helpers/dns.js';
-import { startScriptedMx, type ScriptedMx } from '../helpers/mx.js';
+import { publishDkim, resolverOf, startDns, type DnsRecord, type TestDns } from '../helpers/dns.js';
+import { directDeliveryEnv, startScriptedMx, type ScriptedMx } from '../helpers/mx.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
 // Live delivery end to end: the API accepts, the worker resolves the MX
@@ -46,16 +46,11 @@ describe('delivery to MX hosts', () => {
     });
     t = await startTestApp({
       clock,
-      env: {
-        MAILROOM_DELIVERY: 'direct', MAILROOM_DNS_SERVERS: testDns.server, MAILROOM_ALLOW_PRIVATE_MX: 'true',
-        MAILROOM_OUTBOUND_PORT: String(mx.port),
-      },
+      env: directDeliveryEnv(testDns.server, mx.port),
     });
     const domain = await t.seed.activeDomain('acme.test');
-    // Publish the domain's DKIM key where verifiers look for it.
-    await testDns.add(...domain.records.filter((r) => r.record === 'DKIM').map((r): DnsRecord => ({ type: 'TXT', name: r.name, value: r.value })));
-    resolver = new dns.Resolver({ timeout: 1000, tries: 1 });
-    resolver.setServers([testDns.server]);
+    await publishDkim(testDns, domain);
+    resolver = resolverOf(testDns);
   });
   afterAll(async () => {
     await t?.close();

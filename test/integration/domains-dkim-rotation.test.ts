@@ -5,8 +5,8 @@ import { ManualClock } from '../../src/core/clock.js';
 import { DKIM_RETIRE_AFTER_MS } from '../../src/domains/domains.service.js';
 import { ACTIVE_DOMAIN_CACHE_MS } from '../../src/emails/sender-cache.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { startDns, type DnsRecord, type TestDns } from '../helpers/dns.js';
-import { startScriptedMx, type ScriptedMx } from '../helpers/mx.js';
+import { resolverOf, startDns, type DnsRecord, type TestDns } from '../helpers/dns.js';
+import { directDeliveryEnv, startScriptedMx, type ScriptedMx } from '../helpers/mx.js';
 
 // A DKIM key rotation through its whole cycle, against a real DNS server and
 // a real receiving MX: the new key waits for its record while mail stays
@@ -54,13 +54,9 @@ describe('DKIM key rotation', () => {
     mx = await startScriptedMx({ host: RECEIVER });
     t = await startTestApp({
       clock,
-      env: {
-        MAILROOM_DELIVERY: 'direct', MAILROOM_DNS_SERVERS: dns.server, MAILROOM_ALLOW_PRIVATE_MX: 'true',
-        MAILROOM_OUTBOUND_PORT: String(mx.port), MAILROOM_HOSTNAME: MX_HOST,
-      },
+      env: { ...directDeliveryEnv(dns.server, mx.port), MAILROOM_HOSTNAME: MX_HOST },
     });
-    resolver = new dnsPromises.Resolver({ timeout: 1_000, tries: 1 });
-    resolver.setServers([dns.server]);
+    resolver = resolverOf(dns);
   });
   afterAll(async () => {
     await t?.close();

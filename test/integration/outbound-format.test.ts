@@ -4,8 +4,8 @@ import { simpleParser } from 'mailparser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { startDns, type DnsRecord, type TestDns } from '../helpers/dns.js';
-import { startScriptedMx, type ScriptedMx } from '../helpers/mx.js';
+import { publishDkim, resolverOf, startDns, type TestDns } from '../helpers/dns.js';
+import { directDeliveryEnv, startScriptedMx, type ScriptedMx } from '../helpers/mx.js';
 
 // The form of what goes out: every line of the message a remote MX receives
 // fits RFC 5322's 998 octets whatever the subject, and a display name that
@@ -28,12 +28,11 @@ describe('the form of outgoing mail', () => {
     mx = await startScriptedMx({ host: MX_HOST });
     t = await startTestApp({
       clock,
-      env: { MAILROOM_DELIVERY: 'direct', MAILROOM_DNS_SERVERS: testDns.server, MAILROOM_ALLOW_PRIVATE_MX: 'true', MAILROOM_OUTBOUND_PORT: String(mx.port) },
+      env: directDeliveryEnv(testDns.server, mx.port),
     });
     const domain = await t.seed.activeDomain('acme.test');
-    await testDns.add(...domain.records.filter((r) => r.record === 'DKIM').map((r): DnsRecord => ({ type: 'TXT', name: r.name, value: r.value })));
-    resolver = new dns.Resolver({ timeout: 1000, tries: 1 });
-    resolver.setServers([testDns.server]);
+    await publishDkim(testDns, domain);
+    resolver = resolverOf(testDns);
   });
 
   afterAll(async () => {

@@ -2,8 +2,8 @@ import { promises as dns } from 'node:dns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { simpleParser } from 'mailparser';
-import { startDns, type DnsRecord, type TestDns } from '../helpers/dns.js';
-import { startScriptedMx, type ScriptedMx } from '../helpers/mx.js';
+import { publishDkim, resolverOf, startDns, type TestDns } from '../helpers/dns.js';
+import { directDeliveryEnv, startScriptedMx, type ScriptedMx } from '../helpers/mx.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
 // A message sent by template, end to end: rendered when the API accepts it,
@@ -25,15 +25,11 @@ describe('delivery of an email sent by template', () => {
     ]);
     mx = await startScriptedMx({ host: MX_HOST, tls: true });
     t = await startTestApp({
-      env: {
-        MAILROOM_DELIVERY: 'direct', MAILROOM_DNS_SERVERS: testDns.server, MAILROOM_ALLOW_PRIVATE_MX: 'true',
-        MAILROOM_OUTBOUND_PORT: String(mx.port),
-      },
+      env: directDeliveryEnv(testDns.server, mx.port),
     });
     const domain = await t.seed.activeDomain('acme.test');
-    await testDns.add(...domain.records.filter((r) => r.record === 'DKIM').map((r): DnsRecord => ({ type: 'TXT', name: r.name, value: r.value })));
-    resolver = new dns.Resolver({ timeout: 1000, tries: 1 });
-    resolver.setServers([testDns.server]);
+    await publishDkim(testDns, domain);
+    resolver = resolverOf(testDns);
   });
   afterAll(async () => {
     await t?.close();
