@@ -1,6 +1,7 @@
 import { promises as dnsPromises } from 'node:dns';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { systemClock, type Clock } from './core/clock.js';
@@ -28,7 +29,7 @@ import { emailsLedger, emailsRoutes, emailsService, runDuePoller, type EmailsSer
 import { DEFAULT_MAX_LIFETIME_MS, DkimSigner, SmtpPool, cachingMxResolver, deliverToDomain, deliverViaRelay, type DomainDelivery } from './delivery/index.js';
 import { createDeliveryWorker, type DeliveryWorker } from './delivery/delivery.worker.js';
 import { mailauthResolver } from './domains/mailauth-resolver.js';
-import { cachedResolver, inboundRoutes, inboundService, runInboundProcessor, type InboundService } from './inbound/index.js';
+import { cachedResolver, inboundRoutes, inboundService, postmasterMaildir, runInboundProcessor, type InboundService } from './inbound/index.js';
 import { startSmtpListeners, submissionPipeline } from './smtp/index.js';
 import { eventsRoutes, eventsService, type EventsService } from './events/index.js';
 import { createDispatcher, resolverLookup, webhooksRoutes, webhooksService, type Dispatcher, type WebhooksService } from './webhooks/index.js';
@@ -128,6 +129,7 @@ export async function openServices(config: Config, clock: Clock = systemClock, l
     workspaces,
     inbound: inboundService({
       store, clock, logger, hostname: config.hostname, suppressions, retentionDays: config.inboundRetentionDays,
+      postmaster: postmasterMaildir(join(config.dataDir, 'postmaster'), { clock }),
       // SPF, DKIM and DMARC of received mail: the same resolvers, with a short answer cache.
       resolver: cachedResolver(mailauthResolver(dns), { ttlMs: 60_000, maxEntries: 10_000, clock }),
     }),

@@ -859,7 +859,9 @@ export interface paths {
          *     at this server. Every local part is taken (a catch-all). `postmaster`
          *     without a domain (RFC 5321 §4.5.1) is taken for the domain named
          *     MAILROOM_HOSTNAME, or the nearest parent of it that receives mail
-         *     here, and is listed there with `rcpt_to: ["postmaster"]`. The
+         *     here, and is listed there with `rcpt_to: ["postmaster"]`; with no
+         *     such domain it is still taken, into the server's own Maildir
+         *     (`<data dir>/postmaster`), which no API key reads. The
          *     message is stored before the server answers `250` and is listed from
          *     then on with `status: received`; it is then parsed and checked (SPF,
          *     DKIM, DMARC) in the background, usually within a second, becomes

@@ -21,6 +21,7 @@ import { scanMimeStructure } from '../core/mime-structure.js';
 import { parseReturnPath, recipientTag, type ReturnPath } from './return-path.js';
 import { bounceDetails, feedbackProvider, readReport, type DeliveryStatusReport, type FeedbackReport } from './reports.js';
 import type { MxPort, RecipientRefusal } from '../smtp/mx.listener.js';
+import type { PostmasterMailbox } from './postmaster-maildir.js';
 
 // The rules of receiving: which recipients are ours, storing a message before
 // it is acknowledged, turning it into API fields afterwards, and reading the
@@ -90,6 +91,8 @@ export interface InboundDeps {
   suppressions: Pick<SuppressionsPort, 'addFromBounce'>;
   /** 0 keeps messages forever. */
   retentionDays: number;
+  /** Where mail to a bare "postmaster" goes when no domain of the server's name receives mail here. */
+  postmaster: PostmasterMailbox;
 }
 
 const DAY_MS = 86_400_000;
@@ -186,22 +189,25 @@ export function inboundService(deps: InboundDeps): InboundService {
 
   /**
    * RFC 5321 §4.5.1: "postmaster" without a domain is this server's own
-   * postmaster. Its mail goes where mail to postmaster@ the server's name
-   * would: the domain named MAILROOM_HOSTNAME, else the nearest parent of it
-   * (mx.acme.test, then acme.test) that receives mail here.
+   * postmaster, and its mail must be taken. It goes where mail to postmaster@
+   * the server's name would: the domain named MAILROOM_HOSTNAME, else the
+   * nearest parent of it (mx.acme.test, then acme.test) that receives mail
+   * here; none means the server's own mailbox (an empty list).
    */
-  async function postmasterTargets(): Promise<Target[] | RecipientRefusal> {
+  async function postmasterTargets(): Promise<Target[]> {
     const labels = deps.hostname.toLowerCase().split('.');
     for (let i = 0; i < labels.length - 1; i++) {
       const { inbound } = await hostTargets(labels.slice(i).join('.'));
       if (inbound.length > 0) return inbound.map((d) => ({ ...d, kind: 'message' as const }));
     }
-    return 'no_postmaster_mailbox';
+    return [];
   }
+
+  const isBarePostmaster = (address: string) => address.toLowerCase() === 'postmaster';
 
   /** The receiving domains mail to this address goes to, or why there are none. */
   async function targetsOf(address: string): Promise<Target[] | RecipientRefusal> {
-    if (address.toLowerCase() === 'postmaster') return postmasterTargets();
+    if (isBarePostmaster(address)) return postmasterTargets();
     const { returnPaths, inbound, known } = await hostTargets(domainOf(address));
     if (returnPaths.length > 0) {
       // Only addresses we hand out are taken; the rest of the bounce domain is nobody's mailbox.
@@ -364,16 +370,20 @@ export function inboundService(deps: InboundDeps): InboundService {
   return {
     async checkRecipient(address) {
       const targets = await targetsOf(address);
-      return typeof targets === 'string' ? targets : undefined;
+      if (typeof targets === 'string') return targets;
+      if (targets.length === 0 && !(await deps.postmaster.hasRoom())) return 'postmaster_mailbox_full';
+      return undefined;
     },
 
     async accept(message) {
       const now = clock.now();
       const byTarget = new Map<string, NewInbound>();
+      let forServerPostmaster = false;
       for (const address of message.rcptTo) {
         const targets = await targetsOf(address);
         // Refused at RCPT time already; a domain removed since then drops out here.
         if (typeof targets === 'string') continue;
+        if (targets.length === 0 && isBarePostmaster(address)) forServerPostmaster = true;
         for (const t of targets) {
           const key = `${t.kind} ${t.id}`;
           const existing = byTarget.get(key);
@@ -386,8 +396,11 @@ export function inboundService(deps: InboundDeps): InboundService {
           }
         }
       }
+      // Synced to disk before the answer, like the rows below.
+      const kept = forServerPostmaster ? [await deps.postmaster.deliver(message)] : [];
+      if (kept.length > 0) logger.info({ file: kept[0], mail_from: message.mailFrom, remote_ip: message.remoteIp }, 'mail for postmaster kept in the server\'s postmaster Maildir');
       const rows = [...byTarget.values()];
-      if (rows.length === 0) return [];
+      if (rows.length === 0) return kept;
       const to = processor;
       const handOff = to !== undefined && !backlog && handedOff.length < HANDOFF_MAX_MESSAGES && handedOffBytes < HANDOFF_MAX_BYTES;
       if (to && !handOff) backlog = true;
@@ -406,7 +419,7 @@ export function inboundService(deps: InboundDeps): InboundService {
         }
       }
       processor?.wake();
-      return rows.map((r) => r.id);
+      return [...rows.map((r) => r.id), ...kept];
     },
 
     async claimBatch(owner, limit, reader = readHere) {
@@ -521,7 +534,7 @@ export function inboundService(deps: InboundDeps): InboundService {
         total += n;
         if (n < PURGE_BATCH) break;
       }
-      return total;
+      return total + await deps.postmaster.purgeBefore(before);
     },
   };
 }

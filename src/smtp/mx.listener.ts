@@ -22,7 +22,7 @@ import type { Clock } from '../core/clock.js';
 // messages per connection instead.
 
 /** Why a recipient is refused. */
-export type RecipientRefusal = 'relay_denied' | 'no_such_domain' | 'no_such_bounce_address' | 'no_postmaster_mailbox';
+export type RecipientRefusal = 'relay_denied' | 'no_such_domain' | 'no_such_bounce_address' | 'postmaster_mailbox_full';
 
 export interface IncomingMessage {
   mailFrom: string;
@@ -60,11 +60,12 @@ const MAX_CLIENTS = 1_000;
 /** Connections at once from one address. */
 const MAX_CLIENTS_PER_IP = 100;
 
-const REFUSALS: Record<RecipientRefusal, (hostname: string) => Error> = {
-  relay_denied: () => smtpError(550, '5.7.1', 'Relay access denied: this server takes mail only for its own domains'),
-  no_such_domain: () => smtpError(550, '5.1.2', 'This domain does not receive mail here'),
-  no_such_bounce_address: () => smtpError(550, '5.1.1', 'No such bounce address'),
-  no_postmaster_mailbox: (hostname) => smtpError(550, '5.1.1', `No postmaster mailbox: no domain of ${hostname} receives mail here`),
+const REFUSALS: Record<RecipientRefusal, Error> = {
+  relay_denied: smtpError(550, '5.7.1', 'Relay access denied: this server takes mail only for its own domains'),
+  no_such_domain: smtpError(550, '5.1.2', 'This domain does not receive mail here'),
+  no_such_bounce_address: smtpError(550, '5.1.1', 'No such bounce address'),
+  // Temporary (RFC 3463 X.2.2): the operator reading or purging the mailbox makes room.
+  postmaster_mailbox_full: smtpError(452, '4.2.2', 'The postmaster mailbox is full, try again later'),
 };
 
 /** The greeting name of the client, as safe to repeat in a header field. */
@@ -120,7 +121,7 @@ export function createMxListener(port: MxPort, options: MxListenerOptions): Smtp
 
     onRcptTo(address, _session, callback) {
       port.checkRecipient(address.address).then(
-        (refusal) => callback(refusal ? REFUSALS[refusal](hostname) : undefined),
+        (refusal) => callback(refusal ? REFUSALS[refusal] : undefined),
         (err: unknown) => {
           logger.error({ err }, 'MX: recipient check failed');
           callback(smtpError(451, '4.3.0', 'Temporary local problem, try again later'));

@@ -1,11 +1,15 @@
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { DOMAIN_CACHE_MS } from '../../src/inbound/inbound.service.js';
+import { POSTMASTER_MAX_MESSAGES } from '../../src/inbound/postmaster-maildir.js';
 import { eventually, inboundDomain, sendRaw, SmtpDialog, startSmtpTestApp, type SmtpTestApp } from '../helpers/smtp-app.js';
 
 // What the listeners say: every reply in US-ASCII (RFC 5321 §4.2), and mail
-// to "postmaster" without a domain (RFC 5321 §4.5.1) taken for the server's
-// own domain. The test server is named mx.mailroom.test.
+// to "postmaster" without a domain (RFC 5321 §4.5.1) always taken: for the
+// server's own domain, or into the server's Maildir while there is none. The
+// test server is named mx.mailroom.test.
 
 const ASCII_REPLY = /^\d{3}(?:[ -][\x20-\x7e]*)?$/;
 
@@ -63,9 +67,27 @@ describe('SMTP replies', () => {
     for (const line of lines) expect(line).toMatch(ASCII_REPLY);
   });
 
-  it('refuse postmaster without a domain while no domain of the server\'s name receives mail, saying so', async () => {
-    const lines = await dialogue(t.mxPort, ['EHLO client.test', 'MAIL FROM:<someone@outside.test>', 'RCPT TO:<postmaster>', 'QUIT']);
-    expect(lines).toContain('550 5.1.1 No postmaster mailbox: no domain of mx.mailroom.test receives mail here');
+  it('take postmaster without a domain while no domain of the server\'s name receives mail, into the server\'s Maildir', async () => {
+    const reply = await sendRaw(t.mxPort, { from: 'someone@outside.test', to: ['postmaster'] },
+      'From: someone@outside.test\r\nTo: postmaster\r\nSubject: your relay\r\n\r\nplease look\r\n');
+    const file = /queued as (\S+)$/.exec(reply.trim())![1];
+    const kept = readFileSync(join(t.dataDir, 'postmaster', 'new', file), 'latin1');
+    expect(kept).toMatch(/^Delivered-To: postmaster\r\nReturn-Path: <someone@outside\.test>\r\nReceived: from /);
+    expect(kept).toContain('Subject: your relay\r\n\r\nplease look\r\n');
+    expect(statSync(join(t.dataDir, 'postmaster', 'new', file)).mode & 0o777).toBe(0o600);
+    // It belongs to no workspace: nothing is listed through the API.
+    expect((await t.api.get('/v1/inbound?to=postmaster')).body.data).toEqual([]);
+  });
+
+  it('answer 452 for postmaster while the server\'s Maildir is full, and take it again once there is room', async () => {
+    const mailbox = join(t.dataDir, 'postmaster', 'new');
+    const before = readdirSync(mailbox).length;
+    for (let i = before; i < POSTMASTER_MAX_MESSAGES; i++) writeFileSync(join(mailbox, `filler.${i}`), 'Subject: filler\r\n\r\n');
+    const full = await dialogue(t.mxPort, ['EHLO client.test', 'MAIL FROM:<someone@outside.test>', 'RCPT TO:<postmaster>', 'QUIT']);
+    expect(full).toContain('452 4.2.2 The postmaster mailbox is full, try again later');
+    for (const name of readdirSync(mailbox).filter((n) => n.startsWith('filler.'))) rmSync(join(mailbox, name));
+    const room = await dialogue(t.mxPort, ['EHLO client.test', 'MAIL FROM:<someone@outside.test>', 'RCPT TO:<postmaster>', 'QUIT']);
+    expect(room.some((l) => l.startsWith('250 ') && l.includes('Accepted'))).toBe(true);
   });
 
   it('take postmaster without a domain for the nearest domain of the server\'s name, and deliver it there', async () => {

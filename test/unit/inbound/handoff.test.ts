@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import pino from 'pino';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { useTempStore } from '../../helpers/store.js';
@@ -6,6 +7,7 @@ import { ManualClock } from '../../../src/core/clock.js';
 import { newLeaseOwner } from '../../../src/core/lease-owner.js';
 import { insertDomain } from '../../../src/domains/domains.repo.js';
 import { HANDOFF_MAX_MESSAGES, PROCESS_LEASE_MS, inboundService, type InboundService } from '../../../src/inbound/inbound.service.js';
+import { postmasterMaildir } from '../../../src/inbound/postmaster-maildir.js';
 
 // Messages this process accepts go to its processor leased, straight from
 // memory; the store is still claimed from for what waits there.
@@ -27,6 +29,7 @@ beforeEach(async () => {
     // Nothing to look up: the checks find no records.
     resolver: async () => { throw Object.assign(new Error('no such record'), { code: 'ENOTFOUND' }); },
     suppressions: { addFromBounce: async () => undefined },
+    postmaster: postmasterMaildir(join(temp.dir, 'postmaster'), { clock }),
   });
 });
 
