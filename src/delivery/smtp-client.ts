@@ -7,6 +7,7 @@ import net from 'node:net';
 import { Readable } from 'node:stream';
 import SMTPConnection, { type SMTPConnectionOptions } from 'nodemailer/lib/smtp-connection';
 import type { NodemailerError } from 'nodemailer/lib/errors';
+import { isLoopbackAddress } from '../core/loopback.js';
 
 /** RFC 5321 §4.5.3.2 client timeouts, plus the TCP connect the RFC leaves open. */
 export interface SmtpTimeouts {
@@ -92,10 +93,6 @@ export interface TransactionResult {
 
 /** How long the reply to QUIT is waited for. */
 const QUIT_TIMEOUT_MS = 5_000;
-
-function isLoopback(address: string): boolean {
-  return net.isIPv4(address) ? address.startsWith('127.') : address === '::1';
-}
 
 function replyCode(reply: string | undefined): number | undefined {
   const m = reply && /^([2-5]\d\d)/.exec(reply);
@@ -190,7 +187,7 @@ export class SmtpSession {
       });
       if (target.auth) {
         // Credentials go only over TLS, or to a relay on this machine.
-        if (!conn.secure && !isLoopback(target.address)) {
+        if (!conn.secure && !isLoopbackAddress(target.address)) {
           throw Object.assign(new Error('refusing to send credentials without TLS'), { code: 'ENOTLS' });
         }
         await new Promise<void>((resolve, reject) => {

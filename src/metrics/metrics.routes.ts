@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../core/errors.js';
+import { isLoopbackAddress } from '../core/loopback.js';
 import type { AppState } from '../http/op.js';
 import type { Metrics } from './metrics.js';
 
@@ -10,7 +11,6 @@ import type { Metrics } from './metrics.js';
 // figures to the world by default.
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
-const isLoopback = (ip: string) => /^(127\.|::1$|::ffff:127\.)/.test(ip);
 
 export function metricsRoutes(metrics: Metrics, token: string | null): Router<AppState> {
   const r = new Router<AppState>();
@@ -23,7 +23,7 @@ export function metricsRoutes(metrics: Metrics, token: string | null): Router<Ap
         ctx.set('WWW-Authenticate', 'Bearer');
         throw new AppError('unauthorized', 'The metrics need the MAILROOM_METRICS_TOKEN as a bearer token.');
       }
-    } else if (!isLoopback(ctx.request.socket.remoteAddress ?? '')) {
+    } else if (!isLoopbackAddress(ctx.request.socket.remoteAddress ?? '')) {
       throw new AppError('forbidden', 'Without MAILROOM_METRICS_TOKEN the metrics answer only this machine (loopback).');
     }
     ctx.set('Cache-Control', 'no-store');

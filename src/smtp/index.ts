@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { Clock } from '../core/clock.js';
+import { isLoopbackAddress } from '../core/loopback.js';
 import { createMxListener, type MxPort } from './mx.listener.js';
 import { createSubmissionListener, type SubmissionPort, type Submitter } from './submission.listener.js';
 import { loadTlsCredentials, type TlsCredentials } from './tls.js';
@@ -38,7 +39,7 @@ export async function startSmtpListeners<U extends Submitter>(
   // no STARTTLS, as a local mail catcher does: a self-signed certificate is one
   // no client can check, and mail clients' defaults (nodemailer's among them)
   // refuse it. A certificate given, another address, or TLS required: STARTTLS.
-  const loopbackOnly = /^(127\.|::1$|localhost$)/i.test(config.smtpHost);
+  const loopbackOnly = isLoopbackAddress(config.smtpHost) || config.smtpHost.toLowerCase() === 'localhost';
   if (loopbackOnly && config.tlsCertFile === null && !config.submissionRequireTls) {
     logger.info({ host: config.smtpHost }, 'SMTP listeners on loopback offer no STARTTLS (set MAILROOM_TLS_CERT and MAILROOM_TLS_KEY to offer it)');
   } else {

@@ -1,5 +1,4 @@
 import type { AddressInfo } from 'node:net';
-import { isIP } from 'node:net';
 import type { Logger } from 'pino';
 import type { SMTPServer, SMTPServerDataStream, SMTPServerOptions } from 'smtp-server';
 import type { TlsCredentials } from './tls.js';
@@ -117,13 +116,6 @@ function structureRefusal(v: MimeViolation): Error & { responseCode: number } {
   return v.limit === 'header_section_bytes'
     ? smtpError(552, '5.3.4', `Message refused: ${v.message}`)
     : smtpError(554, '5.6.0', `Message refused: ${v.message}`);
-}
-
-/** Loopback clients (127.0.0.0/8, ::1, and IPv4 loopback mapped into IPv6). */
-export function isLoopback(address: string): boolean {
-  const bare = address.replace(/^::ffff:/i, '');
-  if (isIP(bare) === 4) return bare.startsWith('127.');
-  return bare === '::1';
 }
 
 const BIND_HINTS: Record<string, string> = {

@@ -1,10 +1,11 @@
 import type { Logger } from 'pino';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import { AppError } from '../core/errors.js';
-import { closeServer, isLoopback, listenOn, readMessage, replyForError, sharedServerOptions, smtpError, type SmtpListener } from './listener.js';
+import { closeServer, listenOn, readMessage, replyForError, sharedServerOptions, smtpError, type SmtpListener } from './listener.js';
 import { normaliseLineEndings } from './message-data.js';
 import { emailFromSubmission, type SubmittedEmail } from './submitted-message.js';
 import type { TlsCredentials } from './tls.js';
+import { isLoopbackAddress } from '../core/loopback.js';
 
 // Message submission (RFC 6409): any program that speaks SMTP can send
 // through Mailroom with an API key as the password (RFC 4954 AUTH PLAIN or
@@ -46,7 +47,7 @@ const SEND_SCOPE = 'emails:send';
 
 export function createSubmissionListener<U extends Submitter>(port: SubmissionPort<U>, options: SubmissionListenerOptions): SmtpListener {
   const { logger, maxMessageBytes } = options;
-  const clearTextAuth = (session: SMTPServerSession) => isLoopback(session.remoteAddress) && !options.requireTlsOnLoopback;
+  const clearTextAuth = (session: SMTPServerSession) => isLoopbackAddress(session.remoteAddress) && !options.requireTlsOnLoopback;
   const user = (session: SMTPServerSession) => session.user as U | undefined;
 
   const server = new SMTPServer({

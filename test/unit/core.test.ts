@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { cursorCodec } from '../../src/core/cursors.js';
 import { newId } from '../../src/core/ids.js';
 import { canGrant, expandScopes } from '../../src/core/scopes.js';
+import { isLoopbackAddress } from '../../src/core/loopback.js';
 import { mintToken, parseToken } from '../../src/api-keys/token.js';
 
 describe('core helpers', () => {
@@ -42,5 +43,12 @@ describe('core helpers', () => {
     expect(canGrant(['emails:send', 'emails:read'], ['emails:read', 'domains:read'])).toBe(false);
     // full_access cannot be assembled from every fine scope.
     expect(canGrant([...expandScopes(['full_access'])], ['full_access'])).toBe(false);
+  });
+});
+
+describe('isLoopbackAddress', () => {
+  it('knows the machine\'s own addresses, IPv4-mapped ones included, and nothing else', () => {
+    for (const a of ['127.0.0.1', '127.8.9.10', '::1', '::ffff:127.0.0.1', '::FFFF:127.0.0.2']) expect(isLoopbackAddress(a)).toBe(true);
+    for (const a of ['10.0.0.1', '128.0.0.1', '::2', '::ffff:10.0.0.1', '127.0.0.1.evil.test', 'localhost', '']) expect(isLoopbackAddress(a)).toBe(false);
   });
 });
