@@ -149,14 +149,16 @@ export function errorBody(err: AppError, requestId: string) {
   };
 }
 
+/** The token of an `Authorization: Bearer <token>` header, if the request has one. */
+export const bearerToken = (ctx: Context): string | undefined => /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('Authorization'))?.[1];
+
 async function authenticate(ctx: Context & { state: AppState }, deps: HttpDeps): Promise<AuthContext> {
-  const header = ctx.get('Authorization');
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!m) {
+  const token = bearerToken(ctx);
+  if (token === undefined) {
     ctx.set('WWW-Authenticate', 'Bearer');
-    throw new AppError('unauthorized', header ? 'The Authorization header must be "Bearer <API key>".' : 'Missing API key: send "Authorization: Bearer <API key>".');
+    throw new AppError('unauthorized', ctx.get('Authorization') ? 'The Authorization header must be "Bearer <API key>".' : 'Missing API key: send "Authorization: Bearer <API key>".');
   }
-  const auth = await deps.apiKeys.authenticate(m[1]);
+  const auth = await deps.apiKeys.authenticate(token);
   if (!auth) {
     deps.logger.warn({ request_id: ctx.state.requestId, ip: ctx.ip, path: ctx.path }, 'refused an API key that is not valid');
     ctx.set('WWW-Authenticate', 'Bearer error="invalid_token"');
@@ -173,8 +175,8 @@ async function authenticate(ctx: Context & { state: AppState }, deps: HttpDeps):
  * as it is.
  */
 export async function chargeUnrouted(ctx: Context & { state: AppState }, deps: HttpDeps): Promise<void> {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('Authorization'));
-  const auth = m ? await deps.apiKeys.authenticate(m[1]) : undefined;
+  const token = bearerToken(ctx);
+  const auth = token === undefined ? undefined : await deps.apiKeys.authenticate(token);
   if (auth) limitRate(ctx, deps, auth, 1, { enforce: false });
 }
 

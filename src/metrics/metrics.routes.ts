@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { AppError } from '../core/errors.js';
 import { isLoopbackAddress } from '../core/loopback.js';
-import type { AppState } from '../http/op.js';
+import { bearerToken, type AppState } from '../http/op.js';
 import type { Metrics } from './metrics.js';
 
 // GET /metrics in the Prometheus text format. With MAILROOM_METRICS_TOKEN it
@@ -17,7 +17,7 @@ export function metricsRoutes(metrics: Metrics, token: string | null): Router<Ap
   const expected = token === null ? undefined : digest(token);
   r.get('/metrics', async (ctx) => {
     if (expected) {
-      const given = /^Bearer\s+(\S+)\s*$/i.exec(ctx.get('Authorization'))?.[1];
+      const given = bearerToken(ctx);
       // Compared as digests, in constant time whatever the lengths.
       if (given === undefined || !timingSafeEqual(digest(given), expected)) {
         ctx.set('WWW-Authenticate', 'Bearer');
