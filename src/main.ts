@@ -215,7 +215,7 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
       if (shuttingDown) return ['shutting down'];
       const problems: string[] = [];
       const writable = store.checkWritable();
-      const timedOut = new Promise<string>((resolve) => setTimeout(() => resolve('the store did not commit within 2 s'), READINESS_STORE_TIMEOUT_MS).unref());
+      const timedOut = new Promise<string>((resolve) => setTimeout(() => resolve(`the store did not commit within ${READINESS_STORE_TIMEOUT_MS / 1000} s`), READINESS_STORE_TIMEOUT_MS).unref());
       const storeProblem = await Promise.race([writable.then(() => undefined, (err: Error) => `the store is not writable: ${err.message}`), timedOut]);
       if (storeProblem) problems.push(storeProblem);
       const pending = await store.pendingMigrations().catch(() => [] as string[]);

@@ -56,17 +56,23 @@ export function createMetrics(sources: MetricsSources): Metrics {
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 15],
   });
   const inbound = new Counter({ name: 'mailroom_inbound_messages_total', help: 'Inbound messages accepted, and recipients refused by reason.', labelNames: ['result', 'reason'], registers: [registry] });
+  // prom-client collects every metric of a scrape at once: the two queue
+  // gauges share one query, the one under way.
+  let depthUnderWay: Promise<QueueDepth> | undefined;
+  const queueDepth = () => (depthUnderWay ??= sources.queueDepth().finally(() => {
+    depthUnderWay = undefined;
+  }));
   new Gauge({
     name: 'mailroom_outbound_queue_rows', help: 'Outbound queue rows (an email and a destination domain) by state.', labelNames: ['state'], registers: [registry],
     async collect() {
-      const depth = await sources.queueDepth();
+      const depth = await queueDepth();
       for (const state of ['queued', 'deferred', 'leased'] as const) this.set({ state }, depth[state]);
     },
   });
   new Gauge({
     name: 'mailroom_outbound_queue_oldest_seconds', help: 'Age of the oldest queue row waiting for its first attempt (0 when none).', registers: [registry],
     async collect() {
-      const { oldestQueuedAt } = await sources.queueDepth();
+      const { oldestQueuedAt } = await queueDepth();
       this.set(oldestQueuedAt === undefined ? 0 : Math.max(0, (sources.now() - oldestQueuedAt) / 1000));
     },
   });
