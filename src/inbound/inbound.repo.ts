@@ -216,21 +216,27 @@ export async function findReturnedEmail(db: Db | Tx, ws: string, emailId: string
   return { id: email.id, domainId: email.domain_id, from: email.from_address, subject: email.subject, recipients: recipients.map((r) => r.address) };
 }
 
+/** Message-IDs of a reply looked at, nearest first: a thread's References can run to hundreds. */
+export const ANSWERED_IDS_LOOKED_AT = 50;
+
 /**
  * The email of this workspace that one of `messageIds` names, nearest first.
  * Mailroom gives each email the Message-ID `<email id@from domain>`; the id
  * part finds the email, and its stored Message-ID must then match exactly, so
- * a made-up or another workspace's id links nothing.
+ * a made-up or another workspace's id links nothing. One query reads every
+ * candidate.
  */
 export async function findAnsweredEmail(db: Db | Tx, ws: string, messageIds: readonly string[]): Promise<ReturnedEmail | undefined> {
-  for (const messageId of messageIds) {
+  const candidates = messageIds.slice(0, ANSWERED_IDS_LOOKED_AT).flatMap((messageId) => {
     const id = /^<(em_[A-Za-z0-9]+)@[^<>@\s]+>$/.exec(messageId)?.[1];
-    if (!id) continue;
-    const email = await db.selectFrom('emails').select(['message_id'])
-      .where('workspace_id', '=', ws).where('id', '=', id).executeTakeFirst();
-    if (email && email.message_id.toLowerCase() === messageId.toLowerCase()) return findReturnedEmail(db, ws, id);
-  }
-  return undefined;
+    return id ? [{ id, messageId: messageId.toLowerCase() }] : [];
+  });
+  if (candidates.length === 0) return undefined;
+  const found = await db.selectFrom('emails').select(['id', 'message_id'])
+    .where('workspace_id', '=', ws).where('id', 'in', [...new Set(candidates.map((c) => c.id))]).execute();
+  const stored = new Map(found.map((e) => [e.id, e.message_id.toLowerCase()]));
+  const answered = candidates.find((c) => stored.get(c.id) === c.messageId);
+  return answered ? findReturnedEmail(db, ws, answered.id) : undefined;
 }
 
 /**

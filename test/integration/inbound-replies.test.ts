@@ -102,4 +102,14 @@ describe('replies to sent email', () => {
     // The other workspace cannot list our replies, nor we its.
     expect((await t.api.as(token).get(`/v1/inbound?in_reply_to_email_id=${sent.id}`)).body.data).toEqual([]);
   });
+
+  it('looks at the nearest 50 ids of a long thread: a sent email named nearer is linked, one named further back is not', async () => {
+    const sent = await sendEmail();
+    // References run oldest first; the nearest id is the last.
+    const forged = (n: number) => Array.from({ length: n }, (_, i) => `<em_${String(i).padStart(26, '0')}@${DOMAIN}>`);
+    const near = await reply({ references: [sent.message_id, ...forged(49)] }, 'Re: long thread (near)');
+    expect(near.in_reply_to_email_id).toBe(sent.id);
+    const far = await reply({ references: [sent.message_id, ...forged(50)] }, 'Re: long thread (far)');
+    expect(far.in_reply_to_email_id).toBeNull();
+  });
 });
