@@ -1,3 +1,5 @@
-export { templatesService, type TemplatesService, type TemplatesDeps, type ContactFacts } from './templates.service.js';
+export {
+  contactData, templatesService, type CompiledContent, type ContactFacts, type ContentSource, type TemplatesDeps, type TemplatesService,
+} from './templates.service.js';
 export { templatesRoutes } from './templates.routes.js';
 export type { Template, TemplateSummary, TemplateVersion } from './templates.repo.js';

@@ -5,7 +5,7 @@ import type { Store, Tx } from '../store/db.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import { parseMailbox, type RenderedTemplate, type TemplateSend, type TemplatesPort } from '../emails/index.js';
 import {
-  CompiledCache, compileSource, htmlToPlainText, renderSource, RenderFailure, type CompiledSource, type Part,
+  CompiledCache, compileSource, htmlToPlainText, renderSource, RenderFailure, type CompiledSource, type Part, type SourceProblem,
 } from './template-engine.js';
 import { bindValues, checkDeclarations, undeclaredUses, type DeclarationInput, type Problem, type VariableDeclaration } from './variables.js';
 import {
@@ -68,6 +68,27 @@ export interface RenderResult {
   text: string;
 }
 
+/** Content written once for many recipients (a broadcast's): its own sources, or a template's version. */
+export interface ContentSource {
+  /** Without `version`, the published one. */
+  template?: { id: string; version?: number };
+  /** Liquid; for a template, it replaces the version's subject. */
+  subject?: string | null;
+  html?: string | null;
+  text?: string | null;
+}
+
+/** Content ready to render for each recipient. */
+export interface CompiledContent {
+  templateId: string | null;
+  version: number | null;
+  /** The version's defaults; null for content of its own. */
+  from: string | null;
+  replyTo: string[] | null;
+  /** One recipient's message; a render that fails is 422 template_render_failed. */
+  render(data: { contact: Record<string, unknown>; unsubscribe_url: string }, untilMs?: number): { subject: string; html: string | null; text: string };
+}
+
 export interface TemplatesService extends TemplatesPort {
   list(workspaceId: string, query: { name?: string }, page: PageQuery): Promise<Page<TemplateSummary>>;
   create(workspaceId: string, body: TemplateCreateBody): Promise<Template>;
@@ -80,6 +101,18 @@ export interface TemplatesService extends TemplatesPort {
   remove(workspaceId: string, ref: string): Promise<void>;
   render(workspaceId: string, ref: string, body: { variables?: Record<string, unknown>; version?: number }): Promise<RenderResult>;
   preview(body: TemplatePreviewBody): RenderResult;
+  /**
+   * Checks sources written for many recipients, which may read `contact` and
+   * `unsubscribe_url` only (422 template_invalid, every problem listed).
+   */
+  checkSources(source: { subject: string | null; html: string | null; text: string | null }): void;
+  /**
+   * Compiles content for rendering per recipient: a template's declared
+   * variables take their fallbacks, so one that is required without a
+   * fallback is 422 template_variables_invalid. Sources of its own need a
+   * subject and html or text.
+   */
+  compileContent(workspaceId: string, source: ContentSource): Promise<CompiledContent>;
 }
 
 /** What filling `contact` needs of a recipient's contact. */
@@ -87,6 +120,7 @@ export interface ContactFacts {
   id: string;
   email: string;
   name: string | null;
+  properties?: Record<string, string | number | boolean>;
 }
 
 export interface TemplatesDeps {
@@ -116,6 +150,11 @@ interface Prepared {
 
 const where = (p: { part: Part; line?: number; column?: number }) =>
   p.line === undefined ? p.part : `${p.part}, line ${p.line}, column ${p.column}`;
+
+/** Where each source went wrong, as problems naming the part. */
+const sourceProblems = (problems: SourceProblem[]): Problem[] => problems.map((p) => ({
+  param: p.part, message: `${where(p)}: ${p.message}.`, ...(p.line !== undefined && { line: p.line, column: p.column }),
+}));
 
 /** One 422 naming every problem: the message gives the first (with its place), `problems` all of them. */
 function problemsError(code: 'template_invalid' | 'template_variables_invalid' | 'template_render_failed', problems: Problem[]): AppError {
@@ -148,9 +187,7 @@ function checkContent(c: Content & { variablesInput?: DeclarationInput[] }): { c
   problems.push(...declared.problems);
   const parsed = compileSource(c);
   if (!parsed.ok) {
-    problems.push(...parsed.problems.map((p) => ({
-      param: p.part, message: `${where(p)}: ${p.message}.`, ...(p.line !== undefined && { line: p.line, column: p.column }),
-    })));
+    problems.push(...sourceProblems(parsed.problems));
   } else if (declared.problems.length === 0) {
     problems.push(...undeclaredUses(parsed.compiled, declared.declarations));
   }
@@ -190,12 +227,12 @@ const contentOf = (v: TemplateVersion): Content => ({
 const sameContent = (a: Content, b: Content) => JSON.stringify(a) === JSON.stringify(b);
 
 /** `contact` for a recipient: the contact's fields, first and last name split from its name as Listmonk does. */
-function contactData(c: ContactFacts | undefined): Record<string, string> {
+export function contactData(c: ContactFacts | undefined): Record<string, unknown> {
   if (!c) return {};
   const words = (c.name ?? '').split(/\s+/).filter(Boolean);
   return {
     id: c.id, email: c.email, name: c.name ?? '',
-    first_name: words[0] ?? '', last_name: words.length > 1 ? words.at(-1)! : '',
+    first_name: words[0] ?? '', last_name: words.length > 1 ? words.at(-1)! : '', properties: c.properties ?? {},
   };
 }
 
@@ -451,6 +488,51 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
           throw err;
         }
       });
+    },
+
+    checkSources(source) {
+      const parsed = compileSource({ subject: source.subject ?? '', html: source.html, text: source.text });
+      if (!parsed.ok) throw problemsError('template_invalid', sourceProblems(parsed.problems));
+      const undeclared = undeclaredUses(parsed.compiled, []);
+      if (undeclared.length > 0) throw problemsError('template_invalid', undeclared);
+    },
+
+    async compileContent(ws, source) {
+      if (source.template === undefined) {
+        const { compiled } = checkContent({
+          subject: source.subject ?? '', html: source.html ?? null, text: source.text ?? null, from: null, replyTo: null, variables: [],
+        });
+        return {
+          templateId: null, version: null, from: null, replyTo: null,
+          render: (data, untilMs) => render(compiled, data, (part) => part, untilMs),
+        };
+      }
+      const ref = source.template.id;
+      const t = await findTemplateHead(store.db, ws, ref);
+      if (!t) throw new AppError('validation_error', `No template with id or alias '${ref}' in this workspace.`, { param: 'template.id' });
+      const n = source.template.version ?? t.publishedVersion;
+      if (n === null) {
+        throw new AppError('template_not_published', `Template ${t.id} has no published version; publish one, or name a version.`, { param: 'template.id' });
+      }
+      if (n > t.latestVersion) {
+        throw new AppError('validation_error', `Template ${t.id} has versions 1 to ${t.latestVersion}; there is no version ${n}.`, { param: 'template.version' });
+      }
+      const p = await prepared(t.id, n);
+      if (!p) throw new AppError('validation_error', `No template with id or alias '${ref}' in this workspace.`, { param: 'template.id' });
+      // No one gives a broadcast's variables: each takes its fallback.
+      const values = bind(p.declarations, {}, 'template', false);
+      let compiled = p.compiled;
+      if (source.subject) {
+        const subject = compileSource({ subject: source.subject, html: null, text: null });
+        if (!subject.ok) throw problemsError('template_invalid', sourceProblems(subject.problems));
+        const undeclared = undeclaredUses(subject.compiled, p.declarations);
+        if (undeclared.length > 0) throw problemsError('template_invalid', undeclared);
+        compiled = { ...p.compiled, subject: subject.compiled.subject };
+      }
+      return {
+        templateId: t.id, version: n, from: p.from, replyTo: p.replyTo,
+        render: (data, untilMs) => render(compiled, { ...values, ...data }, () => 'template', untilMs),
+      };
     },
 
     async templateId(ws, ref) {
