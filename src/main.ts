@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { systemClock, type Clock } from './core/clock.js';
+import { AppError } from './core/errors.js';
 import { cursorCodec } from './core/cursors.js';
 import { openKeyring, type Keyring } from './keyring.js';
 import { createLogger } from './logger.js';
@@ -21,7 +22,7 @@ import {
 } from './domains/index.js';
 import { tagsRoutes, tagsService, type TagsService } from './tags/index.js';
 import { suppressionsRoutes, suppressionsService, type SuppressionsService } from './suppressions/index.js';
-import { contactsRoutes, contactsService, type ContactsService } from './contacts/index.js';
+import { audiencePage, contactsRoutes, contactsService, countAudience, lastContactPos, type ContactsService } from './contacts/index.js';
 import { unsubscribeLinks, unsubscribeRoutes, type UnsubscribeLinks } from './unsubscribe/index.js';
 import { attachmentsRoutes, attachmentsService, type AttachmentsService } from './attachments/index.js';
 import { trackingRoutes, trackingService, type TrackingService } from './tracking/index.js';
@@ -42,6 +43,8 @@ import { queueDepth } from './delivery/queue.repo.js';
 import { providerForMx } from './delivery/provider.js';
 import { sinkMessagesFor } from './delivery/sink.js';
 import { templatesRoutes, templatesService, type TemplatesService } from './templates/index.js';
+import { broadcastsRoutes, broadcastsService, runBroadcastSender, type BroadcastsService } from './broadcasts/index.js';
+import { newLeaseOwner } from './core/lease-owner.js';
 
 // The composition root: config -> store -> services -> HTTP (and, as they
 // land, SMTP listeners and engines). Nothing else constructs singletons.
@@ -60,6 +63,7 @@ export interface Services {
   attachments: AttachmentsService;
   templates: TemplatesService;
   emails: EmailsService;
+  broadcasts: BroadcastsService;
   events: EventsService;
   webhooks: WebhooksService;
   /** The webhooks engine (tests call drain()). */
@@ -70,7 +74,7 @@ export interface Services {
 }
 
 /** The background engines every node runs; /readyz reports one that is not running. */
-const ENGINE_NAMES = ['scheduler', 'delivery worker', 'due poller', 'inbound processor', 'webhook dispatcher'] as const;
+const ENGINE_NAMES = ['scheduler', 'delivery worker', 'due poller', 'broadcast sender', 'inbound processor', 'webhook dispatcher'] as const;
 type EngineName = (typeof ENGINE_NAMES)[number];
 /** /readyz gives the store this long to commit a write. */
 const READINESS_STORE_TIMEOUT_MS = 2_000;
@@ -123,6 +127,13 @@ export async function openServices(config: Config, clock: Clock = systemClock, l
     readEventsAfter: (afterPos, limit) => events.readAfter(afterPos, limit),
     lastEventPos: () => events.lastPos(),
   });
+  const emails = emailsService({
+    unsubscribeHeaders: (ws, address) => unsubscribe.unsubscribeHeaders(ws, address),
+    unsubscribeUrl: (ws, address) => unsubscribe.url(ws, address), templates,
+    store, clock, senders: domains.senders(), suppressions, attachments, plan: (name) => workspaces.plan(name),
+    sendDelaySeconds: config.sendDelaySeconds, deliveryLifetimeMs: DEFAULT_MAX_LIFETIME_MS,
+    keptMessage: async (emailId) => (await sinkMessagesFor(store.db, emailId))[0]?.raw,
+  });
   return {
     store,
     keyring,
@@ -141,12 +152,28 @@ export async function openServices(config: Config, clock: Clock = systemClock, l
     unsubscribe,
     attachments,
     templates,
-    emails: emailsService({
-      unsubscribeHeaders: (ws, address) => unsubscribe.unsubscribeHeaders(ws, address),
-      unsubscribeUrl: (ws, address) => unsubscribe.url(ws, address), templates,
-      store, clock, senders: domains.senders(), suppressions, attachments, plan: (name) => workspaces.plan(name),
-      sendDelaySeconds: config.sendDelaySeconds, deliveryLifetimeMs: DEFAULT_MAX_LIFETIME_MS,
-      keptMessage: async (emailId) => (await sinkMessagesFor(store.db, emailId))[0]?.raw,
+    emails,
+    broadcasts: broadcastsService({
+      store, clock, logger, emails, templates,
+      audience: {
+        page: (ws, filter, p) => audiencePage(store.db, ws, filter, p),
+        count: (ws, filter, maxPos) => countAudience(store.db, ws, filter, maxPos),
+        lastPos: (ws) => lastContactPos(store.db, ws),
+      },
+      contacts: {
+        byId: (ws, id) => contacts.get(ws, id).catch((err: unknown) => {
+          if (err instanceof AppError && err.code === 'not_found') return undefined;
+          throw err;
+        }),
+        async byEmails(ws, addresses) {
+          const found = await contacts.findByEmails(ws, addresses);
+          return new Map(await Promise.all([...found].map(async ([address, ref]) => [address, await contacts.get(ws, ref.id)] as const)));
+        },
+      },
+      existingTags: (ws, ids) => tags.existing(ws, ids),
+      domainActive: async (ws, name) => (await domains.senders().find(ws, name))?.status === 'active',
+      planOf: async (ws) => (await workspaces.find(ws))?.plan ?? config.defaultPlan,
+      unsubscribeUrl: (ws, address) => unsubscribe.url(ws, address),
     }),
     events,
     webhooks: webhooksService({ store, clock, sealKey: keyring.sealKey, allowPrivate: config.webhookAllowPrivate, dispatcher: webhookDispatcher }),
@@ -227,7 +254,7 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
   const routers = [healthRoutes(readiness), metricsRoutes(metrics, config.metricsToken), apiKeysRoutes(services.apiKeys), domainsRoutes(services.domains),
     tagsRoutes(services.tags), contactsRoutes(services.contacts), suppressionsRoutes(services.suppressions),
     unsubscribeRoutes(services.unsubscribe, services.contacts), emailsRoutes(services.emails), attachmentsRoutes(services.attachments),
-    templatesRoutes(services.templates),
+    templatesRoutes(services.templates), broadcastsRoutes(services.broadcasts),
     eventsRoutes(services.events), webhooksRoutes(services.webhooks), analyticsRoutes(services.analytics),
     inboundRoutes(services.inbound), trackingRoutes(services.tracking), dashboardRoutes(), rootRedirect()];
   const app = createApp(httpDeps, routers);
@@ -318,6 +345,7 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
   });
   startEngine('delivery worker', delivery.run(stopping.signal));
   startEngine('due poller', runDuePoller({ emails: services.emails, clock, logger }, stopping.signal));
+  startEngine('broadcast sender', runBroadcastSender({ broadcasts: services.broadcasts, clock, logger, owner: newLeaseOwner() }, stopping.signal));
   startEngine('inbound processor', runInboundProcessor({ inbound: services.inbound, logger }, stopping.signal));
 
   services.webhookDispatcher.observeAttempts((result, seconds) => metrics.webhookAttempt(result, seconds));

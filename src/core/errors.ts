@@ -26,6 +26,11 @@ export type ErrorCode =
   | 'template_variables_invalid'
   | 'template_render_failed'
   | 'template_not_published'
+  | 'broadcast_not_editable'
+  | 'broadcast_incomplete'
+  | 'broadcast_not_sending'
+  | 'broadcast_not_paused'
+  | 'broadcast_not_cancellable'
   | 'rate_limit_exceeded'
   | 'daily_quota_exceeded'
   | 'monthly_quota_exceeded'
@@ -55,6 +60,11 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   template_variables_invalid: 422,
   template_render_failed: 422,
   template_not_published: 422,
+  broadcast_not_editable: 422,
+  broadcast_incomplete: 422,
+  broadcast_not_sending: 422,
+  broadcast_not_paused: 422,
+  broadcast_not_cancellable: 422,
   rate_limit_exceeded: 429,
   daily_quota_exceeded: 429,
   monthly_quota_exceeded: 429,

@@ -46,6 +46,9 @@ export interface EmailSummary {
   /** The template the content was rendered from, and its version; null when the content was given. */
   template_id: string | null;
   template_version: number | null;
+  /** The broadcast the email is part of, and the contact it was made for. */
+  broadcast_id: string | null;
+  contact_id: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -107,6 +110,8 @@ export interface AttachmentPart {
 
 export interface NewEmail extends EmailFields {
   resentFrom: string | null;
+  broadcastId: string | null;
+  contactId: string | null;
   recipients: Array<{ id: string; email: string; kind: 'to' | 'cc' | 'bcc'; domain: string; status: RecipientStatus; detail: string | null }>;
   attachments: AttachmentPart[];
   now: number;
@@ -122,12 +127,14 @@ export interface EmailFilter {
   createdBefore?: number;
   domainId?: string;
   templateId?: string;
+  broadcastId?: string;
   mode?: 'live' | 'test';
 }
 
 const SUMMARY_COLUMNS = [
   'pos', 'id', 'domain_id', 'mode', 'from_address', 'to_list', 'cc_list', 'bcc_list', 'reply_to_list', 'subject', 'tags',
-  'status', 'scheduled_at', 'sent_at', 'message_id', 'resent_from', 'template_id', 'template_version', 'created_at', 'updated_at',
+  'status', 'scheduled_at', 'sent_at', 'message_id', 'resent_from', 'template_id', 'template_version', 'broadcast_id', 'contact_id',
+  'created_at', 'updated_at',
 ] as const;
 
 type SummaryRow = Pick<Selectable<EmailsTable>, (typeof SUMMARY_COLUMNS)[number]>;
@@ -140,7 +147,7 @@ const toSummary = (r: SummaryRow): EmailSummary => ({
   reply_to: json(r.reply_to_list), subject: r.subject, tags: json(r.tags), status: r.status, mode: r.mode,
   domain_id: r.domain_id, message_id: r.message_id, scheduled_at: toIsoOrNull(r.scheduled_at), sent_at: toIsoOrNull(r.sent_at),
   resent_from: r.resent_from, template_id: r.template_id, template_version: r.template_version,
-  created_at: toIso(r.created_at), updated_at: toIso(r.updated_at),
+  broadcast_id: r.broadcast_id, contact_id: r.contact_id, created_at: toIso(r.created_at), updated_at: toIso(r.updated_at),
 });
 
 const toRecipientView = (r: Selectable<EmailRecipientsTable>): RecipientView => ({
@@ -185,7 +192,8 @@ export async function insertEmail(tx: Tx, e: NewEmail): Promise<Email> {
     reply_to_list: JSON.stringify(e.replyTo), subject: e.subject, tags: JSON.stringify(e.tags),
     attachments: JSON.stringify(attachments),
     status: e.status, scheduled_at: e.scheduledAt, sent_at: null, message_id: e.messageId, resent_from: e.resentFrom,
-    template_id: e.templateId, template_version: e.templateVersion, ...search, created_at: e.now, updated_at: e.now,
+    template_id: e.templateId, template_version: e.templateVersion, broadcast_id: e.broadcastId, contact_id: e.contactId,
+    ...search, created_at: e.now, updated_at: e.now,
   };
   const columns = Object.keys(row) as Array<keyof typeof row>;
   const inserted = await runShaped(tx, 'insert email returning pos', columns.map((c) => row[c]),
@@ -213,7 +221,7 @@ export async function insertEmail(tx: Tx, e: NewEmail): Promise<Email> {
     id: e.id, object: 'email', from: e.from, to: e.to, cc: e.cc, bcc: e.bcc, reply_to: e.replyTo, subject: e.subject, tags: e.tags,
     status: e.status, mode: e.mode, domain_id: e.domainId, message_id: e.messageId, scheduled_at: toIsoOrNull(e.scheduledAt),
     sent_at: null, resent_from: e.resentFrom, template_id: e.templateId, template_version: e.templateVersion,
-    created_at: at, updated_at: at, html: e.html, text: e.text, headers: e.headers,
+    broadcast_id: e.broadcastId, contact_id: e.contactId, created_at: at, updated_at: at, html: e.html, text: e.text, headers: e.headers,
     attachments, recipients: e.recipients.map((r) => ({ email: r.email, type: r.kind, status: r.status, smtp_code: null, detail: r.detail, updated_at: at })),
   };
 }
@@ -254,6 +262,7 @@ export async function listEmails(db: Db, ws: string, f: EmailFilter, page: PageQ
     ...(f.domainId !== undefined ? [sql<boolean>`${col('domain_id')} = ${f.domainId}`] : []),
     ...(f.mode !== undefined ? [sql<boolean>`${col('mode')} = ${f.mode}`] : []),
     ...(f.templateId !== undefined ? [sql<boolean>`${col('template_id')} = ${f.templateId}`] : []),
+    ...(f.broadcastId !== undefined ? [sql<boolean>`${col('broadcast_id')} = ${f.broadcastId}`] : []),
     ...(f.createdAfter !== undefined ? [sql<boolean>`${col('created_at')} > ${f.createdAfter}`] : []),
     ...(f.createdBefore !== undefined ? [sql<boolean>`${col('created_at')} < ${f.createdBefore}`] : []),
     ...(f.tags?.length ? [sql<boolean>`${col('pos')} IN (SELECT email_pos FROM email_tags WHERE workspace_id = ${ws} AND tag IN (${sql.join(f.tags)}))`] : []),
@@ -399,4 +408,52 @@ export async function nextScheduledAt(db: Db): Promise<number | undefined> {
   const row = await db.selectFrom('emails').select((eb) => eb.fn.min('scheduled_at').as('at'))
     .where('status', '=', 'scheduled').executeTakeFirst();
   return row?.at == null ? undefined : Number(row.at);
+}
+
+/** How a broadcast's emails stand: each has one recipient, its contact. */
+export interface BroadcastEmailCounts {
+  emailsCreated: number;
+  sent: number;
+  delivered: number;
+  bounced: number;
+  failed: number;
+  suppressed: number;
+  opened: number;
+  clicked: number;
+  complained: number;
+  /** Contacts who unsubscribed after their email was made. */
+  unsubscribed: number;
+}
+
+export async function broadcastEmailCounts(db: Db, ws: string, broadcastId: string): Promise<BroadcastEmailCounts> {
+  const count = (status: RecipientStatus) => sql<number>`sum(case when r.status = ${status} then 1 else 0 end)`;
+  const outcomes = await db.selectFrom('emails as e').innerJoin('email_recipients as r', 'r.email_id', 'e.id')
+    .select((eb) => [
+      eb.fn.countAll<number>().as('created'),
+      sql<number>`sum(case when e.sent_at is not null then 1 else 0 end)`.as('sent'),
+      count('delivered').as('delivered'), count('bounced').as('bounced'), count('failed').as('failed'), count('suppressed').as('suppressed'),
+    ])
+    .where('e.workspace_id', '=', ws).where('e.broadcast_id', '=', broadcastId).executeTakeFirstOrThrow();
+  const engaged = await db.selectFrom('events as ev').innerJoin('emails as e', 'e.id', 'ev.email_id')
+    .select((eb) => ['ev.type', eb.fn.count<number>('ev.email_id').distinct().as('n')])
+    .where('e.workspace_id', '=', ws).where('e.broadcast_id', '=', broadcastId)
+    .where('ev.type', 'in', ['email.opened', 'email.clicked', 'email.complained']).groupBy('ev.type').execute();
+  const byType = new Map(engaged.map((r) => [r.type, Number(r.n)]));
+  const unsubscribed = await db.selectFrom('emails as e').innerJoin('contacts as c', 'c.id', 'e.contact_id')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('e.workspace_id', '=', ws).where('e.broadcast_id', '=', broadcastId)
+    .whereRef('c.unsubscribed_at', '>=', 'e.created_at').executeTakeFirstOrThrow();
+  return {
+    emailsCreated: Number(outcomes.created), sent: Number(outcomes.sent ?? 0), delivered: Number(outcomes.delivered ?? 0),
+    bounced: Number(outcomes.bounced ?? 0), failed: Number(outcomes.failed ?? 0), suppressed: Number(outcomes.suppressed ?? 0),
+    opened: byType.get('email.opened') ?? 0, clicked: byType.get('email.clicked') ?? 0, complained: byType.get('email.complained') ?? 0,
+    unsubscribed: Number(unsubscribed.n),
+  };
+}
+
+/** The ids of a broadcast's emails still waiting for their send delay, or scheduled. */
+export async function waitingBroadcastEmails(db: Db | Tx, ws: string, broadcastId: string, limit: number): Promise<string[]> {
+  const rows = await db.selectFrom('emails').select('id').where('workspace_id', '=', ws).where('broadcast_id', '=', broadcastId)
+    .where('status', 'in', ['pending', 'scheduled']).limit(limit).execute();
+  return rows.map((r) => r.id);
 }

@@ -13,7 +13,8 @@ import { addressKey } from './addresses.js';
 import { checkScheduleTime, MAX_CONTENT_BYTES, normaliseEmail, type EmailCreateBody, type EmailDraft } from './email-input.js';
 import { expandTemplates, type Expanded } from './by-template.js';
 import {
-  cancelOpenRecipients, dueScheduledEmails, findStoredEmail, getEmail, insertEmail, listEmails, listRecipients,
+  broadcastEmailCounts, cancelOpenRecipients, dueScheduledEmails, findStoredEmail, getEmail, insertEmail, listEmails, listRecipients,
+  waitingBroadcastEmails, type BroadcastEmailCounts,
   loadAttachmentParts, nextScheduledAt, transitionEmail, type AttachmentPart, type DueEmail, type Email, type EmailFilter, type EmailSummary, type NewEmail,
   type StoredEmail,
 } from './emails.repo.js';
@@ -51,6 +52,7 @@ export interface ListQuery {
   mode?: 'live' | 'test';
   /** Id or alias. */
   template_id?: string;
+  broadcast_id?: string;
 }
 
 export interface CancelResult {
@@ -83,6 +85,18 @@ export interface EmailsService {
    * first failure refusing the whole batch.
    */
   batch(sender: Sender, items: Array<EmailCreateBody | AppError>, options?: { strict?: boolean }): Promise<{ object: 'batch'; data: BatchItemResult[] }>;
+  /**
+   * A broadcast's emails, one per contact, made in one transaction with
+   * `progress` (the broadcast's own write), the send quota taken for all of
+   * them. An item that cannot be sent (its address, its content) is left out
+   * with its error. A quota used up or a from domain that may not send
+   * throws, and nothing is made.
+   */
+  sendForBroadcast(sender: Sender, broadcastId: string, items: BroadcastItem[], progress: (tx: Tx, made: number) => Promise<void>): Promise<BroadcastSendResult>;
+  /** How a broadcast's emails stand. */
+  broadcastCounts(workspaceId: string, broadcastId: string): Promise<BroadcastEmailCounts>;
+  /** Cancels a broadcast's emails still waiting for their send delay (or scheduled); returns how many. */
+  cancelBroadcastEmails(workspaceId: string, broadcastId: string): Promise<number>;
   list(workspaceId: string, query: ListQuery, page: PageQuery): Promise<Page<EmailSummary>>;
   get(workspaceId: string, id: string): Promise<Email>;
   /** The source of the message as the sink kept it (test keys, MAILROOM_DELIVERY=sink). */
@@ -97,6 +111,17 @@ export interface EmailsService {
   promoteDue(): Promise<number>;
   /** When the next scheduled email falls due, if any. */
   nextScheduledAt(): Promise<number | undefined>;
+}
+
+/** One contact's email of a broadcast, its content rendered for that contact. */
+export interface BroadcastItem {
+  contactId: string;
+  body: EmailCreateBody;
+}
+
+export interface BroadcastSendResult {
+  made: number;
+  refused: Array<{ contactId: string; error: AppError }>;
 }
 
 export interface EmailsDeps {
@@ -176,7 +201,8 @@ export function emailsService(deps: EmailsDeps): EmailsService {
   }
 
   function prepare(sender: Sender, draft: EmailDraft, domain: SenderDomain | undefined,
-    parts: AttachmentPart[], suppressedAll: Map<string, string>, resentFrom: string | null, now: number): Prepared {
+    parts: AttachmentPart[], suppressedAll: Map<string, string>, resentFrom: string | null, now: number,
+    broadcast?: { id: string; contactId: string }): Prepared {
     const id = newId('em', now);
     const suppressed: Prepared['suppressed'] = [];
     const recipients = draft.recipients.map((r) => {
@@ -197,6 +223,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
         subject: draft.subject, html: draft.html, text: draft.text, headers: draft.headers, tags: draft.tags, status,
         scheduledAt: draft.scheduledAt ?? null, messageId: draft.messageId ?? `<${id}@${draft.fromDomain}>`, resentFrom, recipients,
         templateId: draft.template?.id ?? null, templateVersion: draft.template?.version ?? null, attachments: parts, now,
+        broadcastId: broadcast?.id ?? null, contactId: broadcast?.contactId ?? null,
       },
       domains: [...new Set(open.map((r) => r.domain))],
       suppressed,
@@ -330,6 +357,33 @@ export function emailsService(deps: EmailsDeps): EmailsService {
       return { object: 'batch', data: results };
     },
 
+    async sendForBroadcast(sender, broadcastId, items, progress) {
+      const now = clock.now();
+      const lookup = domainLookup(sender);
+      const refused: BroadcastSendResult['refused'] = [];
+      const ready: Array<{ contactId: string; draft: EmailDraft; domain: SenderDomain | undefined }> = [];
+      for (const item of items) {
+        let draft: EmailDraft;
+        try {
+          draft = draftOf(sender, { body: item.body as Expanded['body'] }, now);
+        } catch (err) {
+          if (!(err instanceof AppError)) throw err;
+          refused.push({ contactId: item.contactId, error: err });
+          continue;
+        }
+        // Every item has the broadcast's from: a domain that may not send stops them all.
+        ready.push({ contactId: item.contactId, draft, domain: await lookup(draft) });
+      }
+      const suppressed = await suppressions.check(sender.workspaceId, ready.map((r) => addressKey(r.draft.recipients[0].email)));
+      const prepared = ready.map((r) => prepare(sender, r.draft, r.domain, [], suppressed, null, now, { id: broadcastId, contactId: r.contactId }));
+      await store.write(async (tx) => {
+        await consumeQuota(tx, sender, prepared.length, now);
+        for (const p of prepared) await insert(tx, p);
+        await progress(tx, prepared.length);
+      });
+      return { made: prepared.length, refused };
+    },
+
     async list(ws, q, page) {
       let templateId: string | undefined;
       if (q.template_id !== undefined) {
@@ -348,6 +402,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
         ...(q.domain_id !== undefined && { domainId: q.domain_id }),
         ...(q.mode !== undefined && { mode: q.mode }),
         ...(templateId !== undefined && { templateId }),
+        ...(q.broadcast_id !== undefined && { broadcastId: q.broadcast_id }),
       };
       return listEmails(store.db, ws, filter, page);
     },
@@ -481,6 +536,17 @@ export function emailsService(deps: EmailsDeps): EmailsService {
     },
 
     nextScheduledAt: () => nextScheduledAt(store.db),
+
+    broadcastCounts: (ws, broadcastId) => broadcastEmailCounts(store.db, ws, broadcastId),
+
+    async cancelBroadcastEmails(ws, broadcastId) {
+      let cancelled = 0;
+      for (;;) {
+        const ids = await waitingBroadcastEmails(store.db, ws, broadcastId, PROMOTE_BATCH);
+        for (const id of ids) if ((await service.cancel(ws, id)).cancelled) cancelled++;
+        if (ids.length < PROMOTE_BATCH) return cancelled;
+      }
+    },
   };
   return service;
 }

@@ -1,4 +1,4 @@
-export { emailsService, type EmailsService, type EmailsDeps, type Sender } from './emails.service.js';
+export { emailsService, type BroadcastItem, type EmailsService, type EmailsDeps, type Sender } from './emails.service.js';
 export { emailsRoutes } from './emails.routes.js';
 export { emailsLedger, aggregateStatus, type LedgerDeps } from './emails.ledger.js';
 export { runDuePoller } from './due-poller.js';
@@ -6,4 +6,5 @@ export type {
   HtmlRewriter, RenderedTemplate, SenderDomain, SendersPort, SuppressionsPort, TemplateRef, TemplateSend, TemplatesPort,
 } from './ports.js';
 export { parseMailbox } from './addresses.js';
-export type { Email, EmailSummary } from './emails.repo.js';
+export { checkScheduleTime, type EmailCreateBody } from './email-input.js';
+export type { BroadcastEmailCounts, Email, EmailSummary } from './emails.repo.js';

@@ -135,6 +135,274 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/broadcasts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the workspace's broadcasts, newest first.
+         * @description The list items carry their live `stats`. Scope `broadcasts:read`.
+         */
+        get: operations["listBroadcasts"];
+        put?: never;
+        /**
+         * Create a broadcast, as a draft.
+         * @description A broadcast is one message to an audience: every subscribed contact
+         *     of the workspace that is not deleted and not suppressed, narrowed by
+         *     `audience`. A draft may be incomplete; `POST /broadcasts/{id}/send`
+         *     checks that it can go out.
+         *
+         *     Content is `html` and/or `text`, or `template` (a template's id or
+         *     alias, and a version; without one the version published when
+         *     sending starts). Both are Liquid, rendered for each contact with
+         *     `contact.email`, `contact.name`, `contact.first_name`,
+         *     `contact.last_name`, `contact.properties.<key>` and
+         *     `unsubscribe_url`; a template's declared variables take their
+         *     fallbacks. Sources are checked when saved (422 `template_invalid`,
+         *     every problem in `problems`). `subject`, `from` and `reply_to` given
+         *     here win over a template version's. `preview_text` is put at the top
+         *     of the HTML, hidden, where mail clients show it beside the subject.
+         *
+         *     Every email of a broadcast carries RFC 8058 one-click unsubscribe
+         *     headers for its contact, and when the rendered HTML or text does not
+         *     contain the contact's `unsubscribe_url`, a short line with the link
+         *     is added at its end. Scope `broadcasts:write`.
+         */
+        post: operations["createBroadcast"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/broadcasts/{broadcast_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                broadcast_id: components["parameters"]["BroadcastId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * One broadcast, with its live stats.
+         * @description Scope `broadcasts:read`.
+         */
+        get: operations["getBroadcast"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a draft.
+         * @description Only a draft can be deleted (422 `broadcast_not_editable`); cancel a scheduled one first. Scope `broadcasts:write`.
+         */
+        delete: operations["deleteBroadcast"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a draft or scheduled broadcast.
+         * @description Fields as on create; null clears an optional one. Giving `html` or
+         *     `text` clears `template`, and giving `template` clears both. A
+         *     broadcast that is sending, paused, sent or cancelled cannot change
+         *     (422 `broadcast_not_editable`). Scope `broadcasts:write`.
+         */
+        patch: operations["updateBroadcast"];
+        trace?: never;
+    };
+    "/broadcasts/{broadcast_id}/audience": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                broadcast_id: components["parameters"]["BroadcastId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * How many contacts the audience holds now, and the first of them.
+         * @description For the broadcast's audience, or for `audience` in the body (an
+         *     editor's live count before saving). Once sending has started the
+         *     audience is fixed: the count is the number of contacts it was fixed
+         *     with. Scope `broadcasts:read`.
+         */
+        post: operations["previewBroadcastAudience"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/broadcasts/{broadcast_id}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                broadcast_id: components["parameters"]["BroadcastId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The broadcast rendered for one contact, as that contact would get it.
+         * @description Nothing is sent or stored. A broadcast without content is 422
+         *     `broadcast_incomplete`; a render that fails, 422
+         *     `template_render_failed`. Scope `broadcasts:read`.
+         */
+        post: operations["previewBroadcast"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/broadcasts/{broadcast_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                broadcast_id: components["parameters"]["BroadcastId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send the broadcast to up to five addresses, as a test.
+         * @description Each address gets the message rendered as its contact when it is
+         *     one, else with an empty `contact`; the subject starts with
+         *     "[Test] ". These are ordinary emails (listed, readable, counted
+         *     against the quota with a live key) tagged `broadcast_test`, and not
+         *     part of the broadcast's stats. The sending domain must be active
+         *     for a live key, as for any send. Scope `broadcasts:write`.
+         */
+        post: operations["sendBroadcastTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/broadcasts/{broadcast_id}/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                broadcast_id: components["parameters"]["BroadcastId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a draft now, or schedule it.
+         * @description Checks that the broadcast can go out (422 `broadcast_incomplete`
+         *     without `from`, a subject or content; `domain_not_verified` when the
+         *     from domain is not active and the key is live; a render that fails
+         *     for a sample contact), then makes it `scheduled` (with
+         *     `scheduled_at`, ISO 8601 or "in 2 hours", as for emails) or
+         *     `sending`. A scheduled broadcast can be sent again to move its time
+         *     or to send it at once. The key's mode decides the broadcast's: a
+         *     test key's broadcast goes to the sink.
+         *
+         *     When sending starts the audience is fixed: contacts added later do
+         *     not get it. The audience is turned into ordinary emails, one per
+         *     contact (`broadcast_id` and `contact_id` on each, and
+         *     `GET /emails?broadcast_id=` lists them), in chunks whose progress
+         *     is kept in the store, so a restart resumes where it stopped and no
+         *     contact gets two. `send_rate_per_minute` paces how fast emails are
+         *     made; each destination's delivery limits apply as to any email.
+         *     Each email counts against the send quota; when the quota runs out
+         *     the broadcast is `paused` with a `status_reason` and resumes by
+         *     itself after the quota resets. Scope `broadcasts:write`.
+         */
+        post: operations["sendBroadcast"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/broadcasts/{broadcast_id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                broadcast_id: components["parameters"]["BroadcastId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a sending broadcast.
+         * @description No more of its emails are made until it is resumed; emails made
+         *     already go on as usual. Only a `sending` broadcast can be paused
+         *     (422 `broadcast_not_sending`). Scope `broadcasts:write`.
+         */
+        post: operations["pauseBroadcast"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/broadcasts/{broadcast_id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                broadcast_id: components["parameters"]["BroadcastId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused broadcast.
+         * @description It goes on from where it stopped, with the audience fixed when it
+         *     started. A broadcast paused because the send quota ran out may be
+         *     resumed early; it pauses again if the quota is still used up. Only
+         *     a `paused` broadcast can be resumed (422 `broadcast_not_paused`).
+         *     Scope `broadcasts:write`.
+         */
+        post: operations["resumeBroadcast"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/broadcasts/{broadcast_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                broadcast_id: components["parameters"]["BroadcastId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a draft, scheduled, sending or paused broadcast.
+         * @description No email not yet made is made. Its emails still waiting for their
+         *     send delay are cancelled, as `POST /emails/{id}/cancel` would;
+         *     emails already handed to delivery go on. A sent or cancelled
+         *     broadcast is 422 `broadcast_not_cancellable`. Scope
+         *     `broadcasts:write`.
+         */
+        post: operations["cancelBroadcast"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/contacts": {
         parameters: {
             query?: never;
@@ -468,7 +736,8 @@ export interface paths {
          *     given tags (repeat the parameter or separate with commas).
          *     `created_after` and `created_before` are exclusive bounds.
          *     `template_id` (an id or an alias) gives the emails made from that
-         *     template; they keep its id after it is deleted. The list
+         *     template; they keep its id after it is deleted. `broadcast_id` gives
+         *     the emails of a broadcast, one per contact. The list
          *     items leave out the content (html, text, headers, attachments) and the
          *     per-recipient outcomes: GET /emails/{email_id} has them.
          */
@@ -1641,6 +1910,156 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             expires_at: components["schemas"]["Timestamp"];
         };
+        /** @enum {string} */
+        BroadcastStatus: "draft" | "scheduled" | "sending" | "paused" | "sent" | "cancelled";
+        /**
+         * @description Subscribed contacts that are not deleted and not suppressed, with
+         *     any of `tag_ids` (none: all of them), none of `exclude_tag_ids`,
+         *     and, when `engagement_tiers` is given, in one of those tiers (leave
+         *     out `inactive` and `cold` for a sunset policy).
+         */
+        BroadcastAudienceInput: {
+            tag_ids?: string[];
+            exclude_tag_ids?: string[];
+            engagement_tiers?: components["schemas"]["EngagementTier"][];
+        };
+        BroadcastAudienceFilter: {
+            tag_ids: string[];
+            exclude_tag_ids: string[];
+            /** @description null for every tier. */
+            engagement_tiers: components["schemas"]["EngagementTier"][] | null;
+        };
+        BroadcastTemplateInput: {
+            /** @description A template's id or alias. */
+            id: string;
+            /** @description Without it, the version published when sending starts. */
+            version?: number;
+        };
+        BroadcastCreate: {
+            name: string;
+            from?: string;
+            reply_to?: components["schemas"]["EmailAddressField"];
+            subject?: string;
+            preview_text?: string;
+            html?: string;
+            text?: string;
+            template?: components["schemas"]["BroadcastTemplateInput"];
+            audience?: components["schemas"]["BroadcastAudienceInput"];
+            /** @description At most this many emails made a minute; none: as fast as they can be made. */
+            send_rate_per_minute?: number;
+        };
+        BroadcastUpdate: {
+            name?: string;
+            from?: string | null;
+            reply_to?: components["schemas"]["EmailAddressField"] | null;
+            subject?: string | null;
+            preview_text?: string | null;
+            html?: string | null;
+            text?: string | null;
+            template?: components["schemas"]["BroadcastTemplateInput"] | null;
+            audience?: components["schemas"]["BroadcastAudienceInput"];
+            send_rate_per_minute?: number | null;
+        };
+        BroadcastAudienceRequest: {
+            audience?: components["schemas"]["BroadcastAudienceInput"];
+        };
+        BroadcastAudienceContact: {
+            id: string;
+            email: string;
+            name: string | null;
+            engagement_tier: components["schemas"]["EngagementTier"];
+        };
+        BroadcastAudience: {
+            /** @enum {string} */
+            object: "broadcast_audience";
+            count: number;
+            data: components["schemas"]["BroadcastAudienceContact"][];
+        };
+        BroadcastPreviewRequest: {
+            contact_id: string;
+        };
+        BroadcastRender: {
+            /** @enum {string} */
+            object: "broadcast_render";
+            contact_id: string;
+            to: string;
+            subject: string;
+            html: string | null;
+            text: string;
+        };
+        BroadcastTestRequest: {
+            to: string[];
+        };
+        BroadcastTestResult: {
+            data: {
+                to: string;
+                email_id: string;
+            }[];
+        };
+        BroadcastSendRequest: {
+            scheduled_at?: string;
+        };
+        /**
+         * @description `audience_size`: contacts in the audience when sending started (the
+         *     current count before). `emails_created`: emails made so far. Then,
+         *     among those emails: `sent` handed to delivery, `delivered`,
+         *     `bounced`, `complained`, `opened`, `clicked` and `failed` counted
+         *     once per email; `suppressed`: recipients on the suppression list by
+         *     the time their email was made; `unsubscribed`: contacts who
+         *     unsubscribed through this broadcast's link.
+         */
+        BroadcastStats: {
+            audience_size: number;
+            emails_created: number;
+            sent: number;
+            delivered: number;
+            bounced: number;
+            complained: number;
+            opened: number;
+            clicked: number;
+            unsubscribed: number;
+            failed: number;
+            suppressed: number;
+        };
+        Broadcast: {
+            id: string;
+            /** @enum {string} */
+            object: "broadcast";
+            name: string;
+            from: string | null;
+            reply_to: string[];
+            subject: string | null;
+            preview_text: string | null;
+            html: string | null;
+            text: string | null;
+            template: null | {
+                id: string;
+                /** @description null for the version published when sending starts. */
+                version: number | null;
+            };
+            audience: components["schemas"]["BroadcastAudienceFilter"];
+            send_rate_per_minute: number | null;
+            status: components["schemas"]["BroadcastStatus"];
+            /** @description Why a broadcast is paused. */
+            status_reason: string | null;
+            /**
+             * @description The mode of the key that sent it; null before.
+             * @enum {string|null}
+             */
+            mode: "live" | "test" | null;
+            scheduled_at: components["schemas"]["NullableTimestamp"];
+            created_at: components["schemas"]["Timestamp"];
+            updated_at: components["schemas"]["Timestamp"];
+            started_at: components["schemas"]["NullableTimestamp"];
+            sent_at: components["schemas"]["NullableTimestamp"];
+            cancelled_at: components["schemas"]["NullableTimestamp"];
+            stats: components["schemas"]["BroadcastStats"];
+        };
+        BroadcastList: {
+            data: components["schemas"]["Broadcast"][];
+            has_more: boolean;
+            next_cursor?: string;
+        };
         /**
          * @description `cleaned`: the address hard-bounced or complained; set automatically.
          * @enum {string}
@@ -1921,6 +2340,10 @@ export interface components {
             template_id: string | null;
             /** @description The version of that template. */
             template_version: number | null;
+            /** @description The broadcast this email is part of. */
+            broadcast_id: string | null;
+            /** @description The contact a broadcast's email is for. */
+            contact_id: string | null;
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
@@ -2535,6 +2958,7 @@ export interface components {
         IdempotencyKey: string;
         CreatedAfter: string;
         CreatedBefore: string;
+        BroadcastId: string;
         /** @description The template's id (tpl_…) or its alias. */
         TemplateRef: string;
     };
@@ -2750,6 +3174,371 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listBroadcasts: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                starting_after?: components["parameters"]["StartingAfter"];
+                ending_before?: components["parameters"]["EndingBefore"];
+                status?: components["schemas"]["BroadcastStatus"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of broadcasts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BroadcastList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    createBroadcast: {
+        parameters: {
+            query?: never;
+            header?: {
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BroadcastCreate"];
+            };
+        };
+        responses: {
+            /** @description The broadcast */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Broadcast"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    getBroadcast: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                broadcast_id: components["parameters"]["BroadcastId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The broadcast */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Broadcast"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    deleteBroadcast: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                broadcast_id: components["parameters"]["BroadcastId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    updateBroadcast: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                broadcast_id: components["parameters"]["BroadcastId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BroadcastUpdate"];
+            };
+        };
+        responses: {
+            /** @description The broadcast */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Broadcast"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    previewBroadcastAudience: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                broadcast_id: components["parameters"]["BroadcastId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BroadcastAudienceRequest"];
+            };
+        };
+        responses: {
+            /** @description The size and first contacts of the audience */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BroadcastAudience"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    previewBroadcast: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                broadcast_id: components["parameters"]["BroadcastId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BroadcastPreviewRequest"];
+            };
+        };
+        responses: {
+            /** @description The rendered message */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BroadcastRender"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sendBroadcastTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                broadcast_id: components["parameters"]["BroadcastId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BroadcastTestRequest"];
+            };
+        };
+        responses: {
+            /** @description The test emails */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BroadcastTestResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    sendBroadcast: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                broadcast_id: components["parameters"]["BroadcastId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["BroadcastSendRequest"];
+            };
+        };
+        responses: {
+            /** @description The broadcast */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Broadcast"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    pauseBroadcast: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                broadcast_id: components["parameters"]["BroadcastId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The broadcast */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Broadcast"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    resumeBroadcast: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                broadcast_id: components["parameters"]["BroadcastId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The broadcast */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Broadcast"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    cancelBroadcast: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                broadcast_id: components["parameters"]["BroadcastId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The broadcast */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Broadcast"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -3279,6 +4068,7 @@ export interface operations {
                 mode?: "live" | "test";
                 /** @description A template's id or alias. */
                 template_id?: string;
+                broadcast_id?: string;
             };
             header?: never;
             path?: never;

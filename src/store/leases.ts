@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from './db.js';
 
 /** The tables whose rows are leased to a named owner (core/lease-owner.ts). */
-export type LeasedTable = 'outbound_queue' | 'inbound_messages' | 'webhook_deliveries' | 'scheduled_tasks';
+export type LeasedTable = 'outbound_queue' | 'inbound_messages' | 'webhook_deliveries' | 'scheduled_tasks' | 'broadcasts';
 
 /**
  * Who holds leases on rows of `table`. With `pendingOnly`, only pending rows

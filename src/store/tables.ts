@@ -173,6 +173,9 @@ export interface EmailsTable {
   /** The template the content was rendered from, and its version; null for content given as is. */
   template_id: string | null;
   template_version: number | null;
+  /** The broadcast the email is part of and the contact it was made for; unique together. */
+  broadcast_id: string | null;
+  contact_id: string | null;
   search_to: string;
   search_from: string;
   search_subject: string;
@@ -405,6 +408,46 @@ export interface WebhookAttemptsTable {
   response_body: string | null;
 }
 
+export type BroadcastStatus = 'draft' | 'scheduled' | 'sending' | 'paused' | 'sent' | 'cancelled';
+
+export interface BroadcastsTable {
+  pos: Generated<number>;
+  id: string;
+  workspace_id: string;
+  name: string;
+  from_address: string | null;
+  /** JSON array of addresses. */
+  reply_to_list: string;
+  subject: string | null;
+  preview_text: string | null;
+  html: string | null;
+  text_body: string | null;
+  template_id: string | null;
+  template_version: number | null;
+  /** JSON: {tag_ids, exclude_tag_ids, engagement_tiers}. */
+  audience: string;
+  send_rate_per_minute: number | null;
+  status: BroadcastStatus;
+  status_reason: string | null;
+  /** The mode of the key that sent it; null before. */
+  mode: 'live' | 'test' | null;
+  scheduled_at: number | null;
+  resume_at: number | null;
+  next_chunk_at: Generated<number>;
+  audience_size: number | null;
+  audience_max_pos: number | null;
+  /** The position of the last contact whose email is made. */
+  expanded_pos: Generated<number>;
+  emails_created: Generated<number>;
+  created_at: number;
+  updated_at: number;
+  started_at: number | null;
+  sent_at: number | null;
+  cancelled_at: number | null;
+  locked_until: Generated<number>;
+  lease_owner: string | null;
+}
+
 export interface TemplatesTable {
   pos: Generated<number>;
   id: string;
@@ -606,4 +649,5 @@ export interface Database {
   analytics_first_engagement: AnalyticsFirstEngagementTable;
   templates: TemplatesTable;
   template_versions: TemplateVersionsTable;
+  broadcasts: BroadcastsTable;
 }

@@ -25,6 +25,13 @@ export async function findTag(db: Db | Tx, ws: string, id: string): Promise<Tag 
   return row && toTag(row);
 }
 
+/** Which of these ids are tags of the workspace. */
+export async function existingTagIds(db: Db | Tx, ws: string, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.selectFrom('tags').select('id').where('workspace_id', '=', ws).where('id', 'in', ids).execute();
+  return new Set(rows.map((r) => r.id));
+}
+
 /** Tags by lower-cased name. */
 export async function findTagsByKeys(db: Db | Tx, ws: string, keys: string[]): Promise<Map<string, Tag>> {
   const out = new Map<string, Tag>();

@@ -3,7 +3,7 @@ import { newId } from '../core/ids.js';
 import { toIso, type Clock } from '../core/clock.js';
 import type { Store, Tx } from '../store/db.js';
 import type { Page, PageQuery } from '../store/paging.js';
-import { deleteTag, findTag, findTagsByKeys, insertTags, listTags, type Tag } from './tags.repo.js';
+import { deleteTag, existingTagIds, findTag, findTagsByKeys, insertTags, listTags, type Tag } from './tags.repo.js';
 
 // Tag names are trimmed and unique per workspace without regard to case
 // ("VIP" and "vip" are one tag), the way people mean labels.
@@ -17,6 +17,8 @@ export interface TagsService {
   /** Removes the tag from every contact too. */
   remove(workspaceId: string, id: string): Promise<void>;
   find(tx: Tx, workspaceId: string, id: string): Promise<Tag | undefined>;
+  /** Which of these ids are tags of the workspace. */
+  existing(workspaceId: string, ids: string[]): Promise<Set<string>>;
   /** Inside the caller's transaction: the tags with these names, creating the missing ones. */
   ensureNamed(tx: Tx, workspaceId: string, names: string[]): Promise<Map<string, Tag>>;
 }
@@ -57,6 +59,7 @@ export function tagsService(deps: { store: Store; clock: Clock }): TagsService {
     },
 
     find: (tx, ws, id) => findTag(tx, ws, id),
+    existing: (ws, ids) => existingTagIds(store.db, ws, ids),
 
     async ensureNamed(tx, ws, names) {
       // A new tag takes the first spelling given for it.

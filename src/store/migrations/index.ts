@@ -16,6 +16,7 @@ import * as m0014 from './0014_queue_by_destination.js';
 import * as m0015 from './0015_inbound_replies.js';
 import * as m0016 from './0016_templates.js';
 import * as m0017 from './0017_analytics_mode.js';
+import * as m0020 from './0020_broadcasts.js';
 
 // Migrations are listed here rather than read from disk, so they run the same
 // from src/ under tsx and from dist/. Names sort in the order they apply.
@@ -37,4 +38,5 @@ export const migrations: Record<string, Migration> = {
   '0015_inbound_replies': m0015,
   '0016_templates': m0016,
   '0017_analytics_mode': m0017,
+  '0020_broadcasts': m0020,
 };

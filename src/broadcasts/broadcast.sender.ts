@@ -1,0 +1,34 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { Clock } from '../core/clock.js';
+import type { BroadcastsService } from './broadcasts.service.js';
+
+// The broadcast sender: an engine loop that starts scheduled broadcasts when
+// their time comes, resumes those paused by the quota after its reset, and
+// makes sending broadcasts' emails a chunk at a time. It goes straight on
+// while there is work, and otherwise sleeps until the next chunk is due, but
+// at most `pollMs`, so a broadcast sent meanwhile (or on another node) is seen.
+
+export const BROADCAST_POLL_MS = 250;
+
+export async function runBroadcastSender(deps: { broadcasts: BroadcastsService; clock: Clock; logger: Logger; owner: string; pollMs?: number },
+  signal: AbortSignal): Promise<void> {
+  const pollMs = deps.pollMs ?? BROADCAST_POLL_MS;
+  // Broadcasts a crashed process of this host held would otherwise wait out their lease.
+  await deps.broadcasts.releaseGoneLeases();
+  while (!signal.aborted) {
+    let wait = pollMs;
+    try {
+      await deps.broadcasts.startDue();
+      if (await deps.broadcasts.sendNextChunk(deps.owner)) wait = 0;
+      else {
+        const next = await deps.broadcasts.nextChunkDue();
+        if (next !== undefined) wait = Math.max(10, Math.min(pollMs, next - deps.clock.now()));
+      }
+    } catch (err) {
+      deps.logger.error({ err }, 'broadcast sender failed');
+    }
+    if (wait === 0) await new Promise((resolve) => setImmediate(resolve));
+    else await sleep(wait, undefined, { signal }).catch(() => undefined);
+  }
+}

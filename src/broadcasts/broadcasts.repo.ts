@@ -1,0 +1,205 @@
+import type { Selectable, Updateable } from 'kysely';
+import type { Db, Tx } from '../store/db.js';
+import type { BroadcastStatus, BroadcastsTable, EngagementTier } from '../store/tables.js';
+import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
+import { toIso, toIsoOrNull } from '../core/clock.js';
+
+// Broadcasts: the row of each, mapped to the shape the service reasons
+// about; the sender's claim and its progress, written under a lease.
+
+export interface Audience {
+  tag_ids: string[];
+  exclude_tag_ids: string[];
+  engagement_tiers: EngagementTier[] | null;
+}
+
+/** A broadcast as the service reasons about it: times in ms, JSON parsed. */
+export interface StoredBroadcast {
+  pos: number;
+  id: string;
+  workspaceId: string;
+  name: string;
+  from: string | null;
+  replyTo: string[];
+  subject: string | null;
+  previewText: string | null;
+  html: string | null;
+  text: string | null;
+  template: { id: string; version: number | null } | null;
+  audience: Audience;
+  sendRatePerMinute: number | null;
+  status: BroadcastStatus;
+  statusReason: string | null;
+  mode: 'live' | 'test' | null;
+  scheduledAt: number | null;
+  resumeAt: number | null;
+  audienceSize: number | null;
+  audienceMaxPos: number | null;
+  expandedPos: number;
+  emailsCreated: number;
+  createdAt: number;
+  updatedAt: number;
+  startedAt: number | null;
+  sentAt: number | null;
+  cancelledAt: number | null;
+}
+
+/** The API's fields of a broadcast, but its stats. */
+export interface BroadcastFields {
+  id: string;
+  object: 'broadcast';
+  name: string;
+  from: string | null;
+  reply_to: string[];
+  subject: string | null;
+  preview_text: string | null;
+  html: string | null;
+  text: string | null;
+  template: { id: string; version: number | null } | null;
+  audience: Audience;
+  send_rate_per_minute: number | null;
+  status: BroadcastStatus;
+  status_reason: string | null;
+  mode: 'live' | 'test' | null;
+  scheduled_at: string | null;
+  created_at: string;
+  updated_at: string;
+  started_at: string | null;
+  sent_at: string | null;
+  cancelled_at: string | null;
+}
+
+type Row = Selectable<BroadcastsTable>;
+
+const toStored = (r: Row): StoredBroadcast => ({
+  pos: Number(r.pos), id: r.id, workspaceId: r.workspace_id, name: r.name, from: r.from_address,
+  replyTo: JSON.parse(r.reply_to_list) as string[], subject: r.subject, previewText: r.preview_text, html: r.html, text: r.text_body,
+  template: r.template_id === null ? null : { id: r.template_id, version: r.template_version },
+  audience: JSON.parse(r.audience) as Audience, sendRatePerMinute: r.send_rate_per_minute, status: r.status,
+  statusReason: r.status_reason, mode: r.mode, scheduledAt: r.scheduled_at, resumeAt: r.resume_at, audienceSize: r.audience_size,
+  audienceMaxPos: r.audience_max_pos === null ? null : Number(r.audience_max_pos), expandedPos: Number(r.expanded_pos),
+  emailsCreated: r.emails_created, createdAt: r.created_at, updatedAt: r.updated_at, startedAt: r.started_at, sentAt: r.sent_at,
+  cancelledAt: r.cancelled_at,
+});
+
+export const toFields = (b: StoredBroadcast): BroadcastFields => ({
+  id: b.id, object: 'broadcast', name: b.name, from: b.from, reply_to: b.replyTo, subject: b.subject, preview_text: b.previewText,
+  html: b.html, text: b.text, template: b.template, audience: b.audience, send_rate_per_minute: b.sendRatePerMinute,
+  status: b.status, status_reason: b.statusReason, mode: b.mode, scheduled_at: toIsoOrNull(b.scheduledAt),
+  created_at: toIso(b.createdAt), updated_at: toIso(b.updatedAt), started_at: toIsoOrNull(b.startedAt),
+  sent_at: toIsoOrNull(b.sentAt), cancelled_at: toIsoOrNull(b.cancelledAt),
+});
+
+/** The content and audience a person edits. */
+export interface BroadcastContent {
+  name: string;
+  from: string | null;
+  replyTo: string[];
+  subject: string | null;
+  previewText: string | null;
+  html: string | null;
+  text: string | null;
+  template: { id: string; version: number | null } | null;
+  audience: Audience;
+  sendRatePerMinute: number | null;
+}
+
+const contentColumns = (c: BroadcastContent) => ({
+  name: c.name, from_address: c.from, reply_to_list: JSON.stringify(c.replyTo), subject: c.subject, preview_text: c.previewText,
+  html: c.html, text_body: c.text, template_id: c.template?.id ?? null, template_version: c.template?.version ?? null,
+  audience: JSON.stringify(c.audience), send_rate_per_minute: c.sendRatePerMinute,
+});
+
+export async function insertBroadcast(tx: Tx, b: { id: string; workspaceId: string; content: BroadcastContent; now: number }): Promise<void> {
+  await tx.insertInto('broadcasts').values({
+    id: b.id, workspace_id: b.workspaceId, ...contentColumns(b.content), status: 'draft', status_reason: null, mode: null,
+    scheduled_at: null, resume_at: null, audience_size: null, audience_max_pos: null, created_at: b.now, updated_at: b.now,
+    started_at: null, sent_at: null, cancelled_at: null, lease_owner: null,
+  }).execute();
+}
+
+export async function findBroadcast(db: Db | Tx, ws: string, id: string): Promise<StoredBroadcast | undefined> {
+  const row = await db.selectFrom('broadcasts').selectAll().where('workspace_id', '=', ws).where('id', '=', id).executeTakeFirst();
+  return row && toStored(row);
+}
+
+export async function listBroadcasts(db: Db, ws: string, f: { status?: BroadcastStatus }, page: PageQuery): Promise<Page<StoredBroadcast>> {
+  return fetchPage(page, (bound, order, take) => db.selectFrom('broadcasts').selectAll().where('workspace_id', '=', ws)
+    .$if(f.status !== undefined, (q) => q.where('status', '=', f.status!))
+    .$if(bound !== undefined, (q) => q.where('pos', bound!.op, bound!.pos))
+    .orderBy('pos', order).limit(take).execute(), toStored);
+}
+
+export async function updateContent(tx: Tx, id: string, content: BroadcastContent, now: number): Promise<void> {
+  await tx.updateTable('broadcasts').set({ ...contentColumns(content), updated_at: now }).where('id', '=', id).execute();
+}
+
+export async function deleteBroadcast(tx: Tx, id: string): Promise<void> {
+  await tx.deleteFrom('broadcasts').where('id', '=', id).execute();
+}
+
+/** Moves a broadcast from one of `from` to a new state; false when it was in none of them. */
+export async function transitionBroadcast(tx: Tx, id: string, from: BroadcastStatus[], set: Updateable<BroadcastsTable> & { status: BroadcastStatus },
+  now: number): Promise<boolean> {
+  const res = await tx.updateTable('broadcasts').set({ ...set, updated_at: now }).where('id', '=', id).where('status', 'in', from).executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+/** Scheduled broadcasts whose time has come, and broadcasts paused by the quota whose reset has come. */
+export async function dueBroadcasts(db: Db | Tx, now: number): Promise<Array<{ id: string; workspaceId: string; status: BroadcastStatus }>> {
+  const rows = await db.selectFrom('broadcasts').select(['id', 'workspace_id', 'status'])
+    .where((eb) => eb.or([
+      eb.and([eb('status', '=', 'scheduled'), eb('scheduled_at', '<=', now)]),
+      eb.and([eb('status', '=', 'paused'), eb('resume_at', '<=', now)]),
+    ])).limit(100).execute();
+  return rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id, status: r.status }));
+}
+
+/**
+ * Leases one sending broadcast whose next chunk is due to `owner`, the one
+ * waiting longest; a broadcast another sender holds is left to it.
+ */
+export async function claimSending(tx: Tx, c: { now: number; until: number; owner: string }): Promise<StoredBroadcast | undefined> {
+  const next = tx.selectFrom('broadcasts').select('id').where('status', '=', 'sending')
+    .where('locked_until', '<=', c.now).where('next_chunk_at', '<=', c.now).orderBy('next_chunk_at').limit(1);
+  const row = await tx.updateTable('broadcasts').set({ locked_until: c.until, lease_owner: c.owner })
+    .where('id', '=', (eb) => eb.selectFrom(next.as('n')).select('n.id'))
+    .where('locked_until', '<=', c.now)
+    .returningAll().executeTakeFirst();
+  return row && toStored(row);
+}
+
+/**
+ * Records a chunk made by `owner`, in the chunk's transaction: false when the
+ * broadcast is no longer sending under its lease (paused, cancelled or taken
+ * over meanwhile), and the caller then rolls the chunk back.
+ */
+export async function recordChunk(tx: Tx, id: string, owner: string,
+  p: { expandedPos: number; made: number; nextChunkAt: number; done: boolean; now: number }): Promise<boolean> {
+  const res = await tx.updateTable('broadcasts').set((eb) => ({
+    expanded_pos: p.expandedPos, emails_created: eb('emails_created', '+', p.made), next_chunk_at: p.nextChunkAt,
+    locked_until: 0, lease_owner: null, updated_at: p.now,
+    ...(p.done && { status: 'sent' as const, sent_at: p.now }),
+  })).where('id', '=', id).where('lease_owner', '=', owner).where('status', '=', 'sending').executeTakeFirst();
+  return Number(res.numUpdatedRows) === 1;
+}
+
+/** Gives up `owner`'s lease on the broadcast, its next chunk not before `nextChunkAt`. */
+export async function releaseBroadcast(tx: Tx, id: string, owner: string, nextChunkAt: number): Promise<void> {
+  await tx.updateTable('broadcasts').set({ locked_until: 0, lease_owner: null, next_chunk_at: nextChunkAt })
+    .where('id', '=', id).where('lease_owner', '=', owner).execute();
+}
+
+/** Frees the broadcasts these owners leased; returns how many. */
+export async function releaseBroadcastLeases(tx: Tx, owners: string[]): Promise<number> {
+  if (owners.length === 0) return 0;
+  const res = await tx.updateTable('broadcasts').set({ locked_until: 0, lease_owner: null }).where('lease_owner', 'in', owners).executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}
+
+/** When the next chunk of a sending broadcast no one holds is due, if any (the sender sleeps until then). */
+export async function nextChunkDue(db: Db, now: number): Promise<number | undefined> {
+  const row = await db.selectFrom('broadcasts').select((eb) => eb.fn.min('next_chunk_at').as('at'))
+    .where('status', '=', 'sending').where('locked_until', '<=', now).executeTakeFirst();
+  return row?.at == null ? undefined : Number(row.at);
+}

@@ -1,0 +1,573 @@
+import type { Logger } from 'pino';
+import { AppError, notFound } from '../core/errors.js';
+import { newId } from '../core/ids.js';
+import type { Clock } from '../core/clock.js';
+import { releaseGoneOwners } from '../core/lease-owner.js';
+import { leaseOwnersOf } from '../store/leases.js';
+import type { Store, Tx } from '../store/db.js';
+import type { Page, PageQuery } from '../store/paging.js';
+import type { BroadcastStatus, EngagementTier } from '../store/tables.js';
+import type { AudienceContact, AudienceFilter } from '../contacts/index.js';
+import { checkScheduleTime, parseMailbox, type BroadcastEmailCounts, type BroadcastItem, type EmailCreateBody, type Sender } from '../emails/index.js';
+import type { CompiledContent, ContentSource } from '../templates/index.js';
+import { contactData } from '../templates/index.js';
+import {
+  claimSending, deleteBroadcast, dueBroadcasts, findBroadcast, insertBroadcast, listBroadcasts, nextChunkDue, recordChunk,
+  releaseBroadcast, releaseBroadcastLeases, toFields, transitionBroadcast, updateContent,
+  type Audience, type BroadcastContent, type BroadcastFields, type StoredBroadcast,
+} from './broadcasts.repo.js';
+
+// The rules of broadcasts: a draft a person edits; sending, which fixes the
+// audience and turns it into ordinary emails (one per contact) in chunks at
+// a pace, each chunk in the transaction that records how far it got; and
+// pausing, resuming and cancelling on the way.
+//
+//   draft --(send)--> scheduled --(due)--> sending --(last chunk)--> sent
+//   sending --(pause, or the quota used up)--> paused --(resume, or the quota reset)--> sending
+//   draft, scheduled, sending, paused --(cancel)--> cancelled
+
+export interface BroadcastStats {
+  audience_size: number;
+  emails_created: number;
+  sent: number;
+  delivered: number;
+  bounced: number;
+  complained: number;
+  opened: number;
+  clicked: number;
+  unsubscribed: number;
+  failed: number;
+  suppressed: number;
+}
+
+export interface Broadcast extends BroadcastFields {
+  stats: BroadcastStats;
+}
+
+export interface AudienceInput {
+  tag_ids?: string[];
+  exclude_tag_ids?: string[];
+  engagement_tiers?: EngagementTier[];
+}
+
+export interface BroadcastCreateBody {
+  name: string;
+  from?: string;
+  reply_to?: string | string[];
+  subject?: string;
+  preview_text?: string;
+  html?: string;
+  text?: string;
+  template?: { id: string; version?: number };
+  audience?: AudienceInput;
+  send_rate_per_minute?: number;
+}
+
+export type BroadcastUpdateBody = { [K in keyof BroadcastCreateBody]?: BroadcastCreateBody[K] | null };
+
+export interface BroadcastRender {
+  object: 'broadcast_render';
+  contact_id: string;
+  to: string;
+  subject: string;
+  html: string | null;
+  text: string;
+}
+
+/** What broadcasts need of a contact to write to it. */
+export interface ContactForBroadcast {
+  id: string;
+  email: string;
+  name: string | null;
+  properties?: Record<string, string | number | boolean>;
+}
+
+export interface BroadcastsService {
+  list(workspaceId: string, query: { status?: BroadcastStatus }, page: PageQuery): Promise<Page<Broadcast>>;
+  create(workspaceId: string, body: BroadcastCreateBody): Promise<Broadcast>;
+  get(workspaceId: string, id: string): Promise<Broadcast>;
+  update(workspaceId: string, id: string, body: BroadcastUpdateBody): Promise<Broadcast>;
+  remove(workspaceId: string, id: string): Promise<void>;
+  audience(workspaceId: string, id: string, body: { audience?: AudienceInput }): Promise<{ object: 'broadcast_audience'; count: number; data: unknown[] }>;
+  preview(workspaceId: string, id: string, contactId: string): Promise<BroadcastRender>;
+  test(sender: Sender, id: string, to: string[]): Promise<{ data: Array<{ to: string; email_id: string }> }>;
+  send(sender: Sender, id: string, body: { scheduled_at?: string }): Promise<Broadcast>;
+  pause(workspaceId: string, id: string): Promise<Broadcast>;
+  resume(workspaceId: string, id: string): Promise<Broadcast>;
+  cancel(workspaceId: string, id: string): Promise<Broadcast>;
+  /** Starts scheduled broadcasts whose time has come and resumes those whose quota has reset; returns how many. */
+  startDue(): Promise<number>;
+  /** Makes the next chunk of one sending broadcast, as `owner`; false when none was due. */
+  sendNextChunk(owner: string): Promise<boolean>;
+  /** When a chunk is next due, if a broadcast is sending. */
+  nextChunkDue(): Promise<number | undefined>;
+  /** Frees the broadcasts that senders of this host, now gone, held when they stopped (a crash); returns how many. */
+  releaseGoneLeases(): Promise<number>;
+}
+
+export interface BroadcastsDeps {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  emails: {
+    create(sender: Sender, body: EmailCreateBody): Promise<{ id: string }>;
+    sendForBroadcast(sender: Sender, broadcastId: string, items: BroadcastItem[], progress: (tx: Tx, made: number) => Promise<void>):
+      Promise<{ made: number; refused: Array<{ contactId: string; error: AppError }> }>;
+    broadcastCounts(workspaceId: string, broadcastId: string): Promise<BroadcastEmailCounts>;
+    cancelBroadcastEmails(workspaceId: string, broadcastId: string): Promise<number>;
+  };
+  templates: {
+    checkSources(source: { subject: string | null; html: string | null; text: string | null }): void;
+    compileContent(workspaceId: string, source: ContentSource): Promise<CompiledContent>;
+    templateId(workspaceId: string, idOrAlias: string): Promise<string | undefined>;
+  };
+  audience: {
+    page(workspaceId: string, filter: AudienceFilter, p: { afterPos: number; maxPos?: number; limit: number }): Promise<AudienceContact[]>;
+    count(workspaceId: string, filter: AudienceFilter, maxPos?: number): Promise<number>;
+    lastPos(workspaceId: string): Promise<number>;
+  };
+  contacts: {
+    byId(workspaceId: string, id: string): Promise<ContactForBroadcast | undefined>;
+    /** By address as contacts normalise it (trimmed, lower-cased). */
+    byEmails(workspaceId: string, emails: string[]): Promise<Map<string, ContactForBroadcast>>;
+  };
+  /** Which of these tag ids the workspace has. */
+  existingTags(workspaceId: string, ids: string[]): Promise<Set<string>>;
+  /** Whether the workspace's domain of that name may send live mail. */
+  domainActive(workspaceId: string, domainName: string): Promise<boolean>;
+  planOf(workspaceId: string): Promise<string>;
+  unsubscribeUrl(workspaceId: string, address: string): string;
+}
+
+/** Contacts a chunk turns into emails at most: one transaction each. */
+export const CHUNK_SIZE = 200;
+/** How long a sender holds a broadcast while it makes a chunk. */
+const CHUNK_LEASE_MS = 60_000;
+/** After a chunk that failed for a passing reason, the next try waits this long. */
+const RETRY_CHUNK_MS = 5_000;
+const AUDIENCE_SAMPLE = 25;
+
+const EDITABLE: BroadcastStatus[] = ['draft', 'scheduled'];
+
+const asList = (v: string | string[] | undefined | null): string[] => (v === undefined || v === null ? [] : Array.isArray(v) ? v : [v]);
+
+function audienceOf(input: AudienceInput | undefined): Audience {
+  return {
+    tag_ids: input?.tag_ids ?? [], exclude_tag_ids: input?.exclude_tag_ids ?? [],
+    engagement_tiers: input?.engagement_tiers ?? null,
+  };
+}
+
+const filterOf = (a: Audience): AudienceFilter => ({ tagIds: a.tag_ids, excludeTagIds: a.exclude_tag_ids, engagementTiers: a.engagement_tiers });
+
+/** The start of the next UTC month, when a monthly quota resets. */
+function nextUtcMonth(now: number): number {
+  const d = new Date(now);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+}
+
+const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+
+/** Puts the preview text at the top of the body, hidden, where mail clients show it beside the subject. */
+function withPreviewText(html: string, previewText: string): string {
+  const hidden = `<div style="display:none;max-height:0;overflow:hidden;mso-hide:all">${escapeHtml(previewText)}</div>`;
+  const body = /<body[^>]*>/i.exec(html);
+  return body ? html.slice(0, body.index + body[0].length) + hidden + html.slice(body.index + body[0].length) : hidden + html;
+}
+
+/** A visible unsubscribe link, added when the content has none (Gmail's and Yahoo's bulk-sender rules). */
+function withUnsubscribeFooter(part: { html: string | null; text: string }, url: string): { html: string | null; text: string } {
+  const html = part.html === null || part.html.includes(escapeHtml(url)) || part.html.includes(url) ? part.html
+    : (() => {
+      const footer = `<p style="font-size:12px;color:#6b7280;margin-top:24px">Don't want these emails? <a href="${escapeHtml(url)}">Unsubscribe</a>.</p>`;
+      const end = part.html.search(/<\/body>/i);
+      return end >= 0 ? part.html.slice(0, end) + footer + part.html.slice(end) : part.html + footer;
+    })();
+  const text = part.text.includes(url) ? part.text : `${part.text.replace(/\s+$/, '')}\n\n--\nUnsubscribe: ${url}\n`;
+  return { html, text };
+}
+
+export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
+  const { store, clock, logger } = deps;
+
+  async function mustFind(db: Store['db'] | Tx, ws: string, id: string): Promise<StoredBroadcast> {
+    const found = await findBroadcast(db, ws, id);
+    if (!found) throw notFound('broadcast', id);
+    return found;
+  }
+
+  async function withStats(b: StoredBroadcast): Promise<Broadcast> {
+    const counts = await deps.emails.broadcastCounts(b.workspaceId, b.id);
+    const audienceSize = b.audienceSize ?? (b.status === 'draft' || b.status === 'scheduled' || b.status === 'cancelled'
+      ? await deps.audience.count(b.workspaceId, filterOf(b.audience)) : 0);
+    return {
+      ...toFields(b),
+      stats: {
+        audience_size: audienceSize, emails_created: counts.emailsCreated, sent: counts.sent, delivered: counts.delivered,
+        bounced: counts.bounced, complained: counts.complained, opened: counts.opened, clicked: counts.clicked,
+        unsubscribed: counts.unsubscribed, failed: counts.failed, suppressed: counts.suppressed,
+      },
+    };
+  }
+
+  /** Checks what a person gave; throws 422 naming the field. */
+  async function checkContent(ws: string, c: BroadcastContent): Promise<void> {
+    if (c.name.trim().length === 0) throw new AppError('validation_error', 'A broadcast name cannot be blank.', { param: 'name' });
+    if (c.from !== null) {
+      const parsed = parseMailbox(c.from);
+      if (!parsed.ok) throw new AppError('validation_error', `'from' ${parsed.reason}.`, { param: 'from' });
+    }
+    c.replyTo.forEach((entry, i) => {
+      const parsed = parseMailbox(entry);
+      if (!parsed.ok) throw new AppError('validation_error', `'reply_to.${i}' ${parsed.reason}.`, { param: `reply_to.${i}` });
+    });
+    if (c.template !== null && (c.html !== null || c.text !== null)) {
+      throw new AppError('validation_error', "Give either 'template' or 'html'/'text', not both.", { param: 'template' });
+    }
+    if (c.template !== null && (await deps.templates.templateId(ws, c.template.id)) === undefined) {
+      throw new AppError('validation_error', `No template with id or alias '${c.template.id}' in this workspace.`, { param: 'template.id' });
+    }
+    if (c.template === null) deps.templates.checkSources({ subject: c.subject, html: c.html, text: c.text });
+    await checkAudience(ws, c.audience);
+  }
+
+  async function checkAudience(ws: string, audience: Audience): Promise<void> {
+    for (const key of ['tag_ids', 'exclude_tag_ids'] as const) {
+      const ids = audience[key];
+      const known = await deps.existingTags(ws, ids);
+      const missing = ids.findIndex((id) => !known.has(id));
+      if (missing >= 0) throw new AppError('validation_error', `No tag '${ids[missing]}' in this workspace.`, { param: `audience.${key}.${missing}` });
+    }
+  }
+
+  /** The audience fixed as it is now: contacts up to the newest one, and how many they are. Read before the write that starts sending. */
+  async function fixAudience(b: StoredBroadcast, now: number) {
+    const maxPos = await deps.audience.lastPos(b.workspaceId);
+    const size = await deps.audience.count(b.workspaceId, filterOf(b.audience), maxPos);
+    return { audience_max_pos: maxPos, audience_size: size, expanded_pos: 0, started_at: now, next_chunk_at: 0, status_reason: null };
+  }
+
+  /** The content, compiled; a broadcast that cannot go out yet is 422 broadcast_incomplete. */
+  async function compile(b: StoredBroadcast): Promise<CompiledContent> {
+    if (b.template === null && b.html === null && b.text === null) {
+      throw new AppError('broadcast_incomplete', 'The broadcast has no content: give html, text or a template.', { param: 'html' });
+    }
+    if (b.template === null && b.subject === null) {
+      throw new AppError('broadcast_incomplete', 'The broadcast has no subject.', { param: 'subject' });
+    }
+    return deps.templates.compileContent(b.workspaceId, {
+      ...(b.template !== null && { template: { id: b.template.id, ...(b.template.version !== null && { version: b.template.version }) } }),
+      subject: b.subject, html: b.html, text: b.text,
+    });
+  }
+
+  /** One contact's email: rendered for it, with the preview text and, when the content has none, an unsubscribe link. */
+  function messageFor(b: StoredBroadcast, content: CompiledContent, contact: ContactForBroadcast | undefined, to: string, untilMs?: number) {
+    const url = deps.unsubscribeUrl(b.workspaceId, to);
+    const rendered = content.render({ contact: contactData(contact), unsubscribe_url: url }, untilMs);
+    const html = rendered.html !== null && b.previewText !== null ? withPreviewText(rendered.html, b.previewText) : rendered.html;
+    return { subject: rendered.subject, ...withUnsubscribeFooter({ html, text: rendered.text }, url) };
+  }
+
+  function fromOf(b: StoredBroadcast, content: CompiledContent): string {
+    const from = b.from ?? content.from;
+    if (from === null) throw new AppError('broadcast_incomplete', "The broadcast has no 'from' address.", { param: 'from' });
+    return from;
+  }
+
+  function emailBody(b: StoredBroadcast, content: CompiledContent, from: string, to: string, message: ReturnType<typeof messageFor>) {
+    const replyTo = b.replyTo.length > 0 ? b.replyTo : content.replyTo ?? [];
+    return {
+      from, to, subject: message.subject, ...(message.html !== null && { html: message.html }), text: message.text,
+      ...(replyTo.length > 0 && { reply_to: replyTo }), unsubscribe: true,
+    };
+  }
+
+  /** A broadcast paused with the reason; a quota pause says when it goes on by itself. */
+  async function pauseFor(b: StoredBroadcast, owner: string, reason: string, resumeAt: number | null): Promise<void> {
+    const now = clock.now();
+    await store.write(async (tx) => {
+      await transitionBroadcast(tx, b.id, ['sending'], { status: 'paused', status_reason: reason, resume_at: resumeAt, locked_until: 0, lease_owner: null }, now);
+      await releaseBroadcast(tx, b.id, owner, now);
+    });
+    logger.warn({ broadcast_id: b.id, workspace_id: b.workspaceId, reason }, 'broadcast paused');
+  }
+
+  /** Makes one chunk of a claimed broadcast: the next contacts after its position, each an email. */
+  async function makeChunk(b: StoredBroadcast, owner: string): Promise<void> {
+    const now = clock.now();
+    const rate = b.sendRatePerMinute;
+    const limit = rate === null ? CHUNK_SIZE : Math.max(1, Math.min(CHUNK_SIZE, Math.ceil(rate / 60)));
+    const page = await deps.audience.page(b.workspaceId, filterOf(b.audience), { afterPos: b.expandedPos, maxPos: b.audienceMaxPos ?? 0, limit });
+    const done = page.length < limit;
+    const lastPos = page.at(-1)?.pos ?? b.expandedPos;
+    const nextChunkAt = rate === null ? now : now + Math.ceil((page.length * 60_000) / rate);
+    const progress = async (tx: Tx, made: number) => {
+      if (!(await recordChunk(tx, b.id, owner, { expandedPos: lastPos, made, nextChunkAt, done, now: clock.now() }))) {
+        // Paused, cancelled or taken over since the claim: none of this chunk is made.
+        throw new ChunkAbandoned();
+      }
+    };
+    /** A chunk whose broadcast stopped sending under it is rolled back, and the lease given up. */
+    const unlessAbandoned = async (err: unknown): Promise<undefined> => {
+      if (!(err instanceof ChunkAbandoned)) throw err;
+      await store.write((tx) => releaseBroadcast(tx, b.id, owner, clock.now()));
+      return undefined;
+    };
+    if (page.length === 0) {
+      const recorded = await store.write((tx) => progress(tx, 0)).then(() => true, unlessAbandoned);
+      if (recorded) logger.info({ broadcast_id: b.id, emails: b.emailsCreated }, 'broadcast sent');
+      return;
+    }
+    const content = await compile(b);
+    const from = fromOf(b, content);
+    const items: BroadcastItem[] = [];
+    for (const c of page) {
+      try {
+        const message = messageFor(b, content, c, c.email);
+        items.push({ contactId: c.id, body: emailBody(b, content, from, c.email, message) });
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        logger.warn({ broadcast_id: b.id, contact_id: c.id, err: err.message }, 'broadcast: no email for a contact whose message could not be rendered');
+      }
+    }
+    const sender: Sender = { workspaceId: b.workspaceId, plan: await deps.planOf(b.workspaceId), mode: b.mode ?? 'live' };
+    const result = await deps.emails.sendForBroadcast(sender, b.id, items, progress).catch(unlessAbandoned);
+    for (const r of result?.refused ?? []) {
+      logger.warn({ broadcast_id: b.id, contact_id: r.contactId, err: r.error.message }, 'broadcast: no email for a contact it could not be sent to');
+    }
+    if (result && done) logger.info({ broadcast_id: b.id, emails: b.emailsCreated + result.made }, 'broadcast sent');
+  }
+
+  const service: BroadcastsService = {
+    async list(ws, query, page) {
+      const found = await listBroadcasts(store.db, ws, query, page);
+      return { ...found, data: await Promise.all(found.data.map(withStats)) };
+    },
+
+    async create(ws, body) {
+      const content: BroadcastContent = {
+        name: body.name.trim(), from: body.from?.trim() ?? null, replyTo: asList(body.reply_to), subject: body.subject ?? null,
+        previewText: body.preview_text ?? null, html: body.html ?? null, text: body.text ?? null,
+        template: body.template ? { id: body.template.id, version: body.template.version ?? null } : null,
+        audience: audienceOf(body.audience), sendRatePerMinute: body.send_rate_per_minute ?? null,
+      };
+      await checkContent(ws, content);
+      const now = clock.now();
+      const id = newId('bc', now);
+      await store.write((tx) => insertBroadcast(tx, { id, workspaceId: ws, content, now }));
+      return withStats((await findBroadcast(store.db, ws, id))!);
+    },
+
+    async get(ws, id) {
+      return withStats(await mustFind(store.db, ws, id));
+    },
+
+    async update(ws, id, body) {
+      const b = await mustFind(store.db, ws, id);
+      if (!EDITABLE.includes(b.status)) {
+        throw new AppError('broadcast_not_editable', `Only a draft or scheduled broadcast can change; this one is ${b.status}.`);
+      }
+      const given = <K extends keyof BroadcastUpdateBody>(k: K) => k in body;
+      const givesSources = given('html') || given('text');
+      const content: BroadcastContent = {
+        name: body.name?.trim() ?? b.name,
+        from: given('from') ? body.from?.trim() ?? null : b.from,
+        replyTo: given('reply_to') ? asList(body.reply_to) : b.replyTo,
+        subject: given('subject') ? body.subject ?? null : b.subject,
+        previewText: given('preview_text') ? body.preview_text ?? null : b.previewText,
+        // Sources of its own and a template exclude each other: giving one clears the other.
+        html: given('html') ? body.html ?? null : given('template') && body.template ? null : b.html,
+        text: given('text') ? body.text ?? null : given('template') && body.template ? null : b.text,
+        template: given('template') ? (body.template ? { id: body.template.id, version: body.template.version ?? null } : null)
+          : givesSources ? null : b.template,
+        audience: given('audience') ? audienceOf(body.audience ?? undefined) : b.audience,
+        sendRatePerMinute: given('send_rate_per_minute') ? body.send_rate_per_minute ?? null : b.sendRatePerMinute,
+      };
+      await checkContent(ws, content);
+      await store.write(async (tx) => {
+        const now = clock.now();
+        // A send that started meanwhile wins: nothing changes under it.
+        const current = await mustFind(tx, ws, id);
+        if (!EDITABLE.includes(current.status)) {
+          throw new AppError('broadcast_not_editable', `Only a draft or scheduled broadcast can change; this one is ${current.status}.`);
+        }
+        await updateContent(tx, id, content, now);
+      });
+      return withStats(await mustFind(store.db, ws, id));
+    },
+
+    async remove(ws, id) {
+      await store.write(async (tx) => {
+        const b = await mustFind(tx, ws, id);
+        if (b.status !== 'draft') {
+          throw new AppError('broadcast_not_editable', `Only a draft can be deleted; this one is ${b.status}${b.status === 'scheduled' ? ' (cancel it first)' : ''}.`);
+        }
+        await deleteBroadcast(tx, id);
+      });
+    },
+
+    async audience(ws, id, body) {
+      const b = await mustFind(store.db, ws, id);
+      const started = b.audienceMaxPos !== null;
+      if (started && body.audience !== undefined) {
+        throw new AppError('broadcast_not_editable', `The audience of a broadcast that has started sending is fixed; this one is ${b.status}.`, { param: 'audience' });
+      }
+      const audience = body.audience !== undefined ? audienceOf(body.audience) : b.audience;
+      if (body.audience !== undefined) await checkAudience(ws, audience);
+      const filter = filterOf(audience);
+      const maxPos = b.audienceMaxPos ?? undefined;
+      const [count, sample] = await Promise.all([
+        started ? Promise.resolve(b.audienceSize ?? 0) : deps.audience.count(ws, filter, maxPos),
+        deps.audience.page(ws, filter, { afterPos: 0, ...(maxPos !== undefined && { maxPos }), limit: AUDIENCE_SAMPLE }),
+      ]);
+      return {
+        object: 'broadcast_audience', count,
+        data: sample.map((c) => ({ id: c.id, email: c.email, name: c.name, engagement_tier: c.engagementTier })),
+      };
+    },
+
+    async preview(ws, id, contactId) {
+      const b = await mustFind(store.db, ws, id);
+      const contact = await deps.contacts.byId(ws, contactId);
+      if (!contact) throw new AppError('validation_error', `No contact '${contactId}' in this workspace.`, { param: 'contact_id' });
+      const content = await compile(b);
+      const message = messageFor(b, content, contact, contact.email);
+      return { object: 'broadcast_render', contact_id: contact.id, to: contact.email, ...message };
+    },
+
+    async test(sender, id, to) {
+      const b = await mustFind(store.db, sender.workspaceId, id);
+      const content = await compile(b);
+      const from = fromOf(b, content);
+      const contacts = await deps.contacts.byEmails(sender.workspaceId, to);
+      const data: Array<{ to: string; email_id: string }> = [];
+      for (const address of to) {
+        const contact = contacts.get(address.trim().toLowerCase());
+        const message = messageFor(b, content, contact, address);
+        const email = await deps.emails.create(sender, {
+          ...emailBody(b, content, from, address, { ...message, subject: `[Test] ${message.subject}` }), tags: ['broadcast_test'],
+        });
+        data.push({ to: address, email_id: email.id });
+      }
+      return { data };
+    },
+
+    async send(sender, id, body) {
+      const ws = sender.workspaceId;
+      const b = await mustFind(store.db, ws, id);
+      if (!EDITABLE.includes(b.status)) {
+        throw new AppError('broadcast_not_editable', `Only a draft or scheduled broadcast can be sent; this one is ${b.status}.`);
+      }
+      const now = clock.now();
+      const at = body.scheduled_at === undefined ? undefined : checkScheduleTime(body.scheduled_at, now);
+      const content = await compile(b);
+      const from = fromOf(b, content);
+      const parsed = parseMailbox(from);
+      if (!parsed.ok) throw new AppError('validation_error', `'from' ${parsed.reason}.`, { param: 'from' });
+      if (sender.mode === 'live' && !(await deps.domainActive(ws, parsed.mailbox.email.slice(parsed.mailbox.email.lastIndexOf('@') + 1).toLowerCase()))) {
+        throw new AppError('domain_not_verified', `The domain of '${from}' is not an active domain of this workspace; verify it first, or send with a test key.`, { param: 'from' });
+      }
+      // The content must render for a contact: a sample of the audience, or an empty one.
+      const [sample] = await deps.audience.page(ws, filterOf(b.audience), { afterPos: 0, limit: 1 });
+      messageFor(b, content, sample && { id: sample.id, email: sample.email, name: sample.name }, sample?.email ?? 'sample@example.com');
+      const set = at === undefined
+        ? { status: 'sending' as const, scheduled_at: null, mode: sender.mode, ...(await fixAudience(b, now)) }
+        : { status: 'scheduled' as const, scheduled_at: at, mode: sender.mode };
+      await store.write(async (tx) => {
+        if (!(await transitionBroadcast(tx, id, EDITABLE, set, now))) {
+          const current = await mustFind(tx, ws, id);
+          throw new AppError('broadcast_not_editable', `Only a draft or scheduled broadcast can be sent; this one is ${current.status}.`);
+        }
+      });
+      return withStats(await mustFind(store.db, ws, id));
+    },
+
+    async pause(ws, id) {
+      await store.write(async (tx) => {
+        const b = await mustFind(tx, ws, id);
+        if (b.status !== 'sending') throw new AppError('broadcast_not_sending', `Only a sending broadcast can be paused; this one is ${b.status}.`);
+        await transitionBroadcast(tx, id, ['sending'], { status: 'paused', status_reason: 'paused by request', resume_at: null }, clock.now());
+      });
+      return withStats(await mustFind(store.db, ws, id));
+    },
+
+    async resume(ws, id) {
+      await store.write(async (tx) => {
+        const b = await mustFind(tx, ws, id);
+        if (b.status !== 'paused') throw new AppError('broadcast_not_paused', `Only a paused broadcast can be resumed; this one is ${b.status}.`);
+        await transitionBroadcast(tx, id, ['paused'], { status: 'sending', status_reason: null, resume_at: null, next_chunk_at: 0 }, clock.now());
+      });
+      return withStats(await mustFind(store.db, ws, id));
+    },
+
+    async cancel(ws, id) {
+      await store.write(async (tx) => {
+        const b = await mustFind(tx, ws, id);
+        if (b.status === 'sent' || b.status === 'cancelled') {
+          throw new AppError('broadcast_not_cancellable', `A ${b.status} broadcast cannot be cancelled.`);
+        }
+        const now = clock.now();
+        await transitionBroadcast(tx, id, ['draft', 'scheduled', 'sending', 'paused'], { status: 'cancelled', cancelled_at: now, status_reason: null, resume_at: null }, now);
+      });
+      // After the move, no chunk can record itself: the emails made are all there are.
+      const cancelled = await deps.emails.cancelBroadcastEmails(ws, id);
+      logger.info({ broadcast_id: id, workspace_id: ws, emails_cancelled: cancelled }, 'broadcast cancelled');
+      return withStats(await mustFind(store.db, ws, id));
+    },
+
+    async startDue() {
+      const now = clock.now();
+      const due = await dueBroadcasts(store.db, now);
+      let started = 0;
+      for (const d of due) {
+        const b = await findBroadcast(store.db, d.workspaceId, d.id);
+        if (!b) continue;
+        // Each move checks the state it starts from: a person's cancel or pause meanwhile wins.
+        const moved = b.status === 'scheduled'
+          ? await (async () => {
+            const set = { status: 'sending' as const, ...(await fixAudience(b, now)) };
+            return store.write((tx) => transitionBroadcast(tx, b.id, ['scheduled'], set, now));
+          })()
+          : await store.write((tx) => transitionBroadcast(tx, b.id, ['paused'], { status: 'sending', status_reason: null, resume_at: null, next_chunk_at: 0 }, now));
+        if (moved) started++;
+      }
+      return started;
+    },
+
+    async sendNextChunk(owner) {
+      const now = clock.now();
+      const b = await store.write((tx) => claimSending(tx, { now, until: now + CHUNK_LEASE_MS, owner }));
+      if (!b) return false;
+      try {
+        await makeChunk(b, owner);
+      } catch (err) {
+        if (err instanceof AppError && err.code === 'daily_quota_exceeded') {
+          const wait = Number(err.headers?.['Retry-After'] ?? 3600);
+          const resumeAt = clock.now() + wait * 1000;
+          await pauseFor(b, owner, `The workspace's daily send quota is used up; sending resumes at ${new Date(resumeAt).toISOString()}.`, resumeAt);
+        } else if (err instanceof AppError && err.code === 'monthly_quota_exceeded') {
+          const resumeAt = nextUtcMonth(clock.now());
+          await pauseFor(b, owner, `The workspace's monthly send quota is used up; sending resumes at ${new Date(resumeAt).toISOString()}.`, resumeAt);
+        } else if (err instanceof AppError && err.status === 422) {
+          // The content or the sending domain no longer allows it: a person must look.
+          await pauseFor(b, owner, err.message, null);
+        } else {
+          logger.error({ err, broadcast_id: b.id }, 'broadcast chunk failed; trying again shortly');
+          await store.write((tx) => releaseBroadcast(tx, b.id, owner, clock.now() + RETRY_CHUNK_MS));
+        }
+      }
+      return true;
+    },
+
+    nextChunkDue: () => nextChunkDue(store.db, clock.now()),
+
+    releaseGoneLeases: () => releaseGoneOwners('broadcasts', logger, () => leaseOwnersOf(store.db, 'broadcasts', { pendingOnly: false }),
+      (gone) => store.write((tx) => releaseBroadcastLeases(tx, gone))),
+  };
+
+  return service;
+}
+
+/** A chunk whose broadcast stopped sending under it: rolled back, not an error. */
+class ChunkAbandoned extends Error {}

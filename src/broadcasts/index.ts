@@ -1,0 +1,3 @@
+export { broadcastsService, type BroadcastsService, type BroadcastsDeps, type Broadcast } from './broadcasts.service.js';
+export { broadcastsRoutes } from './broadcasts.routes.js';
+export { runBroadcastSender } from './broadcast.sender.js';

@@ -1,0 +1,281 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sinkMessagesFor } from '../../src/delivery/sink.js';
+import { startTestApp, type ApiClient, type TestApp } from '../helpers/app.js';
+import { eventually } from '../helpers/smtp-app.js';
+
+// Broadcasts over HTTP: a draft, its audience and preview, sending it into
+// the sink one email per contact, and the ways a send is steered (schedule,
+// pace, pause, resume, cancel), with the 4xx of each.
+
+const DOMAIN = 'news.test';
+const FROM = `Acme News <hello@${DOMAIN}>`;
+
+interface Contact { id: string; email: string }
+
+describe('broadcasts', () => {
+  let t: TestApp;
+  let newsTag: string;
+  let vipTag: string;
+  const contacts: Record<string, Contact> = {};
+
+  const addContact = async (key: string, body: Record<string, unknown>) => {
+    const res = await t.api.post('/v1/contacts', body);
+    expect(res.status).toBe(201);
+    contacts[key] = res.body;
+    return res.body as Contact;
+  };
+
+  const create = async (body: Record<string, unknown>, api: ApiClient = t.api) => {
+    const res = await api.post('/v1/broadcasts', body);
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    return res.body as { id: string; status: string };
+  };
+
+  const emailsOf = async (id: string) => (await t.api.get(`/v1/emails?broadcast_id=${id}&limit=100`)).body.data as
+    Array<{ id: string; contact_id: string; to: string[]; subject: string; broadcast_id: string }>;
+
+  const settled = (id: string, status: string) => eventually(async () => {
+    const b = (await t.api.get(`/v1/broadcasts/${id}`)).body;
+    return b.status === status ? b : undefined;
+  }, 15_000, `broadcast ${id} to be ${status}`);
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { MAILROOM_PUBLIC_URL: 'https://mail.acme.test' } });
+    await t.seed.activeDomain(DOMAIN);
+    await addContact('ann', { email: 'ann@example.com', name: 'Ann Lee', tags: ['news'] });
+    await addContact('bob', { email: 'bob@example.com', name: 'Bob', tags: ['news'] });
+    await addContact('vip', { email: 'vip@example.com', name: 'Vera Ip', tags: ['news', 'vip'] });
+    await addContact('untagged', { email: 'untagged@example.com' });
+    const gone = await addContact('unsubscribed', { email: 'gone@example.com', tags: ['news'] });
+    expect((await t.api.post(`/v1/contacts/${gone.id}/unsubscribe`, {})).status).toBe(200);
+    const deleted = await addContact('deleted', { email: 'deleted@example.com', tags: ['news'] });
+    expect((await t.api.delete(`/v1/contacts/${deleted.id}`)).status).toBe(204);
+    await addContact('suppressed', { email: 'blocked@example.com', tags: ['news'] });
+    expect((await t.api.post('/v1/suppressions', { email: 'blocked@example.com' })).status).toBe(201);
+    const tags = (await t.api.get('/v1/tags')).body.data as Array<{ id: string; name: string }>;
+    newsTag = tags.find((x) => x.name === 'news')!.id;
+    vipTag = tags.find((x) => x.name === 'vip')!.id;
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('keeps a draft with no more than a name, and counts the audience it would have', async () => {
+    const draft = await create({ name: 'Empty' });
+    expect(draft).toMatchObject({
+      object: 'broadcast', name: 'Empty', status: 'draft', from: null, subject: null, template: null, mode: null,
+      audience: { tag_ids: [], exclude_tag_ids: [], engagement_tiers: null }, send_rate_per_minute: null,
+      stats: { audience_size: 4, emails_created: 0, sent: 0 },
+    });
+    const narrowed = await t.api.post(`/v1/broadcasts/${draft.id}/audience`, { audience: { tag_ids: [newsTag], exclude_tag_ids: [vipTag] } });
+    expect(narrowed.status).toBe(200);
+    expect(narrowed.body.count).toBe(2);
+    expect(narrowed.body.data.map((c: Contact) => c.email)).toEqual(['ann@example.com', 'bob@example.com']);
+    const engaged = await t.api.post(`/v1/broadcasts/${draft.id}/audience`, { audience: { engagement_tiers: ['engaged', 'at_risk'] } });
+    expect(engaged.body).toEqual({ object: 'broadcast_audience', count: 0, data: [] });
+    const missing = await t.api.post(`/v1/broadcasts/${draft.id}/send`, {});
+    expect(missing.status).toBe(422);
+    expect(missing.body.error.code).toBe('broadcast_incomplete');
+    expect((await t.api.delete(`/v1/broadcasts/${draft.id}`)).status).toBe(204);
+    expect((await t.api.get(`/v1/broadcasts/${draft.id}`)).status).toBe(404);
+  });
+
+  it('refuses what could never be sent, naming the field', async () => {
+    const cases: Array<[Record<string, unknown>, string, string]> = [
+      [{ name: 'x', from: 'not an address' }, 'validation_error', 'from'],
+      [{ name: 'x', audience: { tag_ids: ['tag_nope'] } }, 'validation_error', 'audience.tag_ids.0'],
+      [{ name: 'x', html: '<p>hi</p>', template: { id: 'welcome' } }, 'validation_error', 'template'],
+      [{ name: 'x', template: { id: 'no-such-template' } }, 'validation_error', 'template.id'],
+      [{ name: 'x', subject: 'Hi {{ contact.name', text: 'x' }, 'template_invalid', 'subject'],
+      [{ name: 'x', subject: 'Hi', html: '<p>{{ coupon }}</p>' }, 'template_invalid', 'html'],
+      [{ name: '   ' }, 'validation_error', 'name'],
+    ];
+    for (const [body, code, param] of cases) {
+      const res = await t.api.post('/v1/broadcasts', body);
+      expect(res.status, JSON.stringify(body)).toBe(422);
+      expect(res.body.error, JSON.stringify(body)).toMatchObject({ code, param });
+    }
+    const schema = await t.api.post('/v1/broadcasts', { name: 'x', send_rate_per_minute: 0 });
+    expect(schema.status).toBe(422);
+    expect((await t.api.get('/v1/broadcasts/bc_unknown')).status).toBe(404);
+  });
+
+  it('previews the message as one contact would get it, personalised, with a visible unsubscribe link', async () => {
+    const b = await create({
+      name: 'Preview', from: FROM, subject: 'News for {{ contact.first_name }}', preview_text: 'This week at Acme',
+      html: '<html><body><p>Hello {{ contact.name }} &lt;{{ contact.email }}&gt;</p></body></html>',
+      audience: { tag_ids: [newsTag] },
+    });
+    const res = await t.api.post(`/v1/broadcasts/${b.id}/preview`, { contact_id: contacts.ann.id });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ object: 'broadcast_render', contact_id: contacts.ann.id, to: 'ann@example.com', subject: 'News for Ann' });
+    expect(res.body.html).toMatch(/^<html><body><div style="display:none[^"]*">This week at Acme<\/div><p>Hello Ann Lee &lt;ann@example.com&gt;<\/p>/);
+    expect(res.body.html).toMatch(/<a href="https:\/\/mail\.acme\.test\/u\/[\w-]+">Unsubscribe<\/a>/);
+    expect(res.body.text).toMatch(/Hello Ann Lee <ann@example\.com>[\s\S]*Unsubscribe: https:\/\/mail\.acme\.test\/u\//);
+    const unknown = await t.api.post(`/v1/broadcasts/${b.id}/preview`, { contact_id: 'ct_nope' });
+    expect(unknown.status).toBe(422);
+    expect(unknown.body.error.param).toBe('contact_id');
+  });
+
+  it('sends one personalised email per contact of the audience, each with one-click unsubscribe, and counts them', async () => {
+    const b = await create({
+      name: 'November news', from: FROM, subject: 'November, {{ contact.first_name | default: "friend" }}',
+      html: '<p>Hi {{ contact.name }}. <a href="{{ unsubscribe_url }}">Leave</a></p>', text: 'Hi {{ contact.name }}. Leave: {{ unsubscribe_url }}',
+      audience: { tag_ids: [newsTag], exclude_tag_ids: [vipTag] },
+    });
+    const sent = await t.api.post(`/v1/broadcasts/${b.id}/send`, {});
+    expect(sent.status).toBe(200);
+    expect(sent.body).toMatchObject({ status: expect.stringMatching(/^(sending|sent)$/), mode: 'live', stats: { audience_size: 2 } });
+    const done = await settled(b.id, 'sent');
+    expect(done.started_at).not.toBeNull();
+    expect(done.sent_at).not.toBeNull();
+
+    const emails = await emailsOf(b.id);
+    expect(emails.map((e) => e.to[0]).sort()).toEqual(['ann@example.com', 'bob@example.com']);
+    expect(new Set(emails.map((e) => e.contact_id))).toEqual(new Set([contacts.ann.id, contacts.bob.id]));
+    await t.mailroom.delivery.drain();
+    const ann = emails.find((e) => e.to[0] === 'ann@example.com')!;
+    expect(ann.subject).toBe('November, Ann');
+    const [kept] = await sinkMessagesFor(t.mailroom.services.store.db, ann.id);
+    const raw = kept.raw.toString('latin1');
+    // Folded onto its own line, as the token is long; and signed.
+    expect(raw).toMatch(/^List-Unsubscribe:\r\n <https:\/\/mail\.acme\.test\/u\/[\w-]+>\r$/m);
+    expect(raw).toMatch(/h=[^;]*list-unsubscribe:list-unsubscribe-post;/);
+    expect(raw).toMatch(/^List-Unsubscribe-Post: List-Unsubscribe=One-Click\r$/m);
+    expect(raw).toContain('Hi Ann Lee.');
+    // The content has its own link: no footer is added.
+    expect(raw).not.toMatch(/^Unsubscribe: /m);
+
+    const stats = await eventually(async () => {
+      const s = (await t.api.get(`/v1/broadcasts/${b.id}`)).body.stats;
+      return s.delivered === 2 ? s : undefined;
+    }, 10_000, 'both emails delivered');
+    expect(stats).toEqual({
+      audience_size: 2, emails_created: 2, sent: 2, delivered: 2, bounced: 0, complained: 0, opened: 0, clicked: 0,
+      unsubscribed: 0, failed: 0, suppressed: 0,
+    });
+
+    // Done: it cannot be sent, changed or deleted again.
+    for (const [res, code] of [
+      [await t.api.post(`/v1/broadcasts/${b.id}/send`, {}), 'broadcast_not_editable'],
+      [await t.api.patch(`/v1/broadcasts/${b.id}`, { name: 'Again' }), 'broadcast_not_editable'],
+      [await t.api.delete(`/v1/broadcasts/${b.id}`), 'broadcast_not_editable'],
+      [await t.api.post(`/v1/broadcasts/${b.id}/cancel`, {}), 'broadcast_not_cancellable'],
+      [await t.api.post(`/v1/broadcasts/${b.id}/pause`, {}), 'broadcast_not_sending'],
+      [await t.api.post(`/v1/broadcasts/${b.id}/resume`, {}), 'broadcast_not_paused'],
+    ] as const) {
+      expect(res.status).toBe(422);
+      expect(res.body.error.code).toBe(code);
+    }
+  });
+
+  it('skips on the next broadcast a contact who unsubscribed with the one-click link, and counts the unsubscribe', async () => {
+    const first = await create({ name: 'First', from: FROM, subject: 'One', text: 'Hello', audience: { tag_ids: [newsTag], exclude_tag_ids: [vipTag] } });
+    await t.api.post(`/v1/broadcasts/${first.id}/send`, {});
+    await settled(first.id, 'sent');
+    const bob = (await emailsOf(first.id)).find((e) => e.to[0] === 'bob@example.com')!;
+    await t.mailroom.delivery.drain();
+    const raw = (await sinkMessagesFor(t.mailroom.services.store.db, bob.id))[0].raw.toString('latin1');
+    // The text had no link of its own: the footer has one.
+    expect(raw).toMatch(/Unsubscribe: https:\/\/mail\.acme\.test\/u\//);
+    const link = /^List-Unsubscribe:\s+<([^>]+)>/m.exec(raw)![1];
+    const oneClick = await fetch(link.replace('https://mail.acme.test', t.url), {
+      method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click',
+    });
+    expect(oneClick.status).toBe(200);
+    expect((await t.api.get(`/v1/broadcasts/${first.id}`)).body.stats.unsubscribed).toBe(1);
+
+    const second = await create({ name: 'Second', from: FROM, subject: 'Two', text: 'Hello again', audience: { tag_ids: [newsTag], exclude_tag_ids: [vipTag] } });
+    await t.api.post(`/v1/broadcasts/${second.id}/send`, {});
+    await settled(second.id, 'sent');
+    expect((await emailsOf(second.id)).map((e) => e.to[0])).toEqual(['ann@example.com']);
+  });
+
+  it('sends test emails marked as such, outside the stats', async () => {
+    const b = await create({ name: 'Tested', from: FROM, subject: 'Hello {{ contact.first_name }}', text: 'Body', audience: { tag_ids: [vipTag] } });
+    const res = await t.api.post(`/v1/broadcasts/${b.id}/test`, { to: ['vip@example.com', 'qa@acme.test'] });
+    expect(res.status).toBe(200);
+    expect(res.body.data.map((d: { to: string }) => d.to)).toEqual(['vip@example.com', 'qa@acme.test']);
+    const first = (await t.api.get(`/v1/emails/${res.body.data[0].email_id}`)).body;
+    expect(first).toMatchObject({ subject: '[Test] Hello Vera', tags: ['broadcast_test'], broadcast_id: null });
+    expect((await t.api.get(`/v1/emails/${res.body.data[1].email_id}`)).body.subject).toBe('[Test] Hello');
+    expect((await t.api.get(`/v1/broadcasts/${b.id}`)).body).toMatchObject({ status: 'draft', stats: { emails_created: 0 } });
+    const tooMany = await t.api.post(`/v1/broadcasts/${b.id}/test`, { to: ['a@x.test', 'b@x.test', 'c@x.test', 'd@x.test', 'e@x.test', 'f@x.test'] });
+    expect(tooMany.status).toBe(422);
+  });
+
+  it('schedules a broadcast, moves it, and sends it when asked at once', async () => {
+    const b = await create({ name: 'Later', from: FROM, subject: 'Later', text: 'Soon', audience: { tag_ids: [vipTag] } });
+    const scheduled = await t.api.post(`/v1/broadcasts/${b.id}/send`, { scheduled_at: 'in 2 hours' });
+    expect(scheduled.body).toMatchObject({ status: 'scheduled', stats: { emails_created: 0 } });
+    expect(Date.parse(scheduled.body.scheduled_at) - Date.now()).toBeGreaterThan(7_000_000);
+    // A scheduled broadcast can still change.
+    expect((await t.api.patch(`/v1/broadcasts/${b.id}`, { subject: 'Later today' })).body.subject).toBe('Later today');
+    const bad = await t.api.post(`/v1/broadcasts/${b.id}/send`, { scheduled_at: 'next blue moon' });
+    expect(bad.status).toBe(422);
+    expect(bad.body.error.param).toBe('scheduled_at');
+    await t.api.post(`/v1/broadcasts/${b.id}/send`, {});
+    await settled(b.id, 'sent');
+    expect((await emailsOf(b.id)).map((e) => e.subject)).toEqual(['Later today']);
+  });
+
+  it('goes at the pace asked, pauses and resumes where it stopped, and cancels without making the rest', async () => {
+    for (let i = 0; i < 6; i++) await addContact(`paced${i}`, { email: `paced${i}@example.com`, tags: ['paced'] });
+    const pacedTag = ((await t.api.get('/v1/tags')).body.data as Array<{ id: string; name: string }>).find((x) => x.name === 'paced')!.id;
+    const paced = await create({ name: 'Paced', from: FROM, subject: 'Paced', text: 'One a second', audience: { tag_ids: [pacedTag] }, send_rate_per_minute: 60 });
+    await t.api.post(`/v1/broadcasts/${paced.id}/send`, {});
+    await eventually(async () => ((await emailsOf(paced.id)).length >= 1 ? true : undefined), 5_000, 'the first email');
+    const paused = await t.api.post(`/v1/broadcasts/${paced.id}/pause`, {});
+    expect(paused.body).toMatchObject({ status: 'paused', status_reason: 'paused by request' });
+    const made = (await emailsOf(paced.id)).length;
+    expect(made).toBeLessThan(6);
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect((await emailsOf(paced.id)).length).toBe(made);
+    expect((await t.api.patch(`/v1/broadcasts/${paced.id}`, { name: 'x' })).body.error.code).toBe('broadcast_not_editable');
+    // New contacts after the start are not in the audience.
+    await addContact('late', { email: 'late@example.com', tags: ['paced'] });
+    await t.api.post(`/v1/broadcasts/${paced.id}/resume`, {});
+    await eventually(async () => ((await emailsOf(paced.id)).length >= made + 1 ? true : undefined), 5_000, 'sending to go on');
+    const cancelled = await t.api.post(`/v1/broadcasts/${paced.id}/cancel`, {});
+    expect(cancelled.body).toMatchObject({ status: 'cancelled' });
+    expect(cancelled.body.cancelled_at).not.toBeNull();
+    const atCancel = (await emailsOf(paced.id)).length;
+    expect(atCancel).toBeLessThan(6);
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect((await emailsOf(paced.id)).length).toBe(atCancel);
+
+    const whole = await create({ name: 'Whole', from: FROM, subject: 'All', text: 'All of them', audience: { tag_ids: [pacedTag] } });
+    await t.api.post(`/v1/broadcasts/${whole.id}/send`, {});
+    await settled(whole.id, 'sent');
+    const all = await emailsOf(whole.id);
+    expect(all).toHaveLength(7);
+    expect(new Set(all.map((e) => e.contact_id)).size).toBe(7);
+  });
+
+  it('needs the broadcast scopes, and keeps each workspace to its own broadcasts and contacts', async () => {
+    const b = await create({ name: 'Ours', from: FROM, subject: 'Ours', text: 'x' });
+    const readOnly = (await t.seed.key({ scopes: ['broadcasts:read'] })).token;
+    expect((await t.api.as(readOnly).get(`/v1/broadcasts/${b.id}`)).status).toBe(200);
+    const denied = await t.api.as(readOnly).post(`/v1/broadcasts/${b.id}/send`, {});
+    expect(denied.status).toBe(403);
+    const noScope = (await t.seed.key({ scopes: ['emails:read'] })).token;
+    expect((await t.api.as(noScope).get('/v1/broadcasts')).status).toBe(403);
+
+    const other = await t.seed.workspace();
+    const theirs = t.api.as((await t.seed.key({ workspaceId: other.id })).token);
+    expect((await theirs.get(`/v1/broadcasts/${b.id}`)).status).toBe(404);
+    expect((await theirs.post(`/v1/broadcasts/${b.id}/send`, {})).status).toBe(404);
+    expect((await theirs.get('/v1/broadcasts')).body.data).toEqual([]);
+    const their = await create({ name: 'Theirs' }, theirs);
+    expect((await theirs.post(`/v1/broadcasts/${their.id}/audience`, {})).body.count).toBe(0);
+    const tagged = await theirs.post(`/v1/broadcasts/${their.id}/audience`, { audience: { tag_ids: [newsTag] } });
+    expect(tagged.status).toBe(422);
+    expect((await theirs.post(`/v1/broadcasts/${their.id}/preview`, { contact_id: contacts.ann.id })).status).toBe(422);
+    // A live key of theirs cannot send from our domain.
+    await theirs.patch(`/v1/broadcasts/${their.id}`, { from: FROM, subject: 'x', text: 'x' });
+    const refused = await theirs.post(`/v1/broadcasts/${their.id}/send`, {});
+    expect(refused.status).toBe(422);
+    expect(refused.body.error.code).toBe('domain_not_verified');
+  });
+});
