@@ -114,6 +114,7 @@ export interface BroadcastsDeps {
     sendForBroadcast(sender: Sender, broadcastId: string, items: BroadcastItem[], progress: (tx: Tx, made: number) => Promise<void>):
       Promise<{ made: number; refused: Array<{ contactId: string; error: AppError }> }>;
     broadcastCounts(workspaceId: string, broadcastId: string): Promise<BroadcastEmailCounts>;
+    quotaLeft(sender: Sender): Promise<number>;
     cancelBroadcastEmails(workspaceId: string, broadcastId: string): Promise<number>;
   };
   templates: {
@@ -297,7 +298,10 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
   async function makeChunk(b: StoredBroadcast, owner: string): Promise<void> {
     const now = clock.now();
     const rate = b.sendRatePerMinute;
-    const limit = rate === null ? CHUNK_SIZE : Math.max(1, Math.min(CHUNK_SIZE, Math.ceil(rate / 60)));
+    const sender: Sender = { workspaceId: b.workspaceId, plan: await deps.planOf(b.workspaceId), mode: b.mode ?? 'live' };
+    // A chunk takes its quota all at once: no bigger than what is left, so the quota is used to the last email.
+    const quotaLeft = await deps.emails.quotaLeft(sender);
+    const limit = Math.min(rate === null ? CHUNK_SIZE : Math.max(1, Math.min(CHUNK_SIZE, Math.ceil(rate / 60))), Math.max(1, quotaLeft));
     const page = await deps.audience.page(b.workspaceId, filterOf(b.audience), { afterPos: b.expandedPos, maxPos: b.audienceMaxPos ?? 0, limit });
     const done = page.length < limit;
     const lastPos = page.at(-1)?.pos ?? b.expandedPos;
@@ -331,7 +335,6 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
         logger.warn({ broadcast_id: b.id, contact_id: c.id, err: err.message }, 'broadcast: no email for a contact whose message could not be rendered');
       }
     }
-    const sender: Sender = { workspaceId: b.workspaceId, plan: await deps.planOf(b.workspaceId), mode: b.mode ?? 'live' };
     const result = await deps.emails.sendForBroadcast(sender, b.id, items, progress).catch(unlessAbandoned);
     for (const r of result?.refused ?? []) {
       logger.warn({ broadcast_id: b.id, contact_id: r.contactId, err: r.error.message }, 'broadcast: no email for a contact it could not be sent to');

@@ -5,7 +5,7 @@ import type { Plan } from '../config.js';
 import type { Store, Tx } from '../store/db.js';
 import type { EmailStatus } from '../store/tables.js';
 import type { Page, PageQuery } from '../store/paging.js';
-import { consumeSendQuota } from '../workspaces/quota.js';
+import { consumeSendQuota, sendQuotaLeft } from '../workspaces/quota.js';
 import type { AttachmentsService } from '../attachments/index.js';
 import { enqueue, dequeueEmail } from '../delivery/queue.repo.js';
 import { appendEvents, listEventsForEmail, type EmailEvent, type NewEvent } from '../events/events.repo.js';
@@ -93,6 +93,8 @@ export interface EmailsService {
    * throws, and nothing is made.
    */
   sendForBroadcast(sender: Sender, broadcastId: string, items: BroadcastItem[], progress: (tx: Tx, made: number) => Promise<void>): Promise<BroadcastSendResult>;
+  /** How many more emails the sender may send now (test keys: no limit). */
+  quotaLeft(sender: Sender): Promise<number>;
   /** How a broadcast's emails stand. */
   broadcastCounts(workspaceId: string, broadcastId: string): Promise<BroadcastEmailCounts>;
   /** Cancels a broadcast's emails still waiting for their send delay (or scheduled); returns how many. */
@@ -538,6 +540,9 @@ export function emailsService(deps: EmailsDeps): EmailsService {
     nextScheduledAt: () => nextScheduledAt(store.db),
 
     broadcastCounts: (ws, broadcastId) => broadcastEmailCounts(store.db, ws, broadcastId),
+
+    quotaLeft: async (sender) => sender.mode === 'live'
+      ? sendQuotaLeft(store.db, sender.workspaceId, deps.plan(sender.plan), clock.now()) : Number.POSITIVE_INFINITY,
 
     async cancelBroadcastEmails(ws, broadcastId) {
       let cancelled = 0;

@@ -1,5 +1,5 @@
 import { AppError } from '../core/errors.js';
-import { runShaped, type Tx } from '../store/db.js';
+import { runShaped, type Db, type Tx } from '../store/db.js';
 import type { Plan } from '../config.js';
 
 // Send quotas: emails per UTC day and per UTC calendar month, counted in
@@ -19,6 +19,15 @@ export function quotaPeriods(now: number): { day: string; month: string } {
 export function secondsToUtcMidnight(now: number): number {
   const next = Math.floor(now / DAY_MS) * DAY_MS + DAY_MS;
   return Math.max(1, Math.ceil((next - now) / 1000));
+}
+
+/** How many more emails the workspace may send now, by both quotas. */
+export async function sendQuotaLeft(db: Db | Tx, workspaceId: string, plan: Plan, now: number): Promise<number> {
+  const { day, month } = quotaPeriods(now);
+  const rows = await db.selectFrom('send_usage').select(['period', 'count'])
+    .where('workspace_id', '=', workspaceId).where('period', 'in', [day, month]).execute();
+  const used = (period: string) => Number(rows.find((r) => r.period === period)?.count ?? 0);
+  return Math.max(0, Math.min(plan.dailySendQuota - used(day), plan.monthlySendQuota - used(month)));
 }
 
 /** Clears the workspace's daily and monthly counts, as a change of plan does. */

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/core/clock.js';
 import { sinkMessagesFor } from '../../src/delivery/sink.js';
 import { startTestApp, type ApiClient, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/smtp-app.js';
@@ -277,5 +278,47 @@ describe('broadcasts', () => {
     const refused = await theirs.post(`/v1/broadcasts/${their.id}/send`, {});
     expect(refused.status).toBe(422);
     expect(refused.body.error.code).toBe('domain_not_verified');
+  });
+});
+
+describe('a broadcast and the send quota', () => {
+  // 20:00 UTC: the daily quota resets four hours later.
+  const clock = new ManualClock(Date.UTC(2026, 10, 24, 20, 0, 0));
+  let t: TestApp;
+  let api: ApiClient;
+
+  beforeAll(async () => {
+    t = await startTestApp({ clock, env: { MAILROOM_PLANS: JSON.stringify({ tiny: { dailySendQuota: 3, monthlySendQuota: 1000 } }) } });
+    const ws = await t.seed.workspace({ plan: 'tiny' });
+    api = t.api.as((await t.seed.key({ workspaceId: ws.id })).token);
+    await t.seed.activeDomain(DOMAIN, { workspaceId: ws.id });
+    for (let i = 0; i < 5; i++) expect((await api.post('/v1/contacts', { email: `reader${i}@example.com` })).status).toBe(201);
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('uses the quota to the last email, pauses saying when it goes on, and goes on by itself after the reset', async () => {
+    const b = (await api.post('/v1/broadcasts', { name: 'Big', from: FROM, subject: 'Hi', text: 'Hello' })).body;
+    await api.post(`/v1/broadcasts/${b.id}/send`, {});
+    const paused = await eventually(async () => {
+      const now = (await api.get(`/v1/broadcasts/${b.id}`)).body;
+      return now.status === 'paused' ? now : undefined;
+    }, 10_000, 'the broadcast to pause');
+    expect(paused.status_reason).toBe("The workspace's daily send quota is used up; sending resumes at 2026-11-25T00:00:00.000Z.");
+    expect(paused.stats.emails_created).toBe(3);
+    // Within the day, an early resume pauses it again with nothing more made.
+    expect((await api.post(`/v1/broadcasts/${b.id}/resume`, {})).body.status).toBe('sending');
+    await eventually(async () => ((await api.get(`/v1/broadcasts/${b.id}`)).body.status === 'paused' ? true : undefined), 10_000, 'a second pause');
+    clock.advance(4 * 3_600_000 + 1_000);
+    const done = await eventually(async () => {
+      const now = (await api.get(`/v1/broadcasts/${b.id}`)).body;
+      return now.status === 'sent' ? now : undefined;
+    }, 10_000, 'the broadcast to go on after the reset and finish');
+    expect(done.stats.emails_created).toBe(5);
+    expect(done.status_reason).toBeNull();
+    const emails = (await api.get(`/v1/emails?broadcast_id=${b.id}`)).body.data as Array<{ contact_id: string }>;
+    expect(new Set(emails.map((e) => e.contact_id)).size).toBe(5);
   });
 });
