@@ -8,6 +8,7 @@ import { benchInbound } from './inbound.bench.js';
 import { benchDelivery } from './delivery.bench.js';
 import { benchEmailSearch } from './emails-search.bench.js';
 import { runTemplateBenches } from './templates.bench.js';
+import { benchBroadcast } from './broadcasts.bench.js';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const cores = cpus().length;
@@ -44,6 +45,12 @@ console.log(`${batch.name}
   ceiling: ${fmt(batch.ceiling_rps)} req/s (${fmt(batch.ceiling_rps * BATCH_SIZE)} emails/s), p99 ${fmt(batch.ceiling_p99_ms, 1)} ms, ${fmt((batch.ceiling_cpu_ms / BATCH_SIZE) * 1000, 1)} µs CPU an email
   mailroom: ${fmt(batch.rps)} req/s, ${fmt(batch.rps * BATCH_SIZE)} emails/s accepted, p99 ${fmt(batch.p99_ms, 1)} ms, ${fmt((batch.cpu_ms / BATCH_SIZE) * 1000, 1)} µs CPU an email${written(batch.written_bytes / BATCH_SIZE, 'an email')}
   ratio: ${fmt(batch.ratio * 100, 1)}% of the ceiling; ${fmt((batch.rps * BATCH_SIZE / raw.grouped) * 100, 1)}% of the grouped storage ceiling\n`);
+
+const broadcast = await benchBroadcast();
+console.log(`broadcast: one message to ${fmt(broadcast.contacts)} contacts, personalised, made into emails by the broadcast sender (chunks of 200, each one commit)
+  batch sends of this run: ${fmt(batch.rps * BATCH_SIZE)} emails/s
+  broadcast: ${fmt(broadcast.emailsPerSecond)} emails/s (${fmt(broadcast.seconds, 1)} s; ${fmt((broadcast.emailsPerSecond / (batch.rps * BATCH_SIZE)) * 100, 1)}% of the batch-send rate)
+  GET /v1/emails?limit=25 while it runs, 4 connections: ${fmt(broadcast.reads.rps)} req/s, p50 ${fmt(broadcast.reads.p50, 1)} ms, p99 ${fmt(broadcast.reads.p99, 1)} ms\n`);
 
 await runTemplateBenches(rounds);
 
