@@ -4,6 +4,7 @@ import { newId } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
 import { releaseGoneOwners } from '../core/lease-owner.js';
 import { leaseOwnersOf } from '../store/leases.js';
+import { appendWorkspaceEvent, type WorkspaceEventType } from '../events/events.repo.js';
 import type { Store, Tx } from '../store/db.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import type { BroadcastStatus, EngagementTier } from '../store/tables.js';
@@ -150,6 +151,11 @@ const AUDIENCE_SAMPLE = 25;
 
 const EDITABLE: BroadcastStatus[] = ['draft', 'scheduled'];
 
+/** A broadcast.* event for webhooks, in the transaction of the move it reports. */
+const broadcastEvent = (tx: Tx, b: Pick<StoredBroadcast, 'id' | 'workspaceId' | 'name'>, type: Extract<WorkspaceEventType, `broadcast.${string}`>,
+  data: Record<string, unknown>, now: number) =>
+  appendWorkspaceEvent(tx, { workspaceId: b.workspaceId, type, now, data: { broadcast_id: b.id, name: b.name, ...data } });
+
 const asList = (v: string | string[] | undefined | null): string[] => (v === undefined || v === null ? [] : Array.isArray(v) ? v : [v]);
 
 function audienceOf(input: AudienceInput | undefined): Audience {
@@ -288,7 +294,9 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
   async function pauseFor(b: StoredBroadcast, owner: string, reason: string, resumeAt: number | null): Promise<void> {
     const now = clock.now();
     await store.write(async (tx) => {
-      await transitionBroadcast(tx, b.id, ['sending'], { status: 'paused', status_reason: reason, resume_at: resumeAt, locked_until: 0, lease_owner: null }, now);
+      if (await transitionBroadcast(tx, b.id, ['sending'], { status: 'paused', status_reason: reason, resume_at: resumeAt, locked_until: 0, lease_owner: null }, now)) {
+        await broadcastEvent(tx, b, 'broadcast.paused', { reason, resume_at: resumeAt === null ? null : new Date(resumeAt).toISOString() }, now);
+      }
       await releaseBroadcast(tx, b.id, owner, now);
     });
     logger.warn({ broadcast_id: b.id, workspace_id: b.workspaceId, reason }, 'broadcast paused');
@@ -307,10 +315,12 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
     const lastPos = page.at(-1)?.pos ?? b.expandedPos;
     const nextChunkAt = rate === null ? now : now + Math.ceil((page.length * 60_000) / rate);
     const progress = async (tx: Tx, made: number) => {
-      if (!(await recordChunk(tx, b.id, owner, { expandedPos: lastPos, made, nextChunkAt, done, now: clock.now() }))) {
+      const at = clock.now();
+      if (!(await recordChunk(tx, b.id, owner, { expandedPos: lastPos, made, nextChunkAt, done, now: at }))) {
         // Paused, cancelled or taken over since the claim: none of this chunk is made.
         throw new ChunkAbandoned();
       }
+      if (done) await broadcastEvent(tx, b, 'broadcast.sent', { emails_created: b.emailsCreated + made }, at);
     };
     /** A chunk whose broadcast stopped sending under it is rolled back, and the lease given up. */
     const unlessAbandoned = async (err: unknown): Promise<undefined> => {
@@ -482,6 +492,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
           const current = await mustFind(tx, ws, id);
           throw new AppError('broadcast_not_editable', `Only a draft or scheduled broadcast can be sent; this one is ${current.status}.`);
         }
+        if (set.status === 'sending') await broadcastEvent(tx, b, 'broadcast.sending', { audience_size: set.audience_size, resumed: false }, now);
       });
       return withStats(await mustFind(store.db, ws, id));
     },
@@ -490,7 +501,9 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
       await store.write(async (tx) => {
         const b = await mustFind(tx, ws, id);
         if (b.status !== 'sending') throw new AppError('broadcast_not_sending', `Only a sending broadcast can be paused; this one is ${b.status}.`);
-        await transitionBroadcast(tx, id, ['sending'], { status: 'paused', status_reason: 'paused by request', resume_at: null }, clock.now());
+        const now = clock.now();
+        await transitionBroadcast(tx, id, ['sending'], { status: 'paused', status_reason: 'paused by request', resume_at: null }, now);
+        await broadcastEvent(tx, b, 'broadcast.paused', { reason: 'paused by request', resume_at: null }, now);
       });
       return withStats(await mustFind(store.db, ws, id));
     },
@@ -499,7 +512,9 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
       await store.write(async (tx) => {
         const b = await mustFind(tx, ws, id);
         if (b.status !== 'paused') throw new AppError('broadcast_not_paused', `Only a paused broadcast can be resumed; this one is ${b.status}.`);
-        await transitionBroadcast(tx, id, ['paused'], { status: 'sending', status_reason: null, resume_at: null, next_chunk_at: 0 }, clock.now());
+        const now = clock.now();
+        await transitionBroadcast(tx, id, ['paused'], { status: 'sending', status_reason: null, resume_at: null, next_chunk_at: 0 }, now);
+        await broadcastEvent(tx, b, 'broadcast.sending', { audience_size: b.audienceSize, resumed: true }, now);
       });
       return withStats(await mustFind(store.db, ws, id));
     },
@@ -512,6 +527,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
         }
         const now = clock.now();
         await transitionBroadcast(tx, id, ['draft', 'scheduled', 'sending', 'paused'], { status: 'cancelled', cancelled_at: now, status_reason: null, resume_at: null }, now);
+        await broadcastEvent(tx, b, 'broadcast.cancelled', { previous_status: b.status, emails_created: b.emailsCreated }, now);
       });
       // After the move, no chunk can record itself: the emails made are all there are.
       const cancelled = await deps.emails.cancelBroadcastEmails(ws, id);
@@ -525,14 +541,18 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
       let started = 0;
       for (const d of due) {
         const b = await findBroadcast(store.db, d.workspaceId, d.id);
-        if (!b) continue;
+        const due = b !== undefined && (b.status === 'scheduled' ? b.scheduledAt !== null && b.scheduledAt <= now
+          : b.status === 'paused' && b.resumeAt !== null && b.resumeAt <= now);
+        if (!b || !due) continue;
         // Each move checks the state it starts from: a person's cancel or pause meanwhile wins.
-        const moved = b.status === 'scheduled'
-          ? await (async () => {
-            const set = { status: 'sending' as const, ...(await fixAudience(b, now)) };
-            return store.write((tx) => transitionBroadcast(tx, b.id, ['scheduled'], set, now));
-          })()
-          : await store.write((tx) => transitionBroadcast(tx, b.id, ['paused'], { status: 'sending', status_reason: null, resume_at: null, next_chunk_at: 0 }, now));
+        const set = b.status === 'scheduled'
+          ? { status: 'sending' as const, ...(await fixAudience(b, now)) }
+          : { status: 'sending' as const, status_reason: null, resume_at: null, next_chunk_at: 0 };
+        const moved = await store.write(async (tx) => {
+          if (!(await transitionBroadcast(tx, b.id, [b.status], set, now))) return false;
+          await broadcastEvent(tx, b, 'broadcast.sending', { audience_size: 'audience_size' in set ? set.audience_size : b.audienceSize, resumed: b.status === 'paused' }, now);
+          return true;
+        });
         if (moved) started++;
       }
       return started;

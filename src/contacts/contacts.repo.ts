@@ -161,12 +161,14 @@ export async function softDeleteContact(tx: Tx, id: string, now: number): Promis
  * cleaned contact stays cleaned: its address is known to be undeliverable,
  * which says more than the unsubscribe does.
  */
-export async function unsubscribeByEmail(tx: Tx, ws: string, email: string, reason: string | null, now: number): Promise<void> {
-  await tx.updateTable('contacts')
+/** Unsubscribes the live, subscribed contact with this address; returns its id when there was one. */
+export async function unsubscribeByEmail(tx: Tx, ws: string, email: string, reason: string | null, now: number): Promise<string | undefined> {
+  const row = await tx.updateTable('contacts')
     .set({ status: 'unsubscribed', unsubscribe_reason: reason, unsubscribed_at: now, updated_at: now })
     .where('workspace_id', '=', ws).where('email', '=', email).where('deleted_at', 'is', null)
     .where('status', '=', 'subscribed')
-    .execute();
+    .returning('id').executeTakeFirst();
+  return row?.id;
 }
 
 /** Marks the live contact with this address cleaned (hard bounce or complaint). */

@@ -13,6 +13,7 @@ import {
 } from './contacts.repo.js';
 import { foldEventBatch, factsFor, maxContactPos, recordAddressEvent, retierContactRange } from './engagement.repo.js';
 import { ENGAGEMENT_EVENT_TYPES, SEND_EVENT_TYPES, engagementTier } from './engagement.js';
+import { appendWorkspaceEvent } from '../events/events.repo.js';
 
 export const MAX_BULK_CONTACTS = 1000;
 export const MAX_NAME_LENGTH = 200;
@@ -155,6 +156,19 @@ export function contactsService(deps: {
   suppressions: SuppressionsService;
 }): ContactsService {
   const { store, clock, tags, suppressions } = deps;
+
+  /**
+   * The address is unsubscribed: its live contact, if subscribed, becomes
+   * unsubscribed (and says so to webhooks), and the address is suppressed.
+   */
+  async function unsubscribed(tx: Tx, ws: string, email: string, reason: string | null, source: 'api' | 'link'): Promise<void> {
+    const now = clock.now();
+    const contactId = await unsubscribeByEmail(tx, ws, email, reason, now);
+    if (contactId !== undefined) {
+      await appendWorkspaceEvent(tx, { workspaceId: ws, type: 'contact.unsubscribed', recipient: email, now, data: { contact_id: contactId, email, reason, source } });
+    }
+    await suppressions.addInTx(tx, ws, email, 'unsubscribe');
+  }
 
   /**
    * Creates the missing contacts and updates the existing ones (name when
@@ -306,18 +320,14 @@ export function contactsService(deps: {
       }
       return store.write(async (tx) => {
         const contact = await liveContact(tx, ws, id);
-        await unsubscribeByEmail(tx, ws, contact.email, reason ?? null, clock.now());
-        await suppressions.addInTx(tx, ws, contact.email, 'unsubscribe');
+        await unsubscribed(tx, ws, contact.email, reason ?? null, 'api');
         return (await findContact(tx, ws, id))!;
       });
     },
 
     async unsubscribeAddress(ws, raw, reason) {
       const email = normaliseAddress(raw);
-      await store.write(async (tx) => {
-        await unsubscribeByEmail(tx, ws, email, reason, clock.now());
-        await suppressions.addInTx(tx, ws, email, 'unsubscribe');
-      });
+      await store.write((tx) => unsubscribed(tx, ws, email, reason, 'link'));
     },
 
     async addTag(ws, contactId, tagId) {

@@ -175,7 +175,8 @@ async function positionRange(db: Db, ws: string, f: EventFilter, mark: number): 
 }
 
 export async function findEvent(db: Db, ws: string, id: string): Promise<EmailEvent | undefined> {
-  const row = await db.selectFrom('events').selectAll().where('workspace_id', '=', ws).where('id', '=', id).executeTakeFirst();
+  const row = await db.selectFrom('events').selectAll().where('workspace_id', '=', ws).where('id', '=', id)
+    .where('type', 'like', 'email.%').executeTakeFirst();
   return row && toEvent(row);
 }
 

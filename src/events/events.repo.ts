@@ -75,6 +75,21 @@ export async function appendEvents(tx: Tx, events: NewEvent[]): Promise<void> {
   })));
 }
 
+/**
+ * Kinds of events about something other than one email: they reach webhooks
+ * (which follow the events table) but not the events list, which is the
+ * timeline of emails.
+ */
+export type WorkspaceEventType = 'broadcast.sending' | 'broadcast.paused' | 'broadcast.sent' | 'broadcast.cancelled' | 'contact.unsubscribed';
+
+/** Appends one such event; call it inside the transaction that makes the change it reports. */
+export async function appendWorkspaceEvent(tx: Tx, e: { workspaceId: string; type: WorkspaceEventType; recipient?: string; data: Record<string, unknown>; now: number }): Promise<void> {
+  await insertRows(tx, 'events', [{
+    id: newId('evt', e.now), workspace_id: e.workspaceId, email_id: null, domain_id: null, type: e.type,
+    recipient: e.recipient ?? null, from_address: null, subject: null, data: JSON.stringify(e.data), created_at: e.now,
+  }]);
+}
+
 /** The timeline of one email, newest first like every list. */
 export async function listEventsForEmail(db: Db, ws: string, emailId: string, page: PageQuery): Promise<Page<EmailEvent>> {
   return fetchPage(page, (bound, order, take) => db.selectFrom('events').selectAll()

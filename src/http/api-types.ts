@@ -1641,7 +1641,19 @@ export interface paths {
          *     the connection goes to the address checked.
          *
          *     `event_types` may list `email.*` types (sending, tracking, and
-         *     `email.received` for inbound mail) and `contact.*` types.
+         *     `email.received` for inbound mail), `broadcast.*` types and
+         *     `contact.unsubscribed`. The body POSTed is `{type, created_at,
+         *     data}` with the event in `data`; the events of broadcasts and
+         *     contacts have `email_id` null and these fields in `data.data`:
+         *     `broadcast.sending` (sending started, or `resumed`: `broadcast_id`,
+         *     `name`, `audience_size`, `resumed`), `broadcast.paused`
+         *     (`broadcast_id`, `name`, `reason`, `resume_at`: when the quota lets
+         *     it go on by itself, else null), `broadcast.sent` (`broadcast_id`,
+         *     `name`, `emails_created`), `broadcast.cancelled` (`broadcast_id`,
+         *     `name`, `previous_status`, `emails_created`) and
+         *     `contact.unsubscribed` (`contact_id`, `email`, `reason`, `source`:
+         *     `api` or `link`, the one-click link in the mail). They are not in
+         *     GET /events, the timeline of emails.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -2795,7 +2807,7 @@ export interface components {
             next_cursor?: string;
         };
         /** @enum {string} */
-        WebhookEventType: "email.scheduled" | "email.queued" | "email.sent" | "email.delivered" | "email.delayed" | "email.bounced" | "email.complained" | "email.failed" | "email.cancelled" | "email.opened" | "email.clicked" | "email.replied" | "email.received";
+        WebhookEventType: "email.scheduled" | "email.queued" | "email.sent" | "email.delivered" | "email.delayed" | "email.bounced" | "email.complained" | "email.failed" | "email.cancelled" | "email.opened" | "email.clicked" | "email.replied" | "email.received" | "broadcast.sending" | "broadcast.paused" | "broadcast.sent" | "broadcast.cancelled" | "contact.unsubscribed";
         WebhookCreate: {
             url: string;
             event_types: components["schemas"]["WebhookEventType"][];

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { sinkMessagesFor } from '../../src/delivery/sink.js';
@@ -320,5 +322,72 @@ describe('a broadcast and the send quota', () => {
     expect(done.status_reason).toBeNull();
     const emails = (await api.get(`/v1/emails?broadcast_id=${b.id}`)).body.data as Array<{ contact_id: string }>;
     expect(new Set(emails.map((e) => e.contact_id)).size).toBe(5);
+  });
+});
+
+describe('the webhooks of broadcasts and unsubscribes', () => {
+  let t: TestApp;
+  const received: Array<{ type: string; data: { email_id: string | null; data: Record<string, unknown> } }> = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      res.writeHead(200).end();
+    });
+  });
+
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    t = await startTestApp({ env: { MAILROOM_WEBHOOK_ALLOW_PRIVATE: 'true', MAILROOM_PUBLIC_URL: 'https://mail.acme.test' } });
+    await t.seed.activeDomain(DOMAIN);
+    const hook = await t.api.post('/v1/webhooks', {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+      event_types: ['broadcast.sending', 'broadcast.paused', 'broadcast.sent', 'broadcast.cancelled', 'contact.unsubscribed'],
+    });
+    expect(hook.status).toBe(201);
+  });
+
+  afterAll(async () => {
+    await t?.close();
+    server.close();
+  });
+
+  const delivered = async (n: number) => {
+    await t.mailroom.services.webhookDispatcher.drain();
+    return eventually(async () => {
+      await t.mailroom.services.webhookDispatcher.drain();
+      return received.length >= n ? received : undefined;
+    }, 10_000, `${n} webhook POSTs`);
+  };
+
+  it('tells an endpoint when a broadcast starts, pauses, goes on, finishes or is cancelled, and when a contact unsubscribes', async () => {
+    for (const email of ['one@example.com', 'two@example.com']) await t.api.post('/v1/contacts', { email });
+    const b = (await t.api.post('/v1/broadcasts', { name: 'Hooked', from: FROM, subject: 'Hi', text: 'Hello', send_rate_per_minute: 60 })).body;
+    await t.api.post(`/v1/broadcasts/${b.id}/send`, {});
+    await t.api.post(`/v1/broadcasts/${b.id}/pause`, {});
+    await t.api.post(`/v1/broadcasts/${b.id}/resume`, {});
+    await eventually(async () => ((await t.api.get(`/v1/broadcasts/${b.id}`)).body.status === 'sent' ? true : undefined), 10_000, 'sent');
+    const cancelled = (await t.api.post('/v1/broadcasts', { name: 'Dropped', from: FROM, subject: 'Hi', text: 'Hello' })).body;
+    await t.api.post(`/v1/broadcasts/${cancelled.id}/send`, { scheduled_at: 'in 1 day' });
+    await t.api.post(`/v1/broadcasts/${cancelled.id}/cancel`, {});
+    const contact = (await t.api.get('/v1/contacts?email=one@')).body.data[0];
+    await t.api.post(`/v1/contacts/${contact.id}/unsubscribe`, { reason: 'too many' });
+    // Unsubscribing again changes nothing, and says nothing.
+    await t.api.post(`/v1/contacts/${contact.id}/unsubscribe`, {});
+
+    const posts = await delivered(6);
+    expect(posts.map((p) => p.type)).toEqual([
+      'broadcast.sending', 'broadcast.paused', 'broadcast.sending', 'broadcast.sent', 'broadcast.cancelled', 'contact.unsubscribed',
+    ]);
+    expect(posts[0].data).toMatchObject({ email_id: null, data: { broadcast_id: b.id, name: 'Hooked', audience_size: 2, resumed: false } });
+    expect(posts[1].data.data).toEqual({ broadcast_id: b.id, name: 'Hooked', reason: 'paused by request', resume_at: null });
+    expect(posts[2].data.data).toEqual({ broadcast_id: b.id, name: 'Hooked', audience_size: 2, resumed: true });
+    expect(posts[3].data.data).toEqual({ broadcast_id: b.id, name: 'Hooked', emails_created: 2 });
+    expect(posts[4].data.data).toEqual({ broadcast_id: cancelled.id, name: 'Dropped', previous_status: 'scheduled', emails_created: 0 });
+    expect(posts[5].data.data).toEqual({ contact_id: contact.id, email: 'one@example.com', reason: 'too many', source: 'api' });
+    // The events list stays the timeline of emails.
+    const listed = (await t.api.get('/v1/events?limit=100')).body.data as Array<{ type: string }>;
+    expect(listed.every((e) => e.type.startsWith('email.'))).toBe(true);
   });
 });
