@@ -165,10 +165,7 @@ export async function openServices(config: Config, clock: Clock = systemClock, l
           if (err instanceof AppError && err.code === 'not_found') return undefined;
           throw err;
         }),
-        async byEmails(ws, addresses) {
-          const found = await contacts.findByEmails(ws, addresses);
-          return new Map(await Promise.all([...found].map(async ([address, ref]) => [address, await contacts.get(ws, ref.id)] as const)));
-        },
+        byEmails: (ws, addresses) => contacts.findByEmails(ws, addresses),
       },
       existingTags: (ws, ids) => tags.existing(ws, ids),
       domainActive: async (ws, name) => (await domains.senders().find(ws, name))?.status === 'active',

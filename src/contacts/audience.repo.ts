@@ -1,6 +1,7 @@
 import { sql, type SqlBool, type ExpressionBuilder } from 'kysely';
 import type { Db } from '../store/db.js';
 import type { Database, EngagementTier } from '../store/tables.js';
+import { parseProperties, type Properties } from './contact-properties.js';
 
 // An audience: the workspace's subscribed contacts that are not deleted and
 // not suppressed, narrowed by tags and engagement tiers. Read in the order
@@ -21,6 +22,7 @@ export interface AudienceContact {
   email: string;
   name: string | null;
   engagementTier: EngagementTier;
+  properties: Properties;
 }
 
 type ContactsRef = ExpressionBuilder<Database, 'contacts'>;
@@ -50,10 +52,12 @@ export async function countAudience(db: Db, ws: string, f: AudienceFilter, maxPo
 
 /** The audience's next contacts after position `afterPos`, in the order they were made. */
 export async function audiencePage(db: Db, ws: string, f: AudienceFilter, p: { afterPos: number; maxPos?: number; limit: number }): Promise<AudienceContact[]> {
-  const rows = await db.selectFrom('contacts').select(['pos', 'id', 'email', 'name', 'engagement_tier'])
+  const rows = await db.selectFrom('contacts').select(['pos', 'id', 'email', 'name', 'engagement_tier', 'properties'])
     .where((eb) => inAudience(eb, ws, f, p.maxPos)).where('contacts.pos', '>', p.afterPos)
     .orderBy('contacts.pos').limit(sql.lit(p.limit)).execute();
-  return rows.map((r) => ({ pos: Number(r.pos), id: r.id, email: r.email, name: r.name, engagementTier: r.engagement_tier }));
+  return rows.map((r) => ({
+    pos: Number(r.pos), id: r.id, email: r.email, name: r.name, engagementTier: r.engagement_tier, properties: parseProperties(r.properties),
+  }));
 }
 
 /** The position of the workspace's newest contact (0 when none): an audience fixed now ends there. */

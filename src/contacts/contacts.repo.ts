@@ -3,6 +3,7 @@ import type { Db, Tx } from '../store/db.js';
 import type { ContactStatus, ContactsTable, EngagementTier } from '../store/tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso, toIsoOrNull } from '../core/clock.js';
+import { parseProperties, type Properties } from './contact-properties.js';
 
 export interface ContactTag {
   id: string;
@@ -17,6 +18,7 @@ export interface Contact {
   status: ContactStatus;
   engagement_tier: EngagementTier;
   tags: ContactTag[];
+  properties: Properties;
   unsubscribed_at: string | null;
   unsubscribe_reason: string | null;
   created_at: string;
@@ -40,6 +42,7 @@ export interface ContactRef {
   email: string;
   name: string | null;
   status: ContactStatus;
+  properties: Properties;
 }
 
 // SQLite allows 32766 bound parameters per statement and PostgreSQL 65535;
@@ -58,6 +61,7 @@ const toContact = (r: ContactRow, tags: ContactTag[]): Contact => ({
   status: r.status,
   engagement_tier: r.engagement_tier,
   tags,
+  properties: parseProperties(r.properties),
   unsubscribed_at: toIsoOrNull(r.unsubscribed_at),
   unsubscribe_reason: r.unsubscribe_reason,
   created_at: toIso(r.created_at),
@@ -106,10 +110,10 @@ export async function findContact(db: Db | Tx, ws: string, id: string): Promise<
 export async function findLiveByEmails(db: Db | Tx, ws: string, emails: string[]): Promise<Map<string, ContactRef>> {
   const out = new Map<string, ContactRef>();
   for (const list of chunks([...new Set(emails)], IN_CHUNK)) {
-    const rows = await db.selectFrom('contacts').select(['id', 'email', 'name', 'status'])
+    const rows = await db.selectFrom('contacts').select(['id', 'email', 'name', 'status', 'properties'])
       .where('workspace_id', '=', ws).where('email', 'in', list).where('deleted_at', 'is', null)
       .execute();
-    for (const r of rows) out.set(r.email, r);
+    for (const r of rows) out.set(r.email, { ...r, properties: parseProperties(r.properties) });
   }
   return out;
 }
@@ -123,6 +127,15 @@ export async function setContactNames(tx: Tx, names: Map<string, string | null>,
   for (const part of chunks([...names], IN_CHUNK / 2)) {
     const byId = sql.join(part.map(([id, name]) => sql`when ${id} then ${name}`), sql` `);
     await tx.updateTable('contacts').set({ name: sql<string | null>`case id ${byId} end`, updated_at: now })
+      .where('id', 'in', part.map(([id]) => id)).execute();
+  }
+}
+
+/** Sets the properties of many contacts, a chunk per statement. */
+export async function setContactProperties(tx: Tx, properties: Map<string, Properties>, now: number): Promise<void> {
+  for (const part of chunks([...properties], IN_CHUNK / 2)) {
+    const byId = sql.join(part.map(([id, p]) => sql`when ${id} then ${JSON.stringify(p)}`), sql` `);
+    await tx.updateTable('contacts').set({ properties: sql<string>`case id ${byId} end`, updated_at: now })
       .where('id', 'in', part.map(([id]) => id)).execute();
   }
 }

@@ -8,11 +8,12 @@ import type { SuppressionsService } from '../suppressions/index.js';
 import { cleanTagName, tagKey, MAX_TAG_NAME_LENGTH, type TagsService } from '../tags/index.js';
 import { isValidAddress, normaliseAddress } from './email-address.js';
 import {
-  addTag, findContact, findLiveByEmails, insertContacts, listContacts, removeTag, replaceTags, setContactNames,
+  addTag, findContact, findLiveByEmails, insertContacts, listContacts, removeTag, replaceTags, setContactNames, setContactProperties,
   softDeleteContact, touchContacts, unsubscribeByEmail, type Contact, type ContactRef,
 } from './contacts.repo.js';
 import { foldEventBatch, factsFor, maxContactPos, recordAddressEvent, retierContactRange } from './engagement.repo.js';
 import { ENGAGEMENT_EVENT_TYPES, SEND_EVENT_TYPES, engagementTier } from './engagement.js';
+import { checkPropertiesPatch, mergeProperties, type Properties, type PropertiesPatch } from './contact-properties.js';
 import { appendWorkspaceEvent } from '../events/events.repo.js';
 
 export const MAX_BULK_CONTACTS = 1000;
@@ -31,11 +32,14 @@ export interface ContactInput {
   name?: string | null;
   /** Tag names; missing tags are created. Replaces the contact's tag set when given. */
   tags?: string[];
+  /** Merged into the contact's properties; null removes one. */
+  properties?: Record<string, unknown>;
 }
 
 export interface ContactChanges {
   name?: string | null;
   tags?: string[];
+  properties?: Record<string, unknown>;
 }
 
 export interface ContactQuery {
@@ -126,9 +130,12 @@ interface ValidInput {
   email: string;
   name?: string | null;
   tags?: string[];
+  properties?: PropertiesPatch;
 }
 
-const BULK_ITEM_FIELDS = new Set(['email', 'name', 'tags']);
+const BULK_ITEM_FIELDS = new Set(['email', 'name', 'tags', 'properties']);
+
+const checkProperties = (input: unknown, param: string) => (input === undefined ? undefined : checkPropertiesPatch(input, param));
 
 /** Validates one bulk item the way the schema and rules validate a single create. */
 function checkBulkItem(item: unknown, index: number): ValidInput {
@@ -146,6 +153,7 @@ function checkBulkItem(item: unknown, index: number): ValidInput {
     email: checkAddress(o.email, `${at}.email`),
     name: checkName(o.name as string | null | undefined, `${at}.name`),
     tags: checkTags(o.tags as string[] | undefined, `${at}.tags`),
+    properties: checkProperties(o.properties, `${at}.properties`),
   };
 }
 
@@ -192,6 +200,7 @@ export function contactsService(deps: {
       const status: ContactStatus = s === undefined || s.reason === 'manual' ? 'subscribed' : s.reason === 'unsubscribe' ? 'unsubscribed' : 'cleaned';
       return {
         id, workspace_id: ws, email: i.email, name: i.name ?? null, status,
+        properties: JSON.stringify(mergeProperties({}, i.properties, 'properties')),
         engagement_tier: engagementTier(facts.get(i.email) ?? { firstSentAt: null, lastEngagedAt: null }, now),
         unsubscribe_reason: null, unsubscribed_at: status === 'unsubscribed' ? s!.since : null,
         created_at: now, updated_at: now, deleted_at: null,
@@ -201,13 +210,16 @@ export function contactsService(deps: {
 
     const touched: string[] = [];
     const renamed = new Map<string, string | null>();
+    const reproperties = new Map<string, Properties>();
     for (const i of items) {
       const known = existing.get(i.email);
       if (!known) continue;
       touched.push(known.id);
       if (i.name !== undefined && i.name !== known.name) renamed.set(known.id, i.name);
+      if (i.properties !== undefined) reproperties.set(known.id, mergeProperties(known.properties, i.properties, 'properties'));
     }
     await setContactNames(tx, renamed, now);
+    await setContactProperties(tx, reproperties, now);
     await touchContacts(tx, touched, now);
 
     const withTags = items.filter((i) => i.tags !== undefined);
@@ -243,6 +255,7 @@ export function contactsService(deps: {
         email: checkAddress(input.email, 'email'),
         name: checkName(input.name, 'name'),
         tags: checkTags(input.tags, 'tags'),
+        properties: checkProperties(input.properties, 'properties'),
       };
       return store.write(async (tx) => {
         const taken = (await findLiveByEmails(tx, ws, [valid.email])).get(valid.email);
@@ -259,7 +272,7 @@ export function contactsService(deps: {
     async bulk(ws, items) {
       if (items.length > MAX_BULK_CONTACTS) throw invalid(`At most ${MAX_BULK_CONTACTS} contacts per request.`, 'contacts');
       const errors: BulkError[] = [];
-      const valid: ValidInput[] = [];
+      const valid: Array<ValidInput & { index: number }> = [];
       const seen = new Set<string>();
       items.forEach((item, index) => {
         const raw = (item as { email?: unknown } | null)?.email;
@@ -271,18 +284,34 @@ export function contactsService(deps: {
             return;
           }
           seen.add(v.email);
-          valid.push(v);
+          valid.push({ ...v, index });
         } catch (err) {
           if (!(err instanceof AppError)) throw err;
           errors.push({ index, email, code: 'validation_error', message: err.message });
         }
       });
-      const result = valid.length > 0 ? await store.write((tx) => apply(tx, ws, valid)) : { created: 0, updated: 0 };
+      // An item whose properties would pass the limit once merged fails alone, like any bad item.
+      const current = await findLiveByEmails(store.db, ws, valid.filter((v) => v.properties !== undefined).map((v) => v.email));
+      const fits = valid.filter((v) => {
+        try {
+          mergeProperties(current.get(v.email)?.properties ?? {}, v.properties, 'properties');
+          return true;
+        } catch (err) {
+          if (!(err instanceof AppError)) throw err;
+          errors.push({ index: v.index, email: v.email, code: 'validation_error', message: err.message });
+          return false;
+        }
+      });
+      errors.sort((a, b) => a.index - b.index);
+      const result = fits.length > 0 ? await store.write((tx) => apply(tx, ws, fits)) : { created: 0, updated: 0 };
       return { created: result.created, updated: result.updated, failed: errors.length, errors };
     },
 
     async upsertByEmail(ws, rawEmail, changes) {
-      const valid = { email: checkAddress(rawEmail, 'email'), name: checkName(changes.name, 'name'), tags: checkTags(changes.tags, 'tags') };
+      const valid = {
+        email: checkAddress(rawEmail, 'email'), name: checkName(changes.name, 'name'), tags: checkTags(changes.tags, 'tags'),
+        properties: checkProperties(changes.properties, 'properties'),
+      };
       return store.write(async (tx) => {
         const { ids } = await apply(tx, ws, [valid]);
         return (await findContact(tx, ws, ids[0]))!;
@@ -300,9 +329,10 @@ export function contactsService(deps: {
     async update(ws, id, changes) {
       const name = checkName(changes.name, 'name');
       const tagNames = checkTags(changes.tags, 'tags');
+      const properties = checkProperties(changes.properties, 'properties');
       return store.write(async (tx) => {
         const contact = await liveContact(tx, ws, id);
-        await apply(tx, ws, [{ email: contact.email, name, tags: tagNames }]);
+        await apply(tx, ws, [{ email: contact.email, name, tags: tagNames, properties }]);
         return (await findContact(tx, ws, id))!;
       });
     },

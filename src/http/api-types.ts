@@ -431,6 +431,15 @@ export interface paths {
          *     unsubscribe) or `cleaned` (by a hard bounce or complaint); a manual
          *     suppression leaves it `subscribed` but still blocks every send.
          *     The engagement tier is computed at once from the address's email history.
+         *
+         *     `properties` holds what a broadcast can read per contact
+         *     (`{{ contact.properties.company }}`): names of a letter then
+         *     letters, digits or `_` (50 at most), values strings of at most 500
+         *     characters, finite numbers or booleans; at most 50 per contact. On
+         *     create, upsert, bulk and update the given properties are merged into
+         *     those the contact has, and a property given as null is removed; the
+         *     limits are checked after the merge (422 `validation_error`, `param`
+         *     naming the property).
          */
         post: operations["createContact"];
         delete?: never;
@@ -452,7 +461,9 @@ export interface paths {
          * Create or update up to 1000 contacts by address, in one transaction.
          * @description Each item is a ContactCreate. Items are upserted by address: a new
          *     address creates a contact, a known one updates it (the name when given,
-         *     the tag set when `tags` is given; absent fields are kept). Invalid items
+         *     the tag set when `tags` is given, its properties merged with those
+         *     given; absent fields are kept). Invalid items (an item whose
+         *     properties would pass 50 once merged among them)
          *     do not fail the request: they are counted in `failed` and listed in
          *     `errors` with their index, and the valid items are applied. An address
          *     repeated in the request is applied once, at its first occurrence; later
@@ -480,8 +491,9 @@ export interface paths {
         /**
          * Update the contact with this address, or create it. Answers 200 either way.
          * @description The address is normalised as in createContact; an invalid one is 422.
-         *     Given fields replace the contact's (`tags` replaces the whole tag set);
-         *     absent fields are kept. Status is never changed here.
+         *     Given fields replace the contact's (`tags` replaces the whole tag set;
+         *     `properties` are merged, null removing one); absent fields are kept.
+         *     Status is never changed here.
          */
         put: operations["upsertContactByEmail"];
         post?: never;
@@ -2092,18 +2104,25 @@ export interface components {
         EngagementTier: "no_data" | "new" | "engaged" | "at_risk" | "inactive" | "cold";
         /** @description Tag names, matched without regard to case; missing tags are created. */
         ContactTagNames: string[];
+        /** @description Properties to set, merged into the contact's; null removes one. */
+        ContactPropertiesInput: {
+            [key: string]: string | number | boolean | null;
+        };
         ContactCreate: {
             email: string;
             name?: string | null;
             tags?: components["schemas"]["ContactTagNames"];
+            properties?: components["schemas"]["ContactPropertiesInput"];
         };
         ContactUpsert: {
             name?: string | null;
             tags?: components["schemas"]["ContactTagNames"];
+            properties?: components["schemas"]["ContactPropertiesInput"];
         };
         ContactUpdate: {
             name?: string | null;
             tags?: components["schemas"]["ContactTagNames"];
+            properties?: components["schemas"]["ContactPropertiesInput"];
         };
         ContactUnsubscribe: {
             reason?: string;
@@ -2140,6 +2159,10 @@ export interface components {
                 id: string;
                 name: string;
             }[];
+            /** @description The contact's properties; {} when it has none. */
+            properties: {
+                [key: string]: string | number | boolean;
+            };
             unsubscribed_at: components["schemas"]["NullableTimestamp"];
             unsubscribe_reason: string | null;
             created_at: components["schemas"]["Timestamp"];

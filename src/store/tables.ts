@@ -92,6 +92,8 @@ export interface ContactsTable {
   updated_at: number;
   /** Soft delete: set rows are hidden from the API but kept. */
   deleted_at: number | null;
+  /** JSON object of names and string, number or boolean values. */
+  properties: Generated<string>;
 }
 
 export interface TagsTable {

@@ -45,7 +45,7 @@ describe('broadcasts', () => {
   beforeAll(async () => {
     t = await startTestApp({ env: { MAILROOM_PUBLIC_URL: 'https://mail.acme.test' } });
     await t.seed.activeDomain(DOMAIN);
-    await addContact('ann', { email: 'ann@example.com', name: 'Ann Lee', tags: ['news'] });
+    await addContact('ann', { email: 'ann@example.com', name: 'Ann Lee', tags: ['news'], properties: { company: 'Lee & Co', seats: 3 } });
     await addContact('bob', { email: 'bob@example.com', name: 'Bob', tags: ['news'] });
     await addContact('vip', { email: 'vip@example.com', name: 'Vera Ip', tags: ['news', 'vip'] });
     await addContact('untagged', { email: 'untagged@example.com' });
@@ -106,16 +106,17 @@ describe('broadcasts', () => {
 
   it('previews the message as one contact would get it, personalised, with a visible unsubscribe link', async () => {
     const b = await create({
-      name: 'Preview', from: FROM, subject: 'News for {{ contact.first_name }}', preview_text: 'This week at Acme',
-      html: '<html><body><p>Hello {{ contact.name }} &lt;{{ contact.email }}&gt;</p></body></html>',
+      name: 'Preview', from: FROM, subject: 'News for {{ contact.first_name }} at {{ contact.properties.company }}', preview_text: 'This week at Acme',
+      html: '<html><body><p>Hello {{ contact.name }} &lt;{{ contact.email }}&gt;, {{ contact.properties.seats }} seats</p></body></html>',
       audience: { tag_ids: [newsTag] },
     });
     const res = await t.api.post(`/v1/broadcasts/${b.id}/preview`, { contact_id: contacts.ann.id });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ object: 'broadcast_render', contact_id: contacts.ann.id, to: 'ann@example.com', subject: 'News for Ann' });
-    expect(res.body.html).toMatch(/^<html><body><div style="display:none[^"]*">This week at Acme<\/div><p>Hello Ann Lee &lt;ann@example.com&gt;<\/p>/);
+    expect(res.body).toMatchObject({ object: 'broadcast_render', contact_id: contacts.ann.id, to: 'ann@example.com', subject: 'News for Ann at Lee & Co' });
+    // Properties are escaped in HTML like every other value.
+    expect(res.body.html).toMatch(/^<html><body><div style="display:none[^"]*">This week at Acme<\/div><p>Hello Ann Lee &lt;ann@example.com&gt;, 3 seats<\/p>/);
     expect(res.body.html).toMatch(/<a href="https:\/\/mail\.acme\.test\/u\/[\w-]+">Unsubscribe<\/a>/);
-    expect(res.body.text).toMatch(/Hello Ann Lee <ann@example\.com>[\s\S]*Unsubscribe: https:\/\/mail\.acme\.test\/u\//);
+    expect(res.body.text).toMatch(/Hello Ann Lee <ann@example\.com>, 3 seats[\s\S]*Unsubscribe: https:\/\/mail\.acme\.test\/u\//);
     const unknown = await t.api.post(`/v1/broadcasts/${b.id}/preview`, { contact_id: 'ct_nope' });
     expect(unknown.status).toBe(422);
     expect(unknown.body.error.param).toBe('contact_id');

@@ -16,6 +16,7 @@ import * as m0014 from './0014_queue_by_destination.js';
 import * as m0015 from './0015_inbound_replies.js';
 import * as m0016 from './0016_templates.js';
 import * as m0017 from './0017_analytics_mode.js';
+import * as m0019 from './0019_contact_properties.js';
 import * as m0020 from './0020_broadcasts.js';
 
 // Migrations are listed here rather than read from disk, so they run the same
@@ -38,5 +39,6 @@ export const migrations: Record<string, Migration> = {
   '0015_inbound_replies': m0015,
   '0016_templates': m0016,
   '0017_analytics_mode': m0017,
+  '0019_contact_properties': m0019,
   '0020_broadcasts': m0020,
 };
