@@ -39,7 +39,10 @@ import { dashboardRoutes, rootRedirect } from './dashboard/index.js';
 import { healthRoutes, type Readiness } from './health/health.routes.js';
 import { createMetrics } from './metrics/metrics.js';
 import { metricsRoutes } from './metrics/metrics.routes.js';
-import { queueDepth } from './delivery/queue.repo.js';
+import {
+  destinationSummaries, holdDestination, queueDepth, releaseDestination, retryNow, waitingItems,
+} from './delivery/queue.repo.js';
+import { queueRoutes, queueService } from './queue/index.js';
 import { providerForMx } from './delivery/provider.js';
 import { sinkMessagesFor } from './delivery/sink.js';
 import { templatesRoutes, templatesService, type TemplatesService } from './templates/index.js';
@@ -248,10 +251,27 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
       return problems;
     },
   };
+  // The queue view steers the delivery worker, which starts with the engines below.
+  let wakeDelivery: (domain?: string) => void = () => undefined;
+  const queue = queueService({
+    clock,
+    queue: {
+      summaries: (ws) => destinationSummaries(store.db, ws),
+      items: (ws, f, page, now) => waitingItems(store.db, ws, f, page, now),
+      retry: (ws, f, now) => store.write((tx) => retryNow(tx, ws, f, now)),
+      hold: (ws, domain, now) => store.write((tx) => holdDestination(tx, ws, domain, now)),
+      release: (ws, domain, now) => store.write((tx) => releaseDestination(tx, ws, domain, now)),
+      wake: (domain) => wakeDelivery(domain),
+      emailExists: (ws, id) => services.emails.get(ws, id).then(() => true, (err: unknown) => {
+        if (err instanceof AppError && err.code === 'not_found') return false;
+        throw err;
+      }),
+    },
+  });
   const routers = [healthRoutes(readiness), metricsRoutes(metrics, config.metricsToken), apiKeysRoutes(services.apiKeys), domainsRoutes(services.domains),
     tagsRoutes(services.tags), contactsRoutes(services.contacts), suppressionsRoutes(services.suppressions),
     unsubscribeRoutes(services.unsubscribe, services.contacts), emailsRoutes(services.emails), attachmentsRoutes(services.attachments),
-    templatesRoutes(services.templates), broadcastsRoutes(services.broadcasts),
+    templatesRoutes(services.templates), broadcastsRoutes(services.broadcasts), queueRoutes(queue),
     eventsRoutes(services.events), webhooksRoutes(services.webhooks), analyticsRoutes(services.analytics),
     inboundRoutes(services.inbound), trackingRoutes(services.tracking), dashboardRoutes(), rootRedirect()];
   const app = createApp(httpDeps, routers);
@@ -316,13 +336,13 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
   const delivery = createDeliveryWorker({
     store, clock, logger, signer, transport, sinkOnly: config.delivery === 'sink',
     destinationConcurrency: config.destinationConcurrency, ...(config.delivery === 'relay' && { relay: 'smarthost' }),
-    observe: (item, outcomes) => {
+    observe: (item, outcomes, attemptMs) => {
       for (const o of outcomes) {
         const provider = o.kind === 'delivered' ? providerForMx(o.mxHost) : o.kind === 'bounced' ? o.provider : undefined;
         const result = o.kind === 'bounced' ? (o.bounce.bounce_type === 'hard' ? 'bounced_hard' : 'bounced_soft') : o.kind === 'expired' ? 'bounced_soft' : o.kind;
         metrics.deliveryAttempt(result, provider ?? 'other');
         logger.info({
-          email_id: item.emailId, job_id: item.id, domain: item.domain, attempt: item.attempt + 1, result,
+          email_id: item.emailId, job_id: item.id, domain: item.domain, attempt: item.attempt + 1, result, ms: Math.round(attemptMs),
           ...(o.kind === 'delivered' && { mx_host: o.mxHost, smtp_code: o.smtpCode }),
           ...((o.kind === 'deferred' || o.kind === 'bounced' || o.kind === 'expired') && { smtp_code: o.smtpCode, reply: o.response.slice(0, 300) }),
           ...(o.kind === 'failed' && { reason: o.reason }),
@@ -340,6 +360,7 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
       }),
     }),
   });
+  wakeDelivery = (domain) => delivery.retryNow(domain);
   startEngine('delivery worker', delivery.run(stopping.signal));
   startEngine('due poller', runDuePoller({ emails: services.emails, clock, logger }, stopping.signal));
   startEngine('broadcast sender', runBroadcastSender({ broadcasts: services.broadcasts, clock, logger, owner: newLeaseOwner() }, stopping.signal));

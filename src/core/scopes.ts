@@ -6,7 +6,7 @@ export const FINE_SCOPES = [
   'emails:send', 'emails:read', 'domains:read', 'domains:write', 'events:read',
   'contacts:read', 'contacts:write', 'suppressions:read', 'suppressions:write',
   'webhooks:read', 'webhooks:write', 'inbound:read', 'analytics:read',
-  'templates:read', 'templates:write', 'broadcasts:read', 'broadcasts:write',
+  'templates:read', 'templates:write', 'broadcasts:read', 'broadcasts:write', 'queue:read', 'queue:write',
   'api_keys:read', 'api_keys:write',
 ] as const;
 

@@ -82,7 +82,7 @@ export interface DeliveryWorkerDeps {
   /** Relay mode: every message goes to this smarthost, which is then the one destination. Otherwise each recipient domain is one. */
   relay?: string;
   /** Told of each row's outcomes once they are committed (metrics). */
-  observe?(item: QueueItem, outcomes: readonly AttemptOutcome[]): void;
+  observe?(item: QueueItem, outcomes: readonly AttemptOutcome[], attemptMs: number): void;
   /** Lease on a claimed row, renewed while the delivery runs (default 2 min). */
   leaseMs?: number;
   /** Longest sleep when nothing is due (default 250 ms). */
@@ -99,6 +99,8 @@ export interface DeliveryWorker {
   drain(): Promise<void>;
   /** The destinations with deliveries under way, slowed down, resting or probed. */
   destinations(): DestinationStatus[];
+  /** Rows were made due now by a person: a resting destination (one, or every one) gets its probe at once, and the worker looks. */
+  retryNow(domain?: string): void;
 }
 
 const DEFAULT_CONCURRENCY = 64;
@@ -375,7 +377,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     for (const item of items) {
       const destination = destinationOf(item);
       gate.started(destination);
-      const p = jobs.then((loaded) => attempt(item, loaded.get(item.id)))
+      const p = jobs.then(async (loaded) => {
+        const began = performance.now();
+        return { ...(await attempt(item, loaded.get(item.id))), attemptMs: performance.now() - began };
+      })
         // The slot frees as the attempt ends; the row stays leased until its outcome is written.
         .finally(() => {
           attempting--;
@@ -385,7 +390,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         })
         .then(async (finished) => {
           await recordOutcomes([finished]);
-          if (finished.outcomes.length) deps.observe?.(item, finished.outcomes);
+          if (finished.outcomes.length) deps.observe?.(item, finished.outcomes, finished.attemptMs);
         })
         // A failure here (the store, a bug) leaves the row leased: it is tried again when the lease lapses.
         .catch((err) => logger.error({ err, email_id: item.emailId, job_id: item.id }, 'delivery attempt could not be recorded'))
@@ -467,6 +472,14 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       throw new Error(`delivery queue did not drain in ${DRAIN_MAX_ROUNDS} rounds`);
     },
 
-    destinations: () => gate.statuses(clock.now()),  };
+    destinations: () => gate.statuses(clock.now()),
+
+    retryNow(domain) {
+      // In relay mode the smarthost is the one destination, whatever the domain.
+      const destinations = deps.relay !== undefined ? [deps.relay] : domain !== undefined ? [domain] : gate.statuses(clock.now()).map((s) => s.destination);
+      for (const d of destinations) gate.wake(d);
+      wakeUp?.();
+    },
+  };
   return worker;
 }

@@ -185,6 +185,15 @@ export class DestinationGate {
     }));
   }
 
+  /**
+   * Ends a rest early, because a person asked to retry now: the destination
+   * gets a probe at once, and its full share back when a server answers.
+   */
+  wake(destination: string): void {
+    const s = this.states.get(destination);
+    if (s && s.restUntil > 0) s.restUntil = 0;
+  }
+
   /** When the destination's rest ends; 0 when it is not resting. */
   restingUntil(destination: string): number {
     return this.states.get(destination)?.restUntil ?? 0;

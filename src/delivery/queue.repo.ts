@@ -1,5 +1,7 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
+import type { Database } from '../store/tables.js';
 import { insertRows, runShaped, type Db, type Tx } from '../store/db.js';
+import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { isPostgres } from '../store/schema-helpers.js';
 import { newId } from '../core/ids.js';
 
@@ -37,6 +39,10 @@ export interface EnqueueInput {
 
 const onPostgres = (db: Db | Tx) => isPostgres(db as unknown as Kysely<unknown>);
 
+/** Rows whose workspace holds their destination are not tried (a hold table lookup by its key). */
+const notHeld = (eb: ExpressionBuilder<Database, 'outbound_queue'>) => eb.not(eb.exists(eb.selectFrom('queue_holds').select(sql.lit(1).as('one'))
+  .whereRef('queue_holds.workspace_id', '=', 'outbound_queue.workspace_id').whereRef('queue_holds.domain', '=', 'outbound_queue.domain')));
+
 export async function enqueue(tx: Tx, q: EnqueueInput): Promise<void> {
   if (q.domains.length === 0) return;
   await insertRows(tx, 'outbound_queue', [...new Set(q.domains)].map((domain) => ({
@@ -64,6 +70,7 @@ export async function dueRows(tx: Tx, c: { now: number; limit: number; skipDomai
     ([now, ...domains]) => tx.selectFrom('outbound_queue').select(['id', 'domain'])
       .where('next_attempt_at', '<=', now as number).where('locked_until', '<=', now as number)
       .$if(domains.length > 0, (q) => q.where('domain', 'not in', domains as string[]))
+      .where(notHeld)
       .orderBy('next_attempt_at').limit(sql.lit(c.limit))
       .$if(onPostgres(tx), (q) => q.forUpdate().skipLocked()));
   return rows;
@@ -166,6 +173,140 @@ export async function queueDepth(db: Db, now: number): Promise<{ queued: number;
 export async function nextDueAt(db: Db, skipDomains: readonly string[] = []): Promise<number | undefined> {
   const row = await db.selectFrom('outbound_queue').select((eb) => eb.fn.min('next_attempt_at').as('at'))
     .$if(skipDomains.length > 0, (q) => q.where('domain', 'not in', [...skipDomains]))
+    .where(notHeld)
     .executeTakeFirst();
   return row?.at == null ? undefined : Number(row.at);
+}
+
+// ---- the queue as an operator sees it: per workspace, by destination ----
+
+/** A workspace's queued mail to one domain. */
+export interface DestinationSummary {
+  domain: string;
+  /** Queue rows (an email each) and their recipients still open, first attempt not made yet. */
+  queuedRecipients: number;
+  /** Recipients waiting for a retry after a temporary failure. */
+  deferredRecipients: number;
+  emails: number;
+  /** The oldest row's creation. */
+  oldestAt: number;
+  nextAttemptAt: number;
+  heldAt: number | null;
+  /** The reply to the latest attempt that failed, if one did. */
+  lastReply: string | null;
+}
+
+/** Every domain the workspace has mail queued to, what is stuck longest first. */
+export async function destinationSummaries(db: Db, ws: string): Promise<DestinationSummary[]> {
+  const rows = await db.selectFrom('outbound_queue as q')
+    .innerJoin('email_recipients as r', (j) => j.onRef('r.email_id', '=', 'q.email_id').onRef('r.domain', '=', 'q.domain'))
+    .leftJoin('queue_holds as h', (j) => j.onRef('h.workspace_id', '=', 'q.workspace_id').onRef('h.domain', '=', 'q.domain'))
+    .select((eb) => [
+      'q.domain',
+      sql<number>`sum(case when r.status = 'queued' then 1 else 0 end)`.as('queued'),
+      sql<number>`sum(case when r.status = 'deferred' then 1 else 0 end)`.as('deferred'),
+      eb.fn.count<number>('q.id').distinct().as('emails'),
+      eb.fn.min('q.created_at').as('oldest'),
+      eb.fn.min('q.next_attempt_at').as('next'),
+      eb.fn.max('h.held_at').as('held'),
+    ])
+    .where('q.workspace_id', '=', ws).where('r.status', 'in', ['queued', 'deferred'])
+    .groupBy('q.domain').orderBy('oldest').orderBy('q.domain').execute();
+  const replies = await lastReplies(db, ws, rows.map((r) => r.domain));
+  return rows.map((r) => ({
+    domain: r.domain, queuedRecipients: Number(r.queued), deferredRecipients: Number(r.deferred), emails: Number(r.emails),
+    oldestAt: Number(r.oldest), nextAttemptAt: Number(r.next), heldAt: r.held === null ? null : Number(r.held),
+    lastReply: replies.get(r.domain) ?? null,
+  }));
+}
+
+/** The last failed reply of each domain's most recently tried row. */
+async function lastReplies(db: Db, ws: string, domains: string[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const domain of domains) {
+    const row = await db.selectFrom('outbound_queue').select('last_error').where('workspace_id', '=', ws).where('domain', '=', domain)
+      .where('last_error', 'is not', null).orderBy('attempt', 'desc').orderBy('next_attempt_at', 'desc').limit(1).executeTakeFirst();
+    if (row?.last_error) out.set(domain, row.last_error);
+  }
+  return out;
+}
+
+export type QueueItemState = 'queued' | 'deferred' | 'sending' | 'held';
+
+/** One email's waiting recipients at a domain. */
+export interface WaitingItem {
+  pos: number;
+  emailId: string;
+  domain: string;
+  recipients: string[];
+  state: QueueItemState;
+  attempts: number;
+  nextAttemptAt: number;
+  expiresAt: number;
+  lastReply: string | null;
+  createdAt: number;
+  subject: string;
+}
+
+/** The emails waiting for a domain, newest first, paged by the email's position. */
+export async function waitingItems(db: Db, ws: string, f: { domain: string; state?: QueueItemState }, page: PageQuery, now: number): Promise<Page<WaitingItem>> {
+  const held = await db.selectFrom('queue_holds').select('held_at').where('workspace_id', '=', ws).where('domain', '=', f.domain).executeTakeFirst();
+  // Held is the state of every row of a held domain, and of none otherwise.
+  if (f.state === 'held' && !held) return { data: [], has_more: false };
+  if (f.state !== undefined && f.state !== 'held' && held) return { data: [], has_more: false };
+  const found = await fetchPage(page, (bound, order, take) => db.selectFrom('outbound_queue as q').innerJoin('emails as e', 'e.id', 'q.email_id')
+    .select(['e.pos', 'e.subject', 'q.email_id', 'q.domain', 'q.attempt', 'q.next_attempt_at', 'q.locked_until', 'q.expires_at', 'q.last_error', 'q.created_at'])
+    .where('q.workspace_id', '=', ws).where('q.domain', '=', f.domain)
+    .$if(f.state === 'sending', (q) => q.where('q.locked_until', '>', now))
+    .$if(f.state === 'queued', (q) => q.where('q.locked_until', '<=', now).where('q.attempt', '=', 0))
+    .$if(f.state === 'deferred', (q) => q.where('q.locked_until', '<=', now).where('q.attempt', '>', 0))
+    .$if(bound !== undefined, (q) => q.where('e.pos', bound!.op, bound!.pos))
+    .orderBy('e.pos', order).limit(take).execute(), (r): WaitingItem => ({
+    pos: Number(r.pos), emailId: r.email_id, domain: r.domain, recipients: [], subject: r.subject,
+    state: held ? 'held' : r.locked_until > now ? 'sending' : r.attempt > 0 ? 'deferred' : 'queued',
+    attempts: r.attempt, nextAttemptAt: r.next_attempt_at, expiresAt: r.expires_at, lastReply: r.last_error, createdAt: r.created_at,
+  }));
+  if (found.data.length > 0) {
+    const recipients = await db.selectFrom('email_recipients').select(['email_id', 'address'])
+      .where('email_id', 'in', found.data.map((i) => i.emailId)).where('domain', '=', f.domain)
+      .where('status', 'in', ['queued', 'deferred']).orderBy('idx').execute();
+    for (const r of recipients) found.data.find((i) => i.emailId === r.email_id)!.recipients.push(r.address);
+  }
+  return found;
+}
+
+/** Makes the workspace's matching rows that no one holds due now; returns how many. */
+export async function retryNow(tx: Tx, ws: string, f: { domain?: string; emailId?: string }, now: number): Promise<number> {
+  const res = await tx.updateTable('outbound_queue').set({ next_attempt_at: now })
+    .where('workspace_id', '=', ws).where('locked_until', '<=', now)
+    .$if(f.domain !== undefined, (q) => q.where('domain', '=', f.domain!))
+    .$if(f.emailId !== undefined, (q) => q.where('email_id', '=', f.emailId!))
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}
+
+/** Holds the workspace's mail to `domain`; returns since when it is held (a second hold keeps the first one's time). */
+export async function holdDestination(tx: Tx, ws: string, domain: string, now: number): Promise<number> {
+  await tx.insertInto('queue_holds').values({ workspace_id: ws, domain, held_at: now })
+    .onConflict((oc) => oc.columns(['workspace_id', 'domain']).doNothing()).execute();
+  const row = await tx.selectFrom('queue_holds').select('held_at').where('workspace_id', '=', ws).where('domain', '=', domain).executeTakeFirstOrThrow();
+  return Number(row.held_at);
+}
+
+/**
+ * Releases a hold: the rows wait no longer, and their lifetime is moved on by
+ * the time they spent held, so a hold never makes mail expire. Returns the
+ * hold's time, or undefined when the domain was not held.
+ */
+export async function releaseDestination(tx: Tx, ws: string, domain: string, now: number): Promise<{ heldAt: number; rows: number } | undefined> {
+  const hold = await tx.deleteFrom('queue_holds').where('workspace_id', '=', ws).where('domain', '=', domain).returning('held_at').executeTakeFirst();
+  if (!hold) return undefined;
+  const heldAt = Number(hold.held_at);
+  // A row made during the hold was held from its creation on.
+  const res = await tx.updateTable('outbound_queue')
+    .set((eb) => ({
+      expires_at: eb('expires_at', '+', eb(sql.lit(now), '-', eb.case().when('created_at', '>', heldAt).then(eb.ref('created_at')).else(sql.lit(heldAt)).end())),
+    }))
+    .where('workspace_id', '=', ws).where('domain', '=', domain).where('locked_until', '<=', now).executeTakeFirst();
+  return { heldAt, rows: Number(res.numUpdatedRows) };
 }

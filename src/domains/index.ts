@@ -4,3 +4,4 @@ export {
 } from './domains.service.js';
 export { domainsRoutes } from './domains.routes.js';
 export { domainHasUnsentEmails } from './domains.repo.js';
+export { normaliseDomainName } from './domain-name.js';

@@ -1259,6 +1259,129 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/queue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's outbound queue by destination domain, what waits longest first.
+         * @description One entry per recipient domain the workspace has mail waiting for:
+         *     recipients `queued` (no attempt yet) and `deferred` (waiting for a
+         *     retry after a temporary failure), the emails they belong to, the
+         *     oldest one's creation, the next attempt, whether the domain is held,
+         *     and the reply to the latest failed attempt (`code` null when no
+         *     server answered: a connection refused or timed out, a DNS failure).
+         *     The ranking is of the moment the page is read; a cursor names a
+         *     place in it, so a walk through a queue that moves may see a domain
+         *     twice or not at all. Scope `queue:read`.
+         */
+        get: operations["listQueue"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/queue/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The emails waiting for one domain, newest first, with their recipients there.
+         * @description `state`: `queued` (no attempt yet), `deferred` (tried, waiting for a
+         *     retry), `sending` (an attempt under way) or `held` (the domain is
+         *     held: every waiting email is). Scope `queue:read`.
+         */
+        get: operations["listQueueItems"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/queue/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Try now what waits for a domain, for one email, or all of the workspace's queue.
+         * @description The matching rows that no attempt holds become due at once, without
+         *     counting an attempt, and a destination resting after failed
+         *     connections gets one probe at once (its full share comes back when a
+         *     server answers). Mail of a held domain stays held. `retried` counts
+         *     the emails (one per destination domain) made due. An `email_id` of
+         *     another workspace, or none, is 404. Scope `queue:write`.
+         */
+        post: operations["retryQueue"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/queue/hold": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Hold the workspace's mail to a domain.
+         * @description Nothing is tried for that domain, by this workspace, until it is
+         *     released: mail already waiting and mail sent meanwhile wait, and the
+         *     time they spend held does not count against their delivery lifetime
+         *     (5 days). Attempts under way finish. Other workspaces' mail to the
+         *     domain is not affected. Holding a held domain keeps the first hold's
+         *     time. Scope `queue:write`.
+         */
+        post: operations["holdQueue"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/queue/release": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Release a held domain.
+         * @description Its mail is tried again, each email when its next attempt falls due
+         *     (at once for those that fell due while held), with its lifetime
+         *     moved on by the time it was held. A domain not held is 422
+         *     `invalid_state`. Scope `queue:write`.
+         */
+        post: operations["releaseQueue"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/suppressions": {
         parameters: {
             query?: never;
@@ -1872,7 +1995,7 @@ export interface components {
         };
         ApiKeyCreate: {
             name: string;
-            scopes?: ("full_access" | "sending_access" | "emails:send" | "emails:read" | "domains:read" | "domains:write" | "events:read" | "contacts:read" | "contacts:write" | "suppressions:read" | "suppressions:write" | "webhooks:read" | "webhooks:write" | "inbound:read" | "analytics:read" | "templates:read" | "templates:write" | "broadcasts:read" | "broadcasts:write" | "api_keys:read" | "api_keys:write")[];
+            scopes?: ("full_access" | "sending_access" | "emails:send" | "emails:read" | "domains:read" | "domains:write" | "events:read" | "contacts:read" | "contacts:write" | "suppressions:read" | "suppressions:write" | "webhooks:read" | "webhooks:write" | "inbound:read" | "analytics:read" | "templates:read" | "templates:write" | "broadcasts:read" | "broadcasts:write" | "queue:read" | "queue:write" | "api_keys:read" | "api_keys:write")[];
             /** @enum {string} */
             mode?: "live" | "test";
         };
@@ -2672,6 +2795,72 @@ export interface components {
             data: components["schemas"]["InboundEmailListItem"][];
             has_more: boolean;
             next_cursor?: string;
+        };
+        /** @enum {string} */
+        QueueItemState: "queued" | "deferred" | "sending" | "held";
+        QueueLastReply: {
+            code: number | null;
+            text: string;
+        } | null;
+        QueueDestination: {
+            /** @constant */
+            object: "queue_destination";
+            domain: string;
+            /** @description Recipients with no attempt yet. */
+            queued: number;
+            /** @description Recipients waiting for a retry. */
+            deferred: number;
+            emails: number;
+            held: boolean;
+            held_at: components["schemas"]["NullableTimestamp"];
+            oldest_at: components["schemas"]["Timestamp"];
+            /** @description null while the domain is held. */
+            next_attempt_at: components["schemas"]["NullableTimestamp"];
+            last_reply: components["schemas"]["QueueLastReply"];
+        };
+        QueueDestinationList: {
+            data: components["schemas"]["QueueDestination"][];
+            has_more: boolean;
+            next_cursor?: string;
+        };
+        QueueItem: {
+            /** @constant */
+            object: "queue_item";
+            email_id: string;
+            domain: string;
+            subject: string;
+            recipients: string[];
+            state: components["schemas"]["QueueItemState"];
+            attempts: number;
+            next_attempt_at: components["schemas"]["NullableTimestamp"];
+            /** @description Delivery gives up (a soft bounce) after this. */
+            expires_at: components["schemas"]["Timestamp"];
+            last_reply: components["schemas"]["QueueLastReply"];
+            created_at: components["schemas"]["Timestamp"];
+        };
+        QueueItemList: {
+            data: components["schemas"]["QueueItem"][];
+            has_more: boolean;
+            next_cursor?: string;
+        };
+        QueueRetry: {
+            domain?: string;
+            email_id?: string;
+        };
+        QueueRetryResult: {
+            /** @constant */
+            object: "queue_retry";
+            retried: number;
+        };
+        QueueDestinationInput: {
+            domain: string;
+        };
+        QueueHold: {
+            /** @constant */
+            object: "queue_hold";
+            domain: string;
+            held: boolean;
+            held_at: components["schemas"]["NullableTimestamp"];
         };
         /** @enum {string} */
         SuppressionReason: "hard_bounce" | "complaint" | "unsubscribe" | "manual";
@@ -4580,6 +4769,157 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listQueue: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                starting_after?: components["parameters"]["StartingAfter"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of destinations */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueueDestinationList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    listQueueItems: {
+        parameters: {
+            query: {
+                limit?: components["parameters"]["Limit"];
+                starting_after?: components["parameters"]["StartingAfter"];
+                ending_before?: components["parameters"]["EndingBefore"];
+                domain: string;
+                state?: components["schemas"]["QueueItemState"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of waiting emails */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueueItemList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    retryQueue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["QueueRetry"];
+            };
+        };
+        responses: {
+            /** @description What was made due */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueueRetryResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    holdQueue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QueueDestinationInput"];
+            };
+        };
+        responses: {
+            /** @description The hold */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueueHold"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
+    releaseQueue: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QueueDestinationInput"];
+            };
+        };
+        responses: {
+            /** @description The domain */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueueHold"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
         };

@@ -262,6 +262,13 @@ export interface AttachmentsTable {
   expires_at: number;
 }
 
+/** A destination a workspace holds: its queue rows to the domain are not tried. */
+export interface QueueHoldsTable {
+  workspace_id: string;
+  domain: string;
+  held_at: number;
+}
+
 export interface OutboundQueueTable {
   id: string;
   workspace_id: string;
@@ -652,4 +659,5 @@ export interface Database {
   templates: TemplatesTable;
   template_versions: TemplateVersionsTable;
   broadcasts: BroadcastsTable;
+  queue_holds: QueueHoldsTable;
 }
