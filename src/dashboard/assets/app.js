@@ -18,6 +18,7 @@ import {
 import { TEMPLATE_ROUTES } from './views/templates.js';
 import { WEBHOOK_ROUTES } from './views/webhooks.js';
 import { ANALYTICS_ROUTES } from './views/analytics.js';
+import { QUEUE_ROUTES } from './views/queue.js';
 
 /** @typedef {import('./ui.js').Children} Children */
 /** @typedef {import('./nav.js').Ctx} Ctx */
@@ -171,8 +172,8 @@ function showApp() {
 
 
 /** @type {Array<[string, string]>} route section, link text */
-const NAV = [['emails', 'Emails'], ['domains', 'Domains'], ['events', 'Events'], ['analytics', 'Analytics'], ['inbound', 'Inbound'],
-  ['templates', 'Templates'], ['suppressions', 'Suppressions'], ['webhooks', 'Webhooks'], ['api-keys', 'API keys']];
+const NAV = [['emails', 'Emails'], ['domains', 'Domains'], ['events', 'Events'], ['analytics', 'Analytics'], ['queue', 'Queue'],
+  ['inbound', 'Inbound'], ['templates', 'Templates'], ['suppressions', 'Suppressions'], ['webhooks', 'Webhooks'], ['api-keys', 'API keys']];
 
 /** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
 const ROUTES = [
@@ -188,6 +189,7 @@ const ROUTES = [
   ...TEMPLATE_ROUTES,
   ...WEBHOOK_ROUTES,
   ...ANALYTICS_ROUTES,
+  ...QUEUE_ROUTES,
 ];
 
 

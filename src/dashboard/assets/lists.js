@@ -23,12 +23,13 @@ const PAGE_SIZE = 25;
 /**
  * @template T
  * @param {HTMLElement} where
- * @param {{ api: string, route: string, query: URLSearchParams, filters?: string[], columns: Column<T>[],
- *   empty: string }} spec  `api` is the list's path, `route` the page's; `filters` are passed on to the API
+ * @param {{ api: string, route: string, query: URLSearchParams, filters?: string[], fixed?: Record<string, string>,
+ *   columns: Column<T>[], empty: string }} spec  `api` is the list's path, `route` the page's; `filters` are passed on to
+ *   the API from the page's query, `fixed` always
  */
 export async function pagedTable(where, spec) {
   const trail = spec.query.getAll('after');
-  const params = new URLSearchParams({ limit: String(PAGE_SIZE) });
+  const params = new URLSearchParams({ ...spec.fixed, limit: String(PAGE_SIZE) });
   for (const name of spec.filters ?? []) {
     const value = spec.query.get(name);
     if (value) params.set(name, value);

@@ -25,7 +25,8 @@ import { actionForm, actionsColumn, badge, code, details, fill, h, none, rowActi
 
 /** The event types an endpoint may subscribe to (the contract's WebhookEventType). */
 const EVENT_TYPES = ['email.scheduled', 'email.queued', 'email.sent', 'email.delivered', 'email.delayed', 'email.bounced',
-  'email.complained', 'email.failed', 'email.cancelled', 'email.opened', 'email.clicked', 'email.replied', 'email.received'];
+  'email.complained', 'email.failed', 'email.cancelled', 'email.opened', 'email.clicked', 'email.replied', 'email.received',
+  'broadcast.sending', 'broadcast.paused', 'broadcast.sent', 'broadcast.cancelled', 'contact.unsubscribed'];
 const DEFAULT_TYPES = ['email.delivered', 'email.bounced', 'email.complained', 'email.failed'];
 
 /** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */

@@ -1,0 +1,147 @@
+// @ts-check
+// The outbound queue: what the workspace's mail waits for, per destination
+// domain (stuck longest first), with each domain's waiting emails, and the
+// operator's three levers: retry now, hold, release.
+import { api } from '../api.js';
+import { pagedTable } from '../lists.js';
+import { hashOf, navigate } from '../nav.js';
+import { actionForm, actionsColumn, badge, fill, h, hrefTo, none, rowAction, time } from '../ui.js';
+
+/** @typedef {import('../nav.js').Ctx} Ctx */
+/** @typedef {{ code: number | null, text: string } | null} LastReply */
+/**
+ * @typedef {{ domain: string, queued: number, deferred: number, emails: number, held: boolean, held_at: string | null,
+ *   oldest_at: string, next_attempt_at: string | null, last_reply: LastReply }} Destination
+ */
+/**
+ * @typedef {{ email_id: string, domain: string, subject: string, recipients: string[], state: string, attempts: number,
+ *   next_attempt_at: string | null, expires_at: string, last_reply: LastReply, created_at: string }} Item
+ */
+
+const STATES = ['queued', 'deferred', 'sending', 'held'];
+
+/** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
+export const QUEUE_ROUTES = [
+  [/^\/queue$/, showQueue],
+  [/^\/queue\/([^/]+)$/, showDestination],
+];
+
+/** @param {string} domain */
+const destinationHref = (domain) => `#/queue/${encodeURIComponent(domain)}`;
+
+/** The reply of the latest failed attempt: its code, and its text in full on hover. @param {LastReply} reply */
+function lastReply(reply) {
+  if (!reply) return none();
+  const text = reply.text.length > 90 ? `${reply.text.slice(0, 90)}…` : reply.text;
+  return h('span', { class: 'reply', title: reply.text }, reply.code === null ? h('span', { class: 'muted' }, 'no answer: ') : null, text);
+}
+
+/** @param {string} domain */
+async function retry(domain) {
+  /** @type {{ retried: number }} */
+  const done = await api('POST', '/v1/queue/retry', { body: { domain } });
+  navigate(location.hash, `${done.retried} email${done.retried === 1 ? '' : 's'} to ${domain} will be tried now.`);
+}
+
+/** @param {string} domain */
+async function hold(domain) {
+  await api('POST', '/v1/queue/hold', { body: { domain } });
+  navigate(location.hash, `Mail to ${domain} is held: nothing is sent there until it is released.`);
+}
+
+/** @param {string} domain */
+async function release(domain) {
+  await api('POST', '/v1/queue/release', { body: { domain } });
+  navigate(location.hash, `Mail to ${domain} is released and goes out as it falls due.`);
+}
+
+/** The buttons a destination has, as its state allows. @param {string} domain @param {boolean} held */
+function levers(domain, held) {
+  return held
+    ? rowAction('Release', 'secondary', `Release ${domain}? Its held mail goes out as it falls due.`, () => release(domain))
+    : [
+      ...rowAction('Retry now', 'secondary', `Try the mail waiting for ${domain} now?`, () => retry(domain)),
+      ...rowAction('Hold', 'danger', `Hold all mail to ${domain}? Nothing is sent there until you release it.`, () => hold(domain)),
+    ];
+}
+
+/** @param {Destination} d */
+function nextAttempt(d) {
+  if (d.held) return [badge('held'), h('span', { class: 'reason' }, 'since ', time(d.held_at ?? d.oldest_at))];
+  return d.next_attempt_at ? time(d.next_attempt_at) : none();
+}
+
+/** @param {Ctx} ctx */
+async function showQueue({ view, query }) {
+  const list = h('div');
+  const domain = h('input', { id: 'hold-domain', type: 'text', required: true, maxlength: 253, placeholder: 'example.com', autocomplete: 'off' });
+  fill(view,
+    h('div', { class: 'title-row' }, h('h1', null, 'Queue'), h('span', { class: 'spacer' }),
+      rowAction('Retry all now', 'secondary', 'Try every email waiting in the queue now?', async () => {
+        /** @type {{ retried: number }} */
+        const done = await api('POST', '/v1/queue/retry', { body: {} });
+        navigate(location.hash, `${done.retried} waiting email${done.retried === 1 ? '' : 's'} will be tried now.`);
+      })),
+    h('p', { class: 'muted' }, 'Mail waiting for its first attempt or for a retry, by destination domain, what waits longest first.'),
+    list,
+    h('h2', null, 'Hold a domain'),
+    h('p', { class: 'muted small' }, 'Stops delivery to a domain (a provider blocking you, a mistake found) until you release it. Held time does not count against the 5 days mail is tried.'),
+    actionForm({ class: 'filters' }, async (errors) => {
+      try {
+        await hold(domain.value.trim());
+      } catch (err) {
+        errors.show(err);
+      }
+    }, h('label', { for: 'hold-domain' }, 'Domain'), domain, h('button', { type: 'submit', class: 'danger' }, 'Hold')));
+
+  /** @type {import('../ui.js').Column<Destination>[]} */
+  const columns = [
+    { header: 'Domain', cell: (d) => h('a', { href: destinationHref(d.domain) }, d.domain), className: 'nowrap' },
+    { header: 'Queued', cell: (d) => String(d.queued), className: 'num' },
+    { header: 'Deferred', cell: (d) => String(d.deferred), className: 'num' },
+    { header: 'Emails', cell: (d) => String(d.emails), className: 'num' },
+    { header: 'Oldest', cell: (d) => time(d.oldest_at), className: 'nowrap' },
+    { header: 'Next attempt', cell: nextAttempt, className: 'nowrap' },
+    { header: 'Last reply', cell: (d) => lastReply(d.last_reply) },
+    actionsColumn((d) => levers(d.domain, d.held)),
+  ];
+  await pagedTable(list, { api: '/v1/queue', route: '/queue', query, columns, empty: 'Nothing is waiting: every email has been handed over.' });
+}
+
+/** @param {Ctx} ctx */
+async function showDestination({ view, id: domain, query }) {
+  const state = h('select', { id: 'filter-state', name: 'state' }, h('option', { value: '' }, 'any'),
+    STATES.map((s) => h('option', { value: s, selected: query.get('state') === s }, s)));
+  const list = h('div');
+  /** @type {{ data: Destination[] }} */
+  const all = await api('GET', '/v1/queue', { query: new URLSearchParams({ limit: '100' }) }).catch(() => ({ data: [] }));
+  const summary = all.data.find((d) => d.domain === domain);
+  const held = summary?.held ?? (query.get('state') === 'held');
+  fill(view,
+    h('div', { class: 'title-row' }, h('h1', null, domain), held ? badge('held') : null, h('span', { class: 'spacer' }), levers(domain, held)),
+    h('p', null, h('a', { href: '#/queue' }, '← The whole queue'),
+      summary ? ` · ${summary.queued} waiting for a first attempt, ${summary.deferred} deferred, the oldest since ` : null,
+      summary ? time(summary.oldest_at) : null),
+    h('form', { class: 'filters', role: 'search', onsubmit: (/** @type {Event} */ event) => {
+      event.preventDefault();
+      const q = new URLSearchParams();
+      if (state.value) q.set('state', state.value);
+      navigate(hashOf(`/queue/${encodeURIComponent(domain)}`, q));
+    } }, h('label', { for: 'filter-state' }, 'State'), state, h('button', { type: 'submit' }, 'Filter')),
+    list);
+
+  /** @type {import('../ui.js').Column<Item>[]} */
+  const columns = [
+    { header: 'Email', cell: (i) => h('a', { href: hrefTo('emails', i.email_id), title: i.email_id }, i.subject || i.email_id) },
+    { header: 'Recipients', cell: (i) => i.recipients.join(', ') },
+    { header: 'State', cell: (i) => badge(i.state) },
+    { header: 'Attempts', cell: (i) => String(i.attempts), className: 'num' },
+    { header: 'Next attempt', cell: (i) => (i.next_attempt_at ? time(i.next_attempt_at) : none()) },
+    { header: 'Gives up', cell: (i) => time(i.expires_at) },
+    { header: 'Last reply', cell: (i) => lastReply(i.last_reply) },
+  ];
+  await pagedTable(list, {
+    api: '/v1/queue/items', route: `/queue/${encodeURIComponent(domain)}`, query, filters: ['state'], fixed: { domain }, columns,
+    empty: 'No email waits for this domain.',
+  });
+}

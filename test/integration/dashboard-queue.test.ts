@@ -1,0 +1,101 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { startDns, type TestDns } from '../helpers/dns.js';
+import { directDeliveryEnv, startScriptedMx, type ScriptedMx } from '../helpers/mx.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { launchChromium } from '../helpers/browser.js';
+import { eventually } from '../helpers/smtp-app.js';
+
+// The Queue view in Chromium, against a real MX found through dnsmasq that
+// defers a domain: the domain listed with its waiting mail and the reply, its
+// emails, and the three levers: hold, release and retry now.
+
+const SCREENSHOTS = process.env.MAILROOM_SCREENSHOTS;
+
+describe('the Queue view in Chromium', () => {
+  let dns: TestDns;
+  let mx: ScriptedMx;
+  let t: TestApp;
+  let browser: Browser;
+  let page: Page;
+  let deferring = true;
+
+  beforeAll(async () => {
+    mx = await startScriptedMx({ reply: (stage, ctx) => (stage === 'rcpt' && deferring && ctx.address!.endsWith('@slow.test') ? '451 4.2.1 Mailbox busy, come back soon' : undefined) });
+    dns = await startDns([{ type: 'MX', name: 'slow.test', exchange: 'mx.slow.test', priority: 10 }, { type: 'A', name: 'mx.slow.test', address: '127.0.0.1' }]);
+    t = await startTestApp({ env: directDeliveryEnv(dns.server, mx.port) });
+    await t.seed.activeDomain('acme.test');
+    for (const to of [['ann@slow.test', 'bob@slow.test'], ['cy@slow.test']]) {
+      const res = await t.api.post('/v1/emails', { from: 'news@acme.test', to, subject: `Order for ${to[0]}`, text: 'Hello.' });
+      expect(res.status).toBe(201);
+    }
+    await eventually(async () => ((await t.api.get('/v1/queue')).body.data[0]?.deferred === 3 ? true : undefined), 10_000, 'the deferrals');
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    page.on('dialog', (d) => void d.accept());
+    page.setDefaultTimeout(10_000);
+    await page.goto(`${t.url}/dashboard/#/queue`);
+    await page.getByLabel('API key').fill(t.token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Queue', level: 1 }).waitFor();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+    await mx?.stop();
+    await dns?.stop();
+  });
+
+  const note = (text: string | RegExp) => page.getByRole('status').filter({ hasText: text }).waitFor();
+
+  it('lists the domain with its waiting mail and the remote\'s last reply', async () => {
+    const row = page.locator('tbody tr').filter({ hasText: 'slow.test' });
+    await row.waitFor();
+    const cells = await row.locator('td').allTextContents();
+    // Domain, queued, deferred, emails, oldest, next attempt, last reply.
+    expect(cells.slice(0, 4)).toEqual(['slow.test', '0', '3', '2']);
+    expect(cells[6]).toContain('451 4.2.1 Mailbox busy');
+    if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/queue.png`, fullPage: true });
+  });
+
+  it('opens the domain, its emails with their recipients, and holds and releases it', async () => {
+    await page.getByRole('link', { name: 'slow.test', exact: true }).click();
+    await page.getByRole('heading', { name: 'slow.test', level: 1 }).waitFor();
+    await page.locator('tbody tr').filter({ hasText: 'ann@slow.test, bob@slow.test' }).waitFor();
+    expect(await page.locator('tbody tr').count()).toBe(2);
+    await page.getByRole('button', { name: 'Hold' }).click();
+    await note('is held');
+    await page.locator('h1 + .badge-held').waitFor();
+    await page.locator('tbody tr .badge-held').first().waitFor();
+    expect((await t.api.get('/v1/queue')).body.data[0]).toMatchObject({ domain: 'slow.test', held: true });
+    if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/queue-domain-held.png`, fullPage: true });
+    await page.getByRole('button', { name: 'Release' }).click();
+    await note('is released');
+    expect((await t.api.get('/v1/queue')).body.data[0]).toMatchObject({ held: false });
+  });
+
+  it('retries now, and the fixed remote gets the mail at once', async () => {
+    deferring = false;
+    await page.getByRole('button', { name: 'Retry now' }).click();
+    await note(/2 emails to slow\.test will be tried now/);
+    await mx.waitFor(2, 10_000);
+    await page.getByRole('link', { name: '← The whole queue' }).click();
+    await eventually(async () => {
+      await page.reload();
+      await page.getByRole('heading', { name: 'Queue', level: 1 }).waitFor();
+      return (await page.locator('main').textContent())?.includes('Nothing is waiting') ? true : undefined;
+    }, 10_000, 'an empty queue in the page');
+  });
+
+  it('holds a domain with nothing queued from the form, and says why a bad name is refused', async () => {
+    await page.getByLabel('Domain', { exact: true }).fill('not a domain');
+    await page.locator('form').filter({ hasText: 'Domain' }).getByRole('button', { name: 'Hold' }).click();
+    await page.getByRole('alert').filter({ hasText: /not a domain name/ }).waitFor();
+    await page.getByLabel('Domain', { exact: true }).fill('paused.example');
+    await page.locator('form').filter({ hasText: 'Domain' }).getByRole('button', { name: 'Hold' }).click();
+    await note('paused.example is held');
+    const res = await t.api.post('/v1/queue/release', { domain: 'paused.example' });
+    expect(res.status).toBe(200);
+  });
+});
