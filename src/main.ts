@@ -134,7 +134,7 @@ export async function openServices(config: Config, clock: Clock = systemClock, l
     unsubscribeHeaders: (ws, address) => unsubscribe.unsubscribeHeaders(ws, address),
     unsubscribeUrl: (ws, address) => unsubscribe.url(ws, address), templates,
     store, clock, senders: domains.senders(), suppressions, attachments, plan: (name) => workspaces.plan(name),
-    sendDelaySeconds: config.sendDelaySeconds, deliveryLifetimeMs: DEFAULT_MAX_LIFETIME_MS,
+    sendDelaySeconds: config.sendDelaySeconds, deliveryLifetimeMs: DEFAULT_MAX_LIFETIME_MS, liveFromAnyDomain: config.delivery === 'sink',
     keptMessage: async (emailId) => (await sinkMessagesFor(store.db, emailId))[0]?.raw,
   });
   return {
@@ -171,7 +171,7 @@ export async function openServices(config: Config, clock: Clock = systemClock, l
         byEmails: (ws, addresses) => contacts.findByEmails(ws, addresses),
       },
       existingTags: (ws, ids) => tags.existing(ws, ids),
-      domainActive: async (ws, name) => (await domains.senders().find(ws, name))?.status === 'active',
+      maySendFrom: async (ws, name) => config.delivery === 'sink' || (await domains.senders().find(ws, name))?.status === 'active',
       planOf: async (ws) => (await workspaces.find(ws))?.plan ?? config.defaultPlan,
       unsubscribeUrl: (ws, address) => unsubscribe.url(ws, address),
     }),

@@ -135,8 +135,8 @@ export interface BroadcastsDeps {
   };
   /** Which of these tag ids the workspace has. */
   existingTags(workspaceId: string, ids: string[]): Promise<Set<string>>;
-  /** Whether the workspace's domain of that name may send live mail. */
-  domainActive(workspaceId: string, domainName: string): Promise<boolean>;
+  /** Whether a live key of the workspace may send from this domain: an active domain of its own (any, in sink mode). */
+  maySendFrom(workspaceId: string, domainName: string): Promise<boolean>;
   planOf(workspaceId: string): Promise<string>;
   unsubscribeUrl(workspaceId: string, address: string): string;
 }
@@ -478,7 +478,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
       const from = fromOf(b, content);
       const parsed = parseMailbox(from);
       if (!parsed.ok) throw new AppError('validation_error', `'from' ${parsed.reason}.`, { param: 'from' });
-      if (sender.mode === 'live' && !(await deps.domainActive(ws, parsed.mailbox.email.slice(parsed.mailbox.email.lastIndexOf('@') + 1).toLowerCase()))) {
+      if (sender.mode === 'live' && !(await deps.maySendFrom(ws, parsed.mailbox.email.slice(parsed.mailbox.email.lastIndexOf('@') + 1).toLowerCase()))) {
         throw new AppError('domain_not_verified', `The domain of '${from}' is not an active domain of this workspace; verify it first, or send with a test key.`, { param: 'from' });
       }
       // The content must render for a contact: a sample of the audience, or an empty one.

@@ -61,8 +61,9 @@ export function emailsLedger(deps: LedgerDeps): DeliveryLedger {
     let sendable = open.filter((r) => !suppressed.has(addressKey(r.email)));
 
     const domain = await senders.find(e.workspaceId, e.fromDomain);
-    if (e.mode === 'live' && !domain) {
-      // Unsigned mail from a domain the workspace no longer has would fail DMARC at best.
+    if (e.mode === 'live' && e.domainId !== null && !domain) {
+      // Unsigned mail from a domain the workspace no longer has would fail DMARC at best. (A live
+      // email with no domain at all was taken by a mail catcher, MAILROOM_DELIVERY=sink, and is kept unsigned.)
       const reason = `The sending domain ${e.fromDomain} was removed from the workspace.`;
       skipped.push(...sendable.map((r) => ({ id: r.id, address: r.email, reason })));
       sendable = [];

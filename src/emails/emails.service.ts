@@ -135,6 +135,11 @@ export interface EmailsDeps {
   plan(name: string): Plan;
   /** MAILROOM_SEND_DELAY in seconds. */
   sendDelaySeconds: number;
+  /**
+   * MAILROOM_DELIVERY=sink: nothing leaves the machine, so a live key may send
+   * from any domain, as a mail catcher takes whatever an app sends.
+   */
+  liveFromAnyDomain: boolean;
   /** How long delivery keeps trying before giving up. */
   deliveryLifetimeMs: number;
   /** The List-Unsubscribe headers of Mailroom's own one-click link for an address (audience area). */
@@ -174,7 +179,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
       let found = cache.get(draft.fromDomain);
       if (!found) cache.set(draft.fromDomain, (found = domains.find(sender.workspaceId, draft.fromDomain)));
       const domain = await found;
-      if (sender.mode === 'live' && domain?.status !== 'active') {
+      if (sender.mode === 'live' && !deps.liveFromAnyDomain && domain?.status !== 'active') {
         throw new AppError('domain_not_verified', domain
           ? `The domain '${draft.fromDomain}' of 'from' is not verified yet (status ${domain.status}); verify its DNS records first, or send with a test key.`
           : `The domain '${draft.fromDomain}' of 'from' is not a domain of this workspace; add and verify it first, or send with a test key.`,

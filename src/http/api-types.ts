@@ -762,6 +762,10 @@ export interface paths {
          *     its workspace whose status is `active`; otherwise 422
          *     `domain_not_verified`, with a message naming the domain. A test key may
          *     send from any domain, and its emails never leave the server (below).
+         *     On a server run with MAILROOM_DELIVERY=sink nothing leaves at all, so
+         *     a live key may send from any domain too (a mail catcher); mail from a
+         *     domain the workspace has is signed with its keys, other mail is kept
+         *     unsigned, with `domain_id` null.
          *
          *     Recipients: `to`, `cc` and `bcc` take one address or an array, each
          *     entry a single mailbox with an optional display name; at most 50

@@ -109,6 +109,13 @@ export interface TestAppOptions {
   clock?: ManualClock;
 }
 
+/**
+ * Settings of a Mailroom whose live mail would leave it (through a relay on a
+ * closed port, so nothing does): a live key must send from an active domain
+ * of its own, which in sink mode it need not.
+ */
+export const SENDING_ENV = { MAILROOM_DELIVERY: 'relay', MAILROOM_RELAY_URL: 'smtp://127.0.0.1:9' };
+
 let workspaceCounter = 0;
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {

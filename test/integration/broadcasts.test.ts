@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { sinkMessagesFor } from '../../src/delivery/sink.js';
-import { startTestApp, type ApiClient, type TestApp } from '../helpers/app.js';
+import { SENDING_ENV, startTestApp, type ApiClient, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/smtp-app.js';
 
 // Broadcasts over HTTP: a draft, its audience and preview, sending it into
@@ -276,11 +276,15 @@ describe('broadcasts', () => {
     const tagged = await theirs.post(`/v1/broadcasts/${their.id}/audience`, { audience: { tag_ids: [newsTag] } });
     expect(tagged.status).toBe(422);
     expect((await theirs.post(`/v1/broadcasts/${their.id}/preview`, { contact_id: contacts.ann.id })).status).toBe(422);
-    // A live key of theirs cannot send from our domain.
-    await theirs.patch(`/v1/broadcasts/${their.id}`, { from: FROM, subject: 'x', text: 'x' });
-    const refused = await theirs.post(`/v1/broadcasts/${their.id}/send`, {});
+  });
+
+  it('refuses, where mail leaves, to send from a domain the workspace has not verified', async () => {
+    await using sending = await startTestApp({ env: SENDING_ENV });
+    const b = (await sending.api.post('/v1/broadcasts', { name: 'Elsewhere', from: FROM, subject: 'x', text: 'x' })).body;
+    const refused = await sending.api.post(`/v1/broadcasts/${b.id}/send`, {});
     expect(refused.status).toBe(422);
-    expect(refused.body.error.code).toBe('domain_not_verified');
+    expect(refused.body.error).toMatchObject({ code: 'domain_not_verified', param: 'from' });
+    expect((await sending.api.get(`/v1/broadcasts/${b.id}`)).body.status).toBe('draft');
   });
 });
 

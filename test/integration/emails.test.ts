@@ -3,7 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { Migrator, sql } from 'kysely';
 import { ManualClock } from '../../src/core/clock.js';
 import { migrations } from '../../src/store/migrations/index.js';
-import { startTestApp, type ApiClient, type TestApp } from '../helpers/app.js';
+import { SENDING_ENV, startTestApp, type ApiClient, type TestApp } from '../helpers/app.js';
 
 // The Emails API over a real socket: what is accepted, every way a request is
 // refused, and the state rules of reschedule, cancel and resend.
@@ -57,19 +57,27 @@ describe('POST /v1/emails', () => {
     expect(after.sent_at).not.toBeNull();
   });
 
-  it('refuses a live send from a domain the workspace does not have, naming the domain', async () => {
-    const res = await t.api.post('/v1/emails', { ...basic, from: 'ann@unknown.test' });
-    expect(res.status).toBe(422);
-    expect(res.body.error).toMatchObject({ code: 'domain_not_verified', param: 'from' });
-    expect(res.body.error.message).toContain("'unknown.test'");
+  it('refuses, where mail leaves, a live send from a domain the workspace does not have or has not verified', async () => {
+    await using sending = await startTestApp({ env: SENDING_ENV });
+    const unknown = await sending.api.post('/v1/emails', { ...basic, from: 'ann@unknown.test' });
+    expect(unknown.status).toBe(422);
+    expect(unknown.body.error).toMatchObject({ code: 'domain_not_verified', param: 'from' });
+    expect(unknown.body.error.message).toContain("'unknown.test'");
+    await sending.mailroom.services.domains.create(sending.workspaceId, { name: 'pending.test' });
+    const pending = await sending.api.post('/v1/emails', { ...basic, from: 'ann@pending.test' });
+    expect(pending.status).toBe(422);
+    expect(pending.body.error.code).toBe('domain_not_verified');
+    expect(pending.body.error.message).toMatch(/'pending\.test'.*not verified/);
   });
 
-  it('refuses a live send from a domain that is not verified yet', async () => {
-    await t.mailroom.services.domains.create(t.workspaceId, { name: 'pending.test' });
-    const res = await t.api.post('/v1/emails', { ...basic, from: 'ann@pending.test' });
-    expect(res.status).toBe(422);
-    expect(res.body.error.code).toBe('domain_not_verified');
-    expect(res.body.error.message).toMatch(/'pending\.test'.*not verified/);
+  it('lets a live key send from any domain in sink mode, as a mail catcher, and keeps the source', async () => {
+    const res = await t.api.post('/v1/emails', { ...basic, from: 'App <noreply@never-added.test>' });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ mode: 'live', domain_id: null });
+    await statusOf(t.api, res.body.id, 'delivered');
+    const raw = await fetch(`${t.url}/v1/emails/${res.body.id}/raw`, { headers: { Authorization: `Bearer ${t.token}` } });
+    expect(raw.status).toBe(200);
+    expect(await raw.text()).toContain('From: App <noreply@never-added.test>');
   });
 
   it('lets a test key send from any domain', async () => {
@@ -267,7 +275,8 @@ describe('POST /v1/emails/batch', () => {
   const clock = new ManualClock();
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp({ clock });
+    // Where mail leaves, so that an item from a domain not verified fails alone.
+    t = await startTestApp({ clock, env: SENDING_ENV });
     await t.seed.activeDomain('acme.test');
   });
   afterAll(() => t.close());

@@ -2,6 +2,7 @@ import nodemailer, { type SendMailOptions } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sinkMessagesFor } from '../../src/delivery/sink.js';
 import { SmtpDialog, startSmtpTestApp, type SmtpTestApp } from '../helpers/smtp-app.js';
+import { SENDING_ENV } from '../helpers/app.js';
 
 // SMTP submission with an API key: a message sent by an ordinary SMTP client
 // becomes an email exactly as POST /v1/emails would make it.
@@ -53,6 +54,20 @@ describe('SMTP submission', () => {
     try {
       const info = await transport.sendMail({ from: 'ann@example.test', to: 'reader@remote.test', subject: 'Defaults', text: 'Sent with the defaults.' });
       expect(info.response).toMatch(/^250 /);
+    } finally {
+      transport.close();
+    }
+  });
+
+  it('takes a live key\'s mail from any domain in sink mode, as a mail catcher does, and keeps it', async () => {
+    const transport = nodemailer.createTransport({ host: '127.0.0.1', port: t.submissionPort, auth: { user: 'apikey', pass: t.token } });
+    try {
+      const info = await transport.sendMail({ from: 'My App <app@never-added.test>', to: 'dev@localhost.test', subject: 'Caught', text: 'Kept, not sent.' });
+      const id = queuedId(info.response)!;
+      expect((await t.api.get(`/v1/emails/${id}`)).body).toMatchObject({ mode: 'live', domain_id: null, from: 'My App <app@never-added.test>' });
+      await t.mailroom.delivery.drain();
+      const raw = await fetch(`${t.url}/v1/emails/${id}/raw`, { headers: { Authorization: `Bearer ${t.token}` } });
+      expect(await raw.text()).toContain('Subject: Caught');
     } finally {
       transport.close();
     }
@@ -145,8 +160,6 @@ describe('SMTP submission', () => {
     const forbidden = await reject(readOnly.token, { from: 'ann@example.test', to: 'r@remote.test', subject: 'x', text: 'x' });
     expect(forbidden?.response).toMatch(/^550 5\.7\.1 This API key lacks the 'emails:send' scope/);
 
-    const unverified = await reject(t.token, { from: 'ann@unknown.test', to: 'r@remote.test', subject: 'x', text: 'x' });
-    expect(unverified?.response).toMatch(/^550 5\.7\.1 The domain 'unknown\.test' of 'from' is not a domain of this workspace/);
 
     const noSubject = await reject(t.token, { from: 'ann@example.test', to: 'r@remote.test', text: 'x' });
     expect(noSubject?.response).toMatch(/^550 5\.6\.0 'subject' /);
@@ -174,6 +187,15 @@ describe('SMTP submission', () => {
       const err = await submit(t.submissionPort, key.token, mail).then(() => undefined, (e: { response?: string }) => e);
       expect(err?.response, plan).toMatch(new RegExp(`^${code} ${enhanced.replace(/\./g, '\\.')} `));
     }
+  });
+});
+
+describe('SMTP submission where mail leaves', () => {
+  it('refuses a live key a from domain the workspace has not verified, with the API\'s reason', async () => {
+    await using t = await startSmtpTestApp({ env: SENDING_ENV });
+    const err = await submit(t.submissionPort, t.token, { from: 'ann@unknown.test', to: 'r@remote.test', subject: 'x', text: 'x' })
+      .then(() => undefined, (e: { response?: string }) => e);
+    expect(err?.response).toMatch(/^550 5\.7\.1 The domain 'unknown\.test' of 'from' is not a domain of this workspace/);
   });
 });
 
