@@ -386,6 +386,14 @@ export async function cancelOpenRecipients(tx: Tx, emailId: string, now: number)
     .where('email_id', '=', emailId).where('status', 'in', ['queued', 'deferred']).execute();
 }
 
+/** One attachment of the workspace's email, by its place in the email's attachments. */
+export async function findAttachmentPart(db: Db, ws: string, emailId: string, index: number): Promise<AttachmentPart | undefined> {
+  const row = await db.selectFrom('email_attachments as a').innerJoin('emails as e', 'e.id', 'a.email_id')
+    .select(['a.filename', 'a.content_type', 'a.content_id', 'a.content'])
+    .where('e.workspace_id', '=', ws).where('a.email_id', '=', emailId).where('a.idx', '=', index).executeTakeFirst();
+  return row && { filename: row.filename, contentType: row.content_type, contentId: row.content_id, content: row.content };
+}
+
 export async function loadAttachmentParts(db: Db | Tx, emailId: string): Promise<AttachmentPart[]> {
   const { rows } = await runShaped(db, 'attachment parts', [emailId], (p) => db.selectFrom('email_attachments')
     .select(['filename', 'content_type', 'content_id', 'content']).where('email_id', '=', p[0] as string).orderBy('idx'));

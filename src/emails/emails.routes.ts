@@ -39,6 +39,10 @@ export function emailsRoutes(emails: EmailsService): Router<AppState> {
   r.get('/:email_id', op('getEmail', { scope: 'emails:read' }, ({ auth, params }) => emails.get(auth.workspaceId, params.email_id)));
   r.get('/:email_id/raw', sendDownload, op('getEmailRaw', { scope: 'emails:read' }, async ({ auth, params }) =>
     new Download(await emails.raw(auth.workspaceId, params.email_id), 'message/rfc822', `${params.email_id}.eml`)));
+  r.get('/:email_id/attachments/:index', sendDownload, op('getEmailAttachment', { scope: 'emails:read' }, async ({ auth, params }) => {
+    const a = await emails.attachment(auth.workspaceId, params.email_id, Number(params.index));
+    return new Download(a.content, a.contentType, a.filename);
+  }));
   r.patch('/:email_id', op('updateEmail', { scope: 'emails:send' }, ({ auth, params, body }) =>
     emails.reschedule(auth.workspaceId, params.email_id, body.scheduled_at)));
   r.post('/:email_id/cancel', op('cancelEmail', { scope: 'emails:send' }, ({ auth, params }) =>

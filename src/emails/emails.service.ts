@@ -13,7 +13,7 @@ import { addressKey } from './addresses.js';
 import { checkScheduleTime, MAX_CONTENT_BYTES, normaliseEmail, type EmailCreateBody, type EmailDraft } from './email-input.js';
 import { expandTemplates, type Expanded } from './by-template.js';
 import {
-  broadcastEmailCounts, cancelOpenRecipients, dueScheduledEmails, findStoredEmail, getEmail, insertEmail, listEmails, listRecipients,
+  broadcastEmailCounts, cancelOpenRecipients, findAttachmentPart, dueScheduledEmails, findStoredEmail, getEmail, insertEmail, listEmails, listRecipients,
   waitingBroadcastEmails, type BroadcastEmailCounts,
   loadAttachmentParts, nextScheduledAt, transitionEmail, type AttachmentPart, type DueEmail, type Email, type EmailFilter, type EmailSummary, type NewEmail,
   type StoredEmail,
@@ -103,6 +103,8 @@ export interface EmailsService {
   get(workspaceId: string, id: string): Promise<Email>;
   /** The source of the message as the sink kept it (test keys, MAILROOM_DELIVERY=sink). */
   raw(workspaceId: string, id: string): Promise<Buffer>;
+  /** One of the email's attachments, by its index in `attachments`. */
+  attachment(workspaceId: string, id: string, index: number): Promise<AttachmentPart>;
   reschedule(workspaceId: string, id: string, scheduledAt: string): Promise<Email>;
   cancel(workspaceId: string, id: string): Promise<CancelResult>;
   resend(sender: Sender, id: string): Promise<Email>;
@@ -427,6 +429,13 @@ export function emailsService(deps: EmailsDeps): EmailsService {
         throw new AppError('not_found', `Email ${id} has no stored source: Mailroom keeps the source of mail delivered to the sink (test keys, or MAILROOM_DELIVERY=sink), once it is delivered.`);
       }
       return kept;
+    },
+
+    async attachment(ws, id, index) {
+      const part = await findAttachmentPart(store.db, ws, id, index);
+      if (part) return part;
+      if (!(await findStoredEmail(store.db, ws, id))) throw notFound('email', id);
+      throw new AppError('not_found', `Email ${id} has no attachment ${index}.`, { param: 'index' });
     },
 
     async reschedule(ws, id, input) {

@@ -984,6 +984,36 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/emails/{email_id}/attachments/{index}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                email_id: string;
+                /** @description The attachment's place in the email's `attachments` (from 0). */
+                index: number;
+            };
+            cookie?: never;
+        };
+        /**
+         * Download one attachment of a sent email.
+         * @description The file as it was given, inline or from an upload (kept with the
+         *     email for as long as the email is, not only the upload's 24 hours),
+         *     with its media type and its file name in Content-Disposition. It is
+         *     always served as a download (`attachment`, with
+         *     `X-Content-Type-Options: nosniff`), never rendered. An email of
+         *     another workspace, or an index it does not have, is 404. Scope
+         *     `emails:read`.
+         */
+        get: operations["getEmailAttachment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/emails/{email_id}/cancel": {
         parameters: {
             query?: never;
@@ -4504,6 +4534,35 @@ export interface operations {
             500: components["responses"]["InternalError"];
         };
     };
+    getEmailAttachment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                email_id: string;
+                /** @description The attachment's place in the email's `attachments` (from 0). */
+                index: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The attachment's bytes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+        };
+    };
     cancelEmail: {
         parameters: {
             query?: never;
@@ -4911,7 +4970,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The domain */
+            /** @description The domain, no longer held */
             200: {
                 headers: {
                     [name: string]: unknown;

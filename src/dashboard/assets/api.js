@@ -74,6 +74,30 @@ export async function request(key, method, path, options = {}) {
 }
 
 /**
+ * Saves a file the API serves (an attachment) under `filename`: fetched with
+ * the signed-in key, which a plain link could not carry, then handed to the
+ * browser as a download.
+ * @param {string} path
+ * @param {string} filename
+ */
+export async function download(path, filename) {
+  const key = storedKey();
+  if (!key) throw new ApiError(401, 'Sign in with an API key first.');
+  const res = await fetch(path, { headers: { Authorization: `Bearer ${key}` } });
+  if (!res.ok) {
+    /** @type {ErrorBody | undefined} */
+    const error = (await res.json().catch(() => null))?.error;
+    throw new ApiError(res.status, error?.message ?? `The server answered ${res.status}.`, error?.request_id);
+  }
+  const url = URL.createObjectURL(await res.blob());
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = filename;
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
+
+/**
  * A call with the signed-in key. A 401 means the key no longer works
  * (revoked, or the store was reset): sign out and say why.
  * @param {string} method

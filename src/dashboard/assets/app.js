@@ -7,7 +7,7 @@
 //
 // This module signs in and routes; shared pieces live in ui.js, api.js,
 // nav.js, lists.js and preview.js, and views in views/<area>.js.
-import { api, ApiError, forgetKey, request, storedKey, storeKey, whenUnauthorized } from './api.js';
+import { api, ApiError, download, forgetKey, request, storedKey, storeKey, whenUnauthorized } from './api.js';
 import { loadRecord, pagedTable } from './lists.js';
 import { hashOf, navigate, showNote, takePendingNote } from './nav.js';
 import { bodyParts } from './preview.js';
@@ -280,7 +280,7 @@ async function showEmail({ view, id }) {
     emailDetails(email),
     h('h2', null, 'Recipients'),
     table(RECIPIENT_COLUMNS, email.recipients),
-    email.attachments.length > 0 && [h('h2', null, 'Attachments'), table(ATTACHMENT_COLUMNS, email.attachments)],
+    email.attachments.length > 0 && [h('h2', null, 'Attachments'), table(attachmentColumns(path), email.attachments.map((a, index) => ({ ...a, index })))],
     h('h2', null, 'Events'),
     timeline,
     bodyParts(email.html, email.text),
@@ -362,13 +362,30 @@ const RECIPIENT_COLUMNS = [
   { header: 'Updated', cell: (r) => time(r.updated_at), className: 'nowrap' },
 ];
 
-/** @type {Column<Attachment>[]} */
-const ATTACHMENT_COLUMNS = [
+/** @param {string} emailPath @returns {Column<Attachment & { index: number }>[]} */
+const attachmentColumns = (emailPath) => [
   { header: 'File', cell: (a) => a.filename },
   { header: 'Type', cell: (a) => a.content_type },
   { header: 'Size', cell: (a) => formatBytes(a.size) },
   { header: 'Content-ID', cell: (a) => a.content_id },
+  actionsColumn((a) => downloadButton(`${emailPath}/attachments/${a.index}`, a.filename)),
 ];
+
+/**
+ * A button that saves a file the API serves; its error shows beside it.
+ * @param {string} path @param {string} filename
+ */
+function downloadButton(path, filename) {
+  const errors = errorSlot();
+  const button = h('button', { type: 'button', class: 'secondary', onclick: () => void whileBusy(button, async () => {
+    try {
+      await download(path, filename);
+    } catch (err) {
+      errors.show(err);
+    }
+  }) }, 'Download');
+  return [button, errors.node];
+}
 
 /** @type {Column<ApiEvent>[]} */
 const TIMELINE_COLUMNS = [
@@ -567,7 +584,7 @@ async function showInboundEmail({ view, id }) {
       ['Status', [badge(message.status), message.failure_reason ? ` ${message.failure_reason}` : '']],
       ...(auth ? authRows(auth) : []),
     ]),
-    message.attachments.length > 0 && [h('h2', null, 'Attachments'), table(INBOUND_ATTACHMENT_COLUMNS, message.attachments)],
+    message.attachments.length > 0 && [h('h2', null, 'Attachments'), table(inboundAttachmentColumns(`/v1/inbound/${encodeURIComponent(id)}`), message.attachments)],
     h('details', { class: 'headers' }, h('summary', null, `All headers (${message.headers.length})`),
       table(HEADER_COLUMNS, message.headers)),
     bodyParts(message.html, message.text));
@@ -583,12 +600,13 @@ function authRows({ spf, dkim, dmarc }) {
   ]);
 }
 
-/** @type {Column<InboundAttachment>[]} */
-const INBOUND_ATTACHMENT_COLUMNS = [
+/** @param {string} messagePath @returns {Column<InboundAttachment>[]} */
+const inboundAttachmentColumns = (messagePath) => [
   { header: 'File', cell: (a) => a.filename ?? `attachment-${a.index}` },
   { header: 'Type', cell: (a) => a.content_type },
   { header: 'Size', cell: (a) => formatBytes(a.size) },
   { header: 'Disposition', cell: (a) => a.disposition },
+  actionsColumn((a) => downloadButton(`${messagePath}/attachments/${a.index}`, a.filename ?? `attachment-${a.index}`)),
 ];
 
 /** @type {Column<HeaderField>[]} */
