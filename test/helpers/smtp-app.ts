@@ -14,7 +14,8 @@ export interface SmtpTestApp extends TestApp {
 
 const START_ATTEMPTS = 5;
 
-async function freePort(): Promise<number> {
+/** A loopback port free at the moment it was asked for. */
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = createServer();
     s.once('error', reject);
