@@ -61,8 +61,11 @@ describe('the Broadcasts view in Chromium', () => {
   /** Waits until an element matching `selector` (in `within`) holds `text`. */
   const seen = (within: Pick<Page, 'locator'>, selector: string, text: string | RegExp) =>
     within.locator(selector).filter({ hasText: text }).first().waitFor();
-  const shot = async (name: string) => {
-    if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/${name}.png`, fullPage: true });
+  /** What a person sees at 1280x800, from `scrolledTo` when given. */
+  const shot = async (name: string, scrolledTo?: string) => {
+    if (!SCREENSHOTS) return;
+    if (scrolledTo) await page.locator(scrolledTo).evaluate((el) => el.scrollIntoView({ block: 'start' }));
+    await page.screenshot({ path: `${SCREENSHOTS}/${name}.png` });
   };
   const emailsOf = async (id: string) => (await t.api.get(`/v1/emails?broadcast_id=${id}&limit=100`)).body.data as
     Array<{ id: string; contact_id: string; to: string[]; subject: string }>;
@@ -86,7 +89,7 @@ describe('the Broadcasts view in Chromium', () => {
     await seen(page, '.audience-count', /^3 contacts$/);
     const sample = await page.locator('.composer-side tbody tr td:first-child').allTextContents();
     expect(sample.sort()).toEqual(['ann@example.com', 'bob@example.com', 'cy@example.com']);
-    await shot('composer');
+    await shot('composer', '.title-row');
 
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await note('Saved.');
@@ -101,7 +104,7 @@ describe('the Broadcasts view in Chromium', () => {
     await seen(page.frameLocator('.broadcast-preview iframe'), '#greeting', /^Hello Bob, this is November\.$/);
     await seen(page, '.preview-subject', /^Subject: News for Bob$/);
     expect(await page.locator('.broadcast-preview iframe').getAttribute('sandbox')).toBe('');
-    await shot('preview');
+    await shot('preview', '.composer-side section:nth-child(2)');
 
     await page.getByLabel('To', { exact: true }).fill('qa@acme.test');
     await page.getByRole('button', { name: 'Send test' }).click();
@@ -194,6 +197,40 @@ describe('the Broadcasts view in Chromium', () => {
     expect(await page.locator('.title-row').getByRole('button').count()).toBe(0);
   });
 
+  it('schedules at a time picked in the page, stays editable, and turns into its progress page when sending starts', async () => {
+    const created = await t.api.post('/v1/broadcasts', { name: 'Later', from: `News <hello@${DOMAIN}>`, subject: 'Later', text: 'Soon' });
+    const id = created.body.id as string;
+    await page.goto(`${t.url}/dashboard/#/broadcasts/${id}`);
+    await seen(page, '.audience-count', /contacts$/);
+    await page.getByLabel('At a time').check();
+    // Three hours from now, as the page's datetime field takes it: local time, to the minute.
+    const local = await page.evaluate(() => {
+      const at = new Date(Date.now() + 3 * 3_600_000);
+      at.setSeconds(0, 0);
+      const pad = (n: number) => String(n).padStart(2, '0');
+      return { value: `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())}T${pad(at.getHours())}:${pad(at.getMinutes())}`, iso: at.toISOString() };
+    });
+    await page.getByLabel('Date and time').fill(local.value);
+    await page.getByRole('button', { name: 'Schedule…' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toMatch(/Send “Later” to \d+ contacts on /);
+    await dialog.getByRole('button', { name: 'Schedule' }).click();
+    await note('Scheduled for');
+    expect((await t.api.get(`/v1/broadcasts/${id}`)).body).toMatchObject({ status: 'scheduled', scheduled_at: local.iso });
+    await seen(page, '.title-row .badge', /^scheduled$/);
+    await seen(page, '.flash', 'It can still change');
+    await page.getByLabel('Subject').fill('Later today');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await note('Saved.');
+    expect((await t.api.get(`/v1/broadcasts/${id}`)).body).toMatchObject({ status: 'scheduled', subject: 'Later today' });
+
+    // Sent at once from elsewhere: the open page notices and shows the progress.
+    expect((await t.api.post(`/v1/broadcasts/${id}/send`, {})).status).toBe(200);
+    await seen(page, '.title-row .badge', /^(sending|sent)$/);
+    await seen(page, '.progress-panel h2', 'Emails made');
+  });
+
   it('shows the API refusal beside the field it names', async () => {
     const created = await t.api.post('/v1/broadcasts', { name: 'Stranger', from: 'Someone <hi@unknown.test>', subject: 'Hi', text: 'Hello' });
     await page.goto(`${t.url}/dashboard/#/broadcasts/${created.body.id}`);
@@ -209,7 +246,8 @@ describe('the Broadcasts view in Chromium', () => {
     await page.getByRole('button', { name: 'Send now…' }).click();
     await page.getByRole('dialog').getByRole('button', { name: /^Send to \d+ contacts?$/ }).click();
     await seen(page, '.field-error[data-field="from"] [role="alert"]', 'is not an active domain of this workspace');
-    await shot('error');
+    await seen(page, '.composer-side .error-pointer', 'Not done: see the problem beside From.');
+    await shot('error', '.title-row');
     expect((await t.api.get(`/v1/broadcasts/${created.body.id}`)).body.status).toBe('draft');
 
     // The list, and its filter by status.

@@ -211,15 +211,15 @@ export function rowAction(label, className, question, action) {
  * error, or one whose field is hidden, in the `near` slot of the action.
  */
 export function fieldErrors() {
-  /** @type {Map<string, HTMLElement>} */
+  /** @type {Map<string, { node: HTMLElement, label: string }>} */
   const slots = new Map();
   /** @type {Set<HTMLElement>} */
   const shown = new Set();
   return {
-    /** The slot for a field, to place beside it. @param {string} field */
-    slot(field) {
+    /** The slot for a field, to place beside it. @param {string} field @param {string} label as the page names the field */
+    slot(field, label) {
       const node = h('div', { class: 'field-error', 'data-field': field });
-      slots.set(field, node);
+      slots.set(field, { node, label });
       return node;
     },
     clear() {
@@ -231,9 +231,15 @@ export function fieldErrors() {
       this.clear();
       const field = err instanceof ApiError ? err.param?.split('.')[0] : undefined;
       const slot = field ? slots.get(field) : undefined;
-      const node = slot && !slot.closest('[hidden]') ? slot : near;
+      const beside = slot && !slot.node.closest('[hidden]') ? slot : undefined;
+      const node = beside?.node ?? near;
       fill(node, errorBox(err));
       shown.add(node);
+      if (beside && beside.node !== near) {
+        // Said where the person acted too: the field may be far up the page.
+        fill(near, h('p', { class: 'error-pointer' }, `Not done: see the problem beside ${beside.label}.`));
+        shown.add(near);
+      }
       node.scrollIntoView({ block: 'nearest' });
     },
   };

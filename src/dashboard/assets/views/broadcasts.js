@@ -46,6 +46,8 @@ const TIERS = /** @type {Array<[Tier, string]>} */ ([['no_data', 'No data yet'],
 const REFRESH_MS = 2_000;
 /** The live count is asked for again this long after the last change to the audience. */
 const COUNT_DELAY_MS = 300;
+/** Contacts of the audience listed beside the count; the preview may choose among all the API gives. */
+const SAMPLE_ROWS = 8;
 /** sendBroadcastTest takes at most this many addresses. */
 const MAX_TEST_ADDRESSES = 5;
 /** The lists behind the pickers are read in one call each, the API's largest page. */
@@ -242,15 +244,15 @@ async function showComposer(view, broadcast) {
   template.addEventListener('change', fillVersions);
   fillVersions();
   const writePanel = h('div', { class: 'content-panel' },
-    h('label', { for: 'broadcast-html' }, 'HTML'), html, errors.slot('html'),
-    h('label', { for: 'broadcast-text' }, 'Text'), text, errors.slot('text'),
+    h('label', { for: 'broadcast-html' }, 'HTML'), html, errors.slot('html', 'HTML'),
+    h('label', { for: 'broadcast-text' }, 'Text'), text, errors.slot('text', 'Text'),
     h('p', { class: 'muted small hint' }, 'Liquid: ', code('{{ contact.first_name }}'), ', ', code('{{ contact.name }}'), ', ',
       code('{{ contact.properties.company }}'), ', ', code('{{ unsubscribe_url }}'),
       '. Without an unsubscribe link of your own, one is added at the end.'));
   const templatePanel = h('div', { class: 'content-panel form-grid' },
     h('label', { for: 'broadcast-template' }, 'Template'), template,
     h('label', { for: 'broadcast-template-version' }, 'Version'), version,
-    h('span'), errors.slot('template'));
+    h('span'), errors.slot('template', 'Template'));
   const showContentMode = () => {
     writePanel.hidden = !writeMode.checked;
     templatePanel.hidden = !templateMode.checked;
@@ -290,12 +292,14 @@ async function showComposer(view, broadcast) {
   };
 
   const title = h('h1', null, broadcast.name);
+  const unsaved = h('span', { class: 'muted small', hidden: true }, 'Unsaved changes. Preview, test and send save them first.');
   const formErrors = h('div');
   /** Saves the form; false when the API refused it (the error is shown). @param {HTMLElement} near */
   const save = async (near) => {
     try {
       current = await api('PATCH', path, { body: formBody() });
       dirty = false;
+      unsaved.hidden = true;
       fill(title, current.name);
       errors.clear();
       return true;
@@ -316,24 +320,28 @@ async function showComposer(view, broadcast) {
   } },
   h('fieldset', { class: 'panel' }, h('legend', null, 'Message'),
     h('div', { class: 'form-grid' },
-      h('label', { for: 'broadcast-name' }, 'Name'), h('div', null, name, errors.slot('name')),
-      h('label', { for: 'broadcast-from' }, 'From'), h('div', null, h('div', { class: 'from-row' }, from, fromDomain), errors.slot('from')),
-      h('label', { for: 'broadcast-reply-to' }, 'Reply-To'), h('div', null, replyTo, errors.slot('reply_to')),
-      h('label', { for: 'broadcast-subject' }, 'Subject'), h('div', null, subject, errors.slot('subject')),
-      h('label', { for: 'broadcast-preview-text' }, 'Preview text'), h('div', null, previewText, errors.slot('preview_text')))),
+      h('label', { for: 'broadcast-name' }, 'Name'), h('div', null, name, errors.slot('name', 'Name')),
+      h('label', { for: 'broadcast-from' }, 'From'), h('div', null, h('div', { class: 'from-row' }, from, fromDomain), errors.slot('from', 'From')),
+      h('label', { for: 'broadcast-reply-to' }, 'Reply-To'), h('div', null, replyTo, errors.slot('reply_to', 'Reply-To')),
+      h('label', { for: 'broadcast-subject' }, 'Subject'), h('div', null, subject, errors.slot('subject', 'Subject')),
+      h('label', { for: 'broadcast-preview-text' }, 'Preview text'), h('div', null, previewText, errors.slot('preview_text', 'Preview text')))),
+  h('fieldset', { class: 'panel' }, h('legend', null, 'Audience'),
+    h('p', { class: 'muted small' }, 'Subscribed contacts that are not deleted or suppressed. Nothing checked in a group means no limit by it.'),
+    include.node, exclude.node, tiers.node, errors.slot('audience', 'Audience'),
+    h('div', { class: 'form-grid pace' }, h('label', { for: 'broadcast-rate' }, 'Pace (emails a minute)'), h('div', null, rate, errors.slot('send_rate_per_minute', 'Pace')))),
   h('fieldset', { class: 'panel' }, h('legend', null, 'Content'),
     h('div', { class: 'mode-choice' },
       h('label', { for: 'content-write', class: 'choice plain' }, writeMode, 'Write it here'),
       h('label', { for: 'content-template', class: 'choice plain' }, templateMode, 'Use a template')),
     writePanel, templatePanel),
-  h('fieldset', { class: 'panel' }, h('legend', null, 'Audience'),
-    h('p', { class: 'muted small' }, 'Subscribed contacts that are not deleted or suppressed. Nothing checked in a group means no limit by it.'),
-    include.node, exclude.node, tiers.node, errors.slot('audience'),
-    h('div', { class: 'form-grid' }, h('label', { for: 'broadcast-rate' }, 'Emails a minute'), h('div', null, rate, errors.slot('send_rate_per_minute')))),
   formErrors,
-  h('div', { class: 'form-actions' }, saveButton));
-  form.addEventListener('input', () => (dirty = true));
-  form.addEventListener('change', () => (dirty = true));
+  h('div', { class: 'form-actions save-bar' }, saveButton, unsaved));
+  const changed = () => {
+    dirty = true;
+    unsaved.hidden = false;
+  };
+  form.addEventListener('input', changed);
+  form.addEventListener('change', changed);
 
   // The live count of the audience as it is in the form, saved or not.
   const audienceCount = h('p', { class: 'audience-count', 'aria-live': 'polite' }, '…');
@@ -354,8 +362,8 @@ async function showComposer(view, broadcast) {
           { header: 'Email', cell: (c) => c.email },
           { header: 'Name', cell: (c) => c.name ?? none() },
           { header: 'Engagement', cell: (c) => c.engagement_tier.replace('_', ' ') },
-        ], audience.data),
-        audience.count > audience.data.length && h('p', { class: 'muted small' }, `The first ${audience.data.length} are shown.`)]);
+        ], audience.data.slice(0, SAMPLE_ROWS)),
+        audience.count > SAMPLE_ROWS && h('p', { class: 'muted small' }, `The first ${Math.min(SAMPLE_ROWS, audience.data.length)} are shown.`)]);
       const chosen = previewContact.value;
       fill(previewContact, audience.data.map((c) => h('option', { value: c.id, selected: c.id === chosen }, c.name ? `${c.name} <${c.email}>` : c.email)));
     } catch (err) {
@@ -392,8 +400,8 @@ async function showComposer(view, broadcast) {
   }) }, 'Preview');
 
   // Test sends.
-  const testTo = h('input', { id: 'broadcast-test-to', type: 'text', autocomplete: 'off', placeholder: 'you@example.com, colleague@example.com' });
-  const testErrors = errors.slot('to');
+  const testTo = h('input', { id: 'broadcast-test-to', type: 'text', autocomplete: 'off', placeholder: 'you@example.com' });
+  const testErrors = errors.slot('to', 'the test addresses');
   const testResult = h('div');
   const testButton = h('button', { type: 'button', class: 'secondary', onclick: () => void whileBusy(testButton, async () => {
     const to = testTo.value.split(',').map((a) => a.trim()).filter(Boolean);
@@ -419,7 +427,7 @@ async function showComposer(view, broadcast) {
   const at = h('input', { id: 'send-at', type: 'datetime-local', 'aria-label': 'Date and time' });
   const atWords = h('input', { id: 'send-at-words', type: 'text', 'aria-label': 'Or in words', placeholder: 'or: in 2 hours', autocomplete: 'off' });
   const laterFields = h('div', { class: 'later-fields' }, at, atWords);
-  const sendErrors = errors.slot('scheduled_at');
+  const sendErrors = errors.slot('scheduled_at', 'the time');
   const sendButton = h('button', { type: 'button', onclick: () => void whileBusy(sendButton, () => send()) });
   const showSendMode = () => {
     laterFields.hidden = !sendLater.checked;
@@ -549,10 +557,14 @@ function cancelButton(b, done) {
 // ---------------------------------------------------------------------------
 // Sending and sent
 
-/** The counts shown as cards, in the order a reader follows them. */
-const STAT_CARDS = /** @type {Array<[keyof Stats, string]>} */ ([['audience_size', 'Audience'], ['emails_created', 'Emails made'],
-  ['sent', 'Sent'], ['delivered', 'Delivered'], ['opened', 'Opened'], ['clicked', 'Clicked'], ['bounced', 'Bounced'],
-  ['complained', 'Complained'], ['unsubscribed', 'Unsubscribed'], ['failed', 'Failed'], ['suppressed', 'Suppressed']]);
+/** The counts, in the order a reader follows them: how far the mail got, then what went wrong or was refused. */
+const MAIN_STATS = /** @type {Array<[keyof Stats, string]>} */ ([['sent', 'Sent'], ['delivered', 'Delivered'], ['opened', 'Opened'], ['clicked', 'Clicked']]);
+const MINOR_STATS = /** @type {Array<[keyof Stats, string]>} */ ([['bounced', 'Bounced'], ['complained', 'Complained'],
+  ['unsubscribed', 'Unsubscribed'], ['failed', 'Failed'], ['suppressed', 'Suppressed']]);
+
+/** @param {Stats} stats @param {Array<[keyof Stats, string]>} which @param {string} className */
+const statCards = (stats, which, className) => h('div', { class: `stat-cards ${className}` }, which.map(([key, label]) =>
+  h('div', { class: 'stat', 'data-stat': key }, h('span', { class: 'stat-label' }, label), h('span', { class: 'stat-value' }, stats[key].toLocaleString()))));
 
 /**
  * @param {HTMLElement} view
@@ -581,7 +593,6 @@ function showProgress(view, broadcast) {
   /** @param {Broadcast} b */
   const render = (b) => {
     const { stats } = b;
-    const done = stats.emails_created >= stats.audience_size;
     fill(live,
       h('div', { class: 'title-row' }, h('h1', null, b.name), badge(b.status), h('span', { class: 'spacer' }),
         b.status === 'sending' && step('Pause', 'pause', 'Paused: no more emails are made until it is resumed.'),
@@ -591,24 +602,22 @@ function showProgress(view, broadcast) {
       h('p', null, h('a', { href: '#/broadcasts' }, '← All broadcasts'), ' · id ', code(b.id)),
       b.status_reason && h('p', { class: 'flash warn' }, b.status_reason),
       h('section', { class: 'panel progress-panel' },
-        h('h2', null, b.status === 'sent' ? 'Sent' : b.status === 'cancelled' ? 'Cancelled' : done ? 'Made, delivering' : 'Making emails'),
+        h('h2', null, 'Emails made'),
         progressBar(stats.emails_created, stats.audience_size, 'Emails made'),
         h('p', { class: 'muted small' }, `${count(stats.emails_created, 'email', 'emails')} made for an audience of ${count(stats.audience_size, 'contact', 'contacts')}`,
           b.send_rate_per_minute ? `, at most ${b.send_rate_per_minute.toLocaleString()} a minute.` : '.',
           MOVING.includes(b.status) ? ' This page keeps itself up to date.' : '')),
-      h('div', { class: 'stat-cards' }, STAT_CARDS.map(([key, label]) => h('div', { class: 'stat', 'data-stat': key },
-        h('span', { class: 'stat-label' }, label), h('span', { class: 'stat-value' }, stats[key].toLocaleString())))),
+      statCards(stats, MAIN_STATS, 'broadcast-stats'),
+      statCards(stats, MINOR_STATS, 'broadcast-stats minor'),
       h('p', null, h('a', { href: hashOf('/emails', new URLSearchParams({ broadcast_id: b.id })) }, 'Its emails, one per contact →')),
-      details([
+      details(/** @type {Array<[string, Children]>} */ ([
         ['From', b.from ?? 'the template’s sender'],
         ['Subject', b.subject ?? 'the template’s subject'],
         ['Content', b.template ? `template ${b.template.id}${b.template.version ? `, version ${b.template.version}` : ''}` : 'written here'],
         ['Mode', b.mode === 'test' ? 'test: kept in the sink, never sent' : (b.mode ?? none())],
-        ['Scheduled for', time(b.scheduled_at)],
-        ['Started', time(b.started_at)],
-        ['Sent', time(b.sent_at)],
-        ['Cancelled', time(b.cancelled_at)],
-      ]));
+        ...[['Scheduled for', b.scheduled_at], ['Started', b.started_at], ['Sent', b.sent_at], ['Cancelled', b.cancelled_at]]
+          .filter(([, at]) => at).map(([label, at]) => [label, time(at)]),
+      ])));
     return MOVING.includes(b.status);
   };
   fill(view, live);
