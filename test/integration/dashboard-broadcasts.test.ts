@@ -231,6 +231,28 @@ describe('the Broadcasts view in Chromium', () => {
     await seen(page, '.progress-panel h2', 'Emails made');
   });
 
+  it('takes its content from a published template, previewed as a contact', async () => {
+    const template = await t.api.post('/v1/templates', { name: 'Digest', alias: 'digest', subject: 'Digest for {{ contact.first_name }}',
+      html: '<p id="digest">Your digest, {{ contact.name }}.</p>' });
+    expect((await t.api.post(`/v1/templates/${template.body.id}/publish`, {})).status).toBe(200);
+    const created = await t.api.post('/v1/broadcasts', { name: 'Digest week', from: `News <hello@${DOMAIN}>`, audience: { tag_ids: [] } });
+    await page.goto(`${t.url}/dashboard/#/broadcasts/${created.body.id}`);
+    await seen(page, '.audience-count', /contacts$/);
+    await page.getByLabel('Use a template').check();
+    expect(await page.locator('#broadcast-html').isVisible()).toBe(false);
+    await page.getByLabel('Template', { exact: true }).selectOption({ label: 'Digest (digest)' });
+    expect(await page.getByLabel('Version').locator('option:checked').textContent()).toBe('Published (now version 1)');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await note('Saved.');
+    expect((await t.api.get(`/v1/broadcasts/${created.body.id}`)).body).toMatchObject({
+      template: { id: template.body.id, version: null }, html: null, text: null, subject: null });
+
+    await page.getByLabel('As', { exact: true }).selectOption({ label: 'Cy Young <cy@example.com>' });
+    await page.getByRole('button', { name: 'Preview', exact: true }).click();
+    await seen(page.frameLocator('.broadcast-preview iframe'), '#digest', /^Your digest, Cy Young\.$/);
+    await seen(page, '.preview-subject', /^Subject: Digest for Cy$/);
+  });
+
   it('shows the API refusal beside the field it names', async () => {
     const created = await t.api.post('/v1/broadcasts', { name: 'Stranger', from: 'Someone <hi@unknown.test>', subject: 'Hi', text: 'Hello' });
     await page.goto(`${t.url}/dashboard/#/broadcasts/${created.body.id}`);

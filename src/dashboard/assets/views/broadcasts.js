@@ -84,7 +84,7 @@ function showBroadcasts({ view, query }) {
     list);
   /** @type {import('../ui.js').Column<Broadcast>[]} */
   const columns = [
-    { header: 'Name', cell: (b) => [h('a', { href: broadcastHref(b.id) }, b.name), h('div', { class: 'muted small' }, b.subject ?? 'no subject yet')] },
+    { header: 'Name', cell: (b) => [h('a', { href: broadcastHref(b.id) }, b.name), h('div', { class: 'muted small' }, b.subject ?? (b.template ? 'the template’s subject' : 'no subject yet'))] },
     { header: 'Status', cell: (b) => badge(b.status) },
     { header: 'Audience', cell: (b) => b.stats.audience_size.toLocaleString(), className: 'num' },
     { header: 'Progress', cell: (b) => (b.started_at ? progressBar(b.stats.emails_created, b.stats.audience_size, 'Emails made') : none()),
@@ -174,9 +174,6 @@ function checkboxGroup(idPrefix, legend, options, checked, empty) {
   return { node, boxes, selected: () => boxes.filter((b) => b.checked).map((b) => b.value) };
 }
 
-/** @param {unknown} value @returns {string} */
-const orEmpty = (value) => (typeof value === 'string' ? value : '');
-
 /**
  * @param {HTMLElement} view
  * @param {Broadcast} broadcast
@@ -207,7 +204,7 @@ async function showComposer(view, broadcast) {
 
   // Sender and subject.
   const name = h('input', { id: 'broadcast-name', type: 'text', required: true, maxlength: 200, value: broadcast.name });
-  const from = h('input', { id: 'broadcast-from', type: 'text', maxlength: 320, value: orEmpty(broadcast.from),
+  const from = h('input', { id: 'broadcast-from', type: 'text', maxlength: 320, value: broadcast.from ?? '',
     placeholder: 'Acme <hello@acme.com>', autocomplete: 'off' });
   const fromDomain = h('select', { id: 'broadcast-from-domain', 'aria-label': 'Pick an active domain', onchange: () => {
     if (!fromDomain.value) return;
@@ -218,9 +215,9 @@ async function showComposer(view, broadcast) {
   domains.map((d) => h('option', { value: d.name }, d.name)));
   const replyTo = h('input', { id: 'broadcast-reply-to', type: 'text', maxlength: 320, value: broadcast.reply_to.join(', '),
     placeholder: 'optional', autocomplete: 'off' });
-  const subject = h('input', { id: 'broadcast-subject', type: 'text', maxlength: 998, value: orEmpty(broadcast.subject),
+  const subject = h('input', { id: 'broadcast-subject', type: 'text', maxlength: 998, value: broadcast.subject ?? '',
     placeholder: broadcast.template ? "the template's subject" : 'News for {{ contact.first_name | default: "you" }}' });
-  const previewText = h('input', { id: 'broadcast-preview-text', type: 'text', maxlength: 500, value: orEmpty(broadcast.preview_text),
+  const previewText = h('input', { id: 'broadcast-preview-text', type: 'text', maxlength: 500, value: broadcast.preview_text ?? '',
     placeholder: 'optional: shown beside the subject in the inbox' });
 
   // Content: sources written here, or a template.
@@ -579,7 +576,7 @@ function showProgress(view, broadcast) {
     showNote(note);
   };
   /** @param {string} label @param {string} action @param {string} note */
-  const step = (label, action, note) => {
+  const statusAction = (label, action, note) => {
     const button = h('button', { type: 'button', class: 'secondary', onclick: () => void whileBusy(button, async () => {
       try {
         acted(await api('POST', `${broadcastPath(broadcast.id)}/${action}`), note);
@@ -595,8 +592,8 @@ function showProgress(view, broadcast) {
     const { stats } = b;
     fill(live,
       h('div', { class: 'title-row' }, h('h1', null, b.name), badge(b.status), h('span', { class: 'spacer' }),
-        b.status === 'sending' && step('Pause', 'pause', 'Paused: no more emails are made until it is resumed.'),
-        b.status === 'paused' && step('Resume', 'resume', 'Resumed: sending goes on where it stopped.'),
+        b.status === 'sending' && statusAction('Pause', 'pause', 'Paused: no more emails are made until it is resumed.'),
+        b.status === 'paused' && statusAction('Resume', 'resume', 'Resumed: sending goes on where it stopped.'),
         MOVING.includes(b.status) && cancelButton(b, (cancelled) => acted(cancelled, 'The broadcast was cancelled.'))),
       actionErrors,
       h('p', null, h('a', { href: '#/broadcasts' }, '← All broadcasts'), ' · id ', code(b.id)),
