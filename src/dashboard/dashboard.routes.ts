@@ -20,7 +20,7 @@ const CSS = 'text/css; charset=utf-8';
 const ASSETS = {
   'index.html': HTML, 'app.css': CSS,
   'app.js': JS, 'api.js': JS, 'ui.js': JS, 'nav.js': JS, 'lists.js': JS, 'preview.js': JS,
-  'views/templates.js': JS, 'views/webhooks.js': JS, 'views/analytics.js': JS, 'views/queue.js': JS,
+  'views/templates.js': JS, 'views/webhooks.js': JS, 'views/analytics.js': JS, 'views/queue.js': JS, 'views/broadcasts.js': JS,
 } as const;
 
 /**

@@ -33,11 +33,14 @@ export class ApiError extends Error {
    * @param {number} status  0 when the server could not be reached
    * @param {string} message
    * @param {string} [requestId]
+   * @param {{ code?: string, param?: string }} [details]  the API's machine code, and the field it names
    */
-  constructor(status, message, requestId) {
+  constructor(status, message, requestId, details = {}) {
     super(message);
     this.status = status;
     this.requestId = requestId;
+    this.code = details.code;
+    this.param = details.param;
   }
 }
 
@@ -70,7 +73,7 @@ export async function request(key, method, path, options = {}) {
   /** @type {ErrorBody | undefined} */
   const error = body?.error;
   throw new ApiError(res.status, error?.message ?? `The server answered ${res.status} ${res.statusText}.`,
-    error?.request_id ?? res.headers.get('X-Request-Id') ?? undefined);
+    error?.request_id ?? res.headers.get('X-Request-Id') ?? undefined, { code: error?.code, param: error?.param });
 }
 
 /**

@@ -19,6 +19,7 @@ import { TEMPLATE_ROUTES } from './views/templates.js';
 import { WEBHOOK_ROUTES } from './views/webhooks.js';
 import { ANALYTICS_ROUTES } from './views/analytics.js';
 import { QUEUE_ROUTES } from './views/queue.js';
+import { BROADCAST_ROUTES } from './views/broadcasts.js';
 
 /** @typedef {import('./ui.js').Children} Children */
 /** @typedef {import('./nav.js').Ctx} Ctx */
@@ -173,7 +174,8 @@ function showApp() {
 
 /** @type {Array<[string, string]>} route section, link text */
 const NAV = [['emails', 'Emails'], ['domains', 'Domains'], ['events', 'Events'], ['analytics', 'Analytics'], ['queue', 'Queue'],
-  ['inbound', 'Inbound'], ['templates', 'Templates'], ['suppressions', 'Suppressions'], ['webhooks', 'Webhooks'], ['api-keys', 'API keys']];
+  ['inbound', 'Inbound'], ['templates', 'Templates'], ['broadcasts', 'Broadcasts'], ['suppressions', 'Suppressions'],
+  ['webhooks', 'Webhooks'], ['api-keys', 'API keys']];
 
 /** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
 const ROUTES = [
@@ -190,6 +192,7 @@ const ROUTES = [
   ...WEBHOOK_ROUTES,
   ...ANALYTICS_ROUTES,
   ...QUEUE_ROUTES,
+  ...BROADCAST_ROUTES,
 ];
 
 
@@ -228,6 +231,8 @@ function safeDecode(segment) {
 
 /** @param {Ctx} ctx */
 function showEmails({ view, query }) {
+  // Kept through a new search: the list stays the broadcast's until "all emails".
+  const broadcastId = query.get('broadcast_id');
   const status = h('select', { id: 'filter-status', name: 'status' }, h('option', { value: '' }, 'any'),
     EMAIL_STATUSES.map((s) => h('option', { value: s, selected: query.get('status') === s }, s)));
   const to = h('input', { id: 'filter-to', name: 'to', type: 'text', value: query.get('to') ?? '', autocomplete: 'off' });
@@ -239,6 +244,7 @@ function showEmails({ view, query }) {
     if (status.value) q.set('status', status.value);
     if (to.value.trim()) q.set('to', to.value.trim());
     if (mode.value) q.set('mode', mode.value);
+    if (broadcastId) q.set('broadcast_id', broadcastId);
     navigate(hashOf('/emails', q));
   } },
   h('label', { for: 'filter-status' }, 'Status'), status,
@@ -246,10 +252,14 @@ function showEmails({ view, query }) {
   h('label', { for: 'filter-to' }, 'To'), to,
   h('button', { type: 'submit' }, 'Search'));
   const list = h('div');
-  fill(view, h('h1', null, 'Emails'), filters, list);
+  fill(view, h('h1', null, 'Emails'),
+    broadcastId && h('p', { class: 'filter-note' }, 'The emails of the broadcast ',
+      h('a', { href: `#/broadcasts/${encodeURIComponent(broadcastId)}` }, h('code', null, broadcastId)), ' · ',
+      h('a', { href: '#/emails' }, 'all emails')),
+    filters, list);
   return pagedTable(list, {
-    api: '/v1/emails', route: '/emails', query, filters: ['status', 'to', 'mode'], columns: EMAIL_COLUMNS,
-    empty: query.has('status') || query.has('to') || query.has('mode') ? 'No emails match these filters.' : 'No emails yet.',
+    api: '/v1/emails', route: '/emails', query, filters: ['status', 'to', 'mode', 'broadcast_id'], columns: EMAIL_COLUMNS,
+    empty: ['status', 'to', 'mode', 'broadcast_id'].some((f) => query.has(f)) ? 'No emails match these filters.' : 'No emails yet.',
   });
 }
 

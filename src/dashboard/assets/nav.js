@@ -38,3 +38,18 @@ export function takePendingNote() {
   pendingNote = null;
   return note;
 }
+
+/**
+ * Calls `tick` every `intervalMs` while `view` is on the page, and stops once
+ * another route has replaced it or `tick` answers false.
+ * @param {HTMLElement} view
+ * @param {number} intervalMs
+ * @param {() => Promise<boolean>} tick
+ */
+export function refreshWhileShown(view, intervalMs, tick) {
+  const next = () => setTimeout(async () => {
+    if (!view.isConnected) return;
+    if (await tick().catch(() => true)) next();
+  }, intervalMs);
+  next();
+}

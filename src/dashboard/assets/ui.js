@@ -204,3 +204,83 @@ export function rowAction(label, className, question, action) {
   } }, label);
   return [button, errors.node];
 }
+
+/**
+ * Error slots beside a form's fields: an API error is shown beside the field
+ * its `param` names (`audience.tag_ids.0` beside `audience`); any other
+ * error, or one whose field is hidden, in the `near` slot of the action.
+ */
+export function fieldErrors() {
+  /** @type {Map<string, { node: HTMLElement, label: string }>} */
+  const slots = new Map();
+  /** @type {Set<HTMLElement>} */
+  const shown = new Set();
+  return {
+    /** The slot for a field, to place beside it. @param {string} field @param {string} label as the page names the field */
+    slot(field, label) {
+      const node = h('div', { class: 'field-error', 'data-field': field });
+      slots.set(field, { node, label });
+      return node;
+    },
+    clear() {
+      for (const node of shown) fill(node);
+      shown.clear();
+    },
+    /** @param {unknown} err @param {HTMLElement} near */
+    show(err, near) {
+      this.clear();
+      const field = err instanceof ApiError ? err.param?.split('.')[0] : undefined;
+      const slot = field ? slots.get(field) : undefined;
+      const beside = slot && !slot.node.closest('[hidden]') ? slot : undefined;
+      const node = beside?.node ?? near;
+      fill(node, errorBox(err));
+      shown.add(node);
+      if (beside && beside.node !== near) {
+        // Said where the person acted too: the field may be far up the page.
+        fill(near, h('p', { class: 'error-pointer' }, `Not done: see the problem beside ${beside.label}.`));
+        shown.add(near);
+      }
+      node.scrollIntoView({ block: 'nearest' });
+    },
+  };
+}
+
+/**
+ * A bar of `done` out of `total`, with the count written beside it.
+ * @param {number} done
+ * @param {number} total
+ * @param {string} label  what is counted, for screen readers
+ */
+export function progressBar(done, total, label) {
+  const share = total > 0 ? Math.min(1, done / total) : 0;
+  return h('div', { class: 'progress' },
+    h('div', { class: 'progress-track', role: 'progressbar', 'aria-label': label, 'aria-valuemin': 0, 'aria-valuemax': total,
+      'aria-valuenow': done },
+    h('div', { class: `progress-fill${share === 1 ? ' complete' : ''}`, style: `width:${(share * 100).toFixed(1)}%` })),
+    h('span', { class: 'progress-count' }, `${done.toLocaleString()} of ${total.toLocaleString()}`));
+}
+
+/**
+ * Asks in a modal dialog on the page; resolves true when the person confirms.
+ * Preferred to confirm() where the question carries figures worth reading
+ * (how many people an action reaches).
+ * @param {{ title: string, message: Children, confirm: string, danger?: boolean }} spec
+ * @returns {Promise<boolean>}
+ */
+export function confirmDialog(spec) {
+  return new Promise((resolve) => {
+    const dialog = h('dialog', { class: 'confirm-dialog', 'aria-labelledby': 'confirm-dialog-title' },
+      h('form', { method: 'dialog' },
+        h('h2', { id: 'confirm-dialog-title' }, spec.title),
+        h('div', { class: 'confirm-message' }, spec.message),
+        h('div', { class: 'dialog-actions' },
+          h('button', { type: 'submit', value: 'cancel', class: 'secondary' }, 'Go back'),
+          h('button', { type: 'submit', value: 'confirm', class: spec.danger ? 'danger' : null }, spec.confirm))));
+    dialog.addEventListener('close', () => {
+      resolve(dialog.returnValue === 'confirm');
+      dialog.remove();
+    });
+    document.body.append(dialog);
+    dialog.showModal();
+  });
+}

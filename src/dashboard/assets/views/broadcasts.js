@@ -1,0 +1,631 @@
+// @ts-check
+// Broadcasts: the list with each one's progress; a composer for drafts and
+// scheduled ones (sender, content written here or taken from a template, an
+// audience by tags and engagement with its live count), a preview as one
+// contact, test sends, and sending now or at a time; and, once sending has
+// started, its progress and counts, refreshed while it runs, with pause,
+// resume and cancel.
+import { api } from '../api.js';
+import { loadRecord, pagedTable } from '../lists.js';
+import { hashOf, navigate, refreshWhileShown, showNote } from '../nav.js';
+import { previewFrame } from '../preview.js';
+import {
+  actionForm, badge, code, confirmDialog, details, errorBox, fieldErrors, fill, formatTime, h, hrefTo, loading, none,
+  progressBar, table, time, whileBusy,
+} from '../ui.js';
+
+/** @typedef {import('../nav.js').Ctx} Ctx */
+/** @typedef {import('../ui.js').Children} Children */
+/** @typedef {'draft' | 'scheduled' | 'sending' | 'paused' | 'sent' | 'cancelled'} BroadcastStatus */
+/** @typedef {'no_data' | 'new' | 'engaged' | 'at_risk' | 'inactive' | 'cold'} Tier */
+/**
+ * @typedef {{ audience_size: number, emails_created: number, sent: number, delivered: number, bounced: number,
+ *   complained: number, opened: number, clicked: number, unsubscribed: number, failed: number, suppressed: number }} Stats
+ */
+/** @typedef {{ tag_ids: string[], exclude_tag_ids: string[], engagement_tiers: Tier[] | null }} AudienceFilter */
+/**
+ * @typedef {{ id: string, name: string, from: string | null, reply_to: string[], subject: string | null,
+ *   preview_text: string | null, html: string | null, text: string | null, template: { id: string, version: number | null } | null,
+ *   audience: AudienceFilter, send_rate_per_minute: number | null, status: BroadcastStatus, status_reason: string | null,
+ *   mode: 'live' | 'test' | null, scheduled_at: string | null, created_at: string, updated_at: string, started_at: string | null,
+ *   sent_at: string | null, cancelled_at: string | null, stats: Stats }} Broadcast
+ */
+/** @typedef {{ id: string, email: string, name: string | null, engagement_tier: Tier }} AudienceContact */
+/** @typedef {{ count: number, data: AudienceContact[] }} Audience */
+/** @typedef {{ id: string, name: string }} Tag */
+/** @typedef {{ id: string, name: string, status: string }} Domain */
+/** @typedef {{ id: string, name: string, alias: string | null, published_version: number | null, latest_version: number }} TemplateSummary */
+
+const STATUSES = /** @type {BroadcastStatus[]} */ (['draft', 'scheduled', 'sending', 'paused', 'sent', 'cancelled']);
+/** The statuses in which the content and audience may still change (updateBroadcast). */
+const EDITABLE = ['draft', 'scheduled'];
+/** The statuses in which a broadcast moves by itself, so its page keeps itself current. */
+const MOVING = ['scheduled', 'sending', 'paused'];
+const TIERS = /** @type {Array<[Tier, string]>} */ ([['no_data', 'No data yet'], ['new', 'New'], ['engaged', 'Engaged'],
+  ['at_risk', 'At risk'], ['inactive', 'Inactive'], ['cold', 'Cold']]);
+const REFRESH_MS = 2_000;
+/** The live count is asked for again this long after the last change to the audience. */
+const COUNT_DELAY_MS = 300;
+/** Contacts of the audience listed beside the count; the preview may choose among all the API gives. */
+const SAMPLE_ROWS = 8;
+/** sendBroadcastTest takes at most this many addresses. */
+const MAX_TEST_ADDRESSES = 5;
+/** The lists behind the pickers are read in one call each, the API's largest page. */
+const PICKER_LIMIT = '100';
+
+/** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
+export const BROADCAST_ROUTES = [
+  [/^\/broadcasts$/, showBroadcasts],
+  [/^\/broadcasts\/new$/, showNewBroadcast],
+  [/^\/broadcasts\/([^/]+)$/, showBroadcast],
+];
+
+/** @param {string} id */
+const broadcastHref = (id) => `#/broadcasts/${encodeURIComponent(id)}`;
+/** @param {string} id */
+const broadcastPath = (id) => `/v1/broadcasts/${encodeURIComponent(id)}`;
+/** @param {number} n @param {string} one @param {string} many */
+const count = (n, one, many) => `${n.toLocaleString()} ${n === 1 ? one : many}`;
+
+// ---------------------------------------------------------------------------
+// The list
+
+/** @param {Ctx} ctx */
+function showBroadcasts({ view, query }) {
+  const status = h('select', { id: 'filter-status', onchange: () => {
+    const q = new URLSearchParams(status.value ? { status: status.value } : {});
+    navigate(hashOf('/broadcasts', q));
+  } }, h('option', { value: '' }, 'any'), STATUSES.map((s) => h('option', { value: s, selected: query.get('status') === s }, s)));
+  const list = h('div');
+  fill(view,
+    h('div', { class: 'title-row' }, h('h1', null, 'Broadcasts'), h('span', { class: 'spacer' }),
+      h('a', { href: '#/broadcasts/new', class: 'button-link' }, 'New broadcast')),
+    h('div', { class: 'filters' }, h('label', { for: 'filter-status' }, 'Status'), status),
+    list);
+  /** @type {import('../ui.js').Column<Broadcast>[]} */
+  const columns = [
+    { header: 'Name', cell: (b) => [h('a', { href: broadcastHref(b.id) }, b.name), h('div', { class: 'muted small' }, b.subject ?? (b.template ? 'the template’s subject' : 'no subject yet'))] },
+    { header: 'Status', cell: (b) => badge(b.status) },
+    { header: 'Audience', cell: (b) => b.stats.audience_size.toLocaleString(), className: 'num' },
+    { header: 'Progress', cell: (b) => (b.started_at ? progressBar(b.stats.emails_created, b.stats.audience_size, 'Emails made') : none()),
+      className: 'progress-cell' },
+    { header: 'Delivered', cell: (b) => b.stats.delivered.toLocaleString(), className: 'num' },
+    { header: 'Opened', cell: (b) => b.stats.opened.toLocaleString(), className: 'num' },
+    { header: 'Clicked', cell: (b) => b.stats.clicked.toLocaleString(), className: 'num' },
+    { header: 'When', cell: when, className: 'nowrap' },
+  ];
+  return pagedTable(list, {
+    api: '/v1/broadcasts', route: '/broadcasts', query, filters: ['status'], columns,
+    empty: query.has('status') ? `No ${query.get('status')} broadcasts.` : 'No broadcasts yet. Press New broadcast to write one.',
+  });
+}
+
+/** The moment that matters most for its status. @param {Broadcast} b */
+function when(b) {
+  if (b.sent_at) return ['Sent ', time(b.sent_at)];
+  if (b.cancelled_at) return ['Cancelled ', time(b.cancelled_at)];
+  if (b.started_at) return ['Started ', time(b.started_at)];
+  if (b.scheduled_at) return ['For ', time(b.scheduled_at)];
+  return ['Created ', time(b.created_at)];
+}
+
+/** @param {Ctx} ctx */
+function showNewBroadcast({ view }) {
+  const name = h('input', { id: 'broadcast-name', type: 'text', required: true, maxlength: 200, autocomplete: 'off',
+    placeholder: 'November newsletter' });
+  fill(view, h('h1', null, 'New broadcast'),
+    h('p', { class: 'muted' }, 'Name it for yourself; recipients never see the name. Then write it, choose its audience, preview, test and send.'),
+    actionForm({ class: 'inline-form' }, async (errors) => {
+      try {
+        /** @type {Broadcast} */
+        const created = await api('POST', '/v1/broadcasts', { body: { name: name.value.trim() } });
+        navigate(broadcastHref(created.id), `The draft “${created.name}” was created.`);
+      } catch (err) {
+        errors.show(err);
+      }
+    },
+    h('label', { for: 'broadcast-name' }, 'Name'), name,
+    h('button', { type: 'submit' }, 'Create draft')),
+    h('p', null, h('a', { href: '#/broadcasts' }, '← All broadcasts')));
+  name.focus();
+}
+
+/** @param {Ctx} ctx */
+async function showBroadcast({ view, id }) {
+  /** @type {Broadcast | undefined} */
+  const broadcast = await loadRecord(view, 'Broadcast', broadcastPath(id));
+  if (!broadcast) return;
+  if (EDITABLE.includes(broadcast.status)) await showComposer(view, broadcast);
+  else showProgress(view, broadcast);
+}
+
+// ---------------------------------------------------------------------------
+// The composer
+
+/** `Name <local@domain>` split into its parts, or a bare address. @param {string} from */
+function splitFrom(from) {
+  const angled = /^\s*"?([^"<]*?)"?\s*<([^@>\s]+)@[^>]*>\s*$/.exec(from);
+  if (angled) return { name: angled[1], local: angled[2] };
+  const bare = /^\s*([^@\s<>]+)@\S*\s*$/.exec(from);
+  return { name: '', local: bare ? bare[1] : '' };
+}
+
+/** The from line for a picked domain, keeping the name and mailbox already typed. @param {string} current @param {string} domain */
+function fromFor(current, domain) {
+  const { name, local } = splitFrom(current);
+  const label = domain.split('.')[0];
+  const display = name || label.charAt(0).toUpperCase() + label.slice(1);
+  return `${display} <${local || 'hello'}@${domain}>`;
+}
+
+/**
+ * A labelled group of checkboxes.
+ * @param {string} idPrefix
+ * @param {string} legend
+ * @param {Array<[string, string]>} options  value, label
+ * @param {string[]} checked
+ * @param {string} [empty]  shown instead when there are no options
+ */
+function checkboxGroup(idPrefix, legend, options, checked, empty) {
+  const boxes = options.map(([value]) => h('input', { type: 'checkbox', id: `${idPrefix}-${value}`, value, checked: checked.includes(value) }));
+  const node = h('fieldset', { class: 'event-choices' }, h('legend', null, legend),
+    options.length === 0 ? h('span', { class: 'muted small' }, empty ?? 'None.') : options.map(([value, label], i) =>
+      h('label', { for: `${idPrefix}-${value}`, class: 'choice plain' }, boxes[i], label)));
+  return { node, boxes, selected: () => boxes.filter((b) => b.checked).map((b) => b.value) };
+}
+
+/**
+ * @param {HTMLElement} view
+ * @param {Broadcast} broadcast
+ */
+async function showComposer(view, broadcast) {
+  fill(view, loading());
+  const id = broadcast.id;
+  const path = broadcastPath(id);
+  /** @type {Domain[]} */
+  let domains;
+  /** @type {Tag[]} */
+  let tags;
+  /** @type {TemplateSummary[]} */
+  let templates;
+  try {
+    [{ data: domains }, { data: tags }, { data: templates }] = await Promise.all([
+      api('GET', '/v1/domains', { query: new URLSearchParams({ status: 'active', limit: PICKER_LIMIT }) }),
+      api('GET', '/v1/tags', { query: new URLSearchParams({ limit: PICKER_LIMIT }) }),
+      api('GET', '/v1/templates', { query: new URLSearchParams({ limit: PICKER_LIMIT }) }),
+    ]);
+  } catch (err) {
+    fill(view, h('h1', null, broadcast.name), errorBox(err));
+    return;
+  }
+  let current = broadcast;
+  let dirty = false;
+  const errors = fieldErrors();
+
+  // Sender and subject.
+  const name = h('input', { id: 'broadcast-name', type: 'text', required: true, maxlength: 200, value: broadcast.name });
+  const from = h('input', { id: 'broadcast-from', type: 'text', maxlength: 320, value: broadcast.from ?? '',
+    placeholder: 'Acme <hello@acme.com>', autocomplete: 'off' });
+  const fromDomain = h('select', { id: 'broadcast-from-domain', 'aria-label': 'Pick an active domain', onchange: () => {
+    if (!fromDomain.value) return;
+    from.value = fromFor(from.value, fromDomain.value);
+    fromDomain.value = '';
+    from.dispatchEvent(new Event('input', { bubbles: true }));
+  } }, h('option', { value: '' }, domains.length > 0 ? 'Pick a domain…' : 'No active domain'),
+  domains.map((d) => h('option', { value: d.name }, d.name)));
+  const replyTo = h('input', { id: 'broadcast-reply-to', type: 'text', maxlength: 320, value: broadcast.reply_to.join(', '),
+    placeholder: 'optional', autocomplete: 'off' });
+  const subject = h('input', { id: 'broadcast-subject', type: 'text', maxlength: 998, value: broadcast.subject ?? '',
+    placeholder: broadcast.template ? "the template's subject" : 'News for {{ contact.first_name | default: "you" }}' });
+  const previewText = h('input', { id: 'broadcast-preview-text', type: 'text', maxlength: 500, value: broadcast.preview_text ?? '',
+    placeholder: 'optional: shown beside the subject in the inbox' });
+
+  // Content: sources written here, or a template.
+  const writeMode = h('input', { type: 'radio', name: 'content-mode', id: 'content-write', value: 'write', checked: broadcast.template === null });
+  const templateMode = h('input', { type: 'radio', name: 'content-mode', id: 'content-template', value: 'template', checked: broadcast.template !== null });
+  const html = h('textarea', { id: 'broadcast-html', class: 'code-editor', rows: 12, spellcheck: 'false' });
+  html.value = broadcast.html ?? '';
+  const text = h('textarea', { id: 'broadcast-text', class: 'code-editor', rows: 5, spellcheck: 'false', placeholder: 'Made from the HTML when empty.' });
+  text.value = broadcast.text ?? '';
+  const template = h('select', { id: 'broadcast-template' }, h('option', { value: '' }, templates.length > 0 ? 'Choose a template…' : 'No templates yet'),
+    templates.map((t) => h('option', { value: t.id, selected: broadcast.template?.id === t.id || broadcast.template?.id === t.alias },
+      t.alias ? `${t.name} (${t.alias})` : t.name)));
+  const version = h('select', { id: 'broadcast-template-version' });
+  const fillVersions = () => {
+    const chosen = templates.find((t) => t.id === template.value);
+    const saved = broadcast.template?.version ?? null;
+    fill(version, h('option', { value: '' }, chosen?.published_version ? `Published (now version ${chosen.published_version})` : 'Published when sending starts'),
+      chosen && Array.from({ length: chosen.latest_version }, (_, i) => chosen.latest_version - i)
+        .map((v) => h('option', { value: String(v), selected: v === saved }, `Version ${v}`)));
+  };
+  template.addEventListener('change', fillVersions);
+  fillVersions();
+  const writePanel = h('div', { class: 'content-panel' },
+    h('label', { for: 'broadcast-html' }, 'HTML'), html, errors.slot('html', 'HTML'),
+    h('label', { for: 'broadcast-text' }, 'Text'), text, errors.slot('text', 'Text'),
+    h('p', { class: 'muted small hint' }, 'Liquid: ', code('{{ contact.first_name }}'), ', ', code('{{ contact.name }}'), ', ',
+      code('{{ contact.properties.company }}'), ', ', code('{{ unsubscribe_url }}'),
+      '. Without an unsubscribe link of your own, one is added at the end.'));
+  const templatePanel = h('div', { class: 'content-panel form-grid' },
+    h('label', { for: 'broadcast-template' }, 'Template'), template,
+    h('label', { for: 'broadcast-template-version' }, 'Version'), version,
+    h('span'), errors.slot('template', 'Template'));
+  const showContentMode = () => {
+    writePanel.hidden = !writeMode.checked;
+    templatePanel.hidden = !templateMode.checked;
+  };
+  for (const radio of [writeMode, templateMode]) radio.addEventListener('change', showContentMode);
+  showContentMode();
+
+  // Audience.
+  const tagOptions = /** @type {Array<[string, string]>} */ (tags.map((t) => [t.id, t.name]));
+  const noTags = 'No tags yet: tag contacts through the API to narrow an audience.';
+  const include = checkboxGroup('include-tag', 'Contacts with any of these tags', tagOptions, broadcast.audience.tag_ids, noTags);
+  const exclude = checkboxGroup('exclude-tag', 'But not those with any of these', tagOptions, broadcast.audience.exclude_tag_ids, noTags);
+  const tiers = checkboxGroup('tier', 'Engagement', TIERS, broadcast.audience.engagement_tiers ?? []);
+  const rate = h('input', { id: 'broadcast-rate', type: 'number', min: 1, max: 1000000, step: 1, placeholder: 'as fast as possible',
+    value: broadcast.send_rate_per_minute ?? '' });
+
+  const audienceBody = () => {
+    const chosenTiers = /** @type {Tier[]} */ (tiers.selected());
+    return { tag_ids: include.selected(), exclude_tag_ids: exclude.selected(), ...(chosenTiers.length > 0 && { engagement_tiers: chosenTiers }) };
+  };
+
+  /** The PATCH body: everything in the form, an empty field as null. */
+  const formBody = () => {
+    const rateValue = rate.value.trim();
+    return {
+      name: name.value.trim(),
+      from: from.value.trim() || null,
+      reply_to: replyTo.value.trim() ? replyTo.value.split(',').map((a) => a.trim()).filter(Boolean) : null,
+      subject: subject.value || null,
+      preview_text: previewText.value.trim() || null,
+      ...(templateMode.checked
+        ? { template: template.value ? { id: template.value, ...(version.value && { version: Number(version.value) }) } : null }
+        : { html: html.value || null, text: text.value || null }),
+      audience: audienceBody(),
+      send_rate_per_minute: rateValue ? Number(rateValue) : null,
+    };
+  };
+
+  const title = h('h1', null, broadcast.name);
+  const unsaved = h('span', { class: 'muted small', hidden: true }, 'Unsaved changes. Preview, test and send save them first.');
+  const formErrors = h('div');
+  /** Saves the form; false when the API refused it (the error is shown). @param {HTMLElement} near */
+  const save = async (near) => {
+    try {
+      current = await api('PATCH', path, { body: formBody() });
+      dirty = false;
+      unsaved.hidden = true;
+      fill(title, current.name);
+      errors.clear();
+      return true;
+    } catch (err) {
+      errors.show(err, near);
+      return false;
+    }
+  };
+  /** Preview, test and send act on what is stored: the form is saved first when it has changed. @param {HTMLElement} near */
+  const saved = async (near) => !dirty || save(near);
+
+  const saveButton = h('button', { type: 'submit' }, 'Save');
+  const form = h('form', { class: 'composer', novalidate: true, onsubmit: (event) => {
+    event.preventDefault();
+    void whileBusy(saveButton, async () => {
+      if (await save(formErrors)) showNote('Saved.');
+    });
+  } },
+  h('fieldset', { class: 'panel' }, h('legend', null, 'Message'),
+    h('div', { class: 'form-grid' },
+      h('label', { for: 'broadcast-name' }, 'Name'), h('div', null, name, errors.slot('name', 'Name')),
+      h('label', { for: 'broadcast-from' }, 'From'), h('div', null, h('div', { class: 'from-row' }, from, fromDomain), errors.slot('from', 'From')),
+      h('label', { for: 'broadcast-reply-to' }, 'Reply-To'), h('div', null, replyTo, errors.slot('reply_to', 'Reply-To')),
+      h('label', { for: 'broadcast-subject' }, 'Subject'), h('div', null, subject, errors.slot('subject', 'Subject')),
+      h('label', { for: 'broadcast-preview-text' }, 'Preview text'), h('div', null, previewText, errors.slot('preview_text', 'Preview text')))),
+  h('fieldset', { class: 'panel' }, h('legend', null, 'Audience'),
+    h('p', { class: 'muted small' }, 'Subscribed contacts that are not deleted or suppressed. Nothing checked in a group means no limit by it.'),
+    include.node, exclude.node, tiers.node, errors.slot('audience', 'Audience'),
+    h('div', { class: 'form-grid pace' }, h('label', { for: 'broadcast-rate' }, 'Pace (emails a minute)'), h('div', null, rate, errors.slot('send_rate_per_minute', 'Pace')))),
+  h('fieldset', { class: 'panel' }, h('legend', null, 'Content'),
+    h('div', { class: 'mode-choice' },
+      h('label', { for: 'content-write', class: 'choice plain' }, writeMode, 'Write it here'),
+      h('label', { for: 'content-template', class: 'choice plain' }, templateMode, 'Use a template')),
+    writePanel, templatePanel),
+  formErrors,
+  h('div', { class: 'form-actions save-bar' }, saveButton, unsaved));
+  const changed = () => {
+    dirty = true;
+    unsaved.hidden = false;
+  };
+  form.addEventListener('input', changed);
+  form.addEventListener('change', changed);
+
+  // The live count of the audience as it is in the form, saved or not.
+  const audienceCount = h('p', { class: 'audience-count', 'aria-live': 'polite' }, '…');
+  const audienceSample = h('div');
+  const previewContact = h('select', { id: 'preview-contact' });
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let countTimer;
+  let counting = 0;
+  const recount = async () => {
+    const turn = ++counting;
+    try {
+      /** @type {Audience} */
+      const audience = await api('POST', `${path}/audience`, { body: { audience: audienceBody() } });
+      if (turn !== counting) return;
+      fill(audienceCount, h('span', { class: 'audience-number' }, audience.count.toLocaleString()), ` ${audience.count === 1 ? 'contact' : 'contacts'}`);
+      fill(audienceSample, audience.data.length === 0 ? h('p', { class: 'muted small' }, 'No contact matches.') : [
+        table([
+          { header: 'Email', cell: (c) => c.email },
+          { header: 'Name', cell: (c) => c.name ?? none() },
+          { header: 'Engagement', cell: (c) => c.engagement_tier.replace('_', ' ') },
+        ], audience.data.slice(0, SAMPLE_ROWS)),
+        audience.count > SAMPLE_ROWS && h('p', { class: 'muted small' }, `The first ${Math.min(SAMPLE_ROWS, audience.data.length)} are shown.`)]);
+      const chosen = previewContact.value;
+      fill(previewContact, audience.data.map((c) => h('option', { value: c.id, selected: c.id === chosen }, c.name ? `${c.name} <${c.email}>` : c.email)));
+    } catch (err) {
+      if (turn === counting) fill(audienceSample, errorBox(err));
+    }
+  };
+  for (const box of [...include.boxes, ...exclude.boxes, ...tiers.boxes]) {
+    box.addEventListener('change', () => {
+      clearTimeout(countTimer);
+      countTimer = setTimeout(() => void recount(), COUNT_DELAY_MS);
+    });
+  }
+
+  // Preview as a contact of the audience.
+  const previewErrors = h('div');
+  const previewed = h('div', { class: 'template-preview broadcast-preview' });
+  const previewButton = h('button', { type: 'button', class: 'secondary', onclick: () => void whileBusy(previewButton, async () => {
+    if (!previewContact.value) {
+      errors.show(new Error('Choose a contact of the audience to preview as.'), previewErrors);
+      return;
+    }
+    if (!await saved(previewErrors)) return;
+    try {
+      const rendered = await api('POST', `${path}/preview`, { body: { contact_id: previewContact.value } });
+      errors.clear();
+      fill(previewed,
+        h('p', { class: 'preview-subject' }, h('span', { class: 'muted' }, 'Subject: '), rendered.subject),
+        h('p', { class: 'muted small' }, `To ${rendered.to}. Remote images are not loaded.`),
+        rendered.html === null ? h('p', { class: 'muted' }, 'No HTML part.') : previewFrame(rendered.html),
+        h('details', { class: 'headers' }, h('summary', null, 'Text part'), h('pre', { class: 'body-text' }, rendered.text)));
+    } catch (err) {
+      errors.show(err, previewErrors);
+    }
+  }) }, 'Preview');
+
+  // Test sends.
+  const testTo = h('input', { id: 'broadcast-test-to', type: 'text', autocomplete: 'off', placeholder: 'you@example.com' });
+  const testErrors = errors.slot('to', 'the test addresses');
+  const testResult = h('div');
+  const testButton = h('button', { type: 'button', class: 'secondary', onclick: () => void whileBusy(testButton, async () => {
+    const to = testTo.value.split(',').map((a) => a.trim()).filter(Boolean);
+    if (to.length === 0 || to.length > MAX_TEST_ADDRESSES) {
+      errors.show(new Error(`Give one to ${MAX_TEST_ADDRESSES} addresses, separated by commas.`), testErrors);
+      return;
+    }
+    if (!await saved(testErrors)) return;
+    try {
+      /** @type {{ data: Array<{ to: string, email_id: string }> }} */
+      const sent = await api('POST', `${path}/test`, { body: { to } });
+      errors.clear();
+      fill(testResult, h('ul', { class: 'test-sends' }, sent.data.map((d) => h('li', null, `Test to ${d.to}: `,
+        h('a', { href: hrefTo('emails', d.email_id) }, h('code', null, d.email_id))))));
+    } catch (err) {
+      errors.show(err, testErrors);
+    }
+  }) }, 'Send test');
+
+  // Sending now or at a time.
+  const sendNow = h('input', { type: 'radio', name: 'send-when', id: 'send-now', value: 'now', checked: true });
+  const sendLater = h('input', { type: 'radio', name: 'send-when', id: 'send-later', value: 'later' });
+  const at = h('input', { id: 'send-at', type: 'datetime-local', 'aria-label': 'Date and time' });
+  const atWords = h('input', { id: 'send-at-words', type: 'text', 'aria-label': 'Or in words', placeholder: 'or: in 2 hours', autocomplete: 'off' });
+  const laterFields = h('div', { class: 'later-fields' }, at, atWords);
+  const sendErrors = errors.slot('scheduled_at', 'the time');
+  const sendButton = h('button', { type: 'button', onclick: () => void whileBusy(sendButton, () => send()) });
+  const showSendMode = () => {
+    laterFields.hidden = !sendLater.checked;
+    fill(sendButton, sendLater.checked ? 'Schedule…' : 'Send now…');
+  };
+  for (const radio of [sendNow, sendLater]) radio.addEventListener('change', showSendMode);
+  showSendMode();
+
+  async function send() {
+    const later = sendLater.checked;
+    const words = atWords.value.trim();
+    const atTime = at.value ? new Date(at.value) : null;
+    if (later && !words && !atTime) {
+      errors.show(new Error('Give a date and time, or a time in words such as “in 2 hours”.'), sendErrors);
+      return;
+    }
+    if (!await saved(sendErrors)) return;
+    /** @type {Audience} */
+    let audience;
+    try {
+      audience = await api('POST', `${path}/audience`, { body: {} });
+    } catch (err) {
+      errors.show(err, sendErrors);
+      return;
+    }
+    const whom = count(audience.count, 'contact', 'contacts');
+    const moment = words || (atTime ? formatTime(atTime.toISOString()) : '');
+    const confirmed = await confirmDialog(later
+      ? { title: 'Schedule this broadcast?', confirm: 'Schedule',
+        message: [h('p', null, `Send “${current.name}” to ${whom} ${words ? words : `on ${moment}`}?`),
+          h('p', { class: 'muted small' }, 'The audience is counted again when sending starts.')] }
+      : { title: 'Send this broadcast?', confirm: `Send to ${whom}`,
+        message: [h('p', null, `Send to ${whom} now?`),
+          h('p', { class: 'muted small' }, `“${current.name}”, from ${current.from ?? 'the template’s sender'}. It cannot be taken back once an email is made, only paused or cancelled.`)] });
+    if (!confirmed) return;
+    try {
+      /** @type {Broadcast} */
+      const started = await api('POST', `${path}/send`, { body: later ? { scheduled_at: words || /** @type {Date} */ (atTime).toISOString() } : {} });
+      navigate(broadcastHref(id), started.status === 'scheduled'
+        ? `Scheduled for ${formatTime(started.scheduled_at ?? '')}.` : `Sending to ${whom}.`);
+    } catch (err) {
+      errors.show(err, sendErrors);
+    }
+  }
+
+  const scheduled = broadcast.status === 'scheduled';
+  const statusLine = h('div');
+  const renderStatus = (/** @type {Broadcast} */ b) => fill(statusLine, b.status === 'scheduled' && h('p', { class: 'flash' },
+    'Scheduled for ', time(b.scheduled_at), '. It can still change; schedule it again to move it, or send it now.'));
+  renderStatus(broadcast);
+
+  fill(view,
+    h('div', { class: 'title-row' }, title, badge(broadcast.status), h('span', { class: 'spacer' }),
+      scheduled ? cancelButton(current, (b) => navigate(broadcastHref(b.id), 'The broadcast was cancelled.'))
+        : deleteButton(broadcast)),
+    h('p', null, h('a', { href: '#/broadcasts' }, '← All broadcasts'), ' · id ', code(id)),
+    statusLine,
+    h('div', { class: 'composer-layout' },
+      form,
+      h('aside', { class: 'composer-side' },
+        h('section', { class: 'panel' }, h('h2', null, 'Audience now'), audienceCount, audienceSample),
+        h('section', { class: 'panel' }, h('h2', null, 'Preview'),
+          h('div', { class: 'inline-form' }, h('label', { for: 'preview-contact' }, 'As'), previewContact, previewButton),
+          previewErrors, previewed),
+        h('section', { class: 'panel' }, h('h2', null, 'Send a test'),
+          h('div', { class: 'inline-form' }, h('label', { for: 'broadcast-test-to' }, 'To'), testTo, testButton),
+          h('p', { class: 'muted small' }, `Up to ${MAX_TEST_ADDRESSES} addresses. The subject starts with [Test]; tests are not in the counts.`),
+          testErrors, testResult),
+        h('section', { class: 'panel' }, h('h2', null, scheduled ? 'Send now or move' : 'Send'),
+          h('div', { class: 'mode-choice' },
+            h('label', { for: 'send-now', class: 'choice plain' }, sendNow, 'Now'),
+            h('label', { for: 'send-later', class: 'choice plain' }, sendLater, 'At a time')),
+          laterFields, h('div', { class: 'actions' }, sendButton), sendErrors))));
+  await recount();
+  // A scheduled broadcast starts by itself: when it does, its page becomes the progress page.
+  if (scheduled) {
+    refreshWhileShown(view, REFRESH_MS, async () => {
+      /** @type {Broadcast} */
+      const now = await api('GET', path);
+      if (now.status !== 'scheduled') {
+        navigate(broadcastHref(id));
+        return false;
+      }
+      renderStatus(now);
+      return true;
+    });
+  }
+}
+
+/** @param {Broadcast} b */
+function deleteButton(b) {
+  const errorsNode = h('div');
+  const button = h('button', { type: 'button', class: 'danger', onclick: () => void whileBusy(button, async () => {
+    if (!await confirmDialog({ title: 'Delete this draft?', message: h('p', null, `Delete “${b.name}”? This cannot be undone.`), confirm: 'Delete', danger: true })) return;
+    try {
+      await api('DELETE', broadcastPath(b.id));
+      navigate('#/broadcasts', `“${b.name}” was deleted.`);
+    } catch (err) {
+      fill(errorsNode, errorBox(err));
+    }
+  }) }, 'Delete');
+  return [button, errorsNode];
+}
+
+/**
+ * Cancel, after a question that says what stops and what goes on.
+ * @param {Broadcast} b
+ * @param {(cancelled: Broadcast) => void} done
+ */
+function cancelButton(b, done) {
+  const errorsNode = h('div');
+  const button = h('button', { type: 'button', class: 'danger', onclick: () => void whileBusy(button, async () => {
+    const made = b.stats.emails_created;
+    const message = made > 0
+      ? `${count(made, 'email', 'emails')} of ${b.stats.audience_size.toLocaleString()} are made; no more will be. Emails already handed to delivery still go.`
+      : 'No email of it has been made; none will be.';
+    if (!await confirmDialog({ title: `Cancel “${b.name}”?`, message: h('p', null, message), confirm: 'Cancel the broadcast', danger: true })) return;
+    try {
+      done(await api('POST', `${broadcastPath(b.id)}/cancel`));
+    } catch (err) {
+      fill(errorsNode, errorBox(err));
+    }
+  }) }, 'Cancel');
+  return [button, errorsNode];
+}
+
+// ---------------------------------------------------------------------------
+// Sending and sent
+
+/** The counts, in the order a reader follows them: how far the mail got, then what went wrong or was refused. */
+const MAIN_STATS = /** @type {Array<[keyof Stats, string]>} */ ([['sent', 'Sent'], ['delivered', 'Delivered'], ['opened', 'Opened'], ['clicked', 'Clicked']]);
+const MINOR_STATS = /** @type {Array<[keyof Stats, string]>} */ ([['bounced', 'Bounced'], ['complained', 'Complained'],
+  ['unsubscribed', 'Unsubscribed'], ['failed', 'Failed'], ['suppressed', 'Suppressed']]);
+
+/** @param {Stats} stats @param {Array<[keyof Stats, string]>} which @param {string} className */
+const statCards = (stats, which, className) => h('div', { class: `stat-cards ${className}` }, which.map(([key, label]) =>
+  h('div', { class: 'stat', 'data-stat': key }, h('span', { class: 'stat-label' }, label), h('span', { class: 'stat-value' }, stats[key].toLocaleString()))));
+
+/**
+ * @param {HTMLElement} view
+ * @param {Broadcast} broadcast
+ */
+function showProgress(view, broadcast) {
+  const live = h('div');
+  const actionErrors = h('div');
+  /** @param {Broadcast} b @param {string} note */
+  const acted = (b, note) => {
+    render(b);
+    showNote(note);
+  };
+  /** @param {string} label @param {string} action @param {string} note */
+  const statusAction = (label, action, note) => {
+    const button = h('button', { type: 'button', class: 'secondary', onclick: () => void whileBusy(button, async () => {
+      try {
+        acted(await api('POST', `${broadcastPath(broadcast.id)}/${action}`), note);
+        fill(actionErrors);
+      } catch (err) {
+        fill(actionErrors, errorBox(err));
+      }
+    }) }, label);
+    return button;
+  };
+  /** @param {Broadcast} b */
+  const render = (b) => {
+    const { stats } = b;
+    fill(live,
+      h('div', { class: 'title-row' }, h('h1', null, b.name), badge(b.status), h('span', { class: 'spacer' }),
+        b.status === 'sending' && statusAction('Pause', 'pause', 'Paused: no more emails are made until it is resumed.'),
+        b.status === 'paused' && statusAction('Resume', 'resume', 'Resumed: sending goes on where it stopped.'),
+        MOVING.includes(b.status) && cancelButton(b, (cancelled) => acted(cancelled, 'The broadcast was cancelled.'))),
+      actionErrors,
+      h('p', null, h('a', { href: '#/broadcasts' }, '← All broadcasts'), ' · id ', code(b.id)),
+      b.status_reason && h('p', { class: 'flash warn' }, b.status_reason),
+      h('section', { class: 'panel progress-panel' },
+        h('h2', null, 'Emails made'),
+        progressBar(stats.emails_created, stats.audience_size, 'Emails made'),
+        h('p', { class: 'muted small' }, `${count(stats.emails_created, 'email', 'emails')} made for an audience of ${count(stats.audience_size, 'contact', 'contacts')}`,
+          b.send_rate_per_minute ? `, at most ${b.send_rate_per_minute.toLocaleString()} a minute.` : '.',
+          MOVING.includes(b.status) ? ' This page keeps itself up to date.' : '')),
+      statCards(stats, MAIN_STATS, 'broadcast-stats'),
+      statCards(stats, MINOR_STATS, 'broadcast-stats minor'),
+      h('p', null, h('a', { href: hashOf('/emails', new URLSearchParams({ broadcast_id: b.id })) }, 'Its emails, one per contact →')),
+      details(/** @type {Array<[string, Children]>} */ ([
+        ['From', b.from ?? 'the template’s sender'],
+        ['Subject', b.subject ?? 'the template’s subject'],
+        ['Content', b.template ? `template ${b.template.id}${b.template.version ? `, version ${b.template.version}` : ''}` : 'written here'],
+        ['Mode', b.mode === 'test' ? 'test: kept in the sink, never sent' : (b.mode ?? none())],
+        ...[['Scheduled for', b.scheduled_at], ['Started', b.started_at], ['Sent', b.sent_at], ['Cancelled', b.cancelled_at]]
+          .filter(([, at]) => at).map(([label, at]) => [label, time(at)]),
+      ])));
+    return MOVING.includes(b.status);
+  };
+  fill(view, live);
+  if (render(broadcast)) {
+    refreshWhileShown(view, REFRESH_MS, async () => {
+      try {
+        return render(await api('GET', broadcastPath(broadcast.id)));
+      } catch (err) {
+        fill(actionErrors, errorBox(err));
+        return true;
+      }
+    });
+  }
+}

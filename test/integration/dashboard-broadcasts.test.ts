@@ -1,0 +1,283 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { sinkMessagesFor } from '../../src/delivery/sink.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { launchChromium } from '../helpers/browser.js';
+
+// The Broadcasts view in Chromium: a broadcast written in the page, its
+// audience counted live, previewed as a contact in the sandboxed frame, tested,
+// sent through a confirmation that states the audience, and watched to the
+// end; then its mail read in the sink. A paced one is paused, resumed and
+// cancelled from its page, and the API's refusals show beside their field.
+
+const SCREENSHOTS = process.env.MAILROOM_SCREENSHOTS;
+const DOMAIN = 'news.test';
+
+interface Contact { id: string; email: string }
+
+describe('the Broadcasts view in Chromium', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let page: Page;
+  const contacts: Record<string, Contact> = {};
+
+  const addContact = async (key: string, body: Record<string, unknown>) => {
+    const res = await t.api.post('/v1/contacts', body);
+    expect(res.status).toBe(201);
+    contacts[key] = res.body;
+    return res.body as Contact;
+  };
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { MAILROOM_PUBLIC_URL: 'https://mail.acme.test' } });
+    await t.seed.activeDomain(DOMAIN);
+    await addContact('ann', { email: 'ann@example.com', name: 'Ann Lee', tags: ['news'] });
+    await addContact('bob', { email: 'bob@example.com', name: 'Bob Stone', tags: ['news'] });
+    await addContact('cy', { email: 'cy@example.com', name: 'Cy Young', tags: ['news'] });
+    await addContact('untagged', { email: 'untagged@example.com', name: 'Una Tagg' });
+    const gone = await addContact('unsubscribed', { email: 'gone@example.com', tags: ['news'] });
+    expect((await t.api.post(`/v1/contacts/${gone.id}/unsubscribe`, {})).status).toBe(200);
+    const deleted = await addContact('deleted', { email: 'deleted@example.com', tags: ['news'] });
+    expect((await t.api.delete(`/v1/contacts/${deleted.id}`)).status).toBe(204);
+    await addContact('suppressed', { email: 'blocked@example.com', tags: ['news'] });
+    expect((await t.api.post('/v1/suppressions', { email: 'blocked@example.com' })).status).toBe(201);
+
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    page.setDefaultTimeout(10_000);
+    await page.goto(`${t.url}/dashboard/#/broadcasts`);
+    await page.getByLabel('API key').fill(t.token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Broadcasts' }).waitFor();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  /** Waits until the note above the view says `text`. */
+  const note = (text: string | RegExp) => page.locator('#note [role="status"]').filter({ hasText: text }).waitFor();
+  /** Waits until an element matching `selector` (in `within`) holds `text`. */
+  const seen = (within: Pick<Page, 'locator'>, selector: string, text: string | RegExp) =>
+    within.locator(selector).filter({ hasText: text }).first().waitFor();
+  /** What a person sees at 1280x800, from `scrolledTo` when given. */
+  const shot = async (name: string, scrolledTo?: string) => {
+    if (!SCREENSHOTS) return;
+    if (scrolledTo) await page.locator(scrolledTo).evaluate((el) => el.scrollIntoView({ block: 'start' }));
+    await page.screenshot({ path: `${SCREENSHOTS}/${name}.png` });
+  };
+  const emailsOf = async (id: string) => (await t.api.get(`/v1/emails?broadcast_id=${id}&limit=100`)).body.data as
+    Array<{ id: string; contact_id: string; to: string[]; subject: string }>;
+  const broadcastId = () => decodeURIComponent(/#\/broadcasts\/([^/?]+)/.exec(page.url())![1]);
+
+  it('writes a broadcast, counts its audience live, previews, tests and sends it to exactly the tagged contacts', async () => {
+    await page.getByRole('link', { name: 'New broadcast' }).click();
+    await page.getByLabel('Name').fill('November news');
+    await page.getByRole('button', { name: 'Create draft' }).click();
+    await note('The draft “November news” was created');
+    const id = broadcastId();
+
+    // The picker offers the active domain and fills a whole from line.
+    await page.getByLabel('Pick an active domain').selectOption(DOMAIN);
+    expect(await page.locator('#broadcast-from').inputValue()).toBe(`News <hello@${DOMAIN}>`);
+    await page.getByLabel('Subject').fill('News for {{ contact.first_name }}');
+    await page.getByLabel('HTML').fill('<p id="greeting">Hello {{ contact.first_name }}, this is November.</p>');
+    // Before narrowing, every subscribed contact that is not deleted or suppressed: the three tagged and the untagged one.
+    await seen(page, '.audience-count', /^4 contacts$/);
+    await page.getByRole('group', { name: 'Contacts with any of these tags' }).getByLabel('news').check();
+    await seen(page, '.audience-count', /^3 contacts$/);
+    const sample = await page.locator('.composer-side tbody tr td:first-child').allTextContents();
+    expect(sample.sort()).toEqual(['ann@example.com', 'bob@example.com', 'cy@example.com']);
+    await shot('composer', '.title-row');
+
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await note('Saved.');
+    const stored = (await t.api.get(`/v1/broadcasts/${id}`)).body;
+    const newsTag = ((await t.api.get('/v1/tags')).body.data as Array<{ id: string; name: string }>).find((x) => x.name === 'news')!.id;
+    expect(stored).toMatchObject({ from: `News <hello@${DOMAIN}>`, subject: 'News for {{ contact.first_name }}', template: null,
+      audience: { tag_ids: [newsTag], exclude_tag_ids: [], engagement_tiers: null }, stats: { audience_size: 3 } });
+
+    // The preview is the server's rendering for one contact, in the sandboxed frame.
+    await page.getByLabel('As', { exact: true }).selectOption({ label: 'Bob Stone <bob@example.com>' });
+    await page.getByRole('button', { name: 'Preview', exact: true }).click();
+    await seen(page.frameLocator('.broadcast-preview iframe'), '#greeting', /^Hello Bob, this is November\.$/);
+    await seen(page, '.preview-subject', /^Subject: News for Bob$/);
+    expect(await page.locator('.broadcast-preview iframe').getAttribute('sandbox')).toBe('');
+    await shot('preview', '.composer-side section:nth-child(2)');
+
+    await page.getByLabel('To', { exact: true }).fill('qa@acme.test');
+    await page.getByRole('button', { name: 'Send test' }).click();
+    const testLink = page.locator('.test-sends a');
+    await testLink.waitFor();
+    const testEmailId = (await testLink.textContent())!;
+    expect(await testLink.getAttribute('href')).toBe(`#/emails/${testEmailId}`);
+    expect((await t.api.get(`/v1/emails/${testEmailId}`)).body).toMatchObject({ subject: '[Test] News for', to: ['qa@acme.test'] });
+
+    // The confirmation states the audience size before anything goes out.
+    await page.getByRole('button', { name: 'Send now…' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toContain('Send to 3 contacts now?');
+    expect(await emailsOf(id)).toEqual([]);
+    await shot('confirm');
+    await dialog.getByRole('button', { name: 'Send to 3 contacts' }).click();
+    await note('Sending to 3 contacts');
+
+    // The page follows the broadcast to the end without a reload.
+    await seen(page, '.title-row .badge', /^sent$/);
+    await seen(page, '.progress-count', /^3 of 3$/);
+    await shot('sent');
+
+    const emails = await emailsOf(id);
+    expect(emails.map((e) => e.to[0]).sort()).toEqual(['ann@example.com', 'bob@example.com', 'cy@example.com']);
+    expect(new Set(emails.map((e) => e.contact_id))).toEqual(new Set([contacts.ann.id, contacts.bob.id, contacts.cy.id]));
+    for (const other of ['untagged', 'unsubscribed', 'deleted', 'suppressed']) {
+      expect(emails.some((e) => e.contact_id === contacts[other].id), other).toBe(false);
+    }
+    await t.mailroom.delivery.drain();
+    for (const email of emails) {
+      const [kept] = await sinkMessagesFor(t.mailroom.services.store.db, email.id);
+      const raw = kept.raw.toString('latin1');
+      const firstName = { 'ann@example.com': 'Ann', 'bob@example.com': 'Bob', 'cy@example.com': 'Cy' }[email.to[0]];
+      expect(raw).toContain(`Subject: News for ${firstName}`);
+      expect(raw).toContain(`Hello ${firstName}, this is November.`);
+      expect(raw).toMatch(/^List-Unsubscribe:\s+<https:\/\/mail\.acme\.test\/u\/[\w-]+>\r$/m);
+      expect(raw).toMatch(/^List-Unsubscribe-Post: List-Unsubscribe=One-Click\r$/m);
+      expect(raw).toMatch(new RegExp(`^DKIM-Signature: .*d=${DOMAIN.replace('.', '\\.')}`, 'ms'));
+    }
+
+    // Its emails are one link away, in the Emails view narrowed to it.
+    await page.getByRole('link', { name: 'Its emails, one per contact' }).click();
+    await seen(page, '.filter-note', `The emails of the broadcast ${id}`);
+    await seen(page, 'tbody', 'cy@example.com');
+    expect(await page.locator('tbody tr').count()).toBe(3);
+  });
+
+  it('pauses, resumes and cancels a paced broadcast from its page, which keeps itself current', async () => {
+    for (let i = 0; i < 6; i++) await addContact(`paced${i}`, { email: `paced${i}@example.com`, tags: ['paced'] });
+    const pacedTag = ((await t.api.get('/v1/tags')).body.data as Array<{ id: string; name: string }>).find((x) => x.name === 'paced')!.id;
+    const created = await t.api.post('/v1/broadcasts', {
+      name: 'Paced', from: `News <hello@${DOMAIN}>`, subject: 'One a second', text: 'Slowly', audience: { tag_ids: [pacedTag] }, send_rate_per_minute: 60,
+    });
+    const id = created.body.id as string;
+    await page.goto(`${t.url}/dashboard/#/broadcasts/${id}`);
+    await page.getByRole('button', { name: 'Send now…' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Send to 6 contacts' }).click();
+    await seen(page, '.title-row .badge', /^sending$/);
+    // The count moves without a reload.
+    const first = Number(/^(\d+) of 6$/.exec((await page.locator('.progress-count').textContent())!)![1]);
+    expect(first).toBeLessThan(5);
+    await seen(page, '.progress-count', new RegExp(`^[${first + 1}-5] of 6$`));
+    await shot('sending');
+
+    await page.getByRole('button', { name: 'Pause' }).click();
+    await seen(page, '.title-row .badge', /^paused$/);
+    await note('Paused');
+    await seen(page, '.flash.warn', 'paused by request');
+    expect((await t.api.get(`/v1/broadcasts/${id}`)).body.status).toBe('paused');
+    const atPause = (await emailsOf(id)).length;
+
+    await page.getByRole('button', { name: 'Resume' }).click();
+    await seen(page, '.title-row .badge', /^sending$/);
+    await note('Resumed');
+    expect((await t.api.get(`/v1/broadcasts/${id}`)).body.status).toBe('sending');
+
+    await page.locator('.title-row').getByRole('button', { name: 'Cancel' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toMatch(/of 6 are made; no more will be/);
+    await dialog.getByRole('button', { name: 'Cancel the broadcast' }).click();
+    await seen(page, '.title-row .badge', /^cancelled$/);
+    await note('The broadcast was cancelled');
+    const cancelled = (await t.api.get(`/v1/broadcasts/${id}`)).body;
+    expect(cancelled.status).toBe('cancelled');
+    expect(cancelled.stats.emails_created).toBeGreaterThanOrEqual(atPause);
+    expect(cancelled.stats.emails_created).toBeLessThan(6);
+    expect(await page.locator('.title-row').getByRole('button').count()).toBe(0);
+  });
+
+  it('schedules at a time picked in the page, stays editable, and turns into its progress page when sending starts', async () => {
+    const created = await t.api.post('/v1/broadcasts', { name: 'Later', from: `News <hello@${DOMAIN}>`, subject: 'Later', text: 'Soon' });
+    const id = created.body.id as string;
+    await page.goto(`${t.url}/dashboard/#/broadcasts/${id}`);
+    await seen(page, '.audience-count', /contacts$/);
+    await page.getByLabel('At a time').check();
+    // Three hours from now, as the page's datetime field takes it: local time, to the minute.
+    const local = await page.evaluate(() => {
+      const at = new Date(Date.now() + 3 * 3_600_000);
+      at.setSeconds(0, 0);
+      const pad = (n: number) => String(n).padStart(2, '0');
+      return { value: `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())}T${pad(at.getHours())}:${pad(at.getMinutes())}`, iso: at.toISOString() };
+    });
+    await page.getByLabel('Date and time').fill(local.value);
+    await page.getByRole('button', { name: 'Schedule…' }).click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    expect(await dialog.textContent()).toMatch(/Send “Later” to \d+ contacts on /);
+    await dialog.getByRole('button', { name: 'Schedule' }).click();
+    await note('Scheduled for');
+    expect((await t.api.get(`/v1/broadcasts/${id}`)).body).toMatchObject({ status: 'scheduled', scheduled_at: local.iso });
+    await seen(page, '.title-row .badge', /^scheduled$/);
+    await seen(page, '.flash', 'It can still change');
+    await page.getByLabel('Subject').fill('Later today');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await note('Saved.');
+    expect((await t.api.get(`/v1/broadcasts/${id}`)).body).toMatchObject({ status: 'scheduled', subject: 'Later today' });
+
+    // Sent at once from elsewhere: the open page notices and shows the progress.
+    expect((await t.api.post(`/v1/broadcasts/${id}/send`, {})).status).toBe(200);
+    await seen(page, '.title-row .badge', /^(sending|sent)$/);
+    await seen(page, '.progress-panel h2', 'Emails made');
+  });
+
+  it('takes its content from a published template, previewed as a contact', async () => {
+    const template = await t.api.post('/v1/templates', { name: 'Digest', alias: 'digest', subject: 'Digest for {{ contact.first_name }}',
+      html: '<p id="digest">Your digest, {{ contact.name }}.</p>' });
+    expect((await t.api.post(`/v1/templates/${template.body.id}/publish`, {})).status).toBe(200);
+    const created = await t.api.post('/v1/broadcasts', { name: 'Digest week', from: `News <hello@${DOMAIN}>`, audience: { tag_ids: [] } });
+    await page.goto(`${t.url}/dashboard/#/broadcasts/${created.body.id}`);
+    await seen(page, '.audience-count', /contacts$/);
+    await page.getByLabel('Use a template').check();
+    expect(await page.locator('#broadcast-html').isVisible()).toBe(false);
+    await page.getByLabel('Template', { exact: true }).selectOption({ label: 'Digest (digest)' });
+    expect(await page.getByLabel('Version').locator('option:checked').textContent()).toBe('Published (now version 1)');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await note('Saved.');
+    expect((await t.api.get(`/v1/broadcasts/${created.body.id}`)).body).toMatchObject({
+      template: { id: template.body.id, version: null }, html: null, text: null, subject: null });
+
+    await page.getByLabel('As', { exact: true }).selectOption({ label: 'Cy Young <cy@example.com>' });
+    await page.getByRole('button', { name: 'Preview', exact: true }).click();
+    await seen(page.frameLocator('.broadcast-preview iframe'), '#digest', /^Your digest, Cy Young\.$/);
+    await seen(page, '.preview-subject', /^Subject: Digest for Cy$/);
+  });
+
+  it('shows the API refusal beside the field it names', async () => {
+    const created = await t.api.post('/v1/broadcasts', { name: 'Stranger', from: 'Someone <hi@unknown.test>', subject: 'Hi', text: 'Hello' });
+    await page.goto(`${t.url}/dashboard/#/broadcasts/${created.body.id}`);
+    await seen(page, '.audience-count', /contacts$/);
+
+    // Refused on save: the address cannot be parsed.
+    await page.locator('#broadcast-from').fill('not an address');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await seen(page, '.field-error[data-field="from"] [role="alert"]', "'from'");
+
+    // Refused on send: a live key may only send from an active domain.
+    await page.locator('#broadcast-from').fill('Someone <hi@unknown.test>');
+    await page.getByRole('button', { name: 'Send now…' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: /^Send to \d+ contacts?$/ }).click();
+    await seen(page, '.field-error[data-field="from"] [role="alert"]', 'is not an active domain of this workspace');
+    await seen(page, '.composer-side .error-pointer', 'Not done: see the problem beside From.');
+    await shot('error', '.title-row');
+    expect((await t.api.get(`/v1/broadcasts/${created.body.id}`)).body.status).toBe('draft');
+
+    // The list, and its filter by status.
+    await page.locator('nav').getByRole('link', { name: 'Broadcasts' }).click();
+    await seen(page, 'tbody', 'November news');
+    await shot('list');
+    await page.getByLabel('Status').selectOption('cancelled');
+    await seen(page, 'tbody tr', 'Paced');
+    expect(await page.locator('tbody tr').count()).toBe(1);
+  });
+});
