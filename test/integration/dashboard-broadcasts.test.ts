@@ -254,7 +254,7 @@ describe('the Broadcasts view in Chromium', () => {
   });
 
   it('shows the API refusal beside the field it names', async () => {
-    const created = await t.api.post('/v1/broadcasts', { name: 'Stranger', from: 'Someone <hi@unknown.test>', subject: 'Hi', text: 'Hello' });
+    const created = await t.api.post('/v1/broadcasts', { name: 'Stranger', from: 'Someone <hi@unknown.test>', text: 'Hello' });
     await page.goto(`${t.url}/dashboard/#/broadcasts/${created.body.id}`);
     await seen(page, '.audience-count', /contacts$/);
 
@@ -263,12 +263,12 @@ describe('the Broadcasts view in Chromium', () => {
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await seen(page, '.field-error[data-field="from"] [role="alert"]', "'from'");
 
-    // Refused on send: a live key may only send from an active domain.
+    // Refused on send: a draft may lack a subject, a broadcast going out may not.
     await page.locator('#broadcast-from').fill('Someone <hi@unknown.test>');
     await page.getByRole('button', { name: 'Send now…' }).click();
     await page.getByRole('dialog').getByRole('button', { name: /^Send to \d+ contacts?$/ }).click();
-    await seen(page, '.field-error[data-field="from"] [role="alert"]', 'is not an active domain of this workspace');
-    await seen(page, '.composer-side .error-pointer', 'Not done: see the problem beside From.');
+    await seen(page, '.field-error[data-field="subject"] [role="alert"]', 'The broadcast has no subject.');
+    await seen(page, '.composer-side .error-pointer', 'Not done: see the problem beside Subject.');
     await shot('error', '.title-row');
     expect((await t.api.get(`/v1/broadcasts/${created.body.id}`)).body.status).toBe('draft');
 
