@@ -196,6 +196,20 @@ describe('broadcasts', () => {
     expect((await emailsOf(second.id)).map((e) => e.to[0])).toEqual(['ann@example.com']);
   });
 
+  it('leaves out the engagement tiers a broadcast does not name, as a sunset policy does', async () => {
+    // Ann has had mail by now (tier new); the untagged contact never has (no_data).
+    await t.mailroom.services.contacts.foldEvents();
+    const tiers = Object.fromEntries(await Promise.all(['ann', 'untagged'].map(async (k) =>
+      [k, (await t.api.get(`/v1/contacts/${contacts[k].id}`)).body.engagement_tier as string])));
+    expect(tiers).toEqual({ ann: 'new', untagged: 'no_data' });
+    const b = await create({ name: 'Warm only', from: FROM, subject: 'Hi', text: 'Hello', audience: { engagement_tiers: ['new', 'engaged'] } });
+    await t.api.post(`/v1/broadcasts/${b.id}/send`, {});
+    await settled(b.id, 'sent');
+    const to = (await emailsOf(b.id)).map((e) => e.to[0]);
+    expect(to).toContain('ann@example.com');
+    expect(to).not.toContain('untagged@example.com');
+  });
+
   it('sends test emails marked as such, outside the stats', async () => {
     const b = await create({ name: 'Tested', from: FROM, subject: 'Hello {{ contact.first_name }}', text: 'Body', audience: { tag_ids: [vipTag] } });
     const res = await t.api.post(`/v1/broadcasts/${b.id}/test`, { to: ['vip@example.com', 'qa@acme.test'] });
