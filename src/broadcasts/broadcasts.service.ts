@@ -4,7 +4,7 @@ import { newId } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
 import { releaseGoneOwners } from '../core/lease-owner.js';
 import { leaseOwnersOf } from '../store/leases.js';
-import { appendWorkspaceEvent, type WorkspaceEventType } from '../events/events.repo.js';
+import { appendWorkspaceEvent, type WorkspaceEventType } from '../events/index.js';
 import type { Store, Tx } from '../store/db.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import type { BroadcastStatus, EngagementTier } from '../store/tables.js';

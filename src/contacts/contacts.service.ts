@@ -14,7 +14,7 @@ import {
 import { foldEventBatch, factsFor, maxContactPos, recordAddressEvent, retierContactRange } from './engagement.repo.js';
 import { ENGAGEMENT_EVENT_TYPES, SEND_EVENT_TYPES, engagementTier } from './engagement.js';
 import { checkPropertiesPatch, mergeProperties, type Properties, type PropertiesPatch } from './contact-properties.js';
-import { appendWorkspaceEvent } from '../events/events.repo.js';
+import { appendWorkspaceEvent } from '../events/index.js';
 
 export const MAX_BULK_CONTACTS = 1000;
 export const MAX_NAME_LENGTH = 200;

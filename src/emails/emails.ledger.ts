@@ -5,7 +5,7 @@ import type { QueueItem } from '../delivery/queue.repo.js';
 import type { AttemptOutcome, DeliveryJob, DeliveryLedger } from '../delivery/delivery.worker.js';
 import { SINK_TEST_DOMAIN } from '../delivery/sink.js';
 import { returnPathFor } from '../inbound/return-path.js';
-import { appendEvents, type NewEvent } from '../events/events.repo.js';
+import { appendEvents, type NewEvent } from '../events/index.js';
 import { addressKey, mailDomain } from './addresses.js';
 import { listUnsubscribeOf, storedMailboxes } from './email-input.js';
 import {

@@ -8,7 +8,7 @@ import type { Page, PageQuery } from '../store/paging.js';
 import { consumeSendQuota, sendQuotaLeft } from '../workspaces/quota.js';
 import type { AttachmentsService } from '../attachments/index.js';
 import { enqueue, dequeueEmail } from '../delivery/queue.repo.js';
-import { appendEvents, listEventsForEmail, type EmailEvent, type NewEvent } from '../events/events.repo.js';
+import { appendEvents, listEventsForEmail, type EmailEvent, type NewEvent } from '../events/index.js';
 import { addressKey } from './addresses.js';
 import { checkScheduleTime, MAX_CONTENT_BYTES, normaliseEmail, type EmailCreateBody, type EmailDraft } from './email-input.js';
 import { expandTemplates, type Expanded } from './by-template.js';

@@ -90,6 +90,23 @@ export async function appendWorkspaceEvent(tx: Tx, e: { workspaceId: string; typ
   }]);
 }
 
+/**
+ * The `email.received` event of a message that became ready, in the shared
+ * events table, in the same transaction. Its email_id is the inbound id: the
+ * event is about that message.
+ */
+export interface ReceivedEvent {
+  workspaceId: string; inboundId: string; domainId: string; from: string; subject: string; data: Record<string, unknown>; now: number;
+}
+
+/** The email.received events of several processed messages, in one statement. */
+export async function appendReceivedEvents(tx: Tx, events: ReceivedEvent[]): Promise<void> {
+  await insertRows(tx, 'events', events.map((e) => ({
+    id: newId('evt', e.now), workspace_id: e.workspaceId, email_id: e.inboundId, domain_id: e.domainId, type: 'email.received' as const,
+    recipient: null, from_address: e.from, subject: e.subject, data: JSON.stringify(e.data), created_at: e.now,
+  })));
+}
+
 /** The timeline of one email, newest first like every list. */
 export async function listEventsForEmail(db: Db, ws: string, emailId: string, page: PageQuery): Promise<Page<EmailEvent>> {
   return fetchPage(page, (bound, order, take) => db.selectFrom('events').selectAll()

@@ -1,4 +1,8 @@
 export { eventsService, type EventsService } from './events.service.js';
 export { eventsRoutes } from './events.routes.js';
-export type { EmailEvent } from './events.repo.js';
+// The one place that writes the events table: every area appends through these, in the transaction of the change.
+export {
+  appendEvent, appendEvents, appendReceivedEvents, appendWorkspaceEvent, listEventsForEmail,
+  type EmailEvent, type EmailEventKind, type NewEvent, type ReceivedEvent, type WorkspaceEventType,
+} from './events.repo.js';
 export type { PositionedEvent } from './events-query.repo.js';

@@ -4,7 +4,6 @@ import type { InboundKind, InboundMessagesTable, InboundStatus } from '../store/
 import { isPostgres } from '../store/schema-helpers.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso } from '../core/clock.js';
-import { newId } from '../core/ids.js';
 import type { MessageFields } from './parse-message.js';
 import { likePattern } from '../store/trigrams.js';
 
@@ -330,24 +329,6 @@ export async function markAttemptFailed(tx: Tx, id: string, owner: string, error
       ? { status: 'failed', processed_at: now, locked_until: 0, lease_owner: null, last_error: error }
       : { locked_until: retryAt, lease_owner: null, last_error: error })
     .where('id', '=', id).where('lease_owner', '=', owner).where('status', '=', 'pending').execute();
-}
-
-/**
- * The `email.received` event of a message that became ready, in the shared
- * events table, in the same transaction. Its email_id is the inbound id: the
- * event is about that message. (The events repo's append helper covers the
- * kinds of sent mail only.)
- */
-export interface ReceivedEvent {
-  workspaceId: string; inboundId: string; domainId: string; from: string; subject: string; data: Record<string, unknown>; now: number;
-}
-
-/** The email.received events of several processed messages, in one statement. */
-export async function appendReceivedEvents(tx: Tx, events: ReceivedEvent[]): Promise<void> {
-  await insertRows(tx, 'events', events.map((e) => ({
-    id: newId('evt', e.now), workspace_id: e.workspaceId, email_id: e.inboundId, domain_id: e.domainId, type: 'email.received' as const,
-    recipient: null, from_address: e.from, subject: e.subject, data: JSON.stringify(e.data), created_at: e.now,
-  })));
 }
 
 /** Deletes up to `limit` messages received before `before`; returns how many went. */

@@ -8,12 +8,12 @@ import type { Store, Tx } from '../store/db.js';
 import { coalescedWrite } from '../store/coalesced-write.js';
 import { leaseOwnersOf } from '../store/leases.js';
 import type { Page, PageQuery } from '../store/paging.js';
-import { appendEvent } from '../events/events.repo.js';
+import { appendEvent, appendReceivedEvents, type ReceivedEvent } from '../events/index.js';
 import type { SuppressionsPort } from '../suppressions/index.js';
 import {
-  appendReceivedEvents, claimPending, releaseLeases, domainExists, findInbound, findInboundRaw, findAnsweredEmail, findReturnedEmail, inboundDomains, insertInbound, listInbound,
+  claimPending, releaseLeases, domainExists, findInbound, findInboundRaw, findAnsweredEmail, findReturnedEmail, inboundDomains, insertInbound, listInbound,
   markAttemptFailed, markReady, markRecipientBounced, markReportDone, purgeReceivedBefore, returnPathDomains,
-  type InboundEmail, type InboundEmailSummary, type InboundFilter, type NewInbound, type PendingInbound, type ReceivedEvent, type ReceivingDomain, type ReturnedEmail,
+  type InboundEmail, type InboundEmailSummary, type InboundFilter, type NewInbound, type PendingInbound, type ReceivingDomain, type ReturnedEmail,
 } from './inbound.repo.js';
 import { attachmentContent, fieldsOf, readHere, type MessageFields } from './parse-message.js';
 import { UnreadableMessage, type MessageReader } from './parse-pool.js';

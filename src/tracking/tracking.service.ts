@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { createHash } from 'node:crypto';
 import type { Clock } from '../core/clock.js';
 import type { Store } from '../store/db.js';
-import { appendEvent } from '../events/events.repo.js';
+import { appendEvent } from '../events/index.js';
 import { instrumentHtml } from './tracking.html.js';
 import { classifyClick, classifyOpen } from './machine-opens.js';
 import { signToken, verifyToken } from './tracking.tokens.js';

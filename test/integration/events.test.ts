@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import { appendEvents } from '../../src/events/events.repo.js';
-import { appendReceivedEvents } from '../../src/inbound/inbound.repo.js';
+import { appendEvents, appendReceivedEvents } from '../../src/events/index.js';
 import { startTestApp, type ApiClient, type TestApp } from '../helpers/app.js';
 
 // GET /v1/events over real emails (the sink with simulated outcomes, and a
