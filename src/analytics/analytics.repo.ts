@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { nextEventBatch } from '../store/event-log.js';
+import { followerPosition, nextEventBatch, saveFollowerPosition } from '../store/event-log.js';
 import type { Db, Tx } from '../store/db.js';
 
 // Hourly rollups of the events table. A fold follows the events by position
@@ -41,7 +41,6 @@ export const HOUR_MS = 3_600_000;
 /** The rollup levels' "any" values of the two dimensions. */
 const ANY_DOMAIN = '*';
 const ANY_TAGSET = -1;
-const WATERMARK = 'analytics';
 // SQLite binds at most 32766 parameters per statement.
 const IN_CHUNK = 500;
 /** Rollup rows per upsert statement (14 columns each). */
@@ -133,10 +132,7 @@ async function countEvents(db: Db | Tx, events: CountedEvent[]): Promise<{ bucke
 
 const EVENT_COLUMNS = ['pos', 'workspace_id', 'email_id', 'domain_id', 'type', 'recipient', 'created_at'] as const;
 
-export async function readWatermark(db: Db | Tx): Promise<number> {
-  const row = await db.selectFrom('event_watermarks').select('last_event_pos').where('name', '=', WATERMARK).executeTakeFirst();
-  return Number(row?.last_event_pos ?? 0);
-}
+export const readWatermark = (db: Db | Tx): Promise<number> => followerPosition(db, 'analytics');
 
 /** The tag set's id, made on first use. */
 async function tagsetId(tx: Tx, ws: string, tags: string[]): Promise<number> {
@@ -193,8 +189,7 @@ export async function foldBatch(tx: Tx, maxEvents: number): Promise<number> {
     await tx.insertInto('analytics_first_engagement').values(firsts.slice(i, i + IN_CHUNK))
       .onConflict((oc) => oc.doNothing()).execute();
   }
-  await tx.insertInto('event_watermarks').values({ name: WATERMARK, last_event_pos: hi })
-    .onConflict((oc) => oc.column('name').doUpdateSet({ last_event_pos: hi })).execute();
+  await saveFollowerPosition(tx, 'analytics', hi);
   return batch.count;
 }
 

@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
-import { nextEventBatch } from '../store/event-log.js';
+import { followerPosition, nextEventBatch, saveFollowerPosition } from '../store/event-log.js';
 import type { Db, Tx } from '../store/db.js';
 import type { EngagementTier } from '../store/tables.js';
 import {
@@ -14,7 +14,6 @@ import {
 // The periodic work is set-based: one statement per batch of events or of
 // contacts, never one per contact.
 
-const WATERMARK = 'events';
 const IN_CHUNK = 500;
 
 /** engagementTier() of engagement.ts, as SQL over `ae.first_sent_at` and `ae.last_engaged_at`. */
@@ -44,11 +43,6 @@ const MERGE_LAST_ENGAGED = sql<number | null>`case
 
 const typeList = (types: readonly string[]) => sql.join(types.map((t) => sql.lit(t)));
 
-async function readWatermark(tx: Tx): Promise<number> {
-  const row = await tx.selectFrom('engagement_watermark').select('last_event_pos').where('name', '=', WATERMARK).executeTakeFirst();
-  return Number(row?.last_event_pos ?? 0);
-}
-
 /**
  * The (workspace, address, type, time) facts of the events in (lo, hi]. An
  * event about one recipient names it; an event about a whole email (the
@@ -75,7 +69,7 @@ function batchFacts(lo: number, hi: number): RawBuilder<unknown> {
  * watermark. Returns the number of event positions consumed (0 when caught up).
  */
 export async function foldEventBatch(tx: Tx, maxEvents: number, now: number): Promise<number> {
-  const lo = await readWatermark(tx);
+  const lo = await followerPosition(tx, 'engagement');
   const batch = await nextEventBatch(tx, lo, maxEvents);
   if (!batch) return 0;
   const { hi } = batch;
@@ -101,8 +95,7 @@ export async function foldEventBatch(tx: Tx, maxEvents: number, now: number): Pr
       and contacts.engagement_tier <> ${tierCase(now)}
       and (contacts.workspace_id, contacts.email) in (select f.workspace_id, f.email from (${batchFacts(lo, hi)}) as f)`.execute(tx);
 
-  await tx.insertInto('engagement_watermark').values({ name: WATERMARK, last_event_pos: hi })
-    .onConflict((oc) => oc.column('name').doUpdateSet({ last_event_pos: hi })).execute();
+  await saveFollowerPosition(tx, 'engagement', hi);
   return batch.count;
 }
 

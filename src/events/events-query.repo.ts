@@ -1,5 +1,5 @@
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
-import { nextEventBatch } from '../store/event-log.js';
+import { followerPosition, nextEventBatch, saveFollowerPosition } from '../store/event-log.js';
 import { ftsTerm, likePattern, MIN_TRIGRAM_NEEDLE, rareTrigramTerms, workspaceSearchTag } from '../store/trigrams.js';
 import type { Db, Tx } from '../store/db.js';
 import type { EventsTable } from '../store/tables.js';
@@ -203,12 +203,7 @@ export async function lastEventPos(db: Db): Promise<number> {
 
 // ---- the side indexes ----
 
-const SIDE_INDEX_WATERMARK = 'events_index';
-
-export async function sideIndexWatermark(db: Db | Tx): Promise<number> {
-  const row = await db.selectFrom('event_watermarks').select('last_event_pos').where('name', '=', SIDE_INDEX_WATERMARK).executeTakeFirst();
-  return Number(row?.last_event_pos ?? 0);
-}
+export const sideIndexWatermark = (db: Db | Tx): Promise<number> => followerPosition(db, 'events_index');
 
 /**
  * Adds up to `maxEvents` events past the watermark to the side indexes, a
@@ -243,7 +238,6 @@ export async function indexEventsBatch(tx: Tx, maxEvents: number): Promise<numbe
     ON CONFLICT (workspace_id, hour_start) DO UPDATE SET
       min_pos = CASE WHEN excluded.min_pos < event_hours.min_pos THEN excluded.min_pos ELSE event_hours.min_pos END,
       max_pos = CASE WHEN excluded.max_pos > event_hours.max_pos THEN excluded.max_pos ELSE event_hours.max_pos END`.execute(tx);
-  await tx.insertInto('event_watermarks').values({ name: SIDE_INDEX_WATERMARK, last_event_pos: hi })
-    .onConflict((oc) => oc.column('name').doUpdateSet({ last_event_pos: hi })).execute();
+  await saveFollowerPosition(tx, 'events_index', hi);
   return batch.count;
 }

@@ -131,11 +131,6 @@ export interface AddressEngagementTable {
   last_engaged_at: number | null;
 }
 
-export interface EngagementWatermarkTable {
-  name: string;
-  /** Position of the last event folded into address_engagement. */
-  last_event_pos: number;
-}
 
 export type EmailStatus = 'pending' | 'scheduled' | 'sent' | 'delivered' | 'failed' | 'cancelled';
 /**
@@ -493,6 +488,7 @@ export interface TemplateVersionsTable {
 }
 
 /** How far a consumer of the events table has read, by position. */
+/** Where each follower of the events table is (src/store/follower-positions.ts). */
 export interface EventWatermarksTable {
   name: string;
   last_event_pos: number;
@@ -633,7 +629,6 @@ export interface Database {
   contact_tags: ContactTagsTable;
   suppressions: SuppressionsTable;
   address_engagement: AddressEngagementTable;
-  engagement_watermark: EngagementWatermarkTable;
   emails: EmailsTable;
   email_contents: EmailContentsTable;
   email_recipients: EmailRecipientsTable;

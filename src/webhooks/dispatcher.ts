@@ -20,7 +20,7 @@ import {
 // The webhooks engine. Two steps, both restartable at any point:
 //
 // 1. Fan-out follows the events table by position from a stored watermark
-//    (event_watermarks 'webhooks'): each batch of events becomes one
+//    (its follower position, 'webhooks'): each batch of events becomes one
 //    delivery row per subscribed, enabled endpoint, and the watermark moves,
 //    in one transaction. Nothing in the code that writes events knows about
 //    webhooks; an event committed is an event delivered. While no endpoint
@@ -38,7 +38,6 @@ import {
 // POST; the webhook-id header (the event id) is the same every time, so
 // receivers can de-duplicate.
 
-export const FANOUT_WATERMARK = 'webhooks';
 const FANOUT_BATCH = 500;
 /** A claim outlives the request's own deadline, so a live attempt is never claimed twice. */
 export const LEASE_MS = WEBHOOK_TIMEOUT_MS + 45_000;
@@ -123,14 +122,14 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
   /** One batch of fan-out: how many positions it consumed, and whether it read them or passed over them. */
   async function fanOutBatch(): Promise<{ consumed: number; passedOver: boolean }> {
-    const lo = await readWatermark(store.db, FANOUT_WATERMARK);
+    const lo = await readWatermark(store.db);
     if (!(await anyEnabledWebhook(store.db))) return { consumed: await passOver(lo), passedOver: true };
     const events = await deps.readEventsAfter(lo, FANOUT_BATCH);
     if (events.length === 0) return { consumed: 0, passedOver: false };
     const now = clock.now();
     await store.write(async (tx) => {
       // Another fan-out (a second process) got here first: its rows stand.
-      if ((await readWatermark(tx, FANOUT_WATERMARK)) !== lo) return;
+      if ((await readWatermark(tx)) !== lo) return;
       const hooks = await enabledWebhooksOf(tx, [...new Set(events.map((e) => e.workspaceId))]);
       const rows: NewDelivery[] = [];
       for (const e of events) {
@@ -146,7 +145,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         }
       }
       await insertDeliveries(tx, rows);
-      await writeWatermark(tx, FANOUT_WATERMARK, events.at(-1)!.pos);
+      await writeWatermark(tx, events.at(-1)!.pos);
     });
     return { consumed: events.length, passedOver: false };
   }
@@ -157,8 +156,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     if (hi <= lo) return 0;
     return store.write(async (tx) => {
       // Another fan-out moved first, or an endpoint was enabled meanwhile: the next round reads as usual.
-      if ((await readWatermark(tx, FANOUT_WATERMARK)) !== lo || (await anyEnabledWebhook(tx))) return 0;
-      await writeWatermark(tx, FANOUT_WATERMARK, hi);
+      if ((await readWatermark(tx)) !== lo || (await anyEnabledWebhook(tx))) return 0;
+      await writeWatermark(tx, hi);
       return hi - lo;
     });
   }

@@ -3,6 +3,7 @@ import type { Db, Tx } from '../store/db.js';
 import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhookDeliveryStatus, WebhooksTable } from '../store/tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso, toIsoOrNull } from '../core/clock.js';
+import { followerPosition, saveFollowerPosition } from '../store/event-log.js';
 
 // Webhook endpoints, their deliveries (one per message per endpoint) and the
 // attempts of each delivery. Rows are mapped to API shapes here; secrets stay
@@ -303,12 +304,6 @@ export async function purgeFinishedDeliveries(tx: Tx, cutoff: number, limit: num
 
 // ---- fan-out watermark ----
 
-export async function readWatermark(db: Db | Tx, name: string): Promise<number> {
-  const row = await db.selectFrom('event_watermarks').select('last_event_pos').where('name', '=', name).executeTakeFirst();
-  return Number(row?.last_event_pos ?? 0);
-}
+export const readWatermark = (db: Db | Tx): Promise<number> => followerPosition(db, 'webhooks');
 
-export async function writeWatermark(tx: Tx, name: string, pos: number): Promise<void> {
-  await tx.insertInto('event_watermarks').values({ name, last_event_pos: pos })
-    .onConflict((oc) => oc.column('name').doUpdateSet({ last_event_pos: pos })).execute();
-}
+export const writeWatermark = (tx: Tx, pos: number): Promise<void> => saveFollowerPosition(tx, 'webhooks', pos);

@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import { FANOUT_WATERMARK } from '../../src/webhooks/dispatcher.js';
+import { followerPosition } from '../../src/store/event-log.js';
 import { startDns, type TestDns } from '../helpers/dns.js';
 import { startTestApp, type ApiClient, type TestApp } from '../helpers/app.js';
 
@@ -189,8 +189,7 @@ describe('webhook fan-out while no endpoint is enabled', () => {
     try {
       const { db } = t.mailroom.services.store;
       const dispatcher = t.mailroom.services.webhookDispatcher;
-      const watermark = async () => Number((await db.selectFrom('event_watermarks').select('last_event_pos')
-        .where('name', '=', FANOUT_WATERMARK).executeTakeFirst())?.last_event_pos ?? 0);
+      const watermark = () => followerPosition(db, 'webhooks');
       const lastEvent = async () => Number((await db.selectFrom('events').select((eb) => eb.fn.max('pos').as('pos')).executeTakeFirstOrThrow()).pos);
       const deliveries = async () => (await db.selectFrom('webhook_deliveries').select(['webhook_id', 'event_id']).execute());
 

@@ -39,3 +39,11 @@ describe('the events table', () => {
     expect(WRITES_EVENTS.test("await tx.deleteFrom('events').where('pos', '<', 1).execute();")).toBe(true);
   });
 });
+
+describe('the followers of the events table', () => {
+  it('keep their positions through one module: nothing else reads or writes event_watermarks', () => {
+    const touching = files.filter((f) => /'event_watermarks'|engagement_watermark/.test(f.text)
+      && f.path !== 'store/event-log.ts' && !f.path.startsWith('store/migrations/') && f.path !== 'store/tables.ts');
+    expect(touching.map((f) => f.path)).toEqual([]);
+  });
+});

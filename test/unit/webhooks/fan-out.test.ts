@@ -2,7 +2,7 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
 import { newId } from '../../../src/core/ids.js';
-import { createDispatcher, FANOUT_WATERMARK, type FollowedEvent } from '../../../src/webhooks/dispatcher.js';
+import { createDispatcher, type FollowedEvent } from '../../../src/webhooks/dispatcher.js';
 import { insertWebhook, readWatermark } from '../../../src/webhooks/webhooks.repo.js';
 import { useTempStore } from '../../helpers/store.js';
 
@@ -37,7 +37,7 @@ function rig() {
     enabled: enabled ? 1 : 0, secret: 'sealed', previous_secret: null, previous_secret_until: null, disabled_reason: null, disabled_at: null,
     failing_since: null, created_at: clock.now(), updated_at: clock.now(),
   }));
-  const watermark = () => readWatermark(temp.store.db, FANOUT_WATERMARK);
+  const watermark = () => readWatermark(temp.store.db);
   const deliveries = () => temp.store.db.selectFrom('webhook_deliveries').select(['webhook_id', 'event_id']).execute();
   return { clock, events, reads, dispatcher, happen, addEndpoint, watermark, deliveries, lastPosReads: () => lastPosReads };
 }
