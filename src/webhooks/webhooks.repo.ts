@@ -1,4 +1,5 @@
-import type { Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import { isPostgres } from '../store/schema-helpers.js';
 import type { Db, Tx } from '../store/db.js';
 import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhookDeliveryStatus, WebhooksTable } from '../store/tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
@@ -233,12 +234,14 @@ export async function enabledWebhookIds(db: Db): Promise<string[]> {
  * FOR UPDATE SKIP LOCKED.
  */
 export async function claimDue(tx: Tx, webhookId: string, take: number, owner: string, now: number, leaseMs: number): Promise<DeliveryRow[]> {
-  const due = await tx.selectFrom('webhook_deliveries').select('id')
+  // One statement that chooses and leases, and a lease only over rows still due: two claims at
+  // once (two nodes) can never both take a row.
+  const due = tx.selectFrom('webhook_deliveries').select('id')
     .where('webhook_id', '=', webhookId).where('status', '=', 'pending').where('next_attempt_at', '<=', now)
-    .orderBy('next_attempt_at').limit(take).execute();
-  if (due.length === 0) return [];
+    .orderBy('next_attempt_at').limit(sql.lit(take))
+    .$if(isPostgres(tx as unknown as Kysely<unknown>), (q) => q.forUpdate().skipLocked());
   return tx.updateTable('webhook_deliveries').set({ next_attempt_at: now + leaseMs, lease_owner: owner, updated_at: now })
-    .where('id', 'in', due.map((d) => d.id)).where('status', '=', 'pending')
+    .where('id', 'in', due).where('status', '=', 'pending').where('next_attempt_at', '<=', now)
     .returningAll().execute();
 }
 

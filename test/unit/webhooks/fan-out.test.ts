@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
 import { newId } from '../../../src/core/ids.js';
 import { createDispatcher, type FollowedEvent } from '../../../src/webhooks/dispatcher.js';
-import { insertWebhook, readWatermark } from '../../../src/webhooks/webhooks.repo.js';
+import { claimDue, insertDeliveries, insertWebhook, readWatermark } from '../../../src/webhooks/webhooks.repo.js';
 import { useTempStore } from '../../helpers/store.js';
 
 // Fan-out reads the event stream through a port; here the port is a list in
@@ -88,5 +88,25 @@ describe('webhook fan-out', () => {
     expect(r.lastPosReads()).toBeLessThanOrEqual(4);
     expect(await r.watermark()).toBeGreaterThan(0);
     expect(r.reads).toEqual([]);
+  });
+});
+
+describe('claiming deliveries', () => {
+  it('leases the due pending ones, earliest first, up to the number asked, and never one already leased or not due', async () => {
+    const now = 1_000_000;
+    const webhookId = 'wh_claims';
+    const delivery = (id: string, nextAttemptAt: number, status: 'pending' | 'succeeded' = 'pending') => ({
+      id, workspace_id: 'ws_a', webhook_id: webhookId, message_id: `msg_${id}`, event_id: null, event_type: 'email.sent', payload: '{}',
+      status, is_test: 0, attempt_count: 0, next_attempt_at: nextAttemptAt, lease_owner: null, last_error: null, replay_of: null,
+      created_at: now, updated_at: now,
+    });
+    await temp.store.write((tx) => insertDeliveries(tx, [
+      delivery('d3', now - 10), delivery('d1', now - 30), delivery('d2', now - 20), delivery('later', now + 1), delivery('done', now - 40, 'succeeded'),
+    ]));
+    const first = await temp.store.write((tx) => claimDue(tx, webhookId, 2, 'owner-a', now, 60_000));
+    expect(first.map((d) => [d.id, d.lease_owner, d.next_attempt_at])).toEqual([['d1', 'owner-a', now + 60_000], ['d2', 'owner-a', now + 60_000]]);
+    const second = await temp.store.write((tx) => claimDue(tx, webhookId, 10, 'owner-b', now, 60_000));
+    expect(second.map((d) => d.id)).toEqual(['d3']);
+    expect(await temp.store.write((tx) => claimDue(tx, webhookId, 10, 'owner-c', now, 60_000))).toEqual([]);
   });
 });
