@@ -16,7 +16,6 @@ import {
   broadcastEmailCounts, cancelOpenRecipients, findAttachmentPart, dueScheduledEmails, findStoredEmail, getEmail, insertEmail, listEmails, listRecipients,
   waitingBroadcastEmails, type BroadcastEmailCounts,
   loadAttachmentParts, nextScheduledAt, transitionEmail, type AttachmentPart, type DueEmail, type Email, type EmailFilter, type EmailSummary, type NewEmail,
-  type StoredEmail,
 } from './emails.repo.js';
 import type { SenderDomain, SendersPort, SuppressionsPort, TemplatesPort } from './ports.js';
 import { cachedSenders } from './sender-cache.js';

@@ -3,7 +3,7 @@ import { newId } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
 import type { Store, Tx } from '../store/db.js';
 import type { Page, PageQuery } from '../store/paging.js';
-import { parseMailbox, type RenderedTemplate, type TemplateSend, type TemplatesPort } from '../emails/index.js';
+import { parseMailbox, type RenderedTemplate, type TemplatesPort } from '../emails/index.js';
 import {
   CompiledCache, compileSource, htmlToPlainText, renderSource, RenderFailure, type CompiledSource, type Part, type SourceProblem,
 } from './template-engine.js';
