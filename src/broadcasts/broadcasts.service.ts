@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { AppError, notFound } from '../core/errors.js';
+import { escapeHtml } from '../core/html.js';
 import { newId } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
 import { releaseGoneOwners } from '../core/lease-owner.js';
@@ -173,8 +174,6 @@ function nextUtcMonth(now: number): number {
   return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
 }
 
-const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-
 /** Puts the preview text at the top of the body, hidden, where mail clients show it beside the subject. */
 function withPreviewText(html: string, previewText: string): string {
   const hidden = `<div style="display:none;max-height:0;overflow:hidden;mso-hide:all">${escapeHtml(previewText)}</div>`;
@@ -184,7 +183,7 @@ function withPreviewText(html: string, previewText: string): string {
 
 /** A visible unsubscribe link, added when the content has none (Gmail's and Yahoo's bulk-sender rules). */
 function withUnsubscribeFooter(part: { html: string | null; text: string }, url: string): { html: string | null; text: string } {
-  const html = part.html === null || part.html.includes(escapeHtml(url)) || part.html.includes(url) ? part.html
+  const html = part.html === null || part.html.includes(url) ? part.html
     : (() => {
       const footer = `<p style="font-size:12px;color:#6b7280;margin-top:24px">Don't want these emails? <a href="${escapeHtml(url)}">Unsubscribe</a>.</p>`;
       const end = part.html.search(/<\/body>/i);

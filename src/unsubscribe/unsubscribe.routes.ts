@@ -4,6 +4,7 @@ import { AppError } from '../core/errors.js';
 import type { AppState } from '../http/op.js';
 import type { ContactsService } from '../contacts/index.js';
 import type { UnsubscribeLinks, UnsubscribeTarget } from './links.js';
+import { escapeHtml } from '../core/html.js';
 
 // The public unsubscribe endpoints, outside /v1 and without an API key: the
 // token in the path is the credential.
@@ -18,7 +19,6 @@ import type { UnsubscribeLinks, UnsubscribeTarget } from './links.js';
 const MAX_BODY_BYTES = 8 * 1024;
 const ONE_CLICK_MULTIPART = /content-disposition:\s*form-data;\s*name="?List-Unsubscribe"?\s*\r?\n(?:[^\r\n]+\r?\n)*\r?\nOne-Click\r?\n/i;
 
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 function page(title: string, body: string): string {
   return `<!doctype html>
