@@ -13,11 +13,8 @@ export interface Audience {
   engagement_tiers: EngagementTier[] | null;
 }
 
-/** A broadcast as the service reasons about it: times in ms, JSON parsed. */
-export interface StoredBroadcast {
-  pos: number;
-  id: string;
-  workspaceId: string;
+/** The content and audience a person edits. */
+export interface BroadcastContent {
   name: string;
   from: string | null;
   replyTo: string[];
@@ -28,6 +25,13 @@ export interface StoredBroadcast {
   template: { id: string; version: number | null } | null;
   audience: Audience;
   sendRatePerMinute: number | null;
+}
+
+/** A broadcast as the service reasons about it: times in ms, JSON parsed. */
+export interface StoredBroadcast extends BroadcastContent {
+  pos: number;
+  id: string;
+  workspaceId: string;
   status: BroadcastStatus;
   statusReason: string | null;
   mode: 'live' | 'test' | null;
@@ -89,20 +93,6 @@ export const toFields = (b: StoredBroadcast): BroadcastFields => ({
   created_at: toIso(b.createdAt), updated_at: toIso(b.updatedAt), started_at: toIsoOrNull(b.startedAt),
   sent_at: toIsoOrNull(b.sentAt), cancelled_at: toIsoOrNull(b.cancelledAt),
 });
-
-/** The content and audience a person edits. */
-export interface BroadcastContent {
-  name: string;
-  from: string | null;
-  replyTo: string[];
-  subject: string | null;
-  previewText: string | null;
-  html: string | null;
-  text: string | null;
-  template: { id: string; version: number | null } | null;
-  audience: Audience;
-  sendRatePerMinute: number | null;
-}
 
 const contentColumns = (c: BroadcastContent) => ({
   name: c.name, from_address: c.from, reply_to_list: JSON.stringify(c.replyTo), subject: c.subject, preview_text: c.previewText,

@@ -11,7 +11,7 @@ import type { Page, PageQuery } from '../store/paging.js';
 import type { BroadcastStatus, EngagementTier } from '../store/tables.js';
 import type { AudienceContact, AudienceFilter } from '../contacts/index.js';
 import { checkScheduleTime, parseMailbox, type BroadcastEmailCounts, type BroadcastItem, type EmailCreateBody, type Sender } from '../emails/index.js';
-import type { CompiledContent, ContentSource } from '../templates/index.js';
+import type { CompiledContent, ContactFacts, ContentSource } from '../templates/index.js';
 import { contactData } from '../templates/index.js';
 import {
   claimSending, deleteBroadcast, dueBroadcasts, findBroadcast, insertBroadcast, listBroadcasts, nextChunkDue, recordChunk,
@@ -76,13 +76,6 @@ export interface BroadcastRender {
   text: string;
 }
 
-/** What broadcasts need of a contact to write to it. */
-export interface ContactForBroadcast {
-  id: string;
-  email: string;
-  name: string | null;
-  properties?: Record<string, string | number | boolean>;
-}
 
 export interface BroadcastsService {
   list(workspaceId: string, query: { status?: BroadcastStatus }, page: PageQuery): Promise<Page<Broadcast>>;
@@ -130,9 +123,9 @@ export interface BroadcastsDeps {
     lastPos(workspaceId: string): Promise<number>;
   };
   contacts: {
-    byId(workspaceId: string, id: string): Promise<ContactForBroadcast | undefined>;
+    byId(workspaceId: string, id: string): Promise<ContactFacts | undefined>;
     /** By address as contacts normalise it (trimmed, lower-cased). */
-    byEmails(workspaceId: string, emails: string[]): Promise<Map<string, ContactForBroadcast>>;
+    byEmails(workspaceId: string, emails: string[]): Promise<Map<string, ContactFacts>>;
   };
   /** Which of these tag ids the workspace has. */
   existingTags(workspaceId: string, ids: string[]): Promise<Set<string>>;
@@ -268,7 +261,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
   }
 
   /** One contact's email: rendered for it, with the preview text and, when the content has none, an unsubscribe link. */
-  function messageFor(b: StoredBroadcast, content: CompiledContent, contact: ContactForBroadcast | undefined, to: string, untilMs?: number) {
+  function messageFor(b: StoredBroadcast, content: CompiledContent, contact: ContactFacts | undefined, to: string, untilMs?: number) {
     const url = deps.unsubscribeUrl(b.workspaceId, to);
     const rendered = content.render({ contact: contactData(contact), unsubscribe_url: url }, untilMs);
     const html = rendered.html !== null && b.previewText !== null ? withPreviewText(rendered.html, b.previewText) : rendered.html;
