@@ -2,6 +2,7 @@ import { AppError, notFound } from '../core/errors.js';
 import { toIso, type Clock } from '../core/clock.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import { normaliseDomainName } from '../domains/index.js';
+import type { DestinationSummary, QueueItemState, WaitingItem } from '../delivery/index.js';
 
 // The outbound queue as the people who run Mailroom see and steer it, per
 // workspace and destination domain, as Postfix's mailq and postsuper do:
@@ -10,8 +11,8 @@ import { normaliseDomainName } from '../domains/index.js';
 
 /** What this area needs of the queue's owner (the delivery area's store functions and worker). */
 export interface QueuePort {
-  summaries(workspaceId: string): Promise<QueueSummaryRow[]>;
-  items(workspaceId: string, f: { domain: string; state?: QueueState }, page: PageQuery, now: number): Promise<Page<QueueItemRow>>;
+  summaries(workspaceId: string): Promise<DestinationSummary[]>;
+  items(workspaceId: string, f: { domain: string; state?: QueueItemState }, page: PageQuery, now: number): Promise<Page<WaitingItem>>;
   retry(workspaceId: string, f: { domain?: string; emailId?: string }, now: number): Promise<number>;
   /** Since when the domain is held. */
   hold(workspaceId: string, domain: string, now: number): Promise<number>;
@@ -19,33 +20,6 @@ export interface QueuePort {
   /** Tells the delivery worker that rows fell due now (a resting destination gets its probe). */
   wake(domain?: string): void;
   emailExists(workspaceId: string, emailId: string): Promise<boolean>;
-}
-
-export type QueueState = 'queued' | 'deferred' | 'sending' | 'held';
-
-export interface QueueSummaryRow {
-  domain: string;
-  queuedRecipients: number;
-  deferredRecipients: number;
-  emails: number;
-  oldestAt: number;
-  nextAttemptAt: number;
-  heldAt: number | null;
-  lastReply: string | null;
-}
-
-export interface QueueItemRow {
-  pos: number;
-  emailId: string;
-  domain: string;
-  recipients: string[];
-  state: QueueState;
-  attempts: number;
-  nextAttemptAt: number;
-  expiresAt: number;
-  lastReply: string | null;
-  createdAt: number;
-  subject: string;
 }
 
 export interface LastReply {
@@ -72,7 +46,7 @@ export interface QueueItem {
   domain: string;
   subject: string;
   recipients: string[];
-  state: QueueState;
+  state: QueueItemState;
   attempts: number;
   next_attempt_at: string | null;
   expires_at: string;
@@ -82,7 +56,7 @@ export interface QueueItem {
 
 export interface QueueService {
   destinations(workspaceId: string, page: { limit: number; offset: number; cursor(offset: number): string }): Promise<Page<QueueDestination>>;
-  items(workspaceId: string, query: { domain: string; state?: QueueState }, page: PageQuery): Promise<Page<QueueItem>>;
+  items(workspaceId: string, query: { domain: string; state?: QueueItemState }, page: PageQuery): Promise<Page<QueueItem>>;
   retry(workspaceId: string, body: { domain?: string; email_id?: string }): Promise<{ object: 'queue_retry'; retried: number }>;
   hold(workspaceId: string, domain: string): Promise<QueueDestinationHold>;
   release(workspaceId: string, domain: string): Promise<QueueDestinationHold>;
