@@ -212,7 +212,7 @@ export async function destinationSummaries(db: Db, ws: string): Promise<Destinat
     ])
     .where('q.workspace_id', '=', ws).where('r.status', 'in', ['queued', 'deferred'])
     .groupBy('q.domain').orderBy('oldest').orderBy('q.domain').execute();
-  const replies = await lastReplies(db, ws, rows.map((r) => r.domain));
+  const replies = await lastReplies(db, ws);
   return rows.map((r) => ({
     domain: r.domain, queuedRecipients: Number(r.queued), deferredRecipients: Number(r.deferred), emails: Number(r.emails),
     oldestAt: Number(r.oldest), nextAttemptAt: Number(r.next), heldAt: r.held === null ? null : Number(r.held),
@@ -220,15 +220,14 @@ export async function destinationSummaries(db: Db, ws: string): Promise<Destinat
   }));
 }
 
-/** The last failed reply of each domain's most recently tried row. */
-async function lastReplies(db: Db, ws: string, domains: string[]): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  for (const domain of domains) {
-    const row = await db.selectFrom('outbound_queue').select('last_error').where('workspace_id', '=', ws).where('domain', '=', domain)
-      .where('last_error', 'is not', null).orderBy('attempt', 'desc').orderBy('next_attempt_at', 'desc').limit(1).executeTakeFirst();
-    if (row?.last_error) out.set(domain, row.last_error);
-  }
-  return out;
+/** The last failed reply of each domain's most recently tried row, in one query for all of the workspace's domains. */
+async function lastReplies(db: Db, ws: string): Promise<Map<string, string>> {
+  const { rows } = await sql<{ domain: string; last_error: string }>`
+    SELECT domain, last_error FROM (
+      SELECT domain, last_error, row_number() OVER (PARTITION BY domain ORDER BY attempt DESC, next_attempt_at DESC) AS n
+      FROM outbound_queue WHERE workspace_id = ${ws} AND last_error IS NOT NULL) AS latest
+    WHERE n = 1`.execute(db);
+  return new Map(rows.map((r) => [r.domain, r.last_error]));
 }
 
 export type QueueItemState = 'queued' | 'deferred' | 'sending' | 'held';
