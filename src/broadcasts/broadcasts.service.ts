@@ -286,7 +286,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
   async function pauseFor(b: StoredBroadcast, owner: string, reason: string, resumeAt: number | null): Promise<void> {
     const now = clock.now();
     await store.write(async (tx) => {
-      if (await transitionBroadcast(tx, b.id, ['sending'], { status: 'paused', status_reason: reason, resume_at: resumeAt, locked_until: 0, lease_owner: null }, now)) {
+      if (await transitionBroadcast(tx, b.id, ['sending'], { status: 'paused', status_reason: reason, resume_at: resumeAt }, now)) {
         await broadcastEvent(tx, b, 'broadcast.paused', { reason, resume_at: resumeAt === null ? null : new Date(resumeAt).toISOString() }, now);
       }
       await releaseBroadcast(tx, b.id, owner, now);
