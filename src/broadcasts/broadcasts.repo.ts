@@ -1,7 +1,8 @@
-import type { Selectable, Updateable } from 'kysely';
+import { sql, type Selectable, type Updateable } from 'kysely';
 import type { Db, Tx } from '../store/db.js';
 import type { BroadcastStatus, BroadcastsTable, EngagementTier } from '../store/tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
+import { claimLeases, freed } from '../store/lease.js';
 import { toIso, toIsoOrNull } from '../core/clock.js';
 
 // Broadcasts: the row of each, mapped to the shape the service reasons
@@ -151,11 +152,8 @@ export async function dueBroadcasts(db: Db | Tx, now: number): Promise<Array<{ i
  */
 export async function claimSending(tx: Tx, c: { now: number; until: number; owner: string }): Promise<StoredBroadcast | undefined> {
   const next = tx.selectFrom('broadcasts').select('id').where('status', '=', 'sending')
-    .where('locked_until', '<=', c.now).where('next_chunk_at', '<=', c.now).orderBy('next_chunk_at').limit(1);
-  const row = await tx.updateTable('broadcasts').set({ locked_until: c.until, lease_owner: c.owner })
-    .where('id', '=', (eb) => eb.selectFrom(next.as('n')).select('n.id'))
-    .where('locked_until', '<=', c.now)
-    .returningAll().executeTakeFirst();
+    .where('next_chunk_at', '<=', c.now).orderBy('next_chunk_at').limit(sql.lit(1));
+  const [row] = await claimLeases(tx, 'broadcasts', next, c);
   return row && toStored(row);
 }
 
@@ -168,7 +166,7 @@ export async function recordChunk(tx: Tx, id: string, owner: string,
   p: { expandedPos: number; made: number; nextChunkAt: number; done: boolean; now: number }): Promise<boolean> {
   const res = await tx.updateTable('broadcasts').set((eb) => ({
     expanded_pos: p.expandedPos, emails_created: eb('emails_created', '+', p.made), next_chunk_at: p.nextChunkAt,
-    locked_until: 0, lease_owner: null, updated_at: p.now,
+    ...freed('broadcasts', p.now), updated_at: p.now,
     ...(p.done && { status: 'sent' as const, sent_at: p.now }),
   })).where('id', '=', id).where('lease_owner', '=', owner).where('status', '=', 'sending').executeTakeFirst();
   return Number(res.numUpdatedRows) === 1;
@@ -176,15 +174,8 @@ export async function recordChunk(tx: Tx, id: string, owner: string,
 
 /** Gives up `owner`'s lease on the broadcast, its next chunk not before `nextChunkAt`. */
 export async function releaseBroadcast(tx: Tx, id: string, owner: string, nextChunkAt: number): Promise<void> {
-  await tx.updateTable('broadcasts').set({ locked_until: 0, lease_owner: null, next_chunk_at: nextChunkAt })
+  await tx.updateTable('broadcasts').set({ ...freed('broadcasts', nextChunkAt), next_chunk_at: nextChunkAt })
     .where('id', '=', id).where('lease_owner', '=', owner).execute();
-}
-
-/** Frees the broadcasts these owners leased; returns how many. */
-export async function releaseBroadcastLeases(tx: Tx, owners: string[]): Promise<number> {
-  if (owners.length === 0) return 0;
-  const res = await tx.updateTable('broadcasts').set({ locked_until: 0, lease_owner: null }).where('lease_owner', 'in', owners).executeTakeFirst();
-  return Number(res.numUpdatedRows);
 }
 
 /** When the next chunk of a sending broadcast no one holds is due, if any (the sender sleeps until then). */

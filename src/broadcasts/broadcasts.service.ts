@@ -3,8 +3,7 @@ import { AppError, notFound } from '../core/errors.js';
 import { escapeHtml } from '../core/html.js';
 import { newId } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
-import { releaseGoneOwners } from '../core/lease-owner.js';
-import { leaseOwnersOf } from '../store/leases.js';
+import { freeGoneLeases } from '../store/lease.js';
 import { appendWorkspaceEvent, type WorkspaceEventType } from '../events/index.js';
 import type { Store, Tx } from '../store/db.js';
 import type { Page, PageQuery } from '../store/paging.js';
@@ -15,7 +14,7 @@ import type { CompiledContent, ContactFacts, ContentSource } from '../templates/
 import { contactData } from '../templates/index.js';
 import {
   claimSending, deleteBroadcast, dueBroadcasts, findBroadcast, insertBroadcast, listBroadcasts, nextChunkDue, recordChunk,
-  releaseBroadcast, releaseBroadcastLeases, toFields, transitionBroadcast, updateContent,
+  releaseBroadcast, toFields, transitionBroadcast, updateContent,
   type Audience, type BroadcastContent, type BroadcastFields, type StoredBroadcast,
 } from './broadcasts.repo.js';
 
@@ -577,8 +576,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
 
     nextChunkDue: () => nextChunkDue(store.db, clock.now()),
 
-    releaseGoneLeases: () => releaseGoneOwners('broadcasts', logger, () => leaseOwnersOf(store.db, 'broadcasts', { pendingOnly: false }),
-      (gone) => store.write((tx) => releaseBroadcastLeases(tx, gone))),
+    releaseGoneLeases: () => freeGoneLeases(store, 'broadcasts', logger, () => clock.now()),
   };
 
   return service;

@@ -1,15 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
-import { newLeaseOwner, releaseGoneOwners } from '../core/lease-owner.js';
+import { newLeaseOwner } from '../core/lease-owner.js';
 import type { Store, Tx } from '../store/db.js';
-import { leaseOwnersOf } from '../store/leases.js';
+import { extendLeases, freeGoneLeases } from '../store/lease.js';
 import {
   composeMessage, nextAttemptDelayMs, parseReply, classifyBounce,
   type BounceClassification, type ComposeInput, type DkimKey, type DkimSigner, type DomainDelivery, type RecipientOutcome,
 } from './index.js';
 import {
-  completeItems, dueRows, extendLease, leaseRows, nextDueAt, postponeDestination, releaseQueueLeases, retryItem, type QueueItem,
+  completeItems, dueRows, leaseRows, nextDueAt, postponeDestination, retryItem, type QueueItem,
 } from './queue.repo.js';
 import { DestinationGate, type DestinationStatus, type DestinationVerdict } from './destinations.js';
 import { isSlowDownReply } from './retry-schedule.js';
@@ -408,15 +408,14 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   async function renewLeases(): Promise<void> {
     if (inFlight.size === 0) return;
     const until = clock.now() + leaseMs;
-    await store.write((tx) => extendLease(tx, [...inFlight.keys()], owner, until))
+    await store.write((tx) => extendLeases(tx, 'outbound_queue', [...inFlight.keys()], owner, until))
       .catch((err) => logger.error({ err }, 'could not renew delivery leases'));
   }
 
   const worker: DeliveryWorker = {
     async run(signal) {
       // Rows a crashed process of this host held would otherwise wait out their lease.
-      await releaseGoneOwners('outbound queue rows', logger, () => leaseOwnersOf(store.db, 'outbound_queue', { pendingOnly: false }),
-        (gone) => store.write((tx) => releaseQueueLeases(tx, gone, clock.now())));
+      await freeGoneLeases(store, 'outbound_queue', logger, () => clock.now());
       const renewal = setInterval(() => void renewLeases(), Math.max(1000, leaseMs / 3));
       const stop = () => wakeUp?.();
       signal.addEventListener('abort', stop, { once: true });

@@ -1,8 +1,8 @@
-import { sql, type ExpressionBuilder, type Kysely } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
 import type { Database } from '../store/tables.js';
 import { insertRows, runShaped, type Db, type Tx } from '../store/db.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
-import { isPostgres } from '../store/schema-helpers.js';
+import { claimLeases, lockedForClaim } from '../store/lease.js';
 import { newId } from '../core/ids.js';
 
 // The outbound queue: one row per email and destination domain while there is
@@ -37,8 +37,6 @@ export interface EnqueueInput {
   now: number;
 }
 
-const onPostgres = (db: Db | Tx) => isPostgres(db as unknown as Kysely<unknown>);
-
 /** Rows whose workspace holds their destination are not tried (a hold table lookup by its key). */
 const notHeld = (eb: ExpressionBuilder<Database, 'outbound_queue'>) => eb.not(eb.exists(eb.selectFrom('queue_holds').select(sql.lit(1).as('one'))
   .whereRef('queue_holds.workspace_id', '=', 'outbound_queue.workspace_id').whereRef('queue_holds.domain', '=', 'outbound_queue.domain')));
@@ -72,7 +70,7 @@ export async function dueRows(tx: Tx, c: { now: number; limit: number; skipDomai
       .$if(domains.length > 0, (q) => q.where('domain', 'not in', domains as string[]))
       .where(notHeld)
       .orderBy('next_attempt_at').limit(sql.lit(c.limit))
-      .$if(onPostgres(tx), (q) => q.forUpdate().skipLocked()));
+      .$call((q) => lockedForClaim(tx, q)));
   return rows;
 }
 
@@ -82,12 +80,7 @@ export async function dueRows(tx: Tx, c: { now: number; limit: number; skipDomai
  * to the end of the lease.
  */
 export async function leaseRows(tx: Tx, ids: readonly string[], l: { now: number; until: number; owner: string }): Promise<QueueItem[]> {
-  if (ids.length === 0) return [];
-  const { rows } = await runShaped(tx, `lease queue rows x${ids.length}`, [l.until, l.owner, l.now, ...ids],
-    ([until, owner, now, ...chosen]) => tx.updateTable('outbound_queue')
-      .set({ locked_until: until as number, next_attempt_at: until as number, lease_owner: owner as string })
-      .where('id', 'in', chosen as string[]).where('locked_until', '<=', now as number)
-      .returning(['id', 'workspace_id', 'email_id', 'domain', 'attempt', 'expires_at', 'created_at']));
+  const rows = await claimLeases(tx, 'outbound_queue', ids, l);
   return rows.map((r) => ({
     id: r.id, workspaceId: r.workspace_id, emailId: r.email_id, domain: r.domain, attempt: r.attempt,
     expiresAt: r.expires_at, createdAt: r.created_at,
@@ -107,20 +100,6 @@ export async function postponeDestination(tx: Tx, p: { domain?: string; now: num
     .where('locked_until', '<=', p.now).where('next_attempt_at', '<', p.until)
     .executeTakeFirst();
   return Number(res.numUpdatedRows);
-}
-
-/** Frees the rows these owners leased, due at once; returns how many. */
-export async function releaseQueueLeases(tx: Tx, owners: string[], now: number): Promise<number> {
-  const res = await tx.updateTable('outbound_queue').set({ locked_until: 0, next_attempt_at: now, lease_owner: null })
-    .where('lease_owner', 'in', owners).executeTakeFirst();
-  return Number(res.numUpdatedRows);
-}
-
-/** Renews the lease on rows `owner` still holds. */
-export async function extendLease(tx: Tx, ids: string[], owner: string, until: number): Promise<void> {
-  if (ids.length === 0) return;
-  await tx.updateTable('outbound_queue').set({ locked_until: until, next_attempt_at: until })
-    .where('id', 'in', ids).where('lease_owner', '=', owner).execute();
 }
 
 /** The rows are done: every recipient they covered has a final outcome. */

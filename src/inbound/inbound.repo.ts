@@ -1,7 +1,7 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import { insertRows, runShaped, type Db, type Tx } from '../store/db.js';
 import type { InboundKind, InboundMessagesTable, InboundStatus } from '../store/tables.js';
-import { isPostgres } from '../store/schema-helpers.js';
+import { claimLeases } from '../store/lease.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso } from '../core/clock.js';
 import type { MessageFields } from './parse-message.js';
@@ -121,7 +121,6 @@ export interface ReceivingDomain {
 }
 
 const json = <T>(text: string | null, fallback: T): T => (text === null ? fallback : (JSON.parse(text) as T));
-const onPostgres = (db: Db | Tx) => isPostgres(db as unknown as Kysely<unknown>);
 
 type SummaryRow = Pick<Selectable<InboundMessagesTable>, 'pos' | 'id' | 'status' | 'last_error' | 'domain_id' | 'from_address' | 'to_list'
   | 'cc_list' | 'subject' | 'message_id' | 'in_reply_to_email_id' | 'mail_from' | 'rcpt_to' | 'size' | 'attachments' | 'received_at'>;
@@ -265,22 +264,12 @@ export async function insertInbound(tx: Tx, rows: NewInbound[]): Promise<void> {
   await insertRows(tx, 'inbound_sources', rows.map((m) => ({ id: m.id, raw: m.raw })));
 }
 
-/**
- * Leases up to `limit` pending rows to `owner`, oldest first, and counts the
- * attempt. One UPDATE … WHERE id IN (SELECT … LIMIT n) RETURNING, so two
- * processors never get the same row; on PostgreSQL the subquery skips rows
- * another claim has locked.
- */
+/** Leases up to `limit` pending rows to `owner`, oldest first, and counts the attempt. */
 export async function claimPending(tx: Tx, c: { now: number; leaseMs: number; owner: string; limit: number }): Promise<PendingInbound[]> {
-  const res = await runShaped(tx, `claim inbound, limit ${c.limit}`, [c.now + c.leaseMs, c.owner, 1, 'pending', c.now],
-    ([lockedUntil, owner, one, pending, now]) => tx.updateTable('inbound_messages')
-      .set((eb) => ({ locked_until: lockedUntil as number, lease_owner: owner as string, attempts: eb('attempts', '+', one as number) }))
-      .where('id', 'in', (eb) => eb.selectFrom('inbound_messages').select('id')
-        .where('status', '=', pending as 'pending').where('locked_until', '<=', now as number)
-        .orderBy('locked_until').orderBy('pos').limit(sql.lit(c.limit))
-        .$if(onPostgres(tx), (q) => q.forUpdate().skipLocked()))
-      .where('status', '=', pending as 'pending').where('locked_until', '<=', now as number)
-      .returning(['id', 'workspace_id', 'domain_id', 'kind', 'mail_from', 'rcpt_to', 'remote_ip', 'helo', 'attempts']));
+  const pending = tx.selectFrom('inbound_messages').select('id').where('status', '=', 'pending')
+    .orderBy('locked_until').orderBy('pos').limit(sql.lit(c.limit));
+  const rows = await claimLeases(tx, 'inbound_messages', pending, { now: c.now, until: c.now + c.leaseMs, owner: c.owner });
+  const res = { rows };
   if (res.rows.length === 0) return [];
   const sources = await tx.selectFrom('inbound_sources').select(['id', 'raw']).where('id', 'in', res.rows.map((r) => r.id)).execute();
   // A message and its source are written and deleted in the same transactions.
@@ -290,14 +279,6 @@ export async function claimPending(tx: Tx, c: { now: number; leaseMs: number; ow
     rcptTo: JSON.parse(r.rcpt_to) as string[], remoteIp: r.remote_ip, helo: r.helo, raw: rawOf.get(r.id)!, attempts: r.attempts,
   }));
 }
-
-/** Frees the leases these owners hold on messages not yet processed, so another processor can take them at once; returns how many. */
-export async function releaseLeases(tx: Tx, owners: string[]): Promise<number> {
-  const res = await tx.updateTable('inbound_messages').set({ locked_until: 0, lease_owner: null })
-    .where('lease_owner', 'in', owners).where('status', '=', 'pending').executeTakeFirst();
-  return Number(res.numUpdatedRows);
-}
-
 
 /** Stores the parsed message and makes it visible; false when the lease was lost meanwhile. */
 export async function markReady(tx: Tx, id: string, owner: string, p: ParsedInbound, now: number): Promise<boolean> {

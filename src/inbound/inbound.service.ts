@@ -2,16 +2,15 @@ import type { Logger } from 'pino';
 import type { DNSResolver } from 'mailauth';
 import { AppError, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { releaseGoneOwners } from '../core/lease-owner.js';
 import type { Clock } from '../core/clock.js';
 import type { Store, Tx } from '../store/db.js';
 import { coalescedWrite } from '../store/coalesced-write.js';
-import { leaseOwnersOf } from '../store/leases.js';
+import { freeGoneLeases, releaseOwners } from '../store/lease.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import { appendEvent, appendReceivedEvents, type ReceivedEvent } from '../events/index.js';
 import type { SuppressionsPort } from '../suppressions/index.js';
 import {
-  claimPending, releaseLeases, domainExists, findInbound, findInboundRaw, findAnsweredEmail, findReturnedEmail, inboundDomains, insertInbound, listInbound,
+  claimPending, domainExists, findInbound, findInboundRaw, findAnsweredEmail, findReturnedEmail, inboundDomains, insertInbound, listInbound,
   markAttemptFailed, markReady, markRecipientBounced, markReportDone, purgeReceivedBefore, returnPathDomains,
   type InboundEmail, type InboundEmailSummary, type InboundFilter, type NewInbound, type PendingInbound, type ReceivingDomain, type ReturnedEmail,
 } from './inbound.repo.js';
@@ -476,8 +475,7 @@ export function inboundService(deps: InboundDeps): InboundService {
       };
     },
 
-    releaseGoneLeases: () => releaseGoneOwners('inbound messages', logger, () => leaseOwnersOf(store.db, 'inbound_messages', { pendingOnly: true }),
-      (gone) => store.write((tx) => releaseLeases(tx, gone))),
+    releaseGoneLeases: () => freeGoneLeases(store, 'inbound_messages', logger, () => clock.now()),
 
     attachProcessor(owner, wake) {
       processor = { owner, wake };
@@ -491,7 +489,7 @@ export function inboundService(deps: InboundDeps): InboundService {
       handedOffBytes = 0;
       backlog = true;
       await Promise.allSettled([...inserting]);
-      await store.write((tx) => releaseLeases(tx, [owner]));
+      await store.write((tx) => releaseOwners(tx, 'inbound_messages', [owner], clock.now()));
     },
 
     list(ws, q, page) {

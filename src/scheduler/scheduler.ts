@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
-import { newLeaseOwner, releaseGoneOwners } from '../core/lease-owner.js';
+import { newLeaseOwner } from '../core/lease-owner.js';
 import type { Store } from '../store/db.js';
-import { leaseOwnersOf } from '../store/leases.js';
+import { claimLeases, freeGoneLeases } from '../store/lease.js';
 
 // Periodic tasks in an explicit registry. Each task's next_run_at is stored,
 // so a restart neither skips nor doubles a run, and a task is claimed with a
@@ -47,21 +47,11 @@ export function createScheduler(deps: { store: Store; clock: Clock; logger: Logg
         .values({ name: task.name, next_run_at: now + (task.firstRunAfterMs ?? 0), locked_until: 0, lease_owner: null, last_run_at: null, last_error: null })
         .onConflict((oc) => oc.column('name').doNothing())
         .execute();
-      const res = await tx.updateTable('scheduled_tasks').set({ locked_until: now + TASK_LEASE_MS, lease_owner: owner })
-        .where('name', '=', task.name).where('next_run_at', '<=', now).where('locked_until', '<=', now)
-        .executeTakeFirst();
-      if (Number(res.numUpdatedRows) === 1) return true;
+      const due = tx.selectFrom('scheduled_tasks').select('name').where('name', '=', task.name).where('next_run_at', '<=', now);
+      if ((await claimLeases(tx, 'scheduled_tasks', due, { now, until: now + TASK_LEASE_MS, owner })).length === 1) return true;
       const row = await tx.selectFrom('scheduled_tasks').select(['next_run_at', 'locked_until']).where('name', '=', task.name).executeTakeFirstOrThrow();
       claimableAt.set(task.name, Math.max(Number(row.next_run_at), Number(row.locked_until)));
       return false;
-    });
-  }
-
-  /** Frees the tasks these owners hold, so they run when next due; returns how many. */
-  function releaseLeases(owners: string[]): Promise<number> {
-    return store.write(async (tx) => {
-      const res = await tx.updateTable('scheduled_tasks').set({ locked_until: 0, lease_owner: null }).where('lease_owner', 'in', owners).executeTakeFirst();
-      return Number(res.numUpdatedRows);
     });
   }
 
@@ -92,7 +82,7 @@ export function createScheduler(deps: { store: Store; clock: Clock; logger: Logg
     },
     async run(signal) {
       // Tasks a crashed process of this host held would otherwise wait out their lease.
-      await releaseGoneOwners('scheduled tasks', logger, () => leaseOwnersOf(store.db, 'scheduled_tasks', { pendingOnly: false }), releaseLeases);
+      await freeGoneLeases(store, 'scheduled_tasks', logger, () => clock.now());
       while (!signal.aborted) {
         await scheduler.tick().catch((err) => logger.error({ err }, 'scheduler tick failed'));
         await sleep(deps.pollMs ?? 1000, undefined, { signal }).catch(() => undefined);

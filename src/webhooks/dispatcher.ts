@@ -1,11 +1,11 @@
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import { newId } from '../core/ids.js';
-import { newLeaseOwner, releaseGoneOwners } from '../core/lease-owner.js';
+import { newLeaseOwner } from '../core/lease-owner.js';
 import { toIso, type Clock } from '../core/clock.js';
 import { unseal } from '../core/seal.js';
 import type { Store } from '../store/db.js';
-import { leaseOwnersOf } from '../store/leases.js';
+import { freeGoneLeases } from '../store/lease.js';
 import { postJson, WEBHOOK_TIMEOUT_MS, type PostResult } from './http-post.js';
 import { retryDelayMs } from './retry-schedule.js';
 import { signatureHeader } from './signature.js';
@@ -13,7 +13,7 @@ import { TEST_EVENT_TYPE } from './event-types.js';
 import type { ResolveHost } from './url-policy.js';
 import {
   anyDue, anyEnabledWebhook, claimDue, deliveryExists, disableWebhook, enabledWebhookIds, enabledWebhooksOf,
-  endpointForDelivery, insertAttempt, insertDeliveries, readWatermark, recordEndpointHealth, releaseDeliveryLeases, settleDelivery,
+  endpointForDelivery, insertAttempt, insertDeliveries, readWatermark, recordEndpointHealth, settleDelivery,
   writeWatermark, type DeliveryRow, type NewDelivery,
 } from './webhooks.repo.js';
 
@@ -307,8 +307,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     async run(signal) {
       signal.addEventListener('abort', () => stopSends.abort(), { once: true });
       // Deliveries a crashed process of this host held would otherwise wait out their lease.
-      await releaseGoneOwners('webhook deliveries', logger, () => leaseOwnersOf(store.db, 'webhook_deliveries', { pendingOnly: true }),
-        (gone) => store.write((tx) => releaseDeliveryLeases(tx, gone, clock.now())));
+      await freeGoneLeases(store, 'webhook_deliveries', logger, () => clock.now());
       while (!signal.aborted) {
         let progressed = false;
         try {

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import { isPostgres } from '../store/schema-helpers.js';
+import { claimLeases } from '../store/lease.js';
 import type { Db, Tx } from '../store/db.js';
 import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhookDeliveryStatus, WebhooksTable } from '../store/tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
@@ -230,26 +230,13 @@ export async function enabledWebhookIds(db: Db): Promise<string[]> {
 /**
  * Claims up to `take` due deliveries of one endpoint: the lease is the
  * next_attempt_at moved to the lease's end, so a crashed worker's claim
- * simply comes due again. On PostgreSQL the inner select gains
- * FOR UPDATE SKIP LOCKED.
+ * simply comes due again.
  */
 export async function claimDue(tx: Tx, webhookId: string, take: number, owner: string, now: number, leaseMs: number): Promise<DeliveryRow[]> {
-  // One statement that chooses and leases, and a lease only over rows still due: two claims at
-  // once (two nodes) can never both take a row.
   const due = tx.selectFrom('webhook_deliveries').select('id')
-    .where('webhook_id', '=', webhookId).where('status', '=', 'pending').where('next_attempt_at', '<=', now)
-    .orderBy('next_attempt_at').limit(sql.lit(take))
-    .$if(isPostgres(tx as unknown as Kysely<unknown>), (q) => q.forUpdate().skipLocked());
-  return tx.updateTable('webhook_deliveries').set({ next_attempt_at: now + leaseMs, lease_owner: owner, updated_at: now })
-    .where('id', 'in', due).where('status', '=', 'pending').where('next_attempt_at', '<=', now)
-    .returningAll().execute();
-}
-
-/** Frees the pending deliveries these owners leased, due at once; returns how many. */
-export async function releaseDeliveryLeases(tx: Tx, owners: string[], now: number): Promise<number> {
-  const res = await tx.updateTable('webhook_deliveries').set({ next_attempt_at: now, lease_owner: null, updated_at: now })
-    .where('lease_owner', 'in', owners).where('status', '=', 'pending').executeTakeFirst();
-  return Number(res.numUpdatedRows);
+    .where('webhook_id', '=', webhookId).where('status', '=', 'pending')
+    .orderBy('next_attempt_at').limit(sql.lit(take));
+  return claimLeases(tx, 'webhook_deliveries', due, { now, until: now + leaseMs, owner });
 }
 
 /** What sending needs of the endpoint: its URL and sealed secrets. */

@@ -47,3 +47,20 @@ describe('the followers of the events table', () => {
     expect(touching.map((f) => f.path)).toEqual([]);
   });
 });
+
+/** Leasing SQL: a claim's row locks, an owner's release, or a lease handed to an owner by an update. */
+const LEASE_SQL = /skipLocked\(|forUpdate\(|'lease_owner',\s*'in'|updateTable\([^)]*\)\s*\.set\(\{[^}]*lease_owner: (?!null)(?![^,]* as null)/;
+
+describe('leases', () => {
+  it('are claimed, renewed and released by store/lease.ts alone', () => {
+    const elsewhere = files.filter((f) => f.path !== 'store/lease.ts' && LEASE_SQL.test(f.text));
+    expect(elsewhere.map((f) => f.path)).toEqual([]);
+  });
+
+  it('are guarded by a rule that does see a claim and a release', () => {
+    expect(LEASE_SQL.test(files.find((f) => f.path === 'store/lease.ts')!.text)).toBe(true);
+    expect(LEASE_SQL.test("tx.updateTable('broadcasts').set({ locked_until: c.until, lease_owner: c.owner })")).toBe(true);
+    expect(LEASE_SQL.test("q.where('lease_owner', 'in', owners)")).toBe(true);
+    expect(LEASE_SQL.test("tx.updateTable('broadcasts').set({ locked_until: 0, lease_owner: null })")).toBe(false);
+  });
+});
