@@ -1,6 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
+import { workLoop } from '../core/work-loop.js';
 import type { BroadcastsService } from './broadcasts.service.js';
 
 // The broadcast sender: an engine loop that starts scheduled broadcasts when
@@ -16,19 +16,14 @@ export async function runBroadcastSender(deps: { broadcasts: BroadcastsService; 
   const pollMs = deps.pollMs ?? BROADCAST_POLL_MS;
   // Broadcasts a crashed process of this host held would otherwise wait out their lease.
   await deps.broadcasts.releaseGoneLeases();
-  while (!signal.aborted) {
-    let wait = pollMs;
-    try {
+  await workLoop({
+    idleMs: pollMs,
+    onError: (err) => deps.logger.error({ err }, 'broadcast sender failed'),
+    async round() {
       await deps.broadcasts.startDue();
-      if (await deps.broadcasts.sendNextChunk(deps.owner)) wait = 0;
-      else {
-        const next = await deps.broadcasts.nextChunkDue();
-        if (next !== undefined) wait = Math.max(10, Math.min(pollMs, next - deps.clock.now()));
-      }
-    } catch (err) {
-      deps.logger.error({ err }, 'broadcast sender failed');
-    }
-    if (wait === 0) await new Promise((resolve) => setImmediate(resolve));
-    else await sleep(wait, undefined, { signal }).catch(() => undefined);
-  }
+      if (await deps.broadcasts.sendNextChunk(deps.owner)) return 0;
+      const next = await deps.broadcasts.nextChunkDue();
+      return next === undefined ? undefined : Math.max(10, Math.min(pollMs, next - deps.clock.now()));
+    },
+  }).run(signal);
 }

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import { newLeaseOwner } from '../core/lease-owner.js';
+import { workLoop } from '../core/work-loop.js';
 import type { Store, Tx } from '../store/db.js';
 import { extendLeases, freeGoneLeases } from '../store/lease.js';
 import {
@@ -42,11 +43,14 @@ export type AttemptOutcome =
   | { kind: 'delivered'; recipientId: string; address: string; smtpCode: number; mxHost: string; response: string; complained?: boolean }
   | { kind: 'deferred'; recipientId: string; address: string; smtpCode: number | null; response: string; attempt: number; nextAttemptAt: number }
   | {
-      kind: 'bounced'; recipientId: string; address: string; smtpCode: number; enhancedStatusCode: string;
+      kind: 'bounced'; recipientId: string; address: string; smtpCode: number | null; enhancedStatusCode: string;
       bounce: BounceClassification; provider: string | null; response: string;
     }
   /** Temporary failures until the lifetime ran out: a soft bounce, and the recipient failed. */
-  | { kind: 'expired'; recipientId: string; address: string; smtpCode: number | null; enhancedStatusCode: string; bounce: BounceClassification; response: string }
+  | {
+      kind: 'expired'; recipientId: string; address: string; smtpCode: number | null; enhancedStatusCode: string;
+      bounce: BounceClassification; response: string; queuedAt: number;
+    }
   | { kind: 'failed'; recipientId: string; address: string; reason: string };
 
 /** What became of the recipients of one queue row in one attempt. */
@@ -181,7 +185,6 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   let attempting = 0;
   const unrecordedRoom = () => concurrency * MAX_UNRECORDED_SHARE - inFlight.size;
   const freeSlots = () => Math.min(concurrency - attempting, unrecordedRoom());
-  let wakeUp: (() => void) | undefined;
 
   /** Domains a claim leaves out now: those at their share or resting (in relay mode the smarthost is all of them). */
   function closedDomains(now: number): string[] | 'all' {
@@ -252,6 +255,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         return {
           kind: 'expired', recipientId: id, address, smtpCode: r.smtp_code ?? null, enhancedStatusCode: enhanced,
           bounce: { ...classifyBounce({ code: r.smtp_code, enhanced, text: r.response }), bounce_type: 'soft' }, response: r.response,
+          queuedAt: item.createdAt,
         };
       }
       return { kind: 'deferred', recipientId: id, address, smtpCode: r.smtp_code ?? null, response: r.response, attempt, nextAttemptAt };
@@ -386,7 +390,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
           attempting--;
           gate.finished(destination, clock.now());
           // Worth a claim once the destination, too, can take a few more: rows of a destination at its share stay queued.
-          if (attempting === 0 || (freeSlots() >= refillAt && gate.allowance(destination, clock.now()) >= destinationRefillAt)) wakeUp?.();
+          if (attempting === 0 || (freeSlots() >= refillAt && gate.allowance(destination, clock.now()) >= destinationRefillAt)) loop.wake();
         })
         .then(async (finished) => {
           await recordOutcomes([finished]);
@@ -397,11 +401,36 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         .finally(() => {
           inFlight.delete(item.id);
           // Rows waiting for their outcome bound claims only when the store falls behind; then a written batch makes room.
-          if (inFlight.size === 0 || (unrecordedRoom() <= concurrency - attempting && unrecordedRoom() >= refillAt)) wakeUp?.();
+          if (inFlight.size === 0 || (unrecordedRoom() <= concurrency - attempting && unrecordedRoom() >= refillAt)) loop.wake();
         });
       inFlight.set(item.id, p);
     }
   }
+
+  // A finished delivery, a destination reopening or a retry asked for wakes the loop.
+  const loop = workLoop({
+    idleMs,
+    // The sleep after a round is until the next row falls due at most, and a
+    // round claims for every free slot.
+    wakesDuringRound: 'dropped',
+    onError: (err) => logger.error({ err }, 'could not claim delivery work'),
+    async round() {
+      const free = freeSlots();
+      const claimed = free > 0 ? await claim(free) : [];
+      start(claimed);
+      if (claimed.length > 0 && claimed.length === free) return 0;
+      if (free === 0) return undefined;
+      // Sleep until a delivery finishes, the next row falls due, or idleMs (rows queued meanwhile are seen then).
+      let wait = idleMs;
+      const now = clock.now();
+      const skip = closedDomains(now);
+      const due = skip === 'all' ? undefined : await nextDueAt(store.db, skip).catch(() => undefined);
+      for (const at of [due, gate.nextOpening(now)]) {
+        if (at !== undefined) wait = Math.min(wait, Math.max(MIN_SLEEP_MS, at - now));
+      }
+      return wait;
+    },
+  });
 
   // Leases are renewed while deliveries run, so a slow MX (RFC 5321 allows
   // minutes per command) never lets a second worker take the same row.
@@ -417,40 +446,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       // Rows a crashed process of this host held would otherwise wait out their lease.
       await freeGoneLeases(store, 'outbound_queue', logger, () => clock.now());
       const renewal = setInterval(() => void renewLeases(), Math.max(1000, leaseMs / 3));
-      const stop = () => wakeUp?.();
-      signal.addEventListener('abort', stop, { once: true });
       try {
-        while (!signal.aborted) {
-          const free = freeSlots();
-          const claimed = free > 0
-            ? await claim(free).catch((err) => {
-              logger.error({ err }, 'could not claim delivery work');
-              return [] as QueueItem[];
-            })
-            : [];
-          start(claimed);
-          if (claimed.length > 0 && claimed.length === free) continue;
-          // Sleep until a delivery finishes, the next row falls due, or idleMs (rows queued meanwhile are seen then).
-          let wait = idleMs;
-          if (free > 0) {
-            const now = clock.now();
-            const skip = closedDomains(now);
-            const due = skip === 'all' ? undefined : await nextDueAt(store.db, skip).catch(() => undefined);
-            for (const at of [due, gate.nextOpening(now)]) {
-              if (at !== undefined) wait = Math.min(wait, Math.max(MIN_SLEEP_MS, at - now));
-            }
-          }
-          if (signal.aborted) break;
-          let timer: NodeJS.Timeout | undefined;
-          await new Promise<void>((resolve) => {
-            wakeUp = resolve;
-            timer = setTimeout(resolve, wait);
-          });
-          clearTimeout(timer);
-          wakeUp = undefined;
-        }
+        await loop.run(signal);
       } finally {
-        signal.removeEventListener('abort', stop);
         clearInterval(renewal);
         await Promise.race([Promise.allSettled(inFlight.values()), sleep(SHUTDOWN_GRACE_MS, undefined, { ref: false })]);
       }
@@ -477,7 +475,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       // In relay mode the smarthost is the one destination, whatever the domain.
       const destinations = deps.relay !== undefined ? [deps.relay] : domain !== undefined ? [domain] : gate.statuses(clock.now()).map((s) => s.destination);
       for (const d of destinations) gate.wake(d);
-      wakeUp?.();
+      loop.wake();
     },
   };
   return worker;

@@ -1,6 +1,6 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
+import { workLoop } from '../core/work-loop.js';
 import type { EmailsService } from './emails.service.js';
 
 // The due-time poller for scheduled emails: an engine loop rather than a cron
@@ -12,15 +12,13 @@ export const DUE_POLL_MS = 250;
 
 export async function runDuePoller(deps: { emails: EmailsService; clock: Clock; logger: Logger; pollMs?: number }, signal: AbortSignal): Promise<void> {
   const pollMs = deps.pollMs ?? DUE_POLL_MS;
-  while (!signal.aborted) {
-    let wait = pollMs;
-    try {
+  await workLoop({
+    idleMs: pollMs,
+    onError: (err) => deps.logger.error({ err }, 'scheduled email poller failed'),
+    async round() {
       await deps.emails.promoteDue();
       const next = await deps.emails.nextScheduledAt();
-      if (next !== undefined) wait = Math.max(10, Math.min(pollMs, next - deps.clock.now()));
-    } catch (err) {
-      deps.logger.error({ err }, 'scheduled email poller failed');
-    }
-    await sleep(wait, undefined, { signal }).catch(() => undefined);
-  }
+      return next === undefined ? undefined : Math.max(10, Math.min(pollMs, next - deps.clock.now()));
+    },
+  }).run(signal);
 }

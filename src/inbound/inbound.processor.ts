@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { newLeaseOwner } from '../core/lease-owner.js';
+import { workLoop } from '../core/work-loop.js';
 import type { ClaimedBatch, InboundService } from './inbound.service.js';
 import { ParsePool } from './parse-pool.js';
 
@@ -30,61 +31,52 @@ export async function runInboundProcessor(deps: { inbound: InboundService; logge
   const owner = newLeaseOwner();
   // Messages a crashed process of this host held would otherwise wait out their lease.
   await deps.inbound.releaseGoneLeases();
-  // Bumped by every accept: a loop that claimed nothing sleeps only if no
-  // message came in since it started that claim.
-  let accepted = 0;
-  let wake: (() => void) | undefined;
-  deps.inbound.attachProcessor(owner, () => {
-    accepted++;
-    wake?.();
-  });
-
-  const idle = (seen: number) => new Promise<void>((resolve) => {
-    if (accepted !== seen || signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      wake = undefined;
-      resolve();
-    };
-    const timer = setTimeout(done, IDLE_POLL_MS);
-    signal.addEventListener('abort', done, { once: true });
-    wake = done;
-  });
 
   const pool = new ParsePool();
   /** Bytes of the messages claimed and not yet stored. */
   let held = 0;
-  const claim = async (): Promise<{ batch?: ClaimedBatch; seen: number }> => {
-    const seen = accepted;
+  const claim = async (): Promise<ClaimedBatch | undefined> => {
     try {
       const batch = await deps.inbound.claimBatch(owner, PROCESS_BATCH, pool.read);
       held += batch.bytes;
-      return { batch, seen };
+      return batch;
     } catch (err) {
       deps.logger.error({ err }, 'inbound processing failed; trying again shortly');
-      return { seen };
+      return undefined;
     }
   };
-  const store = (batch: ClaimedBatch) => batch.store()
-    .catch((err: unknown) => deps.logger.error({ err }, 'inbound batch could not be stored; its messages are taken up again when their leases run out'))
-    .finally(() => { held -= batch.bytes; });
+  const store = async (batch: ClaimedBatch) => {
+    await batch.read;
+    await batch.store()
+      .catch((err: unknown) => deps.logger.error({ err }, 'inbound batch could not be stored; its messages are taken up again when their leases run out'))
+      .finally(() => { held -= batch.bytes; });
+  };
+
+  // Claims under way, oldest first: while one batch is read the next ones
+  // are already on the threads, so they have work while a batch waits on
+  // DNS or a commit.
+  const claims: Array<Promise<ClaimedBatch | undefined>> = [];
+  // Every accepted message wakes the loop.
+  const loop = workLoop({
+    idleMs: IDLE_POLL_MS,
+    onError: (err) => deps.logger.error({ err }, 'inbound processing failed; trying again shortly'),
+    async round() {
+      if (claims.length === 0) claims.push(claim());
+      const batch = await claims.shift()!;
+      if (!batch || batch.claimed === 0) return claims.length > 0 ? 0 : undefined;
+      while (!signal.aborted && claims.length < CLAIMS_AHEAD && held < READ_AHEAD_BYTES) claims.push(claim());
+      await store(batch);
+      return 0;
+    },
+  });
+  deps.inbound.attachProcessor(owner, loop.wake);
 
   try {
-    // Claims under way, oldest first: while one batch is read the next ones
-    // are already on the threads, so they have work while a batch waits on
-    // DNS or a commit.
-    const claims = [claim()];
-    while (claims.length > 0) {
-      const { batch, seen } = await claims.shift()!;
-      if (batch && batch.claimed > 0) {
-        while (!signal.aborted && claims.length < CLAIMS_AHEAD && held < READ_AHEAD_BYTES) claims.push(claim());
-        await batch.read;
-        await store(batch);
-      } else if (claims.length === 0) {
-        await idle(seen);
-      }
-      if (!signal.aborted && claims.length === 0) claims.push(claim());
+    await loop.run(signal);
+    // Batches claimed before the stop are finished: their messages are on the threads already.
+    for (const pending of claims.splice(0)) {
+      const batch = await pending;
+      if (batch && batch.claimed > 0) await store(batch);
     }
   } finally {
     await deps.inbound.detachProcessor()

@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import { newLeaseOwner } from '../core/lease-owner.js';
+import { workLoop } from '../core/work-loop.js';
 import type { Store } from '../store/db.js';
 import { claimLeases, freeGoneLeases } from '../store/lease.js';
 
@@ -83,10 +83,11 @@ export function createScheduler(deps: { store: Store; clock: Clock; logger: Logg
     async run(signal) {
       // Tasks a crashed process of this host held would otherwise wait out their lease.
       await freeGoneLeases(store, 'scheduled_tasks', logger, () => clock.now());
-      while (!signal.aborted) {
-        await scheduler.tick().catch((err) => logger.error({ err }, 'scheduler tick failed'));
-        await sleep(deps.pollMs ?? 1000, undefined, { signal }).catch(() => undefined);
-      }
+      await workLoop({
+        idleMs: deps.pollMs ?? 1000,
+        onError: (err) => logger.error({ err }, 'scheduler tick failed'),
+        round: async () => void await scheduler.tick(),
+      }).run(signal);
     },
   };
   return scheduler;

@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import { newId } from '../core/ids.js';
 import { newLeaseOwner } from '../core/lease-owner.js';
+import { workLoop } from '../core/work-loop.js';
 import { toIso, type Clock } from '../core/clock.js';
 import { unseal } from '../core/seal.js';
 import type { Store } from '../store/db.js';
@@ -109,7 +110,6 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   // leak, so Node's warning at the eleventh does not apply.
   setMaxListeners(0, stopSends.signal);
   let rotation = 0;
-  let wake: (() => void) | undefined;
   // Fan-out and claiming run one at a time in this process (the loop and a
   // drain() may both call them), so a drain never looks between a claim and
   // the start of its sends.
@@ -234,7 +234,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         const left = (activeByEndpoint.get(row.webhook_id) ?? 1) - 1;
         if (left > 0) activeByEndpoint.set(row.webhook_id, left);
         else activeByEndpoint.delete(row.webhook_id);
-        wake?.();
+        loop.wake();
       });
     inFlight.add(p);
   }
@@ -265,6 +265,20 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const fanOutOnce = () => exclusive(fanOutBatch);
   const fanOut = async () => (await fanOutOnce()).consumed;
   const deliverDue = () => exclusive(claimAndStart);
+
+  // A finished attempt frees a slot and wakes the loop.
+  const loop = workLoop({
+    idleMs: IDLE_MS,
+    onError: (err) => logger.error({ err }, 'webhook dispatcher round failed'),
+    async round() {
+      // Passing over is no reason to hurry back: with no endpoint enabled, a
+      // pass per sleep keeps the watermark close behind, where a pass per
+      // round would add a write to every commit of sends.
+      const fanned = await fanOutOnce();
+      const started = await deliverDue();
+      return started > 0 || (fanned.consumed > 0 && !fanned.passedOver) ? 0 : undefined;
+    },
+  });
 
   const dispatcher: Dispatcher = {
     observeAttempts(fn) {
@@ -308,38 +322,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       signal.addEventListener('abort', () => stopSends.abort(), { once: true });
       // Deliveries a crashed process of this host held would otherwise wait out their lease.
       await freeGoneLeases(store, 'webhook_deliveries', logger, () => clock.now());
-      while (!signal.aborted) {
-        let progressed = false;
-        try {
-          // Passing over is no reason to hurry back: with no endpoint
-          // enabled, a pass per nap keeps the watermark close behind, where
-          // a pass per round would add a write to every commit of sends.
-          const fanned = await fanOutOnce();
-          progressed = fanned.consumed > 0 && !fanned.passedOver;
-          progressed = (await deliverDue()) > 0 || progressed;
-        } catch (err) {
-          logger.error({ err }, 'webhook dispatcher round failed');
-        }
-        if (!progressed) await nap(signal);
-      }
+      await loop.run(signal);
       await Promise.allSettled([...inFlight]);
     },
   };
-
-  /** Sleeps IDLE_MS, or less when an attempt finishes (a slot is free) or on abort. */
-  function nap(signal: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        wake = undefined;
-        resolve();
-      };
-      const timer = setTimeout(done, IDLE_MS);
-      signal.addEventListener('abort', done, { once: true });
-      wake = done;
-    });
-  }
 
   return dispatcher;
 }

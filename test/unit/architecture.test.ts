@@ -64,3 +64,10 @@ describe('leases', () => {
     expect(LEASE_SQL.test("tx.updateTable('broadcasts').set({ locked_until: 0, lease_owner: null })")).toBe(false);
   });
 });
+
+describe('engine loops', () => {
+  it('are all core/work-loop.ts: no engine writes its own loop over a stop signal', () => {
+    const loops = files.filter((f) => f.path !== 'core/work-loop.ts' && /while \(!\w+\.aborted\)/.test(f.text));
+    expect(loops.map((f) => f.path)).toEqual([]);
+  });
+});
