@@ -358,12 +358,16 @@ export async function recipientsOfEmails(db: Db | Tx, emailIds: string[]): Promi
   return rows.map((r) => ({ ...toStoredRecipient(r), emailId: r.email_id }));
 }
 
-/** Moves these emails from sent to `to` in one statement. */
-export async function settleSentEmails(tx: Tx, ids: string[], to: 'delivered' | 'failed', now: number): Promise<void> {
+/**
+ * Gives these emails the status `to` in one statement, if they are sent or
+ * settled otherwise (a bounce report can turn delivered into failed).
+ */
+export async function settleEmails(tx: Tx, ids: string[], to: 'delivered' | 'failed', now: number): Promise<void> {
   if (ids.length === 0) return;
-  await runShaped(tx, `settle sent emails x${ids.length}`, [to, now, 'sent', ...ids], (p) => tx.updateTable('emails')
-    .set({ status: p[0] as EmailStatus, updated_at: p[1] as number }).where('status', '=', p[2] as EmailStatus)
-    .where('id', 'in', p.slice(3) as string[]));
+  await runShaped(tx, `settle emails x${ids.length}`, [to, now, 'sent', 'delivered', 'failed', ...ids], (p) => tx.updateTable('emails')
+    .set({ status: p[0] as EmailStatus, updated_at: p[1] as number })
+    .where('status', 'in', p.slice(2, 5) as EmailStatus[]).where('status', '!=', p[0] as EmailStatus)
+    .where('id', 'in', p.slice(5) as string[]));
 }
 
 export async function setRecipientOutcome(tx: Tx, ids: string[], status: RecipientStatus,

@@ -1,6 +1,7 @@
 export { emailsService, type BroadcastItem, type EmailsService, type EmailsDeps, type Sender } from './emails.service.js';
 export { emailsRoutes } from './emails.routes.js';
-export { emailsLedger, aggregateStatus, type LedgerDeps } from './emails.ledger.js';
+export { emailsLedger, type LedgerDeps } from './emails.ledger.js';
+export { aggregateStatus, recordRecipientOutcomes, type Complaint, type EmailOutcomes, type RecipientOutcome } from './outcomes.js';
 export { runDuePoller } from './due-poller.js';
 export type {
   HtmlRewriter, RenderedTemplate, SenderDomain, SendersPort, SuppressionsPort, TemplateRef, TemplateSend, TemplatesPort,

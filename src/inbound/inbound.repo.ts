@@ -204,14 +204,19 @@ export interface ReturnedEmail {
   subject: string;
   /** Bare recipient addresses as given. */
   recipients: string[];
+  /** The id of each recipient's row, by address as given. */
+  recipientIds: Map<string, string>;
 }
 
 export async function findReturnedEmail(db: Db | Tx, ws: string, emailId: string): Promise<ReturnedEmail | undefined> {
   const email = await db.selectFrom('emails').select(['id', 'domain_id', 'from_address', 'subject'])
     .where('workspace_id', '=', ws).where('id', '=', emailId).executeTakeFirst();
   if (!email) return undefined;
-  const recipients = await db.selectFrom('email_recipients').select('address').where('email_id', '=', emailId).orderBy('id').execute();
-  return { id: email.id, domainId: email.domain_id, from: email.from_address, subject: email.subject, recipients: recipients.map((r) => r.address) };
+  const recipients = await db.selectFrom('email_recipients').select(['id', 'address']).where('email_id', '=', emailId).orderBy('id').execute();
+  return {
+    id: email.id, domainId: email.domain_id, from: email.from_address, subject: email.subject,
+    recipients: recipients.map((r) => r.address), recipientIds: new Map(recipients.map((r) => [r.address, r.id])),
+  };
 }
 
 /** Message-IDs of a reply looked at, nearest first: a thread's References can run to hundreds. */
@@ -235,18 +240,6 @@ export async function findAnsweredEmail(db: Db | Tx, ws: string, messageIds: rea
   const stored = new Map(found.map((e) => [e.id, e.message_id.toLowerCase()]));
   const answered = candidates.find((c) => stored.get(c.id) === c.messageId);
   return answered ? findReturnedEmail(db, ws, answered.id) : undefined;
-}
-
-/**
- * A recipient a report says bounced after all: its outcome becomes bounced,
- * with the report's code and diagnostic. The email's status stays what the
- * SMTP transaction made it (accepted is still accepted).
- */
-export async function markRecipientBounced(tx: Tx, emailId: string, address: string,
-  outcome: { smtpCode: number | null; detail: string }, now: number): Promise<void> {
-  await tx.updateTable('email_recipients')
-    .set({ status: 'bounced', smtp_code: outcome.smtpCode, detail: outcome.detail.slice(0, 1000), updated_at: now })
-    .where('email_id', '=', emailId).where('address', '=', address).execute();
 }
 
 // ---- writes of the listener and the processor ----

@@ -9,9 +9,10 @@ import { freeGoneLeases, releaseOwners } from '../store/lease.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import { appendEvent, appendReceivedEvents, type ReceivedEvent } from '../events/index.js';
 import type { SuppressionsPort } from '../suppressions/index.js';
+import { recordRecipientOutcomes, type RecipientOutcome } from '../emails/index.js';
 import {
   claimPending, domainExists, findInbound, findInboundRaw, findAnsweredEmail, findReturnedEmail, inboundDomains, insertInbound, listInbound,
-  markAttemptFailed, markReady, markRecipientBounced, markReportDone, purgeReceivedBefore, returnPathDomains,
+  markAttemptFailed, markReady, markReportDone, purgeReceivedBefore, returnPathDomains,
   type InboundEmail, type InboundEmailSummary, type InboundFilter, type NewInbound, type PendingInbound, type ReceivingDomain, type ReturnedEmail,
 } from './inbound.repo.js';
 import { attachmentContent, fieldsOf, readHere, type MessageFields } from './parse-message.js';
@@ -319,15 +320,14 @@ export function inboundService(deps: InboundDeps): InboundService {
         [block.finalRecipient, block.originalRecipient].some((a) => a !== undefined && sameAddress(a, r)));
       if (to !== undefined && !bounced.has(to)) bounced.set(to, bounceDetails(block, report.reportingMta));
     }
-    const now = clock.now();
-    for (const [to, details] of bounced) {
-      await appendEvent(tx, {
-        workspaceId: row.workspaceId, emailId: email.id, domainId: email.domainId, kind: 'bounced', recipient: to,
-        from: email.from, subject: email.subject, now, data: { to, from: email.from, subject: email.subject, ...details },
-      });
-      await markRecipientBounced(tx, email.id, to, { smtpCode: details.smtp_code, detail: details.original_error }, now);
-      if (details.bounce_type === 'hard') await deps.suppressions.addFromBounce(tx, row.workspaceId, to, 'hard_bounce');
-    }
+    await recordRecipientOutcomes(tx, deps.suppressions, [{
+      emailId: email.id,
+      outcomes: [...bounced].map(([to, d]): RecipientOutcome => ({
+        kind: 'bounced', recipientId: email.recipientIds.get(to)!, address: to, smtpCode: d.smtp_code, enhancedStatusCode: d.enhanced_status_code,
+        bounce: { bounce_type: d.bounce_type, bounce_subtype: d.bounce_subtype, recommended_action: d.recommended_action },
+        provider: d.provider, response: d.original_error,
+      })),
+    }], clock.now());
     return bounced.size === 0 ? 'no failed recipient of this email in the report' : `bounced ${[...bounced.keys()].join(', ')}`;
   }
 
@@ -340,12 +340,13 @@ export function inboundService(deps: InboundDeps): InboundService {
       ?? email.recipients.find((r) => report.originalRcptTo.some((a) => sameAddress(a, r)))
       ?? (email.recipients.length === 1 ? email.recipients[0] : undefined);
     if (to === undefined) return 'complaint names none of the email\'s recipients';
-    await appendEvent(tx, {
-      workspaceId: row.workspaceId, emailId: email.id, domainId: email.domainId, kind: 'complained', recipient: to,
-      from: email.from, subject: email.subject, now: clock.now(),
-      data: { to, from: email.from, subject: email.subject, feedback_type: report.feedbackType, provider: feedbackProvider(fields.fromAddresses[0], row.helo) },
-    });
-    await deps.suppressions.addFromBounce(tx, row.workspaceId, to, 'complaint');
+    await recordRecipientOutcomes(tx, deps.suppressions, [{
+      emailId: email.id,
+      outcomes: [{
+        kind: 'complained', recipientId: email.recipientIds.get(to)!, address: to, feedbackType: report.feedbackType,
+        provider: feedbackProvider(fields.fromAddresses[0], row.helo),
+      }],
+    }], clock.now());
     return `complaint (${report.feedbackType}${report.userAgent ? `, ${report.userAgent}` : ''}) from ${to}`;
   }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { aggregateStatus } from '../../../src/emails/emails.ledger.js';
+import { aggregateStatus } from '../../../src/emails/outcomes.js';
 import { sinkDeliver, sinkVerdict } from '../../../src/delivery/sink.js';
 import { quotaPeriods, secondsToUtcMidnight } from '../../../src/workspaces/quota.js';
 

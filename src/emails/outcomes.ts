@@ -1,0 +1,144 @@
+import type { Tx } from '../store/db.js';
+import type { EmailStatus, RecipientStatus } from '../store/tables.js';
+import type { AttemptOutcome } from '../delivery/delivery.worker.js';
+import { SINK_TEST_DOMAIN } from '../delivery/sink.js';
+import { appendEvents, type NewEvent } from '../events/index.js';
+import { addressKey, mailDomain } from './addresses.js';
+import { findEmailHeaders, recipientsOfEmails, setRecipientOutcome, settleEmails, type EmailHeader } from './emails.repo.js';
+import type { SuppressionsPort } from './ports.js';
+
+// The one place a recipient's outcome is recorded, whoever learnt it: the
+// delivery worker from the SMTP reply, the inbound processor from a DSN or a
+// feedback report. In the caller's transaction it writes the recipient's
+// status, the event, the suppression a hard bounce or a complaint calls for,
+// and the email's status, which is the aggregate of its recipients': open
+// while any recipient is queued or deferred; then delivered when at least
+// one recipient accepted the message, failed when none did. A bounce that
+// comes as a report after the SMTP transaction was accepted therefore gives
+// the same recipient, event, suppression and email as a 550 at SMTP time.
+
+const OPEN: readonly RecipientStatus[] = ['queued', 'deferred'];
+
+/** The email's status once every recipient has an outcome, or undefined while some are open. */
+export function aggregateStatus(statuses: RecipientStatus[]): Extract<EmailStatus, 'delivered' | 'failed'> | undefined {
+  if (statuses.some((s) => OPEN.includes(s))) return undefined;
+  return statuses.includes('delivered') ? 'delivered' : 'failed';
+}
+
+export function isOpen(status: RecipientStatus): boolean {
+  return OPEN.includes(status);
+}
+
+/** A recipient who was delivered to complained (a feedback report, or the sink's simulation). */
+export interface Complaint {
+  kind: 'complained';
+  recipientId: string;
+  address: string;
+  feedbackType: string;
+  /** The mailbox provider the report came from, when known. */
+  provider?: string;
+}
+
+export type RecipientOutcome = AttemptOutcome | Complaint;
+
+export interface EmailOutcomes {
+  emailId: string;
+  outcomes: RecipientOutcome[];
+}
+
+type Outcome = { smtpCode?: number | null; detail: string };
+
+/** Records the outcomes, in `tx`; outcomes of emails that no longer exist are passed over. */
+export async function recordRecipientOutcomes(tx: Tx, suppressions: Pick<SuppressionsPort, 'addFromBounce'>,
+  list: EmailOutcomes[], now: number): Promise<void> {
+  if (list.length === 0) return;
+  const headers = await findEmailHeaders(tx, [...new Set(list.map((l) => l.emailId))]);
+  const events: NewEvent[] = [];
+  // Recipients that get the same status, code and reply share one UPDATE.
+  const updates = new Map<string, { status: RecipientStatus; outcome: Outcome; ids: string[] }>();
+  const setOutcome = (id: string, status: RecipientStatus, outcome: Outcome) => {
+    const key = JSON.stringify([status, outcome.smtpCode, outcome.detail]);
+    const update = updates.get(key);
+    if (update) update.ids.push(id);
+    else updates.set(key, { status, outcome, ids: [id] });
+  };
+
+  for (const { emailId, outcomes } of list) {
+    const e = headers.get(emailId);
+    if (!e) continue;
+    const base = { workspaceId: e.workspaceId, emailId: e.id, domainId: e.domainId, from: e.from, subject: e.subject, now };
+    const about = (to: string) => ({ to, from: e.from, subject: e.subject });
+    const suppress = (address: string, reason: 'hard_bounce' | 'complaint') =>
+      suppressible(e, address) ? suppressions.addFromBounce(tx, e.workspaceId, addressKey(address), reason) : undefined;
+    const complain = async (c: Omit<Complaint, 'kind' | 'recipientId'>) => {
+      events.push({ ...base, kind: 'complained', recipient: c.address, data: {
+        ...about(c.address), feedback_type: c.feedbackType, ...(c.provider !== undefined && { provider: c.provider }),
+      } });
+      await suppress(c.address, 'complaint');
+    };
+
+    for (const o of outcomes) {
+      switch (o.kind) {
+        case 'delivered':
+          setOutcome(o.recipientId, 'delivered', { smtpCode: o.smtpCode, detail: o.response });
+          events.push({ ...base, kind: 'delivered', recipient: o.address, data: {
+            ...about(o.address), delivered_at: new Date(now).toISOString(), smtp_code: o.smtpCode, mx_host: o.mxHost,
+          } });
+          if (o.complained) await complain({ address: o.address, feedbackType: 'abuse' });
+          break;
+        case 'complained':
+          await complain(o);
+          break;
+        case 'deferred':
+          setOutcome(o.recipientId, 'deferred', { smtpCode: o.smtpCode, detail: o.response });
+          events.push({ ...base, kind: 'delayed', recipient: o.address, data: {
+            ...about(o.address), attempt: o.attempt, next_attempt_at: new Date(o.nextAttemptAt).toISOString(),
+            smtp_code: o.smtpCode, reason: o.response,
+          } });
+          break;
+        case 'bounced':
+        case 'expired':
+          setOutcome(o.recipientId, 'bounced', { smtpCode: o.smtpCode, detail: o.response });
+          events.push({ ...base, kind: 'bounced', recipient: o.address, data: {
+            ...about(o.address), bounce_type: o.bounce.bounce_type, bounce_subtype: o.bounce.bounce_subtype, smtp_code: o.smtpCode,
+            enhanced_status_code: o.enhancedStatusCode, provider: (o.kind === 'bounced' && o.provider) || 'unknown',
+            recommended_action: o.bounce.recommended_action, original_error: o.response,
+          } });
+          if (o.kind === 'expired') {
+            events.push({ ...base, kind: 'failed', recipient: o.address, data: {
+              ...about(o.address), reason: `Gave up after temporary failures since ${new Date(o.queuedAt).toISOString()}: ${o.response}`,
+            } });
+          } else if (o.bounce.bounce_type === 'hard') {
+            await suppress(o.address, 'hard_bounce');
+          }
+          break;
+        case 'failed':
+          setOutcome(o.recipientId, 'failed', { detail: o.reason });
+          events.push({ ...base, kind: 'failed', recipient: o.address, data: { ...about(o.address), reason: o.reason } });
+          break;
+      }
+    }
+  }
+
+  for (const u of updates.values()) await setRecipientOutcome(tx, u.ids, u.status, u.outcome, now);
+  await appendEvents(tx, events);
+  if (updates.size > 0) await settle(tx, [...headers.keys()], now);
+}
+
+/** Simulated outcomes on the sink's test domain, and test mail, never touch the suppression list, so they can be repeated. */
+function suppressible(e: EmailHeader, address: string): boolean {
+  return e.mode === 'live' && mailDomain(address) !== SINK_TEST_DOMAIN;
+}
+
+/** Each email whose recipients all have an outcome takes their aggregate status. */
+async function settle(tx: Tx, emailIds: string[], now: number): Promise<void> {
+  const statuses = new Map<string, RecipientStatus[]>();
+  for (const r of await recipientsOfEmails(tx, emailIds)) statuses.set(r.emailId, [...(statuses.get(r.emailId) ?? []), r.status]);
+  const settled = { delivered: [] as string[], failed: [] as string[] };
+  for (const [id, list] of statuses) {
+    const status = aggregateStatus(list);
+    if (status) settled[status].push(id);
+  }
+  await settleEmails(tx, settled.delivered, 'delivered', now);
+  await settleEmails(tx, settled.failed, 'failed', now);
+}

@@ -1,0 +1,114 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { returnPathFor } from '../../src/inbound/return-path.js';
+import { startDns, type TestDns } from '../helpers/dns.js';
+import { directDeliveryEnv, startScriptedMx, type ScriptedMx } from '../helpers/mx.js';
+import { eventually, sendRaw, startSmtpTestApp, type SmtpTestApp } from '../helpers/smtp-app.js';
+
+// A recipient's outcome has one rule, whoever learns it: a 550 the MX gives
+// during the SMTP transaction, and a DSN that comes back after the MX took
+// the message, give the same recipient status, the same email.bounced data,
+// the same suppression and the same email status.
+
+const MX_HOST = '127.0.0.4';
+const DOMAIN = 'acme.test';
+const RECIPIENT = 'ghost@gone.test';
+const REFUSAL = `550 5.1.1 <${RECIPIENT}>: Recipient address rejected: User unknown in local recipient table`;
+
+/** The DSN gone.test's MX sends when it took a message and found no such mailbox afterwards. */
+function dsn(returnPath: string): string {
+  return [
+    'From: MAILER-DAEMON@mx.gone.test (Mail Delivery System)',
+    `To: ${returnPath}`,
+    'Subject: Undelivered Mail Returned to Sender',
+    'Date: Wed, 25 Nov 2026 10:00:00 +0000',
+    'Message-ID: <dsn-1@mx.gone.test>',
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/report; report-type=delivery-status; boundary="b1"',
+    '',
+    '--b1',
+    'Content-Type: text/plain',
+    '',
+    'Your message could not be delivered.',
+    '',
+    '--b1',
+    'Content-Type: message/delivery-status',
+    '',
+    'Reporting-MTA: dns; mx.gone.test',
+    '',
+    `Final-Recipient: rfc822; ${RECIPIENT}`,
+    'Action: failed',
+    'Status: 5.1.1',
+    'Remote-MTA: dns; mx.gone.test',
+    `Diagnostic-Code: smtp; ${REFUSAL}`,
+    '',
+    '--b1--',
+    '',
+  ].join('\r\n');
+}
+
+describe('a bounce learnt at SMTP time and from a DSN', () => {
+  let dns: TestDns;
+  let mx: ScriptedMx;
+  let t: SmtpTestApp;
+  let refusing = true;
+
+  beforeAll(async () => {
+    dns = await startDns([{ type: 'MX', name: 'gone.test', exchange: 'mx.gone.test', priority: 10 }, { type: 'A', name: 'mx.gone.test', address: MX_HOST }]);
+    mx = await startScriptedMx({ host: MX_HOST, reply: (stage, ctx) => (refusing && stage === 'rcpt' && ctx.address === RECIPIENT ? REFUSAL : undefined) });
+    t = await startSmtpTestApp({ env: directDeliveryEnv(dns.server, mx.port) });
+    await t.seed.activeDomain(DOMAIN);
+  });
+  afterAll(async () => {
+    await t?.close();
+    await mx?.stop();
+    await dns?.stop();
+  });
+
+  async function sendAndSettle(): Promise<string> {
+    const res = await t.api.post('/v1/emails', { from: `Ann <ann@${DOMAIN}>`, to: RECIPIENT, subject: 'Welcome', text: 'Hello!' });
+    expect(res.status).toBe(201);
+    const id = res.body.id as string;
+    await eventually(async () => {
+      const { status } = (await t.api.get(`/v1/emails/${id}`)).body;
+      return status === 'delivered' || status === 'failed' ? status : undefined;
+    }, 15_000, `email ${id} to settle`);
+    return id;
+  }
+
+  /** What the API shows of the bounce: the email's and its recipient's status, the event's data and the suppression. */
+  async function outcome(id: string) {
+    const email = (await t.api.get(`/v1/emails/${id}`)).body;
+    const events = (await t.api.get(`/v1/emails/${id}/events`)).body.data as Array<{ type: string; data: Record<string, unknown> }>;
+    const suppression = (await t.api.get(`/v1/suppressions?email=${encodeURIComponent(RECIPIENT)}`)).body.data[0];
+    const { status, smtp_code, detail } = email.recipients[0];
+    return {
+      email: email.status,
+      recipient: { status, smtp_code, detail },
+      bounced: events.filter((e) => e.type === 'email.bounced').map((e) => e.data),
+      suppression: suppression && { email: suppression.email, reason: suppression.reason },
+    };
+  }
+
+  it('records the same outcome for both', async () => {
+    const refused = await sendAndSettle();
+    const atSmtpTime = await outcome(refused);
+    expect(atSmtpTime).toMatchObject({
+      email: 'failed',
+      recipient: { status: 'bounced', smtp_code: 550, detail: REFUSAL },
+      bounced: [expect.objectContaining({ bounce_type: 'hard', bounce_subtype: 'no_mailbox', enhanced_status_code: '5.1.1' })],
+      suppression: { email: RECIPIENT, reason: 'hard_bounce' },
+    });
+
+    // The address is taken off the list, and the MX now takes the message, to bounce it later.
+    expect((await t.api.delete(`/v1/suppressions/${encodeURIComponent(RECIPIENT)}`)).status).toBe(204);
+    refusing = false;
+    const accepted = await sendAndSettle();
+    expect((await outcome(accepted)).email).toBe('delivered');
+
+    const returnPath = returnPathFor(accepted, RECIPIENT, `bounces.${DOMAIN}`);
+    const reply = await sendRaw(t.mxPort, { from: '', to: [returnPath] }, dsn(returnPath));
+    expect(reply).toMatch(/^250 /);
+    await eventually(async () => ((await outcome(accepted)).email === 'failed' ? true : undefined), 10_000, 'the DSN to be processed');
+    expect(await outcome(accepted)).toEqual(atSmtpTime);
+  });
+});
