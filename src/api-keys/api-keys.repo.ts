@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import { insertRows, type Db, type Tx } from '../store/db.js';
-import type { ApiKeysTable, ApiKeyActivityTable } from '../store/tables.js';
+import type { ApiKeysTable, ApiKeyActivityTable } from './api-keys.tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso, toIsoOrNull } from '../core/clock.js';
 import type { KeyMode } from './token.js';

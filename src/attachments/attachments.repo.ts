@@ -1,6 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db, Tx } from '../store/db.js';
-import type { AttachmentsTable } from '../store/tables.js';
+import type { AttachmentsTable } from './attachments.tables.js';
 import { toIso } from '../core/clock.js';
 
 export interface Attachment {

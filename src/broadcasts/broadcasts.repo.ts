@@ -1,6 +1,7 @@
 import { sql, type Selectable, type Updateable } from 'kysely';
 import type { Db, Tx } from '../store/db.js';
-import type { BroadcastStatus, BroadcastsTable, EngagementTier } from '../store/tables.js';
+import type { BroadcastStatus, BroadcastsTable } from './broadcasts.tables.js';
+import type { EngagementTier } from '../contacts/contacts.tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { claimLeases, freed } from '../store/lease.js';
 import { toIso, toIsoOrNull } from '../core/clock.js';

@@ -1,6 +1,7 @@
 import { sql, type SqlBool, type ExpressionBuilder } from 'kysely';
 import type { Db } from '../store/db.js';
-import type { Database, EngagementTier } from '../store/tables.js';
+import type { Database } from '../store/tables.js';
+import type { EngagementTier } from './contacts.tables.js';
 import { parseProperties, type Properties } from './contact-properties.js';
 
 // An audience: the workspace's subscribed contacts that are not deleted and

@@ -1,6 +1,6 @@
 import { sql, type Insertable, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
 import type { Db, Tx } from '../store/db.js';
-import type { ContactStatus, ContactsTable, EngagementTier } from '../store/tables.js';
+import type { ContactStatus, ContactsTable, EngagementTier } from './contacts.tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso, toIsoOrNull } from '../core/clock.js';
 import { parseProperties, type Properties } from './contact-properties.js';

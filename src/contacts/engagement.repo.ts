@@ -1,7 +1,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import { followerPosition, nextEventBatch, saveFollowerPosition } from '../store/event-log.js';
 import type { Db, Tx } from '../store/db.js';
-import type { EngagementTier } from '../store/tables.js';
+import type { EngagementTier } from './contacts.tables.js';
 import {
   AT_RISK_WITHIN_MS, ENGAGED_WITHIN_MS, ENGAGEMENT_EVENT_TYPES, INACTIVE_WITHIN_MS, NEW_WITHIN_MS, SEND_EVENT_TYPES,
   type EngagementFacts,

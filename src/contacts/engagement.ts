@@ -1,4 +1,4 @@
-import type { EngagementTier } from '../store/tables.js';
+import type { EngagementTier } from './contacts.tables.js';
 
 // Engagement tiers, from two facts per address kept in address_engagement:
 // when mail first went to it (the earliest email.sent or email.delivered

@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Db, Tx } from '../store/db.js';
-import type { DomainStatus, DomainsTable } from '../store/tables.js';
+import type { DomainStatus, DomainsTable } from './domains.tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import type { DkimAlgorithm } from './dkim-keys.js';
 import type { RecordKind } from './dns-records.js';

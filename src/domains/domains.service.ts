@@ -6,7 +6,7 @@ import { toIso, toIsoOrNull, type Clock } from '../core/clock.js';
 import { seal, unseal } from '../core/seal.js';
 import type { Store } from '../store/db.js';
 import type { Page, PageQuery } from '../store/paging.js';
-import type { DomainStatus } from '../store/tables.js';
+import type { DomainStatus } from './domains.tables.js';
 import { generateDkimKeys } from './dkim-keys.js';
 import { normaliseDomainName } from './domain-name.js';
 import { DEFAULT_RETURN_PATH_SUBDOMAIN, DEFAULT_TRACKING_SUBDOMAIN, recordsFor, type DnsRecordSpec } from './dns-records.js';

@@ -7,7 +7,7 @@ import { addressKey } from './addresses.js';
 import { listUnsubscribeOf, storedMailboxes } from './email-input.js';
 import { findStoredEmailsByIds, loadAttachmentParts, markSent, recipientsOfEmails, type EmailRecipient, type StoredEmail } from './emails.repo.js';
 import { isOpen, recordRecipientOutcomes } from './outcomes.js';
-import type { SuppressionReason } from '../store/tables.js';
+import type { SuppressionReason } from '../suppressions/suppressions.tables.js';
 import type { HtmlRewriter, SendersPort, SuppressionsPort } from './ports.js';
 import { cachedSenders } from './sender-cache.js';
 

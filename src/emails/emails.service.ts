@@ -3,7 +3,7 @@ import { newId } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
 import type { Plan } from '../config.js';
 import type { Store, Tx } from '../store/db.js';
-import type { EmailStatus } from '../store/tables.js';
+import type { EmailStatus } from './emails.tables.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import { consumeSendQuota, sendQuotaLeft } from '../workspaces/quota.js';
 import type { AttachmentsService } from '../attachments/index.js';

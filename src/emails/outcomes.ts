@@ -1,5 +1,5 @@
 import type { Tx } from '../store/db.js';
-import type { EmailStatus, RecipientStatus } from '../store/tables.js';
+import type { EmailStatus, RecipientStatus } from './emails.tables.js';
 import type { AttemptOutcome } from '../delivery/delivery.worker.js';
 import { SINK_TEST_DOMAIN } from '../delivery/sink.js';
 import { appendEvents, type NewEvent } from '../events/index.js';

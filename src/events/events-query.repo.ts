@@ -2,7 +2,7 @@ import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { followerPosition, nextEventBatch, saveFollowerPosition } from '../store/event-log.js';
 import { ftsTerm, likePattern, MIN_TRIGRAM_NEEDLE, rareTrigramTerms, workspaceSearchTag } from '../store/trigrams.js';
 import type { Db, Tx } from '../store/db.js';
-import type { EventsTable } from '../store/tables.js';
+import type { EventsTable } from './events.tables.js';
 import { isPostgres } from '../store/schema-helpers.js';
 import { fetchPage, type Page, type PageBound, type PageQuery } from '../store/paging.js';
 import { toEvent, type EmailEvent } from './events.repo.js';

@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import { insertRows, type Db, type Tx } from '../store/db.js';
-import type { EventsTable } from '../store/tables.js';
+import type { EventsTable } from './events.tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { newId } from '../core/ids.js';
 import { toIso } from '../core/clock.js';

@@ -1,6 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import { insertRows, runShaped, type Db, type Tx } from '../store/db.js';
-import type { InboundKind, InboundMessagesTable, InboundStatus } from '../store/tables.js';
+import type { InboundKind, InboundMessagesTable, InboundStatus } from './inbound.tables.js';
 import { claimLeases } from '../store/lease.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso } from '../core/clock.js';

@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import { runShaped, type Db, type Tx } from '../store/db.js';
-import type { SuppressionReason, SuppressionsTable } from '../store/tables.js';
+import type { SuppressionReason, SuppressionsTable } from './suppressions.tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso } from '../core/clock.js';
 

@@ -3,7 +3,7 @@ import { newId } from '../core/ids.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import type { Store, Tx } from '../store/db.js';
 import type { Page, PageQuery } from '../store/paging.js';
-import type { SuppressionReason } from '../store/tables.js';
+import type { SuppressionReason } from './suppressions.tables.js';
 import { cleanContactsWithAddress, isValidAddress, normaliseAddress } from '../contacts/index.js';
 import {
   deleteSuppression, findSuppressionByEmail, findSuppressionById, insertSuppression, listSuppressions, suppressedAmong,

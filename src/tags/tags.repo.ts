@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Db, Tx } from '../store/db.js';
-import type { TagsTable } from '../store/tables.js';
+import type { TagsTable } from './tags.tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso } from '../core/clock.js';
 

@@ -1,6 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import { runShaped, type Db, type Tx } from '../store/db.js';
-import type { TemplateVersionsTable, TemplatesTable } from '../store/tables.js';
+import type { TemplateVersionsTable, TemplatesTable } from './templates.tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { likePattern } from '../store/trigrams.js';
 import { toIso, toIsoOrNull } from '../core/clock.js';

@@ -4,7 +4,7 @@ import type { Clock } from '../core/clock.js';
 import { seal } from '../core/seal.js';
 import type { Store } from '../store/db.js';
 import type { Page, PageQuery } from '../store/paging.js';
-import type { WebhookDeliveryStatus } from '../store/tables.js';
+import type { WebhookDeliveryStatus } from './webhooks.tables.js';
 import type { Dispatcher } from './dispatcher.js';
 import { newSecret } from './signature.js';
 import { checkWebhookUrl } from './url-policy.js';

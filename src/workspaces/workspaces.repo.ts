@@ -1,5 +1,5 @@
 import type { Db, Tx } from '../store/db.js';
-import type { WorkspacesTable } from '../store/tables.js';
+import type { WorkspacesTable } from './workspaces.tables.js';
 import type { Selectable } from 'kysely';
 import { toIso } from '../core/clock.js';
 

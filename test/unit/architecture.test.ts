@@ -71,3 +71,49 @@ describe('engine loops', () => {
     expect(loops.map((f) => f.path)).toEqual([]);
   });
 });
+
+/** Every statement in `text` that writes a table, by the table's name. */
+function tablesWritten(text: string): string[] {
+  const kysely = /(?:insertInto|updateTable|deleteFrom)\(\s*'(\w+)'|insertRows\([^,]+,\s*'(\w+)'/g;
+  const rawSql = /\b(?:insert\s+into|delete\s+from)\s+(\w+)|\bupdate\s+(\w+)\s+set\b/gi;
+  // The lease primitive writes the table its caller names.
+  const leases = /\b(?:claimLeases|extendLeases|releaseOwners|freeGoneLeases|freed)\(\s*(?:[\w.]+,\s*)?'(\w+)'/g;
+  return [...text.matchAll(kysely), ...text.matchAll(rawSql), ...text.matchAll(leases)].map((m) => m.slice(1).find((g) => g !== undefined)!);
+}
+
+/** The folder whose `*.tables.ts` declares each table (store/tables.ts for the store's own). */
+const DECLARED_IN = new Map(files.filter((f) => f.path.endsWith('tables.ts')).flatMap((f) => {
+  const database = /interface Database \{([^}]*)\}/.exec(f.text)?.[1] ?? '';
+  return [...database.matchAll(/(\w+): \w+;/g)].map((m) => [m[1], f.path.split('/')[0]] as const);
+}));
+
+describe('the tables', () => {
+  const writers = new Map<string, Set<string>>();
+  for (const f of files) {
+    if (f.path.startsWith('store/migrations/') || f.path === 'store/lease.ts') continue;
+    for (const table of tablesWritten(f.text)) {
+      if (!DECLARED_IN.has(table)) continue; // A word after "update" in prose, or a search index's virtual table.
+      writers.set(table, (writers.get(table) ?? new Set()).add(f.path.split('/')[0]));
+    }
+  }
+
+  it('each have one writer: the folder that declares the table', () => {
+    const strays = [...writers].filter(([table, folders]) => folders.size !== 1 || !folders.has(DECLARED_IN.get(table)!))
+      .map(([table, folders]) => `${table}: declared in ${DECLARED_IN.get(table)}, written by ${[...folders].join(', ')}`);
+    expect(strays).toEqual([]);
+  });
+
+  it('are all declared and all written', () => {
+    expect(DECLARED_IN.size).toBeGreaterThan(35);
+    const unwritten = [...DECLARED_IN.keys()].filter((t) => !writers.has(t));
+    expect(unwritten).toEqual([]);
+  });
+
+  it('are seen written by every form of write', () => {
+    expect(tablesWritten("tx.updateTable('emails').set({})")).toEqual(['emails']);
+    expect(tablesWritten("await insertRows(tx, 'outbound_queue', rows)")).toEqual(['outbound_queue']);
+    expect(tablesWritten('sql`update contacts set engagement_tier = 1`')).toEqual(['contacts']);
+    expect(tablesWritten("claimLeases(tx, 'broadcasts', next, c)")).toEqual(['broadcasts']);
+    expect(tablesWritten("freeGoneLeases(store, 'inbound_messages', logger, now)")).toEqual(['inbound_messages']);
+  });
+});
