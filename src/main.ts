@@ -26,7 +26,7 @@ import { audiencePage, contactsRoutes, contactsService, countAudience, lastConta
 import { unsubscribeLinks, unsubscribeRoutes, type UnsubscribeLinks } from './unsubscribe/index.js';
 import { attachmentsRoutes, attachmentsService, type AttachmentsService } from './attachments/index.js';
 import { trackingRoutes, trackingService, type TrackingService } from './tracking/index.js';
-import { emailsLedger, emailsRoutes, emailsService, runDuePoller, type EmailsService } from './emails/index.js';
+import { outboundEmails, emailsRoutes, emailsService, runDuePoller, type EmailsService } from './emails/index.js';
 import { DEFAULT_MAX_LIFETIME_MS, DkimSigner, SmtpPool, cachingMxResolver, deliverToDomain, deliverViaRelay, type DomainDelivery } from './delivery/index.js';
 import { createDeliveryWorker, type DeliveryWorker } from './delivery/delivery.worker.js';
 import { mailauthResolver } from './domains/mailauth-resolver.js';
@@ -350,7 +350,7 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
         if (o.kind === 'delivered') metrics.delivered((clock.now() - item.createdAt) / 1000);
       }
     },
-    ledger: emailsLedger({
+    emails: outboundEmails({
       store, clock, senders: services.domains.senders(), suppressions: services.suppressions,
       // Tracking links point at the domain's verified tracking host, else at Mailroom itself.
       rewriteHtml: ({ workspaceId, emailId, html, domain }) => services.tracking.instrument({

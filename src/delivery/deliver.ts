@@ -18,7 +18,7 @@ import {
 
 export type RecipientStatus = 'delivered' | 'deferred' | 'bounced';
 
-export interface RecipientOutcome {
+export interface RecipientVerdict {
   recipient: string;
   status: RecipientStatus;
   smtp_code?: number;
@@ -84,13 +84,13 @@ function base(recipient: string, reply: string, code: number | undefined, host: 
   };
 }
 
-function deferred(recipient: string, reply: string, code: number | undefined, host: Host | undefined): RecipientOutcome {
+function deferred(recipient: string, reply: string, code: number | undefined, host: Host | undefined): RecipientVerdict {
   const retry = retryHintMs(reply);
   return { ...base(recipient, reply, code, host), status: 'deferred', ...(retry !== undefined && { retry_after_ms: retry }) };
 }
 
 /** A verdict by its class: the enhanced code when there is one, as it is the more specific (RFC 3463 §1). */
-function outcome(recipient: string, reply: string, code: number | undefined, host: Host | undefined): RecipientOutcome {
+function outcome(recipient: string, reply: string, code: number | undefined, host: Host | undefined): RecipientVerdict {
   const cls = extractEnhancedStatus(reply)?.[0] ?? String(code ?? '')[0];
   if (cls === '2') return { ...base(recipient, reply, code, host), status: 'delivered' };
   if (cls !== '5') return deferred(recipient, reply, code, host);
@@ -119,9 +119,9 @@ async function deliverThrough(
   message: OutboundMessage,
   deps: CommonDeps,
   maxAttempts: number,
-): Promise<RecipientOutcome[]> {
+): Promise<RecipientVerdict[]> {
   const options = sessionOptions(deps);
-  const done: RecipientOutcome[] = [];
+  const done: RecipientVerdict[] = [];
   let pending = [...new Set(message.recipients)];
   let lastFailure = 'no host could be reached';
   let lastHost: Host | undefined;
@@ -166,7 +166,7 @@ const DNS_FAILURE_STATUS: Record<string, string> = {
 };
 
 /** Delivers `raw` to `recipients`, all of `domain`, through the domain's MX hosts: one transaction per session. */
-export async function deliverToDomain(delivery: DomainDelivery, deps: DirectDeps): Promise<RecipientOutcome[]> {
+export async function deliverToDomain(delivery: DomainDelivery, deps: DirectDeps): Promise<RecipientVerdict[]> {
   const destination = await resolveDestination(delivery.domain, {
     resolver: deps.resolver,
     allowPrivate: deps.allowPrivate,
@@ -187,7 +187,7 @@ export async function deliverToDomain(delivery: DomainDelivery, deps: DirectDeps
  * (STARTTLS when offered, port 587 by default) or smtps://... (TLS from the
  * start, RFC 8314, port 465 by default, certificate checked).
  */
-export async function deliverViaRelay(relayUrl: string | URL, message: OutboundMessage, deps: RelayDeps): Promise<RecipientOutcome[]> {
+export async function deliverViaRelay(relayUrl: string | URL, message: OutboundMessage, deps: RelayDeps): Promise<RecipientVerdict[]> {
   const url = new URL(relayUrl);
   const implicit = url.protocol === 'smtps:';
   if (!implicit && url.protocol !== 'smtp:') throw new Error(`relay URL must be smtp:// or smtps://, not ${url.protocol}`);

@@ -7,7 +7,7 @@ import type { Store, Tx } from '../store/db.js';
 import { extendLeases, freeGoneLeases } from '../store/lease.js';
 import {
   composeMessage, nextAttemptDelayMs, parseReply, classifyBounce,
-  type BounceClassification, type ComposeInput, type DkimKey, type DkimSigner, type DomainDelivery, type RecipientOutcome,
+  type BounceClassification, type ComposeInput, type DkimKey, type DkimSigner, type DomainDelivery, type RecipientVerdict,
 } from './index.js';
 import {
   completeItems, dueRows, leaseRows, nextDueAt, postponeDestination, retryItem, type QueueItem,
@@ -22,7 +22,8 @@ import { coalescedWrite } from '../store/coalesced-write.js';
 // became of each recipient in one transaction with the queue change. Network
 // I/O happens between transactions, never inside one.
 //
-// It knows nothing of emails or events: the `ledger` port (the emails area)
+// It knows nothing of emails or events: the `emails` port (OutboundEmails,
+// which the emails area implements)
 // says what to send and writes the outcomes.
 
 /** What one queue row asks to send. */
@@ -60,7 +61,7 @@ export interface RowOutcome {
 }
 
 /** The emails area, seen from the worker. */
-export interface DeliveryLedger {
+export interface OutboundEmails {
   /** Inside the claim transaction: the emails of these rows are now handed to delivery. */
   handOff(tx: Tx, items: QueueItem[], now: number): Promise<void>;
   /** What to send for each row, by row id; a row without an entry has nothing left to send (it is then dropped). */
@@ -73,10 +74,10 @@ export interface DeliveryWorkerDeps {
   store: Store;
   clock: Clock;
   logger: Logger;
-  ledger: DeliveryLedger;
+  emails: OutboundEmails;
   signer: DkimSigner;
   /** Direct-to-MX or relay delivery of one message to the recipients of one domain. */
-  transport(delivery: DomainDelivery): Promise<RecipientOutcome[]>;
+  transport(delivery: DomainDelivery): Promise<RecipientVerdict[]>;
   /** MAILROOM_DELIVERY=sink: nothing leaves the machine, live mail included. */
   sinkOnly: boolean;
   /** Attempts under way at once (default 64); a row whose attempt is over and whose outcome is being written takes no slot. */
@@ -167,7 +168,7 @@ interface Finished {
 const codeForStatus = (status: string): number => (status === '5.1.10' ? 556 : Number(status[0]) * 100 + 50);
 
 export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
-  const { store, clock, logger, ledger } = deps;
+  const { store, clock, logger, emails } = deps;
   const concurrency = deps.concurrency ?? DEFAULT_CONCURRENCY;
   const leaseMs = deps.leaseMs ?? DEFAULT_LEASE_MS;
   const idleMs = deps.idleMs ?? DEFAULT_IDLE_MS;
@@ -215,7 +216,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         chosen.push(row.id);
       }
       const items = await leaseRows(tx, chosen, { now, until: now + leaseMs, owner });
-      if (items.length) await ledger.handOff(tx, items, now);
+      if (items.length) await emails.handOff(tx, items, now);
       return items;
     // At once: outcomes gathering meanwhile go in the same commit, and the
     // store's commits already wait for a sync under way.
@@ -230,7 +231,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   }
 
   /** Turns the transport's verdicts into outcomes; temporary failures past the lifetime expire. */
-  function outcomesOf(item: QueueItem, job: DeliveryJob, results: RecipientOutcome[], complained: Set<string>, nextAttemptAt: number): AttemptOutcome[] {
+  function outcomesOf(item: QueueItem, job: DeliveryJob, results: RecipientVerdict[], complained: Set<string>, nextAttemptAt: number): AttemptOutcome[] {
     const byAddress = new Map(results.map((r) => [r.recipient, r]));
     const attempt = item.attempt + 1;
     return job.recipients.map(({ id, address }): AttemptOutcome => {
@@ -262,7 +263,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     });
   }
 
-  /** Writes the outcomes of finished rows: the ledger's records, kept sink messages and the queue changes. */
+  /** Writes the outcomes of finished rows: the emails' records, kept sink messages and the queue changes. */
   async function writeOutcomes(tx: Tx, rows: Finished[]): Promise<void> {
     const now = clock.now();
     for (const r of rows) if (r.kept) await keepMessage(tx, { ...r.kept, now });
@@ -276,7 +277,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
           'destination rests: its queued mail waits');
       }
     }
-    await ledger.record(tx, rows.filter((r) => r.loaded && !r.suspended).map(({ item, outcomes }) => ({ item, outcomes })), now);
+    await emails.record(tx, rows.filter((r) => r.loaded && !r.suspended).map(({ item, outcomes }) => ({ item, outcomes })), now);
     const done: string[] = [];
     for (const { item, outcomes, suspended, retryAt } of rows) {
       if (suspended) {
@@ -297,15 +298,14 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   // a row per unit, so a row the store refuses cannot hold back the others).
   const recordOutcomes = coalescedWrite(store, writeOutcomes, { maxRows: MAX_ROWS_PER_RECORD });
 
-  /** One attempt at a row: builds, signs and hands over the message; returns what the outcome write needs. */
   /** When a row is tried again after these results (the schedule, or later when a server asked for it). */
-  function retryTime(item: QueueItem, results: RecipientOutcome[]): number {
+  function retryTime(item: QueueItem, results: RecipientVerdict[]): number {
     const hint = Math.max(0, ...results.map((r) => r.retry_after_ms ?? 0));
     return clock.now() + nextAttemptDelayMs(item.attempt + 1, rng, hint || undefined);
   }
 
   /** What a transport's results say of the destination, as opposed to the message. */
-  function verdictOf(results: RecipientOutcome[]): DestinationVerdict {
+  function verdictOf(results: RecipientVerdict[]): DestinationVerdict {
     if (results.some((r) => r.status === 'deferred' && isSlowDownReply(r.smtp_code, r.response))) return 'throttled';
     if (results.some((r) => r.status === 'delivered')) return 'accepted';
     if (results.some((r) => r.smtp_code !== undefined)) return 'answered';
@@ -314,6 +314,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     return 'unknown';
   }
 
+  /** One attempt at a row: builds, signs and hands over the message; returns what the outcome write needs. */
   async function attempt(item: QueueItem, job: DeliveryJob | undefined): Promise<Finished> {
     let retryAt: number | undefined;
     let destinationTrouble: string | undefined;
@@ -322,7 +323,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     let kept: Omit<KeptMessage, 'now'> | undefined;
     if (job.recipients.length) {
       const addresses = job.recipients.map((r) => r.address);
-      let results: RecipientOutcome[];
+      let results: RecipientVerdict[];
       let complained = new Set<string>();
       let raw: Buffer | undefined;
       try {
@@ -376,7 +377,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   /** Starts the deliveries of claimed rows; what to send is read for all of them at once. */
   function start(items: QueueItem[]): void {
     if (items.length === 0) return;
-    const jobs = ledger.load(items);
+    const jobs = emails.load(items);
     attempting += items.length;
     for (const item of items) {
       const destination = destinationOf(item);

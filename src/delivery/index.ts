@@ -21,7 +21,7 @@ export {
   type DirectDeps,
   type DomainDelivery,
   type OutboundMessage,
-  type RecipientOutcome,
+  type RecipientVerdict,
   type RecipientStatus,
   type RelayDeps,
 } from './deliver.js';

@@ -1,6 +1,6 @@
 import { newId } from '../core/ids.js';
 import type { Db, Tx } from '../store/db.js';
-import { classifyBounce, extractEnhancedStatus, type RecipientOutcome } from './index.js';
+import { classifyBounce, extractEnhancedStatus, type RecipientVerdict } from './index.js';
 
 // The sink: where messages go when nothing may leave the machine
 // (MAILROOM_DELIVERY=sink, and always for test keys). Every built message is
@@ -36,7 +36,7 @@ const REPLIES = {
 } as const;
 
 export interface SinkResult {
-  outcomes: RecipientOutcome[];
+  outcomes: RecipientVerdict[];
   /** Accepted recipients whose simulation also files a complaint. */
   complained: Set<string>;
 }
@@ -44,7 +44,7 @@ export interface SinkResult {
 /** What the sink says to each recipient on attempt number `attempt` (0 for the first). */
 export function sinkDeliver(recipients: string[], attempt: number): SinkResult {
   const complained = new Set<string>();
-  const outcomes = recipients.map((recipient): RecipientOutcome => {
+  const outcomes = recipients.map((recipient): RecipientVerdict => {
     const verdict = sinkVerdict(recipient);
     if (verdict === 'complained') complained.add(recipient);
     const reply = verdict === 'bounced' ? REPLIES.bounced : verdict === 'delayed' && attempt === 0 ? REPLIES.delayed : REPLIES.delivered;

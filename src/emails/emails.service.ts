@@ -17,7 +17,9 @@ import {
   waitingBroadcastEmails, type BroadcastEmailCounts,
   loadAttachmentParts, nextScheduledAt, transitionEmail, type AttachmentPart, type DueEmail, type Email, type EmailFilter, type EmailSummary, type NewEmail,
 } from './emails.repo.js';
-import type { SenderDomain, SendersPort, SuppressionsPort, TemplatesPort } from './ports.js';
+import type { DomainSenders, SendingDomain } from '../domains/index.js';
+import type { SuppressionsPort } from '../suppressions/index.js';
+import type { TemplatesPort } from './ports.js';
 import { cachedSenders } from './sender-cache.js';
 import { checkSpam, type SpamCheckResult } from './spam-check.js';
 
@@ -30,7 +32,7 @@ import { checkSpam, type SpamCheckResult } from './spam-check.js';
 //
 // A new email waits MAILROOM_SEND_DELAY seconds as pending (the cancel
 // window); the delivery worker moves it to sent when it claims its first
-// queue row, and the ledger settles delivered or failed from the recipients.
+// queue row, and outcomes.ts settles delivered or failed from the recipients.
 
 /** Who is sending: the calling key's workspace, plan and mode. */
 export interface Sender {
@@ -130,7 +132,7 @@ export interface BroadcastSendResult {
 export interface EmailsDeps {
   store: Store;
   clock: Clock;
-  senders: SendersPort;
+  senders: DomainSenders;
   suppressions: SuppressionsPort;
   attachments: AttachmentsService;
   plan(name: string): Plan;
@@ -175,7 +177,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
 
   /** The email's domain, checked against the sender's mode. Memoised per request (a batch names few domains). */
   function domainLookup(sender: Sender) {
-    const cache = new Map<string, Promise<SenderDomain | undefined>>();
+    const cache = new Map<string, Promise<SendingDomain | undefined>>();
     return async (draft: EmailDraft) => {
       let found = cache.get(draft.fromDomain);
       if (!found) cache.set(draft.fromDomain, (found = domains.find(sender.workspaceId, draft.fromDomain)));
@@ -208,7 +210,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
     return parts;
   }
 
-  function prepare(sender: Sender, draft: EmailDraft, domain: SenderDomain | undefined,
+  function prepare(sender: Sender, draft: EmailDraft, domain: SendingDomain | undefined,
     parts: AttachmentPart[], suppressedAll: Map<string, string>, resentFrom: string | null, now: number,
     broadcast?: { id: string; contactId: string }): Prepared {
     const id = newId('em', now);
@@ -324,7 +326,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
       const now = clock.now();
       const results: BatchItemResult[] = items.map((_, index) => ({ index }));
       const lookup = domainLookup(sender);
-      const ready: Array<{ index: number; draft: EmailDraft; domain: SenderDomain | undefined; parts: AttachmentPart[] }> = [];
+      const ready: Array<{ index: number; draft: EmailDraft; domain: SendingDomain | undefined; parts: AttachmentPart[] }> = [];
       /** A refused item: in strict mode the whole batch, naming the item. */
       const refuse = (index: number, err: AppError) => {
         if (strict) {
@@ -369,7 +371,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
       const now = clock.now();
       const lookup = domainLookup(sender);
       const refused: BroadcastSendResult['refused'] = [];
-      const ready: Array<{ contactId: string; draft: EmailDraft; domain: SenderDomain | undefined }> = [];
+      const ready: Array<{ contactId: string; draft: EmailDraft; domain: SendingDomain | undefined }> = [];
       for (const item of items) {
         let draft: EmailDraft;
         try {

@@ -1,10 +1,10 @@
 export { emailsService, type BroadcastItem, type EmailsService, type EmailsDeps, type Sender } from './emails.service.js';
 export { emailsRoutes } from './emails.routes.js';
-export { emailsLedger, type LedgerDeps } from './emails.ledger.js';
+export { outboundEmails, type OutboundEmailsDeps } from './outbound-emails.js';
 export { aggregateStatus, recordRecipientOutcomes, type Complaint, type EmailOutcomes, type RecipientOutcome } from './outcomes.js';
 export { runDuePoller } from './due-poller.js';
 export type {
-  HtmlRewriter, RenderedTemplate, SenderDomain, SendersPort, SuppressionsPort, TemplateRef, TemplateSend, TemplatesPort,
+  HtmlRewriter, RenderedTemplate, TemplateRef, TemplateSend, TemplatesPort,
 } from './ports.js';
 export { parseMailbox } from './addresses.js';
 export { checkScheduleTime, type EmailCreateBody } from './email-input.js';

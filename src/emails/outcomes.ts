@@ -5,7 +5,7 @@ import { SINK_TEST_DOMAIN } from '../delivery/sink.js';
 import { appendEvents, type NewEvent } from '../events/index.js';
 import { addressKey, mailDomain } from './addresses.js';
 import { findEmailHeaders, recipientsOfEmails, setRecipientOutcome, settleEmails, type EmailHeader } from './emails.repo.js';
-import type { SuppressionsPort } from './ports.js';
+import type { SuppressionsPort } from '../suppressions/index.js';
 
 // The one place a recipient's outcome is recorded, whoever learnt it: the
 // delivery worker from the SMTP reply, the inbound processor from a DSN or a

@@ -1,25 +1,10 @@
-import type { Tx } from '../store/db.js';
 import type { AppError } from '../core/errors.js';
+import type { SendingDomain } from '../domains/index.js';
 
-// What the emails area needs from other areas, as narrow ports the
-// composition root wires: the sending domains (domains area) and the
-// suppression list (audience area).
-
-export interface SenderDomain {
-  id: string;
-  name: string;
-  status: 'unverified' | 'verifying' | 'active';
-  /** The bounce subdomain the per-message return-path (MAIL FROM) lives on. */
-  returnPathDomain: string;
-  dkim: Array<{ selector: string; algorithm: 'rsa' | 'ed25519'; privateKeyPem: string }>;
-  /** Tracking settings, passed on to the HTML rewriter. */
-  openTracking?: boolean;
-  clickTracking?: boolean;
-  /** The verified tracking host of the domain, if any. */
-  trackingHost?: string | null;
-  /** Whether the domain's last DNS check found its DMARC record; unknown when never checked. */
-  dmarc?: 'published' | 'missing' | 'unknown';
-}
+// What the emails area asks of others in its own terms, as ports the
+// composition root wires: the HTML rewriter of tracking and the templates'
+// rendering. The sending domains and the suppression list are the domains'
+// and suppressions' own ports (their index.ts).
 
 /**
  * Rewrites an email's HTML as it is built for delivery (open and click
@@ -27,19 +12,7 @@ export interface SenderDomain {
  * must give the same result every time it is called for the same email, as a
  * message is built again on each attempt and for each destination domain.
  */
-export type HtmlRewriter = (r: { workspaceId: string; emailId: string; html: string; domain: SenderDomain }) => Promise<string>;
-
-export interface SendersPort {
-  /** The workspace's domain of that name (ASCII, lower case), if it has one. */
-  find(workspaceId: string, domainName: string): Promise<SenderDomain | undefined>;
-}
-
-export interface SuppressionsPort {
-  /** The suppressed ones among `addresses` (lower-cased), keyed by address, with the reason. */
-  check(workspaceId: string, addresses: string[]): Promise<Map<string, string>>;
-  /** Inside the transaction that records the bounce or complaint. */
-  addFromBounce(tx: Tx, workspaceId: string, address: string, reason: 'hard_bounce' | 'complaint'): Promise<void>;
-}
+export type HtmlRewriter = (r: { workspaceId: string; emailId: string; html: string; domain: SendingDomain }) => Promise<string>;
 
 /** The template a send names, as the request gives it. */
 export interface TemplateRef {

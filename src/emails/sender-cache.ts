@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock.js';
-import type { SenderDomain, SendersPort } from './ports.js';
+import type { DomainSenders, SendingDomain } from '../domains/index.js';
 
 // Looking a sending domain up costs about as much as inserting an email (the
 // domains area reads its records and unseals its DKIM keys), and every send
@@ -11,8 +11,8 @@ import type { SenderDomain, SendersPort } from './ports.js';
 export const ACTIVE_DOMAIN_CACHE_MS = 2000;
 const MAX_ENTRIES = 10_000;
 
-export function cachedSenders(senders: SendersPort, clock: Clock): SendersPort {
-  const entries = new Map<string, { domain: SenderDomain; until: number }>();
+export function cachedSenders(senders: DomainSenders, clock: Clock): DomainSenders {
+  const entries = new Map<string, { domain: SendingDomain; until: number }>();
   return {
     async find(workspaceId, name) {
       const key = `${workspaceId}\n${name}`;

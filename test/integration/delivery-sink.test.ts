@@ -5,7 +5,7 @@ import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { sinkMessagesFor } from '../../src/delivery/sink.js';
 import { dueRows, leaseRows } from '../../src/delivery/queue.repo.js';
-import { emailsLedger } from '../../src/emails/index.js';
+import { outboundEmails } from '../../src/emails/index.js';
 import { parseReturnPath } from '../../src/inbound/return-path.js';
 import { startTestApp, type ApiClient, type TestApp } from '../helpers/app.js';
 
@@ -144,14 +144,14 @@ describe('messages kept by the sink', () => {
   });
 });
 
-describe('the delivery ledger', () => {
+describe('the outbound emails port', () => {
   it('builds the message with the HTML rewriter of the composition root (tracking), for known domains only', async () => {
     // A long send delay keeps the app's own worker away from these rows.
     await using t = await startTestApp({ env: { MAILROOM_SEND_DELAY: '600' } });
     await t.seed.activeDomain('acme.test');
     const { store, domains, suppressions } = t.mailroom.services;
     const seen: string[] = [];
-    const ledger = emailsLedger({
+    const outbound = outboundEmails({
       store, clock: t.clock, senders: domains.senders(), suppressions,
       rewriteHtml: async ({ emailId, html, domain }) => {
         seen.push(`${emailId} ${domain.name}`);
@@ -166,10 +166,10 @@ describe('the delivery ledger', () => {
     const items = await store.write(async (tx) => {
       const due = await dueRows(tx, { now, limit: 10, skipDomains: [] });
       const claimed = await leaseRows(tx, due.map((r) => r.id), { now, until: now + 60_000, owner: 'test' });
-      await ledger.handOff(tx, claimed, now);
+      await outbound.handOff(tx, claimed, now);
       return claimed;
     });
-    const loaded = await ledger.load(items);
+    const loaded = await outbound.load(items);
     const jobs = new Map(items.map((i) => [i.emailId, loaded.get(i.id)]));
     expect(jobs.get(known)?.compose.html).toBe('<p>Hi<img src="https://t.example/o"></p>');
     expect(jobs.get(unknown)?.compose.html).toBe('<p>Hi</p>');

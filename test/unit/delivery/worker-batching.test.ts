@@ -2,7 +2,7 @@ import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { useTempStore } from '../../helpers/store.js';
 import { systemClock } from '../../../src/core/clock.js';
-import { createDeliveryWorker, type DeliveryJob, type DeliveryLedger } from '../../../src/delivery/delivery.worker.js';
+import { createDeliveryWorker, type DeliveryJob, type OutboundEmails } from '../../../src/delivery/delivery.worker.js';
 import { enqueue, type QueueItem } from '../../../src/delivery/queue.repo.js';
 import type { DkimSigner } from '../../../src/delivery/index.js';
 import type { Tx } from '../../../src/store/db.js';
@@ -22,7 +22,7 @@ const job = (item: QueueItem): DeliveryJob => ({
 /**
  * Queues `rows` emails, runs a worker of `concurrency` slots over them with a
  * transport that delivers after `pause`, until every row is recorded, and
- * tells what the ledger saw: each hand-off and record call with its
+ * tells what the emails port saw: each hand-off and record call with its
  * transaction, how often each email was recorded, and the most attempts at once.
  */
 async function deliverAll(rows: number, concurrency: number, pause: () => Promise<unknown>) {
@@ -37,7 +37,7 @@ async function deliverAll(rows: number, concurrency: number, pause: () => Promis
   const kinds = new Set<string>();
   let active = 0;
   let most = 0;
-  const ledger: DeliveryLedger = {
+  const emails: OutboundEmails = {
     async handOff(tx, items) { handOffs.push({ tx, emailIds: items.map((i) => i.emailId) }); },
     async load(items) { return new Map(items.map((item) => [item.id, job(item)])); },
     async record(tx, done) {
@@ -49,7 +49,7 @@ async function deliverAll(rows: number, concurrency: number, pause: () => Promis
     },
   };
   const worker = createDeliveryWorker({
-    store: temp.store, clock: systemClock, logger: pino({ level: 'silent' }), ledger, sinkOnly: false, concurrency, idleMs: 20,
+    store: temp.store, clock: systemClock, logger: pino({ level: 'silent' }), emails, sinkOnly: false, concurrency, idleMs: 20,
     signer: {} as DkimSigner,
     async transport(d) {
       most = Math.max(most, ++active);

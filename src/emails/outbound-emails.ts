@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import type { Store } from '../store/db.js';
-import type { DeliveryJob, DeliveryLedger } from '../delivery/delivery.worker.js';
+import type { DeliveryJob, OutboundEmails } from '../delivery/delivery.worker.js';
 import { returnPathFor } from '../inbound/return-path.js';
 import { appendEvents, type NewEvent } from '../events/index.js';
 import { addressKey } from './addresses.js';
@@ -8,23 +8,25 @@ import { listUnsubscribeOf, storedMailboxes } from './email-input.js';
 import { findStoredEmailsByIds, loadAttachmentParts, markSent, recipientsOfEmails, type EmailRecipient, type StoredEmail } from './emails.repo.js';
 import { isOpen, recordRecipientOutcomes } from './outcomes.js';
 import type { SuppressionReason } from '../suppressions/suppressions.tables.js';
-import type { HtmlRewriter, SendersPort, SuppressionsPort } from './ports.js';
+import type { DomainSenders } from '../domains/index.js';
+import type { SuppressionsPort } from '../suppressions/index.js';
+import type { HtmlRewriter } from './ports.js';
 import { cachedSenders } from './sender-cache.js';
 
-// The emails area as the delivery worker sees it (its DeliveryLedger port):
+// The emails area as the delivery worker sees it (its OutboundEmails port):
 // hand-off (pending -> sent), what to send for a queue row, and the outcomes
 // written back with their events in the worker's transaction (outcomes.ts).
 
-export interface LedgerDeps {
+export interface OutboundEmailsDeps {
   store: Store;
   clock: Clock;
-  senders: SendersPort;
+  senders: DomainSenders;
   suppressions: SuppressionsPort;
   /** Applied to the HTML of emails whose domain the workspace has (tracking). */
   rewriteHtml?: HtmlRewriter;
 }
 
-export function emailsLedger(deps: LedgerDeps): DeliveryLedger {
+export function outboundEmails(deps: OutboundEmailsDeps): OutboundEmails {
   const { store, suppressions } = deps;
   const senders = cachedSenders(deps.senders, deps.clock);
 
