@@ -4,6 +4,7 @@ import { CONFIG_KEYS, ConfigError, describeConfig, flagsToEnv, loadConfig, type 
 import { openServices, startMailroom } from './main.js';
 import { ListenerError } from './smtp/index.js';
 import { AppError } from './core/errors.js';
+import { SecretMismatchError } from './store/secret-check.js';
 import { isScope } from './core/scopes.js';
 
 const USAGE = `mailroom — self-hosted email platform
@@ -223,7 +224,9 @@ run(process.argv.slice(2)).then(
   (code) => { process.exitCode = code; },
   (err) => {
     if (err instanceof UsageError) console.error(`mailroom: ${err.message}\n\n${USAGE}`);
-    else if (err instanceof ConfigError || err instanceof AppError || err instanceof StartupError) console.error(`mailroom: ${err.message}`);
+    else if (err instanceof ConfigError || err instanceof AppError || err instanceof StartupError || err instanceof SecretMismatchError) {
+      console.error(`mailroom: ${err.message}`);
+    }
     else console.error(err);
     process.exitCode = err instanceof UsageError ? 64 : 1;
   },

@@ -13,6 +13,8 @@ export interface Keyring {
   sealKey: Buffer;
   trackingKey: Buffer;
   unsubscribeKey: Buffer;
+  /** Checks that every node on one store shares the master secret (store/secret-check.ts). */
+  storeCheckKey: Buffer;
 }
 
 export function deriveKeyring(master: Buffer): Keyring {
@@ -23,6 +25,7 @@ export function deriveKeyring(master: Buffer): Keyring {
     sealKey: derive('seal'),
     trackingKey: derive('tracking'),
     unsubscribeKey: derive('unsubscribe'),
+    storeCheckKey: derive('store-check'),
   };
 }
 

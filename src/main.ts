@@ -8,6 +8,7 @@ import { systemClock, type Clock } from './core/clock.js';
 import { AppError } from './core/errors.js';
 import { cursorCodec } from './core/cursors.js';
 import { openKeyring, type Keyring } from './keyring.js';
+import { checkMasterSecret } from './store/secret-check.js';
 import { createLogger } from './logger.js';
 import { openStore, type Store } from './store/db.js';
 import { loadContract } from './http/contract.js';
@@ -105,6 +106,10 @@ export async function openServices(config: Config, clock: Clock = systemClock, l
   const store = openStore(config.databaseUrl);
   await store.migrate();
   const keyring = openKeyring(config.dataDir, config.secret);
+  await checkMasterSecret(store, keyring.storeCheckKey).catch(async (err: unknown) => {
+    await store.close();
+    throw err;
+  });
   // Lookups answer within the timeout or count as temporary failures.
   const dns = new dnsPromises.Resolver({ timeout: 2_000, tries: 2 });
   if (config.dnsServers.length > 0) dns.setServers(config.dnsServers);

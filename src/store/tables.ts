@@ -11,6 +11,13 @@ export interface EventWatermarksTable {
   last_event_pos: number;
 }
 
+/** Settings of the store itself (store/secret-check.ts). */
+export interface StoreSettingsTable {
+  name: string;
+  value: string;
+}
+
 export interface Database {
   event_watermarks: EventWatermarksTable;
+  store_settings: StoreSettingsTable;
 }

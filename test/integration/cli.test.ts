@@ -10,9 +10,9 @@ import { apiClient, startTestApp } from '../helpers/app.js';
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-async function mailroom(args: string[], dataDir: string) {
+async function mailroom(args: string[], dataDir: string, env: Record<string, string> = {}) {
   return run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
-    cwd: root, env: { ...process.env, MAILROOM_DATA_DIR: dataDir, MAILROOM_LOG_LEVEL: 'silent' }, timeout: 20_000,
+    cwd: root, env: { ...process.env, MAILROOM_DATA_DIR: dataDir, MAILROOM_LOG_LEVEL: 'silent', ...env }, timeout: 20_000,
   });
 }
 
@@ -137,6 +137,24 @@ describe('mailroom CLI', () => {
     await expect(mailroom(['keys', 'create', '--name', 'x', '--scopes', 'root'], t.dataDir)).rejects.toMatchObject({ stderr: expect.stringContaining("unknown scope 'root'") });
     await expect(mailroom(['config', '--http-port', '99999'], t.dataDir)).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('MAILROOM_HTTP_PORT must be a whole number') });
     await expect(mailroom(['frobnicate'], t.dataDir)).rejects.toMatchObject({ stderr: expect.stringContaining("unknown command 'frobnicate'") });
+  });
+});
+
+describe('nodes sharing one database', () => {
+  it('refuse to start under a master secret other than the one the database was set up under', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'mailroom-secret-'));
+    try {
+      const first = { MAILROOM_SECRET: 'a'.repeat(40) };
+      await mailroom(['workspaces', 'list'], dataDir, first);
+      const err = await mailroom(['workspaces', 'list'], dataDir, { MAILROOM_SECRET: 'b'.repeat(40) })
+        .then(() => undefined, (e: { code: number; stderr: string }) => e);
+      expect(err?.code).toBe(1);
+      expect(err!.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^mailroom: This database was set up under another master secret\. .*MAILROOM_SECRET/)]);
+      // The first secret still opens it.
+      await expect(mailroom(['workspaces', 'list'], dataDir, first)).resolves.toMatchObject({ stderr: '' });
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
 

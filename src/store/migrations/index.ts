@@ -20,6 +20,7 @@ import * as m0019 from './0019_contact_properties.js';
 import * as m0020 from './0020_broadcasts.js';
 import * as m0021 from './0021_queue_holds.js';
 import * as m0022 from './0022_follower_positions.js';
+import * as m0023 from './0023_store_settings.js';
 
 // Migrations are listed here rather than read from disk, so they run the same
 // from src/ under tsx and from dist/. Names sort in the order they apply.
@@ -45,4 +46,5 @@ export const migrations: Record<string, Migration> = {
   '0020_broadcasts': m0020,
   '0021_queue_holds': m0021,
   '0022_follower_positions': m0022,
+  '0023_store_settings': m0023,
 };
