@@ -8,7 +8,7 @@ import { loadConfig } from '../src/config.js';
 import { startMailroom } from '../src/main.js';
 import { DkimSigner } from '../src/delivery/dkim.js';
 import { markDomainActive } from '../src/domains/domains.repo.js';
-import { startDns } from '../test/helpers/dns.js';
+import { startDns, type DnsRecord } from '../test/helpers/dns.js';
 import { freePort, sinkRate, startSmtpSink } from './inbound.bench.js';
 import { bytesWritten, cpuMs, median } from './lib.js';
 
@@ -64,13 +64,20 @@ function rsaSignaturesPerCore(seconds = 1): number {
  * (with `signing`) the rate at which the same signatures alone can be made on
  * every core, and RSA-2048 signatures per second on one core.
  */
-export async function benchDelivery(rounds: number, o: { messages: number; content: 'text' | 'html'; bytes: number; signing: boolean }) {
+export async function benchDelivery(rounds: number,
+  o: { messages: number; content: 'text' | 'html'; bytes: number; signing: boolean; destinations?: number }) {
   const { messages } = o;
+  // Each email goes to one recipient at each of `destinations` domains: a message (an SMTP transaction) per domain.
+  const destinations = o.destinations ?? 1;
+  const emails = messages / destinations;
+  const rcptDomains = Array.from({ length: destinations }, (_, i) => (i === 0 ? 'rcpt.bench.example' : `rcpt${i}.bench.example`));
   const content = o.content === 'text'
     ? { text: 'x'.repeat(o.bytes) }
     : { html: `<p>${'Lorem ipsum dolor sit amet, <a href="https://shop.example/p">consectetur</a>. '.repeat(Math.ceil(o.bytes / 80))}</p>` };
-  const dns = await startDns([{ type: 'MX', name: 'rcpt.bench.example', exchange: 'mx.rcpt.bench.example', priority: 10 },
-    { type: 'A', name: 'mx.rcpt.bench.example', address: '127.0.0.1' }]);
+  const dns = await startDns([
+    ...rcptDomains.map((name): DnsRecord => ({ type: 'MX', name, exchange: 'mx.rcpt.bench.example', priority: 10 })),
+    { type: 'A', name: 'mx.rcpt.bench.example', address: '127.0.0.1' },
+  ]);
   const sinkPort = await freePort();
   const sink = await startSmtpSink(sinkPort);
   const ceiling: number[] = [];
@@ -106,9 +113,9 @@ export async function benchDelivery(rounds: number, o: { messages: number; conte
         const domain = await services.domains.create(ws.id, { name: 'send.bench.example' });
         await services.store.write((tx) => markDomainActive(tx, ws.id, domain.id, clock.now()));
         const sender = { workspaceId: ws.id, plan: 'unlimited', mode: 'live' as const };
-        const body = { from: 'Bench <bench@send.bench.example>', to: ['reader@rcpt.bench.example'], subject: 'Receipt', ...content };
-        for (let i = 0; i < messages; i += 100) {
-          await Promise.all(Array.from({ length: Math.min(100, messages - i) }, () => services.emails.create(sender, body)));
+        const body = { from: 'Bench <bench@send.bench.example>', to: rcptDomains.map((d) => `reader@${d}`), subject: 'Receipt', ...content };
+        for (let i = 0; i < emails; i += 100) {
+          await Promise.all(Array.from({ length: Math.min(100, emails - i) }, () => services.emails.create(sender, body)));
         }
         const countDelivered = async () => Number((await services.store.db.selectFrom('emails')
           .select((eb) => eb.fn.countAll().as('n')).where('status', '=', 'delivered').executeTakeFirstOrThrow()).n);
@@ -116,9 +123,9 @@ export async function benchDelivery(rounds: number, o: { messages: number; conte
         const cpu = process.cpuUsage();
         const written = bytesWritten();
         skewMs = SEND_DELAY_S * 1000 + 1;
-        for (const deadline = Date.now() + 180_000; Date.now() < deadline && (await countDelivered()) < messages;) await sleep(50);
+        for (const deadline = Date.now() + 180_000; Date.now() < deadline && (await countDelivered()) < emails;) await sleep(50);
         const done = await countDelivered();
-        if (done < messages) throw new Error(`only ${done} of ${messages} delivered in time`);
+        if (done < emails) throw new Error(`only ${done} of ${emails} emails delivered in time`);
         if (counted) {
           delivered.push(messages / ((performance.now() - start) / 1000));
           cpuPerMessage.push(cpuMs(process.cpuUsage(cpu)) / messages);

@@ -6,8 +6,8 @@ import { workLoop } from '../core/work-loop.js';
 import type { Store, Tx } from '../store/db.js';
 import { extendLeases, freeGoneLeases } from '../store/lease.js';
 import {
-  composeMessage, nextAttemptDelayMs, parseReply, classifyBounce,
-  type BounceClassification, type ComposeInput, type DkimKey, type DkimSigner, type DomainDelivery, type RecipientVerdict,
+  nextAttemptDelayMs, parseReply, classifyBounce,
+  type BounceClassification, type DkimKey, type DkimSigner, type DomainDelivery, type RecipientVerdict,
 } from './index.js';
 import {
   completeItems, dueRows, leaseRows, nextDueAt, postponeDestination, retryItem, type QueueItem,
@@ -30,7 +30,12 @@ import { coalescedWrite } from '../store/coalesced-write.js';
 export interface DeliveryJob {
   /** Test-mode emails only ever go to the sink. */
   mode: 'live' | 'test';
-  compose: ComposeInput;
+  /**
+   * The message as built at hand-off (RFC 5322, CRLF line ends), signed at
+   * each attempt; or why it cannot be built, which fails its recipients.
+   * Absent when no recipient is left to send to.
+   */
+  message?: { raw: Buffer; builtNow: boolean } | { unbuildable: string };
   mailFrom: string;
   /** Keys to sign with (none: the message goes out unsigned, for test mode without a known domain). */
   dkim: DkimKey[];
@@ -58,13 +63,18 @@ export type AttemptOutcome =
 export interface RowOutcome {
   item: QueueItem;
   outcomes: AttemptOutcome[];
+  /** The message, when this attempt's load built it: kept if the email has attempts left. */
+  built?: Buffer;
 }
 
 /** The emails area, seen from the worker. */
 export interface OutboundEmails {
   /** Inside the claim transaction: the emails of these rows are now handed to delivery. */
   handOff(tx: Tx, items: QueueItem[], now: number): Promise<void>;
-  /** What to send for each row, by row id; a row without an entry has nothing left to send (it is then dropped). */
+  /**
+   * What to send for each row, by row id; a row without an entry has nothing
+   * left to send (it is then dropped). Rows of one email share one message.
+   */
   load(items: QueueItem[]): Promise<Map<string, DeliveryJob>>;
   /** Inside the outcome transaction: recipient outcomes, events and the emails' status, for several rows at once. */
   record(tx: Tx, rows: RowOutcome[], now: number): Promise<void>;
@@ -161,6 +171,8 @@ interface Finished {
   loaded: boolean;
   outcomes: AttemptOutcome[];
   kept?: Omit<KeptMessage, 'now'>;
+  /** The message, when loading the row built it. */
+  built?: Buffer;
 }
 
 // RFC 7505 §4.2 asks for 556 with 5.1.10 on null MX; other permanent failures
@@ -277,7 +289,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
           'destination rests: its queued mail waits');
       }
     }
-    await emails.record(tx, rows.filter((r) => r.loaded && !r.suspended).map(({ item, outcomes }) => ({ item, outcomes })), now);
+    // A suspended row was not tried: it has no outcome, but the message built for it is kept.
+    await emails.record(tx, rows.filter((r) => r.loaded && (!r.suspended || r.built))
+      .map(({ item, outcomes, built }) => ({ item, outcomes, ...(built && { built }) })), now);
     const done: string[] = [];
     for (const { item, outcomes, suspended, retryAt } of rows) {
       if (suspended) {
@@ -319,6 +333,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     let retryAt: number | undefined;
     let destinationTrouble: string | undefined;
     if (!job) return { item, loaded: false, outcomes: [], retryAt: clock.now() };
+    const built = job.message && 'raw' in job.message && job.message.builtNow ? job.message.raw : undefined;
     const outcomes: AttemptOutcome[] = job.skipped.map((s) => ({ kind: 'failed', recipientId: s.id, address: s.address, reason: s.reason }));
     let kept: Omit<KeptMessage, 'now'> | undefined;
     if (job.recipients.length) {
@@ -326,12 +341,11 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       let results: RecipientVerdict[];
       let complained = new Set<string>();
       let raw: Buffer | undefined;
-      try {
-        raw = (await composeMessage({ ...job.compose, date: new Date(clock.now()) })).raw;
-      } catch (err) {
-        // The input was checked when the email was accepted; what the composer still refuses will not change.
-        const reason = `The message could not be built: ${(err as Error).message}`;
+      if (!job.message || 'unbuildable' in job.message) {
+        const reason = job.message?.unbuildable ?? 'The message was not built.';
         outcomes.push(...job.recipients.map((r): AttemptOutcome => ({ kind: 'failed', recipientId: r.id, address: r.address, reason })));
+      } else {
+        raw = job.message.raw;
       }
       if (raw) {
         try {
@@ -354,7 +368,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
               return { verdict, retryAt };
             });
             if (answer === undefined) {
-              return { item, loaded: true, outcomes: [], retryAt: gate.restingUntil(destination), suspended: true };
+              return { item, loaded: true, outcomes: [], retryAt: gate.restingUntil(destination), suspended: true, ...(built && { built }) };
             }
             results = answer;
           }
@@ -369,7 +383,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       }
     }
     return {
-      item, loaded: true, outcomes, retryAt: retryAt ?? clock.now(),
+      item, loaded: true, outcomes, retryAt: retryAt ?? clock.now(), ...(built && { built }),
       ...(destinationTrouble !== undefined && { destinationTrouble }), ...(kept && { kept }),
     };
   }

@@ -469,3 +469,24 @@ export async function waitingBroadcastEmails(db: Db | Tx, ws: string, broadcastI
     .where('status', 'in', ['pending', 'scheduled']).limit(limit).execute();
   return rows.map((r) => r.id);
 }
+
+/** The messages kept for these emails, by email id. */
+export async function findBuiltMessages(db: Db | Tx, emailIds: string[]): Promise<Map<string, Buffer>> {
+  if (emailIds.length === 0) return new Map();
+  const { rows } = await runShaped(db, `built messages x${emailIds.length}`, emailIds, (p) => db.selectFrom('email_messages')
+    .select(['email_id', 'raw']).where('email_id', 'in', p as string[]));
+  return new Map(rows.map((r) => [r.email_id, r.raw]));
+}
+
+/** Keeps the built messages of emails with attempts left; a message kept already stays as it is. */
+export async function keepBuiltMessages(tx: Tx, messages: Array<{ emailId: string; raw: Buffer }>, now: number): Promise<void> {
+  if (messages.length === 0) return;
+  await tx.insertInto('email_messages').values(messages.map((m) => ({ email_id: m.emailId, raw: m.raw, built_at: now })))
+    .onConflict((oc) => oc.column('email_id').doNothing()).execute();
+}
+
+/** Drops the kept messages of emails that have no attempt left. */
+export async function dropBuiltMessages(tx: Tx, emailIds: string[]): Promise<void> {
+  if (emailIds.length === 0) return;
+  await runShaped(tx, `drop built messages x${emailIds.length}`, emailIds, (p) => tx.deleteFrom('email_messages').where('email_id', 'in', p as string[]));
+}

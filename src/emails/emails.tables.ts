@@ -11,6 +11,7 @@ declare module '../store/tables.js' {
     email_recipients: EmailRecipientsTable;
     email_tags: EmailTagsTable;
     email_attachments: EmailAttachmentsTable;
+    email_messages: EmailMessagesTable;
   }
 }
 
@@ -109,4 +110,12 @@ export interface EmailAttachmentsTable {
   content_type: string;
   content_id: string | null;
   content: Buffer;
+}
+
+/** An email's message as built at hand-off, while the email has attempts left (outbound-emails.ts). */
+export interface EmailMessagesTable {
+  email_id: string;
+  /** RFC 5322, CRLF line ends, not yet signed. */
+  raw: Buffer;
+  built_at: number;
 }

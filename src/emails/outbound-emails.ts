@@ -1,14 +1,18 @@
 import type { Clock } from '../core/clock.js';
 import type { Store } from '../store/db.js';
+import { composeMessage } from '../delivery/index.js';
 import type { DeliveryJob, OutboundEmails } from '../delivery/delivery.worker.js';
 import { returnPathFor } from '../inbound/return-path.js';
 import { appendEvents, type NewEvent } from '../events/index.js';
 import { addressKey } from './addresses.js';
 import { listUnsubscribeOf, storedMailboxes } from './email-input.js';
-import { findStoredEmailsByIds, loadAttachmentParts, markSent, recipientsOfEmails, type EmailRecipient, type StoredEmail } from './emails.repo.js';
+import {
+  findBuiltMessages, findStoredEmailsByIds, keepBuiltMessages, loadAttachmentParts, markSent, recipientsOfEmails,
+  type EmailRecipient, type StoredEmail,
+} from './emails.repo.js';
 import { isOpen, recordRecipientOutcomes } from './outcomes.js';
 import type { SuppressionReason } from '../suppressions/suppressions.tables.js';
-import type { DomainSenders } from '../domains/index.js';
+import type { DomainSenders, SendingDomain } from '../domains/index.js';
 import type { SuppressionsPort } from '../suppressions/index.js';
 import type { HtmlRewriter } from './ports.js';
 import { cachedSenders } from './sender-cache.js';
@@ -16,6 +20,8 @@ import { cachedSenders } from './sender-cache.js';
 // The emails area as the delivery worker sees it (its OutboundEmails port):
 // hand-off (pending -> sent), what to send for a queue row, and the outcomes
 // written back with their events in the worker's transaction (outcomes.ts).
+
+type Message = NonNullable<DeliveryJob['message']>;
 
 export interface OutboundEmailsDeps {
   store: Store;
@@ -30,8 +36,37 @@ export function outboundEmails(deps: OutboundEmailsDeps): OutboundEmails {
   const { store, suppressions } = deps;
   const senders = cachedSenders(deps.senders, deps.clock);
 
-  /** What to send for one queue row: its email and the recipients of its domain still open. */
-  async function jobFor(e: StoredEmail, open: EmailRecipient[], suppressed: Map<string, SuppressionReason>): Promise<DeliveryJob> {
+  /** The email's message, built now: its attachments read, its HTML rewritten (tracking), composed. */
+  async function build(e: StoredEmail, domain: SendingDomain | undefined): Promise<Message> {
+    // The stored metadata says whether there are parts to load at all.
+    const parts = e.attachments.length ? await loadAttachmentParts(store.db, e.id) : [];
+    const custom = Object.fromEntries(Object.entries(e.headers).filter(([k]) => !/^list-unsubscribe(-post)?$/i.test(k)));
+    const listUnsubscribe = listUnsubscribeOf(e.headers);
+    const [from] = storedMailboxes([e.from]);
+    const html = e.html !== null && domain && deps.rewriteHtml
+      ? await deps.rewriteHtml({ workspaceId: e.workspaceId, emailId: e.id, html: e.html, domain })
+      : e.html;
+    try {
+      const { raw } = await composeMessage({
+        from, to: storedMailboxes(e.to), cc: storedMailboxes(e.cc), replyTo: storedMailboxes(e.replyTo), subject: e.subject,
+        ...(e.text !== null && { text: e.text }), ...(html !== null && { html }), headers: custom,
+        attachments: parts.map((p) => ({ filename: p.filename, content: p.content, contentType: p.contentType, ...(p.contentId && { contentId: p.contentId }) })),
+        ...(listUnsubscribe && { listUnsubscribe }),
+        messageIdDomain: e.fromDomain, messageIdLocal: e.id, messageId: e.messageId, date: new Date(deps.clock.now()),
+      });
+      return { raw, builtNow: true };
+    } catch (err) {
+      // The input was checked when the email was accepted; what the composer still refuses will not change.
+      return { unbuildable: `The message could not be built: ${(err as Error).message}` };
+    }
+  }
+
+  /**
+   * What to send for one queue row: the recipients of its domain still open,
+   * and the email's message (`messageOf` builds it once for all its rows).
+   */
+  async function jobFor(e: StoredEmail, open: EmailRecipient[], suppressed: Map<string, SuppressionReason>,
+    messageOf: (e: StoredEmail, domain: SendingDomain | undefined) => Promise<Message>): Promise<DeliveryJob> {
     const skipped = open.flatMap((r) => {
       const reason = suppressed.get(addressKey(r.email));
       return reason === undefined ? [] : [{ id: r.id, address: r.email, reason: `suppressed: ${reason}` }];
@@ -47,23 +82,9 @@ export function outboundEmails(deps: OutboundEmailsDeps): OutboundEmails {
       sendable = [];
     }
     const returnPathDomain = domain?.returnPathDomain ?? `bounces.${e.fromDomain}`;
-    // The stored metadata says whether there are parts to load at all.
-    const parts = sendable.length && e.attachments.length ? await loadAttachmentParts(store.db, e.id) : [];
-    const custom = Object.fromEntries(Object.entries(e.headers).filter(([k]) => !/^list-unsubscribe(-post)?$/i.test(k)));
-    const listUnsubscribe = listUnsubscribeOf(e.headers);
-    const [from] = storedMailboxes([e.from]);
-    const html = sendable.length && e.html !== null && domain && deps.rewriteHtml
-      ? await deps.rewriteHtml({ workspaceId: e.workspaceId, emailId: e.id, html: e.html, domain })
-      : e.html;
     return {
       mode: e.mode,
-      compose: {
-        from, to: storedMailboxes(e.to), cc: storedMailboxes(e.cc), replyTo: storedMailboxes(e.replyTo), subject: e.subject,
-        ...(e.text !== null && { text: e.text }), ...(html !== null && { html }), headers: custom,
-        attachments: parts.map((p) => ({ filename: p.filename, content: p.content, contentType: p.contentType, ...(p.contentId && { contentId: p.contentId }) })),
-        ...(listUnsubscribe && { listUnsubscribe }),
-        messageIdDomain: e.fromDomain, messageIdLocal: e.id, messageId: e.messageId,
-      },
+      ...(sendable.length > 0 && { message: await messageOf(e, domain) }),
       // One recipient: the return path names it, so an asynchronous bounce identifies it exactly.
       mailFrom: returnPathFor(e.id, sendable.length === 1 ? sendable[0].email : null, returnPathDomain),
       dkim: (domain?.dkim ?? []).map((k) => ({ domain: domain!.name, selector: k.selector, privateKey: k.privateKeyPem })),
@@ -99,17 +120,33 @@ export function outboundEmails(deps: OutboundEmailsDeps): OutboundEmails {
         const addresses = [...open.values()].flat().filter((r) => emails.get(r.emailId)!.workspaceId === ws).map((r) => addressKey(r.email));
         suppressed.set(ws, addresses.length ? await suppressions.check(ws, [...new Set(addresses)]) : new Map());
       }
+      // A message built at an earlier attempt is signed again as it is; one built now serves every row of its email.
+      const kept = await findBuiltMessages(store.db, [...emails.keys()]);
+      const messages = new Map<string, Promise<Message>>();
+      const messageOf = (e: StoredEmail, domain: SendingDomain | undefined) => {
+        let message = messages.get(e.id);
+        if (!message) {
+          const raw = kept.get(e.id);
+          message = raw ? Promise.resolve({ raw, builtNow: false }) : build(e, domain);
+          messages.set(e.id, message);
+        }
+        return message;
+      };
       for (const item of items) {
         const e = emails.get(item.emailId);
         const rows = open.get(`${item.emailId}\n${item.domain}`);
         if (!e || !rows) continue;
-        jobs.set(item.id, await jobFor(e, rows, suppressed.get(e.workspaceId)!));
+        jobs.set(item.id, await jobFor(e, rows, suppressed.get(e.workspaceId)!, messageOf));
       }
       return jobs;
     },
 
     async record(tx, rows, now) {
-      await recordRecipientOutcomes(tx, suppressions, rows.map((r) => ({ emailId: r.item.emailId, outcomes: r.outcomes })), now);
+      const open = await recordRecipientOutcomes(tx, suppressions, rows.map((r) => ({ emailId: r.item.emailId, outcomes: r.outcomes })), now);
+      // An email with attempts left keeps its message, so the next attempt only signs it.
+      const keep = new Map<string, Buffer>();
+      for (const r of rows) if (r.built && open.has(r.item.emailId)) keep.set(r.item.emailId, r.built);
+      await keepBuiltMessages(tx, [...keep].map(([emailId, raw]) => ({ emailId, raw })), now);
     },
   };
 }

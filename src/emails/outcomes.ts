@@ -4,7 +4,9 @@ import type { AttemptOutcome } from '../delivery/delivery.worker.js';
 import { SINK_TEST_DOMAIN } from '../delivery/sink.js';
 import { appendEvents, type NewEvent } from '../events/index.js';
 import { addressKey, mailDomain } from './addresses.js';
-import { findEmailHeaders, recipientsOfEmails, setRecipientOutcome, settleEmails, type EmailHeader } from './emails.repo.js';
+import {
+  dropBuiltMessages, findEmailHeaders, recipientsOfEmails, setRecipientOutcome, settleEmails, type EmailHeader,
+} from './emails.repo.js';
 import type { SuppressionsPort } from '../suppressions/index.js';
 
 // The one place a recipient's outcome is recorded, whoever learnt it: the
@@ -48,10 +50,13 @@ export interface EmailOutcomes {
 
 type Outcome = { smtpCode?: number | null; detail: string };
 
-/** Records the outcomes, in `tx`; outcomes of emails that no longer exist are passed over. */
+/**
+ * Records the outcomes, in `tx`; outcomes of emails that no longer exist are
+ * passed over. Returns the emails that still have recipients waiting.
+ */
 export async function recordRecipientOutcomes(tx: Tx, suppressions: Pick<SuppressionsPort, 'addFromBounce'>,
-  list: EmailOutcomes[], now: number): Promise<void> {
-  if (list.length === 0) return;
+  list: EmailOutcomes[], now: number): Promise<Set<string>> {
+  if (list.length === 0) return new Set();
   const headers = await findEmailHeaders(tx, [...new Set(list.map((l) => l.emailId))]);
   const events: NewEvent[] = [];
   // Recipients that get the same status, code and reply share one UPDATE.
@@ -122,7 +127,7 @@ export async function recordRecipientOutcomes(tx: Tx, suppressions: Pick<Suppres
 
   for (const u of updates.values()) await setRecipientOutcome(tx, u.ids, u.status, u.outcome, now);
   await appendEvents(tx, events);
-  if (updates.size > 0) await settle(tx, [...headers.keys()], now);
+  return settle(tx, [...headers.keys()], now);
 }
 
 /** Simulated outcomes on the sink's test domain, and test mail, never touch the suppression list, so they can be repeated. */
@@ -130,15 +135,22 @@ function suppressible(e: EmailHeader, address: string): boolean {
   return e.mode === 'live' && mailDomain(address) !== SINK_TEST_DOMAIN;
 }
 
-/** Each email whose recipients all have an outcome takes their aggregate status. */
-async function settle(tx: Tx, emailIds: string[], now: number): Promise<void> {
+/**
+ * Each email whose recipients all have an outcome takes their aggregate
+ * status, and its kept message goes; returns the emails still open.
+ */
+async function settle(tx: Tx, emailIds: string[], now: number): Promise<Set<string>> {
+  const open = new Set<string>();
   const statuses = new Map<string, RecipientStatus[]>();
   for (const r of await recipientsOfEmails(tx, emailIds)) statuses.set(r.emailId, [...(statuses.get(r.emailId) ?? []), r.status]);
   const settled = { delivered: [] as string[], failed: [] as string[] };
   for (const [id, list] of statuses) {
     const status = aggregateStatus(list);
     if (status) settled[status].push(id);
+    else open.add(id);
   }
   await settleEmails(tx, settled.delivered, 'delivered', now);
   await settleEmails(tx, settled.failed, 'failed', now);
+  await dropBuiltMessages(tx, [...settled.delivered, ...settled.failed]);
+  return open;
 }

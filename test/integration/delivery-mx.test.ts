@@ -122,6 +122,31 @@ describe('delivery to MX hosts', () => {
     expect((await events(id)).map((x) => x.type)).toEqual(['email.queued', 'email.sent', 'email.delayed', 'email.delivered']);
   });
 
+  it('builds a message once: a retry and each destination send it as built, signed, and nothing is kept once it is settled', async () => {
+    const db = t.mailroom.services.store.db;
+    const kept = async (id: string) => (await db.selectFrom('email_messages').select('raw').where('email_id', '=', id).executeTakeFirst())?.raw;
+    const receivedBy = (address: string) => mx.received.filter((m) => m.rcptTo.includes(address));
+    let refusals = 1;
+    script.set('d@grey.test', (stage) => (stage === 'data' && refusals-- > 0 ? '451 4.3.0 Try again later' : undefined));
+    const id = await send(['d@grey.test', 'e@ok.test']);
+    await t.mailroom.delivery.drain();
+    // ok.test took its copy; grey.test turned its copy away after the data: the message is kept for the retry.
+    const built = await kept(id);
+    expect(built).toBeInstanceOf(Buffer);
+    const [first] = receivedBy('e@ok.test');
+    expect(first.raw.subarray(first.raw.length - built!.length).equals(built!)).toBe(true);
+    expect(first.raw.subarray(0, first.raw.length - built!.length).toString()).toMatch(/^DKIM-Signature: /);
+
+    clock.advance(3_600_000);
+    await t.mailroom.delivery.drain();
+    expect((await email(id)).status).toBe('delivered');
+    const [retried] = receivedBy('d@grey.test');
+    // The same bytes, Date and all, an hour later, signed for this attempt.
+    expect(retried.raw.subarray(retried.raw.length - built!.length).equals(built!)).toBe(true);
+    expect(retried.raw.subarray(0, retried.raw.length - built!.length).toString()).toMatch(/^DKIM-Signature: /);
+    expect(await kept(id)).toBeUndefined();
+  });
+
   it('classifies a 5xx bounce, suppresses the address, and does not send to it again', async () => {
     script.set('nobody@gone.test', (stage) => (stage === 'rcpt' ? '550 5.1.1 The email account that you tried to reach does not exist.' : undefined));
     const id = await send('nobody@gone.test');

@@ -21,6 +21,7 @@ import * as m0020 from './0020_broadcasts.js';
 import * as m0021 from './0021_queue_holds.js';
 import * as m0022 from './0022_follower_positions.js';
 import * as m0023 from './0023_store_settings.js';
+import * as m0024 from './0024_email_messages.js';
 
 // Migrations are listed here rather than read from disk, so they run the same
 // from src/ under tsx and from dist/. Names sort in the order they apply.
@@ -47,4 +48,5 @@ export const migrations: Record<string, Migration> = {
   '0021_queue_holds': m0021,
   '0022_follower_positions': m0022,
   '0023_store_settings': m0023,
+  '0024_email_messages': m0024,
 };

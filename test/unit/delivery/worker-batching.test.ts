@@ -12,7 +12,7 @@ const temp = useTempStore();
 
 const job = (item: QueueItem): DeliveryJob => ({
   mode: 'live',
-  compose: { from: 'a@send.example', to: [`r@${item.domain}`], subject: 'Hi', text: 'x', messageIdDomain: 'send.example', messageIdLocal: item.emailId },
+  message: { raw: Buffer.from(`From: a@send.example\r\nTo: r@${item.domain}\r\nSubject: Hi\r\n\r\nx\r\n`), builtNow: false },
   mailFrom: 'bounces@send.example',
   dkim: [],
   recipients: [{ id: `rcpt_${item.emailId}`, address: `r@${item.domain}` }],
