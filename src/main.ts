@@ -10,7 +10,7 @@ import { cursorCodec } from './core/cursors.js';
 import { openKeyring, type Keyring } from './keyring.js';
 import { createLogger } from './logger.js';
 import { openStore, type Store } from './store/db.js';
-import { loadContract } from './http/contract.js';
+import { loadContract } from './contract/contract.js';
 import { answerClientError, createApp, routedOperations } from './http/app.js';
 import { rateLimiter } from './http/rate-limit.js';
 import { idempotency } from './http/idempotency.js';

@@ -7,8 +7,8 @@ import type { FineScope } from '../core/scopes.js';
 import type { Plan } from '../config.js';
 import type { PageQuery } from '../store/paging.js';
 import type { ApiKeysService, AuthContext } from '../api-keys/api-keys.service.js';
-import type { Contract, CompiledOperation } from './contract.js';
-import { describeAjvError } from './contract.js';
+import type { Contract, CompiledOperation } from '../contract/contract.js';
+import { describeAjvError } from '../contract/contract.js';
 import type { RateLimiter } from './rate-limit.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH, requestHash, type Idempotency, type Replay } from './idempotency.js';
 

@@ -1,6 +1,6 @@
 import type { Plan } from '../config.js';
 import { AppError } from '../core/errors.js';
-import { describeAjvError, type Contract } from '../http/contract.js';
+import { describeAjvError, type Contract } from '../contract/contract.js';
 import type { RateLimiter } from '../http/rate-limit.js';
 import type { SubmissionPort, Submitter } from './submission.listener.js';
 import type { SubmittedEmail } from './submitted-message.js';
