@@ -15,7 +15,7 @@ const HEADER = `// The types of the HTTP contract, generated from schema/ by
 `;
 
 export async function generateApiTypes(): Promise<string> {
-  const ast = await openapiTS(loadDocument() as OpenAPI3, { alphabetize: false, defaultNonNullable: true });
+  const ast = await openapiTS(loadDocument() as OpenAPI3, { alphabetize: false, defaultNonNullable: true, emptyObjectsUnknown: true });
   return HEADER + astToString(ast);
 }
 
