@@ -9,6 +9,7 @@ import type { PageQuery } from '../store/paging.js';
 import type { ApiKeysService, AuthContext } from '../api-keys/api-keys.service.js';
 import type { Contract, CompiledOperation } from '../contract/contract.js';
 import { describeAjvError } from '../contract/contract.js';
+import type { IsPaged, OperationId, PathParams, QueryParams, RequestBody, Schema, SchemaName } from '../contract/operations.js';
 import type { RateLimiter } from './rate-limit.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH, requestHash, type Idempotency, type Replay } from './idempotency.js';
 
@@ -43,19 +44,20 @@ declare module 'koa' {
   }
 }
 
-export interface OpInput {
+/** What a handler gets: the operation's input, validated against its schema and typed from it. */
+export interface OpInput<Id extends OperationId = OperationId> {
   auth: AuthContext;
-  // Validated against the operation's schema before the handler runs.
-  body: any;
-  query: any;
-  params: Record<string, string>;
-  page?: PageQuery;
+  body: RequestBody<Id>;
+  query: QueryParams<Id>;
+  params: PathParams<Id>;
+  /** The page asked for, on a paged list (an operation that takes `limit`). */
+  page: IsPaged<Id> extends true ? PageQuery : undefined;
   requestId: string;
   ip: string;
   /** A request header, '' when absent. */
   header(name: string): string;
-  /** Checks a part of the body against a component schema of the contract (a batch's items, one by one). */
-  check(schema: string, value: unknown): { message: string; param?: string } | undefined;
+  /** Checks a part of the body against a component schema of the contract (a batch's items, one by one): the part as that schema's type, or what is wrong with it. */
+  check<Name extends SchemaName>(schema: Name, value: unknown): { value: Schema<Name> } | { problem: { message: string; param?: string } };
 }
 
 export interface OpOptions {
@@ -64,8 +66,8 @@ export interface OpOptions {
   status?: number;
   /** Whether the operation honours Idempotency-Key. */
   idempotent?: boolean;
-  /** Rate-limit tokens this request costs (default 1). */
-  cost?: (body: any) => number;
+  /** Rate-limit tokens this request costs (default 1), from the body as sent: it is not validated yet. */
+  cost?: (body: unknown) => number;
   /** Largest accepted request body (default 1 MiB). */
   maxBodyBytes?: number;
 }
@@ -74,7 +76,8 @@ export type OpMiddleware = Middleware<AppState> & { operationId: string };
 
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
-export function op(operationId: string, options: OpOptions, handler: (input: OpInput) => unknown): OpMiddleware {
+/** The middleware of operation `operationId`; an id that schema/ does not define does not compile. */
+export function op<Id extends OperationId>(operationId: Id, options: OpOptions, handler: (input: OpInput<Id>) => unknown): OpMiddleware {
   const mw = async (ctx: Context & { state: AppState; params?: Record<string, string> }) => {
     const deps = ctx.mailroom;
     const operation = deps.contract.operation(operationId)!;
@@ -110,7 +113,7 @@ export function op(operationId: string, options: OpOptions, handler: (input: OpI
 
     let response: Replay | undefined;
     try {
-      const input = validate(ctx, deps, operation, auth, params, rawBody);
+      const input = validate<Id>(ctx, deps, operation, auth, params, rawBody);
       const result = await handler(input);
       response = { status: options.status ?? 200, body: options.status === 204 ? undefined : result };
     } catch (err) {
@@ -241,8 +244,8 @@ function queryValue(operation: CompiledOperation, name: string, value: string | 
   return values[0];
 }
 
-function validate(ctx: Context, deps: HttpDeps, operation: CompiledOperation, auth: AuthContext,
-  params: Record<string, string>, rawBody: unknown): OpInput {
+function validate<Id extends OperationId>(ctx: Context, deps: HttpDeps, operation: CompiledOperation, auth: AuthContext,
+  params: Record<string, string>, rawBody: unknown): OpInput<Id> {
   if (!operation.params(params)) {
     const e = describeAjvError(operation.params.errors?.[0]);
     throw new AppError('not_found', e.message, { param: e.param });
@@ -275,8 +278,14 @@ function validate(ctx: Context, deps: HttpDeps, operation: CompiledOperation, au
       cursor: (pos) => deps.cursors.encode(list, ws, pos),
     };
   }
+  // ajv has checked body, query and params against the schemas the types are generated from.
   return {
-    auth, body, query, params, page, requestId: ctx.state.requestId, ip: ctx.ip,
-    header: (name) => ctx.get(name), check: (schema, value) => deps.contract.checkSchema(schema, value),
+    auth, body: body as RequestBody<Id>, query: query as QueryParams<Id>, params: params as PathParams<Id>,
+    page: page as OpInput<Id>['page'], requestId: ctx.state.requestId, ip: ctx.ip,
+    header: (name) => ctx.get(name),
+    check<Name extends SchemaName>(schema: Name, value: unknown) {
+      const problem = deps.contract.checkSchema(schema, value);
+      return problem ? { problem } : { value: value as Schema<Name> };
+    },
   };
 }
