@@ -20,6 +20,7 @@ import {
 import type { SenderDomain, SendersPort, SuppressionsPort, TemplatesPort } from './ports.js';
 import { cachedSenders } from './sender-cache.js';
 import { checkSpam, type SpamCheckResult } from './spam-check.js';
+import type { QueryParams } from '../contract/operations.js';
 
 // The rules of the Emails area: what may be sent, by whom and when; the
 // states an email moves through; and the event each move writes, in the same
@@ -39,20 +40,7 @@ export interface Sender {
   mode: 'live' | 'test';
 }
 
-export interface ListQuery {
-  status?: EmailStatus;
-  to?: string;
-  from?: string;
-  subject?: string;
-  tags?: string[];
-  created_after?: string;
-  created_before?: string;
-  domain_id?: string;
-  mode?: 'live' | 'test';
-  /** Id or alias. */
-  template_id?: string;
-  broadcast_id?: string;
-}
+export type ListQuery = QueryParams<'listEmails'>;
 
 export interface CancelResult {
   id: string;
