@@ -12,7 +12,7 @@ import { createLogger } from './logger.js';
 import { openStore, type Store } from './store/db.js';
 import { loadContract } from './contract/contract.js';
 import { answerClientError, createApp, routedOperations } from './http/app.js';
-import { rateLimiter } from './http/rate-limit.js';
+import { rateLimiter } from './core/rate-limit.js';
 import { idempotency } from './http/idempotency.js';
 import { createScheduler, type Scheduler } from './scheduler/index.js';
 import { workspacesService, type WorkspacesService } from './workspaces/index.js';

@@ -3,19 +3,20 @@ import type { Logger } from 'pino';
 import { AppError } from '../core/errors.js';
 import type { Clock } from '../core/clock.js';
 import type { CursorCodec } from '../core/cursors.js';
-import type { FineScope } from '../core/scopes.js';
+import { requireScope, type FineScope } from '../core/scopes.js';
+import { rateLimitExceeded, type RateLimiter } from '../core/rate-limit.js';
 import type { Plan } from '../config.js';
 import type { PageQuery } from '../store/paging.js';
 import type { ApiKeysService, AuthContext } from '../api-keys/api-keys.service.js';
-import type { Contract, CompiledOperation } from '../contract/contract.js';
-import { describeAjvError } from '../contract/contract.js';
+import { checkRequestBody, describeAjvError, type Contract, type CompiledOperation } from '../contract/contract.js';
 import type { IsPaged, OperationId, PathParams, QueryParams, RequestBody, Schema, SchemaName } from '../contract/operations.js';
-import type { RateLimiter } from './rate-limit.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH, requestHash, type Idempotency, type Replay } from './idempotency.js';
 
 // op() is the whole request pipeline of one API operation, after routing:
 // auth (and scope) -> rate limit -> body -> idempotency -> validation ->
-// handler. Routes stay one line each; the rules live here once.
+// handler. Routes stay one line each; the rules live here once. The steps
+// that are not HTTP's own (the scope check, the rate limiter, the body's
+// schema) are functions of core/ and contract/ that SMTP submission calls too.
 
 export interface AppState {
   requestId: string;
@@ -86,7 +87,7 @@ export function op<Id extends OperationId>(operationId: Id, options: OpOptions, 
     const auth = await authenticate(ctx, deps);
     let rawBody: unknown;
     try {
-      if (!auth.granted.has(options.scope)) throw new AppError('forbidden', `This API key lacks the '${options.scope}' scope needed here.`);
+      requireScope(auth.granted, options.scope);
       rawBody = operation.body ? await readJson(ctx, options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES) : undefined;
     } catch (err) {
       // Refused before its cost is known (a missing scope, a body that is not JSON or too large):
@@ -191,11 +192,7 @@ function limitRate(ctx: Context, deps: HttpDeps, auth: AuthContext, cost: number
   ctx.set('RateLimit-Reset', String(d.resetSeconds));
   ctx.set('RateLimit-Policy', d.policy);
   ctx.set('RateLimit-Scope', 'workspace');
-  if (!d.allowed && enforce) {
-    throw new AppError('rate_limit_exceeded', `Too many requests for this workspace's ${auth.mode} allowance; retry after ${d.retryAfterSeconds} s.`, {
-      headers: { 'Retry-After': String(d.retryAfterSeconds) },
-    });
-  }
+  if (!d.allowed && enforce) throw rateLimitExceeded(auth.mode, d);
 }
 
 async function readJson(ctx: Context, maxBytes: number): Promise<unknown> {
@@ -256,14 +253,9 @@ function validate<Id extends OperationId>(ctx: Context, deps: HttpDeps, operatio
     throw new AppError('validation_error', describeAjvError(operation.query.errors?.[0]).message,
       { status: 400, param: describeAjvError(operation.query.errors?.[0]).param });
   }
-  let body = rawBody;
-  if (operation.body) {
-    body ??= {};
-    if (!operation.body(body)) {
-      const e = describeAjvError(operation.body.errors?.[0], 'body');
-      throw new AppError('validation_error', e.message, { status: operation.validationStatus, param: e.param });
-    }
-  }
+  // An operation that takes a body reads a missing one as {}.
+  const body = operation.body ? rawBody ?? {} : rawBody;
+  checkRequestBody(operation, body);
   let page: PageQuery | undefined;
   if (operation.paged) {
     if (query.starting_after !== undefined && query.ending_before !== undefined) {
