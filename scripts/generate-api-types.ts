@@ -1,12 +1,12 @@
-// Writes src/http/api-types.ts, the TypeScript types of the HTTP contract,
+// Writes src/contract/api-types.ts, the TypeScript types of the HTTP contract,
 // from schema/ (openapi-typescript). `npm run contract:types` runs it; a test
 // fails when the committed file and schema/ disagree.
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
-import { loadDocument } from '../src/http/contract.js';
+import { loadDocument } from '../src/contract/contract.js';
 
-export const API_TYPES_FILE = fileURLToPath(new URL('../src/http/api-types.ts', import.meta.url));
+export const API_TYPES_FILE = fileURLToPath(new URL('../src/contract/api-types.ts', import.meta.url));
 
 const HEADER = `// The types of the HTTP contract, generated from schema/ by
 // \`npm run contract:types\` (openapi-typescript). Do not edit: change schema/
@@ -15,7 +15,7 @@ const HEADER = `// The types of the HTTP contract, generated from schema/ by
 `;
 
 export async function generateApiTypes(): Promise<string> {
-  const ast = await openapiTS(loadDocument() as OpenAPI3, { alphabetize: false, defaultNonNullable: true });
+  const ast = await openapiTS(loadDocument() as OpenAPI3, { alphabetize: false, defaultNonNullable: true, emptyObjectsUnknown: true });
   return HEADER + astToString(ast);
 }
 

@@ -2,17 +2,11 @@ import { AppError } from '../core/errors.js';
 import { toIso, type Clock } from '../core/clock.js';
 import type { Store } from '../store/db.js';
 import { countsByHour, foldBatch, HOUR_MS, zeroCounts, COUNT_NAMES, type Counts } from './analytics.repo.js';
+import type { QueryParams } from '../contract/operations.js';
 
 export type Granularity = 'hour' | 'day';
 
-export interface AnalyticsQuery {
-  from?: string;
-  to?: string;
-  granularity?: Granularity;
-  mode?: 'live' | 'test';
-  domain_id?: string;
-  tags?: string[];
-}
+export type AnalyticsQuery = QueryParams<'getAnalytics'>;
 
 export interface AnalyticsBucket extends Counts {
   start: string;

@@ -4,6 +4,7 @@ import type { Clock } from '../core/clock.js';
 import type { Store } from '../store/db.js';
 import { checkContentType, checkFilename, decodeBase64, defaultContentType } from './attachment-input.js';
 import { deleteExpiredAttachments, findLiveAttachments, insertAttachment, type Attachment, type AttachmentContent } from './attachments.repo.js';
+import type { RequestBody } from '../contract/operations.js';
 
 // Uploads referenced later from sends by attachment_id. An upload lives 24
 // hours (the spec's validity); a send copies the bytes into the email, so a
@@ -18,11 +19,7 @@ export const MAX_UPLOAD_BODY_BYTES = 32 * 1024 * 1024;
 const PURGE_BATCH = 500;
 const PURGE_MAX_BATCHES = 100;
 
-export interface UploadInput {
-  content: string;
-  filename: string;
-  content_type?: string;
-}
+export type UploadInput = RequestBody<'createAttachment'>;
 
 export interface AttachmentsService {
   upload(workspaceId: string, input: UploadInput): Promise<Attachment>;

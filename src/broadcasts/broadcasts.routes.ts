@@ -14,7 +14,7 @@ const sender = (auth: AuthContext): Sender => ({ workspaceId: auth.workspaceId, 
 export function broadcastsRoutes(broadcasts: BroadcastsService): Router<AppState> {
   const r = new Router<AppState>({ prefix: '/v1/broadcasts' });
   r.get('/', op('listBroadcasts', { scope: 'broadcasts:read' }, ({ auth, query, page }) =>
-    broadcasts.list(auth.workspaceId, { status: query.status }, page!)));
+    broadcasts.list(auth.workspaceId, { status: query.status }, page)));
   r.post('/', op('createBroadcast', { scope: 'broadcasts:write', status: 201, idempotent: true, maxBodyBytes: MAX_BROADCAST_BODY_BYTES },
     ({ auth, body }) => broadcasts.create(auth.workspaceId, body)));
   r.get('/:broadcast_id', op('getBroadcast', { scope: 'broadcasts:read' }, ({ auth, params }) =>

@@ -3,6 +3,7 @@ import { AppError, notFound } from '../core/errors.js';
 import { escapeHtml } from '../core/html.js';
 import { newId } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
+import type { RequestBody, Schema } from '../contract/operations.js';
 import { freeGoneLeases } from '../store/lease.js';
 import { appendWorkspaceEvent, type WorkspaceEventType } from '../events/index.js';
 import type { Store, Tx } from '../store/db.js';
@@ -46,26 +47,10 @@ export interface Broadcast extends BroadcastFields {
   stats: BroadcastStats;
 }
 
-export interface AudienceInput {
-  tag_ids?: string[];
-  exclude_tag_ids?: string[];
-  engagement_tiers?: EngagementTier[];
-}
-
-export interface BroadcastCreateBody {
-  name: string;
-  from?: string;
-  reply_to?: string | string[];
-  subject?: string;
-  preview_text?: string;
-  html?: string;
-  text?: string;
-  template?: { id: string; version?: number };
-  audience?: AudienceInput;
-  send_rate_per_minute?: number;
-}
-
-export type BroadcastUpdateBody = { [K in keyof BroadcastCreateBody]?: BroadcastCreateBody[K] | null };
+type AudienceInput = Schema<'BroadcastAudienceInput'>;
+type BroadcastCreateBody = RequestBody<'createBroadcast'>;
+/** A field given as null is cleared; one left out keeps its value. */
+type BroadcastUpdateBody = RequestBody<'updateBroadcast'>;
 
 export interface BroadcastRender {
   object: 'broadcast_render';
@@ -83,10 +68,10 @@ export interface BroadcastsService {
   get(workspaceId: string, id: string): Promise<Broadcast>;
   update(workspaceId: string, id: string, body: BroadcastUpdateBody): Promise<Broadcast>;
   remove(workspaceId: string, id: string): Promise<void>;
-  audience(workspaceId: string, id: string, body: { audience?: AudienceInput }): Promise<{ object: 'broadcast_audience'; count: number; data: unknown[] }>;
+  audience(workspaceId: string, id: string, body: RequestBody<'previewBroadcastAudience'>): Promise<{ object: 'broadcast_audience'; count: number; data: unknown[] }>;
   preview(workspaceId: string, id: string, contactId: string): Promise<BroadcastRender>;
   test(sender: Sender, id: string, to: string[]): Promise<{ data: Array<{ to: string; email_id: string }> }>;
-  send(sender: Sender, id: string, body: { scheduled_at?: string }): Promise<Broadcast>;
+  send(sender: Sender, id: string, body: RequestBody<'sendBroadcast'>): Promise<Broadcast>;
   pause(workspaceId: string, id: string): Promise<Broadcast>;
   resume(workspaceId: string, id: string): Promise<Broadcast>;
   cancel(workspaceId: string, id: string): Promise<Broadcast>;

@@ -6,7 +6,7 @@ import type { ContactsService } from './contacts.service.js';
 export function contactsRoutes(contacts: ContactsService): Router<AppState> {
   const r = new Router<AppState>({ prefix: '/v1/contacts' });
   r.get('/', op('listContacts', { scope: 'contacts:read' }, ({ auth, query, page }) =>
-    contacts.list(auth.workspaceId, query, page!)));
+    contacts.list(auth.workspaceId, query, page)));
   r.post('/', op('createContact', { scope: 'contacts:write', status: 201, idempotent: true }, ({ auth, body }) =>
     contacts.create(auth.workspaceId, body)));
   // A bulk request of 1000 contacts is one request for the rate limit; its

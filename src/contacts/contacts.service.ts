@@ -1,6 +1,7 @@
 import { AppError, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
+import type { QueryParams, RequestBody } from '../contract/operations.js';
 import type { Store, Tx } from '../store/db.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import type { ContactStatus, EngagementTier } from './contacts.tables.js';
@@ -27,29 +28,10 @@ const FOLD_BATCH_EVENTS = 5_000;
 const FOLD_MAX_BATCHES_PER_RUN = 40;
 const RETIER_RANGE = 5_000;
 
-export interface ContactInput {
-  email: string;
-  name?: string | null;
-  /** Tag names; missing tags are created. Replaces the contact's tag set when given. */
-  tags?: string[];
-  /** Merged into the contact's properties; null removes one. */
-  properties?: Record<string, unknown>;
-}
-
-export interface ContactChanges {
-  name?: string | null;
-  tags?: string[];
-  properties?: Record<string, unknown>;
-}
-
-export interface ContactQuery {
-  email?: string;
-  status?: ContactStatus;
-  engagement_tier?: EngagementTier;
-  tag_id?: string;
-  created_after?: string;
-  created_before?: string;
-}
+export type ContactInput = RequestBody<'createContact'>;
+/** Changes to a contact: a field left out is kept. The same for PATCH /contacts/{id} and PUT /contacts/by-email/{email}. */
+export type ContactChanges = RequestBody<'updateContact'> | RequestBody<'upsertContactByEmail'>;
+export type ContactQuery = QueryParams<'listContacts'>;
 
 export interface BulkError {
   index: number;

@@ -1,3 +1,5 @@
+import { AppError } from './errors.js';
+
 // Scopes a key can hold. `full_access` grants everything; `sending_access`
 // grants only what sending needs (as in the hosted APIs users know). Each
 // operation in the routes names the one scope it requires.
@@ -42,4 +44,19 @@ export function canGrant(held: readonly string[], requested: readonly string[]):
   if (requested.includes('full_access') && !held.includes('full_access')) return false;
   const have = expandScopes(held);
   return [...expandScopes(requested)].every((s) => have.has(s));
+}
+
+/**
+ * The error of a key that lacks `scope` (403 forbidden, 550 5.7.1 over SMTP),
+ * or undefined when it holds it. `neededFor` ends the message: 'here' for an
+ * API operation, 'to send' for SMTP submission.
+ */
+export function missingScope(granted: ReadonlySet<string>, scope: FineScope, neededFor = 'here'): AppError | undefined {
+  return granted.has(scope) ? undefined : new AppError('forbidden', `This API key lacks the '${scope}' scope needed ${neededFor}.`);
+}
+
+/** Throws missingScope's error when the key lacks `scope`. */
+export function requireScope(granted: ReadonlySet<string>, scope: FineScope, neededFor = 'here'): void {
+  const refusal = missingScope(granted, scope, neededFor);
+  if (refusal) throw refusal;
 }

@@ -6,7 +6,7 @@ import type { DomainsService } from './domains.service.js';
 export function domainsRoutes(domains: DomainsService): Router<AppState> {
   const r = new Router<AppState>({ prefix: '/v1/domains' });
   r.get('/', op('listDomains', { scope: 'domains:read' }, ({ auth, query, page }) =>
-    domains.list(auth.workspaceId, { status: query.status }, page!)));
+    domains.list(auth.workspaceId, { status: query.status }, page)));
   r.post('/', op('createDomain', { scope: 'domains:write', status: 201 }, ({ auth, body }) =>
     domains.create(auth.workspaceId, {
       name: body.name, region: body.region, returnPath: body.return_path, trackingSubdomain: body.tracking_subdomain,

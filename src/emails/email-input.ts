@@ -1,4 +1,5 @@
 import { AppError } from '../core/errors.js';
+import type { Schema } from '../contract/operations.js';
 import { checkContentType, checkFilename, decodeBase64, defaultContentType } from '../attachments/index.js';
 import { addressKey, mailDomain, parseMailbox, type Mailbox } from './addresses.js';
 import { parseScheduleTime } from './schedule-time.js';
@@ -16,31 +17,11 @@ export const MAX_SCHEDULE_AHEAD_MS = 30 * 86_400_000;
 /** A scheduled_at this close behind the server's clock is taken as "now" (client clock skew). */
 export const SCHEDULE_SKEW_MS = 60_000;
 
-export interface AttachmentBody {
-  content?: string;
-  attachment_id?: string;
-  filename?: string;
-  content_type?: string;
-  content_id?: string;
-}
+/** An attachment of the payload: inline content, or an uploaded attachment's id. */
+export type AttachmentBody = Schema<'EmailAttachmentInput'>;
 
 /** The payload as the schema lets it through: `from` and `subject` may come from a template instead. */
-export interface EmailCreateBody {
-  from?: string;
-  to: string | string[];
-  cc?: string | string[];
-  bcc?: string | string[];
-  reply_to?: string | string[];
-  subject?: string;
-  html?: string;
-  text?: string;
-  template?: { id: string; version?: number; variables?: Record<string, unknown> };
-  headers?: Record<string, string>;
-  tags?: Array<string | { name: string; value: string }>;
-  attachments?: AttachmentBody[];
-  scheduled_at?: string;
-  unsubscribe?: boolean;
-}
+export type EmailCreateBody = Schema<'EmailCreate'>;
 
 /** A payload with its content in place: given as is, or rendered from its template. */
 export type ContentBody = Omit<EmailCreateBody, 'template'> & { from: string; subject: string };

@@ -22,6 +22,7 @@ import type { SuppressionsPort } from '../suppressions/index.js';
 import type { TemplatesPort } from './ports.js';
 import { cachedSenders } from './sender-cache.js';
 import { checkSpam, type SpamCheckResult } from './spam-check.js';
+import type { QueryParams } from '../contract/operations.js';
 
 // The rules of the Emails area: what may be sent, by whom and when; the
 // states an email moves through; and the event each move writes, in the same
@@ -41,20 +42,7 @@ export interface Sender {
   mode: 'live' | 'test';
 }
 
-export interface ListQuery {
-  status?: EmailStatus;
-  to?: string;
-  from?: string;
-  subject?: string;
-  tags?: string[];
-  created_after?: string;
-  created_before?: string;
-  domain_id?: string;
-  mode?: 'live' | 'test';
-  /** Id or alias. */
-  template_id?: string;
-  broadcast_id?: string;
-}
+export type ListQuery = QueryParams<'listEmails'>;
 
 export interface CancelResult {
   id: string;

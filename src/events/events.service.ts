@@ -3,21 +3,13 @@ import type { Store } from '../store/db.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import type { EmailEvent } from './events.repo.js';
 import { findEvent, indexEventsBatch, lastEventPos, listEvents, readEventsAfter, type PositionedEvent } from './events-query.repo.js';
+import type { QueryParams } from '../contract/operations.js';
 
 /** The kinds the event_type filter accepts (the schema's enum): every kind the list returns; the type is `email.<kind>`. */
 export type EventTypeFilter = 'scheduled' | 'queued' | 'sent' | 'delivered' | 'delayed' | 'bounced' | 'complained' | 'opened'
   | 'clicked' | 'replied' | 'failed' | 'cancelled' | 'received';
 
-export interface EventListQuery {
-  event_type?: EventTypeFilter;
-  email_id?: string;
-  domain_id?: string;
-  to?: string;
-  from?: string;
-  tags?: string[];
-  created_after?: string;
-  created_before?: string;
-}
+export type EventListQuery = QueryParams<'listEvents'>;
 
 export interface EventsService {
   list(ws: string, query: EventListQuery, page: PageQuery): Promise<Page<EmailEvent>>;

@@ -3,18 +3,20 @@ import type { Logger } from 'pino';
 import { AppError } from '../core/errors.js';
 import type { Clock } from '../core/clock.js';
 import type { CursorCodec } from '../core/cursors.js';
-import type { FineScope } from '../core/scopes.js';
+import { requireScope, type FineScope } from '../core/scopes.js';
+import { rateLimitExceeded, type RateLimiter } from '../core/rate-limit.js';
 import type { Plan } from '../config.js';
 import type { PageQuery } from '../store/paging.js';
 import type { ApiKeysService, AuthContext } from '../api-keys/api-keys.service.js';
-import type { Contract, CompiledOperation } from './contract.js';
-import { describeAjvError } from './contract.js';
-import type { RateLimiter } from './rate-limit.js';
+import { checkRequestBody, describeAjvError, type Contract, type CompiledOperation } from '../contract/contract.js';
+import type { IsPaged, OperationId, PathParams, QueryParams, RequestBody, Schema, SchemaName } from '../contract/operations.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH, requestHash, type Idempotency, type Replay } from './idempotency.js';
 
 // op() is the whole request pipeline of one API operation, after routing:
 // auth (and scope) -> rate limit -> body -> idempotency -> validation ->
-// handler. Routes stay one line each; the rules live here once.
+// handler. Routes stay one line each; the rules live here once. The steps
+// that are not HTTP's own (the scope check, the rate limiter, the body's
+// schema) are functions of core/ and contract/ that SMTP submission calls too.
 
 export interface AppState {
   requestId: string;
@@ -43,19 +45,20 @@ declare module 'koa' {
   }
 }
 
-export interface OpInput {
+/** What a handler gets: the operation's input, validated against its schema and typed from it. */
+export interface OpInput<Id extends OperationId = OperationId> {
   auth: AuthContext;
-  // Validated against the operation's schema before the handler runs.
-  body: any;
-  query: any;
-  params: Record<string, string>;
-  page?: PageQuery;
+  body: RequestBody<Id>;
+  query: QueryParams<Id>;
+  params: PathParams<Id>;
+  /** The page asked for, on a paged list (an operation that takes `limit`). */
+  page: IsPaged<Id> extends true ? PageQuery : undefined;
   requestId: string;
   ip: string;
   /** A request header, '' when absent. */
   header(name: string): string;
-  /** Checks a part of the body against a component schema of the contract (a batch's items, one by one). */
-  check(schema: string, value: unknown): { message: string; param?: string } | undefined;
+  /** Checks a part of the body against a component schema of the contract (a batch's items, one by one): the part as that schema's type, or what is wrong with it. */
+  check<Name extends SchemaName>(schema: Name, value: unknown): { value: Schema<Name> } | { problem: { message: string; param?: string } };
 }
 
 export interface OpOptions {
@@ -64,8 +67,8 @@ export interface OpOptions {
   status?: number;
   /** Whether the operation honours Idempotency-Key. */
   idempotent?: boolean;
-  /** Rate-limit tokens this request costs (default 1). */
-  cost?: (body: any) => number;
+  /** Rate-limit tokens this request costs (default 1), from the body as sent: it is not validated yet. */
+  cost?: (body: unknown) => number;
   /** Largest accepted request body (default 1 MiB). */
   maxBodyBytes?: number;
 }
@@ -74,7 +77,8 @@ export type OpMiddleware = Middleware<AppState> & { operationId: string };
 
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
 
-export function op(operationId: string, options: OpOptions, handler: (input: OpInput) => unknown): OpMiddleware {
+/** The middleware of operation `operationId`; an id that schema/ does not define does not compile. */
+export function op<Id extends OperationId>(operationId: Id, options: OpOptions, handler: (input: OpInput<Id>) => unknown): OpMiddleware {
   const mw = async (ctx: Context & { state: AppState; params?: Record<string, string> }) => {
     const deps = ctx.mailroom;
     const operation = deps.contract.operation(operationId)!;
@@ -83,7 +87,7 @@ export function op(operationId: string, options: OpOptions, handler: (input: OpI
     const auth = await authenticate(ctx, deps);
     let rawBody: unknown;
     try {
-      if (!auth.granted.has(options.scope)) throw new AppError('forbidden', `This API key lacks the '${options.scope}' scope needed here.`);
+      requireScope(auth.granted, options.scope);
       rawBody = operation.body ? await readJson(ctx, options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES) : undefined;
     } catch (err) {
       // Refused before its cost is known (a missing scope, a body that is not JSON or too large):
@@ -110,7 +114,7 @@ export function op(operationId: string, options: OpOptions, handler: (input: OpI
 
     let response: Replay | undefined;
     try {
-      const input = validate(ctx, deps, operation, auth, params, rawBody);
+      const input = validate<Id>(ctx, deps, operation, auth, params, rawBody);
       const result = await handler(input);
       response = { status: options.status ?? 200, body: options.status === 204 ? undefined : result };
     } catch (err) {
@@ -188,11 +192,7 @@ function limitRate(ctx: Context, deps: HttpDeps, auth: AuthContext, cost: number
   ctx.set('RateLimit-Reset', String(d.resetSeconds));
   ctx.set('RateLimit-Policy', d.policy);
   ctx.set('RateLimit-Scope', 'workspace');
-  if (!d.allowed && enforce) {
-    throw new AppError('rate_limit_exceeded', `Too many requests for this workspace's ${auth.mode} allowance; retry after ${d.retryAfterSeconds} s.`, {
-      headers: { 'Retry-After': String(d.retryAfterSeconds) },
-    });
-  }
+  if (!d.allowed && enforce) throw rateLimitExceeded(auth.mode, d);
 }
 
 async function readJson(ctx: Context, maxBytes: number): Promise<unknown> {
@@ -241,8 +241,8 @@ function queryValue(operation: CompiledOperation, name: string, value: string | 
   return values[0];
 }
 
-function validate(ctx: Context, deps: HttpDeps, operation: CompiledOperation, auth: AuthContext,
-  params: Record<string, string>, rawBody: unknown): OpInput {
+function validate<Id extends OperationId>(ctx: Context, deps: HttpDeps, operation: CompiledOperation, auth: AuthContext,
+  params: Record<string, string>, rawBody: unknown): OpInput<Id> {
   if (!operation.params(params)) {
     const e = describeAjvError(operation.params.errors?.[0]);
     throw new AppError('not_found', e.message, { param: e.param });
@@ -253,14 +253,9 @@ function validate(ctx: Context, deps: HttpDeps, operation: CompiledOperation, au
     throw new AppError('validation_error', describeAjvError(operation.query.errors?.[0]).message,
       { status: 400, param: describeAjvError(operation.query.errors?.[0]).param });
   }
-  let body = rawBody;
-  if (operation.body) {
-    body ??= {};
-    if (!operation.body(body)) {
-      const e = describeAjvError(operation.body.errors?.[0], 'body');
-      throw new AppError('validation_error', e.message, { status: operation.validationStatus, param: e.param });
-    }
-  }
+  // An operation that takes a body reads a missing one as {}.
+  const body = operation.body ? rawBody ?? {} : rawBody;
+  checkRequestBody(operation, body);
   let page: PageQuery | undefined;
   if (operation.paged) {
     if (query.starting_after !== undefined && query.ending_before !== undefined) {
@@ -275,8 +270,14 @@ function validate(ctx: Context, deps: HttpDeps, operation: CompiledOperation, au
       cursor: (pos) => deps.cursors.encode(list, ws, pos),
     };
   }
+  // ajv has checked body, query and params against the schemas the types are generated from.
   return {
-    auth, body, query, params, page, requestId: ctx.state.requestId, ip: ctx.ip,
-    header: (name) => ctx.get(name), check: (schema, value) => deps.contract.checkSchema(schema, value),
+    auth, body: body as RequestBody<Id>, query: query as QueryParams<Id>, params: params as PathParams<Id>,
+    page: page as OpInput<Id>['page'], requestId: ctx.state.requestId, ip: ctx.ip,
+    header: (name) => ctx.get(name),
+    check<Name extends SchemaName>(schema: Name, value: unknown) {
+      const problem = deps.contract.checkSchema(schema, value);
+      return problem ? { problem } : { value: value as Schema<Name> };
+    },
   };
 }

@@ -22,20 +22,14 @@ import { parseReturnPath, recipientTag, type ReturnPath } from './return-path.js
 import { bounceDetails, feedbackProvider, readReport, type DeliveryStatusReport, type FeedbackReport } from './reports.js';
 import type { MxPort, RecipientRefusal } from '../smtp/mx.listener.js';
 import type { PostmasterMailbox } from './postmaster-maildir.js';
+import type { QueryParams } from '../contract/operations.js';
 
 // The rules of receiving: which recipients are ours, storing a message before
 // it is acknowledged, turning it into API fields afterwards, and reading the
 // bounces and complaints that come back to a return path.
 
 /** The filters of GET /inbound, as the API names them. */
-export interface InboundListQuery {
-  to?: string;
-  from?: string;
-  domain_id?: string;
-  in_reply_to_email_id?: string;
-  received_after?: string;
-  received_before?: string;
-}
+export type InboundListQuery = QueryParams<'listInboundEmails'>;
 
 export interface InboundAttachment {
   content: Buffer;

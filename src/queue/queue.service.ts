@@ -3,6 +3,7 @@ import { toIso, type Clock } from '../core/clock.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import { normaliseDomainName } from '../domains/index.js';
 import type { DestinationSummary, QueueItemState, WaitingItem } from '../delivery/index.js';
+import type { RequestBody } from '../contract/operations.js';
 
 // The outbound queue as the people who run Mailroom see and steer it, per
 // workspace and destination domain, as Postfix's mailq and postsuper do:
@@ -57,7 +58,7 @@ export interface QueueItem {
 export interface QueueService {
   destinations(workspaceId: string, page: { limit: number; offset: number; cursor(offset: number): string }): Promise<Page<QueueDestination>>;
   items(workspaceId: string, query: { domain: string; state?: QueueItemState }, page: PageQuery): Promise<Page<QueueItem>>;
-  retry(workspaceId: string, body: { domain?: string; email_id?: string }): Promise<{ object: 'queue_retry'; retried: number }>;
+  retry(workspaceId: string, body: RequestBody<'retryQueue'>): Promise<{ object: 'queue_retry'; retried: number }>;
   hold(workspaceId: string, domain: string): Promise<QueueDestinationHold>;
   release(workspaceId: string, domain: string): Promise<QueueDestinationHold>;
 }

@@ -6,6 +6,7 @@ import { normaliseLineEndings } from './message-data.js';
 import { emailFromSubmission, type SubmittedEmail } from './submitted-message.js';
 import type { TlsCredentials } from './tls.js';
 import { isLoopbackAddress } from '../core/loopback.js';
+import { missingScope, type FineScope } from '../core/scopes.js';
 
 // Message submission (RFC 6409): any program that speaks SMTP can send
 // through Mailroom with an API key as the password (RFC 4954 AUTH PLAIN or
@@ -43,7 +44,7 @@ export interface SubmissionListenerOptions {
 
 const MAX_CLIENTS = 500;
 /** The scope a key needs, as for POST /v1/emails. */
-const SEND_SCOPE = 'emails:send';
+export const SEND_SCOPE: FineScope = 'emails:send';
 
 export function createSubmissionListener<U extends Submitter>(port: SubmissionPort<U>, options: SubmissionListenerOptions): SmtpListener {
   const { logger, maxMessageBytes } = options;
@@ -93,7 +94,8 @@ export function createSubmissionListener<U extends Submitter>(port: SubmissionPo
       const u = user(session);
       // AUTH is disabled for some sessions, and smtp-server only asks for it where it is enabled.
       if (!u) return callback(smtpError(530, '5.7.0', 'Authentication required: AUTH with an API key as the password'));
-      if (!u.granted.has(SEND_SCOPE)) return callback(replyForError(new AppError('forbidden', `This API key lacks the '${SEND_SCOPE}' scope needed to send.`)));
+      const refusal = missingScope(u.granted, SEND_SCOPE, 'to send');
+      if (refusal) return callback(replyForError(refusal));
       callback();
     },
 

@@ -11,7 +11,7 @@ const MAX_TEMPLATE_BODY_BYTES = 8 * 1024 * 1024;
 export function templatesRoutes(templates: TemplatesService): Router<AppState> {
   const r = new Router<AppState>({ prefix: '/v1/templates' });
   r.get('/', op('listTemplates', { scope: 'templates:read' }, ({ auth, query, page }) =>
-    templates.list(auth.workspaceId, { name: query.name }, page!)));
+    templates.list(auth.workspaceId, { name: query.name }, page)));
   r.post('/', op('createTemplate', { scope: 'templates:write', status: 201, idempotent: true, maxBodyBytes: MAX_TEMPLATE_BODY_BYTES },
     ({ auth, body }) => templates.create(auth.workspaceId, body)));
   // Before /:template_id, which would otherwise take "render" for a name.
@@ -28,9 +28,9 @@ export function templatesRoutes(templates: TemplatesService): Router<AppState> {
   r.post('/:template_id/duplicate', op('duplicateTemplate', { scope: 'templates:write', status: 201, idempotent: true }, ({ auth, params, body }) =>
     templates.duplicate(auth.workspaceId, params.template_id, body)));
   r.get('/:template_id/versions', op('listTemplateVersions', { scope: 'templates:read' }, ({ auth, params, page }) =>
-    templates.versions(auth.workspaceId, params.template_id, page!)));
+    templates.versions(auth.workspaceId, params.template_id, page)));
   r.get('/:template_id/versions/:version', op('getTemplateVersion', { scope: 'templates:read' }, ({ auth, params }) =>
-    templates.version(auth.workspaceId, params.template_id, Number(params.version))));
+    templates.version(auth.workspaceId, params.template_id, params.version)));
   r.post('/:template_id/render', op('renderTemplate', { scope: 'templates:read' }, ({ auth, params, body }) =>
     templates.render(auth.workspaceId, params.template_id, body)));
   return r;

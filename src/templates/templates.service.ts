@@ -13,6 +13,7 @@ import {
   listTemplates, listVersions, markPublished, updateTemplate,
   type Template, type TemplateHead, type TemplateSummary, type TemplateVersion, type TemplateVersionSummary, type VersionRow,
 } from './templates.repo.js';
+import type { RequestBody } from '../contract/operations.js';
 
 // The rules of the Templates area. A template is a name, an optional alias
 // and numbered versions; a version is immutable, and a change of content
@@ -31,35 +32,10 @@ export const REQUEST_RENDER_BUDGET_MS = 1000;
 const CACHE_ENTRIES = 1000;
 const CACHE_SOURCE_CHARS = 50_000_000;
 
-export interface TemplateCreateBody {
-  name: string;
-  alias?: string;
-  subject: string;
-  html?: string;
-  text?: string;
-  from?: string;
-  reply_to?: string | string[];
-  variables?: DeclarationInput[];
-}
-
-export interface TemplateUpdateBody {
-  name?: string;
-  alias?: string | null;
-  subject?: string;
-  html?: string | null;
-  text?: string | null;
-  from?: string | null;
-  reply_to?: string | string[] | null;
-  variables?: DeclarationInput[];
-}
-
-export interface TemplatePreviewBody {
-  subject?: string;
-  html?: string;
-  text?: string;
-  variables?: DeclarationInput[];
-  data?: Record<string, unknown>;
-}
+export type TemplateCreateBody = RequestBody<'createTemplate'>;
+/** A field given as null is cleared; one left out keeps its value. */
+export type TemplateUpdateBody = RequestBody<'updateTemplate'>;
+export type TemplatePreviewBody = RequestBody<'previewTemplate'>;
 
 export interface RenderResult {
   object: 'template_render';

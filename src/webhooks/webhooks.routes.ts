@@ -6,7 +6,7 @@ import type { WebhooksService } from './webhooks.service.js';
 export function webhooksRoutes(hooks: WebhooksService): Router<AppState> {
   const r = new Router<AppState>({ prefix: '/v1/webhooks' });
   r.get('/', op('listWebhooks', { scope: 'webhooks:read' }, ({ auth, query, page }) =>
-    hooks.list(auth.workspaceId, { enabled: query.enabled }, page!)));
+    hooks.list(auth.workspaceId, { enabled: query.enabled }, page)));
   r.post('/', op('createWebhook', { scope: 'webhooks:write', status: 201, idempotent: true }, ({ auth, body }) =>
     hooks.create(auth.workspaceId, body)));
   r.get('/:webhook_id', op('getWebhook', { scope: 'webhooks:read' }, ({ auth, params }) => hooks.get(auth.workspaceId, params.webhook_id)));
@@ -19,7 +19,7 @@ export function webhooksRoutes(hooks: WebhooksService): Router<AppState> {
   r.post('/:webhook_id/test', op('testWebhook', { scope: 'webhooks:write', idempotent: true }, ({ auth, params }) =>
     hooks.sendTest(auth.workspaceId, params.webhook_id)));
   r.get('/:webhook_id/deliveries', op('listWebhookDeliveries', { scope: 'webhooks:read' }, ({ auth, params, query, page }) =>
-    hooks.deliveries(auth.workspaceId, params.webhook_id, { status: query.status }, page!)));
+    hooks.deliveries(auth.workspaceId, params.webhook_id, { status: query.status }, page)));
   r.get('/:webhook_id/deliveries/:delivery_id', op('getWebhookDelivery', { scope: 'webhooks:read' }, ({ auth, params }) =>
     hooks.delivery(auth.workspaceId, params.webhook_id, params.delivery_id)));
   r.post('/:webhook_id/deliveries/:delivery_id/replay', op('replayWebhookDelivery', { scope: 'webhooks:write', status: 201, idempotent: true },

@@ -13,21 +13,15 @@ import {
   listDeliveries, listWebhooks, purgeFinishedDeliveries, updateWebhook,
   type Webhook, type WebhookChanges, type WebhookDelivery,
 } from './webhooks.repo.js';
-
-export interface WebhookInput {
-  url: string;
-  event_types: string[];
-  description?: string | null;
-  enabled?: boolean;
-}
+import type { RequestBody } from '../contract/operations.js';
 
 export type WebhookWithSecret = Webhook & { secret: string };
 
 export interface WebhooksService {
   list(ws: string, filter: { enabled?: boolean }, page: PageQuery): Promise<Page<Webhook>>;
-  create(ws: string, input: WebhookInput): Promise<WebhookWithSecret>;
+  create(ws: string, input: RequestBody<'createWebhook'>): Promise<WebhookWithSecret>;
   get(ws: string, id: string): Promise<Webhook>;
-  update(ws: string, id: string, changes: Partial<WebhookInput>): Promise<Webhook>;
+  update(ws: string, id: string, changes: RequestBody<'updateWebhook'>): Promise<Webhook>;
   remove(ws: string, id: string): Promise<void>;
   rotateSecret(ws: string, id: string): Promise<WebhookWithSecret>;
   sendTest(ws: string, id: string): Promise<WebhookDelivery>;

@@ -5,7 +5,7 @@ import pino from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { ManualClock, systemClock, type Clock } from '../../src/core/clock.js';
 import { startMailroom, type Mailroom } from '../../src/main.js';
-import { loadContract, type Contract } from '../../src/http/contract.js';
+import { loadContract, type Contract } from '../../src/contract/contract.js';
 import { markDomainActive } from '../../src/domains/domains.repo.js';
 import type { Domain } from '../../src/domains/index.js';
 

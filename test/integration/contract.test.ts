@@ -6,8 +6,8 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import createClient from 'openapi-fetch';
 import { describe, expect, it } from 'vitest';
-import { loadContract, SCHEMA_DIR } from '../../src/http/contract.js';
-import type { paths } from '../../src/http/api-types.js';
+import { loadContract, SCHEMA_DIR } from '../../src/contract/contract.js';
+import type { paths } from '../../src/contract/api-types.js';
 import { API_TYPES_FILE, generateApiTypes } from '../../scripts/generate-api-types.js';
 import { startTestApp } from '../helpers/app.js';
 

@@ -117,3 +117,29 @@ describe('the tables', () => {
     expect(tablesWritten("freeGoneLeases(store, 'inbound_messages', logger, now)")).toEqual(['inbound_messages']);
   });
 });
+
+/** An import of the HTTP layer, from a file one or more folders below src/. */
+const IMPORTS_HTTP = /from '(?:\.\.\/)+http\/[^']*'/;
+
+describe('SMTP submission', () => {
+  it('imports nothing from src/http: scope, rate and body checks come from core/ and contract/, as op() takes them', () => {
+    expect(files.filter((f) => f.path.startsWith('smtp/') && IMPORTS_HTTP.test(f.text)).map((f) => f.path)).toEqual([]);
+  });
+
+  it('shares those checks with op(), whose own imports the rule does see', () => {
+    expect(IMPORTS_HTTP.test("import type { RateLimiter } from '../http/rate-limit.js';")).toBe(true);
+    const op = files.find((f) => f.path === 'http/op.ts')!.text;
+    const pipeline = files.find((f) => f.path === 'smtp/submission.pipeline.ts')!.text;
+    for (const check of ['requireScope', 'rateLimitExceeded', 'checkRequestBody']) {
+      expect(op, `http/op.ts calls ${check}`).toContain(`${check}(`);
+      expect(pipeline, `smtp/submission.pipeline.ts calls ${check}`).toContain(`${check}(`);
+    }
+  });
+});
+
+describe('the neutral modules', () => {
+  it('core/ and contract/ import nothing from the transports', () => {
+    const neutral = files.filter((f) => f.path.startsWith('core/') || f.path.startsWith('contract/'));
+    expect(neutral.filter((f) => IMPORTS_HTTP.test(f.text) || /from '(?:\.\.\/)+smtp\//.test(f.text)).map((f) => f.path)).toEqual([]);
+  });
+});

@@ -2456,13 +2456,13 @@ export interface components {
             /** @description Default: the published version (422 template_not_published when there is none). */
             version?: number;
             /** @description The values of the version's declared variables, by name. */
-            variables?: Record<string, never>;
+            variables?: Record<string, unknown>;
         };
         EmailUpdate: {
             scheduled_at: string;
         };
         EmailBatchCreate: {
-            emails: Record<string, never>[];
+            emails: Record<string, unknown>[];
         };
         EmailBatchResult: {
             /** @constant */
@@ -2582,7 +2582,7 @@ export interface components {
             type: components["schemas"]["EmailEventType"];
             email_id: string;
             created_at: components["schemas"]["Timestamp"];
-            data: Record<string, never>;
+            data: Record<string, unknown>;
         } & (unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown & unknown);
         EmailEventList: {
             data: components["schemas"]["EmailEvent"][];
@@ -2712,7 +2712,7 @@ export interface components {
             type: string;
             email_id: string | null;
             created_at: components["schemas"]["Timestamp"];
-            data: Record<string, never>;
+            data: Record<string, unknown>;
         };
         /** @description An inbound message, processed: `email_id` of the event is the inbound message's id (GET /inbound/{inbound_id}). */
         ReceivedEventData: {
@@ -2984,7 +2984,7 @@ export interface components {
         };
         TemplateRenderRequest: {
             /** @description The values, by variable name. */
-            variables?: Record<string, never>;
+            variables?: Record<string, unknown>;
             /** @description Default: the published version. */
             version?: number;
         };
@@ -2994,7 +2994,7 @@ export interface components {
             text?: components["schemas"]["TemplateSource"];
             variables?: components["schemas"]["TemplateVariableInputs"];
             /** @description The values, by variable name. */
-            data?: Record<string, never>;
+            data?: Record<string, unknown>;
         };
         TemplateRender: {
             /** @constant */
@@ -3123,7 +3123,7 @@ export interface components {
             last_error: string | null;
             replay_of: string | null;
             /** @description The JSON body POSTed. */
-            payload: Record<string, never>;
+            payload: Record<string, unknown>;
             /** @description Oldest first. */
             attempts: components["schemas"]["WebhookAttempt"][];
             created_at: components["schemas"]["Timestamp"];

@@ -1,9 +1,20 @@
-import type { Clock } from '../core/clock.js';
-import type { Plan } from '../config.js';
+import type { Clock } from './clock.js';
+import { AppError } from './errors.js';
 
 // A token bucket per workspace and traffic kind (live/test): it refills
 // continuously at the plan's rate and holds at most a burst. Keys share
-// their workspace's bucket, so more keys never mean more allowance.
+// their workspace's bucket, so more keys never mean more allowance. The API
+// and SMTP submission take from the same buckets.
+
+/** What a workspace's plan allows, per traffic kind (a config Plan is one). */
+export interface RateAllowance {
+  /** Live requests per second; the bucket refills at this rate. */
+  requestsPerSecond: number;
+  /** Live requests allowed in one burst (bucket size). */
+  burst: number;
+  testRequestsPerSecond: number;
+  testBurst: number;
+}
 
 export interface RateDecision {
   allowed: boolean;
@@ -22,7 +33,7 @@ interface Bucket {
 }
 
 export interface RateLimiter {
-  take(workspaceId: string, mode: 'live' | 'test', plan: Plan, cost: number): RateDecision;
+  take(workspaceId: string, mode: 'live' | 'test', plan: RateAllowance, cost: number): RateDecision;
 }
 
 export function rateLimiter(clock: Clock): RateLimiter {
@@ -50,4 +61,11 @@ export function rateLimiter(clock: Clock): RateLimiter {
       };
     },
   };
+}
+
+/** The error of a request over its workspace's allowance: 429 with Retry-After, 451 4.7.0 over SMTP. */
+export function rateLimitExceeded(mode: 'live' | 'test', d: RateDecision): AppError {
+  return new AppError('rate_limit_exceeded', `Too many requests for this workspace's ${mode} allowance; retry after ${d.retryAfterSeconds} s.`, {
+    headers: { 'Retry-After': String(d.retryAfterSeconds) },
+  });
 }
