@@ -27,11 +27,11 @@ import { audiencePage, contactsRoutes, contactsService, countAudience, lastConta
 import { unsubscribeLinks, unsubscribeRoutes, type UnsubscribeLinks } from './unsubscribe/index.js';
 import { attachmentsRoutes, attachmentsService, type AttachmentsService } from './attachments/index.js';
 import { trackingRoutes, trackingService, type TrackingService } from './tracking/index.js';
-import { outboundEmails, emailsRoutes, emailsService, runDuePoller, type EmailsService } from './emails/index.js';
+import { outboundEmails, emailsRoutes, emailsService, type EmailsService } from './emails/index.js';
 import { DEFAULT_MAX_LIFETIME_MS, DkimSigner, SmtpPool, cachingMxResolver, deliverToDomain, deliverViaRelay, type DomainDelivery } from './delivery/index.js';
 import { createDeliveryWorker, type DeliveryWorker } from './delivery/delivery.worker.js';
 import { mailauthResolver } from './domains/mailauth-resolver.js';
-import { cachedResolver, inboundRoutes, inboundService, postmasterMaildir, runInboundProcessor, type InboundService } from './inbound/index.js';
+import { cachedResolver, inboundRoutes, inboundService, ParsePool, postmasterMaildir, type InboundService } from './inbound/index.js';
 import { startSmtpListeners, submissionPipeline } from './smtp/index.js';
 import { eventsRoutes, eventsService, type EventsService } from './events/index.js';
 import { createDispatcher, resolverLookup, webhooksRoutes, webhooksService, type Dispatcher, type WebhooksService } from './webhooks/index.js';
@@ -47,7 +47,10 @@ import { queueRoutes, queueService } from './queue/index.js';
 import { providerForMx } from './delivery/provider.js';
 import { sinkMessagesFor } from './delivery/sink.js';
 import { templatesRoutes, templatesService, type TemplatesService } from './templates/index.js';
-import { broadcastsRoutes, broadcastsService, runBroadcastSender, type BroadcastsService } from './broadcasts/index.js';
+import { broadcastsRoutes, broadcastsService, type BroadcastsService } from './broadcasts/index.js';
+import { runBroadcastSender } from './engines/broadcast-sender.js';
+import { runDuePoller } from './engines/due-poller.js';
+import { runInboundProcessor } from './engines/inbound-processor.js';
 import { newLeaseOwner } from './core/lease-owner.js';
 
 // The composition root: config -> store -> services -> HTTP (and, as they
@@ -369,7 +372,7 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
   startEngine('delivery worker', delivery.run(stopping.signal));
   startEngine('due poller', runDuePoller({ emails: services.emails, clock, logger }, stopping.signal));
   startEngine('broadcast sender', runBroadcastSender({ broadcasts: services.broadcasts, clock, logger, owner: newLeaseOwner() }, stopping.signal));
-  startEngine('inbound processor', runInboundProcessor({ inbound: services.inbound, logger }, stopping.signal));
+  startEngine('inbound processor', runInboundProcessor({ inbound: services.inbound, readers: () => new ParsePool(), logger }, stopping.signal));
 
   services.webhookDispatcher.observeAttempts((result, seconds) => metrics.webhookAttempt(result, seconds));
   startEngine('webhook dispatcher', services.webhookDispatcher.run(stopping.signal));

@@ -1,3 +1,2 @@
 export { broadcastsService, type BroadcastsService, type BroadcastsDeps, type Broadcast } from './broadcasts.service.js';
 export { broadcastsRoutes } from './broadcasts.routes.js';
-export { runBroadcastSender } from './broadcast.sender.js';

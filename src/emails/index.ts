@@ -2,7 +2,6 @@ export { emailsService, type BroadcastItem, type EmailsService, type EmailsDeps,
 export { emailsRoutes } from './emails.routes.js';
 export { outboundEmails, type OutboundEmailsDeps } from './outbound-emails.js';
 export { aggregateStatus, recordRecipientOutcomes, type Complaint, type EmailOutcomes, type RecipientOutcome } from './outcomes.js';
-export { runDuePoller } from './due-poller.js';
 export type {
   HtmlRewriter, RenderedTemplate, TemplateRef, TemplateSend, TemplatesPort,
 } from './ports.js';

@@ -143,3 +143,24 @@ describe('the neutral modules', () => {
     expect(neutral.filter((f) => IMPORTS_HTTP.test(f.text) || /from '(?:\.\.\/)+smtp\//.test(f.text)).map((f) => f.path)).toEqual([]);
   });
 });
+
+describe('the engines', () => {
+  const ENGINES = ['engines/', 'delivery/', 'scheduler/'];
+  /** The src/ folders a file's relative imports reach, other than its own. */
+  const foldersImported = (f: { path: string; text: string }) => {
+    const own = f.path.split('/')[0];
+    return [...f.text.matchAll(/from '(\.\.?\/[^']*)'/g)]
+      .map((m) => join(f.path, '..', m[1]).split('/')[0])
+      .filter((folder) => folder !== own);
+  };
+
+  it('import no area: they get ports, and use only core/, store/ and contract/', () => {
+    const strays = files.filter((f) => ENGINES.some((e) => f.path.startsWith(e)))
+      .flatMap((f) => foldersImported(f).filter((d) => !['core', 'store', 'contract'].includes(d)).map((d) => `${f.path} imports ${d}/`));
+    expect(strays).toEqual([]);
+  });
+
+  it('are seen importing by the rule', () => {
+    expect(foldersImported({ path: 'engines/x.ts', text: "import { a } from '../emails/index.js';\nimport { b } from './y.js';" })).toEqual(['emails']);
+  });
+});

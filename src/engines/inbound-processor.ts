@@ -1,8 +1,6 @@
 import type { Logger } from 'pino';
 import { newLeaseOwner } from '../core/lease-owner.js';
 import { workLoop } from '../core/work-loop.js';
-import type { ClaimedBatch, InboundService } from './inbound.service.js';
-import { ParsePool } from './parse-pool.js';
 
 // The background half of receiving: parses and checks the messages the
 // listener stored, in batches. Messages this process accepts are handed to it
@@ -13,7 +11,7 @@ import { ParsePool } from './parse-pool.js';
 // of the messages still waiting; a crash leaves leases that expire
 // (PROCESS_LEASE_MS) and the messages are taken up again.
 // MIME parsing and the SPF/DKIM/DMARC checks run on the processor's own
-// threads (parse-pool.ts), which end with the loop.
+// readers (the inbound area's parse threads), which end with the loop.
 //
 // Up to CLAIMS_AHEAD more batches are claimed and handed to the threads
 // while one is read and stored, so the threads are not left idle while a
@@ -27,12 +25,37 @@ export const CLAIMS_AHEAD = 2;
 export const READ_AHEAD_BYTES = 32 * 1024 * 1024;
 const IDLE_POLL_MS = 1_000;
 
-export async function runInboundProcessor(deps: { inbound: InboundService; logger: Logger }, signal: AbortSignal): Promise<void> {
+/** A claimed batch, being read on the readers and then stored. */
+export interface ClaimedBatch {
+  /** How many rows the claim took; 0 when nothing was pending. */
+  claimed: number;
+  /** The size of the messages being read. */
+  bytes: number;
+  /** Settles once every message has been read or has failed. */
+  read: Promise<unknown>;
+  store(): Promise<void>;
+}
+
+/** The inbound area, as the processor sees it; `Reader` is what reads messages, opaque here. */
+export interface InboundProcessing<Reader> {
+  /** Leases up to `limit` messages to `owner` and starts reading them on `reader`. */
+  claimBatch(owner: string, limit: number, reader: Reader): Promise<ClaimedBatch>;
+  /** Makes `owner` the processor of the messages this process accepts; `wake` is called after each accept. */
+  attachProcessor(owner: string, wake: () => void): void;
+  /** Ends that, and frees the leases of the messages still waiting. */
+  detachProcessor(): Promise<void>;
+  releaseGoneLeases(): Promise<unknown>;
+}
+
+export async function runInboundProcessor<Reader>(
+  deps: { inbound: InboundProcessing<Reader>; readers: () => { read: Reader; close(): Promise<void> }; logger: Logger },
+  signal: AbortSignal,
+): Promise<void> {
   const owner = newLeaseOwner();
   // Messages a crashed process of this host held would otherwise wait out their lease.
   await deps.inbound.releaseGoneLeases();
 
-  const pool = new ParsePool();
+  const pool = deps.readers();
   /** Bytes of the messages claimed and not yet stored. */
   let held = 0;
   const claim = async (): Promise<ClaimedBatch | undefined> => {

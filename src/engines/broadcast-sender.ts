@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import { workLoop } from '../core/work-loop.js';
-import type { BroadcastsService } from './broadcasts.service.js';
 
 // The broadcast sender: an engine loop that starts scheduled broadcasts when
 // their time comes, resumes those paused by the quota after its reset, and
@@ -11,7 +10,19 @@ import type { BroadcastsService } from './broadcasts.service.js';
 
 export const BROADCAST_POLL_MS = 250;
 
-export async function runBroadcastSender(deps: { broadcasts: BroadcastsService; clock: Clock; logger: Logger; owner: string; pollMs?: number },
+/** The broadcasts area, as the sender sees it. */
+export interface BroadcastSending {
+  /** Frees the leases stopped processes of this host left. */
+  releaseGoneLeases(): Promise<unknown>;
+  /** Starts the scheduled broadcasts whose time has come, and resumes those whose pause has run out. */
+  startDue(): Promise<unknown>;
+  /** Makes the next due chunk of a sending broadcast under `owner`'s lease; false when none was due. */
+  sendNextChunk(owner: string): Promise<boolean>;
+  /** When the next chunk of a sending broadcast falls due, if any. */
+  nextChunkDue(): Promise<number | undefined>;
+}
+
+export async function runBroadcastSender(deps: { broadcasts: BroadcastSending; clock: Clock; logger: Logger; owner: string; pollMs?: number },
   signal: AbortSignal): Promise<void> {
   const pollMs = deps.pollMs ?? BROADCAST_POLL_MS;
   // Broadcasts a crashed process of this host held would otherwise wait out their lease.

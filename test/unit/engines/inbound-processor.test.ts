@@ -1,7 +1,11 @@
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { CLAIMS_AHEAD, PROCESS_BATCH, READ_AHEAD_BYTES, runInboundProcessor } from '../../../src/inbound/inbound.processor.js';
-import type { ClaimedBatch, InboundService } from '../../../src/inbound/inbound.service.js';
+import {
+  CLAIMS_AHEAD, PROCESS_BATCH, READ_AHEAD_BYTES, runInboundProcessor, type ClaimedBatch, type InboundProcessing,
+} from '../../../src/engines/inbound-processor.js';
+
+/** The processor's readers: the fake reads on its own, so these do nothing. */
+const readers = () => ({ read: undefined, close: async () => undefined });
 
 /**
  * An inbound service holding `sizes.length` pending messages of those sizes:
@@ -40,7 +44,7 @@ function fakeInbound(sizes: number[]) {
     },
   };
   return {
-    inbound: service as unknown as InboundService,
+    inbound: service satisfies InboundProcessing<unknown>,
     stored,
     open: () => open,
     most: () => ({ batches: mostOpen, bytes: mostOpenBytes }),
@@ -60,7 +64,7 @@ describe('the inbound processor loop', () => {
     const backlog = Array.from({ length: PROCESS_BATCH * 10 + 5 }, () => 2_000);
     const fake = fakeInbound(backlog);
     const stop = new AbortController();
-    const running = runInboundProcessor({ inbound: fake.inbound, logger: pino({ level: 'silent' }) }, stop.signal);
+    const running = runInboundProcessor({ inbound: fake.inbound, readers, logger: pino({ level: 'silent' }) }, stop.signal);
     await until(() => fake.stored.flat().length === backlog.length, 'the backlog to be stored');
     expect(fake.most().batches).toBe(1 + CLAIMS_AHEAD);
     // A message accepted later wakes the idle loop.
@@ -75,7 +79,7 @@ describe('the inbound processor loop', () => {
     const big = Math.ceil(READ_AHEAD_BYTES / PROCESS_BATCH) + 1;
     const fake = fakeInbound(Array.from({ length: PROCESS_BATCH * 3 }, () => big));
     const stop = new AbortController();
-    const running = runInboundProcessor({ inbound: fake.inbound, logger: pino({ level: 'silent' }) }, stop.signal);
+    const running = runInboundProcessor({ inbound: fake.inbound, readers, logger: pino({ level: 'silent' }) }, stop.signal);
     await until(() => fake.stored.length === 3, 'three batches to be stored');
     stop.abort();
     await running;

@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import { workLoop } from '../core/work-loop.js';
-import type { EmailsService } from './emails.service.js';
 
 // The due-time poller for scheduled emails: an engine loop rather than a cron
 // task, because "on time" means within a second and the cron registry ticks
@@ -10,7 +9,15 @@ import type { EmailsService } from './emails.service.js';
 
 export const DUE_POLL_MS = 250;
 
-export async function runDuePoller(deps: { emails: EmailsService; clock: Clock; logger: Logger; pollMs?: number }, signal: AbortSignal): Promise<void> {
+/** The emails area, as the poller sees it. */
+export interface ScheduledEmails {
+  /** Hands the scheduled emails whose time has come to delivery. */
+  promoteDue(): Promise<unknown>;
+  /** When the next scheduled email falls due, if any. */
+  nextScheduledAt(): Promise<number | undefined>;
+}
+
+export async function runDuePoller(deps: { emails: ScheduledEmails; clock: Clock; logger: Logger; pollMs?: number }, signal: AbortSignal): Promise<void> {
   const pollMs = deps.pollMs ?? DUE_POLL_MS;
   await workLoop({
     idleMs: pollMs,
