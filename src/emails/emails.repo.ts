@@ -370,18 +370,25 @@ export async function settleEmails(tx: Tx, ids: string[], to: 'delivered' | 'fai
     .where('id', 'in', p.slice(5) as string[]));
 }
 
-export async function setRecipientOutcome(tx: Tx, ids: string[], status: RecipientStatus,
-  outcome: { smtpCode?: number | null; detail?: string | null }, now: number): Promise<void> {
-  if (ids.length === 0) return;
+/**
+ * Gives the recipients among `ids` whose status is one of `from` the status
+ * and outcome; returns the ids it changed.
+ */
+export async function setRecipientOutcome(tx: Tx, ids: string[], from: readonly RecipientStatus[], status: RecipientStatus,
+  outcome: { smtpCode?: number | null; detail?: string | null }, now: number): Promise<string[]> {
+  if (ids.length === 0) return [];
   const withCode = outcome.smtpCode !== undefined;
   const withDetail = outcome.detail !== undefined;
-  await runShaped(tx, `recipient outcome ${withCode} ${withDetail} x${ids.length}`,
-    [status, now, outcome.smtpCode ?? null, outcome.detail ?? null, ...ids],
+  const { rows } = await runShaped(tx, `recipient outcome ${withCode} ${withDetail} from ${from.length} x${ids.length}`,
+    [status, now, outcome.smtpCode ?? null, outcome.detail ?? null, ...from, ...ids],
     (p) => tx.updateTable('email_recipients').set({
       status: p[0] as RecipientStatus, updated_at: p[1] as number,
       ...(withCode && { smtp_code: p[2] as number | null }),
       ...(withDetail && { detail: p[3] as string | null }),
-    }).where('id', 'in', p.slice(4) as string[]));
+    }).where('status', 'in', p.slice(4, 4 + from.length) as RecipientStatus[])
+      .where('id', 'in', p.slice(4 + from.length) as string[])
+      .returning('id'));
+  return rows.map((r) => r.id);
 }
 
 /** Recipients still waiting for an outcome become `cancelled`. */

@@ -18,8 +18,15 @@ import type { SuppressionsPort } from '../suppressions/index.js';
 // one recipient accepted the message, failed when none did. A bounce that
 // comes as a report after the SMTP transaction was accepted therefore gives
 // the same recipient, event, suppression and email as a 550 at SMTP time.
+//
+// An outcome moves a recipient that is still waiting (queued, deferred); a
+// bounce also moves one that was delivered (the report came after the
+// remote server took the message). An outcome that comes too late for its
+// recipient, such as a retry's verdict after a report settled it, changes
+// nothing and adds no event.
 
 const OPEN: readonly RecipientStatus[] = ['queued', 'deferred'];
+const WAITING_OR_DELIVERED: readonly RecipientStatus[] = [...OPEN, 'delivered'];
 
 /** The email's status once every recipient has an outcome, or undefined while some are open. */
 export function aggregateStatus(statuses: RecipientStatus[]): Extract<EmailStatus, 'delivered' | 'failed'> | undefined {
@@ -59,13 +66,19 @@ export async function recordRecipientOutcomes(tx: Tx, suppressions: Pick<Suppres
   if (list.length === 0) return new Set();
   const headers = await findEmailHeaders(tx, [...new Set(list.map((l) => l.emailId))]);
   const events: NewEvent[] = [];
+  /** Each event's place among the outcomes given, so they are written in that order. */
+  const order = new Map<NewEvent, number>();
+  const numbered = (e: NewEvent) => (order.set(e, order.size), e);
+  /** The events of status changes, by recipient: written only if the change is. */
+  const eventsOfChange = new Map<string, NewEvent[]>();
   // Recipients that get the same status, code and reply share one UPDATE.
   const updates = new Map<string, { status: RecipientStatus; outcome: Outcome; ids: string[] }>();
-  const setOutcome = (id: string, status: RecipientStatus, outcome: Outcome) => {
+  const setOutcome = (id: string, status: RecipientStatus, outcome: Outcome, ...changeEvents: NewEvent[]) => {
     const key = JSON.stringify([status, outcome.smtpCode, outcome.detail]);
     const update = updates.get(key);
     if (update) update.ids.push(id);
     else updates.set(key, { status, outcome, ids: [id] });
+    eventsOfChange.set(id, [...(eventsOfChange.get(id) ?? []), ...changeEvents.map(numbered)]);
   };
 
   for (const { emailId, outcomes } of list) {
@@ -76,56 +89,60 @@ export async function recordRecipientOutcomes(tx: Tx, suppressions: Pick<Suppres
     const suppress = (address: string, reason: 'hard_bounce' | 'complaint') =>
       suppressible(e, address) ? suppressions.addFromBounce(tx, e.workspaceId, addressKey(address), reason) : undefined;
     const complain = async (c: Omit<Complaint, 'kind' | 'recipientId'>) => {
-      events.push({ ...base, kind: 'complained', recipient: c.address, data: {
+      events.push(numbered({ ...base, kind: 'complained', recipient: c.address, data: {
         ...about(c.address), feedback_type: c.feedbackType, ...(c.provider !== undefined && { provider: c.provider }),
-      } });
+      } }));
       await suppress(c.address, 'complaint');
     };
 
     for (const o of outcomes) {
       switch (o.kind) {
         case 'delivered':
-          setOutcome(o.recipientId, 'delivered', { smtpCode: o.smtpCode, detail: o.response });
-          events.push({ ...base, kind: 'delivered', recipient: o.address, data: {
-            ...about(o.address), delivered_at: new Date(now).toISOString(), smtp_code: o.smtpCode, mx_host: o.mxHost,
-          } });
+          setOutcome(o.recipientId, 'delivered', { smtpCode: o.smtpCode, detail: o.response }, {
+            ...base, kind: 'delivered', recipient: o.address,
+            data: { ...about(o.address), delivered_at: new Date(now).toISOString(), smtp_code: o.smtpCode, mx_host: o.mxHost },
+          });
           if (o.complained) await complain({ address: o.address, feedbackType: 'abuse' });
           break;
         case 'complained':
           await complain(o);
           break;
         case 'deferred':
-          setOutcome(o.recipientId, 'deferred', { smtpCode: o.smtpCode, detail: o.response });
-          events.push({ ...base, kind: 'delayed', recipient: o.address, data: {
-            ...about(o.address), attempt: o.attempt, next_attempt_at: new Date(o.nextAttemptAt).toISOString(),
-            smtp_code: o.smtpCode, reason: o.response,
-          } });
+          setOutcome(o.recipientId, 'deferred', { smtpCode: o.smtpCode, detail: o.response }, {
+            ...base, kind: 'delayed', recipient: o.address, data: {
+              ...about(o.address), attempt: o.attempt, next_attempt_at: new Date(o.nextAttemptAt).toISOString(),
+              smtp_code: o.smtpCode, reason: o.response,
+            },
+          });
           break;
         case 'bounced':
-        case 'expired':
-          setOutcome(o.recipientId, 'bounced', { smtpCode: o.smtpCode, detail: o.response });
-          events.push({ ...base, kind: 'bounced', recipient: o.address, data: {
+        case 'expired': {
+          const bounced: NewEvent = { ...base, kind: 'bounced', recipient: o.address, data: {
             ...about(o.address), bounce_type: o.bounce.bounce_type, bounce_subtype: o.bounce.bounce_subtype, smtp_code: o.smtpCode,
             enhanced_status_code: o.enhancedStatusCode, provider: (o.kind === 'bounced' && o.provider) || 'unknown',
             recommended_action: o.bounce.recommended_action, original_error: o.response,
-          } });
-          if (o.kind === 'expired') {
-            events.push({ ...base, kind: 'failed', recipient: o.address, data: {
-              ...about(o.address), reason: `Gave up after temporary failures since ${new Date(o.queuedAt).toISOString()}: ${o.response}`,
-            } });
-          } else if (o.bounce.bounce_type === 'hard') {
-            await suppress(o.address, 'hard_bounce');
-          }
+          } };
+          const gaveUp: NewEvent[] = o.kind === 'expired' ? [{ ...base, kind: 'failed', recipient: o.address, data: {
+            ...about(o.address), reason: `Gave up after temporary failures since ${new Date(o.queuedAt).toISOString()}: ${o.response}`,
+          } }] : [];
+          setOutcome(o.recipientId, 'bounced', { smtpCode: o.smtpCode, detail: o.response }, bounced, ...gaveUp);
+          if (o.kind === 'bounced' && o.bounce.bounce_type === 'hard') await suppress(o.address, 'hard_bounce');
           break;
+        }
         case 'failed':
-          setOutcome(o.recipientId, 'failed', { detail: o.reason });
-          events.push({ ...base, kind: 'failed', recipient: o.address, data: { ...about(o.address), reason: o.reason } });
+          setOutcome(o.recipientId, 'failed', { detail: o.reason },
+            { ...base, kind: 'failed', recipient: o.address, data: { ...about(o.address), reason: o.reason } });
           break;
       }
     }
   }
 
-  for (const u of updates.values()) await setRecipientOutcome(tx, u.ids, u.status, u.outcome, now);
+  for (const u of updates.values()) {
+    const from = u.status === 'bounced' ? WAITING_OR_DELIVERED : OPEN;
+    for (const id of await setRecipientOutcome(tx, u.ids, from, u.status, u.outcome, now)) events.push(...eventsOfChange.get(id)!);
+  }
+  // In the order the outcomes came, as the events' positions will tell.
+  events.sort((a, b) => order.get(a)! - order.get(b)!);
   await appendEvents(tx, events);
   return settle(tx, [...headers.keys()], now);
 }

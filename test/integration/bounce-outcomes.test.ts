@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordRecipientOutcomes } from '../../src/emails/index.js';
 import { returnPathFor } from '../../src/inbound/return-path.js';
+import { startTestApp } from '../helpers/app.js';
 import { startDns, type TestDns } from '../helpers/dns.js';
 import { directDeliveryEnv, startScriptedMx, type ScriptedMx } from '../helpers/mx.js';
 import { eventually, sendRaw, startSmtpTestApp, type SmtpTestApp } from '../helpers/smtp-app.js';
@@ -110,5 +112,32 @@ describe('a bounce learnt at SMTP time and from a DSN', () => {
     expect(reply).toMatch(/^250 /);
     await eventually(async () => ((await outcome(accepted)).email === 'failed' ? true : undefined), 10_000, 'the DSN to be processed');
     expect(await outcome(accepted)).toEqual(atSmtpTime);
+  });
+});
+
+describe('an outcome that comes too late', () => {
+  it('changes nothing once a report has settled the recipient, and adds no event', async () => {
+    // A long send delay keeps the app's own worker away: the outcomes are recorded by hand, in the order of a race.
+    await using t = await startTestApp({ env: { MAILROOM_SEND_DELAY: '600' } });
+    await t.seed.activeDomain(DOMAIN);
+    const id = (await t.api.post('/v1/emails', { from: `ann@${DOMAIN}`, to: RECIPIENT, subject: 'Hi', text: 'x' })).body.id as string;
+    const { store, suppressions } = t.mailroom.services;
+    // Handed to delivery, as the worker's claim does.
+    await store.write((tx) => tx.updateTable('emails').set({ status: 'sent' }).where('id', '=', id).execute());
+    const [recipient] = await store.db.selectFrom('email_recipients').select('id').where('email_id', '=', id).execute();
+    const record = (outcome: Parameters<typeof recordRecipientOutcomes>[2][number]['outcomes'][number]) =>
+      store.write((tx) => recordRecipientOutcomes(tx, suppressions, [{ emailId: id, outcomes: [outcome] }], t.clock.now()));
+    const bounce = { bounce_type: 'hard', bounce_subtype: 'no_mailbox', recommended_action: 'suppress_recipient' } as const;
+
+    await record({ kind: 'bounced', recipientId: recipient.id, address: RECIPIENT, smtpCode: 550, enhancedStatusCode: '5.1.1', bounce, provider: 'unknown', response: REFUSAL });
+    // The attempt that was under way when the report came, recorded after it.
+    await record({ kind: 'deferred', recipientId: recipient.id, address: RECIPIENT, smtpCode: 451, response: '451 later', attempt: 1, nextAttemptAt: t.clock.now() + 60_000 });
+    await record({ kind: 'delivered', recipientId: recipient.id, address: RECIPIENT, smtpCode: 250, mxHost: 'mx.gone.test', response: '250 ok' });
+
+    const email = (await t.api.get(`/v1/emails/${id}`)).body;
+    expect(email.status).toBe('failed');
+    expect(email.recipients[0]).toMatchObject({ status: 'bounced', smtp_code: 550, detail: REFUSAL });
+    const types = (await t.api.get(`/v1/emails/${id}/events`)).body.data.map((e: { type: string }) => e.type);
+    expect(types.filter((type: string) => ['email.bounced', 'email.delayed', 'email.delivered'].includes(type))).toEqual(['email.bounced']);
   });
 });
