@@ -9,6 +9,7 @@ import { benchDelivery } from './delivery.bench.js';
 import { benchEmailSearch } from './emails-search.bench.js';
 import { runTemplateBenches } from './templates.bench.js';
 import { benchBroadcast } from './broadcasts.bench.js';
+import { writeFigures, type Figure } from './figures.js';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const cores = cpus().length;
@@ -18,6 +19,8 @@ const TARGET_DELIVERIES = 2000;
 /** ", N KB written to disk <per>" for a figure the kernel gave, else nothing. */
 const written = (bytes: number, per: string) => (Number.isNaN(bytes) ? '' : `, ${fmt(bytes / 1024, 1)} KB written to disk ${per}`);
 const rows = [];
+/** Every figure of the run, next to its ceiling: printed against its target at the end and written to bench/last-run.json. */
+const figures: Figure[] = [];
 console.log(`Mailroom benchmarks — node ${process.version}, ${cores} cores, ${rounds} rounds each, medians\n`);
 
 rows.push(await benchAuthenticatedGet(rounds));
@@ -40,7 +43,19 @@ console.log(`storage ceiling (raw better-sqlite3, WAL, synchronous=FULL, email-s
 budget of ${fmt(TARGET_SENDS)} sends/s on ${cores} cores: at the bare route's rate the load generator spent ${fmt(sends.ceiling_load_cpu_ms, 3)} ms CPU a request,
   ${fmt(TARGET_SENDS * sends.ceiling_load_cpu_ms / 1000, 2)} cores at ${fmt(TARGET_SENDS)}/s, leaving the server ${fmt((cores * 1000 - TARGET_SENDS * sends.ceiling_load_cpu_ms) / TARGET_SENDS, 3)} ms of CPU a send (it spent ${fmt(sends.cpu_ms, 3)}; the bare Koa route ${fmt(sends.ceiling_cpu_ms, 3)})\n`);
 
+figures.push(
+  { name: 'authenticated GET', unit: 'req/s', value: rows[0].rps, ceiling: rows[0].ceiling_rps, target: null },
+  {
+    name: 'accepted sends, durable 201', unit: 'req/s', value: sends.rps, ceiling: sends.reference!.rps, target: 0.5,
+    note: `p99 ${fmt(sends.p99_ms, 1)} ms at 64 connections (target under 50 ms); ceiling: a Koa route committing one row`,
+  },
+);
+
 const batch = await benchBatchSends(rounds);
+figures.push({
+  name: 'batch of 100, durable', unit: 'emails/s', value: batch.rps * BATCH_SIZE, ceiling: raw.grouped, target: 0.15,
+  note: 'ceiling: raw SQLite, 100 rows a commit',
+});
 console.log(`${batch.name}
   ceiling: ${fmt(batch.ceiling_rps)} req/s (${fmt(batch.ceiling_rps * BATCH_SIZE)} emails/s), p99 ${fmt(batch.ceiling_p99_ms, 1)} ms, ${fmt((batch.ceiling_cpu_ms / BATCH_SIZE) * 1000, 1)} µs CPU an email
   mailroom: ${fmt(batch.rps)} req/s, ${fmt(batch.rps * BATCH_SIZE)} emails/s accepted, p99 ${fmt(batch.p99_ms, 1)} ms, ${fmt((batch.cpu_ms / BATCH_SIZE) * 1000, 1)} µs CPU an email${written(batch.written_bytes / BATCH_SIZE, 'an email')}
@@ -52,6 +67,8 @@ console.log(`broadcast: one message to ${fmt(broadcast.contacts)} contacts, pers
   broadcast: ${fmt(broadcast.emailsPerSecond)} emails/s (${fmt(broadcast.seconds, 1)} s; ${fmt((broadcast.emailsPerSecond / (batch.rps * BATCH_SIZE)) * 100, 1)}% of the batch-send rate)
   GET /v1/emails?limit=25 while it runs, 4 connections: ${fmt(broadcast.reads.rps)} req/s, p50 ${fmt(broadcast.reads.p50, 1)} ms, p99 ${fmt(broadcast.reads.p99, 1)} ms\n`);
 
+figures.push({ name: 'broadcast, 100,000 contacts', unit: 'emails/s', value: broadcast.emailsPerSecond, ceiling: batch.rps * BATCH_SIZE, target: null });
+
 await runTemplateBenches(rounds);
 
 const inbound = await benchInbound(rounds);
@@ -61,12 +78,24 @@ console.log(`inbound SMTP: smtp-source, ${inbound.options.sessions} sessions reu
   mailroom stored durably before 250: ${fmt(inbound.stored)} msg/s (${fmt((inbound.stored / inbound.ceiling) * 100, 1)}% of the ceiling${inbound.postfix === undefined ? '' : `, ${fmt(inbound.stored / inbound.postfix, 2)}x Postfix`})
   mailroom parsed and authenticated (end to end): ${fmt(inbound.processed)} msg/s\n`);
 
+figures.push({
+  name: 'inbound stored', unit: 'msg/s', value: inbound.stored, ceiling: inbound.postfix ?? inbound.ceiling, target: null,
+  note: inbound.postfix === undefined ? 'ceiling: smtp-sink' : 'ceiling: Postfix accepting into its queue',
+});
+
 for (const o of [
   { messages: 2000, content: 'text', bytes: 2048, signing: true, destinations: 1 },
   { messages: 2000, content: 'text', bytes: 2048, signing: false, destinations: 4 },
   { messages: 1000, content: 'html', bytes: 30_000, signing: false, destinations: 1 },
 ] as const) {
   const out = await benchDelivery(rounds, o);
+  if (o.signing) {
+    figures.push({ name: 'outbound delivery, 2 KB text, DKIM RSA + Ed25519', unit: 'msg/s', value: out.delivered, ceiling: out.signingRate, target: 0.6, note: 'ceiling: signing alone' });
+  } else if (o.destinations > 1) {
+    figures.push({ name: `outbound delivery, 2 KB text, ${o.destinations} domains an email`, unit: 'msg/s', value: out.delivered, ceiling: out.ceiling, target: null });
+  } else {
+    figures.push({ name: 'outbound delivery, 29 KB html', unit: 'msg/s', value: out.delivered, ceiling: out.ceiling, target: 0.25, note: 'ceiling: smtp-source -> smtp-sink' });
+  }
   const each = o.destinations > 1 ? ` to recipients at ${o.destinations} domains each, ${out.messages} messages in all (a message is built once an email)` : '';
   console.log(`outbound delivery: ${out.messages / o.destinations} queued emails of ${fmt(out.bytes / 1024)} KB of ${out.content}${each}, DKIM-signed, MX found through dnsmasq, to Postfix smtp-sink
   ceiling (smtp-source -> smtp-sink, 20 sessions, messages of the same size): ${fmt(out.ceiling)} msg/s
@@ -80,3 +109,8 @@ console.log(`email search: GET /v1/emails?to=… over ${fmt(search.emails)} stor
   ceiling (bare Koa GET): ${fmt(search.ceiling.rps)} req/s, p99 ${fmt(search.ceiling.p99, 1)} ms
 ${search.searches.map((s) => `  to=${s.to} — ${s.label}: ${fmt(s.rps)} req/s, p50 ${fmt(s.p50, 1)} ms, p99 ${fmt(s.p99, 1)} ms`).join('\n')}
 `);
+for (const q of search.searches) {
+  figures.push({ name: `email search p99, to=${q.to}`, unit: 'ms', value: q.p99, ceiling: search.ceiling.p99, target: null });
+}
+
+writeFigures(figures);
