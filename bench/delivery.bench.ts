@@ -9,7 +9,7 @@ import { startMailroom } from '../src/main.js';
 import { DkimSigner } from '../src/delivery/dkim.js';
 import { markDomainActive } from '../src/domains/domains.repo.js';
 import { startDns, type DnsRecord } from '../test/helpers/dns.js';
-import { freePort, sinkRate, startSmtpSink } from './inbound.bench.js';
+import { freePort, postfixRelayRate, sinkRate, startSmtpSink } from './inbound.bench.js';
 import { bytesWritten, cpuMs, median } from './lib.js';
 
 const SEND_DELAY_S = 60;
@@ -62,7 +62,8 @@ function rsaSignaturesPerCore(seconds = 1): number {
  * A first round of each warms up and is not counted. Beside it: the CPU the
  * process spent and the bytes it wrote to storage per delivered message, and
  * (with `signing`) the rate at which the same signatures alone can be made on
- * every core, and RSA-2048 signatures per second on one core.
+ * every core, RSA-2048 signatures per second on one core, and Postfix
+ * relaying the same messages (unsigned) into the same sink.
  */
 export async function benchDelivery(rounds: number,
   o: { messages: number; content: 'text' | 'html'; bytes: number; signing: boolean; destinations?: number }) {
@@ -86,6 +87,7 @@ export async function benchDelivery(rounds: number,
   const writtenPerMessage: number[] = [];
   const signing: number[] = [];
   const rsaPerCore: number[] = [];
+  const postfixRelay: number[] = [];
   try {
     // Round 0 warms both up and is not counted.
     for (let round = 0; round <= rounds; round++) {
@@ -93,10 +95,13 @@ export async function benchDelivery(rounds: number,
       const sinkRound = await sinkRate({ sessions: 20, messages, bytes: o.bytes });
       const signingRound = o.signing ? await signingRate(messages) : NaN;
       const rsaRound = o.signing ? rsaSignaturesPerCore() : NaN;
+      // The same messages relayed by Postfix into the same sink (unsigned), beside the signed ones.
+      const relayRound = o.signing ? await postfixRelayRate(sinkPort, { sessions: 20, messages, bytes: o.bytes, to: 'reader@rcpt.bench.example' }) : NaN;
       if (counted) {
         ceiling.push(sinkRound);
         signing.push(signingRound);
         rsaPerCore.push(rsaRound);
+        postfixRelay.push(relayRound);
       }
       let skewMs = 0;
       const clock = { now: () => Date.now() + skewMs };
@@ -143,6 +148,6 @@ export async function benchDelivery(rounds: number,
   return {
     ...o, ceiling: median(ceiling), delivered: median(delivered), cpuMsPerMessage: median(cpuPerMessage),
     bytesWrittenPerMessage: median(writtenPerMessage), signingRate: median(signing),
-    rsaPerCore: median(rsaPerCore),
+    rsaPerCore: median(rsaPerCore), postfixRelay: median(postfixRelay),
   };
 }

@@ -1,7 +1,7 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { createServer } from 'node:net';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -29,13 +29,13 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-export interface SourceOptions { sessions: number; messages: number; bytes: number }
+export interface SourceOptions { sessions: number; messages: number; bytes: number; to?: string }
 
 /** Postfix's smtp-source: parallel sessions, connections reused (-d), messages of `bytes` payload. Returns messages/s. */
 export async function smtpSource(port: number, o: SourceOptions): Promise<number> {
   const start = performance.now();
   await run(SMTP_SOURCE, ['-d', '-s', String(o.sessions), '-m', String(o.messages), '-l', String(o.bytes),
-    '-f', `sender@${SENDER_DOMAIN}`, '-t', `inbox@${BENCH_DOMAIN}`, `127.0.0.1:${port}`], { timeout: 120_000 });
+    '-f', `sender@${SENDER_DOMAIN}`, '-t', o.to ?? `inbox@${BENCH_DOMAIN}`, `127.0.0.1:${port}`], { timeout: 120_000 });
   return o.messages / ((performance.now() - start) / 1000);
 }
 
@@ -76,6 +76,7 @@ async function waitForSmtp(port: number, what: string): Promise<void> {
 // instance with its own config and queue under a temp dir, on a loopback
 // port, with only the services that path needs.
 const POSTFIX_MASTER_CF = (port: number) => `127.0.0.1:${port} inet n - n - 100 smtpd
+smtp unix - - n - - smtp
 pickup unix n - n 60 1 pickup
 cleanup unix n - n - 0 cleanup
 qmgr unix n - n 300 1 qmgr
@@ -95,7 +96,7 @@ scache unix - - n - 1 scache
 postlog unix-dgram n - n - 1 postlogd
 `;
 
-const postfixMainCf = (dir: string) => `compatibility_level = 3.6
+const postfixMainCf = (dir: string, relayPort?: number) => `compatibility_level = 3.6
 config_directory = ${dir}/conf
 queue_directory = ${dir}/queue
 data_directory = ${dir}/data
@@ -118,21 +119,28 @@ alias_database =
 biff = no
 maillog_file = ${dir}/maillog
 maillog_file_prefixes = ${dir}
-`;
+${relayPort === undefined ? '' : `relayhost = [127.0.0.1]:${relayPort}
+default_transport = smtp
+relay_transport = smtp
+smtp_dns_support_level = disabled
+smtp_tls_security_level = none
+default_destination_concurrency_limit = 20
+defer_transports = smtp
+`}`;
 
 /**
  * Postfix accepting into its queue, messages/s, measured with `measure` on the
  * instance's port. Postfix writes its errors to the log file (not to a
  * non-terminal stderr), so a failure to start quotes the log.
  */
-export async function withPostfix<T>(measure: (port: number) => Promise<T>): Promise<T> {
+export async function withPostfix<T>(measure: (port: number, instance: PostfixInstance) => Promise<T>, o: { relayTo?: number } = {}): Promise<T> {
   const dir = mkdtempSync(join(tmpdir(), 'mailroom-bench-postfix-'));
   // Postfix's daemons run as the postfix user and must reach their directories.
   chmodSync(dir, 0o755);
   for (const sub of ['conf', 'queue', 'data']) mkdirSync(join(dir, sub));
   chownSync(join(dir, 'data'), uidOf('postfix'), -1);
   const port = await freePort();
-  writeFileSync(join(dir, 'conf', 'main.cf'), postfixMainCf(dir));
+  writeFileSync(join(dir, 'conf', 'main.cf'), postfixMainCf(dir, o.relayTo));
   writeFileSync(join(dir, 'conf', 'master.cf'), POSTFIX_MASTER_CF(port));
   const postfix = (command: string) => run(POSTFIX, ['-c', join(dir, 'conf'), command], { timeout: 30_000 });
   const log = () => { try { return readFileSync(join(dir, 'maillog'), 'utf8').trim().split('\n').slice(-5).join('\n'); } catch { return '(no log)'; } };
@@ -145,12 +153,50 @@ export async function withPostfix<T>(measure: (port: number) => Promise<T>): Pro
     } catch (err) {
       throw new Error(`Postfix did not start: ${(err as Error).message}\n${log()}`);
     }
-    return await measure(port);
+    return await measure(port, {
+      command: async ([program, ...args]) => { await run(program, ['-c', join(dir, 'conf'), ...args], { timeout: 30_000 }); },
+      delivered: () => (readFileSync(join(dir, 'maillog'), 'utf8').match(/ status=sent /g) ?? []).length,
+      queued: () => ['incoming', 'active', 'deferred', 'maildrop']
+        .reduce((n, q) => n + readdirSync(join(dir, 'queue', q), { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).length, 0),
+    });
   } finally {
     await postfix('stop').catch(() => undefined);
     killMaster(join(dir, 'queue', 'pid', 'master.pid'));
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+export interface PostfixInstance {
+  /** Runs a Postfix command (postconf, postfix, postqueue) on this instance's configuration. */
+  command(args: string[]): Promise<void>;
+  /** Messages in the instance's queue. */
+  queued(): number;
+  /** Deliveries the instance has logged as sent. */
+  delivered(): number;
+}
+
+/**
+ * Postfix relaying to smtp-sink on `sinkPort`, messages/s: the messages are
+ * accepted into its queue with delivery deferred, then released at once and
+ * timed until the queue is empty (as the delivery bench times Mailroom's
+ * queue from the moment all of it falls due). Postfix signs nothing.
+ */
+export async function postfixRelayRate(sinkPort: number, o: SourceOptions): Promise<number> {
+  return withPostfix(async (port, postfix) => {
+    await smtpSource(port, o);
+    for (const deadline = Date.now() + 60_000; postfix.queued() < o.messages && Date.now() < deadline;) await sleep(20);
+    await postfix.command(['/usr/sbin/postconf', '-e', 'defer_transports =']);
+    await postfix.command([POSTFIX, 'reload']);
+    const start = performance.now();
+    await postfix.command(['/usr/sbin/postqueue', '-f']);
+    for (const deadline = Date.now() + 180_000; postfix.queued() > 0;) {
+      if (Date.now() > deadline) throw new Error(`Postfix still holds ${postfix.queued()} messages`);
+      await sleep(20);
+    }
+    const rate = o.messages / ((performance.now() - start) / 1000);
+    if (postfix.delivered() < o.messages) throw new Error(`Postfix relayed ${postfix.delivered()} of ${o.messages} messages`);
+    return rate;
+  }, { relayTo: sinkPort });
 }
 
 function uidOf(user: string): number {
