@@ -13,7 +13,10 @@ import { createLogger } from './logger.js';
 import { openStore, type Store } from './store/db.js';
 import { loadContract } from './contract/contract.js';
 import { answerClientError, createApp, routedOperations } from './http/app.js';
+import type { Kysely } from 'kysely';
 import { rateLimiter } from './core/rate-limit.js';
+import { sharedRateLimiter } from './workspaces/shared-rate-limit.js';
+import { isPostgres } from './store/schema-helpers.js';
 import { idempotency } from './http/idempotency.js';
 import { createScheduler, type Scheduler } from './scheduler/index.js';
 import { workspacesService, type WorkspacesService } from './workspaces/index.js';
@@ -234,7 +237,8 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
   const httpDeps = {
     contract: loadContract(),
     apiKeys: services.apiKeys,
-    rateLimiter: rateLimiter(clock),
+    // One node keeps its buckets in memory; nodes sharing PostgreSQL share them through it.
+    rateLimiter: isPostgres(store.db as unknown as Kysely<unknown>) ? sharedRateLimiter(store, clock) : rateLimiter(clock),
     idempotency: idem,
     cursors: cursorCodec(keyring.cursorKey),
     clock,

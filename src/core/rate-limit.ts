@@ -33,32 +33,44 @@ interface Bucket {
 }
 
 export interface RateLimiter {
-  take(workspaceId: string, mode: 'live' | 'test', plan: RateAllowance, cost: number): RateDecision;
+  /** One node's buckets answer at once; buckets shared by several nodes through the store answer once it has. */
+  take(workspaceId: string, mode: 'live' | 'test', plan: RateAllowance, cost: number): RateDecision | Promise<RateDecision>;
 }
 
+/** The bucket a workspace's traffic of one kind takes from: its key, refill rate (tokens a second) and size. */
+export function bucketOf(workspaceId: string, mode: 'live' | 'test', plan: RateAllowance): { key: string; rate: number; burst: number } {
+  return mode === 'live'
+    ? { key: `${workspaceId}:live`, rate: plan.requestsPerSecond, burst: plan.burst }
+    : { key: `${workspaceId}:test`, rate: plan.testRequestsPerSecond, burst: plan.testBurst };
+}
+
+/** The decision, from the tokens left after a take and whether it was allowed. */
+export function rateDecision(b: { rate: number; burst: number }, tokens: number, allowed: boolean, cost: number): RateDecision {
+  const secondsFor = (n: number) => (tokens >= n ? 0 : Math.ceil((n - tokens) / b.rate));
+  return {
+    allowed,
+    limit: b.burst,
+    remaining: Math.max(0, Math.floor(tokens)),
+    resetSeconds: secondsFor(1),
+    retryAfterSeconds: Math.max(1, secondsFor(cost)),
+    policy: `${b.burst};w=${Math.max(1, Math.ceil(b.burst / b.rate))}`,
+  };
+}
+
+/** The buckets of one node, in memory: the limiter of a single process on SQLite. */
 export function rateLimiter(clock: Clock): RateLimiter {
   const buckets = new Map<string, Bucket>();
   return {
     take(workspaceId, mode, plan, cost) {
-      const rate = mode === 'live' ? plan.requestsPerSecond : plan.testRequestsPerSecond;
-      const burst = mode === 'live' ? plan.burst : plan.testBurst;
+      const b = bucketOf(workspaceId, mode, plan);
       const now = clock.now();
-      const key = `${workspaceId}:${mode}`;
-      const bucket = buckets.get(key) ?? { tokens: burst, updatedAt: now };
-      bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.updatedAt) / 1000) * rate);
+      const bucket = buckets.get(b.key) ?? { tokens: b.burst, updatedAt: now };
+      bucket.tokens = Math.min(b.burst, bucket.tokens + ((now - bucket.updatedAt) / 1000) * b.rate);
       bucket.updatedAt = now;
-      buckets.set(key, bucket);
+      buckets.set(b.key, bucket);
       const allowed = bucket.tokens >= cost;
       if (allowed) bucket.tokens -= cost;
-      const secondsFor = (n: number) => (bucket.tokens >= n ? 0 : Math.ceil((n - bucket.tokens) / rate));
-      return {
-        allowed,
-        limit: burst,
-        remaining: Math.max(0, Math.floor(bucket.tokens)),
-        resetSeconds: secondsFor(1),
-        retryAfterSeconds: Math.max(1, secondsFor(cost)),
-        policy: `${burst};w=${Math.max(1, Math.ceil(burst / rate))}`,
-      };
+      return rateDecision(b, bucket.tokens, allowed, cost);
     },
   };
 }

@@ -92,10 +92,10 @@ export function op<Id extends OperationId>(operationId: Id, options: OpOptions, 
     } catch (err) {
       // Refused before its cost is known (a missing scope, a body that is not JSON or too large):
       // it still counts as one request, and the client sees its allowance.
-      limitRate(ctx, deps, auth, 1, { enforce: false });
+      await limitRate(ctx, deps, auth, 1, { enforce: false });
       throw err;
     }
-    limitRate(ctx, deps, auth, options.cost ? options.cost(rawBody) : 1);
+    await limitRate(ctx, deps, auth, options.cost ? options.cost(rawBody) : 1);
 
     const params = { ...(ctx.params ?? {}) };
     const idemKey = options.idempotent ? ctx.get('Idempotency-Key') : '';
@@ -181,12 +181,12 @@ async function authenticate(ctx: Context & { state: AppState }, deps: HttpDeps):
 export async function chargeUnrouted(ctx: Context & { state: AppState }, deps: HttpDeps): Promise<void> {
   const token = bearerToken(ctx);
   const auth = token === undefined ? undefined : await deps.apiKeys.authenticate(token);
-  if (auth) limitRate(ctx, deps, auth, 1, { enforce: false });
+  if (auth) await limitRate(ctx, deps, auth, 1, { enforce: false });
 }
 
 /** Takes `cost` from the workspace's bucket and says so in the headers; over the limit, 429 unless `enforce` is false. */
-function limitRate(ctx: Context, deps: HttpDeps, auth: AuthContext, cost: number, { enforce = true } = {}): void {
-  const d = deps.rateLimiter.take(auth.workspaceId, auth.mode, deps.plan(auth.plan), cost);
+async function limitRate(ctx: Context, deps: HttpDeps, auth: AuthContext, cost: number, { enforce = true } = {}): Promise<void> {
+  const d = await deps.rateLimiter.take(auth.workspaceId, auth.mode, deps.plan(auth.plan), cost);
   ctx.set('RateLimit-Limit', String(d.limit));
   ctx.set('RateLimit-Remaining', String(d.remaining));
   ctx.set('RateLimit-Reset', String(d.resetSeconds));

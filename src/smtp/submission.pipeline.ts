@@ -32,7 +32,7 @@ export function submissionPipeline<U extends KeyHolder>(deps: SubmissionPipeline
     authenticate: (token) => deps.authenticate(token),
     async send(user, email, messageId) {
       requireScope(user.granted, SEND_SCOPE, 'to send');
-      const rate = deps.rateLimiter.take(user.workspaceId, user.mode, deps.plan(user.plan), 1);
+      const rate = await deps.rateLimiter.take(user.workspaceId, user.mode, deps.plan(user.plan), 1);
       if (!rate.allowed) throw rateLimitExceeded(user.mode, rate);
       checkRequestBody(operation, email);
       return deps.createEmail({ workspaceId: user.workspaceId, plan: user.plan, mode: user.mode }, email, messageId);

@@ -8,6 +8,7 @@ declare module '../store/tables.js' {
   interface Database {
     workspaces: WorkspacesTable;
     send_usage: SendUsageTable;
+    rate_buckets: RateBucketsTable;
   }
 }
 
@@ -24,4 +25,14 @@ export interface SendUsageTable {
   /** 'd:2026-11-21' or 'm:2026-11' (UTC). */
   period: string;
   count: number;
+}
+
+/** A workspace's rate-limit bucket of one kind of traffic, shared by every node (workspaces/shared-rate-limit.ts). */
+export interface RateBucketsTable {
+  /** `<workspace id>:live` or `<workspace id>:test`. */
+  bucket: string;
+  tokens: number;
+  updated_at: number;
+  /** Whether the last take was allowed: 1 or 0. */
+  allowed: number;
 }

@@ -22,6 +22,7 @@ import * as m0021 from './0021_queue_holds.js';
 import * as m0022 from './0022_follower_positions.js';
 import * as m0023 from './0023_store_settings.js';
 import * as m0024 from './0024_email_messages.js';
+import * as m0025 from './0025_rate_buckets.js';
 
 // Migrations are listed here rather than read from disk, so they run the same
 // from src/ under tsx and from dist/. Names sort in the order they apply.
@@ -49,4 +50,5 @@ export const migrations: Record<string, Migration> = {
   '0022_follower_positions': m0022,
   '0023_store_settings': m0023,
   '0024_email_messages': m0024,
+  '0025_rate_buckets': m0025,
 };
