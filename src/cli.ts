@@ -5,6 +5,8 @@ import { openServices, startMailroom } from './main.js';
 import { ListenerError } from './smtp/index.js';
 import { AppError } from './core/errors.js';
 import { SecretMismatchError } from './store/secret-check.js';
+import { copySqliteToPostgres, StoreCopyError } from './store/copy.js';
+import { openStore } from './store/db.js';
 import { isScope } from './core/scopes.js';
 
 const USAGE = `mailroom — self-hosted email platform
@@ -19,6 +21,7 @@ Usage:
   mailroom workspaces set-plan NAME_OR_ID PLAN [--json]   change plan; clears the send quota counts
   mailroom migrate                             apply database migrations
   mailroom backup FILE                         a consistent copy of the database, also while the server runs
+  mailroom store copy --to postgres://…         copy this SQLite store into an empty PostgreSQL database
   mailroom config                              print the effective configuration (secrets masked)
 
   mailroom --version | -v                      print the version
@@ -35,7 +38,7 @@ function usageOf(command: string): string {
 /** The configuration flags: each MAILROOM_* variable as --kebab-case. */
 const CONFIG_FLAGS = new Set(Object.values(CONFIG_KEYS).map((k) => k.env.replace(/^MAILROOM_/, '').toLowerCase().replace(/_/g, '-')));
 
-const COMMAND_FLAGS = ['name', 'workspace', 'test', 'scopes', 'json', 'plan', 'help', 'version'];
+const COMMAND_FLAGS = ['name', 'workspace', 'test', 'scopes', 'json', 'plan', 'to', 'help', 'version'];
 
 const BOOLEAN_FLAGS = new Set(['test', 'json', 'help', 'version']);
 const SHORT_FLAGS: Record<string, string> = { '-h': '--help', '-v': '--version' };
@@ -67,6 +70,13 @@ function splitArgs(argv: string[]) {
 }
 
 class UsageError extends Error {}
+
+/** A database URL without its password, for messages. */
+function describeDatabase(url: string): string {
+  const u = new URL(url);
+  u.password = '';
+  return u.toString();
+}
 /** Mailroom could not start, for a reason said in one line (exit 1). */
 class StartupError extends Error {}
 
@@ -118,6 +128,21 @@ async function run(argv: string[]): Promise<number> {
       console.log(`Backed up the database to ${target}.\n` +
         `Keep the master secret with it (${secret}): API key hashes, cursors, DKIM keys and webhook secrets need it.\n` +
         'To restore: stop Mailroom, put the file in place of the database (with the master secret beside it), start Mailroom.');
+      return 0;
+    }
+    case 'store': {
+      if (sub !== 'copy') throw new UsageError(sub ? `unknown store command '${sub}'` : 'store takes a command: copy');
+      if (typeof own.to !== 'string' || !/^postgres(ql)?:\/\//.test(own.to)) throw new UsageError('--to postgres://USER:PASSWORD@HOST:PORT/DATABASE is required');
+      if (!config.databaseUrl.startsWith('sqlite:')) throw new UsageError('store copy copies a SQLite store: MAILROOM_DATABASE_URL names another');
+      const target = openStore(own.to);
+      try {
+        const copied = await copySqliteToPostgres(config.databaseUrl.replace(/^sqlite:/, ''), target, (line) => console.log(`  ${line}`));
+        const rows = copied.reduce((n, t) => n + t.rows, 0);
+        console.log(`Copied ${copied.length} tables, ${rows} rows, into ${describeDatabase(own.to)}; every table's count matches.\n` +
+          'Start Mailroom with MAILROOM_DATABASE_URL set to that database and the same master secret on every node.');
+      } finally {
+        await target.close();
+      }
       return 0;
     }
     case 'workspaces': {
@@ -224,7 +249,7 @@ run(process.argv.slice(2)).then(
   (code) => { process.exitCode = code; },
   (err) => {
     if (err instanceof UsageError) console.error(`mailroom: ${err.message}\n\n${USAGE}`);
-    else if (err instanceof ConfigError || err instanceof AppError || err instanceof StartupError || err instanceof SecretMismatchError) {
+    else if (err instanceof ConfigError || err instanceof AppError || err instanceof StartupError || err instanceof SecretMismatchError || err instanceof StoreCopyError) {
       console.error(`mailroom: ${err.message}`);
     }
     else console.error(err);
