@@ -41,6 +41,22 @@ describe('scheduler', () => {
     expect(runs).toEqual([1_000_000, 1_060_001]);
   });
 
+  it('runs a periodic task once a period across several nodes ticking at once', async () => {
+    const clock = new ManualClock(1_000_000);
+    const runs: number[] = [];
+    const nodes = [0, 1, 2].map(() => {
+      const scheduler = createScheduler({ store: temp.store, clock, logger });
+      scheduler.register({ name: 'cluster-wide', everyMs: 60_000, run: async (now) => void runs.push(now) });
+      return scheduler;
+    });
+    for (let period = 0; period < 5; period++) {
+      // Every node ticks several times in the period, all at once.
+      for (let tick = 0; tick < 3; tick++) await Promise.all(nodes.map((n) => n.tick()));
+      clock.advance(60_000);
+    }
+    expect(runs).toEqual([0, 1, 2, 3, 4].map((p) => 1_000_000 + p * 60_000));
+  });
+
   it('leaves a task to the process that claimed it, and learns when it may next try', async () => {
     const clock = new ManualClock(1_000_000);
     const first = createScheduler({ store: temp.store, clock, logger });
