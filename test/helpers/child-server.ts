@@ -5,20 +5,23 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 
 // A Mailroom in a child process, for tests that kill it with SIGKILL: it
-// starts on the environment given, makes a full-access key and an active
-// domain, and prints how to reach it once ready.
+// starts on the environment given, makes a full-access key and (unless it
+// joins a database another node set up) an active domain, and prints how to
+// reach it once ready.
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-const script = (domain: string) => `
+const script = (domain: string, seed: boolean) => `
 import { loadConfig } from ${JSON.stringify(join(ROOT, 'src/config.ts'))};
 import { startMailroom } from ${JSON.stringify(join(ROOT, 'src/main.ts'))};
 import { markDomainActive } from ${JSON.stringify(join(ROOT, 'src/domains/domains.repo.ts'))};
 const m = await startMailroom(loadConfig(process.env));
 const ws = await m.services.workspaces.ensureDefault();
 const key = await m.services.apiKeys.create({ workspaceId: ws.id, name: 'child server' });
-const domain = await m.services.domains.create(ws.id, { name: ${JSON.stringify(domain)} });
-await m.services.store.write((tx) => markDomainActive(tx, ws.id, domain.id, Date.now()));
+if (${seed}) {
+  const domain = await m.services.domains.create(ws.id, { name: ${JSON.stringify(domain)} });
+  await m.services.store.write((tx) => markDomainActive(tx, ws.id, domain.id, Date.now()));
+}
 process.stdout.write(JSON.stringify({ url: m.httpUrl, token: key.token }) + '\\n');
 `;
 
@@ -30,10 +33,14 @@ export interface ChildServer {
   kill(): Promise<void>;
 }
 
-/** Starts the child on `env` (MAILROOM_DATA_DIR among it, where its script is written too), with `domain` active. */
-export function startChildServer(env: Record<string, string>, domain: string): Promise<ChildServer> {
+/**
+ * Starts the child on `env` (MAILROOM_DATA_DIR among it, where its script is
+ * written too), with `domain` active; `seed: false` for a node joining a
+ * database that has the domain already.
+ */
+export function startChildServer(env: Record<string, string>, domain: string, o: { seed?: boolean } = {}): Promise<ChildServer> {
   const file = join(env.MAILROOM_DATA_DIR, 'child-server.mts');
-  writeFileSync(file, script(domain));
+  writeFileSync(file, script(domain, o.seed ?? true));
   const child = spawn(process.execPath, ['--import', 'tsx', file], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const kill = async () => {
