@@ -7,7 +7,7 @@ import { isPostgres } from './schema-helpers.js';
 // `mailroom store copy --to postgres://…`: moves a SQLite store into an empty
 // PostgreSQL database, every table with its ids and positions as they are,
 // so cursors, tracking links and unsubscribe links keep working. The target
-// is migrated first and must hold nothing yet; the rows go in one
+// is migrated first and must hold no workspace yet; the rows go in one
 // transaction, parents before children; the identity sequences then start
 // after the copied positions, and every table's row count is checked against
 // the source's. The search indexes are not copied: on PostgreSQL they are
@@ -34,16 +34,22 @@ export async function copySqliteToPostgres(sqliteFile: string, target: Store, lo
   source.prepare('BEGIN').run();
   try {
     await target.migrate();
-    const tables = await copyOrder(db);
-    const sourceTables = new Set((source.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all() as Array<{ name: string }>).map((t) => t.name));
-    for (const table of tables) {
-      if (!sourceTables.has(table)) throw new StoreCopyError(`the SQLite store has no table ${table}: run \`mailroom migrate\` on it first`);
-      const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql.table(table)}`.execute(db);
-      if (rows[0].n > 0) throw new StoreCopyError(`the target database is not empty: ${table} has ${rows[0].n} rows`);
+    const applied = (rows: Array<{ name: string }>) => rows.map((r) => r.name).sort().join(',');
+    const sourceMigrations = applied(source.prepare('SELECT name FROM kysely_migration').all() as Array<{ name: string }>);
+    const { rows: targetMigrations } = await sql<{ name: string }>`SELECT name FROM kysely_migration`.execute(db);
+    if (sourceMigrations !== applied(targetMigrations)) {
+      throw new StoreCopyError('the SQLite store is not at the latest migration: run `mailroom migrate` on it first');
     }
+    // Every row of a store in use hangs off a workspace; a target without one holds only what its migrations wrote.
+    const { rows: [workspaces] } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM workspaces`.execute(db);
+    if (workspaces.n > 0) throw new StoreCopyError(`the target database is not empty: it holds ${workspaces.n === 1 ? 'a workspace' : `${workspaces.n} workspaces`}`);
+    const sourceTables = new Set((source.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all() as Array<{ name: string }>).map((t) => t.name));
+    const tables = (await copyOrder(db)).filter((t) => sourceTables.has(t));
 
     const copied: CopiedTable[] = [];
     await db.transaction().execute(async (tx) => {
+      // What the migrations wrote (the followers' first positions, say) gives way to the source's rows.
+      for (const table of [...tables].reverse()) await sql`DELETE FROM ${sql.table(table)}`.execute(tx);
       for (const table of tables) {
         const columns = await columnsOf(tx, table);
         const identity = columns.filter((c) => c.identity).map((c) => c.name);
