@@ -233,8 +233,8 @@ export async function indexEventsBatch(tx: Tx, maxEvents: number): Promise<numbe
   await sql`INSERT INTO event_tags (workspace_id, tag, pos) SELECT events.workspace_id, email_tags.tag, events.pos
     FROM events JOIN email_tags ON email_tags.email_id = events.email_id WHERE events.pos > ${lo} AND events.pos <= ${hi}`.execute(tx);
   await sql`INSERT INTO event_hours (workspace_id, hour_start, min_pos, max_pos)
-    SELECT workspace_id, created_at - created_at % ${HOUR_MS}, min(pos), max(pos) FROM events
-    WHERE pos > ${lo} AND pos <= ${hi} GROUP BY workspace_id, created_at - created_at % ${HOUR_MS}
+    SELECT workspace_id, created_at - created_at % ${sql.lit(HOUR_MS)}, min(pos), max(pos) FROM events
+    WHERE pos > ${lo} AND pos <= ${hi} GROUP BY workspace_id, created_at - created_at % ${sql.lit(HOUR_MS)}
     ON CONFLICT (workspace_id, hour_start) DO UPDATE SET
       min_pos = CASE WHEN excluded.min_pos < event_hours.min_pos THEN excluded.min_pos ELSE event_hours.min_pos END,
       max_pos = CASE WHEN excluded.max_pos > event_hours.max_pos THEN excluded.max_pos ELSE event_hours.max_pos END`.execute(tx);
