@@ -1,6 +1,6 @@
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { followerPosition, nextEventBatch, saveFollowerPosition } from '../store/event-log.js';
-import { ftsTerm, likePattern, MIN_TRIGRAM_NEEDLE, rareTrigramTerms, workspaceSearchTag } from '../store/trigrams.js';
+import { containsText, ftsTerm, MIN_TRIGRAM_NEEDLE, rareTrigramTerms, workspaceSearchTag } from '../store/trigrams.js';
 import type { Db, Tx } from '../store/db.js';
 import type { EventsTable } from './events.tables.js';
 import { isPostgres } from '../store/schema-helpers.js';
@@ -47,8 +47,7 @@ const SEARCH_TEXT = {
 };
 type SearchColumn = keyof typeof SEARCH_TEXT;
 
-const likeText = (column: SearchColumn, needle: string) =>
-  sql<boolean>`${SEARCH_TEXT[column]} LIKE ${likePattern(needle)} ESCAPE '\\'`;
+const likeText = (column: SearchColumn, needle: string) => containsText(SEARCH_TEXT[column], needle);
 
 const and = (conds: Array<RawBuilder<boolean>>) => sql<boolean>`${sql.join(conds, sql` AND `)}`;
 
@@ -111,7 +110,7 @@ export async function listEvents(db: Db, ws: string, f: EventFilter, page: PageQ
   const tail = plain([sql<boolean>`events.pos > ${mark}`], false);
   const inRange = sql<boolean>`events.pos >= ${range.lo} AND events.pos <= ${range.hi}`;
   // PostgreSQL's side table: its pg_trgm indexes serve LIKE.
-  const textIn = indexed.map(([c, n]) => sql<boolean>`events.pos IN (SELECT pos FROM events_search WHERE ${sql.ref(c)} LIKE ${likePattern(n)} ESCAPE '\\')`);
+  const textIn = indexed.map(([c, n]) => sql<boolean>`events.pos IN (SELECT pos FROM events_search WHERE ${containsText(sql.ref(c), n)})`);
 
   let head: Fetch;
   if (indexed.length > 0 && !onPg) {
