@@ -188,9 +188,12 @@ export interface PositionedEvent {
   event: EmailEvent;
 }
 
-/** Up to `limit` events of every workspace after position `afterPos`, in position order. */
+/** Up to `limit` events of every workspace after position `afterPos`, in position order, up to a settled position (nextEventBatch). */
 export async function readEventsAfter(db: Db, afterPos: number, limit: number): Promise<PositionedEvent[]> {
-  const rows = await db.selectFrom('events').selectAll().where('pos', '>', afterPos).orderBy('pos', 'asc').limit(limit).execute();
+  const batch = await nextEventBatch(db, afterPos, limit);
+  if (!batch) return [];
+  const rows = await db.selectFrom('events').selectAll().where('pos', '>', afterPos).where('pos', '<=', batch.hi)
+    .orderBy('pos', 'asc').execute();
   return rows.map((r) => ({ pos: r.pos, workspaceId: r.workspace_id, createdAt: r.created_at, event: toEvent(r) }));
 }
 
