@@ -143,6 +143,19 @@ export async function runSql<R>(db: Db | Tx, text: string, params: unknown[]): P
   return statement ? runStatement<R>(statement(text), params) : db.executeQuery<R>(CompiledQuery.raw(text, params));
 }
 
+/**
+ * Runs `work` in a read transaction whose every statement sees the same
+ * moment: a SQLite transaction does; on PostgreSQL, whose default isolation
+ * gives each statement a newer snapshot, it is REPEATABLE READ.
+ */
+export function readAtOneMoment<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
+  const begin = db.transaction();
+  return (isPostgres(db as unknown as Kysely<unknown>) ? begin.setIsolationLevel('repeatable read') : begin).execute(work);
+}
+
+/** Whether `db` is the transaction of a store.write unit. */
+export const inWriteUnit = (db: Db | Tx): boolean => unitTxs.has(db as Tx);
+
 /** What a transaction of store.write carries beside Kysely's own. */
 interface UnitTx {
   /**
