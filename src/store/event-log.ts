@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Db, Tx } from './db.js';
+import { inWriteUnit, type Db, type Tx } from './db.js';
 import { isPostgres } from './schema-helpers.js';
 
 /**
@@ -82,9 +82,21 @@ async function gapSettled(db: Db | Tx, place: string, lo: number, hi: number, sn
 
 export type Follower = 'webhooks' | 'events_index' | 'analytics' | 'engagement';
 
-/** The position of the last event `follower` has handled (0 before the first). */
+/**
+ * The position of the last event `follower` has handled (0 before the
+ * first). Read in a store.write unit on PostgreSQL, where units run side by
+ * side, it locks the follower's row until the unit ends: a second run of the
+ * same follower waits, then reads the position the first one saved, rather
+ * than handle the same events again. (On SQLite units never overlap.)
+ */
 export async function followerPosition(db: Db | Tx, follower: Follower): Promise<number> {
-  const row = await db.selectFrom('event_watermarks').select('last_event_pos').where('name', '=', follower).executeTakeFirst();
+  const lock = inWriteUnit(db) && isPostgres(db as unknown as Kysely<unknown>);
+  if (lock) {
+    await db.insertInto('event_watermarks').values({ name: follower, last_event_pos: 0 })
+      .onConflict((oc) => oc.column('name').doNothing()).execute();
+  }
+  const row = await db.selectFrom('event_watermarks').select('last_event_pos').where('name', '=', follower)
+    .$if(lock, (q) => q.forUpdate()).executeTakeFirst();
   return Number(row?.last_event_pos ?? 0);
 }
 

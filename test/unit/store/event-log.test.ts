@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { newId } from '../../../src/core/ids.js';
 import type { Db, Tx } from '../../../src/store/db.js';
-import { nextEventBatch } from '../../../src/store/event-log.js';
+import { followerPosition, nextEventBatch, saveFollowerPosition } from '../../../src/store/event-log.js';
 import { onPostgres } from '../../helpers/database.js';
 import { useTempStore } from '../../helpers/store.js';
 
@@ -54,5 +54,16 @@ describe('batches of the events table', () => {
     await doomed.end(false);
     expect(await nextEventBatch(temp.store.db, second.pos, 10)).toEqual({ hi: after.pos, count: 1 });
     expect(after.pos).toBe(doomedPos + 1);
+  });
+
+  it('lets one run of a follower at a time take its position, so two at once handle different events', async () => {
+    const run = () => temp.store.write(async (tx) => {
+      const pos = await followerPosition(tx, 'analytics');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await saveFollowerPosition(tx, 'analytics', pos + 1);
+      return pos;
+    });
+    expect((await Promise.all([run(), run()])).sort()).toEqual([0, 1]);
+    expect(await followerPosition(temp.store.db, 'analytics')).toBe(2);
   });
 });
