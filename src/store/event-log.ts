@@ -1,5 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { inWriteUnit, type Db, type Tx } from './db.js';
+import { lockedForUpdate } from './lease.js';
 import { isPostgres } from './schema-helpers.js';
 
 /**
@@ -95,8 +96,8 @@ export async function followerPosition(db: Db | Tx, follower: Follower): Promise
     await db.insertInto('event_watermarks').values({ name: follower, last_event_pos: 0 })
       .onConflict((oc) => oc.column('name').doNothing()).execute();
   }
-  const row = await db.selectFrom('event_watermarks').select('last_event_pos').where('name', '=', follower)
-    .$if(lock, (q) => q.forUpdate()).executeTakeFirst();
+  const read = db.selectFrom('event_watermarks').select('last_event_pos').where('name', '=', follower);
+  const row = await (lock ? lockedForUpdate(db, read) : read).executeTakeFirst();
   return Number(row?.last_event_pos ?? 0);
 }
 
