@@ -24,6 +24,7 @@ export interface Plan {
 export interface Config {
   dataDir: string;
   databaseUrl: string;
+  databasePoolSize: number;
   httpHost: string;
   httpPort: number;
   publicUrl: string;
@@ -80,7 +81,12 @@ export interface ConfigKeyDoc {
 /** Every key, documented; `mailroom config` prints them in this order. */
 export const CONFIG_KEYS: Record<keyof Config, ConfigKeyDoc> = {
   dataDir: { env: 'MAILROOM_DATA_DIR', doc: 'Directory for the SQLite file, keys and generated certificates (default ./data).' },
-  databaseUrl: { env: 'MAILROOM_DATABASE_URL', doc: 'sqlite:PATH (default: sqlite file mailroom.db in the data dir).', secret: true },
+  databaseUrl: {
+    env: 'MAILROOM_DATABASE_URL',
+    doc: 'sqlite:PATH (default: sqlite file mailroom.db in the data dir), or postgres://user:pass@host:5432/db for PostgreSQL.',
+    secret: true,
+  },
+  databasePoolSize: { env: 'MAILROOM_DATABASE_POOL_SIZE', doc: 'Connections to PostgreSQL this process keeps at most (default 10; SQLite uses one).' },
   httpHost: { env: 'MAILROOM_HTTP_HOST', doc: 'Address the HTTP server binds (default 127.0.0.1; 0.0.0.0 for all).' },
   httpPort: { env: 'MAILROOM_HTTP_PORT', doc: 'HTTP port (default 3000; 0 picks a free one).' },
   publicUrl: { env: 'MAILROOM_PUBLIC_URL', doc: 'Public base address without /v1, used in tracking and unsubscribe links.' },
@@ -167,8 +173,8 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Readonl
 
   const dataDir = resolve(get('dataDir') ?? './data');
   const databaseUrl = get('databaseUrl') ?? `sqlite:${resolve(dataDir, 'mailroom.db')}`;
-  if (!databaseUrl.startsWith('sqlite:')) {
-    problems.push(`MAILROOM_DATABASE_URL must be a sqlite: URL (sqlite:/path/to/file.db); other databases are not supported by this build`);
+  if (!/^(sqlite:|postgres(ql)?:\/\/)/.test(databaseUrl)) {
+    problems.push('MAILROOM_DATABASE_URL must be a sqlite: URL (sqlite:/path/to/file.db) or a postgres:// URL (postgres://user:pass@host:5432/db)');
   }
   const httpHost = get('httpHost') ?? '127.0.0.1';
   const httpPort = int('httpPort', 3000, 0, 65535);
@@ -230,6 +236,7 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Readonl
   const config: Config = {
     dataDir,
     databaseUrl,
+    databasePoolSize: int('databasePoolSize', 10, 1, 1000),
     httpHost,
     httpPort,
     publicUrl,

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { followerPosition, nextEventBatch, saveFollowerPosition } from '../store/event-log.js';
-import type { Db, Tx } from '../store/db.js';
+import { readAtOneMoment, type Db, type Tx } from '../store/db.js';
 
 // Hourly rollups of the events table. A fold follows the events by position
 // from the 'analytics' watermark and adds each batch into analytics_hourly,
@@ -206,7 +206,7 @@ export interface AnalyticsFilter {
 
 /** Counts per UTC hour (only hours with events) of one workspace, exact up to the latest committed event. */
 export async function countsByHour(db: Db, ws: string, f: AnalyticsFilter): Promise<Map<number, Counts>> {
-  return db.transaction().execute(async (trx) => {
+  return readAtOneMoment(db, async (trx) => {
     const mark = await readWatermark(trx);
     const rows = await trx.selectFrom('analytics_hourly')
       .select('hour_start')

@@ -1,10 +1,9 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
-import { beforeCommit, insertRows, runShaped, runSql, type Db, type Tx } from '../store/db.js';
-import { isPostgres } from '../store/schema-helpers.js';
+import { sql, type Selectable } from 'kysely';
+import { insertRows, runShaped, type Db, type Tx } from '../store/db.js';
 import type { EmailContentsTable, EmailRecipientsTable, EmailStatus, EmailsTable, RecipientStatus } from './emails.tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso, toIsoOrNull } from '../core/clock.js';
-import { ftsTerm, likePattern, MIN_TRIGRAM_NEEDLE, rareTrigramTerms, workspaceSearchTag } from '../store/trigrams.js';
+import { containsText, ftsTerm, indexEmailText, rareTrigramTerms, searchesEmailsTable, workspaceSearchTag } from '../store/trigrams.js';
 
 // Emails, their recipients, tags and attachment parts. Rows are mapped to
 // API shapes (or to the plain StoredEmail the service reasons about) here,
@@ -140,7 +139,6 @@ const SUMMARY_COLUMNS = [
 type SummaryRow = Pick<Selectable<EmailsTable>, (typeof SUMMARY_COLUMNS)[number]>;
 
 const json = <T>(text: string): T => JSON.parse(text) as T;
-const onPostgres = (db: Db | Tx) => isPostgres(db as unknown as Kysely<unknown>);
 
 const toSummary = (r: SummaryRow): EmailSummary => ({
   id: r.id, object: 'email', from: r.from_address, to: json(r.to_list), cc: json(r.cc_list), bcc: json(r.bcc_list),
@@ -200,12 +198,7 @@ export async function insertEmail(tx: Tx, e: NewEmail): Promise<Email> {
     (p) => tx.insertInto('emails').values(Object.fromEntries(columns.map((c, i) => [c, p[i]])) as typeof row).returning('pos'));
   const { pos } = inserted.rows[0];
   await insertRows(tx, 'email_contents', [{ pos, html: e.html, text_body: e.text, headers: JSON.stringify(e.headers) }]);
-  if (!onPostgres(tx)) {
-    beforeCommit(tx, async (t) => {
-      await runSql(t, 'INSERT INTO emails_search (rowid, search_to, search_from, search_subject, ws_tag) VALUES (?, ?, ?, ?, ?)',
-        [pos, search.search_to, search.search_from, search.search_subject, workspaceSearchTag(e.workspaceId)]);
-    });
-  }
+  indexEmailText(tx, pos, e.workspaceId, search);
   await insertRows(tx, 'email_recipients', e.recipients.map((r, idx) => ({
     id: r.id, email_id: e.id, idx, workspace_id: e.workspaceId, address: r.email, kind: r.kind, domain: r.domain,
     status: r.status, smtp_code: null, detail: r.detail, updated_at: e.now,
@@ -253,7 +246,7 @@ export async function listEmails(db: Db, ws: string, f: EmailFilter, page: PageQ
   if (f.to !== undefined) text.push(['search_to', f.to.toLowerCase()]);
   if (f.from !== undefined) text.push(['search_from', f.from.toLowerCase()]);
   if (f.subject !== undefined) text.push(['search_subject', f.subject.toLowerCase()]);
-  const indexed = onPostgres(db) ? [] : text.filter(([, n]) => n.length >= MIN_TRIGRAM_NEEDLE);
+  const indexed = text.filter(([, n]) => searchesEmailsTable(db, n));
 
   const col = (name: string) => sql.ref(`emails.${name}`);
   const conditions = [
@@ -266,7 +259,7 @@ export async function listEmails(db: Db, ws: string, f: EmailFilter, page: PageQ
     ...(f.createdAfter !== undefined ? [sql<boolean>`${col('created_at')} > ${f.createdAfter}`] : []),
     ...(f.createdBefore !== undefined ? [sql<boolean>`${col('created_at')} < ${f.createdBefore}`] : []),
     ...(f.tags?.length ? [sql<boolean>`${col('pos')} IN (SELECT email_pos FROM email_tags WHERE workspace_id = ${ws} AND tag IN (${sql.join(f.tags)}))`] : []),
-    ...text.map(([column, needle]) => sql<boolean>`${col(column)} LIKE ${likePattern(needle)} ESCAPE '\\'`),
+    ...text.map(([column, needle]) => containsText(col(column), needle)),
   ];
   const filters = sql<boolean>`${sql.join(conditions, sql` AND `)}`;
   const columns = SUMMARY_COLUMNS.map((c) => `emails.${c}` as const);

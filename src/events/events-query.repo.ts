@@ -1,6 +1,6 @@
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { followerPosition, nextEventBatch, saveFollowerPosition } from '../store/event-log.js';
-import { ftsTerm, likePattern, MIN_TRIGRAM_NEEDLE, rareTrigramTerms, workspaceSearchTag } from '../store/trigrams.js';
+import { containsText, ftsTerm, MIN_TRIGRAM_NEEDLE, rareTrigramTerms, workspaceSearchTag } from '../store/trigrams.js';
 import type { Db, Tx } from '../store/db.js';
 import type { EventsTable } from './events.tables.js';
 import { isPostgres } from '../store/schema-helpers.js';
@@ -47,8 +47,7 @@ const SEARCH_TEXT = {
 };
 type SearchColumn = keyof typeof SEARCH_TEXT;
 
-const likeText = (column: SearchColumn, needle: string) =>
-  sql<boolean>`${SEARCH_TEXT[column]} LIKE ${likePattern(needle)} ESCAPE '\\'`;
+const likeText = (column: SearchColumn, needle: string) => containsText(SEARCH_TEXT[column], needle);
 
 const and = (conds: Array<RawBuilder<boolean>>) => sql<boolean>`${sql.join(conds, sql` AND `)}`;
 
@@ -111,7 +110,7 @@ export async function listEvents(db: Db, ws: string, f: EventFilter, page: PageQ
   const tail = plain([sql<boolean>`events.pos > ${mark}`], false);
   const inRange = sql<boolean>`events.pos >= ${range.lo} AND events.pos <= ${range.hi}`;
   // PostgreSQL's side table: its pg_trgm indexes serve LIKE.
-  const textIn = indexed.map(([c, n]) => sql<boolean>`events.pos IN (SELECT pos FROM events_search WHERE ${sql.ref(c)} LIKE ${likePattern(n)} ESCAPE '\\')`);
+  const textIn = indexed.map(([c, n]) => sql<boolean>`events.pos IN (SELECT pos FROM events_search WHERE ${containsText(sql.ref(c), n)})`);
 
   let head: Fetch;
   if (indexed.length > 0 && !onPg) {
@@ -189,9 +188,12 @@ export interface PositionedEvent {
   event: EmailEvent;
 }
 
-/** Up to `limit` events of every workspace after position `afterPos`, in position order. */
+/** Up to `limit` events of every workspace after position `afterPos`, in position order, up to a settled position (nextEventBatch). */
 export async function readEventsAfter(db: Db, afterPos: number, limit: number): Promise<PositionedEvent[]> {
-  const rows = await db.selectFrom('events').selectAll().where('pos', '>', afterPos).orderBy('pos', 'asc').limit(limit).execute();
+  const batch = await nextEventBatch(db, afterPos, limit);
+  if (!batch) return [];
+  const rows = await db.selectFrom('events').selectAll().where('pos', '>', afterPos).where('pos', '<=', batch.hi)
+    .orderBy('pos', 'asc').execute();
   return rows.map((r) => ({ pos: r.pos, workspaceId: r.workspace_id, createdAt: r.created_at, event: toEvent(r) }));
 }
 
@@ -233,8 +235,8 @@ export async function indexEventsBatch(tx: Tx, maxEvents: number): Promise<numbe
   await sql`INSERT INTO event_tags (workspace_id, tag, pos) SELECT events.workspace_id, email_tags.tag, events.pos
     FROM events JOIN email_tags ON email_tags.email_id = events.email_id WHERE events.pos > ${lo} AND events.pos <= ${hi}`.execute(tx);
   await sql`INSERT INTO event_hours (workspace_id, hour_start, min_pos, max_pos)
-    SELECT workspace_id, created_at - created_at % ${HOUR_MS}, min(pos), max(pos) FROM events
-    WHERE pos > ${lo} AND pos <= ${hi} GROUP BY workspace_id, created_at - created_at % ${HOUR_MS}
+    SELECT workspace_id, created_at - created_at % ${sql.lit(HOUR_MS)}, min(pos), max(pos) FROM events
+    WHERE pos > ${lo} AND pos <= ${hi} GROUP BY workspace_id, created_at - created_at % ${sql.lit(HOUR_MS)}
     ON CONFLICT (workspace_id, hour_start) DO UPDATE SET
       min_pos = CASE WHEN excluded.min_pos < event_hours.min_pos THEN excluded.min_pos ELSE event_hours.min_pos END,
       max_pos = CASE WHEN excluded.max_pos > event_hours.max_pos THEN excluded.max_pos ELSE event_hours.max_pos END`.execute(tx);

@@ -5,7 +5,7 @@ import { claimLeases } from '../store/lease.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso } from '../core/clock.js';
 import type { MessageFields } from './parse-message.js';
-import { likePattern } from '../store/trigrams.js';
+import { containsText } from '../store/trigrams.js';
 
 // Received messages. Rows become API shapes (or the plain records the
 // service and the processor work with) here and nowhere else.
@@ -328,8 +328,8 @@ export async function listInbound(db: Db, ws: string, f: InboundFilter, page: Pa
     .$if(f.inReplyToEmailId !== undefined, (q) => q.where('in_reply_to_email_id', '=', f.inReplyToEmailId!))
     .$if(f.receivedAfter !== undefined, (q) => q.where('received_at', '>', f.receivedAfter!))
     .$if(f.receivedBefore !== undefined, (q) => q.where('received_at', '<', f.receivedBefore!))
-    .$if(f.to !== undefined, (q) => q.where(sql<boolean>`search_to LIKE ${likePattern(f.to!.toLowerCase())} ESCAPE '\\'`))
-    .$if(f.from !== undefined, (q) => q.where(sql<boolean>`search_from LIKE ${likePattern(f.from!.toLowerCase())} ESCAPE '\\'`))
+    .$if(f.to !== undefined, (q) => q.where(containsText(sql.ref('search_to'), f.to!.toLowerCase())))
+    .$if(f.from !== undefined, (q) => q.where(containsText(sql.ref('search_from'), f.from!.toLowerCase())))
     .$if(bound !== undefined, (q) => q.where('pos', bound!.op, bound!.pos))
     .orderBy('pos', order).limit(take).execute(), toSummary);
 }

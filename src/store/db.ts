@@ -2,12 +2,13 @@ import Sqlite from 'better-sqlite3';
 import { closeSync, existsSync, fdatasync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
-  CompiledQuery, Kysely, LimitNode, Migrator, sql, SqliteDialect, ValueNode,
+  CompiledQuery, Kysely, LimitNode, Migrator, PostgresDialect, sql, SqliteDialect, ValueNode,
   type Compilable, type Insertable, type KyselyPlugin, type QueryResult, type RootOperationNode, type Transaction,
 } from 'kysely';
 import type { Database } from './tables.js';
 import { migrations } from './migrations/index.js';
 import { isPostgres } from './schema-helpers.js';
+import { isPostgresUrl, postgresPool } from './postgres.js';
 
 export type Db = Kysely<Database>;
 export type Tx = Transaction<Database>;
@@ -22,7 +23,9 @@ export interface Store {
    * its own changes. `work` must not do network I/O: the connection is shared.
    * With `gatherMs`, the unit may wait that long for others to share its
    * commit (each commit is an fsync): for background work that no one waits
-   * on, never for a request.
+   * on, never for a request. On PostgreSQL each unit is a transaction of its
+   * own on a connection of the pool (its commit is durable when it returns),
+   * and `gatherMs` has no effect.
    */
   write<T>(work: (tx: Tx) => Promise<T>, options?: { gatherMs?: number }): Promise<T>;
   migrate(): Promise<string[]>;
@@ -30,12 +33,13 @@ export interface Store {
   checkWritable(): Promise<void>;
   /** Migrations this code has that the database has not run (another process's newer code, or an older database). */
   pendingMigrations(): Promise<string[]>;
-  /** The SQLite files on disk (database and WAL), in bytes; undefined in memory. */
+  /** The SQLite files on disk (database and WAL), in bytes; undefined in memory and on PostgreSQL. */
   fileSizes(): { database: number; wal: number } | undefined;
   /**
    * Writes a consistent copy of the database to `file` while it is in use
    * (SQLite's online backup: pages are copied in steps between other work,
-   * and the copy is of one moment). The file must not exist.
+   * and the copy is of one moment). The file must not exist. On PostgreSQL
+   * it throws: pg_dump makes such a copy there.
    */
   backup(file: string): Promise<void>;
   close(): Promise<void>;
@@ -135,9 +139,22 @@ export async function runShaped<R>(db: Db | Tx, shape: string, params: readonly 
  * Kysely.
  */
 export async function runSql<R>(db: Db | Tx, text: string, params: unknown[]): Promise<QueryResult<R>> {
-  const unitTx = unitTxs.get(db as Tx);
-  return unitTx ? runStatement<R>(unitTx.statement(text), params) : db.executeQuery<R>(CompiledQuery.raw(text, params));
+  const statement = unitTxs.get(db as Tx)?.statement;
+  return statement ? runStatement<R>(statement(text), params) : db.executeQuery<R>(CompiledQuery.raw(text, params));
 }
+
+/**
+ * Runs `work` in a read transaction whose every statement sees the same
+ * moment: a SQLite transaction does; on PostgreSQL, whose default isolation
+ * gives each statement a newer snapshot, it is REPEATABLE READ.
+ */
+export function readAtOneMoment<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
+  const begin = db.transaction();
+  return (isPostgres(db as unknown as Kysely<unknown>) ? begin.setIsolationLevel('repeatable read') : begin).execute(work);
+}
+
+/** Whether `db` is the transaction of a store.write unit. */
+export const inWriteUnit = (db: Db | Tx): boolean => unitTxs.has(db as Tx);
 
 /** What a transaction of store.write carries beside Kysely's own. */
 interface UnitTx {
@@ -145,9 +162,9 @@ interface UnitTx {
    * The statements of the connection the transaction holds. A shaped query
    * of the transaction runs on them directly, as Kysely's SQLite driver would
    * run it, without the executor's turns of the event loop: the transaction
-   * has the connection to itself until it ends.
+   * has the connection to itself until it ends. SQLite only.
    */
-  statement: (sql: string) => Sqlite.Statement;
+  statement?: (sql: string) => Sqlite.Statement;
   /** Work the current unit leaves for the end of the transaction (beforeCommit). */
   deferred: Array<(tx: Tx) => Promise<void>>;
 }
@@ -251,9 +268,70 @@ function walSyncer(walPath: string, syncFile: SyncFile, onIdle: () => void) {
 export interface StoreOptions {
   /** How the WAL file is synced (default fdatasync); tests hold it to see writes wait for it. */
   syncFile?: SyncFile;
+  /** The most connections a store on PostgreSQL opens (default 10). */
+  poolSize?: number;
 }
 
+/** A store on the database the URL names: `sqlite:PATH` (or `sqlite::memory:`), or `postgres://…`. */
 export function openStore(databaseUrl: string, options: StoreOptions = {}): Store {
+  return isPostgresUrl(databaseUrl) ? openPostgresStore(databaseUrl, options.poolSize ?? 10) : openSqliteStore(databaseUrl, options);
+}
+
+function migratorOf(db: Db): Migrator {
+  return new Migrator({ db, provider: { getMigrations: async () => migrations } });
+}
+
+async function pendingMigrationsOf(db: Db): Promise<string[]> {
+  return (await migratorOf(db).getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name);
+}
+
+async function migrateToLatest(db: Db): Promise<string[]> {
+  const { error, results } = await migratorOf(db).migrateToLatest();
+  if (error) throw error;
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/**
+ * PostgreSQL: a pool of connections, a transaction per write unit. There is
+ * no group commit to arrange: the server makes each commit durable before it
+ * answers, and concurrent transactions share its WAL flushes by themselves.
+ */
+function openPostgresStore(databaseUrl: string, poolSize: number): Store {
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: postgresPool(databaseUrl, poolSize) }), plugins: [inlineLimits] });
+  const inFlight = new Set<Promise<unknown>>();
+  const store: Store = {
+    db,
+    write<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
+      const done = db.transaction().execute(async (tx) => {
+        const unitTx: UnitTx = { deferred: [] };
+        unitTxs.set(tx, unitTx);
+        const value = await work(tx);
+        for (const deferred of unitTx.deferred) await deferred(tx);
+        return value;
+      });
+      inFlight.add(done);
+      const settled = () => void inFlight.delete(done);
+      done.then(settled, settled);
+      return done;
+    },
+    async checkWritable() {
+      await store.write(async (tx) => void (await sql`SELECT 1`.execute(tx)));
+    },
+    pendingMigrations: () => pendingMigrationsOf(db),
+    fileSizes: () => undefined,
+    async backup() {
+      throw new Error('backup copies a SQLite database; for PostgreSQL use pg_dump (or a base backup) instead');
+    },
+    migrate: () => migrateToLatest(db),
+    async close() {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+      await db.destroy();
+    },
+  };
+  return store;
+}
+
+function openSqliteStore(databaseUrl: string, options: StoreOptions): Store {
   const file = databaseUrl.replace(/^sqlite:/, '');
   const inMemory = file === ':memory:';
   if (!inMemory) {
@@ -380,10 +458,7 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
     async checkWritable() {
       await store.write(async (tx) => void (await sql`SELECT 1`.execute(tx)));
     },
-    async pendingMigrations() {
-      const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
-      return (await migrator.getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name);
-    },
+    pendingMigrations: () => pendingMigrationsOf(db),
     fileSizes() {
       if (inMemory) return undefined;
       const size = (path: string) => (existsSync(path) ? statSync(path).size : 0);
@@ -394,12 +469,7 @@ export function openStore(databaseUrl: string, options: StoreOptions = {}): Stor
       if (existsSync(target)) throw new Error(`${target} exists already; give a new file`);
       await conn.backup(target);
     },
-    async migrate() {
-      const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
-      const { error, results } = await migrator.migrateToLatest();
-      if (error) throw error;
-      return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
-    },
+    migrate: () => migrateToLatest(db),
     async close() {
       while (queue.length > 0 || flushing) await new Promise((r) => setImmediate(r));
       // Syncs settle their units in order, so the last one done means all are.

@@ -98,6 +98,16 @@ export async function claimLeases<T extends LeasedTable>(tx: Tx, table: T, candi
   return rows as unknown as Array<Selectable<Database[T]>>;
 }
 
+/**
+ * Rows a write reads to change them, one writer at a time: on PostgreSQL the
+ * read locks them until the transaction ends, waiting for a transaction that
+ * holds them (and then reading what it committed). SQLite's writer holds the
+ * whole database already.
+ */
+export function lockedForUpdate<Q extends SelectQueryBuilder<any, any, any>>(tx: Db | Tx, query: Q): Q {
+  return onPostgres(tx) ? query.forUpdate() as Q : query;
+}
+
 /** A claim's choice of rows: on PostgreSQL it locks them until the transaction ends and passes over rows another claim has locked. */
 export function lockedForClaim<Q extends SelectQueryBuilder<any, any, any>>(tx: Db | Tx, query: Q): Q {
   return onPostgres(tx) ? query.forUpdate().skipLocked() as Q : query;

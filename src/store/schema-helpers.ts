@@ -19,6 +19,18 @@ export function clustered<T extends string, C extends string>(db: Kysely<unknown
   return isPostgres(db) ? table : table.modifyEnd(sql`without rowid`);
 }
 
+/**
+ * PostgreSQL's counterpart of SQLite's FTS5 trigram tables: a pg_trgm GIN
+ * index on each searched column, which serves LIKE '%needle%' (and ILIKE)
+ * on the column itself, so the search needs no table of its own.
+ */
+export async function trigramIndexes(db: Kysely<unknown>, table: string, columns: readonly string[]): Promise<void> {
+  await sql`CREATE EXTENSION IF NOT EXISTS pg_trgm`.execute(db);
+  for (const column of columns) {
+    await sql`CREATE INDEX ${sql.id(`${table}_${column}_trgm`)} ON ${sql.table(table)} USING gin (${sql.ref(column)} gin_trgm_ops)`.execute(db);
+  }
+}
+
 /** Binary column: BLOB on SQLite, BYTEA on PostgreSQL. */
 export function binaryType(db: Kysely<unknown>): 'blob' | 'bytea' {
   return isPostgres(db) ? 'bytea' : 'blob';

@@ -1,15 +1,47 @@
 import { createHash } from 'node:crypto';
-import { sql } from 'kysely';
-import type { Db } from './db.js';
+import { sql, type Expression, type Kysely } from 'kysely';
+import { beforeCommit, runSql, type Db, type Tx } from './db.js';
+import { isPostgres } from './schema-helpers.js';
 
 // Helpers of the partial-match ("contains") searches: FTS5 trigram indexes on
-// SQLite, LIKE on the rows for what they cannot answer.
+// SQLite, LIKE on the rows for what they cannot answer. On PostgreSQL, pg_trgm
+// GIN indexes on the searched columns serve LIKE on the rows directly.
 
 /** FTS5's trigram tokenizer needs three characters to use its index; shorter needles are matched with LIKE alone. */
 export const MIN_TRIGRAM_NEEDLE = 3;
 
 /** A LIKE pattern (with ESCAPE '\\') matching `needle` anywhere, its wildcards taken literally. */
 export const likePattern = (needle: string) => `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/**
+ * `text` contains `needle`, its wildcards taken literally. The searched
+ * columns hold lower-cased text and callers lower-case the needle, so LIKE
+ * does what ILIKE would; a pg_trgm index on the column serves either.
+ */
+export const containsText = (text: Expression<unknown>, needle: string) =>
+  sql<boolean>`${text} LIKE ${likePattern(needle)} ESCAPE '\\'`;
+
+/**
+ * Whether an email search for `needle` starts from the FTS5 table
+ * emails_search: on SQLite, for a needle of three characters or more. On
+ * PostgreSQL, never: containsText on the emails columns is an index scan.
+ */
+export const searchesEmailsTable = (db: Db | Tx, needle: string): boolean =>
+  !isPostgres(db as unknown as Kysely<unknown>) && needle.length >= MIN_TRIGRAM_NEEDLE;
+
+/**
+ * Puts a new email's search text (lower-cased) into emails_search, just
+ * before the commit of the unit (see beforeCommit). Nothing to do on
+ * PostgreSQL, where the emails columns are indexed themselves.
+ */
+export function indexEmailText(tx: Tx, pos: number, workspaceId: string,
+  text: { search_to: string; search_from: string; search_subject: string }): void {
+  if (isPostgres(tx as unknown as Kysely<unknown>)) return;
+  beforeCommit(tx, async (t) => {
+    await runSql(t, 'INSERT INTO emails_search (rowid, search_to, search_from, search_subject, ws_tag) VALUES (?, ?, ?, ?, ?)',
+      [pos, text.search_to, text.search_from, text.search_subject, workspaceSearchTag(workspaceId)]);
+  });
+}
 
 /** An FTS5 query term: `text` as a phrase in one column. */
 export const ftsTerm = (column: string, text: string) => `${column} : "${text.replace(/"/g, '""')}"`;

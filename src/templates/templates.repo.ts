@@ -2,7 +2,7 @@ import { sql, type Selectable } from 'kysely';
 import { runShaped, type Db, type Tx } from '../store/db.js';
 import type { TemplateVersionsTable, TemplatesTable } from './templates.tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
-import { likePattern } from '../store/trigrams.js';
+import { containsText } from '../store/trigrams.js';
 import { toIso, toIsoOrNull } from '../core/clock.js';
 import type { VariableDeclaration } from './variables.js';
 
@@ -141,7 +141,7 @@ export async function listTemplates(db: Db, ws: string, filter: { name?: string 
       .on('template_versions.version', '=', sql<number>`coalesce(templates.published_version, templates.latest_version)`))
     .selectAll('templates').select('template_versions.variables')
     .where('templates.workspace_id', '=', ws)
-    .$if(filter.name !== undefined, (q) => q.where(sql<boolean>`templates.search_name LIKE ${likePattern(filter.name!.toLowerCase())} ESCAPE '\\'`))
+    .$if(filter.name !== undefined, (q) => q.where(containsText(sql.ref('templates.search_name'), filter.name!.toLowerCase())))
     .$if(bound !== undefined, (q) => q.where('templates.pos', bound!.op, bound!.pos))
     .orderBy('templates.pos', order).limit(take).execute(), (r) => toSummary(r, r.variables));
 }

@@ -230,13 +230,16 @@ export async function enabledWebhookIds(db: Db): Promise<string[]> {
 /**
  * Claims up to `take` due deliveries of one endpoint: the lease is the
  * next_attempt_at moved to the lease's end, so a crashed worker's claim
- * simply comes due again.
+ * simply comes due again. Returned in the order they were made (an
+ * UPDATE … RETURNING has no order of its own on PostgreSQL), so the
+ * endpoint is sent events of the same moment in the order they happened.
  */
 export async function claimDue(tx: Tx, webhookId: string, take: number, owner: string, now: number, leaseMs: number): Promise<DeliveryRow[]> {
   const due = tx.selectFrom('webhook_deliveries').select('id')
     .where('webhook_id', '=', webhookId).where('status', '=', 'pending')
-    .orderBy('next_attempt_at').limit(sql.lit(take));
-  return claimLeases(tx, 'webhook_deliveries', due, { now, until: now + leaseMs, owner });
+    .orderBy('next_attempt_at').orderBy('pos').limit(sql.lit(take));
+  const rows = await claimLeases(tx, 'webhook_deliveries', due, { now, until: now + leaseMs, owner });
+  return rows.sort((a, b) => a.pos - b.pos);
 }
 
 /** What sending needs of the endpoint: its URL and sealed secrets. */

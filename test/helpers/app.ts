@@ -8,9 +8,12 @@ import { startMailroom, type Mailroom } from '../../src/main.js';
 import { loadContract, type Contract } from '../../src/contract/contract.js';
 import { markDomainActive } from '../../src/domains/domains.repo.js';
 import type { Domain } from '../../src/domains/index.js';
+import { createTestDatabase, onPostgres } from './database.js';
 
-// A real Mailroom on a loopback port with its own temporary data dir, and an
-// HTTP client that checks every response against the contract in schema/.
+// A real Mailroom on a loopback port with its own temporary data dir (and,
+// with MAILROOM_TEST_DATABASE_URL set, its own fresh PostgreSQL database),
+// and an HTTP client that checks every response against the contract in
+// schema/.
 
 let contract: Contract | undefined;
 const sharedContract = () => (contract ??= loadContract());
@@ -84,6 +87,8 @@ export function apiClient(baseUrl: string, token: string | null): ApiClient {
 export interface TestApp {
   url: string;
   dataDir: string;
+  /** The database the app runs on (MAILROOM_DATABASE_URL), for a second process on the same data. */
+  databaseUrl: string;
   mailroom: Mailroom;
   clock: Clock;
   /** Client authenticated with a full-access live key of the default workspace. */
@@ -120,6 +125,7 @@ let workspaceCounter = 0;
 
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'mailroom-test-'));
+  const database = onPostgres && options.env?.MAILROOM_DATABASE_URL === undefined ? await createTestDatabase() : undefined;
   const config = loadConfig({
     MAILROOM_DATA_DIR: dataDir,
     MAILROOM_HTTP_HOST: '127.0.0.1',
@@ -130,11 +136,13 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     MAILROOM_SEND_DELAY: '0',
     MAILROOM_LOG_LEVEL: 'silent',
     MAILROOM_HOSTNAME: 'mx.mailroom.test',
+    ...(database ? { MAILROOM_DATABASE_URL: database.url } : {}),
     ...options.env,
   });
   const clock = options.clock ?? systemClock;
   const logger = pino({ level: process.env.MAILROOM_TEST_LOG ?? 'silent' });
-  const mailroom = await startMailroom(config, { clock, logger }).catch((err: unknown) => {
+  const mailroom = await startMailroom(config, { clock, logger }).catch(async (err: unknown) => {
+    await database?.drop();
     rmSync(dataDir, { recursive: true, force: true });
     throw err;
   });
@@ -162,11 +170,13 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     if (closed) return;
     closed = true;
     await mailroom.close();
+    await database?.drop();
     rmSync(dataDir, { recursive: true, force: true });
   };
   return {
     url: mailroom.httpUrl,
     dataDir,
+    databaseUrl: config.databaseUrl,
     mailroom,
     clock,
     api: apiClient(mailroom.httpUrl, token),

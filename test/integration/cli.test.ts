@@ -5,21 +5,24 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { apiClient, startTestApp } from '../helpers/app.js';
+import { apiClient, startTestApp, type TestApp } from '../helpers/app.js';
+import { createTestDatabase, testDatabaseUrl } from '../helpers/database.js';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
 
-async function mailroom(args: string[], dataDir: string, env: Record<string, string> = {}) {
+/** The CLI on the data dir and database of a test app. */
+async function mailroom(args: string[], app: Pick<TestApp, 'dataDir' | 'databaseUrl'>, env: Record<string, string> = {}) {
   return run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
-    cwd: root, env: { ...process.env, MAILROOM_DATA_DIR: dataDir, MAILROOM_LOG_LEVEL: 'silent', ...env }, timeout: 20_000,
+    cwd: root, env: { ...process.env, MAILROOM_DATA_DIR: app.dataDir, MAILROOM_DATABASE_URL: app.databaseUrl, MAILROOM_LOG_LEVEL: 'silent', ...env },
+    timeout: 20_000,
   });
 }
 
 describe('mailroom CLI', () => {
   it('creates a key in the store of a running server, which then lists API keys', async () => {
     await using t = await startTestApp();
-    const { stdout } = await mailroom(['keys', 'create', '--name', 'from-cli', '--json'], t.dataDir);
+    const { stdout } = await mailroom(['keys', 'create', '--name', 'from-cli', '--json'], t);
     const created = JSON.parse(stdout);
     expect(created.token).toMatch(/^svc_live_/);
     expect(created.workspace_id).toBe(t.workspaceId);
@@ -30,11 +33,11 @@ describe('mailroom CLI', () => {
 
   it('manages workspaces, test keys with scopes, and prints the config with secrets masked', async () => {
     await using t = await startTestApp();
-    const ws = JSON.parse((await mailroom(['workspaces', 'create', '--name', 'acme', '--plan', 'pro', '--json'], t.dataDir)).stdout);
+    const ws = JSON.parse((await mailroom(['workspaces', 'create', '--name', 'acme', '--plan', 'pro', '--json'], t)).stdout);
     expect(ws).toMatchObject({ name: 'acme', plan: 'pro' });
-    const key = JSON.parse((await mailroom(['keys', 'create', '--name', 'k', '--workspace', 'acme', '--test', '--scopes', 'emails:send,emails:read', '--json'], t.dataDir)).stdout);
+    const key = JSON.parse((await mailroom(['keys', 'create', '--name', 'k', '--workspace', 'acme', '--test', '--scopes', 'emails:send,emails:read', '--json'], t)).stdout);
     expect(key).toMatchObject({ mode: 'test', scopes: ['emails:send', 'emails:read'], workspace_id: ws.id });
-    const list = JSON.parse((await mailroom(['workspaces', 'list', '--json'], t.dataDir)).stdout);
+    const list = JSON.parse((await mailroom(['workspaces', 'list', '--json'], t)).stdout);
     expect(list.map((w: { name: string }) => w.name)).toEqual(['default', 'acme']);
 
     const config = (await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'config'], {
@@ -61,7 +64,7 @@ describe('mailroom CLI', () => {
 
     const env = { MAILROOM_PLANS: plans };
     const cli = (args: string[]) => run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
-      cwd: root, env: { ...process.env, ...env, MAILROOM_DATA_DIR: t.dataDir, MAILROOM_LOG_LEVEL: 'silent' }, timeout: 20_000,
+      cwd: root, env: { ...process.env, ...env, MAILROOM_DATA_DIR: t.dataDir, MAILROOM_DATABASE_URL: t.databaseUrl, MAILROOM_LOG_LEVEL: 'silent' }, timeout: 20_000,
     });
     const moved = JSON.parse((await cli(['workspaces', 'set-plan', ws.name, 'tiny2', '--json'])).stdout);
     expect(moved).toMatchObject({ id: ws.id, plan: 'tiny2' });
@@ -77,44 +80,44 @@ describe('mailroom CLI', () => {
   it('answers --version and -v, -h and each command\'s --help, and refuses unknown options with 64', async () => {
     await using t = await startTestApp();
     const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
-    expect((await mailroom(['--version'], t.dataDir)).stdout.trim()).toBe(`mailroom ${version}`);
-    expect((await mailroom(['-v'], t.dataDir)).stdout.trim()).toBe(`mailroom ${version}`);
-    const help = (await mailroom(['-h'], t.dataDir)).stdout;
+    expect((await mailroom(['--version'], t)).stdout.trim()).toBe(`mailroom ${version}`);
+    expect((await mailroom(['-v'], t)).stdout.trim()).toBe(`mailroom ${version}`);
+    const help = (await mailroom(['-h'], t)).stdout;
     expect(help).toContain('mailroom backup FILE');
     expect(help).toContain('mailroom keys list');
-    const keysHelp = (await mailroom(['keys', '--help'], t.dataDir)).stdout;
+    const keysHelp = (await mailroom(['keys', '--help'], t)).stdout;
     expect(keysHelp.split('\n').filter((l) => l.startsWith('  mailroom'))).toEqual([
       expect.stringContaining('mailroom keys create'), expect.stringContaining('mailroom keys list'), expect.stringContaining('mailroom keys revoke'),
     ]);
-    await expect(mailroom(['keys', 'list', '--frobnicate'], t.dataDir)).rejects.toMatchObject({ code: 64, stderr: expect.stringContaining('unknown option --frobnicate') });
-    await expect(mailroom(['-x'], t.dataDir)).rejects.toMatchObject({ code: 64, stderr: expect.stringContaining('unknown option -x') });
+    await expect(mailroom(['keys', 'list', '--frobnicate'], t)).rejects.toMatchObject({ code: 64, stderr: expect.stringContaining('unknown option --frobnicate') });
+    await expect(mailroom(['-x'], t)).rejects.toMatchObject({ code: 64, stderr: expect.stringContaining('unknown option -x') });
     // Configuration flags are still flags.
-    expect((await mailroom(['config', '--http-port', '4321'], t.dataDir)).stdout).toContain('MAILROOM_HTTP_PORT=4321');
+    expect((await mailroom(['config', '--http-port', '4321'], t)).stdout).toContain('MAILROOM_HTTP_PORT=4321');
   });
 
   it('lists and revokes keys', async () => {
     await using t = await startTestApp();
-    const made = JSON.parse((await mailroom(['keys', 'create', '--name', 'doomed', '--json'], t.dataDir)).stdout);
-    const listed = JSON.parse((await mailroom(['keys', 'list', '--json'], t.dataDir)).stdout) as Array<{ id: string; name: string; token: string }>;
+    const made = JSON.parse((await mailroom(['keys', 'create', '--name', 'doomed', '--json'], t)).stdout);
+    const listed = JSON.parse((await mailroom(['keys', 'list', '--json'], t)).stdout) as Array<{ id: string; name: string; token: string }>;
     expect(listed.map((k) => k.name)).toEqual(expect.arrayContaining(['harness', 'doomed']));
     expect(listed.find((k) => k.id === made.id)!.token).not.toBe(made.token);
-    expect((await mailroom(['keys', 'list'], t.dataDir)).stdout).toContain(made.id);
+    expect((await mailroom(['keys', 'list'], t)).stdout).toContain(made.id);
     expect((await apiClient(t.url, made.token).get('/v1/api-keys')).status).toBe(200);
-    expect((await mailroom(['keys', 'revoke', made.id], t.dataDir)).stdout).toContain(`Revoked key ${made.id}`);
+    expect((await mailroom(['keys', 'revoke', made.id], t)).stdout).toContain(`Revoked key ${made.id}`);
     // The server's key cache holds a verified key for at most 5 s.
     let status = 200;
     for (const deadline = Date.now() + 8_000; Date.now() < deadline && status === 200; await new Promise((r) => setTimeout(r, 200))) {
       status = (await apiClient(t.url, made.token).get('/v1/api-keys')).status;
     }
     expect(status).toBe(401);
-    await expect(mailroom(['keys', 'revoke', 'key_nope'], t.dataDir)).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('key_nope') });
-    await expect(mailroom(['keys', 'revoke'], t.dataDir)).rejects.toMatchObject({ code: 64 });
+    await expect(mailroom(['keys', 'revoke', 'key_nope'], t)).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('key_nope') });
+    await expect(mailroom(['keys', 'revoke'], t)).rejects.toMatchObject({ code: 64 });
   });
 
   it('says in one line that the HTTP port is taken, and warns of a host name that is not fully qualified', async () => {
     await using t = await startTestApp();
     const port = new URL(t.url).port;
-    const err = await mailroom(['serve', '--http-port', port, '--smtp-port', '0', '--submission-port', '0', '--hostname', 'mailbox'], t.dataDir)
+    const err = await mailroom(['serve', '--http-port', port, '--smtp-port', '0', '--submission-port', '0', '--hostname', 'mailbox'], t)
       .then(() => undefined, (e: { code: number; stderr: string }) => e);
     expect(err?.code).toBe(1);
     const lines = err!.stderr.trim().split('\n');
@@ -124,7 +127,7 @@ describe('mailroom CLI', () => {
     ]);
 
     // The same for an SMTP port: here the HTTP port itself, taken by the test server, is given as the MX port.
-    const smtp = await mailroom(['serve', '--http-port', '0', '--smtp-port', port, '--submission-port', '0', '--smtp-host', '127.0.0.1', '--hostname', 'mx.mailroom.test'], t.dataDir)
+    const smtp = await mailroom(['serve', '--http-port', '0', '--smtp-port', port, '--submission-port', '0', '--smtp-host', '127.0.0.1', '--hostname', 'mx.mailroom.test'], t)
       .then(() => undefined, (e: { code: number; stderr: string }) => e);
     expect(smtp?.code).toBe(1);
     expect(smtp!.stderr.trim()).toMatch(new RegExp(`^mailroom: the SMTP MX listener cannot listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\)`));
@@ -132,27 +135,30 @@ describe('mailroom CLI', () => {
 
   it('fails with a clear message on bad usage and bad configuration', async () => {
     await using t = await startTestApp();
-    await expect(mailroom(['keys', 'create'], t.dataDir)).rejects.toMatchObject({ code: 64, stderr: expect.stringContaining('--name NAME is required') });
-    await expect(mailroom(['keys', 'create', '--name', 'x', '--workspace', 'nope'], t.dataDir)).rejects.toMatchObject({ stderr: expect.stringContaining("no workspace 'nope'") });
-    await expect(mailroom(['keys', 'create', '--name', 'x', '--scopes', 'root'], t.dataDir)).rejects.toMatchObject({ stderr: expect.stringContaining("unknown scope 'root'") });
-    await expect(mailroom(['config', '--http-port', '99999'], t.dataDir)).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('MAILROOM_HTTP_PORT must be a whole number') });
-    await expect(mailroom(['frobnicate'], t.dataDir)).rejects.toMatchObject({ stderr: expect.stringContaining("unknown command 'frobnicate'") });
+    await expect(mailroom(['keys', 'create'], t)).rejects.toMatchObject({ code: 64, stderr: expect.stringContaining('--name NAME is required') });
+    await expect(mailroom(['keys', 'create', '--name', 'x', '--workspace', 'nope'], t)).rejects.toMatchObject({ stderr: expect.stringContaining("no workspace 'nope'") });
+    await expect(mailroom(['keys', 'create', '--name', 'x', '--scopes', 'root'], t)).rejects.toMatchObject({ stderr: expect.stringContaining("unknown scope 'root'") });
+    await expect(mailroom(['config', '--http-port', '99999'], t)).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('MAILROOM_HTTP_PORT must be a whole number') });
+    await expect(mailroom(['frobnicate'], t)).rejects.toMatchObject({ stderr: expect.stringContaining("unknown command 'frobnicate'") });
   });
 });
 
 describe('nodes sharing one database', () => {
   it('refuse to start under a master secret other than the one the database was set up under', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'mailroom-secret-'));
+    const database = testDatabaseUrl === undefined ? undefined : await createTestDatabase();
+    const app = { dataDir, databaseUrl: database?.url ?? `sqlite:${join(dataDir, 'mailroom.db')}` };
     try {
       const first = { MAILROOM_SECRET: 'a'.repeat(40) };
-      await mailroom(['workspaces', 'list'], dataDir, first);
-      const err = await mailroom(['workspaces', 'list'], dataDir, { MAILROOM_SECRET: 'b'.repeat(40) })
+      await mailroom(['workspaces', 'list'], app, first);
+      const err = await mailroom(['workspaces', 'list'], app, { MAILROOM_SECRET: 'b'.repeat(40) })
         .then(() => undefined, (e: { code: number; stderr: string }) => e);
       expect(err?.code).toBe(1);
       expect(err!.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^mailroom: This database was set up under another master secret\. .*MAILROOM_SECRET/)]);
       // The first secret still opens it.
-      await expect(mailroom(['workspaces', 'list'], dataDir, first)).resolves.toMatchObject({ stderr: '' });
+      await expect(mailroom(['workspaces', 'list'], app, first)).resolves.toMatchObject({ stderr: '' });
     } finally {
+      await database?.drop();
       rmSync(dataDir, { recursive: true, force: true });
     }
   });

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { describe, expect, it } from 'vitest';
 import { apiClient, startTestApp } from '../helpers/app.js';
+import { onPostgres } from '../helpers/database.js';
 
 // What an operator relies on: health endpoints a load balancer can ask, and
 // a backup taken while the server works that restores into a server serving
@@ -63,7 +64,8 @@ describe('metrics', () => {
     const deliveredBefore = value(before('mailroom_delivery_attempts_total'), { result: 'delivered', provider: 'other' });
     expect(before('mailroom_outbound_queue_rows').map((s) => s.labels?.state).sort()).toEqual(['deferred', 'leased', 'queued']);
     expect(before('mailroom_process_nodejs_eventloop_lag_seconds').length).toBe(1);
-    expect(Number(before('mailroom_store_bytes').find((s) => s.labels?.file === 'database')?.value)).toBeGreaterThan(0);
+    // The size of the SQLite file; a store on PostgreSQL has no file of its own.
+    if (!onPostgres) expect(Number(before('mailroom_store_bytes').find((s) => s.labels?.file === 'database')?.value)).toBeGreaterThan(0);
 
     expect((await t.api.post('/v1/emails', { from: 'ann@acme.test', to: 'bo@example.org', subject: 'Hi', text: 'x' })).status).toBe(201);
     expect((await t.api.get('/v1/emails/em_nope')).status).toBe(404);
@@ -121,7 +123,8 @@ describe('metrics', () => {
 });
 
 describe('backup and restore', () => {
-  it('copies the store while it takes writes, and a server on the copy serves the same emails, keys and cursors', async () => {
+  // `mailroom backup` copies a SQLite database; PostgreSQL is backed up with pg_dump.
+  it.skipIf(onPostgres)('copies the store while it takes writes, and a server on the copy serves the same emails, keys and cursors', async () => {
     const t = await startTestApp();
     const restoredDir = mkdtempSync(join(tmpdir(), 'mailroom-restored-'));
     let restored: Awaited<ReturnType<typeof startTestApp>> | undefined;

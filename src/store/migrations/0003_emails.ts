@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { binaryType, isPostgres, withPosition } from '../schema-helpers.js';
+import { binaryType, isPostgres, trigramIndexes, withPosition } from '../schema-helpers.js';
 
 // The emails area and the outbound queue: emails with their recipients, tags
 // and attachment parts; the shared events table; uploaded attachments; the
@@ -45,11 +45,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .where(sql.ref('status'), '=', 'scheduled').execute();
 
   if (isPostgres(db)) {
-    // pg_trgm makes ILIKE '%needle%' an index scan, the counterpart of the FTS5 table below.
-    await sql`CREATE EXTENSION IF NOT EXISTS pg_trgm`.execute(db);
-    for (const column of ['search_to', 'search_from', 'search_subject']) {
-      await sql`CREATE INDEX ${sql.id(`emails_${column}_trgm`)} ON emails USING gin (${sql.ref(column)} gin_trgm_ops)`.execute(db);
-    }
+    await trigramIndexes(db, 'emails', ['search_to', 'search_from', 'search_subject']);
   } else {
     // A trigram index over the searchable text (rowid = emails.pos), so a
     // partial match walks index entries newest first instead of every row.

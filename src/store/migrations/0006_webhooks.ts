@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { clustered, isPostgres, withPosition } from '../schema-helpers.js';
+import { clustered, isPostgres, trigramIndexes, withPosition } from '../schema-helpers.js';
 
 // Webhook endpoints, their deliveries and every attempt; the watermarks of the
 // consumers that read the events table in position order (webhook fan-out,
@@ -104,11 +104,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('event_hours_pk', ['workspace_id', 'hour_start']))
     .execute();
   if (isPostgres(db)) {
-    // pg_trgm GIN indexes make LIKE '%needle%' an index scan.
-    await sql`CREATE EXTENSION IF NOT EXISTS pg_trgm`.execute(db);
+    // A plain table of the indexed text (it is not a column of events: the
+    // recipients may come from the email), searched with LIKE.
     await sql`CREATE TABLE events_search (pos bigint PRIMARY KEY, to_text text NOT NULL, from_text text NOT NULL)`.execute(db);
-    await sql`CREATE INDEX events_search_to_trgm ON events_search USING gin (to_text gin_trgm_ops)`.execute(db);
-    await sql`CREATE INDEX events_search_from_trgm ON events_search USING gin (from_text gin_trgm_ops)`.execute(db);
+    await trigramIndexes(db, 'events_search', ['to_text', 'from_text']);
   } else {
     // rowid = events.pos. Contentless: the text is in events already.
     await sql`CREATE VIRTUAL TABLE events_search USING fts5(to_text, from_text, content='', tokenize='trigram')`.execute(db);
