@@ -129,7 +129,7 @@ export async function openServices(config: Config, clock: Clock = systemClock, l
   });
   const workspaces = workspacesService({ store, clock, plans: config.plans, defaultPlan: config.defaultPlan });
   const attachments = attachmentsService({ store, clock });
-  const events = eventsService({ store });
+  const events = eventsService({ store, clock });
   const contacts = contactsService({ store, clock, tags, suppressions });
   const templates = templatesService({ store, clock, contacts: (ws, emails) => contacts.findByEmails(ws, emails) });
   // Webhook hosts resolve through MAILROOM_DNS_SERVERS when set, else as the system does (hosts file included).

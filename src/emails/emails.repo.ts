@@ -241,7 +241,7 @@ export async function getEmail(db: Db | Tx, ws: string, id: string): Promise<Ema
   };
 }
 
-export async function listEmails(db: Db, ws: string, f: EmailFilter, page: PageQuery): Promise<Page<EmailSummary>> {
+export async function listEmails(db: Db, ws: string, f: EmailFilter, page: PageQuery, now: number): Promise<Page<EmailSummary>> {
   const text: Array<[column: 'search_to' | 'search_from' | 'search_subject', needle: string]> = [];
   if (f.to !== undefined) text.push(['search_to', f.to.toLowerCase()]);
   if (f.from !== undefined) text.push(['search_from', f.from.toLowerCase()]);
@@ -273,7 +273,7 @@ export async function listEmails(db: Db, ws: string, f: EmailFilter, page: PageQ
   // first), each looked up in emails and checked against the other filters,
   // until the page is full. CROSS JOIN keeps SQLite from putting emails first.
   const terms = [ftsTerm('ws_tag', workspaceSearchTag(ws))];
-  for (const [column, needle] of indexed) terms.push(await rareTrigramTerms(db, 'emails_search', column, needle));
+  for (const [column, needle] of indexed) terms.push(await rareTrigramTerms(db, 'emails_search', column, needle, now));
   const match = terms.join(' AND ');
   return fetchPage(page, (bound, order, take) => db.selectFrom(sql<{ rowid: number }>`emails_search`.as('s'))
     .crossJoin('emails').select(columns)

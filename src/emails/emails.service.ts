@@ -402,7 +402,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
         ...(templateId !== undefined && { templateId }),
         ...(q.broadcast_id !== undefined && { broadcastId: q.broadcast_id }),
       };
-      return listEmails(store.db, ws, filter, page);
+      return listEmails(store.db, ws, filter, page, clock.now());
     },
 
     async get(ws, id) {

@@ -88,7 +88,7 @@ function conditions(p: Plan, sideIndexed: boolean): Array<RawBuilder<boolean>> {
 type Row = Selectable<EventsTable>;
 type Fetch = (bound: PageBound | undefined, order: 'asc' | 'desc', take: number) => Promise<Row[]>;
 
-export async function listEvents(db: Db, ws: string, f: EventFilter, page: PageQuery): Promise<Page<EmailEvent>> {
+export async function listEvents(db: Db, ws: string, f: EventFilter, page: PageQuery, now: number): Promise<Page<EmailEvent>> {
   const text: Array<[SearchColumn, string]> = [];
   if (f.to !== undefined) text.push(['to_text', f.to.toLowerCase()]);
   if (f.from !== undefined) text.push(['from_text', f.from.toLowerCase()]);
@@ -117,7 +117,7 @@ export async function listEvents(db: Db, ws: string, f: EventFilter, page: PageQ
     // The FTS5 table drives (CROSS JOIN keeps it the outer loop) and yields
     // matches in rowid order, so a page stops after `take` rows instead of
     // collecting every match of a common needle first.
-    const match = [ftsTerm('ws_tag', workspaceSearchTag(ws)), ...(await Promise.all(indexed.map(([c, n]) => rareTrigramTerms(db, 'events_search', c, n))))].join(' AND ');
+    const match = [ftsTerm('ws_tag', workspaceSearchTag(ws)), ...(await Promise.all(indexed.map(([c, n]) => rareTrigramTerms(db, 'events_search', c, n, now))))].join(' AND ');
     const exact = indexed.map(([c, n]) => likeText(c, n));
     head = (bound, order, take) => db.selectFrom(sql<{ rowid: number }>`events_search`.as('s')).crossJoin('events').selectAll('events')
       .where(sql<boolean>`s.events_search MATCH ${match}`)

@@ -1,3 +1,4 @@
+import type { Clock } from '../core/clock.js';
 import { notFound } from '../core/errors.js';
 import type { Store } from '../store/db.js';
 import type { Page, PageQuery } from '../store/paging.js';
@@ -26,8 +27,8 @@ const INDEX_BATCH = 5_000;
 /** One run of the indexer stops after this many batches; the next run goes on. */
 const INDEX_MAX_BATCHES = 40;
 
-export function eventsService(deps: { store: Store }): EventsService {
-  const { store } = deps;
+export function eventsService(deps: { store: Store; clock: Clock }): EventsService {
+  const { store, clock } = deps;
   return {
     list: (ws, q, page) => listEvents(store.db, ws, {
       type: q.event_type && `email.${q.event_type}`,
@@ -38,7 +39,7 @@ export function eventsService(deps: { store: Store }): EventsService {
       tags: q.tags,
       createdAfter: q.created_after === undefined ? undefined : Date.parse(q.created_after),
       createdBefore: q.created_before === undefined ? undefined : Date.parse(q.created_before),
-    }, page),
+    }, page, clock.now()),
 
     async get(ws, id) {
       const event = await findEvent(store.db, ws, id);

@@ -84,12 +84,15 @@ const QUERY_TRIGRAMS = 3;
 const PROBE_CAP = 20_000;
 const PROBE_TTL_MS = 300_000;
 const PROBES_KEPT = 20_000;
-const probes = new Map<string, { docs: number; until: number }>();
+/** The probes of each store, so two stores in one process never read each other's counts. */
+const probesOf = new WeakMap<Db, Map<string, { docs: number; until: number }>>();
 
 export type TrigramIndex = 'emails_search' | 'events_search';
 
 async function trigramRows(db: Db, index: TrigramIndex, column: string, trigram: string, now: number): Promise<number> {
   const key = `${index}\n${column}\n${trigram}`;
+  let probes = probesOf.get(db);
+  if (!probes) probesOf.set(db, (probes = new Map()));
   const hit = probes.get(key);
   if (hit && hit.until > now) return hit.docs;
   const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT rowid FROM ${sql.table(index)}
@@ -100,8 +103,7 @@ async function trigramRows(db: Db, index: TrigramIndex, column: string, trigram:
 }
 
 /** FTS5 terms for rows of `index` that may hold `needle` in `column`: its rarest trigrams. */
-export async function rareTrigramTerms(db: Db, index: TrigramIndex, column: string, needle: string): Promise<string> {
-  const now = Date.now();
+export async function rareTrigramTerms(db: Db, index: TrigramIndex, column: string, needle: string, now: number): Promise<string> {
   const trigrams = trigramsOf(needle);
   const docs = new Map<string, number>();
   for (const t of trigrams) docs.set(t, await trigramRows(db, index, column, t, now));

@@ -60,7 +60,7 @@ describe('followers of the events table, after a crash', () => {
     },
     {
       name: 'events_index',
-      run: (store) => eventsService({ store }).indexEvents(),
+      run: (store, clock) => eventsService({ store, clock }).indexEvents(),
       effect: async (store) => Number((await store.db.selectFrom('event_hours').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n),
       expected: 1,
     },
