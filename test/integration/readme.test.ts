@@ -34,6 +34,10 @@ function readmeBlocks(): Block[] {
 const RUN_ELSEWHERE: Record<string, string> = {
   'npm install && npm start': '.ci/run installs with npm ci (the same install from the lock file); cli.test.ts runs npm start and stops it with signals',
   'npm test': '.ci/run runs npm test',
+  'MAILROOM_DATABASE_URL=postgres://mailroom:PASSWORD@db.internal:5432/mailroom \\':
+    'cluster.test.ts starts three nodes this way on one database of the private PostgreSQL cluster that .ci/run starts (npm run test:postgres)',
+  'npx mailroom store copy --to postgres://mailroom:PASSWORD@db.internal:5432/mailroom':
+    'store-copy.test.ts runs mailroom store copy into a database of that cluster, and starts Mailroom on it',
   'npm run typecheck      # tsc, no emit': '.ci/run runs the typecheck, npm test and itself; contract.test.ts runs the generator of npm run contract:types; npm run bench is a measurement that takes minutes, not a test',
 };
 
