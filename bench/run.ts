@@ -117,7 +117,7 @@ console.log(`email search: GET /v1/emails?to=… over ${fmt(search.emails)} stor
 ${search.searches.map((s) => `  to=${s.to} — ${s.label}: ${fmt(s.rps)} req/s, p50 ${fmt(s.p50, 1)} ms, p99 ${fmt(s.p99, 1)} ms`).join('\n')}
 `);
 for (const q of search.searches) {
-  figures.push({ name: `email search p99, to=${q.to}`, unit: 'ms', value: q.p99, ceiling: search.ceiling.p99, target: null });
+  figures.push({ name: `email search p99, to=${q.to}, ${q.label}`, unit: 'ms', value: q.p99, ceiling: search.ceiling.p99, target: null });
 }
 
 writeFigures(figures);
