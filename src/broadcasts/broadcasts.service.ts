@@ -29,19 +29,8 @@ import {
 //   sending --(pause, or the quota used up)--> paused --(resume, or the quota reset)--> sending
 //   draft, scheduled, sending, paused --(cancel)--> cancelled
 
-export interface BroadcastStats {
-  audience_size: number;
-  emails_created: number;
-  sent: number;
-  delivered: number;
-  bounced: number;
-  complained: number;
-  opened: number;
-  clicked: number;
-  unsubscribed: number;
-  failed: number;
-  suppressed: number;
-}
+/** What became of a broadcast's emails, as the contract defines it. */
+export type BroadcastStats = Schema<'BroadcastStats'>;
 
 export interface Broadcast extends BroadcastFields {
   stats: BroadcastStats;
