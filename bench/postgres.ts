@@ -60,8 +60,9 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
   const { stdout } = await run('bash', [CLUSTER_SCRIPT, 'start', '--durable'], { timeout: 120_000 });
   const settings = new Map(stdout.trim().split('\n').map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)]));
   const dir = settings.get('PG_CLUSTER_DIR')!;
-  /** The nodes running, with their data dirs. */
-  const running = new Map<ChildServer, string>();
+  const running = new Set<ChildServer>();
+  /** The nodes' data dirs, a node's from before it starts. */
+  const dataDirs = new Set<string>();
   const admin = postgresPool(settings.get('MAILROOM_TEST_DATABASE_URL')!, 1);
   let stopped = false;
   // Exiting, rather than dying of the signal, runs the other exit hooks (the DNS helper's).
@@ -72,10 +73,8 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
     process.off('exit', stop);
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    for (const [node, dataDir] of running) {
-      node.child.kill('SIGKILL');
-      rmSync(dataDir, { recursive: true, force: true });
-    }
+    for (const node of running) node.child.kill('SIGKILL');
+    for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
     // The server's stop ends the pool's connection; the pool's error listener takes that.
     void admin.end();
     execFileSync('bash', [CLUSTER_SCRIPT, 'stop', dir], { stdio: 'ignore', timeout: 60_000 });
@@ -100,12 +99,13 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
       const startNode = async (seed: boolean) => {
         const dataDir = mkdtempSync(join(tmpdir(), 'mailroom-bench-node-'));
         dirs.push(dataDir);
+        dataDirs.add(dataDir);
         const node = await startChildServer({
           MAILROOM_DATABASE_URL: databaseUrl, MAILROOM_SECRET: cluster.secret, MAILROOM_DATA_DIR: dataDir,
           MAILROOM_HTTP_HOST: '127.0.0.1', MAILROOM_HTTP_PORT: '0', MAILROOM_SMTP_PORT: '0', MAILROOM_SUBMISSION_PORT: '0',
           MAILROOM_DEFAULT_PLAN: 'unlimited', MAILROOM_LOG_LEVEL: 'silent', ...o.env,
         }, o.domain ?? '', { seed });
-        running.set(node, dataDir);
+        running.add(node);
         nodes.push(node);
         return node;
       };
@@ -114,7 +114,10 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
           await node.kill();
           running.delete(node);
         }));
-        for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+        for (const dir of dirs) {
+          rmSync(dir, { recursive: true, force: true });
+          dataDirs.delete(dir);
+        }
       };
       try {
         const first = await startNode(o.domain !== undefined);
