@@ -8,9 +8,11 @@ import { loadConfig } from '../src/config.js';
 import { startMailroom } from '../src/main.js';
 import { DkimSigner } from '../src/delivery/dkim.js';
 import { markDomainActive } from '../src/domains/domains.repo.js';
+import { openStore } from '../src/store/db.js';
 import { startDns, type DnsRecord } from '../test/helpers/dns.js';
 import { freePort, postfixRelayRate, sinkRate, startSmtpSink } from './inbound.bench.js';
-import { bytesWritten, cpuMs, median } from './lib.js';
+import { bytesWritten, cpuMs, inTurn, median } from './lib.js';
+import { meterServers, type Nodes, type PostgresCluster, type ServerUsage } from './postgres.js';
 
 const SEND_DELAY_S = 60;
 
@@ -19,7 +21,7 @@ const SEND_DELAY_S = 60;
  * RSA-2048 and an Ed25519 key, as every delivered message is, by the signer
  * the delivery worker uses (a worker thread per core), 64 at a time.
  */
-async function signingRate(messages: number): Promise<number> {
+export async function signingRate(messages: number): Promise<number> {
   const signer = new DkimSigner();
   const keys = (['rsa', 'ed25519'] as const).map((type, i) => ({
     domain: 'send.bench.example', selector: `s${i}`,
@@ -150,4 +152,92 @@ export async function benchDelivery(rounds: number,
     bytesWrittenPerMessage: median(writtenPerMessage), signingRate: median(signing),
     rsaPerCore: median(rsaPerCore), postfixRelay: median(postfixRelay),
   };
+}
+
+/** Emails a batch request of the PostgreSQL delivery bench queues. */
+const QUEUED_PER_REQUEST = 100;
+
+/**
+ * Delivered messages per second on PostgreSQL, with one node and with two
+ * on one database delivering from its one queue, from the queue to smtp-sink
+ * as above: 2 KB of text, DKIM-signed, MX found through dnsmasq. The nodes
+ * run as processes of their own, so their clock cannot jump: the emails are
+ * queued through the API (POST /v1/emails/batch, spread over the nodes)
+ * while the destination is held (POST /v1/queue/hold), then released at
+ * once, and timed from the release until the last one is delivered. Next to
+ * each round, the same ceilings as above: smtp-source -> smtp-sink, and the
+ * signatures alone. A first round of each warms up and is not counted.
+ */
+export async function benchPostgresDelivery(rounds: number, cluster: PostgresCluster, o: { messages: number; bytes: number }) {
+  const rcptDomain = 'rcpt.bench.example';
+  const dns = await startDns([
+    { type: 'MX', name: rcptDomain, exchange: 'mx.rcpt.bench.example', priority: 10 },
+    { type: 'A', name: 'mx.rcpt.bench.example', address: '127.0.0.1' },
+  ]);
+  const sinkPort = await freePort();
+  const sink = await startSmtpSink(sinkPort);
+  const deployments: Array<{ nodes: Nodes; store: ReturnType<typeof openStore> }> = [];
+  try {
+    for (const count of [1, 2]) {
+      const nodes = await cluster.startNodes(count, {
+        env: {
+          MAILROOM_DELIVERY: 'direct', MAILROOM_DNS_SERVERS: dns.server, MAILROOM_OUTBOUND_PORT: String(sinkPort),
+          MAILROOM_ALLOW_PRIVATE_MX: 'true', MAILROOM_SEND_DELAY: '0', MAILROOM_HOSTNAME: 'mta.bench.example',
+        },
+        domain: 'send.bench.example',
+      });
+      deployments.push({ nodes, store: openStore(nodes.databaseUrl, { poolSize: 1 }) });
+    }
+    const email = { from: 'Bench <bench@send.bench.example>', to: [`reader@${rcptDomain}`], subject: 'Receipt', text: 'x'.repeat(o.bytes) };
+
+    async function deliverRound({ nodes, store }: (typeof deployments)[number]) {
+      const api = async (node: number, path: string, body: unknown) => {
+        const res = await fetch(`${nodes.urls[node]}${path}`, {
+          method: 'POST', headers: { Authorization: `Bearer ${nodes.token}`, 'Content-Type': 'application/json' }, body: JSON.stringify(body),
+        });
+        if (!res.ok) throw new Error(`delivery bench: ${path} answered ${res.status}: ${await res.text()}`);
+        return res.json() as Promise<{ data?: Array<{ id?: string }> }>;
+      };
+      const countDelivered = async () => Number((await store.db.selectFrom('emails')
+        .select((eb) => eb.fn.countAll().as('n')).where('status', '=', 'delivered').executeTakeFirstOrThrow()).n);
+      await api(0, '/v1/queue/hold', { domain: rcptDomain });
+      for (let i = 0; i < o.messages / QUEUED_PER_REQUEST; i++) {
+        const { data } = await api(i % nodes.urls.length, '/v1/emails/batch', { emails: Array.from({ length: QUEUED_PER_REQUEST }, () => email) });
+        if (data?.length !== QUEUED_PER_REQUEST || data.some((e) => !e.id)) throw new Error('delivery bench: a batch was not taken whole');
+      }
+      const target = (await countDelivered()) + o.messages;
+      const spent = await meterServers(cluster, nodes.pids);
+      const start = performance.now();
+      await api(0, '/v1/queue/release', { domain: rcptDomain });
+      for (const deadline = Date.now() + 180_000; Date.now() < deadline && (await countDelivered()) < target;) await sleep(50);
+      const seconds = (performance.now() - start) / 1000;
+      const usage = await spent();
+      const missing = target - (await countDelivered());
+      if (missing > 0) throw new Error(`only ${o.messages - missing} of ${o.messages} emails delivered in time`);
+      return { delivered: o.messages / seconds, usage };
+    }
+
+    const [ceiling, signing, one, two] = await inTurn(rounds, [
+      () => sinkRate({ sessions: 20, messages: o.messages, bytes: o.bytes }),
+      () => signingRate(o.messages),
+      () => deliverRound(deployments[0]),
+      () => deliverRound(deployments[1]),
+    ]);
+    const summary = (results: Array<{ delivered: number; usage: ServerUsage }>) => {
+      const perMessage = (pick: (u: ServerUsage) => number) => median(results.map((r) => pick(r.usage) / o.messages));
+      return {
+        delivered: median(results.map((r) => r.delivered)),
+        nodesCpuMs: results[0].usage.nodesCpuMs.map((_, i) => perMessage((u) => u.nodesCpuMs[i])),
+        databaseCpuMs: perMessage((u) => u.databaseCpuMs), walBytes: perMessage((u) => u.walBytes),
+      };
+    };
+    return { ...o, ceiling: median(ceiling), signingRate: median(signing), one: summary(one), two: summary(two) };
+  } finally {
+    for (const { nodes, store } of deployments) {
+      await store.close();
+      await nodes.stop();
+    }
+    sink.kill('SIGTERM');
+    await dns.stop();
+  }
 }

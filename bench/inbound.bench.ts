@@ -39,9 +39,17 @@ export async function smtpSource(port: number, o: SourceOptions): Promise<number
   return o.messages / ((performance.now() - start) / 1000);
 }
 
+/** smtp-sinks still running, killed if this process exits without stopping them (as on an interrupt of the PostgreSQL rows). */
+const sinks = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const sink of sinks) sink.kill('SIGTERM');
+});
+
 /** Starts Postfix's smtp-sink (accept and discard) on a loopback port; resolves once it answers. */
 export async function startSmtpSink(port: number): Promise<ChildProcess> {
   const sink: ChildProcess = spawn(SMTP_SINK, ['-u', 'nobody', `127.0.0.1:${port}`, '256'], { stdio: 'ignore' });
+  sinks.add(sink);
+  sink.once('exit', () => sinks.delete(sink));
   try {
     await waitForSmtp(port, 'smtp-sink');
   } catch (err) {

@@ -1,7 +1,7 @@
 import Koa from 'koa';
 import type { AddressInfo } from 'node:net';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -23,7 +23,8 @@ export interface LoadResult {
   loadCpuMsPerRequest: number;
 }
 
-export interface LoadOptions { url: string; connections?: number; seconds?: number; maxRequests?: number; headers?: Record<string, string>; method?: string; body?: string }
+/** `url` may list the nodes of one deployment: the load generator spreads its connections over them. */
+export interface LoadOptions { url: string | string[]; connections?: number; seconds?: number; maxRequests?: number; headers?: Record<string, string>; method?: string; body?: string }
 
 /**
  * Runs the load generator in a child process against a URL served by this
@@ -56,6 +57,41 @@ export function bytesWritten(): number {
   }
 }
 
+/** Linux's clock ticks per second in /proc/PID/stat (USER_HZ, 100 on every architecture Node runs on). */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** The parent and the CPU times of /proc/PID/stat, in ms; undefined once the process is gone. */
+function procStat(pid: number): { ppid: number; ownMs: number; reapedMs: number } | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  // The command name, in parentheses, may hold spaces: the fields are counted from its end (state is field 3).
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ms = (field: number) => (Number(fields[field - 3]) * 1000) / CLOCK_TICKS_PER_SECOND;
+  return { ppid: Number(fields[1]), ownMs: ms(14) + ms(15), reapedMs: ms(16) + ms(17) };
+}
+
+/**
+ * CPU in ms (every thread) spent so far by a server in another process and
+ * its children, running or exited, from Linux's /proc (NaN elsewhere): a
+ * Mailroom node, or the PostgreSQL server, whose postmaster starts a backend
+ * a connection (an exited child's CPU is added to its parent's when reaped).
+ */
+export function processCpuMs(pid: number): number {
+  const server = procStat(pid);
+  if (!server) return NaN;
+  let total = server.ownMs + server.reapedMs;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const child = procStat(Number(entry));
+    if (child?.ppid === pid) total += child.ownMs + child.reapedMs;
+  }
+  return total;
+}
+
 /** Milliseconds of CPU in a process.cpuUsage() difference (user and system, every thread). */
 export const cpuMs = (usage: NodeJS.CpuUsage) => (usage.user + usage.system) / 1000;
 
@@ -67,6 +103,20 @@ export const median = (xs: number[]) => {
 export const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 /**
+ * Runs each side once, not counted (servers are measured warm), then
+ * `rounds` times in turn, so a noisy neighbour hits all alike; returns each
+ * side's counted results.
+ */
+export async function inTurn<T extends unknown[]>(rounds: number, sides: [...{ [K in keyof T]: () => Promise<T[K]> }]): Promise<{ [K in keyof T]: Array<T[K]> }> {
+  const results: unknown[][] = sides.map(() => []);
+  for (const side of sides) await side();
+  for (let i = 0; i < rounds; i++) {
+    for (const [j, side] of sides.entries()) results[j].push(await side());
+  }
+  return results as { [K in keyof T]: Array<T[K]> };
+}
+
+/**
  * Measures `subject` and `ceiling` (and `reference`, when given: a third
  * figure to read them by) in alternating rounds, so a noisy neighbour hits
  * all alike, and reports medians and the subject's ratio to the ceiling. One
@@ -74,12 +124,7 @@ export const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximu
  */
 export async function compare(name: string, rounds: number, ceiling: () => Promise<LoadResult>, subject: () => Promise<LoadResult>,
   reference?: { label: string; run: () => Promise<LoadResult> }) {
-  const sides = [ceiling, subject, ...(reference ? [reference.run] : [])];
-  const results: LoadResult[][] = sides.map(() => []);
-  for (const side of sides) await side();
-  for (let i = 0; i < rounds; i++) {
-    for (const [j, side] of sides.entries()) results[j].push(await side());
-  }
+  const results = await inTurn(rounds, [ceiling, subject, ...(reference ? [reference.run] : [])]);
   const bad = results.flat().find((r) => r.errors > 0);
   if (bad) throw new Error(`${name}: load saw errors ${JSON.stringify(bad.statuses)}`);
   const [c, s, ref] = results.map((rs) => ({

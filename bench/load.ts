@@ -1,11 +1,14 @@
 // A closed-loop HTTP load generator, run as its own process so it does not
 // share the event loop with the server it measures. Bounded by request count
-// and by time; prints one JSON line of results.
+// and by time; prints one JSON line of results. Given several URLs (the
+// nodes of one deployment), it spreads the connections over them in turn, as
+// a TCP load balancer would.
 import http from 'node:http';
 
-interface Args { url: string; connections: number; seconds: number; maxRequests: number; headers: Record<string, string>; method: string; body?: string }
+interface Args { url: string | string[]; connections: number; seconds: number; maxRequests: number; headers: Record<string, string>; method: string; body?: string }
 
 const args = JSON.parse(process.argv[2]) as Args;
+const urls = [args.url].flat();
 const agent = new http.Agent({ keepAlive: true, maxSockets: args.connections });
 const latencies: number[] = [];
 let errors = 0;
@@ -13,10 +16,10 @@ let sent = 0;
 const statuses: Record<number, number> = {};
 const deadline = performance.now() + args.seconds * 1000;
 
-function once(): Promise<void> {
+function once(url: string): Promise<void> {
   return new Promise((resolve) => {
     const start = performance.now();
-    const req = http.request(args.url, { method: args.method, agent, headers: args.headers }, (res) => {
+    const req = http.request(url, { method: args.method, agent, headers: args.headers }, (res) => {
       res.resume();
       res.on('end', () => {
         statuses[res.statusCode ?? 0] = (statuses[res.statusCode ?? 0] ?? 0) + 1;
@@ -30,16 +33,16 @@ function once(): Promise<void> {
   });
 }
 
-async function worker(): Promise<void> {
+async function worker(url: string): Promise<void> {
   while (performance.now() < deadline && sent < args.maxRequests) {
     sent++;
-    await once();
+    await once(url);
   }
 }
 
 const started = performance.now();
 const cpuAtStart = process.cpuUsage();
-await Promise.all(Array.from({ length: args.connections }, worker));
+await Promise.all(Array.from({ length: args.connections }, (_, i) => worker(urls[i % urls.length])));
 const elapsed = (performance.now() - started) / 1000;
 const cpu = process.cpuUsage(cpuAtStart);
 latencies.sort((a, b) => a - b);

@@ -10,6 +10,7 @@ import { benchEmailSearch } from './emails-search.bench.js';
 import { runTemplateBenches } from './templates.bench.js';
 import { benchBroadcast } from './broadcasts.bench.js';
 import { writeFigures, type Figure } from './figures.js';
+import { runPostgresBenches } from './postgres-rows.js';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const cores = cpus().length;
@@ -83,6 +84,8 @@ figures.push({
   note: inbound.postfix === undefined ? 'ceiling: smtp-sink' : 'ceiling: Postfix accepting into its queue',
 });
 
+/** The 2 KB text emails' rate, which the PostgreSQL row is set beside. */
+let textDelivered = NaN;
 for (const o of [
   { messages: 2000, content: 'text', bytes: 2048, signing: true, destinations: 1 },
   { messages: 2000, content: 'text', bytes: 2048, signing: false, destinations: 4 },
@@ -90,6 +93,7 @@ for (const o of [
 ] as const) {
   const out = await benchDelivery(rounds, o);
   if (o.signing) {
+    textDelivered = out.delivered;
     figures.push(
       { name: 'outbound delivery, 2 KB text, DKIM RSA + Ed25519', unit: 'msg/s', value: out.delivered, ceiling: out.signingRate, target: 0.6, note: 'ceiling: signing alone' },
       {
@@ -119,5 +123,9 @@ ${search.searches.map((s) => `  to=${s.to} — ${s.label}: ${fmt(s.rps)} req/s, 
 for (const q of search.searches) {
   figures.push({ name: `email search p99, to=${q.to}, ${q.label}`, unit: 'ms', value: q.p99, ceiling: search.ceiling.p99, target: null });
 }
+
+figures.push(...await runPostgresBenches(rounds, {
+  sendsPerSecond: sends.rps, deliveredPerSecond: textDelivered, searchP99Ms: search.searches.map((q) => q.p99),
+}));
 
 writeFigures(figures);

@@ -5,7 +5,9 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { markDomainActive } from '../src/domains/domains.repo.js';
 import { openStore } from '../src/store/db.js';
-import { compare, load, startBareKoa, startBenchMailroom } from './lib.js';
+import { createTestDatabase } from '../test/helpers/database.js';
+import { compare, inTurn, load, startBareKoa, startBenchMailroom } from './lib.js';
+import { servedBy, servedMedians, type Nodes, type PostgresCluster } from './postgres.js';
 
 const EMAIL = {
   from: 'Bench <bench@bench.example>',
@@ -100,6 +102,47 @@ export async function benchAcceptedSends(rounds: number) {
     oneRow.close();
     await store.close();
     rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * POST /v1/emails on PostgreSQL, with one node and with two on one database
+ * (the same 64 connections spread over both APIs), against the least a
+ * durable send can do there: the Koa route committing the body as one row
+ * through Mailroom's store on the same server. Each deployment has a
+ * database of its own, so the second node's engines do no work for the
+ * first.
+ */
+export async function benchPostgresSends(rounds: number, cluster: PostgresCluster) {
+  const database = await createTestDatabase(cluster.url);
+  const store = openStore(database.url);
+  await sql`create table sends (pos bigint generated always as identity primary key, id text unique, body text, created_at bigint)`.execute(store.db);
+  let n = 0;
+  const oneRow = await startJsonPost(async (_parsed, text) => {
+    const id = `em_${n++}`;
+    await store.write((tx) => sql`insert into sends (id, body, created_at) values (${id}, ${text}, ${Date.now()})`.execute(tx));
+    return { id };
+  });
+  const deployments: Nodes[] = [];
+  try {
+    // The send delay keeps the delivery worker out of a measurement of acceptance.
+    const start = (count: number) => cluster.startNodes(count, { env: { MAILROOM_DELIVERY: 'sink', MAILROOM_SEND_DELAY: '3600' }, domain: 'bench.example' });
+    deployments.push(await start(1));
+    deployments.push(await start(2));
+    const request = { method: 'POST', body: JSON.stringify(EMAIL), connections: 64 };
+    const sendTo = (nodes: Nodes) => () => servedBy(cluster, nodes.pids, () => load({
+      ...request, url: nodes.urls.map((u) => `${u}/v1/emails`), headers: { Authorization: `Bearer ${nodes.token}`, 'Content-Type': 'application/json' },
+    }));
+    const [ceiling, one, two] = await inTurn(rounds, [
+      () => servedBy(cluster, [], () => load({ ...request, url: `${oneRow.url}/v1/emails`, headers: { 'Content-Type': 'application/json' } })),
+      sendTo(deployments[0]),
+      sendTo(deployments[1]),
+    ]);
+    return { ceiling: servedMedians(ceiling), one: servedMedians(one), two: servedMedians(two) };
+  } finally {
+    for (const nodes of deployments) await nodes.stop();
+    oneRow.close();
+    await store.close();
   }
 }
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# A private, throwaway PostgreSQL cluster for the test suite: its own temp
-# directory, a free port on 127.0.0.1 only, its unix socket in that directory.
+# A private, throwaway PostgreSQL cluster for the test suite and the bench:
+# its own temp directory, a free port on 127.0.0.1 only, its unix socket in
+# that directory.
 #
-#   postgres-cluster.sh start        starts one; prints its settings as
+#   postgres-cluster.sh start [--durable]
+#                                    starts one; prints its settings as
 #                                    KEY=value lines (and writes them to the
 #                                    file named by $POSTGRES_CLUSTER_ENV, if set):
 #                                    MAILROOM_TEST_DATABASE_URL, PG_CLUSTER_DIR, PG_CLUSTER_PID
@@ -12,7 +14,10 @@
 #                                    set, stop whatever CMD does; exits with CMD's status
 #
 # The server runs as the OS user `postgres` (initdb refuses root). Durability
-# is off (fsync, full_page_writes): the data is thrown away at the end.
+# is off (fsync, synchronous_commit, full_page_writes): the data is thrown away
+# at the end. With --durable it is on, as on a real install, so a commit has
+# survived power loss when the server confirms it: for the bench, whose
+# figures must be those of a durable store.
 set -euo pipefail
 
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
@@ -29,6 +34,12 @@ free_port() {
 }
 
 start() {
+  local durability='-c fsync=off -c synchronous_commit=off -c full_page_writes=off'
+  case "${1:-}" in
+    '') ;;
+    --durable) durability='-c fsync=on -c synchronous_commit=on -c full_page_writes=on' ;;
+    *) echo "start: unknown option $1" >&2; return 2 ;;
+  esac
   local dir port password url pid
   dir=$(mktemp -d "${TMPDIR:-/tmp}/mailroom-pg.XXXXXX")
   chmod 700 "$dir"
@@ -49,7 +60,7 @@ start() {
   while :; do
     port=$(free_port)
     if as_pg "$PG_BIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 30 \
-      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=300 -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+      -o "-c listen_addresses=127.0.0.1 -p $port -k $dir -c max_connections=300 $durability" \
       start > /dev/null; then
       break
     fi
@@ -102,8 +113,8 @@ run() {
 }
 
 case "${1:-}" in
-  start) start ;;
+  start) shift; start "$@" ;;
   stop) shift; stop "$@" ;;
   run) shift; run "$@" ;;
-  *) echo "usage: $0 start | stop [DIR] | run CMD..." >&2; exit 2 ;;
+  *) echo "usage: $0 start [--durable] | stop [DIR] | run CMD..." >&2; exit 2 ;;
 esac

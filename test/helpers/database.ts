@@ -18,8 +18,8 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-async function onAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: testDatabaseUrl });
+async function onAdmin<T>(clusterUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: clusterUrl });
   await client.connect();
   try {
     return await work(client);
@@ -28,12 +28,12 @@ async function onAdmin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-/** A new, empty PostgreSQL database on the cluster of MAILROOM_TEST_DATABASE_URL. */
-export async function createTestDatabase(): Promise<TestDatabase> {
-  if (!testDatabaseUrl) throw new Error('createTestDatabase needs MAILROOM_TEST_DATABASE_URL');
+/** A new, empty PostgreSQL database on the cluster of MAILROOM_TEST_DATABASE_URL (or of `clusterUrl`: the bench's). */
+export async function createTestDatabase(clusterUrl = testDatabaseUrl): Promise<TestDatabase> {
+  if (!clusterUrl) throw new Error('createTestDatabase needs MAILROOM_TEST_DATABASE_URL');
   const name = `t_${randomBytes(8).toString('hex')}`;
-  await onAdmin((c) => c.query(`CREATE DATABASE ${name}`));
-  const url = new URL(testDatabaseUrl);
+  await onAdmin(clusterUrl, (c) => c.query(`CREATE DATABASE ${name}`));
+  const url = new URL(clusterUrl);
   url.pathname = `/${name}`;
   let dropped = false;
   return {
@@ -42,7 +42,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
       if (dropped) return;
       dropped = true;
       // FORCE: a connection a failed test left open must not keep the database.
-      await onAdmin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      await onAdmin(clusterUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
     },
   };
 }
