@@ -1,7 +1,8 @@
-import { sql, type Insertable, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db, Tx } from '../store/db.js';
 import type { ContactStatus, ContactsTable, EngagementTier } from './contacts.tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
+import { containsText } from '../store/trigrams.js';
 import { toIso, toIsoOrNull } from '../core/clock.js';
 import { parseProperties, type Properties } from './contact-properties.js';
 
@@ -67,18 +68,6 @@ const toContact = (r: ContactRow, tags: ContactTag[]): Contact => ({
   created_at: toIso(r.created_at),
   updated_at: toIso(r.updated_at),
 });
-
-/**
- * `column` contains `needle` literally: LIKE with its wildcards escaped. The
- * ESCAPE clause is explicit because SQLite has no default escape character
- * (PostgreSQL's is the same backslash). The column holds lower-cased text and
- * the needle is lower-cased, so LIKE's case rules (ASCII folding in SQLite,
- * none in PostgreSQL) do not matter.
- */
-function contains(column: string, needle: string): RawBuilder<SqlBool> {
-  const pattern = `%${needle.toLowerCase().replace(/[\\%_]/g, (c) => '\\' + c)}%`;
-  return sql<SqlBool>`${sql.ref(column)} like ${pattern} escape '\\'`;
-}
 
 /** Tags of each contact, by name; one query for a whole page. */
 async function tagsOf(db: Db | Tx, contactIds: string[]): Promise<Map<string, ContactTag[]>> {
@@ -195,7 +184,7 @@ export async function cleanByEmail(tx: Tx, ws: string, email: string, now: numbe
 export async function listContacts(db: Db, ws: string, f: ContactFilter, page: PageQuery): Promise<Page<Contact>> {
   const result = await fetchPage(page, (bound, order, take) => db.selectFrom('contacts').selectAll()
     .where('workspace_id', '=', ws).where('deleted_at', 'is', null)
-    .$if(f.email !== undefined, (q) => q.where(contains('email', f.email!)))
+    .$if(f.email !== undefined, (q) => q.where(containsText(sql.ref('email'), f.email!.toLowerCase())))
     .$if(f.status !== undefined, (q) => q.where('status', '=', f.status!))
     .$if(f.engagementTier !== undefined, (q) => q.where('engagement_tier', '=', f.engagementTier!))
     .$if(f.tagId !== undefined, (q) => q.where((eb) => eb.exists(eb.selectFrom('contact_tags').select('contact_tags.tag_id')
