@@ -1,8 +1,15 @@
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { ManualClock, systemClock } from '../../src/core/clock.js';
+import { dueRows, leaseRows } from '../../src/delivery/queue.repo.js';
+import { listRecipients, markSent } from '../../src/emails/emails.repo.js';
+import type { Sender } from '../../src/emails/index.js';
+import { recordRecipientOutcomes } from '../../src/emails/outcomes.js';
 import { idempotency, IN_FLIGHT_TTL_MS, requestHash } from '../../src/http/idempotency.js';
 import type { Services } from '../../src/main.js';
-import { openTwoNodes } from '../helpers/nodes.js';
+import type { Db, Tx } from '../../src/store/db.js';
+import { onPostgres } from '../helpers/database.js';
+import { openTwoNodes, type TwoNodes } from '../helpers/nodes.js';
 
 // Writes that read rows, decide and write them back, each put through two
 // nodes on one database at the same moment. On SQLite one writer orders
@@ -11,6 +18,42 @@ import { openTwoNodes } from '../helpers/nodes.js';
 
 const settledCodes = (results: PromiseSettledResult<unknown>[]) =>
   results.map((r) => (r.status === 'fulfilled' ? 'ok' : (r.reason as { code?: string }).code ?? String(r.reason)));
+
+/** Runs `work` in a transaction of its own, left open until `commit` is called. */
+async function heldTransaction(db: Db, work: (tx: Tx) => Promise<void>): Promise<{ commit(): Promise<void> }> {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let worked!: () => void;
+  const ready = new Promise<void>((resolve) => (worked = resolve));
+  const done = db.transaction().execute(async (tx) => {
+    await work(tx);
+    worked();
+    await released;
+  });
+  await Promise.race([ready, done]);
+  return { commit: async () => { release(); await done; } };
+}
+
+/** Resolves once `work` waits for a lock another transaction holds, or once it is done (PostgreSQL). */
+async function blockedOrDone(db: Db, work: Promise<unknown>): Promise<void> {
+  let settled = false;
+  void work.finally(() => (settled = true)).catch(() => undefined);
+  while (!settled) {
+    const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+      WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(db);
+    if (rows[0].n > 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Test mode: nothing counts against a quota, and the sink takes any from address. */
+const senderOf = (nodes: TwoNodes): Sender => ({ workspaceId: nodes.workspaceId, plan: 'default', mode: 'test' });
+
+const countBy = async (db: Db, table: 'outbound_queue' | 'events', where: { type?: string } = {}) => {
+  const rows = await db.selectFrom(table).select(['email_id', (eb) => eb.fn.countAll<number>().as('n')])
+    .$if(where.type !== undefined, (q) => q.where('type', '=', where.type!)).groupBy('email_id').execute();
+  return new Map(rows.map((r) => [r.email_id, Number(r.n)]));
+};
 
 describe('an Idempotency-Key given to two nodes at once', () => {
   const on = (s: Services, clock = systemClock) => idempotency({ store: s.store, clock, sealKey: s.keyring.sealKey });
@@ -43,5 +86,74 @@ describe('an Idempotency-Key given to two nodes at once', () => {
     await expect(x.begin(ws, 'k1', 'createEmail', hash)).rejects.toMatchObject({ code: 'idempotency_conflict' });
     clock.advance(IN_FLIGHT_TTL_MS);
     expect(await x.begin(ws, 'k1', 'createEmail', hash)).toBeUndefined();
+  });
+});
+
+describe('an email changed through two nodes at once', () => {
+  it('is promoted once when the due pollers of both nodes find it due', async () => {
+    await using nodes = await openTwoNodes();
+    const later = new Date(Date.now() + 3_600_000).toISOString();
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      ids.push((await nodes.a.emails.create(senderOf(nodes), { from: 'ann@acme.test', to: `r${i}@rcpt.test`, subject: `Later ${i}`, text: 'x', scheduled_at: later })).id);
+    }
+    await nodes.a.store.db.updateTable('emails').set({ scheduled_at: Date.now() - 1_000 }).execute();
+
+    const [promotedByA, promotedByB] = await Promise.all([nodes.a.emails.promoteDue(), nodes.b.emails.promoteDue()]);
+    expect(promotedByA + promotedByB).toBe(ids.length);
+    const queued = await countBy(nodes.a.store.db, 'outbound_queue');
+    const events = await countBy(nodes.a.store.db, 'events', { type: 'email.queued' });
+    expect(ids.map((id) => [queued.get(id), events.get(id)])).toEqual(ids.map(() => [1, 1]));
+  });
+
+  it('is cancelled once when both nodes are asked to cancel it', async () => {
+    await using nodes = await openTwoNodes();
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      ids.push((await nodes.a.emails.create(senderOf(nodes), { from: 'ann@acme.test', to: `r${i}@rcpt.test`, subject: `Cancel ${i}`, text: 'x' })).id);
+    }
+    const results = await Promise.all(ids.flatMap((id) => [nodes.a.emails.cancel(nodes.workspaceId, id), nodes.b.emails.cancel(nodes.workspaceId, id)]));
+    expect(new Set(results.map((r) => `${r.cancelled} ${r.status}`))).toEqual(new Set(['true cancelled']));
+    const cancelled = await countBy(nodes.a.store.db, 'events', { type: 'email.cancelled' });
+    expect(ids.map((id) => cancelled.get(id))).toEqual(ids.map(() => 1));
+    expect((await countBy(nodes.a.store.db, 'outbound_queue')).size).toBe(0);
+  });
+
+  // Transactions side by side, each on a connection of its own: PostgreSQL's (SQLite has one writer).
+  it.runIf(onPostgres)('waits for a delivery claim under way, and then finds the email sent and leaves it alone', async () => {
+    await using nodes = await openTwoNodes();
+    const { id } = await nodes.a.emails.create(senderOf(nodes), { from: 'ann@acme.test', to: 'reader@rcpt.test', subject: 'Claimed', text: 'x' });
+    const claimAt = Date.now() + 3_600_000;
+    const claim = await heldTransaction(nodes.b.store.db, async (tx) => {
+      const due = await dueRows(tx, { now: claimAt, limit: 10, skipDomains: [] });
+      await leaseRows(tx, due.map((r) => r.id), { now: claimAt, until: claimAt + 60_000, owner: 'a-claim' });
+      expect((await markSent(tx, [id], claimAt)).map((e) => e.id)).toEqual([id]);
+    });
+    const cancelling = nodes.a.emails.cancel(nodes.workspaceId, id);
+    await blockedOrDone(nodes.a.store.db, cancelling);
+    await claim.commit();
+
+    expect(await cancelling).toMatchObject({ cancelled: false, status: 'sent' });
+    expect((await countBy(nodes.a.store.db, 'outbound_queue')).get(id)).toBe(1);
+    expect((await listRecipients(nodes.a.store.db, id)).map((r) => r.status)).toEqual(['queued']);
+    expect((await countBy(nodes.a.store.db, 'events', { type: 'email.cancelled' })).get(id)).toBeUndefined();
+  });
+
+  it.runIf(onPostgres)('is settled when the outcomes of its two recipients are recorded side by side', async () => {
+    await using nodes = await openTwoNodes();
+    const { id } = await nodes.a.emails.create(senderOf(nodes), { from: 'ann@acme.test', to: ['one@first.test', 'two@second.test'], subject: 'Two', text: 'x' });
+    await nodes.a.store.write((tx) => markSent(tx, [id], Date.now()));
+    const [one, two] = await listRecipients(nodes.a.store.db, id);
+    const now = Date.now();
+
+    const first = await heldTransaction(nodes.a.store.db, async (tx) => void await recordRecipientOutcomes(tx, nodes.a.suppressions,
+      [{ emailId: id, outcomes: [{ kind: 'delivered', recipientId: one.id, address: one.email, smtpCode: 250, mxHost: 'mx.first.test', response: '250 ok' }] }], now));
+    const second = nodes.b.store.write((tx) => recordRecipientOutcomes(tx, nodes.b.suppressions,
+      [{ emailId: id, outcomes: [{ kind: 'failed', recipientId: two.id, address: two.email, reason: 'no route' }] }], now));
+    await blockedOrDone(nodes.a.store.db, second);
+    await first.commit();
+    await second;
+
+    expect((await nodes.a.emails.get(nodes.workspaceId, id)).status).toBe('delivered');
   });
 });
