@@ -157,3 +157,19 @@ describe('an email changed through two nodes at once', () => {
     expect((await nodes.a.emails.get(nodes.workspaceId, id)).status).toBe('delivered');
   });
 });
+
+/** The outcome codes of each pair of results (two requests per item, side by side), sorted. */
+const pairsOf = (results: PromiseSettledResult<unknown>[]) =>
+  Array.from({ length: results.length / 2 }, (_, i) => settledCodes(results.slice(2 * i, 2 * i + 2)).sort());
+
+describe('a suppression added or removed through two nodes at once', () => {
+  it('is added by one request, the other told it exists; removed by one, the other told it is gone', async () => {
+    await using nodes = await openTwoNodes();
+    const ws = nodes.workspaceId;
+    const addresses = Array.from({ length: 20 }, (_, i) => `blocked${i}@rcpt.test`);
+    const added = await Promise.allSettled(addresses.flatMap((a) => [nodes.a.suppressions.create(ws, a), nodes.b.suppressions.create(ws, a)]));
+    expect(pairsOf(added)).toEqual(addresses.map(() => ['already_exists', 'ok']));
+    const removed = await Promise.allSettled(addresses.flatMap((a) => [nodes.a.suppressions.remove(ws, a), nodes.b.suppressions.remove(ws, a)]));
+    expect(pairsOf(removed)).toEqual(addresses.map(() => ['not_found', 'ok']));
+  });
+});
