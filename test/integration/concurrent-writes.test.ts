@@ -173,3 +173,41 @@ describe('a suppression added or removed through two nodes at once', () => {
     expect(pairsOf(removed)).toEqual(addresses.map(() => ['not_found', 'ok']));
   });
 });
+
+describe('a contact written through two nodes at once', () => {
+  it('is made once by two upserts of a new address with a new tag, with what both gave', async () => {
+    await using nodes = await openTwoNodes();
+    const ws = nodes.workspaceId;
+    const addresses = Array.from({ length: 10 }, (_, i) => `new${i}@rcpt.test`);
+    const results = await Promise.allSettled(addresses.flatMap((address) => [
+      nodes.a.contacts.upsertByEmail(ws, address, { tags: ['Launch'], properties: { plan: 'pro' } }),
+      nodes.b.contacts.upsertByEmail(ws, address, { tags: ['launch'], properties: { city: 'Lyon' } }),
+    ]));
+    expect(settledCodes(results)).toEqual(results.map(() => 'ok'));
+    const listed = await nodes.a.contacts.list(ws, {}, { limit: 100, cursor: String });
+    expect(listed.data.map((c) => c.email).sort()).toEqual([...addresses].sort());
+    expect(listed.data.map((c) => ({ tags: c.tags.map((t) => t.name.toLowerCase()), properties: c.properties })))
+      .toEqual(addresses.map(() => ({ tags: ['launch'], properties: { plan: 'pro', city: 'Lyon' } })));
+    expect((await nodes.a.tags.list(ws, { limit: 10, cursor: String })).data).toHaveLength(1);
+  });
+
+  it('keeps every property of updates made side by side', async () => {
+    await using nodes = await openTwoNodes();
+    const ws = nodes.workspaceId;
+    const { id } = await nodes.a.contacts.create(ws, { email: 'kept@rcpt.test' });
+    const keys = Array.from({ length: 10 }, (_, i) => `p${i}`);
+    await Promise.all(keys.map((key, i) => (i % 2 ? nodes.a : nodes.b).contacts.update(ws, id, { properties: { [key]: i } })));
+    expect((await nodes.a.contacts.get(ws, id)).properties).toEqual(Object.fromEntries(keys.map((key, i) => [key, i])));
+  });
+
+  it('is created by one of two creates, the other told it exists; so is a tag', async () => {
+    await using nodes = await openTwoNodes();
+    const ws = nodes.workspaceId;
+    const addresses = Array.from({ length: 10 }, (_, i) => `once${i}@rcpt.test`);
+    const contacts = await Promise.allSettled(addresses.flatMap((email) => [nodes.a.contacts.create(ws, { email }), nodes.b.contacts.create(ws, { email })]));
+    expect(pairsOf(contacts)).toEqual(addresses.map(() => ['already_exists', 'ok']));
+    const names = Array.from({ length: 10 }, (_, i) => `Tag ${i}`);
+    const tags = await Promise.allSettled(names.flatMap((name) => [nodes.a.tags.create(ws, name), nodes.b.tags.create(ws, name)]));
+    expect(pairsOf(tags)).toEqual(names.map(() => ['already_exists', 'ok']));
+  });
+});
