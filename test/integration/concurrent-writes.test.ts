@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { ManualClock, systemClock } from '../../src/core/clock.js';
 import { dueRows, leaseRows } from '../../src/delivery/queue.repo.js';
+import { findDomain, markDomainActive, saveDkimKeys } from '../../src/domains/domains.repo.js';
 import { listRecipients, markSent } from '../../src/emails/emails.repo.js';
 import type { Sender } from '../../src/emails/index.js';
 import { recordRecipientOutcomes } from '../../src/emails/outcomes.js';
@@ -209,5 +210,38 @@ describe('a contact written through two nodes at once', () => {
     const names = Array.from({ length: 10 }, (_, i) => `Tag ${i}`);
     const tags = await Promise.allSettled(names.flatMap((name) => [nodes.a.tags.create(ws, name), nodes.b.tags.create(ws, name)]));
     expect(pairsOf(tags)).toEqual(names.map(() => ['already_exists', 'ok']));
+  });
+});
+
+describe('a domain changed through two nodes at once', () => {
+  it.runIf(onPostgres)('waits for a DKIM rotation under way on another node, then refuses a second one', async () => {
+    await using nodes = await openTwoNodes();
+    const ws = nodes.workspaceId;
+    const { id } = await nodes.a.domains.create(ws, { name: 'rotate.test' });
+    const current = (await findDomain(nodes.a.store.db, ws, id))!;
+    const pending = { ...current.dkim[0], selector: 'rotating', state: 'pending' as const };
+    const rotating = await heldTransaction(nodes.a.store.db, (tx) => saveDkimKeys(tx, ws, id, [...current.dkim, pending], Date.now()));
+    const second = nodes.b.domains.rotateDkim(ws, id);
+    await blockedOrDone(nodes.a.store.db, second);
+    await rotating.commit();
+    await expect(second).rejects.toMatchObject({ code: 'dkim_rotation_in_progress' });
+    expect((await findDomain(nodes.a.store.db, ws, id))!.dkim.filter((k) => k.state === 'pending').map((k) => k.selector)).toEqual(['rotating']);
+  });
+
+  it('refuses to delete the last active domain when two are deleted at once', async () => {
+    await using nodes = await openTwoNodes();
+    const pairs: Array<{ ws: string; ids: string[] }> = [];
+    for (let i = 0; i < 5; i++) {
+      const { id: ws } = await nodes.a.workspaces.create({ name: `pair-${i}` });
+      const ids: string[] = [];
+      for (const name of [`one${i}.test`, `two${i}.test`]) {
+        const d = await nodes.a.domains.create(ws, { name });
+        await nodes.a.store.write((tx) => markDomainActive(tx, ws, d.id, Date.now()));
+        ids.push(d.id);
+      }
+      pairs.push({ ws, ids });
+    }
+    const results = await Promise.allSettled(pairs.flatMap(({ ws, ids }) => [nodes.a.domains.remove(ws, ids[0]), nodes.b.domains.remove(ws, ids[1])]));
+    expect(pairsOf(results)).toEqual(pairs.map(() => ['last_active_domain', 'ok']));
   });
 });
