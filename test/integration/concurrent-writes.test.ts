@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { ManualClock, systemClock } from '../../src/core/clock.js';
+import { transitionBroadcast } from '../../src/broadcasts/broadcasts.repo.js';
 import { dueRows, leaseRows } from '../../src/delivery/queue.repo.js';
 import { findDomain, markDomainActive, saveDkimKeys } from '../../src/domains/domains.repo.js';
 import { listRecipients, markSent } from '../../src/emails/emails.repo.js';
@@ -243,5 +244,41 @@ describe('a domain changed through two nodes at once', () => {
     }
     const results = await Promise.allSettled(pairs.flatMap(({ ws, ids }) => [nodes.a.domains.remove(ws, ids[0]), nodes.b.domains.remove(ws, ids[1])]));
     expect(pairsOf(results)).toEqual(pairs.map(() => ['last_active_domain', 'ok']));
+  });
+});
+
+describe('a broadcast changed through two nodes at once', () => {
+  const content = { name: 'Launch', from: 'ann@acme.test', subject: 'News', text: 'Hello.' };
+
+  it('is paused by one of two pauses and cancelled by one of two cancels, each saying so once', async () => {
+    await using nodes = await openTwoNodes();
+    const ws = nodes.workspaceId;
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const { id } = await nodes.a.broadcasts.create(ws, { ...content, name: `Launch ${i}` });
+      await nodes.a.broadcasts.send(senderOf(nodes), id, {});
+      ids.push(id);
+    }
+    const paused = await Promise.allSettled(ids.flatMap((id) => [nodes.a.broadcasts.pause(ws, id), nodes.b.broadcasts.pause(ws, id)]));
+    expect(pairsOf(paused)).toEqual(ids.map(() => ['broadcast_not_sending', 'ok']));
+    const cancelled = await Promise.allSettled(ids.flatMap((id) => [nodes.a.broadcasts.cancel(ws, id), nodes.b.broadcasts.cancel(ws, id)]));
+    expect(pairsOf(cancelled)).toEqual(ids.map(() => ['broadcast_not_cancellable', 'ok']));
+    const events = await nodes.a.store.db.selectFrom('events').select(['type', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('type', 'in', ['broadcast.paused', 'broadcast.cancelled']).groupBy('type').orderBy('type').execute();
+    expect(events.map((e) => [e.type, Number(e.n)])).toEqual([['broadcast.cancelled', ids.length], ['broadcast.paused', ids.length]]);
+  });
+
+  it.runIf(onPostgres)('keeps its content when an edit meets a send that started on another node', async () => {
+    await using nodes = await openTwoNodes();
+    const ws = nodes.workspaceId;
+    const { id } = await nodes.a.broadcasts.create(ws, content);
+    const sending = await heldTransaction(nodes.a.store.db, async (tx) => {
+      expect(await transitionBroadcast(tx, id, ['draft'], { status: 'sending' }, Date.now())).toBe(true);
+    });
+    const edit = nodes.b.broadcasts.update(ws, id, { subject: 'Changed' });
+    await blockedOrDone(nodes.a.store.db, edit);
+    await sending.commit();
+    await expect(edit).rejects.toMatchObject({ code: 'broadcast_not_editable' });
+    expect((await nodes.a.broadcasts.get(ws, id)).subject).toBe('News');
   });
 });
