@@ -282,3 +282,18 @@ describe('a broadcast changed through two nodes at once', () => {
     expect((await nodes.a.broadcasts.get(ws, id)).subject).toBe('News');
   });
 });
+
+describe('a template changed through two nodes at once', () => {
+  it('gets a version of its own for each change, numbered one after the other', async () => {
+    await using nodes = await openTwoNodes();
+    const ws = nodes.workspaceId;
+    const { id } = await nodes.a.templates.create(ws, { name: 'Welcome', subject: 'Hello', text: 'Hi.' });
+    const changes = Array.from({ length: 8 }, (_, i) => `Hello ${i}`);
+    const results = await Promise.allSettled(changes.map((subject, i) => (i % 2 ? nodes.a : nodes.b).templates.update(ws, id, { subject })));
+    expect(settledCodes(results)).toEqual(changes.map(() => 'ok'));
+    const versions = await nodes.a.templates.versions(ws, id, { limit: 100, cursor: String });
+    expect(versions.data.map((v) => v.version)).toEqual(Array.from({ length: changes.length + 1 }, (_, i) => changes.length + 1 - i));
+    expect(versions.data.slice(0, -1).map((v) => v.subject).sort()).toEqual([...changes].sort());
+    expect((await nodes.a.templates.get(ws, id)).latest_version).toBe(changes.length + 1);
+  });
+});
