@@ -8,6 +8,8 @@ import { listRecipients, markSent } from '../../src/emails/emails.repo.js';
 import type { Sender } from '../../src/emails/index.js';
 import { recordRecipientOutcomes } from '../../src/emails/outcomes.js';
 import { idempotency, IN_FLIGHT_TTL_MS, requestHash } from '../../src/http/idempotency.js';
+import { seal, unseal } from '../../src/core/seal.js';
+import { findWebhookRow, rotateWebhookSecret } from '../../src/webhooks/webhooks.repo.js';
 import type { Services } from '../../src/main.js';
 import type { Db, Tx } from '../../src/store/db.js';
 import { onPostgres } from '../helpers/database.js';
@@ -295,5 +297,22 @@ describe('a template changed through two nodes at once', () => {
     expect(versions.data.map((v) => v.version)).toEqual(Array.from({ length: changes.length + 1 }, (_, i) => changes.length + 1 - i));
     expect(versions.data.slice(0, -1).map((v) => v.subject).sort()).toEqual([...changes].sort());
     expect((await nodes.a.templates.get(ws, id)).latest_version).toBe(changes.length + 1);
+  });
+});
+
+describe('a webhook changed through two nodes at once', () => {
+  it.runIf(onPostgres)('keeps the secret of a rotation under way on another node as the previous one', async () => {
+    await using nodes = await openTwoNodes();
+    const ws = nodes.workspaceId;
+    const hook = await nodes.a.webhooks.create(ws, { url: 'https://hooks.example.com/in', event_types: ['email.sent'], enabled: true });
+    const sealKey = nodes.a.keyring.sealKey;
+    const rotating = await heldTransaction(nodes.a.store.db, async (tx) =>
+      void await rotateWebhookSecret(tx, ws, hook.id, seal('whsec_first-rotation', sealKey), Date.now() + 60_000, Date.now()));
+    const second = nodes.b.webhooks.rotateSecret(ws, hook.id);
+    await blockedOrDone(nodes.a.store.db, second);
+    await rotating.commit();
+    const { secret } = await second;
+    const row = (await findWebhookRow(nodes.a.store.db, ws, hook.id))!;
+    expect([row.secret, row.previous_secret!].map((s) => unseal(s, sealKey).toString('utf8'))).toEqual([secret, 'whsec_first-rotation']);
   });
 });
