@@ -121,7 +121,8 @@ const toStored = (r: Selectable<DomainsTable>): StoredDomain => ({
 
 const flag = (b: boolean): number => (b ? 1 : 0);
 
-export async function insertDomain(tx: Tx, d: Omit<StoredDomain, 'pos'>): Promise<StoredDomain> {
+/** Inserts the domain unless the workspace has one of that name; undefined when it has. */
+export async function insertDomain(tx: Tx, d: Omit<StoredDomain, 'pos'>): Promise<StoredDomain | undefined> {
   const row = {
     id: d.id,
     workspace_id: d.workspaceId,
@@ -143,8 +144,9 @@ export async function insertDomain(tx: Tx, d: Omit<StoredDomain, 'pos'>): Promis
     created_at: d.createdAt,
     updated_at: d.createdAt,
   };
-  const { pos } = await tx.insertInto('domains').values(row).returning('pos').executeTakeFirstOrThrow();
-  return { ...d, pos };
+  const inserted = await tx.insertInto('domains').values(row)
+    .onConflict((oc) => oc.columns(['workspace_id', 'name']).doNothing()).returning('pos').executeTakeFirst();
+  return inserted && { ...d, pos: inserted.pos };
 }
 
 export async function findDomain(db: Db | Tx, ws: string, id: string): Promise<StoredDomain | undefined> {

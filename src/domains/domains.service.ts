@@ -393,11 +393,9 @@ export function domainsService(deps: DomainsDeps): DomainsService {
         checkAttempts: 0,
         createdAt: now,
       };
-      const stored = await store.write(async (tx) => {
-        // Checked again: a concurrent request may have added it meanwhile.
-        if (await findDomainByName(tx, ws, name)) throw duplicate();
-        return insertDomain(tx, domain);
-      });
+      // A concurrent request (on this node or another) may have added it meanwhile.
+      const stored = await store.write((tx) => insertDomain(tx, domain));
+      if (!stored) throw duplicate();
       return toDomain(stored);
     },
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ManualClock, systemClock } from '../../src/core/clock.js';
 import { transitionBroadcast } from '../../src/broadcasts/broadcasts.repo.js';
 import { dueRows, leaseRows } from '../../src/delivery/queue.repo.js';
-import { findDomain, markDomainActive, saveDkimKeys } from '../../src/domains/domains.repo.js';
+import { findDomain, insertDomain, markDomainActive, saveDkimKeys } from '../../src/domains/domains.repo.js';
 import { listRecipients, markSent } from '../../src/emails/emails.repo.js';
 import type { Sender } from '../../src/emails/index.js';
 import { recordRecipientOutcomes } from '../../src/emails/outcomes.js';
@@ -229,6 +229,18 @@ describe('a domain changed through two nodes at once', () => {
     await rotating.commit();
     await expect(second).rejects.toMatchObject({ code: 'dkim_rotation_in_progress' });
     expect((await findDomain(nodes.a.store.db, ws, id))!.dkim.filter((k) => k.state === 'pending').map((k) => k.selector)).toEqual(['rotating']);
+  });
+
+  it.runIf(onPostgres)('is refused as existing when another node adds the same name meanwhile', async () => {
+    await using nodes = await openTwoNodes();
+    const ws = nodes.workspaceId;
+    const { id: elsewhere } = await nodes.a.workspaces.create({ name: 'elsewhere' });
+    const model = (await findDomain(nodes.a.store.db, elsewhere, (await nodes.a.domains.create(elsewhere, { name: 'twice.test' })).id))!;
+    const adding = await heldTransaction(nodes.a.store.db, async (tx) => void await insertDomain(tx, { ...model, id: 'dom_other_node', workspaceId: ws }));
+    const second = nodes.b.domains.create(ws, { name: 'twice.test' });
+    await blockedOrDone(nodes.a.store.db, second);
+    await adding.commit();
+    await expect(second).rejects.toMatchObject({ code: 'already_exists' });
   });
 
   it('refuses to delete the last active domain when two are deleted at once', async () => {
