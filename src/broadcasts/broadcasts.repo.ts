@@ -3,7 +3,7 @@ import type { Db, Tx } from '../store/db.js';
 import type { BroadcastStatus, BroadcastsTable } from './broadcasts.tables.js';
 import type { EngagementTier } from '../contacts/contacts.tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
-import { claimLeases, freed } from '../store/lease.js';
+import { claimLeases, freed, lockedForUpdate } from '../store/lease.js';
 import { toIso, toIsoOrNull } from '../core/clock.js';
 
 // Broadcasts: the row of each, mapped to the shape the service reasons
@@ -112,6 +112,12 @@ export async function insertBroadcast(tx: Tx, b: { id: string; workspaceId: stri
 
 export async function findBroadcast(db: Db | Tx, ws: string, id: string): Promise<StoredBroadcast | undefined> {
   const row = await db.selectFrom('broadcasts').selectAll().where('workspace_id', '=', ws).where('id', '=', id).executeTakeFirst();
+  return row && toStored(row);
+}
+
+/** The broadcast, read to change it: its row stays locked until the transaction ends. */
+export async function findBroadcastForUpdate(tx: Tx, ws: string, id: string): Promise<StoredBroadcast | undefined> {
+  const row = await lockedForUpdate(tx, tx.selectFrom('broadcasts').selectAll().where('workspace_id', '=', ws).where('id', '=', id)).executeTakeFirst();
   return row && toStored(row);
 }
 

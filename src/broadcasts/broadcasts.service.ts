@@ -15,7 +15,7 @@ import { checkScheduleTime, parseMailbox, type BroadcastEmailCounts, type Broadc
 import type { CompiledContent, ContactFacts, ContentSource } from '../templates/index.js';
 import { contactData } from '../templates/index.js';
 import {
-  claimSending, deleteBroadcast, dueBroadcasts, findBroadcast, insertBroadcast, listBroadcasts, nextChunkDue, recordChunk,
+  claimSending, deleteBroadcast, dueBroadcasts, findBroadcast, findBroadcastForUpdate, insertBroadcast, listBroadcasts, nextChunkDue, recordChunk,
   releaseBroadcast, toFields, transitionBroadcast, updateContent,
   type Audience, type BroadcastContent, type BroadcastFields, type StoredBroadcast,
 } from './broadcasts.repo.js';
@@ -165,6 +165,13 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
 
   async function mustFind(db: Store['db'] | Tx, ws: string, id: string): Promise<StoredBroadcast> {
     const found = await findBroadcast(db, ws, id);
+    if (!found) throw notFound('broadcast', id);
+    return found;
+  }
+
+  /** The broadcast, to change it: locked until the transaction ends, so the state checked is the state changed. */
+  async function mustFindForUpdate(tx: Tx, ws: string, id: string): Promise<StoredBroadcast> {
+    const found = await findBroadcastForUpdate(tx, ws, id);
     if (!found) throw notFound('broadcast', id);
     return found;
   }
@@ -367,7 +374,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
       await store.write(async (tx) => {
         const now = clock.now();
         // A send that started meanwhile wins: nothing changes under it.
-        const current = await mustFind(tx, ws, id);
+        const current = await mustFindForUpdate(tx, ws, id);
         if (!EDITABLE.includes(current.status)) {
           throw new AppError('broadcast_not_editable', `Only a draft or scheduled broadcast can change; this one is ${current.status}.`);
         }
@@ -378,7 +385,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
 
     async remove(ws, id) {
       await store.write(async (tx) => {
-        const b = await mustFind(tx, ws, id);
+        const b = await mustFindForUpdate(tx, ws, id);
         if (b.status !== 'draft') {
           throw new AppError('broadcast_not_editable', `Only a draft can be deleted; this one is ${b.status}${b.status === 'scheduled' ? ' (cancel it first)' : ''}.`);
         }
@@ -465,7 +472,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
 
     async pause(ws, id) {
       await store.write(async (tx) => {
-        const b = await mustFind(tx, ws, id);
+        const b = await mustFindForUpdate(tx, ws, id);
         if (b.status !== 'sending') throw new AppError('broadcast_not_sending', `Only a sending broadcast can be paused; this one is ${b.status}.`);
         const now = clock.now();
         await transitionBroadcast(tx, id, ['sending'], { status: 'paused', status_reason: 'paused by request', resume_at: null }, now);
@@ -476,7 +483,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
 
     async resume(ws, id) {
       await store.write(async (tx) => {
-        const b = await mustFind(tx, ws, id);
+        const b = await mustFindForUpdate(tx, ws, id);
         if (b.status !== 'paused') throw new AppError('broadcast_not_paused', `Only a paused broadcast can be resumed; this one is ${b.status}.`);
         const now = clock.now();
         await transitionBroadcast(tx, id, ['paused'], { status: 'sending', status_reason: null, resume_at: null, next_chunk_at: 0 }, now);
@@ -487,7 +494,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
 
     async cancel(ws, id) {
       await store.write(async (tx) => {
-        const b = await mustFind(tx, ws, id);
+        const b = await mustFindForUpdate(tx, ws, id);
         if (b.status === 'sent' || b.status === 'cancelled') {
           throw new AppError('broadcast_not_cancellable', `A ${b.status} broadcast cannot be cancelled.`);
         }

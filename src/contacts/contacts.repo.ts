@@ -1,7 +1,9 @@
-import { sql, type Insertable, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db, Tx } from '../store/db.js';
 import type { ContactStatus, ContactsTable, EngagementTier } from './contacts.tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
+import { lockedForUpdate } from '../store/lease.js';
+import { containsText } from '../store/trigrams.js';
 import { toIso, toIsoOrNull } from '../core/clock.js';
 import { parseProperties, type Properties } from './contact-properties.js';
 
@@ -68,18 +70,6 @@ const toContact = (r: ContactRow, tags: ContactTag[]): Contact => ({
   updated_at: toIso(r.updated_at),
 });
 
-/**
- * `column` contains `needle` literally: LIKE with its wildcards escaped. The
- * ESCAPE clause is explicit because SQLite has no default escape character
- * (PostgreSQL's is the same backslash). The column holds lower-cased text and
- * the needle is lower-cased, so LIKE's case rules (ASCII folding in SQLite,
- * none in PostgreSQL) do not matter.
- */
-function contains(column: string, needle: string): RawBuilder<SqlBool> {
-  const pattern = `%${needle.toLowerCase().replace(/[\\%_]/g, (c) => '\\' + c)}%`;
-  return sql<SqlBool>`${sql.ref(column)} like ${pattern} escape '\\'`;
-}
-
 /** Tags of each contact, by name; one query for a whole page. */
 async function tagsOf(db: Db | Tx, contactIds: string[]): Promise<Map<string, ContactTag[]>> {
   const out = new Map<string, ContactTag[]>(contactIds.map((id) => [id, []]));
@@ -98,28 +88,52 @@ async function withTags(db: Db | Tx, rows: ContactRow[]): Promise<Contact[]> {
   return rows.map((r) => toContact(r, tags.get(r.id)!));
 }
 
+const liveContact = (db: Db | Tx, ws: string, id: string) => db.selectFrom('contacts').selectAll()
+  .where('workspace_id', '=', ws).where('id', '=', id).where('deleted_at', 'is', null);
+
 /** A live (not deleted) contact with its tags. */
 export async function findContact(db: Db | Tx, ws: string, id: string): Promise<Contact | undefined> {
-  const row = await db.selectFrom('contacts').selectAll()
-    .where('workspace_id', '=', ws).where('id', '=', id).where('deleted_at', 'is', null)
-    .executeTakeFirst();
+  const row = await liveContact(db, ws, id).executeTakeFirst();
   return row && (await withTags(db, [row]))[0];
 }
 
-/** Live contacts among the given normalised addresses, keyed by address. */
-export async function findLiveByEmails(db: Db | Tx, ws: string, emails: string[]): Promise<Map<string, ContactRef>> {
+/** A live contact with its tags, read to change it: its row stays locked until the transaction ends. */
+export async function findContactForUpdate(tx: Tx, ws: string, id: string): Promise<Contact | undefined> {
+  const row = await lockedForUpdate(tx, liveContact(tx, ws, id)).executeTakeFirst();
+  return row && (await withTags(tx, [row]))[0];
+}
+
+async function liveByEmails(db: Db | Tx, ws: string, emails: string[], lock: boolean): Promise<Map<string, ContactRef>> {
   const out = new Map<string, ContactRef>();
-  for (const list of chunks([...new Set(emails)], IN_CHUNK)) {
-    const rows = await db.selectFrom('contacts').select(['id', 'email', 'name', 'status', 'properties'])
-      .where('workspace_id', '=', ws).where('email', 'in', list).where('deleted_at', 'is', null)
-      .execute();
-    for (const r of rows) out.set(r.email, { ...r, properties: parseProperties(r.properties) });
+  // In address order, so two transactions locking some of the same contacts never wait on each other in a circle.
+  for (const list of chunks([...new Set(emails)].sort(), IN_CHUNK)) {
+    const read = db.selectFrom('contacts').select(['id', 'email', 'name', 'status', 'properties'])
+      .where('workspace_id', '=', ws).where('email', 'in', list).where('deleted_at', 'is', null).orderBy('email');
+    for (const r of await (lock ? lockedForUpdate(db, read) : read).execute()) out.set(r.email, { ...r, properties: parseProperties(r.properties) });
   }
   return out;
 }
 
-export async function insertContacts(tx: Tx, rows: Insertable<ContactsTable>[]): Promise<void> {
-  for (const part of chunks(rows, INSERT_CHUNK)) await tx.insertInto('contacts').values(part).execute();
+/** Live contacts among the given normalised addresses, keyed by address. */
+export const findLiveByEmails = (db: Db | Tx, ws: string, emails: string[]) => liveByEmails(db, ws, emails, false);
+
+/** The same, read to change them: their rows stay locked until the transaction ends. */
+export const findLiveByEmailsForUpdate = (tx: Tx, ws: string, emails: string[]) => liveByEmails(tx, ws, emails, true);
+
+/**
+ * Inserts the contacts whose address no live contact has; returns the
+ * addresses it inserted. Rows go in address order: two transactions adding
+ * some of the same addresses wait for each other's in one order.
+ */
+export async function insertContacts(tx: Tx, rows: Insertable<ContactsTable>[]): Promise<Set<string>> {
+  const inserted = new Set<string>();
+  for (const part of chunks([...rows].sort((a, b) => (a.email < b.email ? -1 : a.email > b.email ? 1 : 0)), INSERT_CHUNK)) {
+    const added = await tx.insertInto('contacts').values(part)
+      .onConflict((oc) => oc.columns(['workspace_id', 'email']).where('deleted_at', 'is', null).doNothing())
+      .returning('email').execute();
+    for (const r of added) inserted.add(r.email);
+  }
+  return inserted;
 }
 
 /** Sets the names of many contacts, a chunk per statement. */
@@ -195,7 +209,7 @@ export async function cleanByEmail(tx: Tx, ws: string, email: string, now: numbe
 export async function listContacts(db: Db, ws: string, f: ContactFilter, page: PageQuery): Promise<Page<Contact>> {
   const result = await fetchPage(page, (bound, order, take) => db.selectFrom('contacts').selectAll()
     .where('workspace_id', '=', ws).where('deleted_at', 'is', null)
-    .$if(f.email !== undefined, (q) => q.where(contains('email', f.email!)))
+    .$if(f.email !== undefined, (q) => q.where(containsText(sql.ref('email'), f.email!.toLowerCase())))
     .$if(f.status !== undefined, (q) => q.where('status', '=', f.status!))
     .$if(f.engagementTier !== undefined, (q) => q.where('engagement_tier', '=', f.engagementTier!))
     .$if(f.tagId !== undefined, (q) => q.where((eb) => eb.exists(eb.selectFrom('contact_tags').select('contact_tags.tag_id')

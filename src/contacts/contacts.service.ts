@@ -9,7 +9,7 @@ import type { SuppressionsService } from '../suppressions/index.js';
 import { cleanTagName, tagKey, MAX_TAG_NAME_LENGTH, type TagsService } from '../tags/index.js';
 import { isValidAddress, normaliseAddress } from './email-address.js';
 import {
-  addTag, findContact, findLiveByEmails, insertContacts, listContacts, removeTag, replaceTags, setContactNames, setContactProperties,
+  addTag, findContact, findContactForUpdate, findLiveByEmails, findLiveByEmailsForUpdate, insertContacts, listContacts, removeTag, replaceTags, setContactNames, setContactProperties,
   softDeleteContact, touchContacts, unsubscribeByEmail, type Contact, type ContactRef,
 } from './contacts.repo.js';
 import { foldEventBatch, factsFor, maxContactPos, recordAddressEvent, retierContactRange } from './engagement.repo.js';
@@ -170,7 +170,7 @@ export function contactsService(deps: {
   async function apply(tx: Tx, ws: string, items: ValidInput[]): Promise<{ ids: string[]; created: number; updated: number }> {
     const now = clock.now();
     const emails = items.map((i) => i.email);
-    const existing = await findLiveByEmails(tx, ws, emails);
+    const existing = await findLiveByEmailsForUpdate(tx, ws, emails);
     const fresh = items.filter((i) => !existing.has(i.email));
     const suppressed = await suppressions.suppressedAmong(tx, ws, fresh.map((i) => i.email));
     const facts = await factsFor(tx, ws, fresh.map((i) => i.email));
@@ -188,7 +188,13 @@ export function contactsService(deps: {
         created_at: now, updated_at: now, deleted_at: null,
       };
     });
-    await insertContacts(tx, rows);
+    const inserted = await insertContacts(tx, rows);
+    // Added by another request since the read (on another node): changed below as the contacts they now are.
+    const raced = rows.filter((r) => !inserted.has(r.email)).map((r) => r.email);
+    for (const [email, contact] of await findLiveByEmailsForUpdate(tx, ws, raced)) {
+      existing.set(email, contact);
+      ids.set(email, contact.id);
+    }
 
     const touched: string[] = [];
     const renamed = new Map<string, string | null>();
@@ -209,11 +215,12 @@ export function contactsService(deps: {
       const byKey = await tags.ensureNamed(tx, ws, withTags.flatMap((i) => i.tags!));
       await replaceTags(tx, ws, new Map(withTags.map((i) => [ids.get(i.email)!, i.tags!.map((t) => byKey.get(tagKey(t))!.id)])), now);
     }
-    return { ids: items.map((i) => ids.get(i.email)!), created: rows.length, updated: touched.length };
+    return { ids: items.map((i) => ids.get(i.email)!), created: inserted.size, updated: touched.length };
   }
 
+  /** The contact, to change it: locked until the transaction ends. */
   async function liveContact(tx: Tx, ws: string, id: string): Promise<Contact> {
-    const contact = await findContact(tx, ws, id);
+    const contact = await findContactForUpdate(tx, ws, id);
     if (!contact) throw new AppError('not_found', `No contact with id '${id}'.`, { param: 'contact_id' });
     return contact;
   }
@@ -239,14 +246,15 @@ export function contactsService(deps: {
         tags: checkTags(input.tags, 'tags'),
         properties: checkProperties(input.properties, 'properties'),
       };
+      const alreadyExists = (id: string) => new AppError('already_exists', `A contact with the address ${valid.email} already exists.`, {
+        param: 'email', details: { contact_id: id },
+      });
       return store.write(async (tx) => {
         const taken = (await findLiveByEmails(tx, ws, [valid.email])).get(valid.email);
-        if (taken) {
-          throw new AppError('already_exists', `A contact with the address ${valid.email} already exists.`, {
-            param: 'email', details: { contact_id: taken.id },
-          });
-        }
-        const { ids } = await apply(tx, ws, [valid]);
+        if (taken) throw alreadyExists(taken.id);
+        const { ids, created } = await apply(tx, ws, [valid]);
+        // Another request (on another node) made it meanwhile: this one made nothing, and the unit rolls back.
+        if (created === 0) throw alreadyExists(ids[0]);
         return (await findContact(tx, ws, ids[0]))!;
       });
     },

@@ -2,7 +2,7 @@ import { sql, type ExpressionBuilder } from 'kysely';
 import type { Database } from '../store/tables.js';
 import { insertRows, runShaped, type Db, type Tx } from '../store/db.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
-import { claimLeases, lockedForClaim } from '../store/lease.js';
+import { claimLeases, lockedForClaim, lockedForUpdate } from '../store/lease.js';
 import { newId } from '../core/ids.js';
 
 // The outbound queue: one row per email and destination domain while there is
@@ -126,6 +126,18 @@ export async function queueStateForEmail(tx: Tx | Db, emailId: string, now: numb
   const rows = await tx.selectFrom('outbound_queue').select(['domain', 'attempt', 'locked_until'])
     .where('email_id', '=', emailId).execute();
   return rows.map((r) => ({ domain: r.domain, attempt: r.attempt, leased: r.locked_until > now }));
+}
+
+/**
+ * Locks the email's queue rows that no delivery holds, before its state
+ * changes: a claim under way is waited for (its rows then count as held),
+ * and no claim takes the rows until the transaction ends. A claim locks its
+ * rows and then moves their email to sent, so a change that reads the email
+ * after this sees the claim's outcome, and the two never wait for each other
+ * in a circle.
+ */
+export async function lockQueuedRows(tx: Tx, emailId: string, now: number): Promise<void> {
+  await lockedForUpdate(tx, tx.selectFrom('outbound_queue').select('id').where('email_id', '=', emailId).where('locked_until', '<=', now)).execute();
 }
 
 export async function dequeueEmail(tx: Tx, emailId: string): Promise<void> {

@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely';
 import type { Db, Tx } from '../store/db.js';
 import type { DomainStatus, DomainsTable } from './domains.tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
+import { lockedForUpdate } from '../store/lease.js';
 import type { DkimAlgorithm } from './dkim-keys.js';
 import type { RecordKind } from './dns-records.js';
 import type { RecordState } from './verify-records.js';
@@ -120,7 +121,8 @@ const toStored = (r: Selectable<DomainsTable>): StoredDomain => ({
 
 const flag = (b: boolean): number => (b ? 1 : 0);
 
-export async function insertDomain(tx: Tx, d: Omit<StoredDomain, 'pos'>): Promise<StoredDomain> {
+/** Inserts the domain unless the workspace has one of that name; undefined when it has. */
+export async function insertDomain(tx: Tx, d: Omit<StoredDomain, 'pos'>): Promise<StoredDomain | undefined> {
   const row = {
     id: d.id,
     workspace_id: d.workspaceId,
@@ -142,12 +144,19 @@ export async function insertDomain(tx: Tx, d: Omit<StoredDomain, 'pos'>): Promis
     created_at: d.createdAt,
     updated_at: d.createdAt,
   };
-  const { pos } = await tx.insertInto('domains').values(row).returning('pos').executeTakeFirstOrThrow();
-  return { ...d, pos };
+  const inserted = await tx.insertInto('domains').values(row)
+    .onConflict((oc) => oc.columns(['workspace_id', 'name']).doNothing()).returning('pos').executeTakeFirst();
+  return inserted && { ...d, pos: inserted.pos };
 }
 
 export async function findDomain(db: Db | Tx, ws: string, id: string): Promise<StoredDomain | undefined> {
   const row = await db.selectFrom('domains').selectAll().where('workspace_id', '=', ws).where('id', '=', id).executeTakeFirst();
+  return row && toStored(row);
+}
+
+/** The domain, read to change it: its row stays locked until the transaction ends. */
+export async function findDomainForUpdate(tx: Tx, ws: string, id: string): Promise<StoredDomain | undefined> {
+  const row = await lockedForUpdate(tx, tx.selectFrom('domains').selectAll().where('workspace_id', '=', ws).where('id', '=', id)).executeTakeFirst();
   return row && toStored(row);
 }
 
@@ -211,11 +220,14 @@ export async function deleteDomain(tx: Tx, ws: string, id: string): Promise<void
   await tx.deleteFrom('domains').where('workspace_id', '=', ws).where('id', '=', id).execute();
 }
 
-export async function countActiveDomains(db: Db | Tx, ws: string): Promise<number> {
-  const { n } = await db.selectFrom('domains').select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .where('workspace_id', '=', ws).where('status', '=', 'active').executeTakeFirstOrThrow();
-  // PostgreSQL returns count(*) as a bigint string.
-  return Number(n);
+/**
+ * The workspace's active domains, locked until the transaction ends (in id
+ * order): two deletions at once then count them one after the other.
+ */
+export async function lockActiveDomains(tx: Tx, ws: string): Promise<string[]> {
+  const rows = await lockedForUpdate(tx, tx.selectFrom('domains').select('id')
+    .where('workspace_id', '=', ws).where('status', '=', 'active').orderBy('id')).execute();
+  return rows.map((r) => r.id);
 }
 
 /**

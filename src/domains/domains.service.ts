@@ -12,7 +12,7 @@ import { normaliseDomainName } from './domain-name.js';
 import { DEFAULT_RETURN_PATH_SUBDOMAIN, DEFAULT_TRACKING_SUBDOMAIN, recordsFor, type DnsRecordSpec } from './dns-records.js';
 import { checkRecords, domainStatus, TEMPORARY_DNS_ERROR, type CheckedRecord, type DnsLookup, type RecordState } from './verify-records.js';
 import {
-  countActiveDomains, deleteDomain, domainsDueForCheck, findDomain, findDomainByName, insertDomain, listDomains,
+  deleteDomain, domainsDueForCheck, findDomain, findDomainByName, findDomainForUpdate, insertDomain, listDomains, lockActiveDomains,
   saveDkimKeys, saveDomainCheck, updateDomainSettings, type DomainCheckUpdate, type RecordCheck, type StoredDkimKey, type StoredDomain,
 } from './domains.repo.js';
 
@@ -309,7 +309,7 @@ export function domainsService(deps: DomainsDeps): DomainsService {
     const checked = await checkRecords(specsFor(d), dns);
     const now = clock.now();
     const outcome = await store.write(async (tx) => {
-      const current = await findDomain(tx, d.workspaceId, d.id);
+      const current = await findDomainForUpdate(tx, d.workspaceId, d.id);
       if (!current) return undefined;
       if (trigger === 'schedule' && current.lastCheckedAt !== d.lastCheckedAt) return undefined;
       const next = nextState(current, checked, now, trigger);
@@ -393,11 +393,9 @@ export function domainsService(deps: DomainsDeps): DomainsService {
         checkAttempts: 0,
         createdAt: now,
       };
-      const stored = await store.write(async (tx) => {
-        // Checked again: a concurrent request may have added it meanwhile.
-        if (await findDomainByName(tx, ws, name)) throw duplicate();
-        return insertDomain(tx, domain);
-      });
+      // A concurrent request (on this node or another) may have added it meanwhile.
+      const stored = await store.write((tx) => insertDomain(tx, domain));
+      if (!stored) throw duplicate();
       return toDomain(stored);
     },
 
@@ -430,9 +428,10 @@ export function domainsService(deps: DomainsDeps): DomainsService {
         throw new AppError('domain_in_use', 'The domain has emails waiting to be sent (pending or scheduled); cancel them or let them go out first.');
       }
       await store.write(async (tx) => {
-        const current = await findDomain(tx, ws, id);
+        const active = await lockActiveDomains(tx, ws);
+        const current = await findDomainForUpdate(tx, ws, id);
         if (!current) throw notFound('domain', id);
-        if (current.status === 'active' && (await countActiveDomains(tx, ws)) <= 1) {
+        if (current.status === 'active' && active.length <= 1) {
           throw new AppError('last_active_domain', 'This is the only active domain of the workspace; add and verify another before deleting it.');
         }
         await deleteDomain(tx, ws, id);
@@ -453,7 +452,7 @@ export function domainsService(deps: DomainsDeps): DomainsService {
       const now = clock.now();
       const keys = await generateDkimKeys(now, new Set(existing.dkim.map((k) => k.selector)));
       const updated = await store.write(async (tx) => {
-        const current = await findDomain(tx, ws, id);
+        const current = await findDomainForUpdate(tx, ws, id);
         if (!current) throw notFound('domain', id);
         if (current.dkim.some((k) => k.state === 'pending')) throw inProgress();
         // Keys that retired long enough ago were reported removable; a new rotation forgets them.

@@ -1,5 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import { insertRows, runShaped, type Db, type Tx } from '../store/db.js';
+import { lockedForClaim, lockedForUpdate } from '../store/lease.js';
 import type { EmailContentsTable, EmailRecipientsTable, EmailStatus, EmailsTable, RecipientStatus } from './emails.tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso, toIsoOrNull } from '../core/clock.js';
@@ -224,6 +225,12 @@ export async function findStoredEmail(db: Db | Tx, ws: string, id: string): Prom
   return row && toStored(row);
 }
 
+/** The email, read to change it: its row stays locked until the transaction ends (lockedForUpdate). */
+export async function findStoredEmailForUpdate(tx: Tx, ws: string, id: string): Promise<StoredEmail | undefined> {
+  const row = await lockedForUpdate(tx, withContent(tx).where('emails.workspace_id', '=', ws).where('emails.id', '=', id)).executeTakeFirst();
+  return row && toStored(row);
+}
+
 /** By id alone, several at once: for the delivery worker, which works across workspaces. */
 export async function findStoredEmailsByIds(db: Db | Tx, ids: string[]): Promise<StoredEmail[]> {
   if (ids.length === 0) return [];
@@ -300,10 +307,14 @@ const toHeader = (r: Pick<Selectable<EmailsTable>, (typeof HEADER_COLUMNS)[numbe
   id: r.id, workspaceId: r.workspace_id, domainId: r.domain_id, mode: r.mode, from: r.from_address, subject: r.subject, to: json(r.to_list),
 });
 
-/** What events about these emails repeat, by id. */
-export async function findEmailHeaders(db: Db | Tx, ids: string[]): Promise<Map<string, EmailHeader>> {
-  const { rows } = await runShaped(db, `email headers x${ids.length}`, ids, (p) => db.selectFrom('emails').select(HEADER_COLUMNS)
-    .where('id', 'in', p as string[]));
+/**
+ * What events about these emails repeat, by id, their rows locked until the
+ * transaction ends (in id order, so two transactions locking some of the
+ * same emails never wait on each other in a circle).
+ */
+export async function lockEmailHeaders(tx: Tx, ids: string[]): Promise<Map<string, EmailHeader>> {
+  const { rows } = await runShaped(tx, `lock email headers x${ids.length}`, ids, (p) => lockedForUpdate(tx, tx.selectFrom('emails').select(HEADER_COLUMNS)
+    .where('id', 'in', p as string[]).orderBy('id')));
   return new Map(rows.map((r) => [r.id, toHeader(r)]));
 }
 
@@ -407,11 +418,15 @@ export async function loadAttachmentParts(db: Db | Tx, emailId: string): Promise
 /** What queueing a due email needs of it: not its content. */
 export type DueEmail = Pick<StoredEmail, 'id' | 'workspaceId' | 'domainId' | 'from' | 'to' | 'subject'>;
 
-/** Scheduled emails whose time has come, oldest first. */
+/**
+ * Scheduled emails whose time has come, oldest first. On PostgreSQL they stay
+ * locked until the transaction ends, and emails another node's poller has
+ * locked are passed over.
+ */
 export async function dueScheduledEmails(tx: Tx, now: number, limit: number): Promise<DueEmail[]> {
-  const rows = await tx.selectFrom('emails').select(['id', 'workspace_id', 'domain_id', 'from_address', 'to_list', 'subject'])
+  const rows = await lockedForClaim(tx, tx.selectFrom('emails').select(['id', 'workspace_id', 'domain_id', 'from_address', 'to_list', 'subject'])
     .where('status', '=', 'scheduled').where('scheduled_at', '<=', now)
-    .orderBy('scheduled_at').limit(limit).execute();
+    .orderBy('scheduled_at').limit(limit)).execute();
   return rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id, domainId: r.domain_id, from: r.from_address, to: json(r.to_list), subject: r.subject }));
 }
 

@@ -7,15 +7,16 @@ import type { EmailStatus } from './emails.tables.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import { consumeSendQuota, sendQuotaLeft } from '../workspaces/quota.js';
 import type { AttachmentsService } from '../attachments/index.js';
-import { enqueue, dequeueEmail } from '../delivery/queue.repo.js';
+import { enqueue, dequeueEmail, lockQueuedRows } from '../delivery/queue.repo.js';
 import { appendEvents, listEventsForEmail, type EmailEvent, type NewEvent } from '../events/index.js';
 import { addressKey } from './addresses.js';
 import { checkScheduleTime, MAX_CONTENT_BYTES, normaliseEmail, type EmailCreateBody, type EmailDraft } from './email-input.js';
 import { expandTemplates, type Expanded } from './by-template.js';
 import {
-  broadcastEmailCounts, cancelOpenRecipients, findAttachmentPart, dueScheduledEmails, findStoredEmail, getEmail, insertEmail, listEmails, listRecipients,
+  broadcastEmailCounts, cancelOpenRecipients, findAttachmentPart, dueScheduledEmails, findStoredEmail, findStoredEmailForUpdate, getEmail, insertEmail, listEmails, listRecipients,
   waitingBroadcastEmails, type BroadcastEmailCounts,
   loadAttachmentParts, nextScheduledAt, transitionEmail, type AttachmentPart, type DueEmail, type Email, type EmailFilter, type EmailSummary, type NewEmail,
+  type StoredEmail,
 } from './emails.repo.js';
 import type { DomainSenders, SendingDomain } from '../domains/index.js';
 import type { SuppressionsPort } from '../suppressions/index.js';
@@ -264,9 +265,9 @@ export function emailsService(deps: EmailsDeps): EmailsService {
     });
   }
 
-  /** Moves a scheduled (or pending) email to pending and queues it, due at once. */
-  async function promote(tx: Tx, e: DueEmail, now: number): Promise<boolean> {
-    if (!(await transitionEmail(tx, e.id, ['scheduled', 'pending'], 'pending', now))) return false;
+  /** Moves an email from one of `from` to pending and queues it, due at once. */
+  async function promote(tx: Tx, e: DueEmail, from: EmailStatus[], now: number): Promise<boolean> {
+    if (!(await transitionEmail(tx, e.id, from, 'pending', now))) return false;
     const open = (await listRecipients(tx, e.id)).filter((r) => r.status === 'queued');
     await enqueue(tx, { workspaceId: e.workspaceId, emailId: e.id, domains: open.map((r) => r.domain), dueAt: now, lifetimeMs: deps.deliveryLifetimeMs, now });
     await appendEvents(tx, [{
@@ -274,6 +275,18 @@ export function emailsService(deps: EmailsDeps): EmailsService {
       data: { ...emailData(e), send_at: new Date(now).toISOString() },
     }]);
     return true;
+  }
+
+  /**
+   * The email, to change its state: its queue rows and its row stay locked
+   * until the transaction ends, taken in the order a delivery claim takes
+   * them, so a claim under way is waited for and none starts meanwhile.
+   */
+  async function lockedEmail(tx: Tx, ws: string, id: string, now: number): Promise<StoredEmail> {
+    await lockQueuedRows(tx, id, now);
+    const e = await findStoredEmailForUpdate(tx, ws, id);
+    if (!e) throw notFound('email', id);
+    return e;
   }
 
   /**
@@ -431,15 +444,14 @@ export function emailsService(deps: EmailsDeps): EmailsService {
       const now = clock.now();
       const at = checkScheduleTime(input, now);
       return store.write(async (tx) => {
-        const e = await findStoredEmail(tx, ws, id);
-        if (!e) throw notFound('email', id);
+        const e = await lockedEmail(tx, ws, id, now);
         if (e.status !== 'pending' && e.status !== 'scheduled') {
           throw new AppError('invalid_state', `Only a pending or scheduled email can be rescheduled; this one is ${e.status}.`, { param: 'scheduled_at' });
         }
         await dequeueEmail(tx, e.id);
         if (at === undefined) {
           // Due now: straight to the queue, without another send delay.
-          await promote(tx, e, now);
+          await promote(tx, e, ['pending', 'scheduled'], now);
         } else {
           await transitionEmail(tx, e.id, ['pending', 'scheduled'], 'scheduled', now, { scheduledAt: at });
           await appendEvents(tx, [{
@@ -454,13 +466,13 @@ export function emailsService(deps: EmailsDeps): EmailsService {
     async cancel(ws, id) {
       const now = clock.now();
       return store.write(async (tx): Promise<CancelResult> => {
-        const e = await findStoredEmail(tx, ws, id);
-        if (!e) throw notFound('email', id);
+        const e = await lockedEmail(tx, ws, id, now);
         const result = (cancelled: boolean, status: EmailStatus): CancelResult => ({ id, object: 'email_cancel', cancelled, status });
         if (e.status === 'cancelled') return result(true, 'cancelled');
         if (e.status !== 'pending' && e.status !== 'scheduled') return result(false, e.status);
         // The claim that hands an email to delivery moves it to sent in its own
-        // transaction, so a pending email here has no message in flight.
+        // transaction (lockedEmail waited for one under way), so a pending
+        // email here has no message in flight.
         await transitionEmail(tx, e.id, ['pending', 'scheduled'], 'cancelled', now);
         await dequeueEmail(tx, e.id);
         await cancelOpenRecipients(tx, e.id, now);
@@ -531,7 +543,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
         const { seen, moved } = await store.write(async (tx) => {
           const due = await dueScheduledEmails(tx, now, PROMOTE_BATCH);
           let n = 0;
-          for (const e of due) if (await promote(tx, e, now)) n += 1;
+          for (const e of due) if (await promote(tx, e, ['scheduled'], now)) n += 1;
           return { seen: due.length, moved: n };
         });
         total += moved;

@@ -5,7 +5,7 @@ import { SINK_TEST_DOMAIN } from '../delivery/sink.js';
 import { appendEvents, type NewEvent } from '../events/index.js';
 import { addressKey, mailDomain } from './addresses.js';
 import {
-  dropBuiltMessages, findEmailHeaders, recipientsOfEmails, setRecipientOutcome, settleEmails, type EmailHeader,
+  dropBuiltMessages, lockEmailHeaders, recipientsOfEmails, setRecipientOutcome, settleEmails, type EmailHeader,
 } from './emails.repo.js';
 import type { SuppressionsPort } from '../suppressions/index.js';
 
@@ -64,7 +64,10 @@ type Outcome = { smtpCode?: number | null; detail: string };
 export async function recordRecipientOutcomes(tx: Tx, suppressions: Pick<SuppressionsPort, 'addFromBounce'>,
   list: EmailOutcomes[], now: number): Promise<Set<string>> {
   if (list.length === 0) return new Set();
-  const headers = await findEmailHeaders(tx, [...new Set(list.map((l) => l.emailId))]);
+  // The emails stay locked to the end of the transaction: two outcomes of one
+  // email recorded side by side (two destinations, a report) settle it one
+  // after the other, the second seeing the recipients the first changed.
+  const headers = await lockEmailHeaders(tx, [...new Set(list.map((l) => l.emailId))]);
   const events: NewEvent[] = [];
   /** Each event's place among the outcomes given, so they are written in that order. */
   const order = new Map<NewEvent, number>();

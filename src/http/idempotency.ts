@@ -1,15 +1,26 @@
 import { createHash } from 'node:crypto';
+import type { ExpressionBuilder } from 'kysely';
 import { AppError } from '../core/errors.js';
 import type { Clock } from '../core/clock.js';
 import type { Store } from '../store/db.js';
+import type { Database } from '../store/tables.js';
 import { seal, unseal } from '../core/seal.js';
 
 // Idempotency-Key: the first response to a key is kept for 24 h and replayed
 // for the same request; a different request under the same key, or a repeat
 // while the first is still being processed, is a 409. Keys are per workspace.
+//
+// A request takes its key in the database before it runs (a row marked in
+// flight), in one statement that only one request can win, so two nodes
+// given the same key at once never both run it. Its answer then replaces
+// the mark; a server error gives the key up, so the client's retry can run.
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+/** How long a request in progress holds its key: past it, a node that died mid-request no longer blocks the retry. */
+export const IN_FLIGHT_TTL_MS = 5 * 60_000;
+/** The status of a key whose request is still in progress. */
+const IN_FLIGHT = 0;
 
 export interface Replay {
   status: number;
@@ -31,49 +42,44 @@ export function requestHash(operationId: string, params: unknown, body: unknown)
 // token, which must not sit readable in the database for a day.
 export function idempotency(deps: { store: Store; clock: Clock; sealKey: Buffer }): Idempotency {
   const { store, clock, sealKey } = deps;
-  // In flight on this process; the stored row covers completed requests.
-  const inFlight = new Set<string>();
   const conflict = (message: string) => new AppError('idempotency_conflict', message, { param: 'Idempotency-Key' });
+  /** The key's row while the request that took it (this `hash`) is in progress. */
+  const inFlightClaim = (ws: string, key: string, hash: string) => (eb: ExpressionBuilder<Database, 'idempotency_keys'>) => eb.and([
+    eb('workspace_id', '=', ws), eb('idem_key', '=', key), eb('status', '=', IN_FLIGHT), eb('request_hash', '=', hash),
+  ]);
 
   return {
     async begin(ws, key, operationId, hash) {
-      const slot = `${ws}\n${key}`;
-      if (inFlight.has(slot)) throw conflict('A request with this Idempotency-Key is still being processed.');
+      const now = clock.now();
+      const claim = { operation_id: operationId, request_hash: hash, status: IN_FLIGHT, response_body: '', created_at: now, expires_at: now + IN_FLIGHT_TTL_MS };
+      // Taken when no row holds the key, or only an expired one.
+      const taken = await store.write((tx) => tx.insertInto('idempotency_keys').values({ workspace_id: ws, idem_key: key, ...claim })
+        .onConflict((oc) => oc.columns(['workspace_id', 'idem_key']).doUpdateSet(claim).where('idempotency_keys.expires_at', '<=', now))
+        .returning('idem_key').executeTakeFirst());
+      if (taken) return undefined;
       const row = await store.db.selectFrom('idempotency_keys').selectAll()
-        .where('workspace_id', '=', ws).where('idem_key', '=', key).where('expires_at', '>', clock.now())
-        .executeTakeFirst();
-      if (row) {
-        if (row.operation_id !== operationId || row.request_hash !== hash) {
-          throw conflict('This Idempotency-Key was already used with a different request.');
-        }
-        const text = unseal(row.response_body, sealKey).toString('utf8');
-        return { status: row.status, body: text === '' ? undefined : JSON.parse(text) };
+        .where('workspace_id', '=', ws).where('idem_key', '=', key).executeTakeFirst();
+      // No row: the request holding the key failed a moment ago and gave it up; a retry will run.
+      if (!row || row.status === IN_FLIGHT) throw conflict('A request with this Idempotency-Key is still being processed.');
+      if (row.operation_id !== operationId || row.request_hash !== hash) {
+        throw conflict('This Idempotency-Key was already used with a different request.');
       }
-      if (inFlight.has(slot)) throw conflict('A request with this Idempotency-Key is still being processed.');
-      inFlight.add(slot);
-      return undefined;
+      const text = unseal(row.response_body, sealKey).toString('utf8');
+      return { status: row.status, body: text === '' ? undefined : JSON.parse(text) };
     },
 
     async finish(ws, key, operationId, hash, response) {
-      const slot = `${ws}\n${key}`;
-      try {
-        // Server errors are not kept, so the client's retry can still succeed.
-        if (!response || response.status >= 500) return;
-        const now = clock.now();
-        const values = {
-          workspace_id: ws, idem_key: key, operation_id: operationId, request_hash: hash, status: response.status,
-          response_body: seal(response.body === undefined ? '' : JSON.stringify(response.body), sealKey), created_at: now,
-          expires_at: now + IDEMPOTENCY_TTL_MS,
-        };
-        await store.write((tx) => tx.insertInto('idempotency_keys').values(values)
-          .onConflict((oc) => oc.columns(['workspace_id', 'idem_key']).doUpdateSet({
-            operation_id: values.operation_id, request_hash: values.request_hash, status: values.status,
-            response_body: values.response_body, created_at: values.created_at, expires_at: values.expires_at,
-          }))
-          .execute());
-      } finally {
-        inFlight.delete(slot);
+      // Server errors are not kept, so the client's retry can still succeed.
+      if (!response || response.status >= 500) {
+        await store.write((tx) => tx.deleteFrom('idempotency_keys').where(inFlightClaim(ws, key, hash)).execute());
+        return;
       }
+      const now = clock.now();
+      await store.write((tx) => tx.updateTable('idempotency_keys').set({
+        operation_id: operationId, status: response.status,
+        response_body: seal(response.body === undefined ? '' : JSON.stringify(response.body), sealKey),
+        created_at: now, expires_at: now + IDEMPOTENCY_TTL_MS,
+      }).where(inFlightClaim(ws, key, hash)).execute());
     },
 
     async purgeExpired() {

@@ -68,14 +68,16 @@ export function suppressionsService(deps: { store: Store; clock: Clock }): Suppr
     async create(ws, raw) {
       const email = normaliseAddress(raw);
       if (!isValidAddress(email)) throw new AppError('validation_error', `'${raw}' is not a valid email address.`, { param: 'email' });
+      const alreadySuppressed = (existing: Suppression) => new AppError('already_exists', `${email} is already suppressed (reason: ${existing.reason}).`, {
+        param: 'email', details: { suppression_id: existing.id },
+      });
       return store.write(async (tx) => {
         const existing = await findSuppressionByEmail(tx, ws, email);
-        if (existing) {
-          throw new AppError('already_exists', `${email} is already suppressed (reason: ${existing.reason}).`, {
-            param: 'email', details: { suppression_id: existing.id },
-          });
+        if (existing) throw alreadySuppressed(existing);
+        // Another node may add the address meanwhile: the insert that finds its row in place says so.
+        if (!(await insertSuppression(tx, { id: newId('sup', clock.now()), workspace_id: ws, email, reason: 'manual', created_at: clock.now() }))) {
+          throw alreadySuppressed((await findSuppressionByEmail(tx, ws, email))!);
         }
-        await addInTx(tx, ws, email, 'manual');
         return (await findSuppressionByEmail(tx, ws, email))!;
       });
     },
@@ -86,8 +88,8 @@ export function suppressionsService(deps: { store: Store; clock: Clock }): Suppr
         const found = idOrEmail.includes('@')
           ? await findSuppressionByEmail(tx, ws, normaliseAddress(idOrEmail))
           : await findSuppressionById(tx, ws, idOrEmail);
-        if (!found) throw new AppError('not_found', `No suppression '${idOrEmail}' in this workspace.`);
-        await deleteSuppression(tx, ws, found.id);
+        // Removed by another request meanwhile: not there to remove.
+        if (!found || !(await deleteSuppression(tx, ws, found.id))) throw new AppError('not_found', `No suppression '${idOrEmail}' in this workspace.`);
       });
     },
   };

@@ -16,8 +16,20 @@ export const toTag = (r: Selectable<TagsTable>): Tag => ({ id: r.id, object: 'ta
 // Well below the bound-parameter limits of SQLite (32766) and PostgreSQL (65535).
 const IN_CHUNK = 500;
 
-export async function insertTags(tx: Tx, rows: Omit<Selectable<TagsTable>, 'pos'>[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += IN_CHUNK) await tx.insertInto('tags').values(rows.slice(i, i + IN_CHUNK)).execute();
+/**
+ * Inserts the tags whose name the workspace has no tag for; returns the names
+ * (lower-cased) it inserted. Rows go in name order: two transactions adding
+ * some of the same names wait for each other's in one order.
+ */
+export async function insertTags(tx: Tx, rows: Omit<Selectable<TagsTable>, 'pos'>[]): Promise<Set<string>> {
+  const sorted = [...rows].sort((a, b) => (a.name_key < b.name_key ? -1 : a.name_key > b.name_key ? 1 : 0));
+  const inserted = new Set<string>();
+  for (let i = 0; i < sorted.length; i += IN_CHUNK) {
+    const added = await tx.insertInto('tags').values(sorted.slice(i, i + IN_CHUNK))
+      .onConflict((oc) => oc.columns(['workspace_id', 'name_key']).doNothing()).returning('name_key').execute();
+    for (const r of added) inserted.add(r.name_key);
+  }
+  return inserted;
 }
 
 export async function findTag(db: Db | Tx, ws: string, id: string): Promise<Tag | undefined> {

@@ -40,14 +40,15 @@ export function tagsService(deps: { store: Store; clock: Clock }): TagsService {
     async create(ws, raw) {
       const name = cleanTagName(raw);
       if (!name) throw new AppError('validation_error', `A tag name is 1 to ${MAX_TAG_NAME_LENGTH} characters, not blank.`, { param: 'name' });
+      const alreadyExists = (existing: Tag) =>
+        new AppError('already_exists', `A tag named '${existing.name}' already exists.`, { param: 'name', details: { tag_id: existing.id } });
       return store.write(async (tx) => {
         const existing = (await findTagsByKeys(tx, ws, [tagKey(name)])).get(tagKey(name));
-        if (existing) {
-          throw new AppError('already_exists', `A tag named '${existing.name}' already exists.`, { param: 'name', details: { tag_id: existing.id } });
-        }
+        if (existing) throw alreadyExists(existing);
         const now = clock.now();
         const row = { id: newId('tag', now), workspace_id: ws, name, name_key: tagKey(name), created_at: now };
-        await insertTags(tx, [row]);
+        // Another request (on another node) may have made it meanwhile.
+        if ((await insertTags(tx, [row])).size === 0) throw alreadyExists((await findTagsByKeys(tx, ws, [row.name_key])).get(row.name_key)!);
         return (await findTag(tx, ws, row.id))!;
       });
     },
@@ -69,8 +70,11 @@ export function tagsService(deps: { store: Store; clock: Clock }): TagsService {
       const now = clock.now();
       const missing = [...byKey].filter(([key]) => !found.has(key))
         .map(([key, name]) => ({ id: newId('tag', now), workspace_id: ws, name, name_key: key, created_at: now }));
-      await insertTags(tx, missing);
-      for (const r of missing) found.set(r.name_key, { id: r.id, object: 'tag', name: r.name, created_at: toIso(now) });
+      const inserted = await insertTags(tx, missing);
+      for (const r of missing) if (inserted.has(r.name_key)) found.set(r.name_key, { id: r.id, object: 'tag', name: r.name, created_at: toIso(now) });
+      // Made by another request (on another node) since the read: theirs are the tags.
+      const raced = missing.filter((r) => !inserted.has(r.name_key)).map((r) => r.name_key);
+      for (const [key, tag] of await findTagsByKeys(tx, ws, raced)) found.set(key, tag);
       return found;
     },
   };

@@ -9,7 +9,7 @@ import {
 } from './template-engine.js';
 import { bindValues, checkDeclarations, undeclaredUses, type DeclarationInput, type Problem, type VariableDeclaration } from './variables.js';
 import {
-  aliasOwner, deleteTemplate, findTemplateHead, findVersion, findVersionRow, getTemplate, insertTemplate, insertVersion,
+  aliasOwner, deleteTemplate, findTemplateHead, findTemplateHeadForUpdate, findVersion, findVersionRow, getTemplate, insertTemplate, insertVersion,
   listTemplates, listVersions, markPublished, updateTemplate,
   type Template, type TemplateHead, type TemplateSummary, type TemplateVersion, type TemplateVersionSummary, type VersionRow,
 } from './templates.repo.js';
@@ -217,9 +217,18 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
   const cache = new CompiledCache<Prepared>(CACHE_ENTRIES, CACHE_SOURCE_CHARS);
   const compiling = new Map<string, Promise<Prepared | undefined>>();
 
+  const noTemplate = (ref: string) => new AppError('not_found', `No template with id or alias '${ref}'.`);
+
   async function head(db: Store['db'] | Tx, ws: string, ref: string): Promise<TemplateHead> {
     const found = await findTemplateHead(db, ws, ref);
-    if (!found) throw new AppError('not_found', `No template with id or alias '${ref}'.`);
+    if (!found) throw noTemplate(ref);
+    return found;
+  }
+
+  /** The template, to change it: locked until the transaction ends, so two changes never start from the same version. */
+  async function headForUpdate(tx: Tx, ws: string, ref: string): Promise<TemplateHead> {
+    const found = await findTemplateHeadForUpdate(tx, ws, ref);
+    if (!found) throw noTemplate(ref);
     return found;
   }
 
@@ -322,7 +331,7 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
       const changesContent = ['subject', 'html', 'text', 'from', 'reply_to', 'variables'].some((k) => k in body);
       // One unit reads the latest version and writes the next, so two updates never take the same number.
       return store.write(async (tx) => {
-        const t = await head(tx, ws, ref);
+        const t = await headForUpdate(tx, ws, ref);
         const now = clock.now();
         let latestVersion = t.latestVersion;
         if (changesContent) {
@@ -356,7 +365,7 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
 
     async publish(ws, ref, version) {
       return store.write(async (tx) => {
-        const t = await head(tx, ws, ref);
+        const t = await headForUpdate(tx, ws, ref);
         const chosen = version ?? t.latestVersion;
         if (chosen > t.latestVersion) {
           throw new AppError('validation_error', `Template ${t.id} has versions 1 to ${t.latestVersion}; there is no version ${chosen}.`, { param: 'version' });
@@ -393,7 +402,7 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
 
     async remove(ws, ref) {
       await store.write(async (tx) => {
-        const t = await head(tx, ws, ref);
+        const t = await headForUpdate(tx, ws, ref);
         await deleteTemplate(tx, t.id);
       });
     },

@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
-import { claimLeases } from '../store/lease.js';
+import { claimLeases, lockedForUpdate } from '../store/lease.js';
 import type { Db, Tx } from '../store/db.js';
 import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhookDeliveryStatus, WebhooksTable } from './webhooks.tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
@@ -111,6 +111,11 @@ export async function findWebhookRow(db: Db | Tx, ws: string, id: string): Promi
   return db.selectFrom('webhooks').selectAll().where('workspace_id', '=', ws).where('id', '=', id).executeTakeFirst();
 }
 
+/** The endpoint, read to change it: its row stays locked until the transaction ends. */
+export async function findWebhookRowForUpdate(tx: Tx, ws: string, id: string): Promise<WebhookRow | undefined> {
+  return lockedForUpdate(tx, tx.selectFrom('webhooks').selectAll().where('workspace_id', '=', ws).where('id', '=', id)).executeTakeFirst();
+}
+
 export async function findWebhook(db: Db | Tx, ws: string, id: string): Promise<Webhook | undefined> {
   const row = await findWebhookRow(db, ws, id);
   return row && toWebhook(row);
@@ -130,6 +135,18 @@ export type WebhookChanges = Partial<Pick<WebhookRow,
 
 export async function updateWebhook(tx: Tx, ws: string, id: string, changes: WebhookChanges, now: number): Promise<Webhook | undefined> {
   await tx.updateTable('webhooks').set({ ...changes, updated_at: now }).where('workspace_id', '=', ws).where('id', '=', id).execute();
+  return findWebhook(tx, ws, id);
+}
+
+/**
+ * Gives the endpoint a new signing secret; the one it had becomes the
+ * previous secret until `previousUntil`. One statement: of two rotations at
+ * once, the second keeps the first's secret as the previous one.
+ */
+export async function rotateWebhookSecret(tx: Tx, ws: string, id: string, sealedSecret: string, previousUntil: number, now: number): Promise<Webhook | undefined> {
+  await tx.updateTable('webhooks')
+    .set((eb) => ({ previous_secret: eb.ref('secret'), secret: sealedSecret, previous_secret_until: previousUntil, updated_at: now }))
+    .where('workspace_id', '=', ws).where('id', '=', id).execute();
   return findWebhook(tx, ws, id);
 }
 

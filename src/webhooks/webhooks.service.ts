@@ -9,8 +9,8 @@ import type { Dispatcher } from './dispatcher.js';
 import { newSecret } from './signature.js';
 import { checkWebhookUrl } from './url-policy.js';
 import {
-  deleteWebhook, disableWebhook, findDelivery, findDeliveryRow, findWebhook, findWebhookRow, insertDeliveries, insertWebhook,
-  listDeliveries, listWebhooks, purgeFinishedDeliveries, updateWebhook,
+  deleteWebhook, disableWebhook, findDelivery, findDeliveryRow, findWebhook, findWebhookRowForUpdate, insertDeliveries, insertWebhook,
+  listDeliveries, listWebhooks, purgeFinishedDeliveries, rotateWebhookSecret, updateWebhook,
   type Webhook, type WebhookChanges, type WebhookDelivery,
 } from './webhooks.repo.js';
 import type { RequestBody } from '../contract/operations.js';
@@ -79,7 +79,7 @@ export function webhooksService(deps: { store: Store; clock: Clock; sealKey: Buf
       const url = changes.url === undefined ? undefined : checkedUrl(changes.url);
       const now = clock.now();
       return store.write(async (tx) => {
-        const row = await findWebhookRow(tx, ws, id);
+        const row = await findWebhookRowForUpdate(tx, ws, id);
         if (!row) throw notFound('webhook', id);
         const set: WebhookChanges = {
           ...(url !== undefined && { url }),
@@ -101,13 +101,8 @@ export function webhooksService(deps: { store: Store; clock: Clock; sealKey: Buf
     async rotateSecret(ws, id) {
       const secret = newSecret();
       const now = clock.now();
-      const hook = await store.write(async (tx) => {
-        const row = await findWebhookRow(tx, ws, id);
-        if (!row) throw notFound('webhook', id);
-        return (await updateWebhook(tx, ws, id, {
-          secret: seal(secret, sealKey), previous_secret: row.secret, previous_secret_until: now + ROTATION_OVERLAP_MS,
-        }, now))!;
-      });
+      const hook = await store.write((tx) => rotateWebhookSecret(tx, ws, id, seal(secret, sealKey), now + ROTATION_OVERLAP_MS, now));
+      if (!hook) throw notFound('webhook', id);
       return { ...hook, secret };
     },
 
@@ -136,7 +131,8 @@ export function webhooksService(deps: { store: Store; clock: Clock; sealKey: Buf
       const now = clock.now();
       const newDeliveryId = newId('whd', now);
       await store.write(async (tx) => {
-        const hook = await findWebhookRow(tx, ws, id);
+        // Locked: a disabling under way (which fails the pending deliveries) is waited for, not slipped past.
+        const hook = await findWebhookRowForUpdate(tx, ws, id);
         if (!hook) throw notFound('webhook', id);
         const original = await findDeliveryRow(tx, ws, id, deliveryId);
         if (!original) throw notFound('webhook delivery', deliveryId);

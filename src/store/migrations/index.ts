@@ -23,6 +23,7 @@ import * as m0022 from './0022_follower_positions.js';
 import * as m0023 from './0023_store_settings.js';
 import * as m0024 from './0024_email_messages.js';
 import * as m0025 from './0025_rate_buckets.js';
+import * as m0026 from './0026_list_search_indexes.js';
 
 // Migrations are listed here rather than read from disk, so they run the same
 // from src/ under tsx and from dist/. Names sort in the order they apply.
@@ -51,4 +52,5 @@ export const migrations: Record<string, Migration> = {
   '0023_store_settings': m0023,
   '0024_email_messages': m0024,
   '0025_rate_buckets': m0025,
+  '0026_list_search_indexes': m0026,
 };

@@ -1,0 +1,137 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CompiledQuery, type KyselyPlugin, type QueryId, type RootOperationNode } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listContacts } from '../../../src/contacts/contacts.repo.js';
+import { listInbound } from '../../../src/inbound/inbound.repo.js';
+import { openStore, type Db, type Store } from '../../../src/store/db.js';
+import { listTemplates } from '../../../src/templates/templates.repo.js';
+import { createTestDatabase, onPostgres, type TestDatabase } from '../../helpers/database.js';
+
+// The partial-match filters of the inbound, templates and contacts lists: the
+// same rows on both stores, and on PostgreSQL each is read through its
+// pg_trgm index once the table is large enough for that to be the cheaper
+// plan (migration 0026). Emails and events have their own trigram indexes
+// on both stores (migrations 0003 and 0006).
+
+// Enough rows that the planner prefers the index to a sequential scan: with
+// rows as narrow as these, it still scans at 12,000.
+const ROWS = 20_000;
+const NOW = Date.UTC(2026, 0, 1);
+
+/** A mailbox that looks like the ones people search for a piece of. */
+const mailbox = (i: number) => `${createHash('sha256').update(String(i)).digest('hex').slice(0, 12)}@host${i % 97}.example.test`;
+const workspaceOf = (i: number) => (i % 2 === 0 ? 'ws_a' : 'ws_b');
+
+// A few rows of each table hold a needle with LIKE's wildcards in it, and
+// one holds what the needle would match if `_` were a wildcard.
+const PLANTED: Record<number, string> = {
+  10: 'mar_tin@planted.test', 11: 'mar_tin@planted.test', 4_002: 'Mar_Tin%x@planted.test', 15_000: 'old.mar_tin@planted.test', 19_998: 'martin@planted.test',
+};
+const addressOf = (i: number) => PLANTED[i] ?? mailbox(i);
+
+let dir: string;
+let database: TestDatabase | undefined;
+let store: Store;
+
+async function inChunks<T>(make: (i: number) => T, insert: (rows: T[]) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < ROWS; i += 500) await insert(Array.from({ length: Math.min(500, ROWS - i) }, (_, k) => make(i + k)));
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'mailroom-search-'));
+  database = onPostgres ? await createTestDatabase() : undefined;
+  store = openStore(database?.url ?? `sqlite:${join(dir, 'db.sqlite')}`);
+  await store.migrate();
+  const db = store.db;
+  await inChunks((i) => ({
+    id: `inb_${i}`, workspace_id: workspaceOf(i), domain_id: 'dom_1', kind: 'message' as const, status: 'ready' as const,
+    mail_from: addressOf(i), rcpt_to: JSON.stringify([mailbox(i + 1)]), remote_ip: '192.0.2.1', helo: 'mx.example.test', tls: 1,
+    size: 1_000, locked_until: 0, attempts: 1, received_at: NOW + i, search_to: mailbox(i + 1), search_from: addressOf(i).toLowerCase(),
+  }), (rows) => db.insertInto('inbound_messages').values(rows).execute());
+  // Templates are named after a mailbox here, to search them with the same needles.
+  await inChunks((i) => ({
+    id: `tpl_${i}`, workspace_id: workspaceOf(i), name: `Welcome ${addressOf(i)}`, search_name: `welcome ${addressOf(i)}`.toLowerCase(),
+    alias: null, latest_version: 1, published_version: null, created_at: NOW + i, updated_at: NOW + i,
+  }), (rows) => db.insertInto('templates').values(rows).execute());
+  await inChunks((i) => ({
+    template_id: `tpl_${i}`, version: 1, workspace_id: workspaceOf(i), subject: 'Welcome', variables: '[]', created_at: NOW + i,
+  }), (rows) => db.insertInto('template_versions').values(rows).execute());
+  await inChunks((i) => ({
+    id: `con_${i}`, workspace_id: workspaceOf(i), email: addressOf(i).toLowerCase(), name: null, status: 'subscribed' as const,
+    engagement_tier: 'no_data' as const, created_at: NOW + i, updated_at: NOW + i,
+  }), (rows) => db.insertInto('contacts').values(rows).execute());
+  if (onPostgres) await store.db.executeQuery(CompiledQuery.raw('ANALYZE'));
+}, 120_000);
+
+afterAll(async () => {
+  await store?.close();
+  await database?.drop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** What `run` returned, and PostgreSQL's plan of each statement it ran. */
+async function withPlans<T>(run: (db: Db) => Promise<T>): Promise<{ result: T; plans: string[] }> {
+  const ran: Array<{ node: RootOperationNode; queryId: QueryId }> = [];
+  const recorder: KyselyPlugin = {
+    transformQuery: (args) => { ran.push(args); return args.node; },
+    transformResult: async ({ result }) => result,
+  };
+  const result = await run(store.db.withPlugin(recorder));
+  const plans: string[] = [];
+  if (onPostgres) {
+    for (const { node, queryId } of ran) {
+      const query = store.db.getExecutor().compileQuery(node, queryId);
+      const { rows } = await store.db.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`EXPLAIN ${query.sql}`, [...query.parameters]));
+      plans.push(rows.map((r) => r['QUERY PLAN']).join('\n'));
+    }
+  }
+  return { result, plans };
+}
+
+const page = { limit: 50, cursor: (pos: number) => String(pos) };
+
+/** Indexes of the rows of ws_a whose text contains `needle` (case-insensitive), newest first. */
+function expected(text: (i: number) => string, needle: string): number[] {
+  const out: number[] = [];
+  for (let i = ROWS - 1; i >= 0; i--) if (workspaceOf(i) === 'ws_a' && text(i).toLowerCase().includes(needle.toLowerCase())) out.push(i);
+  return out;
+}
+
+const ofIds = (ids: string[]) => ids.map((id) => Number(id.split('_')[1]));
+
+// A piece of one mailbox (found in no other), and the planted needle with its wildcards.
+const searches = [
+  { needle: mailbox(1_234).slice(3, 10), expectMatches: 1 },
+  { needle: 'AR_TIN', expectMatches: 3 },
+];
+
+describe.each(searches)('a search for "$needle"', ({ needle, expectMatches }) => {
+  it('lists inbound messages by recipient and by sender through their trigram indexes', async () => {
+    const byTo = await withPlans((db) => listInbound(db, 'ws_a', { to: needle }, page));
+    expect(ofIds(byTo.result.data.map((m) => m.id))).toEqual(expected((i) => mailbox(i + 1), needle));
+    const byFrom = await withPlans((db) => listInbound(db, 'ws_a', { from: needle }, page));
+    expect(ofIds(byFrom.result.data.map((m) => m.id))).toEqual(expected(addressOf, needle));
+    expect(byFrom.result.data).toHaveLength(expectMatches);
+    if (onPostgres) {
+      expect(byTo.plans.join('\n')).toContain('Bitmap Index Scan on inbound_messages_search_to_trgm');
+      expect(byFrom.plans.join('\n')).toContain('Bitmap Index Scan on inbound_messages_search_from_trgm');
+    }
+  });
+
+  it('lists templates by name through its trigram index', async () => {
+    const { result, plans } = await withPlans((db) => listTemplates(db, 'ws_a', { name: needle }, page));
+    expect(ofIds(result.data.map((t) => t.id))).toEqual(expected((i) => `Welcome ${addressOf(i)}`, needle));
+    expect(result.data).toHaveLength(expectMatches);
+    if (onPostgres) expect(plans.join('\n')).toContain('Bitmap Index Scan on templates_search_name_trgm');
+  });
+
+  it('lists contacts by address through its trigram index', async () => {
+    const { result, plans } = await withPlans((db) => listContacts(db, 'ws_a', { email: needle }, page));
+    expect(ofIds(result.data.map((c) => c.id))).toEqual(expected(addressOf, needle));
+    expect(result.data).toHaveLength(expectMatches);
+    if (onPostgres) expect(plans.join('\n')).toContain('Bitmap Index Scan on contacts_email_trgm');
+  });
+});
