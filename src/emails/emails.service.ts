@@ -249,7 +249,12 @@ export function emailsService(deps: EmailsDeps): EmailsService {
     return email;
   }
 
-  /** Test keys never reach a real recipient, so they do not use up the workspace's quota. */
+  /**
+   * Test keys never reach a real recipient, so they do not use up the
+   * workspace's quota. Taken last in a send's transaction: the usage rows are
+   * the workspace's one hot spot, locked from the take to the commit, and on
+   * PostgreSQL every send of the workspace on every node waits for that lock.
+   */
   const consumeQuota = (tx: Tx, sender: Sender, count: number, now: number) =>
     sender.mode === 'live' ? consumeSendQuota(tx, sender.workspaceId, deps.plan(sender.plan), count, now) : Promise.resolve();
 
@@ -260,8 +265,9 @@ export function emailsService(deps: EmailsDeps): EmailsService {
     const suppressed = await suppressions.check(sender.workspaceId, draft.recipients.map((r) => addressKey(r.email)));
     const prepared = prepare(sender, draft, domain, parts, suppressed, resentFrom, now);
     return store.write(async (tx) => {
+      const email = await insert(tx, prepared);
       await consumeQuota(tx, sender, 1, now);
-      return insert(tx, prepared);
+      return email;
     });
   }
 
@@ -360,8 +366,8 @@ export function emailsService(deps: EmailsDeps): EmailsService {
         const prepared = ready.map((r) => prepare(sender, r.draft, r.domain, r.parts, suppressed, null, now));
         // One transaction for the batch: the quota is taken for all of it or none.
         await store.write(async (tx) => {
-          await consumeQuota(tx, sender, prepared.length, now);
           for (const p of prepared) await insert(tx, p);
+          await consumeQuota(tx, sender, prepared.length, now);
         });
         ready.forEach((r, i) => (results[r.index].id = prepared[i].email.id));
       }
@@ -388,8 +394,8 @@ export function emailsService(deps: EmailsDeps): EmailsService {
       const suppressed = await suppressions.check(sender.workspaceId, ready.map((r) => addressKey(r.draft.recipients[0].email)));
       const prepared = ready.map((r) => prepare(sender, r.draft, r.domain, [], suppressed, null, now, { id: broadcastId, contactId: r.contactId }));
       await store.write(async (tx) => {
-        await consumeQuota(tx, sender, prepared.length, now);
         for (const p of prepared) await insert(tx, p);
+        await consumeQuota(tx, sender, prepared.length, now);
         await progress(tx, prepared.length);
       });
       return { made: prepared.length, refused };

@@ -6,7 +6,7 @@ import type { Plan } from '../config.js';
 // send_usage under the periods 'd:YYYY-MM-DD' and 'm:YYYY-MM'. Called in the
 // transaction that inserts the emails, so a rolled-back send is not counted
 // and two concurrent sends cannot both take the last unit (the upsert locks
-// the rows it touches).
+// the rows it touches until the commit: callers take it last).
 
 const DAY_MS = 86_400_000;
 

@@ -21,14 +21,15 @@ export function sharedRateLimiter(store: Store, clock: Clock): RateLimiter {
       const elapsed = sql`(CASE WHEN ${now} > rate_buckets.updated_at THEN ${now} - rate_buckets.updated_at ELSE 0 END)`;
       const grown = sql`(rate_buckets.tokens + ${elapsed} * CAST(${b.rate} AS double precision) / 1000.0)`;
       const refilled = sql`(CASE WHEN ${grown} > ${b.burst} THEN CAST(${b.burst} AS double precision) ELSE ${grown} END)`;
-      const row = await store.db.insertInto('rate_buckets')
+      // Not durable: a take lost in a crash does no harm, and the row is every request's of the workspace.
+      const row = await store.write((tx) => tx.insertInto('rate_buckets')
         .values({ bucket: b.key, tokens: fits ? b.burst - cost : b.burst, updated_at: now, allowed: fits ? 1 : 0 })
         .onConflict((oc) => oc.column('bucket').doUpdateSet({
           tokens: sql`CASE WHEN ${refilled} >= ${cost} THEN ${refilled} - ${cost} ELSE ${refilled} END`,
           allowed: sql`CASE WHEN ${refilled} >= ${cost} THEN 1 ELSE 0 END`,
           updated_at: sql`CASE WHEN ${now} > rate_buckets.updated_at THEN ${now} ELSE rate_buckets.updated_at END`,
         }))
-        .returning(['tokens', 'allowed']).executeTakeFirstOrThrow();
+        .returning(['tokens', 'allowed']).executeTakeFirstOrThrow(), { durable: false });
       return rateDecision(b, Number(row.tokens), Number(row.allowed) === 1, cost);
     },
   };

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { useTempStore } from '../../helpers/store.js';
-import { onPostgres } from '../../helpers/database.js';
+import { createTestDatabase, onPostgres } from '../../helpers/database.js';
 import { AppError } from '../../../src/core/errors.js';
 import { beforeCommit, insertRows, openStore, runShaped, type Tx } from '../../../src/store/db.js';
 
@@ -118,6 +119,44 @@ describe('durability', () => {
     await failing.migrate();
     await expect(failing.write((tx) => addUsage(tx, 'ws_a', 'p', 1))).rejects.toThrow(/EIO/);
     await failing.close();
+  });
+});
+
+describe('writes that need not wait for the disk', () => {
+  it.runIf(onPostgres)('commit on PostgreSQL without waiting for the WAL flush; every other write waits for it', async () => {
+    // The test cluster runs without synchronous commits; this database is given them, as a real server has them.
+    const database = await createTestDatabase();
+    const setup = openStore(database.url);
+    const name = (await sql<{ name: string }>`SELECT current_database() AS name`.execute(setup.db)).rows[0].name;
+    await sql`ALTER DATABASE ${sql.id(name)} SET synchronous_commit = on`.execute(setup.db);
+    await setup.close();
+    const store = openStore(database.url);
+    try {
+      await store.migrate();
+      const setting = async (tx: Tx) => (await sql<{ synchronous_commit: string }>`SHOW synchronous_commit`.execute(tx)).rows[0].synchronous_commit;
+      expect(await store.write(async (tx) => { await addUsage(tx, 'ws_n', 'p', 1); return setting(tx); }, { durable: false })).toBe('off');
+      // SET LOCAL ends with its transaction: the connection goes back to the pool as it was.
+      expect(await Promise.all(Array.from({ length: 12 }, () => store.write(setting)))).toEqual(Array(12).fill('on'));
+      expect((await store.db.selectFrom('send_usage').select('count').where('workspace_id', '=', 'ws_n').execute()).map((r) => Number(r.count))).toEqual([1]);
+    } finally {
+      await store.close();
+      await database.drop();
+    }
+  });
+
+  it.skipIf(onPostgres)('are written by SQLite as any other write: resolved after the sync of their commit', async () => {
+    const held: Array<() => void> = [];
+    const heldStore = openStore(`sqlite:${join(temp.dir, 'lossy.sqlite')}`, { syncFile: (fd, done) => void held.push(() => done(null)) });
+    await heldStore.migrate();
+    let settled = false;
+    const write = heldStore.write((tx) => addUsage(tx, 'ws_l', 'p', 1), { durable: false }).then(() => { settled = true; });
+    for (let i = 0; i < 20 && held.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(held).toHaveLength(1);
+    expect(settled).toBe(false);
+    held.shift()!();
+    await write;
+    expect(settled).toBe(true);
+    await heldStore.close();
   });
 });
 
