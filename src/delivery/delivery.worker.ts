@@ -196,6 +196,17 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const inFlight = new Map<string, Promise<void>>();
   /** Of those, the rows whose attempt is under way: the slots `concurrency` counts. */
   let attempting = 0;
+  // Claiming and starting run one at a time in this process (the loop and a
+  // drain() may both claim), so a drain never looks between a claim and the
+  // start of its deliveries, when the claimed rows are neither due nor in
+  // flight (on PostgreSQL a claim under way locks them, and a claim beside it
+  // passes over them).
+  let turn: Promise<unknown> = Promise.resolve();
+  const exclusive = <T>(work: () => Promise<T>): Promise<T> => {
+    const result = turn.then(work);
+    turn = result.catch(() => undefined);
+    return result;
+  };
   const unrecordedRoom = () => concurrency * MAX_UNRECORDED_SHARE - inFlight.size;
   const freeSlots = () => Math.min(concurrency - attempting, unrecordedRoom());
 
@@ -430,9 +441,12 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     wakesDuringRound: 'dropped',
     onError: (err) => logger.error({ err }, 'could not claim delivery work'),
     async round() {
-      const free = freeSlots();
-      const claimed = free > 0 ? await claim(free) : [];
-      start(claimed);
+      const { free, claimed } = await exclusive(async () => {
+        const slots = freeSlots();
+        const items = slots > 0 ? await claim(slots) : [];
+        start(items);
+        return { free: slots, claimed: items };
+      });
       if (claimed.length > 0 && claimed.length === free) return 0;
       if (free === 0) return undefined;
       // Sleep until a delivery finishes, the next row falls due, or idleMs (rows queued meanwhile are seen then).
@@ -470,8 +484,11 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     },
 
     async runOnce() {
-      const items = await claim(concurrency);
-      start(items);
+      const items = await exclusive(async () => {
+        const claimed = await claim(concurrency);
+        start(claimed);
+        return claimed;
+      });
       await Promise.allSettled(items.map((i) => inFlight.get(i.id)));
       return items.length;
     },

@@ -71,7 +71,8 @@ describe('the Queue view in Chromium', () => {
     expect((await t.api.get('/v1/queue')).body.data[0]).toMatchObject({ domain: 'slow.test', held: true });
     if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/queue-domain-held.png`, fullPage: true });
     await page.getByRole('button', { name: 'Release' }).click();
-    await note('is released');
+    // Not 'is released' alone: the note of the hold ends "until it is released."
+    await note('is released and goes out');
     expect((await t.api.get('/v1/queue')).body.data[0]).toMatchObject({ held: false });
   });
 

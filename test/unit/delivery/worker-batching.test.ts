@@ -95,3 +95,44 @@ describe('the delivery worker loop', () => {
     if (!onPostgres) expect(seen.handOffs.some((h) => seen.records.includes(h.tx))).toBe(true);
   });
 });
+
+describe('draining the delivery worker', () => {
+  it('waits for a claim the loop has under way, until its row is delivered and recorded', async () => {
+    await temp.store.write((tx) => enqueue(tx, { workspaceId: 'ws_1', emailId: 'em_0', domains: ['rcpt.example'], dueAt: 0, lifetimeMs: 60_000, now: 0 }));
+    // The loop's claim is held in its hand-off: its row is leased (on
+    // PostgreSQL, locked) but not yet in flight when the drain starts.
+    let handingOff!: () => void;
+    const inHandOff = new Promise<void>((resolve) => { handingOff = resolve; });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => { release = resolve; });
+    const recorded: string[] = [];
+    const emails: OutboundEmails = {
+      async handOff() {
+        handingOff();
+        await released;
+      },
+      async load(items) { return new Map(items.map((item) => [item.id, job(item)])); },
+      async record(_tx, done) { recorded.push(...done.map((r) => r.item.emailId)); },
+    };
+    const worker = createDeliveryWorker({
+      store: temp.store, clock: systemClock, logger: pino({ level: 'silent' }), emails, sinkOnly: false, idleMs: 20,
+      signer: {} as DkimSigner,
+      async transport(d) {
+        return d.recipients.map((recipient) => ({ recipient, status: 'delivered' as const, smtp_code: 250, response: '250 ok', mx_host: 'mx' }));
+      },
+    });
+    const stop = new AbortController();
+    const running = worker.run(stop.signal);
+    try {
+      await inHandOff;
+      const drained = worker.drain();
+      setTimeout(release, 50);
+      await drained;
+      expect(recorded).toEqual(['em_0']);
+    } finally {
+      release();
+      stop.abort();
+      await running;
+    }
+  });
+});
