@@ -52,10 +52,12 @@ export function idempotency(deps: { store: Store; clock: Clock; sealKey: Buffer 
     async begin(ws, key, operationId, hash) {
       const now = clock.now();
       const claim = { operation_id: operationId, request_hash: hash, status: IN_FLIGHT, response_body: '', created_at: now, expires_at: now + IN_FLIGHT_TTL_MS };
-      // Taken when no row holds the key, or only an expired one.
+      // Taken when no row holds the key, or only an expired one. The take need
+      // not wait for the disk: what the request writes commits after it, so a
+      // crash that loses the take lost the request's writes too.
       const taken = await store.write((tx) => tx.insertInto('idempotency_keys').values({ workspace_id: ws, idem_key: key, ...claim })
         .onConflict((oc) => oc.columns(['workspace_id', 'idem_key']).doUpdateSet(claim).where('idempotency_keys.expires_at', '<=', now))
-        .returning('idem_key').executeTakeFirst());
+        .returning('idem_key').executeTakeFirst(), { durable: false });
       if (taken) return undefined;
       const row = await store.db.selectFrom('idempotency_keys').selectAll()
         .where('workspace_id', '=', ws).where('idem_key', '=', key).executeTakeFirst();
