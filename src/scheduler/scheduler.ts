@@ -66,10 +66,13 @@ export function createScheduler(deps: { store: Store; clock: Clock; logger: Logg
       logger.error({ err, task: task.name }, 'scheduled task failed');
     }
     const end = clock.now();
-    await store.write((tx) => tx.updateTable('scheduled_tasks')
+    // A run that outlived its lease may find the task claimed by another process
+    // since: that run's lease and plan stand, this one's end is not recorded.
+    const recorded = await store.write((tx) => tx.updateTable('scheduled_tasks')
       .set({ next_run_at: end + task.everyMs, locked_until: 0, lease_owner: null, last_run_at: end, last_error: error })
-      .where('name', '=', task.name).execute());
-    claimableAt.set(task.name, end + task.everyMs);
+      .where('name', '=', task.name).where('lease_owner', '=', owner).executeTakeFirst());
+    if (recorded.numUpdatedRows > 0n) claimableAt.set(task.name, end + task.everyMs);
+    else logger.warn({ task: task.name }, 'scheduled task ran past its lease; another process holds it now');
   }
 
   const scheduler: Scheduler = {

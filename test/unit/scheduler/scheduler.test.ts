@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { useTempStore } from '../../helpers/store.js';
 import { ManualClock } from '../../../src/core/clock.js';
 import type { Store } from '../../../src/store/db.js';
@@ -73,6 +73,38 @@ describe('scheduler', () => {
     clock.advance(60_000);
     await second.tick();
     expect(ran).toEqual(['first', 'second']);
+  });
+
+  it('does not free a lease another process took while a run outlived its own', async () => {
+    const clock = new ManualClock(1_000_000);
+    const slow = createScheduler({ store: temp.store, clock, logger });
+    const other = createScheduler({ store: temp.store, clock, logger });
+    const ran: string[] = [];
+    const leaseOf = () => temp.store.db.selectFrom('scheduled_tasks').select(['lease_owner', 'locked_until']).where('name', '=', 'shared').executeTakeFirstOrThrow();
+    let finishSlowRun!: () => void;
+    let heldWhenSlowEnded: Awaited<ReturnType<typeof leaseOf>> | undefined;
+    slow.register({ name: 'shared', everyMs: 60_000, run: async () => {
+      ran.push('slow');
+      await new Promise<void>((resolve) => (finishSlowRun = resolve));
+    } });
+    other.register({ name: 'shared', everyMs: 60_000, run: async () => {
+      ran.push('other');
+      const before = await leaseOf();
+      finishSlowRun();
+      await slowTick; // the slow run ends while this one holds the task
+      heldWhenSlowEnded = await leaseOf();
+      expect(heldWhenSlowEnded).toEqual(before);
+    } });
+
+    const slowTick = slow.tick();
+    await vi.waitFor(() => expect(ran).toEqual(['slow']));
+    clock.advance(10 * 60_000 + 1); // past the slow run's lease
+    await other.tick();
+    expect(ran).toEqual(['slow', 'other']);
+    expect(heldWhenSlowEnded).toMatchObject({ lease_owner: expect.any(String), locked_until: clock.now() + 10 * 60_000 });
+    // The run that held the lease at its end planned the next one.
+    const row = await temp.store.db.selectFrom('scheduled_tasks').selectAll().where('name', '=', 'shared').executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ lease_owner: null, locked_until: 0, next_run_at: clock.now() + 60_000 });
   });
 
   it('frees at start the tasks a crashed process of this host held, and runs them when due', async () => {
