@@ -160,6 +160,24 @@ export function readAtOneMoment<T>(db: Db, work: (tx: Tx) => Promise<T>): Promis
   return (isPostgres(db as unknown as Kysely<unknown>) ? begin.setIsolationLevel('repeatable read') : begin).execute(work);
 }
 
+/** The codes a unique index answers a clashing write with, on PostgreSQL and on SQLite. */
+const UNIQUE_VIOLATIONS = new Set(['23505', 'SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY']);
+
+/**
+ * Runs a write that checks a unique name is free before it takes it. On
+ * PostgreSQL another node may commit the same name between the check and the
+ * write, which the unique index then refuses: the write runs once more, and
+ * its check now sees the other node's row and answers as it would have.
+ */
+export async function writeCheckingUnique<T>(store: Store, work: (tx: Tx) => Promise<T>): Promise<T> {
+  try {
+    return await store.write(work);
+  } catch (err) {
+    if (!UNIQUE_VIOLATIONS.has((err as { code?: string }).code ?? '')) throw err;
+    return store.write(work);
+  }
+}
+
 /** Whether `db` is the transaction of a store.write unit. */
 export const inWriteUnit = (db: Db | Tx): boolean => unitTxs.has(db as Tx);
 

@@ -1,7 +1,7 @@
 import { AppError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
-import type { Store, Tx } from '../store/db.js';
+import { writeCheckingUnique, type Store, type Tx } from '../store/db.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import { parseMailbox, type RenderedTemplate, type TemplatesPort } from '../emails/index.js';
 import {
@@ -313,7 +313,7 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
         subject: body.subject, html: body.html ?? null, text: body.text ?? null, from: body.from ?? null,
         replyTo: asList(body.reply_to), variables: [], variablesInput: body.variables ?? [],
       });
-      return store.write(async (tx) => {
+      return writeCheckingUnique(store, async (tx) => {
         if (alias !== null) await takeAlias(tx, ws, alias);
         return createWithFirstVersion(tx, ws, name, alias, content);
       });
@@ -330,7 +330,7 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
       const alias = body.alias === undefined || body.alias === null ? body.alias : checkAlias(body.alias);
       const changesContent = ['subject', 'html', 'text', 'from', 'reply_to', 'variables'].some((k) => k in body);
       // One unit reads the latest version and writes the next, so two updates never take the same number.
-      return store.write(async (tx) => {
+      return writeCheckingUnique(store, async (tx) => {
         const t = await headForUpdate(tx, ws, ref);
         const now = clock.now();
         let latestVersion = t.latestVersion;
@@ -391,7 +391,7 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
 
     async duplicate(ws, ref, body) {
       const alias = body.alias === undefined ? null : checkAlias(body.alias);
-      return store.write(async (tx) => {
+      return writeCheckingUnique(store, async (tx) => {
         const t = await head(tx, ws, ref);
         const name = checkName(body.name ?? `${t.name} (copy)`.slice(0, MAX_NAME_LENGTH));
         if (alias !== null) await takeAlias(tx, ws, alias);

@@ -2,6 +2,7 @@ import type { Db, Tx } from '../store/db.js';
 import type { WorkspacesTable } from './workspaces.tables.js';
 import type { Selectable } from 'kysely';
 import { toIso } from '../core/clock.js';
+import { lockedForUpdate } from '../store/lease.js';
 
 export interface Workspace {
   id: string;
@@ -18,10 +19,17 @@ export async function insertWorkspace(tx: Tx, row: { id: string; name: string; p
   return toWorkspace({ ...row, pos: 0 });
 }
 
+const byIdOrName = (db: Db | Tx, idOrName: string) => db.selectFrom('workspaces').selectAll()
+  .where((eb) => eb.or([eb('id', '=', idOrName), eb('name', '=', idOrName)]));
+
 export async function findWorkspace(db: Db | Tx, idOrName: string): Promise<Workspace | undefined> {
-  const row = await db.selectFrom('workspaces').selectAll()
-    .where((eb) => eb.or([eb('id', '=', idOrName), eb('name', '=', idOrName)]))
-    .executeTakeFirst();
+  const row = await byIdOrName(db, idOrName).executeTakeFirst();
+  return row && toWorkspace(row);
+}
+
+/** The workspace, locked until the transaction ends (on PostgreSQL; SQLite has one writer). */
+export async function findWorkspaceForUpdate(tx: Tx, idOrName: string): Promise<Workspace | undefined> {
+  const row = await lockedForUpdate(tx, byIdOrName(tx, idOrName)).executeTakeFirst();
   return row && toWorkspace(row);
 }
 

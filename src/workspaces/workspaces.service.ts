@@ -1,9 +1,9 @@
 import { AppError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
-import type { Store } from '../store/db.js';
+import { writeCheckingUnique, type Store } from '../store/db.js';
 import type { Plan } from '../config.js';
-import { findWorkspace, insertWorkspace, listWorkspaces, updateWorkspacePlan, type Workspace } from './workspaces.repo.js';
+import { findWorkspace, findWorkspaceForUpdate, insertWorkspace, listWorkspaces, updateWorkspacePlan, type Workspace } from './workspaces.repo.js';
 import { clearSendQuota } from './quota.js';
 
 export const DEFAULT_WORKSPACE_NAME = 'default';
@@ -28,7 +28,7 @@ export function workspacesService(deps: { store: Store; clock: Clock; plans: Rec
         throw new AppError('validation_error', 'A workspace name is 1-64 letters, digits, spaces, dots, dashes or underscores.', { param: 'name' });
       }
       if (!plans[plan]) throw new AppError('validation_error', `Unknown plan '${plan}' (known: ${Object.keys(plans).join(', ')}).`, { param: 'plan' });
-      return store.write(async (tx) => {
+      return writeCheckingUnique(store, async (tx) => {
         if (await findWorkspace(tx, trimmed)) throw new AppError('already_exists', `A workspace named '${trimmed}' already exists.`, { param: 'name' });
         return insertWorkspace(tx, { id: newId('ws'), name: trimmed, plan, created_at: clock.now() });
       });
@@ -37,7 +37,7 @@ export function workspacesService(deps: { store: Store; clock: Clock; plans: Rec
     async setPlan(idOrName, plan) {
       if (!plans[plan]) throw new AppError('validation_error', `Unknown plan '${plan}' (known: ${Object.keys(plans).join(', ')}).`, { param: 'plan' });
       return store.write(async (tx) => {
-        const ws = await findWorkspace(tx, idOrName);
+        const ws = await findWorkspaceForUpdate(tx, idOrName);
         if (!ws) throw new AppError('not_found', `No workspace '${idOrName}'.`);
         if (ws.plan === plan) throw new AppError('invalid_state', `Workspace '${ws.name}' is already on plan '${plan}'.`, { param: 'plan' });
         await updateWorkspacePlan(tx, ws.id, plan);

@@ -328,3 +328,34 @@ describe('a webhook changed through two nodes at once', () => {
     expect([row.secret, row.previous_secret!].map((s) => unseal(s, sealKey).toString('utf8'))).toEqual([secret, 'whsec_first-rotation']);
   });
 });
+
+describe('a name taken through two nodes at once', () => {
+  it('goes to one of two templates made with the same alias, the other told it is taken', async () => {
+    await using nodes = await openTwoNodes();
+    const ws = nodes.workspaceId;
+    const aliases = Array.from({ length: 10 }, (_, i) => `welcome-${i}`);
+    const made = await Promise.allSettled(aliases.flatMap((alias) => [nodes.a, nodes.b].map((node) =>
+      node.templates.create(ws, { name: 'Welcome', alias, subject: 'Hello', text: 'Hi.' }))));
+    expect(pairsOf(made)).toEqual(aliases.map(() => ['already_exists', 'ok']));
+    const renamed = await Promise.allSettled(aliases.flatMap((alias, i) => [nodes.a, nodes.b].map(async (node, n) => {
+      const { id } = await node.templates.create(ws, { name: `Other ${i}.${n}`, subject: 'Hello', text: 'Hi.' });
+      return node.templates.update(ws, id, { alias: `${alias}-again` });
+    })));
+    expect(pairsOf(renamed)).toEqual(aliases.map(() => ['already_exists', 'ok']));
+  });
+
+  it('makes one of two workspaces of the same name, the other told it exists', async () => {
+    await using nodes = await openTwoNodes();
+    const names = Array.from({ length: 10 }, (_, i) => `team-${i}`);
+    const made = await Promise.allSettled(names.flatMap((name) => [nodes.a.workspaces.create({ name }), nodes.b.workspaces.create({ name })]));
+    expect(pairsOf(made)).toEqual(names.map(() => ['already_exists', 'ok']));
+  });
+
+  it('moves a workspace to a plan once when two nodes are asked at once, the other told it is there', async () => {
+    await using nodes = await openTwoNodes();
+    const names = Array.from({ length: 5 }, (_, i) => `moving-${i}`);
+    for (const name of names) await nodes.a.workspaces.create({ name, plan: 'free' });
+    const moved = await Promise.allSettled(names.flatMap((name) => [nodes.a.workspaces.setPlan(name, 'pro'), nodes.b.workspaces.setPlan(name, 'pro')]));
+    expect(pairsOf(moved)).toEqual(names.map(() => ['invalid_state', 'ok']));
+  });
+});
