@@ -249,7 +249,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   async function sign(raw: Buffer, job: DeliveryJob): Promise<Buffer> {
     if (job.dkim.length === 0) return raw;
     // Every key signs the same message; receivers use the strongest they understand (RFC 8463 §4).
-    const headers = await Promise.all(job.dkim.map((key) => deps.signer.signatureHeader(raw, key)));
+    const headers = await deps.signer.signatureHeaders(raw, job.dkim);
     return Buffer.concat([Buffer.from(headers.join(''), 'latin1'), raw]);
   }
 

@@ -9,7 +9,8 @@
 //
 // The RSA private-key operation (about a millisecond for 2048 bits) runs on a
 // small pool of worker threads so a burst of messages does not stall the event
-// loop; canonicalisation and hashing stay on the calling thread, they are cheap.
+// loop; canonicalisation and hashing stay on the calling thread, done once for
+// all the keys that sign a message.
 
 import { createHash, createPrivateKey, sign as cryptoSign, type KeyObject } from 'node:crypto';
 import { availableParallelism } from 'node:os';
@@ -56,14 +57,59 @@ export function relaxedHeader(field: string): string {
   return `${name}:${value}`;
 }
 
-/** §3.4.4 relaxed body: WSP runs as one SP, none at line ends, no empty lines at the end, a final CRLF unless empty. */
+const SP = 0x20;
+const HT = 0x09;
+const CR = 0x0d;
+const LF = 0x0a;
+const SPACE = Buffer.from(' ', 'latin1');
+const CRLF = Buffer.from('\r\n', 'latin1');
+
+/**
+ * §3.4.4 relaxed body, handed to `emit` in pieces: WSP runs as one SP, none
+ * at line ends, no empty lines at the end, a final CRLF unless empty. The
+ * pieces are views of `body` wherever it needs no change, so a body that is
+ * already canonical (quoted-printable and base64 ones, as the composer writes
+ * them) is read once and never copied.
+ */
+function relaxedBodyPieces(body: Buffer, emit: (piece: Buffer) => void): void {
+  // Whatever ends the body after its last byte that is neither WSP nor part of a CRLF goes.
+  let end = body.length;
+  for (;;) {
+    while (end > 0 && (body[end - 1] === SP || body[end - 1] === HT)) end--;
+    if (end < 2 || body[end - 2] !== CR || body[end - 1] !== LF) break;
+    end -= 2;
+  }
+  if (end === 0) return;
+  // The content ends in a byte that is not WSP, so every WSP run below has a byte after it.
+  let kept = 0;
+  for (let i = 0; i < end; i++) {
+    const c = body[i];
+    if (c !== SP && c !== HT) continue;
+    let after = i + 1;
+    while (body[after] === SP || body[after] === HT) after++;
+    const atLineEnd = body[after] === CR && after + 1 < end && body[after + 1] === LF;
+    if (c === SP && after === i + 1 && !atLineEnd) continue;
+    if (i > kept) emit(body.subarray(kept, i));
+    if (!atLineEnd) emit(SPACE);
+    kept = after;
+    i = after - 1;
+  }
+  emit(body.subarray(kept, end));
+  emit(CRLF);
+}
+
+/** The relaxed canonical form of a body. */
 export function relaxedBody(body: Buffer): Buffer {
-  // latin1 maps bytes to code units one to one, so 8-bit bodies survive the round trip.
-  const text = body.toString('latin1').replace(/[ \t]+/g, ' ').replace(/ \r\n/g, '\r\n');
-  let end = text.length;
-  if (text[end - 1] === ' ') end--;
-  while (end >= 2 && text[end - 2] === '\r' && text[end - 1] === '\n') end -= 2;
-  return end === 0 ? Buffer.alloc(0) : Buffer.from(`${text.slice(0, end)}\r\n`, 'latin1');
+  const pieces: Buffer[] = [];
+  relaxedBodyPieces(body, (piece) => pieces.push(piece));
+  return Buffer.concat(pieces);
+}
+
+/** The bh= value: SHA-256 of the relaxed body, hashed piece by piece. */
+export function relaxedBodyHash(body: Buffer): string {
+  const hash = createHash('sha256');
+  relaxedBodyPieces(body, (piece) => hash.update(piece));
+  return hash.digest('base64');
 }
 
 interface ParsedMessage {
@@ -125,66 +171,98 @@ function chunks(text: string, size: number): string[] {
   return out;
 }
 
+/** What every signature of one message shares: all keys sign relaxed/relaxed with SHA-256. */
+interface CanonicalMessage {
+  /** The h= names, in order. */
+  names: string[];
+  /** The signed header fields in relaxed form, each with its CRLF. */
+  signedHeaders: string;
+  bodyHash: string;
+}
+
+function canonicalise(raw: Buffer, wanted: readonly string[]): CanonicalMessage {
+  const { fields, body } = parseMessage(raw);
+  const { names, signed } = selectHeaders(fields, wanted);
+  return { names, signedHeaders: signed.map((f) => `${relaxedHeader(f)}\r\n`).join(''), bodyHash: relaxedBodyHash(body) };
+}
+
+type Algorithm = 'rsa-sha256' | 'ed25519-sha256';
+
 interface Prepared {
   /** "DKIM-Signature: ... b=" as it goes out, minus the signature value. */
   header: string;
-  /** What gets signed: the canonical signed fields and the canonical DKIM-Signature field with an empty b=. */
-  data: Buffer;
-  algorithm: 'rsa-sha256' | 'ed25519-sha256';
+  /** What gets signed, latin1: the canonical signed fields and the canonical DKIM-Signature field with an empty b=. */
+  data: string;
+  algorithm: Algorithm;
 }
 
-function prepare(raw: Buffer, key: DkimKey, keyType: string, wanted: readonly string[], nowMs: number): Prepared {
-  const algorithm = keyType === 'ed25519' ? 'ed25519-sha256' : 'rsa-sha256';
-  const { fields, body } = parseMessage(raw);
-  const { names, signed } = selectHeaders(fields, wanted);
-  const bh = createHash('sha256').update(relaxedBody(body)).digest('base64');
+function prepare(message: CanonicalMessage, key: DkimKey, algorithm: Algorithm, timestamp: number): Prepared {
+  const { names } = message;
   const tags = [
-    'v=1;', `a=${algorithm};`, 'c=relaxed/relaxed;', `d=${key.domain};`, `s=${key.selector};`,
-    `t=${Math.floor(nowMs / 1000)};`,
+    'v=1;', `a=${algorithm};`, 'c=relaxed/relaxed;', `d=${key.domain};`, `s=${key.selector};`, `t=${timestamp};`,
   ].map((text) => ({ text, glue: ' ' as const }));
   const h = names.map((n, i) => ({ text: `${i === 0 ? 'h=' : ''}${n}${i === names.length - 1 ? ';' : ':'}`, glue: (i === 0 ? ' ' : '') as '' | ' ' }));
-  const bhParts = chunks(`bh=${bh};`, 60).map((text, i) => ({ text, glue: (i === 0 ? ' ' : '') as '' | ' ' }));
+  const bhParts = chunks(`bh=${message.bodyHash};`, 60).map((text, i) => ({ text, glue: (i === 0 ? ' ' : '') as '' | ' ' }));
   const header = `DKIM-Signature:${fold([...tags, ...h, ...bhParts, { text: 'b=', glue: ' ' }], 'DKIM-Signature:'.length)}`;
-  const canonical = [...signed.map((f) => `${relaxedHeader(f)}\r\n`), relaxedHeader(header)].join('');
-  return { header, data: Buffer.from(canonical, 'latin1'), algorithm };
+  return { header, data: message.signedHeaders + relaxedHeader(header), algorithm };
 }
 
-function finish(prepared: Prepared, signature: Buffer): string {
+function finish(prepared: Prepared, signature: string): string {
   const column = prepared.header.length - (prepared.header.lastIndexOf('\n') + 1);
-  const parts = chunks(signature.toString('base64'), 60).map((text) => ({ text, glue: '' as const }));
+  const parts = chunks(signature, 60).map((text) => ({ text, glue: '' as const }));
   return `${prepared.header}${fold(parts, column)}\r\n`;
+}
+
+/** The b= value, base64. RFC 8463 §3: Ed25519 signs the SHA-256 hash of the data; RSA signs the data with SHA-256. */
+function signData(algorithm: Algorithm, data: string, key: KeyObject): string {
+  const bytes = Buffer.from(data, 'latin1');
+  const signature = algorithm === 'ed25519-sha256'
+    ? cryptoSign(null, createHash('sha256').update(bytes).digest(), key)
+    : cryptoSign('sha256', bytes, key);
+  return signature.toString('base64');
 }
 
 // ---------------------------------------------------------------------------
 // Worker pool for the RSA private-key operation
 
 // Plain JavaScript run with `eval`, so the same code works from the TypeScript
-// sources (tests) and from dist/. Keys arrive once per worker as KeyObjects
-// (they can be posted between threads) and are kept by id; the main thread
-// tells a worker which key to drop, so both sides bound the cache alike.
+// sources (tests) and from dist/. It signs as signData() does. Keys arrive
+// once per worker as KeyObjects (they can be posted between threads) and are
+// kept by id; the main thread tells a worker which keys to drop, so both sides
+// bound the cache alike. A job carries every signature of one message.
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
-const { sign } = require('node:crypto');
+const { createHash, sign } = require('node:crypto');
 const keys = new Map();
-parentPort.on('message', ({ id, keyId, key, evict, data }) => {
-  if (evict !== undefined) keys.delete(evict);
-  if (key) keys.set(keyId, key);
+parentPort.on('message', ({ id, evict, signatures }) => {
+  for (const keyId of evict) keys.delete(keyId);
   try {
-    parentPort.postMessage({ id, signature: sign('sha256', data, keys.get(keyId)) });
+    const out = signatures.map(({ keyId, key, algorithm, data }) => {
+      if (key) keys.set(keyId, key);
+      const bytes = Buffer.from(data, 'latin1');
+      const signature = algorithm === 'ed25519-sha256'
+        ? sign(null, createHash('sha256').update(bytes).digest(), keys.get(keyId))
+        : sign('sha256', bytes, keys.get(keyId));
+      return signature.toString('base64');
+    });
+    parentPort.postMessage({ id, signatures: out });
   } catch (err) {
     parentPort.postMessage({ id, error: String((err && err.message) || err) });
   }
 });
 `;
 
-/** Keys each worker keeps; past this the oldest is dropped and re-sent when needed again. */
+/** Keys each worker keeps; past this the least recently used is dropped and re-sent when needed again. */
 const MAX_KEYS_PER_WORKER = 256;
 
 interface PoolWorker {
   worker: Worker;
-  pending: Map<number, { resolve: (sig: Buffer) => void; reject: (err: Error) => void }>;
+  pending: Map<number, { resolve: (signatures: string[]) => void; reject: (err: Error) => void }>;
+  /** Ids of the keys the worker holds, least recently used first. */
   known: Set<number>;
 }
+
+interface Signing { key: KeyObject; algorithm: Algorithm; data: string }
 
 class SigningPool {
   private readonly workers: PoolWorker[] = [];
@@ -195,26 +273,44 @@ class SigningPool {
 
   constructor(private readonly size: number) {}
 
-  sign(key: KeyObject, data: Buffer): Promise<Buffer> {
+  /** The b= values of `signings`, in order, made by one worker in one round trip. */
+  sign(signings: readonly Signing[]): Promise<string[]> {
     if (this.closed) return Promise.reject(new Error('DKIM signer is closed'));
+    if (signings.length > MAX_KEYS_PER_WORKER) return Promise.reject(new Error(`DKIM signs with ${MAX_KEYS_PER_WORKER} keys at most`));
     const w = this.pick();
-    let keyId = this.keyIds.get(key);
-    if (keyId === undefined) this.keyIds.set(key, (keyId = this.nextKeyId++));
-    let evict: number | undefined;
-    const sendKey = !w.known.has(keyId);
-    if (sendKey) {
+    const keyIdOf = (key: KeyObject) => {
+      let keyId = this.keyIds.get(key);
+      if (keyId === undefined) this.keyIds.set(key, (keyId = this.nextKeyId++));
+      return keyId;
+    };
+    const ids = signings.map((s) => keyIdOf(s.key));
+    // The keys of this job become the most recently used first, so making room below never drops one of them.
+    const unknown = new Set<number>();
+    for (const keyId of ids) {
+      if (w.known.delete(keyId)) w.known.add(keyId);
+      else unknown.add(keyId);
+    }
+    const evict: number[] = [];
+    for (const keyId of unknown) {
       if (w.known.size >= MAX_KEYS_PER_WORKER) {
-        evict = w.known.values().next().value;
-        w.known.delete(evict!);
+        const oldest = w.known.values().next().value!;
+        w.known.delete(oldest);
+        evict.push(oldest);
       }
       w.known.add(keyId);
     }
+    const signatures = signings.map(({ key, algorithm, data }, i) => {
+      const keyId = ids[i];
+      // A key goes along the first time this worker needs it (once, if two signatures use it).
+      const send = unknown.delete(keyId);
+      return { keyId, algorithm, data, ...(send && { key }) };
+    });
     const id = this.nextJobId++;
-    return new Promise<Buffer>((resolve, reject) => {
+    return new Promise<string[]>((resolve, reject) => {
       w.pending.set(id, { resolve, reject });
       // A worker with work keeps the process alive; an idle one does not.
       w.worker.ref();
-      w.worker.postMessage({ id, keyId, evict, data, ...(sendKey && { key }) });
+      w.worker.postMessage({ id, evict, signatures });
     });
   }
 
@@ -227,11 +323,11 @@ class SigningPool {
 
   private spawn(): PoolWorker {
     const w: PoolWorker = { worker: new Worker(WORKER_SOURCE, { eval: true }), pending: new Map(), known: new Set() };
-    w.worker.on('message', (msg: { id: number; signature?: Uint8Array; error?: string }) => {
+    w.worker.on('message', (msg: { id: number; signatures?: string[]; error?: string }) => {
       const job = w.pending.get(msg.id);
       w.pending.delete(msg.id);
       if (w.pending.size === 0) w.worker.unref();
-      if (msg.signature) job?.resolve(Buffer.from(msg.signature));
+      if (msg.signatures) job?.resolve(msg.signatures);
       else job?.reject(new Error(`DKIM signing failed: ${msg.error}`));
     });
     const fail = (err: Error) => {
@@ -280,22 +376,35 @@ export class DkimSigner {
     return key;
   }
 
+  /**
+   * The DKIM-Signature fields for `raw` by each of `keys`, in the same order,
+   * folded, each ending in CRLF. The message is parsed, its signed fields and
+   * its body canonicalised and the body hashed once for all of them.
+   */
+  async signatureHeaders(raw: Buffer, keys: readonly DkimKey[]): Promise<string[]> {
+    if (keys.length === 0) return [];
+    const keyObjects = keys.map((key) => this.keyObject(key.privateKey));
+    const algorithms = keyObjects.map(({ asymmetricKeyType: type }): Algorithm => {
+      if (type === 'rsa') return 'rsa-sha256';
+      if (type === 'ed25519') return 'ed25519-sha256';
+      throw new Error(`DKIM keys must be RSA or Ed25519, not ${type}`);
+    });
+    const message = canonicalise(raw, this.headerFields);
+    const timestamp = Math.floor(this.now() / 1000);
+    const prepared = keys.map((key, i) => prepare(message, key, algorithms[i], timestamp));
+    const signings = prepared.map(({ algorithm, data }, i) => ({ key: keyObjects[i], algorithm, data }));
+    // An RSA signature (about a millisecond) goes to a thread; an Ed25519 one (tens of
+    // microseconds) is not worth a hop of its own, but rides along when there is one.
+    const signatures = this.pool && algorithms.includes('rsa-sha256')
+      ? await this.pool.sign(signings)
+      : signings.map(({ key, algorithm, data }) => signData(algorithm, data, key));
+    return prepared.map((p, i) => finish(p, signatures[i]));
+  }
+
   /** The DKIM-Signature field for `raw`, folded, ending in CRLF. */
   async signatureHeader(raw: Buffer, key: DkimKey): Promise<string> {
-    const keyObject = this.keyObject(key.privateKey);
-    const type = keyObject.asymmetricKeyType;
-    if (type !== 'rsa' && type !== 'ed25519') throw new Error(`DKIM keys must be RSA or Ed25519, not ${type}`);
-    const prepared = prepare(raw, key, type, this.headerFields, this.now());
-    let signature: Buffer;
-    if (type === 'ed25519') {
-      // RFC 8463 §3: Ed25519 signs the SHA-256 hash of the data. Tens of microseconds: not worth a thread hop.
-      signature = cryptoSign(null, createHash('sha256').update(prepared.data).digest(), keyObject);
-    } else if (this.pool) {
-      signature = await this.pool.sign(keyObject, prepared.data);
-    } else {
-      signature = cryptoSign('sha256', prepared.data, keyObject);
-    }
-    return finish(prepared, signature);
+    const [header] = await this.signatureHeaders(raw, [key]);
+    return header;
   }
 
   /** `raw` (an RFC 5322 message with CRLF line ends, as composeMessage makes it) with its DKIM-Signature field prepended. */

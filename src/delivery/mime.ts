@@ -7,8 +7,8 @@ import * as base64 from 'nodemailer/lib/base64';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import * as mimeFuncs from 'nodemailer/lib/mime-funcs';
 import type MimeNode from 'nodemailer/lib/mime-node';
-import * as qp from 'nodemailer/lib/qp';
 import { AppError } from '../core/errors.js';
+import { encoderOutput } from './quoted-printable.js';
 
 export type Address = string | { email: string; name?: string };
 
@@ -83,6 +83,97 @@ function crlf(text: string): string {
   return text.replace(/\r\n|\r|\n/g, '\r\n');
 }
 
+type TextTransferEncoding = '7bit' | 'quoted-printable' | 'base64';
+
+/** nodemailer's mime-funcs hasLongerLines() reads no further than this and counts the text as having long lines. */
+const LONG_LINES_SCAN_CHARS = 128 * 1024;
+
+/** What a byte of UTF-8 text counts as, for the choice of a transfer encoding. */
+const OTHER = 0;
+const LATIN_LETTER = 1;
+/** A control character, or the first byte of a character that is one UTF-16 unit past ASCII. */
+const NON_LATIN = 2;
+/** The first byte of a character beyond the BMP: two UTF-16 units. */
+const NON_LATIN_PAIR = 3;
+const LINE_BREAK = 4;
+const BYTE_KINDS = new Uint8Array(256);
+for (let c = 0; c < 0x20; c++) BYTE_KINDS[c] = NON_LATIN;
+BYTE_KINDS[0x09] = OTHER;
+BYTE_KINDS[0x0a] = LINE_BREAK;
+BYTE_KINDS[0x0d] = LINE_BREAK;
+for (let c = 0x41; c <= 0x5a; c++) BYTE_KINDS[c] = BYTE_KINDS[c + 0x20] = LATIN_LETTER;
+for (let c = 0xc0; c <= 0xef; c++) BYTE_KINDS[c] = NON_LATIN;
+for (let c = 0xf0; c <= 0xf7; c++) BYTE_KINDS[c] = NON_LATIN_PAIR;
+
+/** What nodemailer's isPlainText() refuses in ASCII, and its hasLongerLines(…, 76). */
+const ASCII_CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f]/;
+const LONG_LINE = /^.{77}/m;
+const LATIN_LETTER_ANYWHERE = /[A-Za-z]/;
+
+/**
+ * The Content-Transfer-Encoding MimeNode chooses for a text part, in one pass
+ * over its UTF-8 where it makes three over the text (isPlainText,
+ * hasLongerLines, _getTextEncoding): 7bit for printable ASCII in lines of 76
+ * characters at most; otherwise quoted-printable when the text holds more
+ * Latin letters than 8-bit or control characters (counted in UTF-16 units),
+ * else base64. Line lengths only count for ASCII text, where bytes are
+ * characters.
+ */
+function textTransferEncoding(text: string, utf8: Buffer): TextTransferEncoding {
+  // ASCII without controls, the usual case, is settled by a few searches that stop early.
+  if (utf8.length === text.length && !ASCII_CONTROL.test(text)) {
+    if (text.length <= LONG_LINES_SCAN_CHARS && !LONG_LINE.test(text)) return '7bit';
+    return LATIN_LETTER_ANYWHERE.test(text) ? 'quoted-printable' : 'base64';
+  }
+  let latin = 0;
+  let nonLatin = 0;
+  let lineLength = 0;
+  let longLines = false;
+  for (let i = 0; i < utf8.length; i++) {
+    const kind = BYTE_KINDS[utf8[i]];
+    if (kind === LINE_BREAK) {
+      lineLength = 0;
+      continue;
+    }
+    if (++lineLength > 76) longLines = true;
+    if (kind === LATIN_LETTER) latin++;
+    else if (kind === NON_LATIN) nonLatin++;
+    else if (kind === NON_LATIN_PAIR) nonLatin += 2;
+  }
+  if (nonLatin === 0 && !longLines && utf8.length <= LONG_LINES_SCAN_CHARS) return '7bit';
+  return nonLatin < latin ? 'quoted-printable' : 'base64';
+}
+
+interface BodyPart {
+  content: string | Buffer;
+  /** Named for the composer when the body needs encoding; it goes to the composer as bytes then. */
+  transferEncoding?: Exclude<TextTransferEncoding, '7bit'>;
+}
+
+/**
+ * A text or html body for the composer. MimeNode scans text content to choose
+ * its encoding, and bytes again unless the encoding is named, so a body that
+ * needs encoding goes as bytes, with the encoding found above named on its
+ * node once the tree is compiled (namedTransferEncodings). A 7bit body goes as
+ * text: MimeNode only chooses 7bit for text it has scanned itself.
+ */
+function bodyPart(text: string): BodyPart {
+  const utf8 = Buffer.from(text, 'utf-8');
+  const encoding = textTransferEncoding(text, utf8);
+  return encoding === '7bit' ? { content: text } : { content: utf8, transferEncoding: encoding };
+}
+
+/**
+ * Sets Content-Transfer-Encoding on the nodes holding `parts` as buildHeaders()
+ * would have, and where: after the fields compile() set, so the header block
+ * is the same, field for field and in the same order.
+ */
+function namedTransferEncodings(node: MimeNode, parts: BodyPart[]): void {
+  const part = parts.find((p) => p.content === node.content);
+  if (part?.transferEncoding) node.setHeader('Content-Transfer-Encoding', part.transferEncoding);
+  for (const child of node.childNodes) namedTransferEncodings(child, parts);
+}
+
 function toNodemailerAddress(a: Address) {
   return typeof a === 'string' ? a : { address: a.email, name: a.name ?? '' };
 }
@@ -129,27 +220,13 @@ function attachmentContent(a: Attachment, i: number): Buffer {
 /** nodemailer's qp.Encoder takes its input in slices of this many bytes (ENCODE_SLICE_SIZE). */
 const QP_SLICE_BYTES = 64 * 1024;
 
-/**
- * Quoted-printable text as nodemailer's qp.Encoder writes content handed to it
- * in one chunk: the whitespace that ends the content is held back and encoded
- * after the rest, and each part is wrapped together with the line left open
- * before it. undefined for content the encoder would take in several slices.
- */
-function quotedPrintable(content: string | Buffer): string | undefined {
+/** Quoted-printable as the composer's encoder writes `content`; undefined for content it would take in several slices. */
+function quotedPrintable(content: string | Buffer): Buffer | undefined {
   const bytes = typeof content === 'string' ? Buffer.from(content, 'utf-8') : content;
   let end = bytes.length;
   while (end > 0 && (bytes[end - 1] === 0x20 || bytes[end - 1] === 0x09)) end--;
   if (end > QP_SLICE_BYTES || bytes.length - end > QP_SLICE_BYTES) return undefined;
-  let done = '';
-  let open = '';
-  for (const part of [bytes.subarray(0, end), bytes.subarray(end)]) {
-    if (!part.length) continue;
-    const wrapped = qp.wrap(open + qp.encode(part), 76);
-    const lf = wrapped.lastIndexOf('\n');
-    done += wrapped.slice(0, lf + 1);
-    open = wrapped.slice(lf + 1);
-  }
-  return done + open;
+  return encoderOutput(bytes);
 }
 
 /** What MimeNode.stream() also looks at; none of it is set by the composer for the input above. */
@@ -206,14 +283,16 @@ export async function buildMessage(root: MimeNode): Promise<Buffer> {
 /** Composes the message; throws AppError('validation_error') for input that cannot be sent as given. */
 export async function composeMessage(input: ComposeInput): Promise<ComposedMessage> {
   const messageId = input.messageId ?? `<${input.messageIdLocal ?? randomUUID()}@${input.messageIdDomain}>`;
+  const text = input.text === undefined ? undefined : bodyPart(crlf(input.text));
+  const html = input.html === undefined ? undefined : bodyPart(crlf(input.html));
   const composer = new MailComposer({
     from: toNodemailerAddress(input.from),
     to: input.to.map(toNodemailerAddress),
     ...(input.cc?.length && { cc: input.cc.map(toNodemailerAddress) }),
     ...(input.replyTo?.length && { replyTo: input.replyTo.map(toNodemailerAddress) }),
     subject: foldableSubject(input.subject),
-    ...(input.text !== undefined && { text: crlf(input.text) }),
-    ...(input.html !== undefined && { html: crlf(input.html) }),
+    ...(text && { text: text.content }),
+    ...(html && { html: html.content }),
     attachments: (input.attachments ?? []).map((a, i) => ({
       filename: a.filename,
       content: attachmentContent(a, i),
@@ -227,5 +306,7 @@ export async function composeMessage(input: ComposeInput): Promise<ComposedMessa
     disableFileAccess: true,
     disableUrlAccess: true,
   });
-  return { raw: await buildMessage(composer.compile()), messageId };
+  const root = composer.compile();
+  namedTransferEncodings(root, [text, html].filter((p): p is BodyPart => p !== undefined));
+  return { raw: await buildMessage(root), messageId };
 }

@@ -115,6 +115,42 @@ describe('DKIM signing', () => {
     expect(results.map(([r]) => r.status.result)).toEqual(Array(20).fill('pass'));
   });
 
+  it('signs with several keys in one pass, each signature as signing with that key alone would make it', async () => {
+    const now = () => Date.parse('2026-11-21T10:00:00Z');
+    const keys = [
+      { domain: 'example.com', selector: 'rsa', privateKey: rsaPem },
+      { domain: 'example.com', selector: 'ed', privateKey: ed.privateKey },
+    ];
+    for (const signer of [new DkimSigner({ poolSize: 1, now }), new DkimSigner({ poolSize: 0, now })]) {
+      try {
+        const together = await signer.signatureHeaders(message, keys);
+        // RSA PKCS#1 v1.5 and Ed25519 signatures are deterministic, so even b= is the same.
+        const alone = [await signer.signatureHeader(message, keys[0]), await signer.signatureHeader(message, keys[1])];
+        expect(together).toEqual(alone);
+        const results = await verify(Buffer.concat([Buffer.from(together.join(''), 'latin1'), message]));
+        expect(results.map((r) => [r.status.result, r.selector])).toEqual([['pass', 'rsa'], ['pass', 'ed']]);
+      } finally {
+        await signer.close();
+      }
+    }
+  });
+
+  it('keeps signing when a worker has dropped keys and needs them again', async () => {
+    const now = () => Date.parse('2026-11-21T10:00:00Z');
+    const pooledOne = new DkimSigner({ poolSize: 1, now });
+    const inlineOne = new DkimSigner({ poolSize: 0, now });
+    try {
+      // An Ed25519 key rides along with an RSA one; 300 of them overflow the worker's 256 keys.
+      const edKeys = Array.from({ length: 300 }, (_, i) => ({ domain: 'example.com', selector: `ed${i}`, privateKey: generateKeyPairSync('ed25519').privateKey }));
+      const rsaKey = { domain: 'example.com', selector: 'rsa', privateKey: rsaPem };
+      for (const edKey of [...edKeys, edKeys[0], edKeys[1]]) {
+        expect(await pooledOne.signatureHeaders(message, [rsaKey, edKey])).toEqual(await inlineOne.signatureHeaders(message, [rsaKey, edKey]));
+      }
+    } finally {
+      await pooledOne.close();
+    }
+  });
+
   it('refuses to sign after close', async () => {
     const signer = new DkimSigner({ poolSize: 1 });
     await signer.sign(message, { domain: 'example.com', selector: 'rsa', privateKey: rsaPem });
@@ -135,6 +171,10 @@ describe('relaxed canonicalisation (RFC 6376 §3.4)', () => {
     ['\r\n\r\n', ''],
     ['', ''],
     ['x\r\n \r\n\t\r\n', 'x\r\n'],
+    ['a\t\tb \tc\t', 'a b c\r\n'],
+    ['\t\r\nx', '\r\nx\r\n'],
+    ['lone\r \r\nbreaks \n', 'lone\r\r\nbreaks \n\r\n'],
+    ['already canonical\r\n', 'already canonical\r\n'],
   ])('%j -> %j', (body, expected) => {
     expect(relaxedBody(Buffer.from(body)).toString()).toBe(expected);
   });

@@ -92,6 +92,51 @@ describe('composeMessage', () => {
   });
 });
 
+describe('composeMessage against nodemailer', () => {
+  const date = new Date('2026-01-02T03:04:05Z');
+  /** Boundaries are random per message. */
+  const sameBoundaries = (raw: Buffer) => raw.toString('latin1').replace(/_NmP-[0-9a-f]{16}-Part_/g, '_NmP-boundary-Part_');
+  const crlf = (text: string) => text.replace(/\r\n|\r|\n/g, '\r\n');
+  const html = `<p>${'Lorem ipsum dolor sit amet, <a href="https://shop.example/p">consectetur</a>. '.repeat(375)}</p>`;
+
+  it.each<[string, Partial<ComposeInput>]>([
+    ['2 KB of text on one line', { text: 'x'.repeat(2048) }],
+    ['29 KB of html on one line', { text: undefined, html }],
+    ['text and html', { text: 'Hello,\n\nyour receipt.\n', html: '<p>Hello,</p>\n<p>your receipt.</p>' }],
+    ['short 7-bit lines', { text: 'one\ntwo\r\nthree' }],
+    ['long lines with trailing blanks', { text: `${'word '.repeat(40)}\nline with blanks  \n${'x'.repeat(100)} \t` }],
+    ['8-bit text and html', { text: `Grüße ${'é'.repeat(90)} ☃\n`.repeat(4), html: `<p>${'ü'.repeat(300)}</p>` }],
+    ['mostly non-Latin text (base64)', { text: '日本語のテキスト'.repeat(40) }],
+    ['ASCII with control characters', { text: `bell\u0007 and tab\t${'a'.repeat(80)}` }],
+    ['long ASCII without letters', { text: '1234567890 '.repeat(20) }],
+    ['non-ASCII subject and names, an IDN domain', {
+      subject: 'Grüße — ☃ Ünïcode subject', from: { email: 'news@sender.test', name: 'Sender Ünïcode' },
+      to: [{ email: 'ann@exämple.org', name: 'Ann "the" Reader' }, 'bob@example.org'], cc: [{ email: 'carol@example.org', name: 'Çarol' }],
+    }],
+    ['custom headers and List-Unsubscribe', {
+      headers: { 'X-Campaign': 'spring ☃', 'X-Long': 'v '.repeat(60) },
+      listUnsubscribe: { url: 'https://sender.test/u/abc', mailto: 'unsub@sender.test', oneClick: true },
+    }],
+  ])('writes what nodemailer writes for %s', async (_, extra) => {
+    const input: ComposeInput = { ...base, messageIdLocal: 'em_1', date, ...extra };
+    const { raw } = await composeMessage(input);
+    const address = (a: string | { email: string; name?: string }) => (typeof a === 'string' ? a : { address: a.email, name: a.name ?? '' });
+    const unsubscribe = input.listUnsubscribe
+      ? [
+        { key: 'List-Unsubscribe', value: { prepared: true, foldLines: true, value: '<https://sender.test/u/abc>, <mailto:unsub@sender.test>' } },
+        { key: 'List-Unsubscribe-Post', value: { prepared: true, foldLines: false, value: 'List-Unsubscribe=One-Click' } },
+      ]
+      : [];
+    const reference = await new MailComposer({
+      from: address(input.from), to: input.to.map(address), ...(input.cc && { cc: input.cc.map(address) }), subject: input.subject,
+      ...(input.text !== undefined && { text: crlf(input.text) }), ...(input.html !== undefined && { html: crlf(input.html) }),
+      headers: [...Object.entries(input.headers ?? {}).map(([key, value]) => ({ key, value })), ...unsubscribe],
+      messageId: '<em_1@sender.test>', date,
+    }).compile().build();
+    expect(sameBoundaries(raw)).toBe(sameBoundaries(reference));
+  });
+});
+
 describe('buildMessage', () => {
   const date = new Date('2026-01-02T03:04:05Z');
   const cases: Array<[string, ConstructorParameters<typeof MailComposer>[0]]> = [
