@@ -182,7 +182,7 @@ export function dataBlock(raw: Buffer): Buffer {
     } else {
       if (lf === 0 || raw[lf - 1] !== CR) insert(lf, CR_BYTE);
       lineStart = lf + 1;
-      if (cr < lineStart) cr = raw.indexOf(CR, lineStart);
+      if (cr !== -1 && cr < lineStart) cr = raw.indexOf(CR, lineStart);
       lf = raw.indexOf(LF, lineStart);
     }
     if (raw[lineStart] === DOT) insert(lineStart, DOT_BYTE);
@@ -501,6 +501,7 @@ export class SmtpSession {
     mailFrom = mailFrom.trim();
     recipients = recipients.map((r) => r.trim());
     if (!this.usable) return this.connectionLost(recipients, undefined, this.failure?.message ?? 'connection closed', reused, 'ECONNECTION');
+    if (!recipients.length) return { results: [], retryElsewhere: [] };
     const refused = this.refusal(mailFrom, recipients, raw.length);
     // Refused here, nothing was sent: the session is as it was.
     if (refused) return { results: recipients.map((r) => verdict(r, refused)), retryElsewhere: [] };
@@ -673,12 +674,13 @@ function startTls(socket: net.Socket, target: SmtpTarget, timeoutMs: number): Pr
       secured.destroy();
       reject(new SmtpSessionError(`TLS handshake failed: ${err?.message ?? 'connection closed'}`, undefined, 'ETLS'));
     };
+    const closed = () => failed();
     secured.once('error', failed);
-    secured.once('close', () => failed());
+    secured.once('close', closed);
     secured.once('secureConnect', () => {
       clearTimeout(timer);
       secured.off('error', failed);
-      secured.removeAllListeners('close');
+      secured.off('close', closed);
       resolve(secured);
     });
   });
