@@ -187,6 +187,29 @@ describe('replies', () => {
   });
 });
 
+describe('a session between transactions', () => {
+  it('is no longer usable once the server said 421 and closed it while it sat idle', async () => {
+    // smtp-server says "421 Timeout - closing connection" after its socket timeout.
+    const server = await mx({ server: { socketTimeout: 200 } });
+    const session = await open(server.port);
+    await session.send('a@sender.test', ['b@mx.test'], Buffer.from(CRLF_MESSAGE));
+
+    for (const deadline = Date.now() + 3_000; session.usable && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 20));
+
+    expect(session.usable).toBe(false);
+    expect(await session.ready()).toBe(false);
+  });
+
+  it('sends nothing for a transaction without recipients', async () => {
+    const server = await mx();
+    const session = await open(server.port);
+
+    expect(await session.send('a@sender.test', [], Buffer.from(CRLF_MESSAGE))).toEqual({ results: [], retryElsewhere: [] });
+    expect(await session.ready()).toBe(true);
+    expect(mailCommands(server)).toEqual([]);
+  });
+});
+
 describe('setting up a session', () => {
   it('logs in with AUTH PLAIN over STARTTLS, or with LOGIN when only that is offered', async () => {
     const logins: Array<[string, string, string]> = [];
