@@ -498,18 +498,19 @@ export class SmtpSession {
   async send(mailFrom: string, recipients: string[], raw: Buffer): Promise<TransactionResult> {
     const reused = this.messages > 0;
     this.messages += 1;
+    // The commands carry the addresses trimmed; the results name the recipients as given.
     mailFrom = mailFrom.trim();
-    recipients = recipients.map((r) => r.trim());
+    const addresses = recipients.map((r) => r.trim());
     if (!this.usable) return this.connectionLost(recipients, undefined, this.failure?.message ?? 'connection closed', reused, 'ECONNECTION');
     if (!recipients.length) return { results: [], retryElsewhere: [] };
-    const refused = this.refusal(mailFrom, recipients, raw.length);
+    const refused = this.refusal(mailFrom, addresses, raw.length);
     // Refused here, nothing was sent: the session is as it was.
     if (refused) return { results: recipients.map((r) => verdict(r, refused)), retryElsewhere: [] };
     this.clean = false;
     this.messageSent = false;
     let envelope: EnvelopeReplies | undefined;
     try {
-      envelope = await this.envelope(mailFrom, recipients, raw);
+      envelope = await this.envelope(mailFrom, addresses, raw);
       return await this.finish(recipients, envelope, raw);
     } catch (err) {
       const e = err as SmtpSessionError;

@@ -131,6 +131,16 @@ describe('MAIL FROM parameters', () => {
     expect(server.commands.map((c) => c.line).filter((l) => !/^EHLO/i.test(l))).toEqual([`MAIL FROM:<a@sender.test> SIZE=${smallRaw.length}`, 'RCPT TO:<b@mx.test>', 'DATA']);
   });
 
+  it('trims the addresses it puts in commands, and names each recipient as it was given', async () => {
+    const server = await mx();
+    const session = await open(server.port);
+
+    const { results } = await session.send(' a@sender.test', [' b@mx.test '], Buffer.from(CRLF_MESSAGE));
+
+    expect(results.map((r) => [r.recipient, r.code])).toEqual([[' b@mx.test ', 250]]);
+    expect(server.received.map((m) => [m.mailFrom, m.rcptTo])).toEqual([['a@sender.test', ['b@mx.test']]]);
+  });
+
   it('refuses an address that cannot go in a command, as a 553 5.1.3 reply, sending nothing', async () => {
     const server = await mx();
     const session = await open(server.port);
