@@ -1,12 +1,16 @@
-// One SMTP client session over nodemailer's SMTPConnection, with the RFC 5321
-// timeouts, opportunistic STARTTLS and per-recipient results; and the pool that
-// keeps sessions open between messages to the same host.
+// Mailroom's SMTP client, over node:net and node:tls: one session with the
+// RFC 5321 timeouts, EHLO (HELO when refused), opportunistic STARTTLS or
+// implicit TLS, AUTH PLAIN/LOGIN for a relay, and transactions with each
+// recipient's own reply; and the pool that keeps sessions open between
+// messages to the same host. It is the MTA's core path, so it is ours rather
+// than nodemailer's SMTPConnection: a transaction is one write of MAIL FROM,
+// every RCPT TO and DATA when the server offers PIPELINING (RFC 2920), then
+// one write of the whole message, dot-stuffed by native indexOf scans instead
+// of a JavaScript loop over every byte, and replies matched in order.
 
 import { isAscii } from 'node:buffer';
 import net from 'node:net';
-import { Readable } from 'node:stream';
-import SMTPConnection, { type SMTPConnectionOptions } from 'nodemailer/lib/smtp-connection';
-import type { NodemailerError } from 'nodemailer/lib/errors';
+import tls from 'node:tls';
 import { isLoopbackAddress } from '../core/loopback.js';
 
 /** RFC 5321 §4.5.3.2 client timeouts, plus the TCP connect the RFC leaves open. */
@@ -93,6 +97,101 @@ export interface TransactionResult {
 
 /** How long the reply to QUIT is waited for. */
 const QUIT_TIMEOUT_MS = 5_000;
+/** A reply longer than this ends the session: no server sends one, a hostile one could fill memory. */
+const MAX_REPLY_CHARS = 1024 * 1024;
+
+/** One reply (RFC 5321 §4.2): its code, 0 when it has none, and its lines joined with '\n'. */
+interface Reply {
+  code: number;
+  text: string;
+}
+
+/** What the server's EHLO reply offers (RFC 5321 §4.1.1.1); nothing after HELO. */
+interface Extensions {
+  pipelining: boolean;
+  eightBitMime: boolean;
+  smtpUtf8: boolean;
+  startTls: boolean;
+  /** SIZE is offered (RFC 1870); `maxSize` is 0 when it names no limit. */
+  size: boolean;
+  maxSize: number;
+  /** The SASL mechanisms offered, upper case. */
+  auth: string[];
+}
+
+const NO_EXTENSIONS: Extensions = Object.freeze({
+  pipelining: false, eightBitMime: false, smtpUtf8: false, startTls: false, size: false, maxSize: 0, auth: [],
+});
+
+function parseEhlo(text: string): Extensions {
+  const ext = { ...NO_EXTENSIONS, auth: [] as string[] };
+  // The first line is the server's name; each other line is a keyword and its parameters.
+  for (const line of text.split('\n').slice(1)) {
+    const [keyword = '', ...params] = line.slice(4).trim().split(/[\s=]+/);
+    switch (keyword.toUpperCase()) {
+      case 'PIPELINING': ext.pipelining = true; break;
+      case '8BITMIME': ext.eightBitMime = true; break;
+      case 'SMTPUTF8': ext.smtpUtf8 = true; break;
+      case 'STARTTLS': ext.startTls = true; break;
+      case 'SIZE': ext.size = true; ext.maxSize = Number(params[0]) || 0; break;
+      case 'AUTH': ext.auth.push(...params.map((m) => m.toUpperCase())); break;
+    }
+  }
+  return ext;
+}
+
+/** Reply text has no charset (RFC 5321 §4.2.1): UTF-8 when it is valid UTF-8, the bytes as they are otherwise. */
+function decodeReply(latin1: string): string {
+  if (!/[\x80-\xff]/.test(latin1)) return latin1;
+  const utf8 = Buffer.from(latin1, 'latin1').toString('utf8');
+  return utf8.includes('\uFFFD') ? latin1 : utf8;
+}
+
+const CR = 0x0d;
+const LF = 0x0a;
+const DOT = 0x2e;
+const CR_BYTE = Buffer.from('\r');
+const LF_BYTE = Buffer.from('\n');
+const DOT_BYTE = Buffer.from('.');
+
+/**
+ * The message as the DATA command sends it (RFC 5321 §4.5.2): a dot doubled at
+ * the start of every line, bare CR and bare LF made CRLF (a receiver that took
+ * either for a line end could see an end of data inside the message: SMTP
+ * smuggling), and CRLF "." CRLF at the end. Line ends are found with indexOf,
+ * which scans in native code; the usual message, CRLF throughout with no line
+ * starting with a dot, is copied once, with its end of data.
+ */
+export function dataBlock(raw: Buffer): Buffer {
+  const pieces: Buffer[] = [];
+  let copied = 0;
+  const insert = (at: number, bytes: Buffer) => {
+    pieces.push(raw.subarray(copied, at), bytes);
+    copied = at;
+  };
+  if (raw[0] === DOT) insert(0, DOT_BYTE);
+  let cr = raw.indexOf(CR);
+  for (let lf = raw.indexOf(LF); lf !== -1 || cr !== -1;) {
+    let lineStart: number;
+    if (cr !== -1 && (lf === -1 || cr < lf - 1)) {
+      // A CR not followed by LF (the LF found is further on): a bare CR.
+      if (cr === raw.length - 1) break; // the end of data below completes it
+      insert(cr + 1, LF_BYTE);
+      lineStart = cr + 1;
+      cr = raw.indexOf(CR, lineStart);
+    } else {
+      if (lf === 0 || raw[lf - 1] !== CR) insert(lf, CR_BYTE);
+      lineStart = lf + 1;
+      if (cr !== -1 && cr < lineStart) cr = raw.indexOf(CR, lineStart);
+      lf = raw.indexOf(LF, lineStart);
+    }
+    if (raw[lineStart] === DOT) insert(lineStart, DOT_BYTE);
+  }
+  const last = raw.length ? raw[raw.length - 1] : -1;
+  const end = last === LF ? '.\r\n' : last === CR ? '\n.\r\n' : '\r\n.\r\n';
+  pieces.push(raw.subarray(copied), Buffer.from(end, 'latin1'));
+  return Buffer.concat(pieces);
+}
 
 function replyCode(reply: string | undefined): number | undefined {
   const m = reply && /^([2-5]\d\d)/.exec(reply);
@@ -123,6 +222,23 @@ function connectTcp(target: SmtpTarget, options: SessionOptions): Promise<net.So
   });
 }
 
+interface ReplyWaiter {
+  count: number;
+  replies: Reply[];
+  resolve: (replies: Reply[]) => void;
+  reject: (err: SmtpSessionError) => void;
+}
+
+const is2xx = (reply: Reply | undefined) => reply !== undefined && reply.code >= 200 && reply.code < 300;
+const isMailbox = (address: string) => address !== '' && !/[\r\n<>]/.test(address);
+
+/** What the server said to one transaction's commands; `data` is absent when DATA was not sent. */
+interface EnvelopeReplies {
+  mail: Reply;
+  rcpt: Reply[];
+  data?: Reply;
+}
+
 export class SmtpSession {
   /** Messages sent over this session so far. */
   messages = 0;
@@ -133,16 +249,34 @@ export class SmtpSession {
    * transaction, so after a completed one the next MAIL FROM goes out directly.
    */
   private clean = true;
+  /** The current transaction's message has been written. */
+  private messageSent = false;
+  private secure: boolean;
+  private extensions: Extensions = NO_EXTENSIONS;
+  /** Why the connection ended, once it has. */
+  private failure?: SmtpSessionError;
+  /** The received text of a line not yet ended, and the lines of a reply not yet complete. */
+  private partial = '';
+  private lines: string[] = [];
+  private linesLength = 0;
+  private readonly waiting: ReplyWaiter[] = [];
+  private readonly onData = (chunk: Buffer) => this.read(chunk);
+  private readonly onTimeout = () => this.fail(new SmtpSessionError('timed out waiting for the server', undefined, 'ETIMEDOUT'));
+  private readonly onError = (err: NodeJS.ErrnoException) => this.fail(new SmtpSessionError(err.message, undefined, err.code ?? 'ESOCKET'));
+  private readonly onEnd = () => (this.lost = true);
+  private readonly onClose = () => {
+    // A server that closes with a failure reply it did not end with CRLF has still said why.
+    const reply = /^[45]\d\d[ -]/.test(this.partial) ? decodeReply(this.partial.trim()) : undefined;
+    this.fail(new SmtpSessionError('connection closed unexpectedly', reply, 'ECONNECTION'));
+  };
 
   private constructor(
-    private readonly conn: SMTPConnection,
+    private socket: net.Socket,
     readonly target: SmtpTarget,
     private readonly timeouts: SmtpTimeouts,
   ) {
-    // SMTPConnection reports failures as 'error' events as well as to the pending callback;
-    // without a listener an idle session dropped by the server would throw.
-    conn.on('error', () => (this.lost = true));
-    conn.on('end', () => (this.lost = true));
+    this.secure = socket instanceof tls.TLSSocket;
+    this.listen(socket);
   }
 
   /** Connects, reads the greeting, says EHLO, upgrades with STARTTLS and logs in as the target asks. */
@@ -159,145 +293,329 @@ export class SmtpSession {
   }
 
   private static async openOnce(target: SmtpTarget, options: SessionOptions): Promise<SmtpSession> {
-    const socket = await connectTcp(target, options);
-    const servername = net.isIP(target.hostname) ? undefined : target.hostname;
-    const connOptions: SMTPConnectionOptions = {
-      connection: socket,
-      secure: target.tls === 'implicit',
-      ignoreTLS: target.tls === 'none',
-      opportunisticTLS: target.tls === 'opportunistic',
-      name: options.heloName,
-      ...(servername && { servername }),
-      // The socket is already connected, so this bounds the greeting and the STARTTLS upgrade.
-      connectionTimeout: options.timeouts.greetingMs,
-      greetingTimeout: options.timeouts.greetingMs,
-      socketTimeout: options.timeouts.commandMs,
-      // Opportunistic TLS takes any certificate: refusing it would only push the mail to plaintext.
-      tls: { rejectUnauthorized: target.verifyCertificate ?? false, ...(servername && { servername }) },
-      logger: false,
-    };
-    const conn = new SMTPConnection(connOptions);
-    const session = new SmtpSession(conn, target, options.timeouts);
     const where = `${target.hostname} [${target.address}]`;
+    let socket = await connectTcp(target, options);
+    // Commands go out in the batches they belong to: Nagle would only hold one back for an ACK.
+    socket.setNoDelay(true);
+    socket.setKeepAlive(true, 30_000);
     try {
-      await new Promise<void>((resolve, reject) => {
-        conn.once('error', reject);
-        conn.once('end', () => reject(new Error('connection closed')));
-        conn.connect((err) => (err ? reject(err) : resolve()));
-      });
-      if (target.auth) {
-        // Credentials go only over TLS, or to a relay on this machine.
-        if (!conn.secure && !isLoopbackAddress(target.address)) {
-          throw Object.assign(new Error('refusing to send credentials without TLS'), { code: 'ENOTLS' });
-        }
-        await new Promise<void>((resolve, reject) => {
-          conn.login({ user: target.auth!.user, pass: target.auth!.pass }, (err) => (err ? reject(err) : resolve()));
-        });
-      }
+      if (target.tls === 'implicit') socket = await startTls(socket, target, options.timeouts.greetingMs);
     } catch (err) {
-      conn.close();
-      const e = err as NodemailerError;
-      throw new SmtpSessionError(`${where}: ${e.message}`, e.response, e.code);
+      socket.destroy();
+      throw new SmtpSessionError(`${where}: ${(err as Error).message}`, undefined, (err as SmtpSessionError).code);
+    }
+    const session = new SmtpSession(socket, target, options.timeouts);
+    try {
+      await session.setUp(options.heloName);
+    } catch (err) {
+      session.lost = true;
+      session.socket.destroy();
+      const e = err as SmtpSessionError;
+      throw new SmtpSessionError(`${where}: ${e.message}`, e.reply, e.code);
     }
     return session;
   }
 
-  /** Whether the session is still open and idle-safe to reuse. */
-  get usable(): boolean {
-    return !this.lost && !this.conn.destroyed;
+  /** Greeting, EHLO (HELO when refused), STARTTLS and EHLO again, AUTH. */
+  private async setUp(heloName: string): Promise<void> {
+    this.socket.setTimeout(this.timeouts.greetingMs);
+    const greeting = await this.reply();
+    if (greeting.code !== 220) throw new SmtpSessionError('greeting refused', greeting.text, 'EPROTOCOL');
+    await this.hello(heloName);
+    if (this.target.tls === 'opportunistic' && !this.secure && this.extensions.startTls) {
+      this.socket.write('STARTTLS\r\n');
+      const reply = await this.reply();
+      if (is2xx(reply)) {
+        await this.upgrade();
+        // RFC 3207 §4.2: what the server said before TLS is forgotten, EHLO again.
+        await this.hello(heloName);
+      } else {
+        // The session goes on in plaintext with what EHLO offered, but never with credentials.
+        this.extensions = { ...this.extensions, auth: [] };
+      }
+    }
+    this.socket.setTimeout(this.timeouts.commandMs);
+    if (this.target.auth) await this.login(this.target.auth);
   }
 
-  private setSocketTimeout(ms: number): void {
-    const socket = this.conn._socket;
-    if (socket && !socket.destroyed) socket.setTimeout(ms);
+  private async hello(heloName: string): Promise<void> {
+    this.socket.write(`EHLO ${heloName}\r\n`);
+    const ehlo = await this.reply();
+    if (is2xx(ehlo)) {
+      this.extensions = parseEhlo(ehlo.text);
+      return;
+    }
+    if (ehlo.code === 421) throw new SmtpSessionError('EHLO refused', ehlo.text, 'ECONNECTION');
+    // RFC 5321 §4.1.4: a server that does not know EHLO still knows HELO; it offers no extensions.
+    this.socket.write(`HELO ${heloName}\r\n`);
+    const helo = await this.reply();
+    if (!is2xx(helo)) throw new SmtpSessionError('HELO refused', helo.text, 'EPROTOCOL');
+    this.extensions = NO_EXTENSIONS;
+  }
+
+  /** STARTTLS accepted: the TLS handshake over the same connection (RFC 3207). */
+  private async upgrade(): Promise<void> {
+    const plain = this.socket;
+    this.unlisten(plain);
+    // Anything the server sent in plaintext after its reply is discarded (RFC 3207 §6: injection).
+    this.partial = '';
+    this.lines = [];
+    this.linesLength = 0;
+    plain.setTimeout(0);
+    try {
+      this.socket = await startTls(plain, this.target, this.timeouts.greetingMs);
+    } catch (err) {
+      plain.destroy();
+      throw err;
+    }
+    this.secure = true;
+    this.listen(this.socket);
+    this.socket.setTimeout(this.timeouts.greetingMs);
+  }
+
+  /** AUTH PLAIN, or LOGIN when only that is offered (RFC 4954, RFC 4616). */
+  private async login(auth: { user: string; pass: string }): Promise<void> {
+    // Credentials go only over TLS, or to a relay on this machine.
+    if (!this.secure && !isLoopbackAddress(this.target.address)) {
+      throw new SmtpSessionError('refusing to send credentials without TLS', undefined, 'ENOTLS');
+    }
+    const base64 = (text: string) => Buffer.from(text, 'utf8').toString('base64');
+    const offered = this.extensions.auth;
+    let reply: Reply;
+    if (!offered.includes('PLAIN') && offered.includes('LOGIN')) {
+      this.socket.write('AUTH LOGIN\r\n');
+      for (const answer of [auth.user, auth.pass]) {
+        reply = await this.reply();
+        if (reply.code !== 334) throw new SmtpSessionError('AUTH LOGIN refused', reply.text, 'EAUTH');
+        this.socket.write(`${base64(answer)}\r\n`);
+      }
+    } else {
+      // No authorization identity: some servers refuse one.
+      this.socket.write(`AUTH PLAIN ${base64(`\0${auth.user}\0${auth.pass}`)}\r\n`);
+    }
+    reply = await this.reply();
+    if (!is2xx(reply)) throw new SmtpSessionError('authentication failed', reply.text, 'EAUTH');
+  }
+
+  private listen(socket: net.Socket): void {
+    socket.on('data', this.onData);
+    socket.on('timeout', this.onTimeout);
+    socket.on('error', this.onError);
+    socket.on('end', this.onEnd);
+    socket.on('close', this.onClose);
+  }
+
+  private unlisten(socket: net.Socket): void {
+    socket.off('data', this.onData);
+    socket.off('timeout', this.onTimeout);
+    socket.off('error', this.onError);
+    socket.off('end', this.onEnd);
+    socket.off('close', this.onClose);
+  }
+
+  /** Splits what the server sent into lines, and lines into replies (RFC 5321 §4.2.1: "250-" continues one). */
+  private read(chunk: Buffer): void {
+    let text = chunk.toString('latin1');
+    if (this.partial) {
+      text = this.partial + text;
+      this.partial = '';
+    }
+    let start = 0;
+    for (let lf = text.indexOf('\n'); lf !== -1; lf = text.indexOf('\n', start)) {
+      const line = text.slice(start, lf !== start && text.charCodeAt(lf - 1) === CR ? lf - 1 : lf);
+      start = lf + 1;
+      this.lines.push(line);
+      this.linesLength += line.length;
+      if (this.linesLength > MAX_REPLY_CHARS) return this.fail(new SmtpSessionError('server reply too long', undefined, 'EPROTOCOL'));
+      if (/^\d\d\d-/.test(line)) continue;
+      const replyText = this.lines.length === 1 ? line : this.lines.join('\n');
+      this.lines = [];
+      this.linesLength = 0;
+      this.received({ code: /^[2-5]\d\d/.test(replyText) ? Number(replyText.slice(0, 3)) : 0, text: decodeReply(replyText) });
+      if (this.failure) return;
+    }
+    if (start < text.length) {
+      this.partial = text.slice(start);
+      if (this.partial.length > MAX_REPLY_CHARS) this.fail(new SmtpSessionError('server reply too long', undefined, 'EPROTOCOL'));
+    }
+  }
+
+  private received(reply: Reply): void {
+    const waiter = this.waiting[0];
+    if (!waiter) {
+      // RFC 5321 §3.8: a server may say 421 at any time and close; anything else unasked for is a protocol error.
+      this.fail(new SmtpSessionError('unexpected reply', reply.text, reply.code === 421 ? 'ECONNECTION' : 'EPROTOCOL'));
+      return;
+    }
+    waiter.replies.push(reply);
+    if (reply.code === 421) {
+      // The server is closing: the replies to the commands sent along with this one will not come.
+      this.waiting.shift();
+      waiter.resolve(waiter.replies);
+      this.fail(new SmtpSessionError('server closing', reply.text, 'ECONNECTION'));
+    } else if (waiter.replies.length === waiter.count) {
+      this.waiting.shift();
+      waiter.resolve(waiter.replies);
+    }
+  }
+
+  /** Ends the connection; whatever waits for a reply learns why. */
+  private fail(err: SmtpSessionError): void {
+    this.lost = true;
+    this.failure ??= err;
+    this.socket.destroy();
+    for (const waiter of this.waiting.splice(0)) waiter.reject(this.failure);
+  }
+
+  /** The next `count` replies, in order; fewer when a 421 comes first. */
+  private replies(count: number): Promise<Reply[]> {
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise((resolve, reject) => this.waiting.push({ count, replies: [], resolve, reject }));
+  }
+
+  private async reply(): Promise<Reply> {
+    return (await this.replies(1))[0];
+  }
+
+  /** Whether the session is still open and idle-safe to reuse. */
+  get usable(): boolean {
+    return !this.lost && !this.socket.destroyed;
+  }
+
+  /** A refusal of the transaction before anything is sent, written as the reply a server would give. */
+  private refusal(mailFrom: string, recipients: string[], size: number): string | undefined {
+    // RFC 1870: a message over the SIZE the server announced would only be refused after it was sent.
+    const max = this.extensions.maxSize;
+    if (max && size > max) return `552 5.3.4 Message size larger than allowed ${max}`;
+    // An address that cannot go in a command without changing it (RFC 5321 §4.1.2).
+    if (mailFrom && /[\r\n<>]/.test(mailFrom)) return `553 5.1.3 Invalid sender ${JSON.stringify(mailFrom)}`;
+    const bad = recipients.find((r) => !isMailbox(r));
+    if (bad !== undefined) return `553 5.1.3 Invalid recipient ${JSON.stringify(bad)}`;
+    return undefined;
   }
 
   /** One transaction: MAIL FROM, RCPT TO for every recipient, DATA. Never rejects. */
-  send(mailFrom: string, recipients: string[], raw: Buffer): Promise<TransactionResult> {
-    let dataSent = false;
-    let started = false;
-    const timeouts = this.timeouts;
-    const setTimeoutMs = (ms: number) => this.setSocketTimeout(ms);
-    // The message goes in as a stream so the socket timeout can follow the phase:
-    // the data-block timeout while it is written, then the long end-of-data wait.
-    const source = new Readable({
-      read() {
-        if (started) return;
-        started = true;
-        setTimeoutMs(timeouts.dataBlockMs);
-        this.push(raw);
-        this.push(null);
-      },
-    });
-    source.once('end', () => {
-      dataSent = true;
-      setTimeoutMs(timeouts.endOfDataMs);
-    });
+  async send(mailFrom: string, recipients: string[], raw: Buffer): Promise<TransactionResult> {
     const reused = this.messages > 0;
-    const wasClean = this.clean;
-    this.clean = false;
     this.messages += 1;
-    return new Promise((resolve) => {
-      this.conn.send(
-        {
-          from: mailFrom,
-          to: recipients,
-          size: raw.length,
-          // RFC 6152: say so when the message is not 7-bit clean.
-          use8BitMime: !isAscii(raw),
-        },
-        source,
-        (err, info) => {
-          this.setSocketTimeout(timeouts.commandMs);
-          if (!err || (err.code === 'EMESSAGE' && err.command === 'DATA' && err.response)) {
-            // The reply to the end of data, whatever it says, ends the transaction (RFC 5321 §4.1.1.4).
-            this.clean = true;
-          } else if (!err.response && (err.code === 'EENVELOPE' || err.code === 'EMESSAGE')) {
-            // Refused before a command was written: the session is as it was.
-            this.clean = wasClean;
-          }
-          resolve(err ? this.failed(recipients, err, dataSent, reused) : this.succeeded(recipients, info));
-        },
-      );
-    });
-  }
-
-  private succeeded(recipients: string[], info: SMTPConnection.SentMessageInfo): TransactionResult {
-    const refused = new Map((info.rejectedErrors ?? []).map((e) => [e.recipient, e.response]));
-    return { results: recipients.map((r) => verdict(r, refused.get(r) ?? info.response)), retryElsewhere: [] };
-  }
-
-  private failed(recipients: string[], err: NodemailerError, dataSent: boolean, reused: boolean): TransactionResult {
-    const everyone = (reply: string) => ({ results: recipients.map((r) => verdict(r, reply)), retryElsewhere: [] });
-    if (!err.response && (err.code === 'EENVELOPE' || err.code === 'EMESSAGE')) {
-      // Refused by nodemailer before anything was sent: an address it cannot put in a command,
-      // or a message over the SIZE the server announced (RFC 1870). Written as the reply a
-      // server would give, so it is classified like one; the session stays usable.
-      return everyone(err.code === 'EENVELOPE' ? `553 5.1.3 ${err.message}` : `552 5.3.4 ${err.message}`);
+    // The commands carry the addresses trimmed; the results name the recipients as given.
+    mailFrom = mailFrom.trim();
+    const addresses = recipients.map((r) => r.trim());
+    if (!this.usable) return this.connectionLost(recipients, undefined, this.failure?.message ?? 'connection closed', reused, 'ECONNECTION');
+    if (!recipients.length) return { results: [], retryElsewhere: [] };
+    const refused = this.refusal(mailFrom, addresses, raw.length);
+    // Refused here, nothing was sent: the session is as it was.
+    if (refused) return { results: recipients.map((r) => verdict(r, refused)), retryElsewhere: [] };
+    this.clean = false;
+    this.messageSent = false;
+    let envelope: EnvelopeReplies | undefined;
+    try {
+      envelope = await this.envelope(mailFrom, addresses, raw);
+      return await this.finish(recipients, envelope, raw);
+    } catch (err) {
+      const e = err as SmtpSessionError;
+      return this.connectionLost(recipients, this.messageSent ? envelope : undefined, e.reply ?? e.message, reused, e.code);
+    } finally {
+      if (!this.socket.destroyed) this.socket.setTimeout(this.timeouts.commandMs);
     }
-    const code = replyCode(err.response);
-    if (code === 421 || code === undefined) {
-      this.lost = true;
-      const failure = err.response ?? err.message;
-      // 421: the server is closing (RFC 5321 §3.8). Before the message went out, another host may do.
-      if (code === 421 || !dataSent) {
-        // A pooled session found closed (not timed out) only now, when the server had long
-        // dropped it: nothing was sent, so a new connection is no second attempt.
-        const staleSession = reused && code === undefined && err.code !== 'ETIMEDOUT';
-        return { results: [], retryElsewhere: [...recipients], failure, ...(staleSession && { staleSession }) };
+  }
+
+  /** MAIL FROM, RCPT TO, DATA: in one write with PIPELINING (RFC 2920), else one at a time. */
+  private async envelope(mailFrom: string, recipients: string[], raw: Buffer): Promise<EnvelopeReplies> {
+    const ext = this.extensions;
+    const params: string[] = [];
+    // RFC 6531, RFC 6152, RFC 1870.
+    if (ext.smtpUtf8 && [mailFrom, ...recipients].some((a) => /[^\x00-\x7f]/.test(a))) params.push('SMTPUTF8');
+    if (ext.eightBitMime && !isAscii(raw)) params.push('BODY=8BITMIME');
+    if (ext.size && raw.length) params.push(`SIZE=${raw.length}`);
+    const mail = `MAIL FROM:<${mailFrom}>${params.length ? ` ${params.join(' ')}` : ''}\r\n`;
+    if (ext.pipelining) {
+      let commands = mail;
+      for (const r of recipients) commands += `RCPT TO:<${r}>\r\n`;
+      this.socket.write(`${commands}DATA\r\n`);
+      const [mailReply, ...rest] = await this.replies(recipients.length + 2);
+      return { mail: mailReply, rcpt: rest.slice(0, recipients.length), data: rest[recipients.length] };
+    }
+    this.socket.write(mail);
+    const envelope: EnvelopeReplies = { mail: await this.reply(), rcpt: [] };
+    if (!is2xx(envelope.mail)) return envelope;
+    for (const r of recipients) {
+      this.socket.write(`RCPT TO:<${r}>\r\n`);
+      const reply = await this.reply();
+      envelope.rcpt.push(reply);
+      if (reply.code === 421) return envelope;
+    }
+    if (!envelope.rcpt.some(is2xx)) return envelope;
+    this.socket.write('DATA\r\n');
+    envelope.data = await this.reply();
+    return envelope;
+  }
+
+  /** Sends the message when the envelope allows it, and turns the replies into each recipient's verdict. */
+  private async finish(recipients: string[], envelope: EnvelopeReplies, raw: Buffer): Promise<TransactionResult> {
+    const { mail, rcpt, data } = envelope;
+    // RFC 5321 §3.8: 421 at any step, the server is closing; another host may take them all.
+    const closing = [mail, ...rcpt, data].find((r) => r?.code === 421);
+    if (closing) return this.closing(recipients, closing);
+    const invalid = [mail, ...rcpt, data].find((r) => r !== undefined && r.code === 0);
+    if (invalid) throw new SmtpSessionError('reply without a code', invalid.text, 'EPROTOCOL');
+    const accepted = rcpt.map(is2xx);
+    const goAhead = data !== undefined && data.code >= 200 && data.code < 400;
+    const each = (reply: Reply) => ({ results: recipients.map((r, i) => verdict(r, accepted[i] ? reply.text : rcpt[i].text)), retryElsewhere: [] });
+    if (!is2xx(mail)) {
+      // No transaction began. A server that took DATA anyway cannot be trusted with the session.
+      if (goAhead) this.fail(new SmtpSessionError('DATA accepted without a sender', data.text, 'EPROTOCOL'));
+      return { results: recipients.map((r) => verdict(r, mail.text)), retryElsewhere: [] };
+    }
+    if (!accepted.includes(true)) {
+      if (goAhead) {
+        // RFC 2920 §3.1 says refuse DATA with no recipient; this server took it. An empty message ends it.
+        this.socket.write('.\r\n');
+        await this.reply();
+        this.clean = true;
       }
-      // Lost after the final dot: the server may have taken it, another host would duplicate it
-      // (RFC 5321 §4.5.3.2.6, §6.1). No reply code, so it is deferred and retried later.
-      return everyone(`connection lost after end of data: ${failure}`);
+      return { results: recipients.map((r, i) => verdict(r, rcpt[i].text)), retryElsewhere: [] };
     }
-    if (err.rejectedErrors?.length) {
-      // Every RCPT was refused; each has its own reply.
-      const refused = new Map(err.rejectedErrors.map((e) => [e.recipient, e.response]));
-      return { results: recipients.map((r) => verdict(r, refused.get(r) ?? err.response!)), retryElsewhere: [] };
+    // DATA refused: the recipients refused at RCPT keep their own reply.
+    if (!goAhead) return each(data!);
+    this.writeMessage(raw);
+    const [final] = await this.replies(1);
+    // The reply to the end of data, whatever it says, ends the transaction (RFC 5321 §4.1.1.4).
+    this.clean = true;
+    if (final.code === 421) return this.closing(recipients, final);
+    if (final.code === 0) throw new SmtpSessionError('reply without a code', final.text, 'EPROTOCOL');
+    return each(final);
+  }
+
+  /** The message in one write; the data-block timeout while it goes out, then the long end-of-data wait. */
+  private writeMessage(raw: Buffer): void {
+    const socket = this.socket;
+    this.messageSent = true;
+    socket.setTimeout(this.timeouts.dataBlockMs);
+    const endOfData = () => socket.setTimeout(this.timeouts.endOfDataMs);
+    if (socket.write(dataBlock(raw))) endOfData();
+    else socket.once('drain', endOfData);
+  }
+
+  private closing(recipients: string[], reply: Reply): TransactionResult {
+    this.lost = true;
+    return { results: [], retryElsewhere: [...recipients], failure: reply.text };
+  }
+
+  /** The connection ended without a reply; `envelope` is given when the message had gone out. */
+  private connectionLost(recipients: string[], envelope: EnvelopeReplies | undefined, failure: string, reused: boolean, code?: string): TransactionResult {
+    this.lost = true;
+    this.socket.destroy();
+    if (!envelope) {
+      // A pooled session found closed (not timed out) only now, when the server had long
+      // dropped it: nothing was sent, so a new connection is no second attempt.
+      const staleSession = reused && code !== 'ETIMEDOUT';
+      return { results: [], retryElsewhere: [...recipients], failure, ...(staleSession && { staleSession }) };
     }
-    // MAIL FROM, DATA or the message itself refused: the reply is every recipient's. (nodemailer
-    // does not hand over the earlier RCPT replies here, so a recipient refused at RCPT gets it too.)
-    return everyone(err.response!);
+    // Lost after the final dot: the server may have taken it, another host would duplicate it
+    // (RFC 5321 §4.5.3.2.6, §6.1). No reply code, so it is deferred and retried later.
+    const lost = `connection lost after end of data: ${failure}`;
+    return { results: recipients.map((r, i) => verdict(r, is2xx(envelope.rcpt[i]) ? lost : envelope.rcpt[i].text)), retryElsewhere: [] };
   }
 
   /**
@@ -305,26 +623,68 @@ export class SmtpSession {
    * completed one, RSET after one that was abandoned part way (a refused DATA,
    * every RCPT refused) so its sender and recipients are forgotten.
    */
-  ready(): Promise<boolean> {
-    if (!this.usable) return Promise.resolve(false);
-    if (this.clean) return Promise.resolve(true);
-    return new Promise((resolve) => this.conn.reset((err) => {
-      if (!err) this.clean = true;
-      resolve(!err);
-    }));
+  async ready(): Promise<boolean> {
+    if (!this.usable) return false;
+    if (this.clean) return true;
+    this.socket.write('RSET\r\n');
+    try {
+      this.clean = is2xx(await this.reply());
+    } catch {
+      return false;
+    }
+    return this.clean;
   }
 
   /** Ends the session politely (QUIT) when it is still open. */
   close(): void {
+    const socket = this.socket;
     if (this.usable) {
+      this.lost = true;
       // A server that never answers QUIT must not hold the socket, and the process, for long.
-      this.setSocketTimeout(QUIT_TIMEOUT_MS);
-      this.conn.quit();
+      socket.setTimeout(QUIT_TIMEOUT_MS);
+      socket.write('QUIT\r\n');
+      const end = () => {
+        socket.end();
+        setTimeout(() => socket.destroy(), QUIT_TIMEOUT_MS).unref();
+      };
+      this.reply().then(end, end);
     } else {
-      this.conn.close();
+      this.lost = true;
+      socket.destroy();
     }
-    this.lost = true;
   }
+}
+
+/** The TLS handshake over a connected socket, within `timeoutMs`; a failed one is 'ETLS'. */
+function startTls(socket: net.Socket, target: SmtpTarget, timeoutMs: number): Promise<tls.TLSSocket> {
+  const servername = net.isIP(target.hostname) ? undefined : target.hostname;
+  return new Promise((resolve, reject) => {
+    const secured = tls.connect({
+      socket,
+      host: target.hostname,
+      ...(servername && { servername }),
+      // Opportunistic TLS takes any certificate: refusing it would only push the mail to plaintext.
+      rejectUnauthorized: target.verifyCertificate ?? false,
+    });
+    const timer = setTimeout(() => {
+      secured.destroy();
+      reject(new SmtpSessionError('TLS handshake timed out', undefined, 'ETIMEDOUT'));
+    }, timeoutMs);
+    const failed = (err?: Error) => {
+      clearTimeout(timer);
+      secured.destroy();
+      reject(new SmtpSessionError(`TLS handshake failed: ${err?.message ?? 'connection closed'}`, undefined, 'ETLS'));
+    };
+    const closed = () => failed();
+    secured.once('error', failed);
+    secured.once('close', closed);
+    secured.once('secureConnect', () => {
+      clearTimeout(timer);
+      secured.off('error', failed);
+      secured.off('close', closed);
+      resolve(secured);
+    });
+  });
 }
 
 // ---------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 // stage of the SMTP dialogue the way the test scripts it, and recording what
 // it accepted.
 
-import { SMTPServer, type SMTPServerDataStream } from 'smtp-server';
+import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions } from 'smtp-server';
 import type { SMTPConnection as ServerConnection } from 'smtp-server/lib/smtp-connection';
 
 export type MxStage = 'connect' | 'mail' | 'rcpt' | 'data';
@@ -28,6 +28,8 @@ export interface ScriptedMxOptions {
   tls?: boolean;
   /** Advertise PIPELINING (RFC 2920); true by default, as smtp-server does. */
   pipelining?: boolean;
+  /** Further smtp-server options (SIZE, AUTH, hidden extensions, TLS versions), over the ones above. */
+  server?: Partial<SMTPServerOptions>;
 }
 
 /** A command line the server read, in order of arrival. */
@@ -112,6 +114,7 @@ export async function startScriptedMx(options: ScriptedMxOptions = {}): Promise<
     logger: false,
     // Pooled client connections are still open when a test ends; stop() should not wait 30 s for them.
     closeTimeout: 10,
+    ...options.server,
     onConnect(session, callback) {
       connections += 1;
       connectionNumber.set(session, connections);
