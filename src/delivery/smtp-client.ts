@@ -319,7 +319,10 @@ export class SmtpSession {
   /** Greeting, EHLO (HELO when refused), STARTTLS and EHLO again, AUTH. */
   private async setUp(heloName: string): Promise<void> {
     this.socket.setTimeout(this.timeouts.greetingMs);
-    const greeting = await this.reply();
+    // A deadline for the whole greeting, not only for silence: a tarpit that
+    // drips a line of it now and then must not hold the connection for hours.
+    const deadline = setTimeout(this.onTimeout, this.timeouts.greetingMs);
+    const greeting = await this.reply().finally(() => clearTimeout(deadline));
     if (greeting.code !== 220) throw new SmtpSessionError('greeting refused', greeting.text, 'EPROTOCOL');
     await this.hello(heloName);
     if (this.target.tls === 'opportunistic' && !this.secure && this.extensions.startTls) {

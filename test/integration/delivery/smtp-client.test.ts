@@ -265,6 +265,30 @@ describe('setting up a session', () => {
     expect(server.received.map((m) => m.secure)).toEqual([false]);
   });
 
+  it('gives up on a greeting dripped a line at a time once the greeting timeout has passed', async () => {
+    const dripping = new Set<NodeJS.Timeout>();
+    const tarpit = net.createServer((socket) => {
+      socket.on('error', () => undefined);
+      const drip = setInterval(() => socket.write('220-still here\r\n'), 50);
+      dripping.add(drip);
+      socket.on('close', () => clearInterval(drip));
+    });
+    await new Promise<void>((resolve) => tarpit.listen(0, '127.0.0.40', resolve));
+    cleanups.push(async () => {
+      for (const drip of dripping) clearInterval(drip);
+      tarpit.close();
+    });
+    const { port } = tarpit.address() as net.AddressInfo;
+
+    const started = Date.now();
+    const opening = SmtpSession.open({ address: '127.0.0.40', port, hostname: 'tarpit.test', tls: 'none' },
+      { ...OPTIONS, timeouts: { ...TIMEOUTS, greetingMs: 300 } });
+
+    await expect(opening).rejects.toMatchObject({ code: 'ETIMEDOUT' });
+    // Bounded by the deadline, not by how long the server keeps dripping (it never stops here).
+    expect(Date.now() - started).toBeLessThan(TIMEOUTS.commandMs);
+  });
+
   it('falls back to HELO when EHLO is refused, and then sends one command at a time', async () => {
     const server = await mx({ server: { disabledCommands: ['EHLO', 'STARTTLS'] } });
     const session = await open(server.port, { tls: 'opportunistic' });
