@@ -9,9 +9,9 @@ import { addressKey } from './addresses.js';
 import { listUnsubscribeOf, storedMailboxes } from './email-input.js';
 import {
   findBuiltMessages, findStoredEmailsByIds, keepBuiltMessages, loadAttachmentParts, markSent, recipientsOfEmails,
-  type EmailHeader, type EmailRecipient, type StoredEmail,
+  type EmailRecipient, type StoredEmail,
 } from './emails.repo.js';
-import { isOpen, recordRecipientOutcomes } from './outcomes.js';
+import { isOpen, recordRecipientOutcomes, type KnownEmail } from './outcomes.js';
 import type { SuppressionReason } from '../suppressions/suppressions.tables.js';
 import type { DomainSenders, SendingDomain } from '../domains/index.js';
 import type { SuppressionsPort } from '../suppressions/index.js';
@@ -95,10 +95,10 @@ export function outboundEmails(deps: OutboundEmailsDeps): OutboundEmails {
   }
 
   /**
-   * The header of each loaded row's email, for its outcome write. Keyed by the
+   * What the load read of each row's email, for its outcome write. Keyed by the
    * worker's own item, so a row whose outcome is never written leaves nothing behind.
    */
-  const headersOf = new WeakMap<QueueItem, EmailHeader>();
+  const knownOf = new WeakMap<QueueItem, KnownEmail>();
 
   return {
     async handOff(tx, items, now) {
@@ -116,7 +116,11 @@ export function outboundEmails(deps: OutboundEmailsDeps): OutboundEmails {
       for (const e of await findStoredEmailsByIds(store.db, emailIds)) if (e.status === 'sent') emails.set(e.id, e);
       if (emails.size === 0) return jobs;
       const open = new Map<string, EmailRecipient[]>();
+      const recipientIds = new Map<string, string[]>();
       for (const r of await recipientsOfEmails(store.db, [...emails.keys()])) {
+        const all = recipientIds.get(r.emailId);
+        if (all) all.push(r.id);
+        else recipientIds.set(r.emailId, [r.id]);
         if (!isOpen(r.status)) continue;
         const key = `${r.emailId}\n${r.domain}`;
         const rows = open.get(key);
@@ -145,17 +149,20 @@ export function outboundEmails(deps: OutboundEmailsDeps): OutboundEmails {
         const e = emails.get(item.emailId);
         const rows = open.get(`${item.emailId}\n${item.domain}`);
         if (!e || !rows) continue;
-        headersOf.set(item, { id: e.id, workspaceId: e.workspaceId, domainId: e.domainId, mode: e.mode, from: e.from, subject: e.subject, to: e.to });
+        knownOf.set(item, {
+          header: { id: e.id, workspaceId: e.workspaceId, domainId: e.domainId, mode: e.mode, from: e.from, subject: e.subject, to: e.to },
+          recipientIds: recipientIds.get(e.id)!,
+        });
         jobs.set(item.id, await jobFor(e, rows, suppressed.get(e.workspaceId)!, messageOf));
       }
       return jobs;
     },
 
     async record(tx, rows, now) {
-      const known = new Map<string, EmailHeader>();
+      const known = new Map<string, KnownEmail>();
       for (const { item } of rows) {
-        const header = headersOf.get(item);
-        if (header) known.set(header.id, header);
+        const email = knownOf.get(item);
+        if (email) known.set(item.emailId, email);
       }
       const open = await recordRecipientOutcomes(tx, suppressions, rows.map((r) => ({ emailId: r.item.emailId, outcomes: r.outcomes })), now, known);
       // An email with attempts left keeps its message, so the next attempt only signs it.

@@ -64,21 +64,31 @@ interface Pending {
   changeOf?: string;
 }
 
+/** What the caller read of an email before: neither its header nor its set of recipients ever changes. */
+export interface KnownEmail {
+  header: EmailHeader;
+  /** Every recipient of the email, whatever their status. */
+  recipientIds: readonly string[];
+}
+
 /**
  * Records the outcomes, in `tx`; outcomes of emails that no longer exist are
  * passed over. Returns the emails that still have recipients waiting.
- * `known` holds the headers of the emails, when the caller read them before
- * (what a header holds never changes): they are then not read again where
- * the transaction needs no row locks.
+ * `known` holds what the caller read of the emails before: their headers
+ * are then not read again where the transaction needs no row locks, and an
+ * email whose every recipient this call changes is settled without reading
+ * its recipients back.
  */
 export async function recordRecipientOutcomes(tx: Tx, suppressions: Pick<SuppressionsPort, 'addFromBounce'>,
-  list: EmailOutcomes[], now: number, known?: ReadonlyMap<string, EmailHeader>): Promise<Set<string>> {
+  list: EmailOutcomes[], now: number, known?: ReadonlyMap<string, KnownEmail>): Promise<Set<string>> {
   if (list.length === 0) return new Set();
   const ids = [...new Set(list.map((l) => l.emailId))];
   // The emails stay locked to the end of the transaction: two outcomes of one
   // email recorded side by side (two destinations, a report) settle it one
   // after the other, the second seeing the recipients the first changed.
-  const headers = known && !rowsNeedLocks(tx) && ids.every((id) => known.has(id)) ? known : await lockEmailHeaders(tx, ids);
+  const headers = known && !rowsNeedLocks(tx) && ids.every((id) => known.has(id))
+    ? new Map(ids.map((id) => [id, known.get(id)!.header]))
+    : await lockEmailHeaders(tx, ids);
   /** Every event, in the order of the outcomes given, as the events' positions will tell. */
   const pending: Pending[] = [];
   // Recipients that get the same status, code and reply share one UPDATE.
@@ -148,15 +158,22 @@ export async function recordRecipientOutcomes(tx: Tx, suppressions: Pick<Suppres
     await suppress(e, c.address, 'complaint');
   }
 
-  const changed = new Set<string>();
+  /** The recipients this call changed, and their status now. */
+  const changed = new Map<string, RecipientStatus>();
   for (const u of updates.values()) {
     const from = u.status === 'bounced' ? WAITING_OR_DELIVERED : OPEN;
-    for (const id of await setRecipientOutcome(tx, u.ids, from, u.status, u.outcome, now)) changed.add(id);
+    for (const id of await setRecipientOutcome(tx, u.ids, from, u.status, u.outcome, now)) changed.set(id, u.status);
   }
   const events: NewEvent[] = [];
   for (const p of pending) if (p.changeOf === undefined || changed.has(p.changeOf)) events.push(p.event);
   await appendEvents(tx, events);
-  return settle(tx, ids.filter((id) => headers.has(id)), now);
+  // The email rows are locked (or the writer holds the database): a recipient this call changed stays as it left it.
+  const statuses = new Map<string, RecipientStatus[]>();
+  for (const id of ids) {
+    const recipientIds = known?.get(id)?.recipientIds;
+    if (headers.has(id) && recipientIds?.every((r) => changed.has(r))) statuses.set(id, recipientIds.map((r) => changed.get(r)!));
+  }
+  return settle(tx, ids.filter((id) => headers.has(id)), statuses, now);
 }
 
 const about = (e: EmailHeader, to: string) => ({ to, from: e.from, subject: e.subject });
@@ -168,17 +185,21 @@ function suppressible(e: EmailHeader, address: string): boolean {
 
 /**
  * Each email whose recipients all have an outcome takes their aggregate
- * status, and its kept message goes; returns the emails still open.
+ * status, and its kept message goes; returns the emails still open. The
+ * recipients' statuses are read for the emails `known` does not give them of.
  */
-async function settle(tx: Tx, emailIds: string[], now: number): Promise<Set<string>> {
+async function settle(tx: Tx, emailIds: string[], known: ReadonlyMap<string, RecipientStatus[]>, now: number): Promise<Set<string>> {
   const open = new Set<string>();
   const delivered = new Set<string>();
   const seen = new Set<string>();
-  for (const r of await recipientsOfEmails(tx, emailIds)) {
-    seen.add(r.emailId);
-    if (isOpen(r.status)) open.add(r.emailId);
-    else if (r.status === 'delivered') delivered.add(r.emailId);
-  }
+  const note = (emailId: string, status: RecipientStatus) => {
+    seen.add(emailId);
+    if (isOpen(status)) open.add(emailId);
+    else if (status === 'delivered') delivered.add(emailId);
+  };
+  for (const [emailId, statuses] of known) for (const status of statuses) note(emailId, status);
+  const unknown = emailIds.filter((id) => !known.has(id));
+  if (unknown.length > 0) for (const r of await recipientsOfEmails(tx, unknown)) note(r.emailId, r.status);
   // Each settled email's status is aggregateStatus() of its recipients.
   const settled = { delivered: [] as string[], failed: [] as string[] };
   for (const id of seen) if (!open.has(id)) settled[delivered.has(id) ? 'delivered' : 'failed'].push(id);
