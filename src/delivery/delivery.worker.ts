@@ -407,29 +407,36 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     for (const item of items) {
       const destination = destinationOf(item);
       gate.started(destination);
-      const p = jobs.then(async (loaded) => {
+      inFlight.set(item.id, deliverRow(item, destination, jobs));
+    }
+  }
+
+  /** One claimed row from its attempt to its written outcome; the row stays in `inFlight` (and leased) all along. */
+  async function deliverRow(item: QueueItem, destination: string, jobs: Promise<Map<string, DeliveryJob>>): Promise<void> {
+    try {
+      let finished: Finished;
+      let attemptMs: number;
+      try {
+        const job = (await jobs).get(item.id);
         const began = performance.now();
-        return { ...(await attempt(item, loaded.get(item.id))), attemptMs: performance.now() - began };
-      })
+        finished = await attempt(item, job);
+        attemptMs = performance.now() - began;
+      } finally {
         // The slot frees as the attempt ends; the row stays leased until its outcome is written.
-        .finally(() => {
-          attempting--;
-          gate.finished(destination, clock.now());
-          // Worth a claim once the destination, too, can take a few more: rows of a destination at its share stay queued.
-          if (attempting === 0 || (freeSlots() >= refillAt && gate.allowance(destination, clock.now()) >= destinationRefillAt)) loop.wake();
-        })
-        .then(async (finished) => {
-          await recordOutcomes([finished]);
-          if (finished.outcomes.length) deps.observe?.(item, finished.outcomes, finished.attemptMs);
-        })
-        // A failure here (the store, a bug) leaves the row leased: it is tried again when the lease lapses.
-        .catch((err) => logger.error({ err, email_id: item.emailId, job_id: item.id }, 'delivery attempt could not be recorded'))
-        .finally(() => {
-          inFlight.delete(item.id);
-          // Rows waiting for their outcome bound claims only when the store falls behind; then a written batch makes room.
-          if (inFlight.size === 0 || (unrecordedRoom() <= concurrency - attempting && unrecordedRoom() >= refillAt)) loop.wake();
-        });
-      inFlight.set(item.id, p);
+        attempting--;
+        gate.finished(destination, clock.now());
+        // Worth a claim once the destination, too, can take a few more: rows of a destination at its share stay queued.
+        if (attempting === 0 || (freeSlots() >= refillAt && gate.allowance(destination, clock.now()) >= destinationRefillAt)) loop.wake();
+      }
+      await recordOutcomes([finished]);
+      if (finished.outcomes.length) deps.observe?.(item, finished.outcomes, attemptMs);
+    } catch (err) {
+      // A failure here (the store, a bug) leaves the row leased: it is tried again when the lease lapses.
+      logger.error({ err, email_id: item.emailId, job_id: item.id }, 'delivery attempt could not be recorded');
+    } finally {
+      inFlight.delete(item.id);
+      // Rows waiting for their outcome bound claims only when the store falls behind; then a written batch makes room.
+      if (inFlight.size === 0 || (unrecordedRoom() <= concurrency - attempting && unrecordedRoom() >= refillAt)) loop.wake();
     }
   }
 

@@ -2,6 +2,7 @@ import type { Clock } from '../core/clock.js';
 import type { Store } from '../store/db.js';
 import { composeMessage } from '../delivery/index.js';
 import type { DeliveryJob, OutboundEmails } from '../delivery/delivery.worker.js';
+import type { QueueItem } from '../delivery/queue.repo.js';
 import { returnPathFor } from '../inbound/return-path.js';
 import { appendEvents, type NewEvent } from '../events/index.js';
 import { addressKey } from './addresses.js';
@@ -10,7 +11,7 @@ import {
   findBuiltMessages, findStoredEmailsByIds, keepBuiltMessages, loadAttachmentParts, markSent, recipientsOfEmails,
   type EmailRecipient, type StoredEmail,
 } from './emails.repo.js';
-import { isOpen, recordRecipientOutcomes } from './outcomes.js';
+import { isOpen, recordRecipientOutcomes, type KnownEmail } from './outcomes.js';
 import type { SuppressionReason } from '../suppressions/suppressions.tables.js';
 import type { DomainSenders, SendingDomain } from '../domains/index.js';
 import type { SuppressionsPort } from '../suppressions/index.js';
@@ -93,6 +94,12 @@ export function outboundEmails(deps: OutboundEmailsDeps): OutboundEmails {
     };
   }
 
+  /**
+   * What the load read of each row's email, for its outcome write. Keyed by the
+   * worker's own item, so a row whose outcome is never written leaves nothing behind.
+   */
+  const knownOf = new WeakMap<QueueItem, KnownEmail>();
+
   return {
     async handOff(tx, items, now) {
       const moved = await markSent(tx, [...new Set(items.map((i) => i.emailId))], now);
@@ -109,10 +116,16 @@ export function outboundEmails(deps: OutboundEmailsDeps): OutboundEmails {
       for (const e of await findStoredEmailsByIds(store.db, emailIds)) if (e.status === 'sent') emails.set(e.id, e);
       if (emails.size === 0) return jobs;
       const open = new Map<string, EmailRecipient[]>();
+      const recipientIds = new Map<string, string[]>();
       for (const r of await recipientsOfEmails(store.db, [...emails.keys()])) {
+        const all = recipientIds.get(r.emailId);
+        if (all) all.push(r.id);
+        else recipientIds.set(r.emailId, [r.id]);
         if (!isOpen(r.status)) continue;
         const key = `${r.emailId}\n${r.domain}`;
-        open.set(key, [...(open.get(key) ?? []), r]);
+        const rows = open.get(key);
+        if (rows) rows.push(r);
+        else open.set(key, [r]);
       }
       // A recipient suppressed since the email was accepted (a hard bounce of another email, say) is not sent to.
       const suppressed = new Map<string, Map<string, SuppressionReason>>();
@@ -136,13 +149,22 @@ export function outboundEmails(deps: OutboundEmailsDeps): OutboundEmails {
         const e = emails.get(item.emailId);
         const rows = open.get(`${item.emailId}\n${item.domain}`);
         if (!e || !rows) continue;
+        knownOf.set(item, {
+          header: { id: e.id, workspaceId: e.workspaceId, domainId: e.domainId, mode: e.mode, from: e.from, subject: e.subject, to: e.to },
+          recipientIds: recipientIds.get(e.id)!,
+        });
         jobs.set(item.id, await jobFor(e, rows, suppressed.get(e.workspaceId)!, messageOf));
       }
       return jobs;
     },
 
     async record(tx, rows, now) {
-      const open = await recordRecipientOutcomes(tx, suppressions, rows.map((r) => ({ emailId: r.item.emailId, outcomes: r.outcomes })), now);
+      const known = new Map<string, KnownEmail>();
+      for (const { item } of rows) {
+        const email = knownOf.get(item);
+        if (email) known.set(item.emailId, email);
+      }
+      const open = await recordRecipientOutcomes(tx, suppressions, rows.map((r) => ({ emailId: r.item.emailId, outcomes: r.outcomes })), now, known);
       // An email with attempts left keeps its message, so the next attempt only signs it.
       const keep = new Map<string, Buffer>();
       for (const r of rows) if (r.built && open.has(r.item.emailId)) keep.set(r.item.emailId, r.built);

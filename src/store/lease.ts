@@ -108,6 +108,14 @@ export function lockedForUpdate<Q extends SelectQueryBuilder<any, any, any>>(tx:
   return onPostgres(tx) ? query.forUpdate() as Q : query;
 }
 
+/**
+ * Whether a row read in this write transaction must be locked to stay as
+ * read until it ends: on PostgreSQL it must (lockedForUpdate); SQLite's
+ * writer holds the whole database already, so a value known from before the
+ * transaction that cannot change meanwhile needs no reading there.
+ */
+export const rowsNeedLocks = (tx: Db | Tx): boolean => onPostgres(tx);
+
 /** A claim's choice of rows: on PostgreSQL it locks them until the transaction ends and passes over rows another claim has locked. */
 export function lockedForClaim<Q extends SelectQueryBuilder<any, any, any>>(tx: Db | Tx, query: Q): Q {
   return onPostgres(tx) ? query.forUpdate().skipLocked() as Q : query;
