@@ -70,19 +70,7 @@ function rsaSignaturesPerCore(seconds = 1): number {
 export async function benchDelivery(rounds: number,
   o: { messages: number; content: 'text' | 'html'; bytes: number; signing: boolean; destinations?: number }) {
   const { messages } = o;
-  // Each email goes to one recipient at each of `destinations` domains: a message (an SMTP transaction) per domain.
-  const destinations = o.destinations ?? 1;
-  const emails = messages / destinations;
-  const rcptDomains = Array.from({ length: destinations }, (_, i) => (i === 0 ? 'rcpt.bench.example' : `rcpt${i}.bench.example`));
-  const content = o.content === 'text'
-    ? { text: 'x'.repeat(o.bytes) }
-    : { html: `<p>${'Lorem ipsum dolor sit amet, <a href="https://shop.example/p">consectetur</a>. '.repeat(Math.ceil(o.bytes / 80))}</p>` };
-  const dns = await startDns([
-    ...rcptDomains.map((name): DnsRecord => ({ type: 'MX', name, exchange: 'mx.rcpt.bench.example', priority: 10 })),
-    { type: 'A', name: 'mx.rcpt.bench.example', address: '127.0.0.1' },
-  ]);
-  const sinkPort = await freePort();
-  const sink = await startSmtpSink(sinkPort);
+  const targets = await startDeliveryTargets(o.destinations ?? 1);
   const ceiling: number[] = [];
   const delivered: number[] = [];
   const cpuPerMessage: number[] = [];
@@ -98,60 +86,109 @@ export async function benchDelivery(rounds: number,
       const signingRound = o.signing ? await signingRate(messages) : NaN;
       const rsaRound = o.signing ? rsaSignaturesPerCore() : NaN;
       // The same messages relayed by Postfix into the same sink (unsigned), beside the signed ones.
-      const relayRound = o.signing ? await postfixRelayRate(sinkPort, { sessions: 20, messages, bytes: o.bytes, to: 'reader@rcpt.bench.example' }) : NaN;
+      const relayRound = o.signing ? await postfixRelayRate(targets.sinkPort, { sessions: 20, messages, bytes: o.bytes, to: 'reader@rcpt.bench.example' }) : NaN;
+      const mailroomRound = await deliverRound(targets, o);
       if (counted) {
         ceiling.push(sinkRound);
         signing.push(signingRound);
         rsaPerCore.push(rsaRound);
         postfixRelay.push(relayRound);
-      }
-      let skewMs = 0;
-      const clock = { now: () => Date.now() + skewMs };
-      const dataDir = mkdtempSync(join(tmpdir(), 'mailroom-bench-out-'));
-      const mailroom = await startMailroom(loadConfig({
-        MAILROOM_DATA_DIR: dataDir, MAILROOM_HTTP_PORT: '0', MAILROOM_SMTP_PORT: '0', MAILROOM_SUBMISSION_PORT: '0',
-        MAILROOM_DELIVERY: 'direct', MAILROOM_DNS_SERVERS: dns.server, MAILROOM_OUTBOUND_PORT: String(sinkPort),
-        MAILROOM_ALLOW_PRIVATE_MX: 'true', MAILROOM_SEND_DELAY: String(SEND_DELAY_S), MAILROOM_DEFAULT_PLAN: 'unlimited',
-        MAILROOM_LOG_LEVEL: 'silent', MAILROOM_HOSTNAME: 'mta.bench.example',
-      }), { clock, logger: pino({ level: 'silent' }) });
-      try {
-        const { services } = mailroom;
-        const ws = await services.workspaces.ensureDefault();
-        const domain = await services.domains.create(ws.id, { name: 'send.bench.example' });
-        await services.store.write((tx) => markDomainActive(tx, ws.id, domain.id, clock.now()));
-        const sender = { workspaceId: ws.id, plan: 'unlimited', mode: 'live' as const };
-        const body = { from: 'Bench <bench@send.bench.example>', to: rcptDomains.map((d) => `reader@${d}`), subject: 'Receipt', ...content };
-        for (let i = 0; i < emails; i += 100) {
-          await Promise.all(Array.from({ length: Math.min(100, emails - i) }, () => services.emails.create(sender, body)));
-        }
-        const countDelivered = async () => Number((await services.store.db.selectFrom('emails')
-          .select((eb) => eb.fn.countAll().as('n')).where('status', '=', 'delivered').executeTakeFirstOrThrow()).n);
-        const start = performance.now();
-        const cpu = process.cpuUsage();
-        const written = bytesWritten();
-        skewMs = SEND_DELAY_S * 1000 + 1;
-        for (const deadline = Date.now() + 180_000; Date.now() < deadline && (await countDelivered()) < emails;) await sleep(50);
-        const done = await countDelivered();
-        if (done < emails) throw new Error(`only ${done} of ${emails} emails delivered in time`);
-        if (counted) {
-          delivered.push(messages / ((performance.now() - start) / 1000));
-          cpuPerMessage.push(cpuMs(process.cpuUsage(cpu)) / messages);
-          writtenPerMessage.push((bytesWritten() - written) / messages);
-        }
-      } finally {
-        await mailroom.close();
-        rmSync(dataDir, { recursive: true, force: true });
+        delivered.push(messages / mailroomRound.seconds);
+        cpuPerMessage.push(mailroomRound.cpuMs / messages);
+        writtenPerMessage.push(mailroomRound.bytesWritten / messages);
       }
     }
   } finally {
-    sink.kill('SIGTERM');
-    await dns.stop();
+    await targets.stop();
   }
   return {
     ...o, ceiling: median(ceiling), delivered: median(delivered), cpuMsPerMessage: median(cpuPerMessage),
     bytesWrittenPerMessage: median(writtenPerMessage), signingRate: median(signing),
     rsaPerCore: median(rsaPerCore), postfixRelay: median(postfixRelay),
   };
+}
+
+/**
+ * Where a delivery round delivers: a real DNS server (MX of each recipient
+ * domain -> 127.0.0.1) and Postfix's smtp-sink. `stop` ends both.
+ */
+export async function startDeliveryTargets(destinations: number) {
+  const rcptDomains = Array.from({ length: destinations }, (_, i) => (i === 0 ? 'rcpt.bench.example' : `rcpt${i}.bench.example`));
+  const dns = await startDns([
+    ...rcptDomains.map((name): DnsRecord => ({ type: 'MX', name, exchange: 'mx.rcpt.bench.example', priority: 10 })),
+    { type: 'A', name: 'mx.rcpt.bench.example', address: '127.0.0.1' },
+  ]);
+  let sinkPort: number;
+  let sink: Awaited<ReturnType<typeof startSmtpSink>>;
+  try {
+    sinkPort = await freePort();
+    sink = await startSmtpSink(sinkPort);
+  } catch (err) {
+    await dns.stop();
+    throw err;
+  }
+  return {
+    rcptDomains, dnsServer: dns.server, sinkPort,
+    async stop() {
+      sink.kill('SIGTERM');
+      await dns.stop();
+    },
+  };
+}
+
+/**
+ * One Mailroom round of the delivery bench: a fresh Mailroom with a data dir
+ * of its own accepts the emails (one recipient at each of the targets'
+ * domains: a message per domain), then its clock jumps past the send delay,
+ * making them all due at once, and the round is timed until every email is
+ * delivered. `around` wraps the timed part (a profiler, say). Returns the
+ * seconds it took, and the CPU (every thread) and bytes written to storage
+ * by this process meanwhile.
+ */
+export async function deliverRound(targets: Awaited<ReturnType<typeof startDeliveryTargets>>,
+  o: { messages: number; content: 'text' | 'html'; bytes: number },
+  around: (timed: () => Promise<void>) => Promise<void> = (timed) => timed()) {
+  const emails = o.messages / targets.rcptDomains.length;
+  const content = o.content === 'text'
+    ? { text: 'x'.repeat(o.bytes) }
+    : { html: `<p>${'Lorem ipsum dolor sit amet, <a href="https://shop.example/p">consectetur</a>. '.repeat(Math.ceil(o.bytes / 80))}</p>` };
+  let skewMs = 0;
+  const clock = { now: () => Date.now() + skewMs };
+  const dataDir = mkdtempSync(join(tmpdir(), 'mailroom-bench-out-'));
+  const mailroom = await startMailroom(loadConfig({
+    MAILROOM_DATA_DIR: dataDir, MAILROOM_HTTP_PORT: '0', MAILROOM_SMTP_PORT: '0', MAILROOM_SUBMISSION_PORT: '0',
+    MAILROOM_DELIVERY: 'direct', MAILROOM_DNS_SERVERS: targets.dnsServer, MAILROOM_OUTBOUND_PORT: String(targets.sinkPort),
+    MAILROOM_ALLOW_PRIVATE_MX: 'true', MAILROOM_SEND_DELAY: String(SEND_DELAY_S), MAILROOM_DEFAULT_PLAN: 'unlimited',
+    MAILROOM_LOG_LEVEL: 'silent', MAILROOM_HOSTNAME: 'mta.bench.example',
+  }), { clock, logger: pino({ level: 'silent' }) });
+  try {
+    const { services } = mailroom;
+    const ws = await services.workspaces.ensureDefault();
+    const domain = await services.domains.create(ws.id, { name: 'send.bench.example' });
+    await services.store.write((tx) => markDomainActive(tx, ws.id, domain.id, clock.now()));
+    const sender = { workspaceId: ws.id, plan: 'unlimited', mode: 'live' as const };
+    const body = { from: 'Bench <bench@send.bench.example>', to: targets.rcptDomains.map((d) => `reader@${d}`), subject: 'Receipt', ...content };
+    for (let i = 0; i < emails; i += 100) {
+      await Promise.all(Array.from({ length: Math.min(100, emails - i) }, () => services.emails.create(sender, body)));
+    }
+    const countDelivered = async () => Number((await services.store.db.selectFrom('emails')
+      .select((eb) => eb.fn.countAll().as('n')).where('status', '=', 'delivered').executeTakeFirstOrThrow()).n);
+    let result = { seconds: NaN, cpuMs: NaN, bytesWritten: NaN };
+    await around(async () => {
+      const start = performance.now();
+      const cpu = process.cpuUsage();
+      const written = bytesWritten();
+      skewMs = SEND_DELAY_S * 1000 + 1;
+      for (const deadline = Date.now() + 180_000; Date.now() < deadline && (await countDelivered()) < emails;) await sleep(50);
+      const done = await countDelivered();
+      if (done < emails) throw new Error(`only ${done} of ${emails} emails delivered in time`);
+      result = { seconds: (performance.now() - start) / 1000, cpuMs: cpuMs(process.cpuUsage(cpu)), bytesWritten: bytesWritten() - written };
+    });
+    return result;
+  } finally {
+    await mailroom.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 }
 
 /** Emails a batch request of the PostgreSQL delivery bench queues. */

@@ -9,7 +9,8 @@ import { createTestDatabase } from '../test/helpers/database.js';
 import { compare, inTurn, load, startBareKoa, startBenchMailroom } from './lib.js';
 import { servedBy, servedMedians, type Nodes, type PostgresCluster } from './postgres.js';
 
-const EMAIL = {
+/** The email of the sends benchmarks. */
+export const EMAIL = {
   from: 'Bench <bench@bench.example>',
   to: ['someone@example.net'],
   subject: 'Your receipt',
@@ -148,17 +149,19 @@ export async function benchPostgresSends(rounds: number, cluster: PostgresCluste
 
 export const BATCH_SIZE = 100;
 
+/** The body of a batch request of the batch bench: 100 emails, each to its own recipient. */
+export const batchBody = () => JSON.stringify({ emails: Array.from({ length: BATCH_SIZE }, (_, i) => ({ ...EMAIL, to: [`reader${i}@example.net`] })) });
+
 /**
  * POST /v1/emails/batch of 100 emails, each to its own recipient, answered
  * only after the commit; against a bare Koa route parsing the same JSON. The
  * figure that counts is emails accepted per second: request rate times 100.
  */
 export async function benchBatchSends(rounds: number) {
-  const batch = { emails: Array.from({ length: BATCH_SIZE }, (_, i) => ({ ...EMAIL, to: [`reader${i}@example.net`] })) };
   const bare = await startJsonPost(() => ({ id: 'em_x' }));
   const { mailroom, headers } = await startBenchSender();
   try {
-    const request = { method: 'POST', body: JSON.stringify(batch), headers, connections: 8 };
+    const request = { method: 'POST', body: batchBody(), headers, connections: 8 };
     // A batch answers 200 even when items fail; the bench counts only batches taken whole.
     const probe = await fetch(`${mailroom.httpUrl}/v1/emails/batch`, { method: 'POST', headers, body: request.body });
     const { data } = await probe.json() as { data: Array<{ id?: string }> };
