@@ -229,12 +229,14 @@ function signData(algorithm: Algorithm, data: string, key: KeyObject): string {
 // sources (tests) and from dist/. It signs as signData() does. Keys arrive
 // once per worker as KeyObjects (they can be posted between threads) and are
 // kept by id; the main thread tells a worker which keys to drop, so both sides
-// bound the cache alike. A job carries every signature of one message.
+// bound the cache alike. A job carries every signature of one message; the
+// jobs of one turn of the event loop go to a worker, and come back, as one
+// message, since each message between threads has a cost of its own.
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const { createHash, sign } = require('node:crypto');
 const keys = new Map();
-parentPort.on('message', ({ id, evict, signatures }) => {
+function run({ id, evict, signatures }) {
   for (const keyId of evict) keys.delete(keyId);
   try {
     const out = signatures.map(({ keyId, key, algorithm, data }) => {
@@ -245,21 +247,30 @@ parentPort.on('message', ({ id, evict, signatures }) => {
         : sign('sha256', bytes, keys.get(keyId));
       return signature.toString('base64');
     });
-    parentPort.postMessage({ id, signatures: out });
+    return { id, signatures: out };
   } catch (err) {
-    parentPort.postMessage({ id, error: String((err && err.message) || err) });
+    return { id, error: String((err && err.message) || err) };
   }
-});
+}
+parentPort.on('message', (jobs) => parentPort.postMessage(jobs.map(run)));
 `;
 
 /** Keys each worker keeps; past this the least recently used is dropped and re-sent when needed again. */
 const MAX_KEYS_PER_WORKER = 256;
+
+interface Job {
+  id: number;
+  evict: number[];
+  signatures: Array<{ keyId: number; algorithm: Algorithm; data: string; key?: KeyObject }>;
+}
 
 interface PoolWorker {
   worker: Worker;
   pending: Map<number, { resolve: (signatures: string[]) => void; reject: (err: Error) => void }>;
   /** Ids of the keys the worker holds, least recently used first. */
   known: Set<number>;
+  /** Jobs of this turn of the event loop, posted together at its end. */
+  outbox: Job[];
 }
 
 interface Signing { key: KeyObject; algorithm: Algorithm; data: string }
@@ -310,8 +321,14 @@ class SigningPool {
       w.pending.set(id, { resolve, reject });
       // A worker with work keeps the process alive; an idle one does not.
       w.worker.ref();
-      w.worker.postMessage({ id, evict, signatures });
+      if (w.outbox.push({ id, evict, signatures }) === 1) setImmediate(() => this.post(w));
     });
+  }
+
+  private post(w: PoolWorker): void {
+    const jobs = w.outbox;
+    w.outbox = [];
+    if (this.workers.includes(w)) w.worker.postMessage(jobs);
   }
 
   /** The least busy worker, or a new one while the pool is below its size and all are busy. */
@@ -322,13 +339,15 @@ class SigningPool {
   }
 
   private spawn(): PoolWorker {
-    const w: PoolWorker = { worker: new Worker(WORKER_SOURCE, { eval: true }), pending: new Map(), known: new Set() };
-    w.worker.on('message', (msg: { id: number; signatures?: string[]; error?: string }) => {
-      const job = w.pending.get(msg.id);
-      w.pending.delete(msg.id);
+    const w: PoolWorker = { worker: new Worker(WORKER_SOURCE, { eval: true }), pending: new Map(), known: new Set(), outbox: [] };
+    w.worker.on('message', (results: Array<{ id: number; signatures?: string[]; error?: string }>) => {
+      for (const result of results) {
+        const job = w.pending.get(result.id);
+        w.pending.delete(result.id);
+        if (result.signatures) job?.resolve(result.signatures);
+        else job?.reject(new Error(`DKIM signing failed: ${result.error}`));
+      }
       if (w.pending.size === 0) w.worker.unref();
-      if (msg.signatures) job?.resolve(msg.signatures);
-      else job?.reject(new Error(`DKIM signing failed: ${msg.error}`));
     });
     const fail = (err: Error) => {
       const index = this.workers.indexOf(w);
