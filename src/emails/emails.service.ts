@@ -13,7 +13,7 @@ import { addressKey } from './addresses.js';
 import { checkScheduleTime, MAX_CONTENT_BYTES, normaliseEmail, type EmailCreateBody, type EmailDraft } from './email-input.js';
 import { expandTemplates, type Expanded } from './by-template.js';
 import {
-  broadcastEmailCounts, cancelOpenRecipients, findAttachmentPart, dueScheduledEmails, findStoredEmail, findStoredEmailForUpdate, getEmail, insertEmail, listEmails, listRecipients,
+  broadcastEmailCounts, cancelOpenRecipients, findAttachmentPart, dueScheduledEmails, findStoredEmail, findStoredEmailForUpdate, getEmail, insertEmails, listEmails, listRecipients,
   waitingBroadcastEmails, type BroadcastEmailCounts,
   loadAttachmentParts, nextScheduledAt, transitionEmail, type AttachmentPart, type DueEmail, type Email, type EmailFilter, type EmailSummary, type NewEmail,
   type StoredEmail,
@@ -229,24 +229,29 @@ export function emailsService(deps: EmailsDeps): EmailsService {
     };
   }
 
-  /** Inserts a prepared email with its first events and, when pending, its queue rows. */
-  async function insert(tx: Tx, p: Prepared): Promise<Email> {
-    const e = p.email;
-    const email = await insertEmail(tx, e);
-    const base = { workspaceId: e.workspaceId, emailId: e.id, domainId: e.domainId, from: e.from, subject: e.subject, now: e.now };
-    const events: NewEvent[] = p.suppressed.map((s) => ({
-      ...base, kind: 'failed', recipient: s.email,
-      data: { to: s.email, from: e.from, subject: e.subject, reason: 'suppressed', suppression_reason: s.reason },
-    }));
-    if (e.status === 'scheduled') {
-      events.push({ ...base, kind: 'scheduled', data: { ...emailData(e), scheduled_at: new Date(e.scheduledAt!).toISOString() } });
-    } else if (e.status === 'pending') {
-      const dueAt = e.now + sendDelayMs;
-      events.push({ ...base, kind: 'queued', data: { ...emailData(e), send_at: new Date(dueAt).toISOString() } });
-      await enqueue(tx, { workspaceId: e.workspaceId, emailId: e.id, domains: p.domains, dueAt, lifetimeMs: deps.deliveryLifetimeMs, now: e.now });
+  /** Inserts prepared emails with their first events and, when pending, their queue rows; a statement per table for all of them. */
+  async function insert(tx: Tx, ps: Prepared[]): Promise<Email[]> {
+    const emails = await insertEmails(tx, ps.map((p) => p.email));
+    const events: NewEvent[] = [];
+    for (const p of ps) {
+      const e = p.email;
+      const base = { workspaceId: e.workspaceId, emailId: e.id, domainId: e.domainId, from: e.from, subject: e.subject, now: e.now };
+      for (const s of p.suppressed) {
+        events.push({
+          ...base, kind: 'failed', recipient: s.email,
+          data: { to: s.email, from: e.from, subject: e.subject, reason: 'suppressed', suppression_reason: s.reason },
+        });
+      }
+      if (e.status === 'scheduled') {
+        events.push({ ...base, kind: 'scheduled', data: { ...emailData(e), scheduled_at: new Date(e.scheduledAt!).toISOString() } });
+      } else if (e.status === 'pending') {
+        const dueAt = e.now + sendDelayMs;
+        events.push({ ...base, kind: 'queued', data: { ...emailData(e), send_at: new Date(dueAt).toISOString() } });
+        await enqueue(tx, { workspaceId: e.workspaceId, emailId: e.id, domains: p.domains, dueAt, lifetimeMs: deps.deliveryLifetimeMs, now: e.now });
+      }
     }
     await appendEvents(tx, events);
-    return email;
+    return emails;
   }
 
   /**
@@ -265,7 +270,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
     const suppressed = await suppressions.check(sender.workspaceId, draft.recipients.map((r) => addressKey(r.email)));
     const prepared = prepare(sender, draft, domain, parts, suppressed, resentFrom, now);
     return store.write(async (tx) => {
-      const email = await insert(tx, prepared);
+      const [email] = await insert(tx, [prepared]);
       await consumeQuota(tx, sender, 1, now);
       return email;
     });
@@ -366,7 +371,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
         const prepared = ready.map((r) => prepare(sender, r.draft, r.domain, r.parts, suppressed, null, now));
         // One transaction for the batch: the quota is taken for all of it or none.
         await store.write(async (tx) => {
-          for (const p of prepared) await insert(tx, p);
+          await insert(tx, prepared);
           await consumeQuota(tx, sender, prepared.length, now);
         });
         ready.forEach((r, i) => (results[r.index].id = prepared[i].email.id));
@@ -394,7 +399,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
       const suppressed = await suppressions.check(sender.workspaceId, ready.map((r) => addressKey(r.draft.recipients[0].email)));
       const prepared = ready.map((r) => prepare(sender, r.draft, r.domain, [], suppressed, null, now, { id: broadcastId, contactId: r.contactId }));
       await store.write(async (tx) => {
-        for (const p of prepared) await insert(tx, p);
+        await insert(tx, prepared);
         await consumeQuota(tx, sender, prepared.length, now);
         await progress(tx, prepared.length);
       });
