@@ -179,22 +179,22 @@ function searchText(e: NewEmail) {
   };
 }
 
+const attachmentMetas = (e: NewEmail) => e.attachments.map((a): AttachmentMeta => ({
+  filename: a.filename, content_type: a.contentType, size: a.content.length, content_id: a.contentId,
+}));
+
 /**
  * Inserts the emails with their recipients, tags and attachment parts, a
- * statement per table for all of them; returns them as the API shows them,
- * in the order given.
+ * statement per table for all of them.
  */
-export async function insertEmails(tx: Tx, es: NewEmail[]): Promise<Email[]> {
-  if (es.length === 0) return [];
+export async function insertEmails(tx: Tx, es: NewEmail[]): Promise<void> {
+  if (es.length === 0) return;
   const searches = es.map(searchText);
-  const attachments = es.map((e) => e.attachments.map((a): AttachmentMeta => ({
-    filename: a.filename, content_type: a.contentType, size: a.content.length, content_id: a.contentId,
-  })));
   const inserted = await insertRowsReturning(tx, 'emails', es.map((e, i) => ({
     id: e.id, workspace_id: e.workspaceId, domain_id: e.domainId, mode: e.mode, from_address: e.from, from_domain: e.fromDomain,
     to_list: JSON.stringify(e.to), cc_list: JSON.stringify(e.cc), bcc_list: JSON.stringify(e.bcc),
     reply_to_list: JSON.stringify(e.replyTo), subject: e.subject, tags: JSON.stringify(e.tags),
-    attachments: JSON.stringify(attachments[i]),
+    attachments: JSON.stringify(attachmentMetas(e)),
     status: e.status, scheduled_at: e.scheduledAt, sent_at: null, message_id: e.messageId, resent_from: e.resentFrom,
     template_id: e.templateId, template_version: e.templateVersion, broadcast_id: e.broadcastId, contact_id: e.contactId,
     ...searches[i], created_at: e.now, updated_at: e.now,
@@ -212,16 +212,18 @@ export async function insertEmails(tx: Tx, es: NewEmail[]): Promise<Email[]> {
     email_id: e.id, idx, filename: a.filename, content_type: a.contentType, content_id: a.contentId, content: a.content,
   })));
   if (parts.length) await tx.insertInto('email_attachments').values(parts).execute();
-  return es.map((e, i) => {
-    const at = toIso(e.now);
-    return {
-      id: e.id, object: 'email', from: e.from, to: e.to, cc: e.cc, bcc: e.bcc, reply_to: e.replyTo, subject: e.subject, tags: e.tags,
-      status: e.status, mode: e.mode, domain_id: e.domainId, message_id: e.messageId, scheduled_at: toIsoOrNull(e.scheduledAt),
-      sent_at: null, resent_from: e.resentFrom, template_id: e.templateId, template_version: e.templateVersion,
-      broadcast_id: e.broadcastId, contact_id: e.contactId, created_at: at, updated_at: at, html: e.html, text: e.text, headers: e.headers,
-      attachments: attachments[i], recipients: e.recipients.map((r) => ({ email: r.email, type: r.kind, status: r.status, smtp_code: null, detail: r.detail, updated_at: at })),
-    };
-  });
+}
+
+/** A new email as the API shows it once insertEmails has written it. */
+export function newEmailView(e: NewEmail): Email {
+  const at = toIso(e.now);
+  return {
+    id: e.id, object: 'email', from: e.from, to: e.to, cc: e.cc, bcc: e.bcc, reply_to: e.replyTo, subject: e.subject, tags: e.tags,
+    status: e.status, mode: e.mode, domain_id: e.domainId, message_id: e.messageId, scheduled_at: toIsoOrNull(e.scheduledAt),
+    sent_at: null, resent_from: e.resentFrom, template_id: e.templateId, template_version: e.templateVersion,
+    broadcast_id: e.broadcastId, contact_id: e.contactId, created_at: at, updated_at: at, html: e.html, text: e.text, headers: e.headers,
+    attachments: attachmentMetas(e), recipients: e.recipients.map((r) => ({ email: r.email, type: r.kind, status: r.status, smtp_code: null, detail: r.detail, updated_at: at })),
+  };
 }
 
 export async function findStoredEmail(db: Db | Tx, ws: string, id: string): Promise<StoredEmail | undefined> {
