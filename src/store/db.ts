@@ -191,9 +191,26 @@ function runStatement<R>(statement: Sqlite.Statement, params: unknown[]): QueryR
 const MAX_BOUND_PARAMS = 32_766;
 
 /**
+ * `rows` cut into chunks of `maxRows`, then of power-of-two sizes (largest
+ * first): with a multi-row statement per chunk, rows of any count share
+ * a few statement texts, which stay prepared and compiled (the sends that
+ * share a commit are any number).
+ */
+export function statementChunks<T>(rows: T[], maxRows: number): T[][] {
+  const chunks: T[][] = [];
+  for (let start = 0; start < rows.length;) {
+    const left = rows.length - start;
+    const size = left >= maxRows ? Math.max(1, maxRows) : 2 ** Math.floor(Math.log2(left));
+    chunks.push(rows.slice(start, start + size));
+    start += size;
+  }
+  return chunks;
+}
+
+/**
  * A multi-row INSERT of plain values, through runShaped: rows that all name
- * the same columns share one compiled text per row count. Rows past the
- * bound-parameter limit go in further statements.
+ * the same columns share a few compiled texts (see statementChunks), and
+ * rows past the bound-parameter limit go in further statements.
  */
 export async function insertRows<T extends keyof Database & string>(db: Db | Tx, table: T, rows: Array<Insertable<Database[T]>>): Promise<void> {
   await insertRowsReturning(db, table, rows, []);
@@ -214,10 +231,8 @@ export async function insertRowsReturning<T extends keyof Database & string, C e
     return returning.length ? q.returning(returning as never) : q;
   };
   if (!sameColumns) return (await insert(rows).execute()) as Array<Record<C, unknown>>;
-  const perStatement = Math.max(1, Math.floor(MAX_BOUND_PARAMS / columns.length));
   const out: Array<Record<C, unknown>> = [];
-  for (let start = 0; start < rows.length; start += perStatement) {
-    const chunk = rows.slice(start, start + perStatement);
+  for (const chunk of statementChunks(rows, Math.floor(MAX_BOUND_PARAMS / columns.length))) {
     const params: unknown[] = [];
     for (const r of chunk) for (const c of columns) params.push((r as Record<string, unknown>)[c]);
     const { rows: got } = await runShaped(db, `insert ${table} (${columns.join(',')}) x${chunk.length} returning ${returning.join(',')}`, params,

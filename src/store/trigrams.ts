@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql, type Expression, type Kysely } from 'kysely';
-import { beforeCommit, runSql, type Db, type Tx } from './db.js';
+import { beforeCommit, runSql, statementChunks, type Db, type Tx } from './db.js';
 import { isPostgres } from './schema-helpers.js';
 
 // Helpers of the partial-match ("contains") searches: FTS5 trigram indexes on
@@ -49,8 +49,7 @@ const SEARCH_ROWS_PER_INSERT = 500;
 export function indexEmailTexts(tx: Tx, texts: EmailSearchText[]): void {
   if (texts.length === 0 || isPostgres(tx as unknown as Kysely<unknown>)) return;
   beforeCommit(tx, async (t) => {
-    for (let start = 0; start < texts.length; start += SEARCH_ROWS_PER_INSERT) {
-      const chunk = texts.slice(start, start + SEARCH_ROWS_PER_INSERT);
+    for (const chunk of statementChunks(texts, SEARCH_ROWS_PER_INSERT)) {
       const params: unknown[] = [];
       for (const e of chunk) params.push(e.pos, e.search_to, e.search_from, e.search_subject, workspaceSearchTag(e.workspaceId));
       await runSql(t, `INSERT INTO emails_search (rowid, search_to, search_from, search_subject, ws_tag) VALUES ${chunk.map(() => '(?, ?, ?, ?, ?)').join(', ')}`, params);
