@@ -28,7 +28,24 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 export function mailDomain(address: string): string | undefined {
   const at = address.lastIndexOf('@');
   if (at <= 0) return undefined;
-  const ascii = domainToASCII(address.slice(at + 1).toLowerCase());
+  const domain = address.slice(at + 1).toLowerCase();
+  let known = checkedDomains.get(domain);
+  if (known === undefined) {
+    known = asciiMailDomain(domain) ?? null;
+    if (checkedDomains.size >= CHECKED_DOMAINS_KEPT) checkedDomains.clear();
+    checkedDomains.set(domain, known);
+  }
+  return known ?? undefined;
+}
+
+// An email's addresses share a few domains (and a batch's emails, their
+// from), and each is checked several times on its way: the answers, which
+// depend on the domain alone, are remembered.
+const CHECKED_DOMAINS_KEPT = 10_000;
+const checkedDomains = new Map<string, string | null>();
+
+function asciiMailDomain(domain: string): string | undefined {
+  const ascii = domainToASCII(domain);
   if (!ascii || ascii.length > 253) return undefined;
   const labels = ascii.split('.');
   // A bare host cannot receive Internet mail; an all-digit TLD is an IP address without brackets.

@@ -1,10 +1,10 @@
 import { sql, type Selectable } from 'kysely';
-import { insertRows, runShaped, type Db, type Tx } from '../store/db.js';
+import { insertRows, insertRowsReturning, runShaped, type Db, type Tx } from '../store/db.js';
 import { lockedForClaim, lockedForUpdate } from '../store/lease.js';
 import type { EmailContentsTable, EmailRecipientsTable, EmailStatus, EmailsTable, RecipientStatus } from './emails.tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso, toIsoOrNull } from '../core/clock.js';
-import { containsText, ftsTerm, indexEmailText, rareTrigramTerms, searchesEmailsTable, workspaceSearchTag } from '../store/trigrams.js';
+import { containsText, ftsTerm, indexEmailTexts, rareTrigramTerms, searchesEmailsTable, workspaceSearchTag } from '../store/trigrams.js';
 
 // Emails, their recipients, tags and attachment parts. Rows are mapped to
 // API shapes (or to the plain StoredEmail the service reasons about) here,
@@ -179,44 +179,50 @@ function searchText(e: NewEmail) {
   };
 }
 
-/** Inserts the email with its recipients, tags and attachment parts; returns it as the API shows it. */
-export async function insertEmail(tx: Tx, e: NewEmail): Promise<Email> {
-  const search = searchText(e);
-  const attachments = e.attachments.map((a): AttachmentMeta => ({
-    filename: a.filename, content_type: a.contentType, size: a.content.length, content_id: a.contentId,
-  }));
-  const row = {
+const attachmentMetas = (e: NewEmail) => e.attachments.map((a): AttachmentMeta => ({
+  filename: a.filename, content_type: a.contentType, size: a.content.length, content_id: a.contentId,
+}));
+
+/**
+ * Inserts the emails with their recipients, tags and attachment parts, a
+ * statement per table for all of them.
+ */
+export async function insertEmails(tx: Tx, es: NewEmail[]): Promise<void> {
+  if (es.length === 0) return;
+  const searches = es.map(searchText);
+  const inserted = await insertRowsReturning(tx, 'emails', es.map((e, i) => ({
     id: e.id, workspace_id: e.workspaceId, domain_id: e.domainId, mode: e.mode, from_address: e.from, from_domain: e.fromDomain,
     to_list: JSON.stringify(e.to), cc_list: JSON.stringify(e.cc), bcc_list: JSON.stringify(e.bcc),
     reply_to_list: JSON.stringify(e.replyTo), subject: e.subject, tags: JSON.stringify(e.tags),
-    attachments: JSON.stringify(attachments),
+    attachments: JSON.stringify(attachmentMetas(e)),
     status: e.status, scheduled_at: e.scheduledAt, sent_at: null, message_id: e.messageId, resent_from: e.resentFrom,
     template_id: e.templateId, template_version: e.templateVersion, broadcast_id: e.broadcastId, contact_id: e.contactId,
-    ...search, created_at: e.now, updated_at: e.now,
-  };
-  const columns = Object.keys(row) as Array<keyof typeof row>;
-  const inserted = await runShaped(tx, 'insert email returning pos', columns.map((c) => row[c]),
-    (p) => tx.insertInto('emails').values(Object.fromEntries(columns.map((c, i) => [c, p[i]])) as typeof row).returning('pos'));
-  const { pos } = inserted.rows[0];
-  await insertRows(tx, 'email_contents', [{ pos, html: e.html, text_body: e.text, headers: JSON.stringify(e.headers) }]);
-  indexEmailText(tx, pos, e.workspaceId, search);
-  await insertRows(tx, 'email_recipients', e.recipients.map((r, idx) => ({
+    ...searches[i], created_at: e.now, updated_at: e.now,
+  })), ['id', 'pos']);
+  const posOf = new Map(inserted.map((r) => [r.id as string, Number(r.pos)]));
+  const positions = es.map((e) => posOf.get(e.id)!);
+  await insertRows(tx, 'email_contents', es.map((e, i) => ({ pos: positions[i], html: e.html, text_body: e.text, headers: JSON.stringify(e.headers) })));
+  indexEmailTexts(tx, es.map((e, i) => ({ pos: positions[i], workspaceId: e.workspaceId, ...searches[i] })));
+  await insertRows(tx, 'email_recipients', es.flatMap((e) => e.recipients.map((r, idx) => ({
     id: r.id, email_id: e.id, idx, workspace_id: e.workspaceId, address: r.email, kind: r.kind, domain: r.domain,
     status: r.status, smtp_code: null, detail: r.detail, updated_at: e.now,
+  }))));
+  await insertRows(tx, 'email_tags', es.flatMap((e, i) => e.tags.map((tag) => ({ email_id: e.id, email_pos: positions[i], workspace_id: e.workspaceId, tag }))));
+  const parts = es.flatMap((e) => e.attachments.map((a, idx) => ({
+    email_id: e.id, idx, filename: a.filename, content_type: a.contentType, content_id: a.contentId, content: a.content,
   })));
-  await insertRows(tx, 'email_tags', e.tags.map((tag) => ({ email_id: e.id, email_pos: pos, workspace_id: e.workspaceId, tag })));
-  if (e.attachments.length) {
-    await tx.insertInto('email_attachments').values(e.attachments.map((a, idx) => ({
-      email_id: e.id, idx, filename: a.filename, content_type: a.contentType, content_id: a.contentId, content: a.content,
-    }))).execute();
-  }
+  if (parts.length) await tx.insertInto('email_attachments').values(parts).execute();
+}
+
+/** A new email as the API shows it once insertEmails has written it. */
+export function newEmailView(e: NewEmail): Email {
   const at = toIso(e.now);
   return {
     id: e.id, object: 'email', from: e.from, to: e.to, cc: e.cc, bcc: e.bcc, reply_to: e.replyTo, subject: e.subject, tags: e.tags,
     status: e.status, mode: e.mode, domain_id: e.domainId, message_id: e.messageId, scheduled_at: toIsoOrNull(e.scheduledAt),
     sent_at: null, resent_from: e.resentFrom, template_id: e.templateId, template_version: e.templateVersion,
     broadcast_id: e.broadcastId, contact_id: e.contactId, created_at: at, updated_at: at, html: e.html, text: e.text, headers: e.headers,
-    attachments, recipients: e.recipients.map((r) => ({ email: r.email, type: r.kind, status: r.status, smtp_code: null, detail: r.detail, updated_at: at })),
+    attachments: attachmentMetas(e), recipients: e.recipients.map((r) => ({ email: r.email, type: r.kind, status: r.status, smtp_code: null, detail: r.detail, updated_at: at })),
   };
 }
 

@@ -3,9 +3,10 @@ import { newId } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
 import type { Plan } from '../config.js';
 import type { Store, Tx } from '../store/db.js';
+import { coalescedWrite } from '../store/coalesced-write.js';
 import type { EmailStatus } from './emails.tables.js';
 import type { Page, PageQuery } from '../store/paging.js';
-import { consumeSendQuota, sendQuotaLeft } from '../workspaces/quota.js';
+import { consumeSendQuota, quotaPeriods, sendQuotaLeft } from '../workspaces/quota.js';
 import type { AttachmentsService } from '../attachments/index.js';
 import { enqueue, dequeueEmail, lockQueuedRows } from '../delivery/queue.repo.js';
 import { appendEvents, listEventsForEmail, type EmailEvent, type NewEvent } from '../events/index.js';
@@ -13,7 +14,7 @@ import { addressKey } from './addresses.js';
 import { checkScheduleTime, MAX_CONTENT_BYTES, normaliseEmail, type EmailCreateBody, type EmailDraft } from './email-input.js';
 import { expandTemplates, type Expanded } from './by-template.js';
 import {
-  broadcastEmailCounts, cancelOpenRecipients, findAttachmentPart, dueScheduledEmails, findStoredEmail, findStoredEmailForUpdate, getEmail, insertEmail, listEmails, listRecipients,
+  broadcastEmailCounts, cancelOpenRecipients, findAttachmentPart, dueScheduledEmails, findStoredEmail, findStoredEmailForUpdate, getEmail, insertEmails, listEmails, newEmailView, listRecipients,
   waitingBroadcastEmails, type BroadcastEmailCounts,
   loadAttachmentParts, nextScheduledAt, transitionEmail, type AttachmentPart, type DueEmail, type Email, type EmailFilter, type EmailSummary, type NewEmail,
   type StoredEmail,
@@ -229,24 +230,28 @@ export function emailsService(deps: EmailsDeps): EmailsService {
     };
   }
 
-  /** Inserts a prepared email with its first events and, when pending, its queue rows. */
-  async function insert(tx: Tx, p: Prepared): Promise<Email> {
-    const e = p.email;
-    const email = await insertEmail(tx, e);
-    const base = { workspaceId: e.workspaceId, emailId: e.id, domainId: e.domainId, from: e.from, subject: e.subject, now: e.now };
-    const events: NewEvent[] = p.suppressed.map((s) => ({
-      ...base, kind: 'failed', recipient: s.email,
-      data: { to: s.email, from: e.from, subject: e.subject, reason: 'suppressed', suppression_reason: s.reason },
-    }));
-    if (e.status === 'scheduled') {
-      events.push({ ...base, kind: 'scheduled', data: { ...emailData(e), scheduled_at: new Date(e.scheduledAt!).toISOString() } });
-    } else if (e.status === 'pending') {
-      const dueAt = e.now + sendDelayMs;
-      events.push({ ...base, kind: 'queued', data: { ...emailData(e), send_at: new Date(dueAt).toISOString() } });
-      await enqueue(tx, { workspaceId: e.workspaceId, emailId: e.id, domains: p.domains, dueAt, lifetimeMs: deps.deliveryLifetimeMs, now: e.now });
+  /** Inserts prepared emails with their first events and, when pending, their queue rows; a statement per table for all of them. */
+  async function insert(tx: Tx, ps: Prepared[]): Promise<void> {
+    await insertEmails(tx, ps.map((p) => p.email));
+    const events: NewEvent[] = [];
+    for (const p of ps) {
+      const e = p.email;
+      const base = { workspaceId: e.workspaceId, emailId: e.id, domainId: e.domainId, from: e.from, subject: e.subject, now: e.now };
+      for (const s of p.suppressed) {
+        events.push({
+          ...base, kind: 'failed', recipient: s.email,
+          data: { to: s.email, from: e.from, subject: e.subject, reason: 'suppressed', suppression_reason: s.reason },
+        });
+      }
+      if (e.status === 'scheduled') {
+        events.push({ ...base, kind: 'scheduled', data: { ...emailData(e), scheduled_at: new Date(e.scheduledAt!).toISOString() } });
+      } else if (e.status === 'pending') {
+        const dueAt = e.now + sendDelayMs;
+        events.push({ ...base, kind: 'queued', data: { ...emailData(e), send_at: new Date(dueAt).toISOString() } });
+        await enqueue(tx, { workspaceId: e.workspaceId, emailId: e.id, domains: p.domains, dueAt, lifetimeMs: deps.deliveryLifetimeMs, now: e.now });
+      }
     }
     await appendEvents(tx, events);
-    return email;
   }
 
   /**
@@ -258,17 +263,38 @@ export function emailsService(deps: EmailsDeps): EmailsService {
   const consumeQuota = (tx: Tx, sender: Sender, count: number, now: number) =>
     sender.mode === 'live' ? consumeSendQuota(tx, sender.workspaceId, deps.plan(sender.plan), count, now) : Promise.resolve();
 
+  /**
+   * Sends that reach the store together share one write unit: a statement
+   * per table for all their emails, the quota taken once per workspace (in
+   * workspace order, so two such units never wait on each other in a
+   * circle). Should the shared write fail (a quota used up by some of them),
+   * each send is written again on its own, and only the sends that cannot
+   * be made fail.
+   */
+  const insertTogether = coalescedWrite<{ sender: Sender; prepared: Prepared }>(store, async (tx, sends) => {
+    await insert(tx, sends.map((s) => s.prepared));
+    const takes = new Map<string, { sender: Sender; count: number; now: number }>();
+    for (const { sender, prepared } of sends) {
+      const { now } = prepared.email;
+      const key = `${sender.workspaceId}\n${sender.mode}\n${sender.plan}\n${quotaPeriods(now).day}`;
+      const take = takes.get(key) ?? { sender, count: 0, now };
+      take.count += 1;
+      takes.set(key, take);
+    }
+    for (const key of [...takes.keys()].sort()) {
+      const { sender, count, now } = takes.get(key)!;
+      await consumeQuota(tx, sender, count, now);
+    }
+  });
+
   async function send(sender: Sender, draft: EmailDraft, resentFrom: string | null): Promise<Email> {
     const now = clock.now();
     const domain = await domainLookup(sender)(draft);
     const parts = await resolveAttachments(sender, draft);
     const suppressed = await suppressions.check(sender.workspaceId, draft.recipients.map((r) => addressKey(r.email)));
     const prepared = prepare(sender, draft, domain, parts, suppressed, resentFrom, now);
-    return store.write(async (tx) => {
-      const email = await insert(tx, prepared);
-      await consumeQuota(tx, sender, 1, now);
-      return email;
-    });
+    await insertTogether([{ sender, prepared }]);
+    return newEmailView(prepared.email);
   }
 
   /** Moves an email from one of `from` to pending and queues it, due at once. */
@@ -366,7 +392,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
         const prepared = ready.map((r) => prepare(sender, r.draft, r.domain, r.parts, suppressed, null, now));
         // One transaction for the batch: the quota is taken for all of it or none.
         await store.write(async (tx) => {
-          for (const p of prepared) await insert(tx, p);
+          await insert(tx, prepared);
           await consumeQuota(tx, sender, prepared.length, now);
         });
         ready.forEach((r, i) => (results[r.index].id = prepared[i].email.id));
@@ -394,7 +420,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
       const suppressed = await suppressions.check(sender.workspaceId, ready.map((r) => addressKey(r.draft.recipients[0].email)));
       const prepared = ready.map((r) => prepare(sender, r.draft, r.domain, [], suppressed, null, now, { id: broadcastId, contactId: r.contactId }));
       await store.write(async (tx) => {
-        for (const p of prepared) await insert(tx, p);
+        await insert(tx, prepared);
         await consumeQuota(tx, sender, prepared.length, now);
         await progress(tx, prepared.length);
       });

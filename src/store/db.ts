@@ -70,12 +70,15 @@ function withStatementCache(conn: Sqlite.Database) {
     close: () => conn.close(),
     prepare(text: string) {
       let stmt = cache.get(text);
-      if (!stmt) {
+      if (stmt) {
+        // Moved to the end, so the statements in use are the last evicted.
+        cache.delete(text);
+      } else {
         stmt = conn.prepare(text);
-        // Evict the oldest entry; Map keeps insertion order.
+        // Evict the least recently used entry; Map keeps insertion order.
         if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
-        cache.set(text, stmt);
       }
+      cache.set(text, stmt);
       return stmt;
     },
   };
@@ -202,22 +205,59 @@ function runStatement<R>(statement: Sqlite.Statement, params: unknown[]): QueryR
   return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
 }
 
+/** SQLite binds at most 32,766 parameters per statement (PostgreSQL 65,535). */
+const MAX_BOUND_PARAMS = 32_766;
+
+/**
+ * `rows` cut into chunks of `maxRows`, then of power-of-two sizes (largest
+ * first): with a multi-row statement per chunk, rows of any count share
+ * a few statement texts, which stay prepared and compiled (the sends that
+ * share a commit are any number).
+ */
+export function statementChunks<T>(rows: T[], maxRows: number): T[][] {
+  const chunks: T[][] = [];
+  for (let start = 0; start < rows.length;) {
+    const left = rows.length - start;
+    const size = left >= maxRows ? Math.max(1, maxRows) : 2 ** Math.floor(Math.log2(left));
+    chunks.push(rows.slice(start, start + size));
+    start += size;
+  }
+  return chunks;
+}
+
 /**
  * A multi-row INSERT of plain values, through runShaped: rows that all name
- * the same columns share one compiled text per row count.
+ * the same columns share a few compiled texts (see statementChunks), and
+ * rows past the bound-parameter limit go in further statements.
  */
 export async function insertRows<T extends keyof Database & string>(db: Db | Tx, table: T, rows: Array<Insertable<Database[T]>>): Promise<void> {
-  if (rows.length === 0) return;
+  await insertRowsReturning(db, table, rows, []);
+}
+
+/**
+ * insertRows, returning `returning` of every row inserted (as the database
+ * lists them: match them to the rows by a unique column, not by order).
+ */
+export async function insertRowsReturning<T extends keyof Database & string, C extends string>(db: Db | Tx, table: T,
+  rows: Array<Insertable<Database[T]>>, returning: readonly C[]): Promise<Array<Record<C, unknown>>> {
+  if (rows.length === 0) return [];
   const columns = Object.keys(rows[0]);
   const sameColumns = rows.every((r) => Object.keys(r).length === columns.length && columns.every((c) => c in r));
   // The rows are typed by the signature; Kysely's overloads cannot follow a generic table name.
-  if (!sameColumns) {
-    await (db as Db).insertInto(table).values(rows as never).execute();
-    return;
+  const insert = (values: unknown) => {
+    const q = (db as Db).insertInto(table).values(values as never);
+    return returning.length ? q.returning(returning as never) : q;
+  };
+  if (!sameColumns) return (await insert(rows).execute()) as Array<Record<C, unknown>>;
+  const out: Array<Record<C, unknown>> = [];
+  for (const chunk of statementChunks(rows, Math.floor(MAX_BOUND_PARAMS / columns.length))) {
+    const params: unknown[] = [];
+    for (const r of chunk) for (const c of columns) params.push((r as Record<string, unknown>)[c]);
+    const { rows: got } = await runShaped(db, `insert ${table} (${columns.join(',')}) x${chunk.length} returning ${returning.join(',')}`, params,
+      (p) => insert(chunk.map((_, i) => Object.fromEntries(columns.map((c, j) => [c, p[i * columns.length + j]])))));
+    out.push(...(got as Array<Record<C, unknown>>));
   }
-  const params = rows.flatMap((r) => columns.map((c) => (r as Record<string, unknown>)[c]));
-  await runShaped(db, `insert ${table} (${columns.join(',')}) x${rows.length}`, params, (p) => (db as Db).insertInto(table)
-    .values(rows.map((_, i) => Object.fromEntries(columns.map((c, j) => [c, p[i * columns.length + j]]))) as never));
+  return out;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql, type Expression, type Kysely } from 'kysely';
-import { beforeCommit, runSql, type Db, type Tx } from './db.js';
+import { beforeCommit, runSql, statementChunks, type Db, type Tx } from './db.js';
 import { isPostgres } from './schema-helpers.js';
 
 // Helpers of the partial-match ("contains") searches: FTS5 trigram indexes on
@@ -29,17 +29,31 @@ export const containsText = (text: Expression<unknown>, needle: string) =>
 export const searchesEmailsTable = (db: Db | Tx, needle: string): boolean =>
   !isPostgres(db as unknown as Kysely<unknown>) && needle.length >= MIN_TRIGRAM_NEEDLE;
 
+/** What emails_search holds of one email: its position and lower-cased search text. */
+export interface EmailSearchText {
+  pos: number;
+  workspaceId: string;
+  search_to: string;
+  search_from: string;
+  search_subject: string;
+}
+
+/** Index rows per statement: five parameters each, well under SQLite's 32,766. */
+const SEARCH_ROWS_PER_INSERT = 500;
+
 /**
- * Puts a new email's search text (lower-cased) into emails_search, just
- * before the commit of the unit (see beforeCommit). Nothing to do on
- * PostgreSQL, where the emails columns are indexed themselves.
+ * Puts new emails' search text (lower-cased) into emails_search, just before
+ * the commit of the unit (see beforeCommit), in one statement. Nothing to do
+ * on PostgreSQL, where the emails columns are indexed themselves.
  */
-export function indexEmailText(tx: Tx, pos: number, workspaceId: string,
-  text: { search_to: string; search_from: string; search_subject: string }): void {
-  if (isPostgres(tx as unknown as Kysely<unknown>)) return;
+export function indexEmailTexts(tx: Tx, texts: EmailSearchText[]): void {
+  if (texts.length === 0 || isPostgres(tx as unknown as Kysely<unknown>)) return;
   beforeCommit(tx, async (t) => {
-    await runSql(t, 'INSERT INTO emails_search (rowid, search_to, search_from, search_subject, ws_tag) VALUES (?, ?, ?, ?, ?)',
-      [pos, text.search_to, text.search_from, text.search_subject, workspaceSearchTag(workspaceId)]);
+    for (const chunk of statementChunks(texts, SEARCH_ROWS_PER_INSERT)) {
+      const params: unknown[] = [];
+      for (const e of chunk) params.push(e.pos, e.search_to, e.search_from, e.search_subject, workspaceSearchTag(e.workspaceId));
+      await runSql(t, `INSERT INTO emails_search (rowid, search_to, search_from, search_subject, ws_tag) VALUES ${chunk.map(() => '(?, ?, ?, ?, ?)').join(', ')}`, params);
+    }
   });
 }
 

@@ -46,10 +46,18 @@ export function suppressionsService(deps: { store: Store; clock: Clock }): Suppr
     await insertSuppression(tx, { id: newId('sup', clock.now()), workspace_id: ws, email, reason, created_at: clock.now() });
   };
 
+  const lookUp = batchedLookUp((ws, emails) => suppressedAmong(store.db, ws, emails));
+
   return {
     async check(ws, addresses) {
-      const found = await suppressedAmong(store.db, ws, addresses.map(normaliseAddress));
-      return new Map([...found].map(([email, s]) => [email, s.reason]));
+      const emails = addresses.map(normaliseAddress);
+      const found = await lookUp(ws, emails);
+      const out = new Map<string, SuppressionReason>();
+      for (const email of emails) {
+        const s = found.get(email);
+        if (s) out.set(email, s.reason);
+      }
+      return out;
     },
 
     async addFromBounce(tx, ws, address, reason) {
@@ -93,6 +101,37 @@ export function suppressionsService(deps: { store: Store; clock: Clock }): Suppr
       });
     },
   };
+}
+
+/**
+ * `read`, with the look-ups asked for in the same turn of the event loop
+ * (the sends of one moment, each checking its recipients) made together: one
+ * read per workspace for all their addresses. Each caller gets what was
+ * found, a map that may hold other callers' addresses too.
+ */
+function batchedLookUp(read: (ws: string, emails: string[]) => Promise<Map<string, SuppressedAddress>>) {
+  let waiting: Map<string, Array<{ emails: string[]; resolve(found: Map<string, SuppressedAddress>): void; reject(err: unknown): void }>> | undefined;
+
+  function readAll(): void {
+    const byWorkspace = waiting!;
+    waiting = undefined;
+    for (const [ws, callers] of byWorkspace) {
+      read(ws, [...new Set(callers.flatMap((c) => c.emails))]).then(
+        (found) => callers.forEach((c) => c.resolve(found)),
+        (err) => callers.forEach((c) => c.reject(err)));
+    }
+  }
+
+  return (ws: string, emails: string[]) => new Promise<Map<string, SuppressedAddress>>((resolve, reject) => {
+    if (emails.length === 0) return resolve(new Map());
+    if (!waiting) {
+      waiting = new Map();
+      setImmediate(readAll);
+    }
+    const callers = waiting.get(ws) ?? [];
+    callers.push({ emails, resolve, reject });
+    waiting.set(ws, callers);
+  });
 }
 
 /** The sending side's view of suppressions, for engines wired with only a store. */

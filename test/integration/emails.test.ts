@@ -501,6 +501,28 @@ describe('send quotas', () => {
     expect(monthly.body.error.code).toBe('monthly_quota_exceeded');
     expect(monthly.headers.get('retry-after')).toBeNull();
   });
+
+  it('takes sends made at the same moment up to the quota, and refuses only the ones past it', async () => {
+    const ws = await t.seed.workspace({ plan: 'tiny' });
+    await t.seed.activeDomain('acme.test', { workspaceId: ws.id });
+    const api = t.api.as((await t.seed.key({ workspaceId: ws.id })).token);
+    const testApi = t.api.as((await t.seed.key({ workspaceId: ws.id, mode: 'test' })).token);
+    const other = await t.seed.workspace({ plan: 'tiny' });
+    await t.seed.activeDomain('acme.test', { workspaceId: other.id });
+    const otherApi = t.api.as((await t.seed.key({ workspaceId: other.id })).token);
+
+    const answers = await Promise.all([
+      ...Array.from({ length: 4 }, () => api.post('/v1/emails', basic)), testApi.post('/v1/emails', basic), otherApi.post('/v1/emails', basic),
+    ]);
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 201, 201, 201, 429, 429]);
+    expect(answers.slice(4).map((a) => a.status)).toEqual([201, 201]);
+    const made = answers.filter((a) => a.status === 201).map((a) => a.body.id as string);
+    const stored = await t.mailroom.services.store.db.selectFrom('emails').select(['id', 'workspace_id']).where('id', 'in', made).execute();
+    expect(stored.map((r) => r.workspace_id).sort()).toEqual([ws.id, ws.id, ws.id, other.id].sort());
+    const usage = await t.mailroom.services.store.db.selectFrom('send_usage').select(['workspace_id', 'count'])
+      .where('workspace_id', 'in', [ws.id, other.id]).where('period', 'like', 'd:%').execute();
+    expect(usage.map((u) => [u.workspace_id, Number(u.count)]).sort()).toEqual([[ws.id, 2], [other.id, 1]].sort());
+  });
 });
 
 describe('stored content', () => {

@@ -127,6 +127,24 @@ describe('suppressions', () => {
     expect((await t.api.get('/v1/suppressions')).body.data).toEqual([mine]);
   });
 
+  it('answer checks made at the same moment each for its own workspace and addresses', async () => {
+    await using t = await startTestApp();
+    const other = await t.seed.workspace();
+    const them = t.api.as((await t.seed.key({ workspaceId: other.id })).token);
+    for (const email of ['a1@example.com', 'shared@example.com']) await t.api.post('/v1/suppressions', { email });
+    for (const email of ['b1@example.com', 'shared@example.com']) await them.post('/v1/suppressions', { email });
+    const { suppressions } = t.mailroom.services;
+    const checks = await Promise.all([
+      suppressions.check(t.workspaceId, ['a1@example.com', 'b1@example.com', 'ok@example.com']),
+      suppressions.check(other.id, ['A1@Example.com', ' b1@example.com']),
+      suppressions.check(t.workspaceId, ['shared@example.com']),
+      suppressions.check(other.id, []),
+    ]);
+    expect(checks).toEqual([
+      new Map([['a1@example.com', 'manual']]), new Map([['b1@example.com', 'manual']]), new Map([['shared@example.com', 'manual']]), new Map(),
+    ]);
+  });
+
   it('needs the suppressions scopes', async () => {
     await using t = await startTestApp();
     const reader = t.api.as((await t.seed.key({ scopes: ['suppressions:read'] })).token);

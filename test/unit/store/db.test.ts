@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { useTempStore } from '../../helpers/store.js';
 import { createTestDatabase, onPostgres } from '../../helpers/database.js';
 import { AppError } from '../../../src/core/errors.js';
-import { beforeCommit, insertRows, openStore, runShaped, type Tx } from '../../../src/store/db.js';
+import { beforeCommit, insertRows, insertRowsReturning, openStore, runShaped, statementChunks, type Tx } from '../../../src/store/db.js';
 
 
 const temp = useTempStore();
@@ -241,6 +241,24 @@ describe('shaped queries', () => {
     ]));
     await temp.store.write((tx) => insertRows(tx, 'send_usage', []));
     expect(await usage('ws_a')).toEqual([['p1', 1], ['p2', 2], ['p3', 3], ['p4', 4]]);
+  });
+
+  it('cuts rows into chunks of a few sizes, powers of two up to a bound, largest first', () => {
+    const sizes = (n: number, max: number) => statementChunks(Array.from({ length: n }, (_, i) => i), max).map((c) => c.length);
+    expect(sizes(100, 1000)).toEqual([64, 32, 4]);
+    expect(sizes(25, 10)).toEqual([10, 10, 4, 1]);
+    expect(sizes(0, 10)).toEqual([]);
+    expect(statementChunks([1, 2, 3], 1000).flat()).toEqual([1, 2, 3]);
+  });
+
+  it('inserts more rows than one statement can bind, and returns a column of each', async () => {
+    // Three parameters a row: 12,000 rows bind 36,000, past SQLite's 32,766.
+    const rows = Array.from({ length: 12_000 }, (_, i) => ({ workspace_id: 'ws_many', period: `p${i}`, count: i }));
+    const returned = await temp.store.write((tx) => insertRowsReturning(tx, 'send_usage', rows, ['period']));
+    expect(returned.map((r) => r.period).sort()).toEqual(rows.map((r) => r.period).sort());
+    const stored = await temp.store.db.selectFrom('send_usage').select((eb) => [eb.fn.countAll().as('n'), eb.fn.sum('count').as('total')])
+      .where('workspace_id', '=', 'ws_many').executeTakeFirstOrThrow();
+    expect([Number(stored.n), Number(stored.total)]).toEqual([12_000, (11_999 * 12_000) / 2]);
   });
 
   it('answers a shaped query inside a write unit as outside one: rows, changes and the unit\'s own uncommitted rows', async () => {
