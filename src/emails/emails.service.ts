@@ -8,7 +8,7 @@ import type { EmailStatus } from './emails.tables.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import { consumeSendQuota, quotaPeriods, sendQuotaLeft } from '../workspaces/quota.js';
 import type { AttachmentsService } from '../attachments/index.js';
-import { enqueue, dequeueEmail, lockQueuedRows } from '../delivery/queue.repo.js';
+import { enqueue, dequeueEmail, lockQueuedRows, type EnqueueInput } from '../delivery/queue.repo.js';
 import { appendEvents, listEventsForEmail, type EmailEvent, type NewEvent } from '../events/index.js';
 import { addressKey } from './addresses.js';
 import { checkScheduleTime, MAX_CONTENT_BYTES, normaliseEmail, type EmailCreateBody, type EmailDraft } from './email-input.js';
@@ -234,6 +234,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
   async function insert(tx: Tx, ps: Prepared[]): Promise<void> {
     await insertEmails(tx, ps.map((p) => p.email));
     const events: NewEvent[] = [];
+    const queued: EnqueueInput[] = [];
     for (const p of ps) {
       const e = p.email;
       const base = { workspaceId: e.workspaceId, emailId: e.id, domainId: e.domainId, from: e.from, subject: e.subject, now: e.now };
@@ -248,9 +249,10 @@ export function emailsService(deps: EmailsDeps): EmailsService {
       } else if (e.status === 'pending') {
         const dueAt = e.now + sendDelayMs;
         events.push({ ...base, kind: 'queued', data: { ...emailData(e), send_at: new Date(dueAt).toISOString() } });
-        await enqueue(tx, { workspaceId: e.workspaceId, emailId: e.id, domains: p.domains, dueAt, lifetimeMs: deps.deliveryLifetimeMs, now: e.now });
+        queued.push({ workspaceId: e.workspaceId, emailId: e.id, domains: p.domains, dueAt, lifetimeMs: deps.deliveryLifetimeMs, now: e.now });
       }
     }
+    await enqueue(tx, queued);
     await appendEvents(tx, events);
   }
 
@@ -301,7 +303,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
   async function promote(tx: Tx, e: DueEmail, from: EmailStatus[], now: number): Promise<boolean> {
     if (!(await transitionEmail(tx, e.id, from, 'pending', now))) return false;
     const open = (await listRecipients(tx, e.id)).filter((r) => r.status === 'queued');
-    await enqueue(tx, { workspaceId: e.workspaceId, emailId: e.id, domains: open.map((r) => r.domain), dueAt: now, lifetimeMs: deps.deliveryLifetimeMs, now });
+    await enqueue(tx, [{ workspaceId: e.workspaceId, emailId: e.id, domains: open.map((r) => r.domain), dueAt: now, lifetimeMs: deps.deliveryLifetimeMs, now }]);
     await appendEvents(tx, [{
       workspaceId: e.workspaceId, emailId: e.id, domainId: e.domainId, kind: 'queued', from: e.from, subject: e.subject, now,
       data: { ...emailData(e), send_at: new Date(now).toISOString() },

@@ -29,7 +29,7 @@ const job = (item: QueueItem): DeliveryJob => ({
 async function deliverAll(rows: number, concurrency: number, pause: () => Promise<unknown>) {
   await temp.store.write(async (tx) => {
     for (let i = 0; i < rows; i++) {
-      await enqueue(tx, { workspaceId: 'ws_1', emailId: `em_${i}`, domains: ['rcpt.example'], dueAt: 0, lifetimeMs: 60_000, now: 0 });
+      await enqueue(tx, [{ workspaceId: 'ws_1', emailId: `em_${i}`, domains: ['rcpt.example'], dueAt: 0, lifetimeMs: 60_000, now: 0 }]);
     }
   });
   const handOffs: Array<{ tx: Tx; emailIds: string[] }> = [];
@@ -98,7 +98,7 @@ describe('the delivery worker loop', () => {
 
 describe('draining the delivery worker', () => {
   it('waits for a claim the loop has under way, until its row is delivered and recorded', async () => {
-    await temp.store.write((tx) => enqueue(tx, { workspaceId: 'ws_1', emailId: 'em_0', domains: ['rcpt.example'], dueAt: 0, lifetimeMs: 60_000, now: 0 }));
+    await temp.store.write((tx) => enqueue(tx, [{ workspaceId: 'ws_1', emailId: 'em_0', domains: ['rcpt.example'], dueAt: 0, lifetimeMs: 60_000, now: 0 }]));
     // The loop's claim is held in its hand-off: its row is leased (on
     // PostgreSQL, locked) but not yet in flight when the drain starts.
     let handingOff!: () => void;
