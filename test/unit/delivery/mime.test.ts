@@ -15,6 +15,15 @@ const base: ComposeInput = {
 const LONE_CR_OR_LF = /\r(?!\n)|(?<!\r)\n/;
 
 describe('composeMessage', () => {
+  it('writes header names in the form nodemailer gives them, however many different names it has seen', async () => {
+    const forms = { 'x-entity-ref-id': 'X-Entity-Ref-ID', 'x-smtpapi': 'X-SMTPAPI', 'x-report-md5': 'X-Report-MD5', 'X-mailer': 'X-Mailer' };
+    for (let i = 0; i < 1_200; i++) {
+      const { raw } = await composeMessage({ ...base, headers: { ...Object.fromEntries(Object.keys(forms).map((k) => [k, 'v'])), [`x-custom-${i}-id`]: 'v' } });
+      const fields = raw.toString('latin1').split('\r\n\r\n')[0].split('\r\n');
+      expect(fields).toEqual(expect.arrayContaining([...Object.values(forms), `X-Custom-${i}-ID`].map((name) => `${name}: v`)));
+    }
+  });
+
   it('builds the headers, the bodies and the attachments', async () => {
     const { raw, messageId } = await composeMessage({
       ...base,
