@@ -49,7 +49,7 @@ export function walCheckpointer(file: string): WalCheckpointer {
 
   function start(): void {
     const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver: DRIVER_PATH, file } });
-    // The store's close ends it; it never keeps a process alive on its own.
+    // Idle, it never keeps a process alive; a checkpoint or a close under way does, so what awaits it gets its answer.
     w.unref();
     worker = w;
     exited = new Promise<void>((resolve) => w.once('exit', () => {
@@ -64,6 +64,7 @@ export function walCheckpointer(file: string): WalCheckpointer {
       if (message.ready) return;
       const r = running;
       running = undefined;
+      w.unref();
       if (message.error) r?.reject(new Error(message.error)); else r?.resolve();
     });
   }
@@ -78,13 +79,17 @@ export function walCheckpointer(file: string): WalCheckpointer {
       const w = worker;
       done = new Promise<void>((resolve, reject) => {
         running = { resolve, reject };
+        w.ref();
         w.postMessage('checkpoint');
       });
       return done;
     },
     async close() {
       await done?.catch(() => undefined);
-      if (!dead) worker?.postMessage('close');
+      if (!dead && worker) {
+        worker.ref();
+        worker.postMessage('close');
+      }
       await exited;
     },
   };

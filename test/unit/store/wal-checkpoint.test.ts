@@ -1,6 +1,8 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { onPostgres } from '../../helpers/database.js';
@@ -137,6 +139,29 @@ describe.skipIf(onPostgres)('WAL checkpoints between commits', () => {
     const reopened = openStore(`sqlite:${join(dir, 'db.sqlite')}`);
     expect(await blobCount(reopened)).toBe(2);
     await reopened.close();
+  });
+
+  it('keeps the process alive while a close awaits its thread, the only thing left to run', () => {
+    const db = fileURLToPath(new URL('../../../src/store/db.ts', import.meta.url));
+    const script = join(dir, 'close.mts');
+    writeFileSync(script, `
+      import { randomBytes } from 'node:crypto';
+      const { openStore } = await import(${JSON.stringify(db)});
+      // Syncs end at once, so the checkpoint is what the store waits for.
+      const store = openStore(${JSON.stringify(`sqlite:${join(dir, 'db.sqlite')}`)}, { syncFile: (fd, done) => done(null) });
+      await store.db.schema.createTable('blobs').addColumn('body', 'blob').execute();
+      const addBlob = (bytes) => store.write((tx) => tx.insertInto('blobs').values({ body: randomBytes(bytes) }).execute());
+      await addBlob(${PAST_THE_MARK});
+      await new Promise((r) => setTimeout(r, 200));
+      // A checkpoint of 30 MB, still running when close waits for it.
+      await addBlob(30_000_000);
+      await store.close();
+      console.log('closed');
+    `);
+    const child = spawnSync(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8', timeout: 30_000 });
+    // An unsettled top-level await (the loop empty while close waits) exits with 13.
+    expect(child.status).toBe(0);
+    expect(child.stdout.trim()).toBe('closed');
   });
 
   it('has no thread for a store in memory', async () => {
