@@ -1,5 +1,5 @@
 import Sqlite from 'better-sqlite3';
-import { closeSync, existsSync, fdatasync, mkdirSync, openSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
   CompiledQuery, Kysely, LimitNode, Migrator, PostgresDialect, sql, SqliteDialect, ValueNode,
@@ -9,6 +9,7 @@ import type { Database } from './tables.js';
 import { migrations } from './migrations/index.js';
 import { isPostgres } from './schema-helpers.js';
 import { isPostgresUrl, postgresPool } from './postgres.js';
+import { walCheckpointer, type WalCheckpointer } from './wal-checkpointer.js';
 
 export type Db = Kysely<Database>;
 export type Tx = Transaction<Database>;
@@ -277,6 +278,13 @@ export function beforeCommit(tx: Tx, work: (tx: Tx) => Promise<void>): void {
 // connection long enough to starve reads.
 const MAX_UNITS_PER_COMMIT = 256;
 
+/** Past this many pages in the WAL, the store checkpoints between two commits (SQLite's own default mark). */
+const WAL_CHECKPOINT_PAGES = 1000;
+/** SQLite's own checkpoint, on the event loop, runs only if the store's checkpoints fail. */
+const BACKSTOP_CHECKPOINT_PAGES = 10_000;
+const WAL_HEADER_BYTES = 32;
+const WAL_FRAME_HEADER_BYTES = 24;
+
 type SyncFile = (fd: number, done: (err: NodeJS.ErrnoException | null) => void) => void;
 
 /**
@@ -314,6 +322,11 @@ function walSyncer(walPath: string, syncFile: SyncFile, onIdle: () => void) {
   const syncer = {
     /** Whether a sync is under way. */
     busy: () => busy,
+    /** The WAL file's size in bytes. */
+    walSize(): number {
+      fd ??= openSync(walPath, 'r');
+      return fstatSync(fd).size;
+    },
     /** Resolves once everything committed before the call is on disk. */
     sync(): Promise<void> {
       return new Promise((resolve, reject) => {
@@ -333,6 +346,8 @@ function walSyncer(walPath: string, syncFile: SyncFile, onIdle: () => void) {
 export interface StoreOptions {
   /** How the WAL file is synced (default fdatasync); tests hold it to see writes wait for it. */
   syncFile?: SyncFile;
+  /** What checkpoints the WAL (default a thread of its own); tests hold it or make it fail. */
+  checkpointer?: (file: string) => WalCheckpointer;
   /** The most connections a store on PostgreSQL opens (default 10). */
   poolSize?: number;
 }
@@ -417,10 +432,45 @@ function openSqliteStore(databaseUrl: string, options: StoreOptions): Store {
   // Units that arrive while a sync runs wait for its end and commit together:
   // they could not be durable sooner anyway, and one commit of many costs
   // less than many small ones (each writes the pages it touched to the WAL).
-  const syncer = inMemory ? undefined : walSyncer(`${file}-wal`, options.syncFile ?? fdatasync, () => {
+  const syncer = inMemory ? undefined : walSyncer(`${file}-wal`, options.syncFile ?? fdatasync, resumeCommits);
+  // Checkpoints: SQLite's own runs inside the commit that takes the WAL past
+  // wal_autocheckpoint pages, on this connection, so the event loop stands
+  // still for milliseconds while it copies pages and syncs both files.
+  // Instead, once a commit leaves the WAL past WAL_CHECKPOINT_PAGES, a
+  // connection on a thread of its own checkpoints (PASSIVE: it neither takes
+  // the writer's lock nor waits for readers; this connection reads on
+  // meanwhile; it may run beside the commit's own sync, as it syncs the WAL
+  // before copying) and the next commit waits for it, its units queueing. With no
+  // commit in between, every frame gets copied, so that next commit starts
+  // the WAL again from its beginning, and journal_size_limit cuts the file
+  // back to the mark: the WAL stays bounded however steady the writes. (A
+  // checkpoint beside the commits never catches up: the WAL only restarts
+  // when a commit finds all of it copied.) SQLite's own checkpoint stays as
+  // a backstop, far higher, for a checkpoint thread that fails. Durability
+  // is the same: a checkpoint copies only committed frames, syncing the WAL
+  // before and the database file after.
+  const checkpointer = inMemory ? undefined : (options.checkpointer ?? walCheckpointer)(file);
+  let checkpointing = false;
+  const walMarkBytes = WAL_HEADER_BYTES + WAL_CHECKPOINT_PAGES * (WAL_FRAME_HEADER_BYTES + Number(conn.pragma('page_size', { simple: true })));
+  if (!inMemory) {
+    conn.pragma(`journal_size_limit = ${walMarkBytes}`);
+    conn.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
+  }
+
+  function checkpointIfDue(): void {
+    if (!checkpointer || checkpointing || syncer!.walSize() <= walMarkBytes) return;
+    checkpointing = true;
+    // One that fails is asked for again after the next commit; the backstop covers the rest.
+    void checkpointer.checkpoint().catch(() => undefined).then(() => {
+      checkpointing = false;
+      resumeCommits();
+    });
+  }
+
+  function resumeCommits(): void {
     // A unit that does not gather goes now, and takes the gathering ones along (as a kick does).
     if (queue.some((u) => u.eager) || (queue.length > 0 && !soon && later === undefined)) kick();
-  });
+  }
   conn.pragma('foreign_keys = ON');
   conn.pragma('busy_timeout = 5000');
   // Savepoints keep a statement journal of the pages each unit changes; in
@@ -478,7 +528,7 @@ function openSqliteStore(databaseUrl: string, options: StoreOptions): Store {
     if (flushing) return;
     flushing = true;
     try {
-      while (queue.length > 0 && !syncer?.busy()) {
+      while (queue.length > 0 && !syncer?.busy() && !checkpointing) {
         const batch = queue.slice(0, MAX_UNITS_PER_COMMIT);
         queue = queue.slice(batch.length);
         const settle: Array<() => void> = [];
@@ -491,6 +541,7 @@ function openSqliteStore(databaseUrl: string, options: StoreOptions): Store {
           });
           if (syncer) {
             void syncer.sync().then(() => settle.forEach((s) => s()), (err) => batch.forEach((u) => u.reject(err)));
+            checkpointIfDue();
           } else {
             settle.forEach((s) => s());
           }
@@ -540,6 +591,8 @@ function openSqliteStore(databaseUrl: string, options: StoreOptions): Store {
       while (queue.length > 0 || flushing) await new Promise((r) => setImmediate(r));
       // Syncs settle their units in order, so the last one done means all are.
       await syncer?.close();
+      // Before the last connection closes, which checkpoints and removes the WAL.
+      await checkpointer?.close();
       await db.destroy();
     },
   };
