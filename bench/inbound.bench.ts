@@ -197,9 +197,19 @@ export async function postfixRelayRate(sinkPort: number, o: SourceOptions): Prom
     await postfix.command([POSTFIX, 'reload']);
     const start = performance.now();
     await postfix.command(['/usr/sbin/postqueue', '-f']);
-    for (const deadline = Date.now() + 180_000; postfix.queued() > 0;) {
-      if (Date.now() > deadline) throw new Error(`Postfix still holds ${postfix.queued()} messages`);
+    // A flush that reaches the queue manager before the reload has taken effect
+    // defers everything again until the next queue run, minutes away: while
+    // nothing moves for a second, the queue is flushed again.
+    let lastSeen = { queued: postfix.queued(), at: Date.now() };
+    for (const deadline = Date.now() + 180_000; lastSeen.queued > 0;) {
+      if (Date.now() > deadline) throw new Error(`Postfix still holds ${lastSeen.queued} messages`);
       await sleep(20);
+      const queued = postfix.queued();
+      if (queued < lastSeen.queued) lastSeen = { queued, at: Date.now() };
+      else if (Date.now() - lastSeen.at > 1_000) {
+        await postfix.command(['/usr/sbin/postqueue', '-f']);
+        lastSeen = { queued, at: Date.now() };
+      }
     }
     const rate = o.messages / ((performance.now() - start) / 1000);
     if (postfix.delivered() < o.messages) throw new Error(`Postfix relayed ${postfix.delivered()} of ${o.messages} messages`);
