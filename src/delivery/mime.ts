@@ -8,6 +8,7 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import * as mimeFuncs from 'nodemailer/lib/mime-funcs';
 import MimeNode from 'nodemailer/lib/mime-node';
 import { AppError } from '../core/errors.js';
+import { memoize } from '../core/memo.js';
 import { encoderOutput } from './quoted-printable.js';
 
 export type Address = string | { email: string; name?: string };
@@ -174,29 +175,20 @@ function namedTransferEncodings(node: MimeNode, parts: BodyPart[]): void {
   for (const child of node.childNodes) namedTransferEncodings(child, parts);
 }
 
-/** Header names whose normal form is remembered; names come from API input, so the memory is bounded. */
-const MAX_REMEMBERED_HEADER_NAMES = 1000;
-
 /**
  * MimeNode puts a header name into its normal form (three regular
  * expressions) at every lookup, and building one message looks names up
  * dozens of times: a tenth of the build. The form depends on the name alone,
- * so it is remembered here, the first answer of each name being nodemailer's own.
+ * so it is remembered here, the first answer of each name being nodemailer's
+ * own. Names come from API input, so the memory is bounded.
  */
 function rememberNormalHeaderNames(): void {
   type WithNormaliser = { _normalizeHeaderKey(key: unknown): string };
   const prototype = MimeNode.prototype as unknown as WithNormaliser;
   const normalise = prototype._normalizeHeaderKey;
-  const remembered = new Map<string, string>();
+  const normalName = memoize((key: string) => normalise.call(prototype, key), 1000);
   prototype._normalizeHeaderKey = function (this: WithNormaliser, key: unknown): string {
-    if (typeof key !== 'string') return normalise.call(this, key);
-    let normal = remembered.get(key);
-    if (normal === undefined) {
-      normal = normalise.call(this, key);
-      if (remembered.size >= MAX_REMEMBERED_HEADER_NAMES) remembered.clear();
-      remembered.set(key, normal);
-    }
-    return normal;
+    return typeof key === 'string' ? normalName(key) : normalise.call(this, key);
   };
 }
 rememberNormalHeaderNames();

@@ -1,3 +1,5 @@
+import { memoize } from '../core/memo.js';
+
 // Which organisation runs a mail exchanger, from the MX host name. Bounce and
 // delivery events carry it, so deliverability can be read per mailbox
 // provider (Gmail throttles differently from Outlook). A name matches an entry
@@ -46,17 +48,8 @@ export const MX_PROVIDERS: ReadonlyArray<readonly [suffix: string, provider: str
   ['orange.fr', 'Orange'],
 ]);
 
-/** Host names whose provider was looked for, and what was found: every delivery and its metrics ask for one. */
-const providerOfHost = new Map<string, string | undefined>();
-const MAX_HOSTS_REMEMBERED = 10_000;
-
-/** The organisation behind an MX host name, or undefined when it is not a known one. */
-export function providerForMx(host: string): string | undefined {
-  const remembered = providerOfHost.get(host);
-  if (remembered !== undefined || providerOfHost.has(host)) return remembered;
+/** The organisation behind an MX host name, or undefined when it is not a known one. Every delivery and its metrics ask. */
+export const providerForMx: (host: string) => string | undefined = memoize((host: string) => {
   const name = host.trim().toLowerCase().replace(/\.$/, '');
-  const provider = MX_PROVIDERS.find(([suffix]) => name === suffix || name.endsWith(`.${suffix}`))?.[1];
-  if (providerOfHost.size >= MAX_HOSTS_REMEMBERED) providerOfHost.clear();
-  providerOfHost.set(host, provider);
-  return provider;
-}
+  return MX_PROVIDERS.find(([suffix]) => name === suffix || name.endsWith(`.${suffix}`))?.[1];
+}, 10_000);

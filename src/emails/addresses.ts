@@ -1,5 +1,6 @@
 import addressparser from 'nodemailer/lib/addressparser';
 import { domainToASCII } from 'node:url';
+import { memoize } from '../core/memo.js';
 
 // Mailbox parsing for the address fields of an email: one mailbox per entry,
 // with an optional display name ("Ann Lee <ann@x.test>", "\"Lee, Ann\"
@@ -27,22 +28,13 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 /** The ASCII (punycode) form of an address's domain, lower-cased, or undefined when it is not a usable mail domain. */
 export function mailDomain(address: string): string | undefined {
   const at = address.lastIndexOf('@');
-  if (at <= 0) return undefined;
-  const domain = address.slice(at + 1).toLowerCase();
-  let known = checkedDomains.get(domain);
-  if (known === undefined) {
-    known = asciiMailDomain(domain) ?? null;
-    if (checkedDomains.size >= CHECKED_DOMAINS_KEPT) checkedDomains.clear();
-    checkedDomains.set(domain, known);
-  }
-  return known ?? undefined;
+  return at <= 0 ? undefined : checkedMailDomain(address.slice(at + 1).toLowerCase());
 }
 
 // An email's addresses share a few domains (and a batch's emails, their
 // from), and each is checked several times on its way: the answers, which
 // depend on the domain alone, are remembered.
-const CHECKED_DOMAINS_KEPT = 10_000;
-const checkedDomains = new Map<string, string | null>();
+const checkedMailDomain = memoize(asciiMailDomain, 10_000);
 
 function asciiMailDomain(domain: string): string | undefined {
   const ascii = domainToASCII(domain);

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { sql, type Expression, type Kysely } from 'kysely';
 import { beforeCommit, runSql, statementChunks, type Db, type Tx } from './db.js';
 import { isPostgres } from './schema-helpers.js';
+import { memoize } from '../core/memo.js';
 
 // Helpers of the partial-match ("contains") searches: FTS5 trigram indexes on
 // SQLite, LIKE on the rows for what they cannot answer. On PostgreSQL, pg_trgm
@@ -75,18 +76,10 @@ export function trigramsOf(text: string): string[] {
 // this one nothing.
 const TAG_BASE = 0xe000;
 const TAG_SPAN = 0xf8ff - 0xe000 + 1;
-const tags = new Map<string, string>();
-
-export function workspaceSearchTag(workspaceId: string): string {
-  let tag = tags.get(workspaceId);
-  if (tag === undefined) {
-    const digest = createHash('sha256').update(workspaceId).digest();
-    tag = [0, 2, 4].map((i) => String.fromCharCode(TAG_BASE + (digest.readUInt16BE(i) % TAG_SPAN))).join('');
-    if (tags.size >= 10_000) tags.clear();
-    tags.set(workspaceId, tag);
-  }
-  return tag;
-}
+export const workspaceSearchTag: (workspaceId: string) => string = memoize((workspaceId: string) => {
+  const digest = createHash('sha256').update(workspaceId).digest();
+  return [0, 2, 4].map((i) => String.fromCharCode(TAG_BASE + (digest.readUInt16BE(i) % TAG_SPAN))).join('');
+}, 10_000);
 
 // A phrase query reads the document list of every trigram in the needle, and
 // in mail some trigrams are everywhere ("gma", ".co"): a rare address would
