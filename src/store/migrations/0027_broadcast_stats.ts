@@ -32,9 +32,9 @@ const engagementCounts = (type: string) =>
 const unsubscribedBefore = (e: string) =>
   `CASE WHEN EXISTS (SELECT 1 FROM contacts c WHERE c.id = ${e}.contact_id AND c.unsubscribed_at >= ${e}.created_at) THEN 1 ELSE 0 END`;
 const broadcastOf = (emailId: string) => `(SELECT broadcast_id FROM emails WHERE id = ${emailId})`;
-/** The broadcasts of the contact's emails made at or before `at` (one email a broadcast and contact). */
-const broadcastsMadeBy = (contact: string, at: string) =>
-  `SELECT broadcast_id FROM emails WHERE contact_id = ${contact}.id AND created_at <= ${contact}.${at}`;
+/** The broadcasts of the contact's emails made at or before its unsubscribe (one email a broadcast and contact). */
+const broadcastsBefore = (contact: string) =>
+  `SELECT broadcast_id FROM emails WHERE contact_id = ${contact}.id AND created_at <= ${contact}.unsubscribed_at`;
 
 const OUTCOME_CHANGED = `OLD.status <> NEW.status AND (OLD.status IN (${quoted(OUTCOMES)}) OR NEW.status IN (${quoted(OUTCOMES)}))`;
 const ENGAGEMENT_EVENT = `NEW.email_id IS NOT NULL AND NEW.type IN (${quoted(Object.values(ENGAGEMENTS))})`;
@@ -54,8 +54,8 @@ const BODIES = {
   engagement: [`UPDATE broadcast_stats SET ${engagementCounts('NEW.type')} WHERE broadcast_id = ${broadcastOf('NEW.email_id')}
     AND NOT EXISTS (SELECT 1 FROM events WHERE email_id = NEW.email_id AND type = NEW.type AND pos < NEW.pos)`],
   unsubscribe_moved: [
-    `UPDATE broadcast_stats SET unsubscribed = unsubscribed - 1 WHERE broadcast_id IN (${broadcastsMadeBy('OLD', 'unsubscribed_at')})`,
-    `UPDATE broadcast_stats SET unsubscribed = unsubscribed + 1 WHERE broadcast_id IN (${broadcastsMadeBy('NEW', 'unsubscribed_at')})`,
+    `UPDATE broadcast_stats SET unsubscribed = unsubscribed - 1 WHERE broadcast_id IN (${broadcastsBefore('OLD')})`,
+    `UPDATE broadcast_stats SET unsubscribed = unsubscribed + 1 WHERE broadcast_id IN (${broadcastsBefore('NEW')})`,
   ],
 };
 
