@@ -82,7 +82,7 @@ export interface BroadcastsDeps {
     create(sender: Sender, body: EmailCreateBody): Promise<{ id: string }>;
     sendForBroadcast(sender: Sender, broadcastId: string, items: BroadcastItem[], progress: (tx: Tx, made: number) => Promise<void>):
       Promise<{ made: number; refused: Array<{ contactId: string; error: AppError }> }>;
-    broadcastCounts(workspaceId: string, broadcastId: string): Promise<BroadcastEmailCounts>;
+    broadcastCounts(broadcastId: string): Promise<BroadcastEmailCounts>;
     quotaLeft(sender: Sender): Promise<number>;
     cancelBroadcastEmails(workspaceId: string, broadcastId: string): Promise<number>;
   };
@@ -177,7 +177,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
   }
 
   async function withStats(b: StoredBroadcast): Promise<Broadcast> {
-    const counts = await deps.emails.broadcastCounts(b.workspaceId, b.id);
+    const counts = await deps.emails.broadcastCounts(b.id);
     const audienceSize = b.audienceSize ?? (b.status === 'draft' || b.status === 'scheduled' || b.status === 'cancelled'
       ? await deps.audience.count(b.workspaceId, filterOf(b.audience)) : 0);
     return {

@@ -2187,7 +2187,9 @@ export interface components {
          *     `bounced`, `complained`, `opened`, `clicked` and `failed` counted
          *     once per email; `suppressed`: recipients on the suppression list by
          *     the time their email was made; `unsubscribed`: contacts who
-         *     unsubscribed through this broadcast's link.
+         *     unsubscribed, by any means, at or after the time their email was
+         *     made. Kept as counters that change with the emails: a read costs
+         *     the same whatever the broadcast's size.
          */
         BroadcastStats: {
             audience_size: number;

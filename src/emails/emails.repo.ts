@@ -458,29 +458,14 @@ export interface BroadcastEmailCounts {
   unsubscribed: number;
 }
 
-export async function broadcastEmailCounts(db: Db, ws: string, broadcastId: string): Promise<BroadcastEmailCounts> {
-  const count = (status: RecipientStatus) => sql<number>`sum(case when r.status = ${status} then 1 else 0 end)`;
-  const outcomes = await db.selectFrom('emails as e').innerJoin('email_recipients as r', 'r.email_id', 'e.id')
-    .select((eb) => [
-      eb.fn.countAll<number>().as('created'),
-      sql<number>`sum(case when e.sent_at is not null then 1 else 0 end)`.as('sent'),
-      count('delivered').as('delivered'), count('bounced').as('bounced'), count('failed').as('failed'), count('suppressed').as('suppressed'),
-    ])
-    .where('e.workspace_id', '=', ws).where('e.broadcast_id', '=', broadcastId).executeTakeFirstOrThrow();
-  const engaged = await db.selectFrom('events as ev').innerJoin('emails as e', 'e.id', 'ev.email_id')
-    .select((eb) => ['ev.type', eb.fn.count<number>('ev.email_id').distinct().as('n')])
-    .where('e.workspace_id', '=', ws).where('e.broadcast_id', '=', broadcastId)
-    .where('ev.type', 'in', ['email.opened', 'email.clicked', 'email.complained']).groupBy('ev.type').execute();
-  const byType = new Map(engaged.map((r) => [r.type, Number(r.n)]));
-  const unsubscribed = await db.selectFrom('emails as e').innerJoin('contacts as c', 'c.id', 'e.contact_id')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('e.workspace_id', '=', ws).where('e.broadcast_id', '=', broadcastId)
-    .whereRef('c.unsubscribed_at', '>=', 'e.created_at').executeTakeFirstOrThrow();
+/** The broadcast's counters, kept by the database as its emails change; zeros before its first email. */
+export async function broadcastEmailCounts(db: Db, broadcastId: string): Promise<BroadcastEmailCounts> {
+  const row = await db.selectFrom('broadcast_stats').selectAll().where('broadcast_id', '=', broadcastId).executeTakeFirst();
   return {
-    emailsCreated: Number(outcomes.created), sent: Number(outcomes.sent ?? 0), delivered: Number(outcomes.delivered ?? 0),
-    bounced: Number(outcomes.bounced ?? 0), failed: Number(outcomes.failed ?? 0), suppressed: Number(outcomes.suppressed ?? 0),
-    opened: byType.get('email.opened') ?? 0, clicked: byType.get('email.clicked') ?? 0, complained: byType.get('email.complained') ?? 0,
-    unsubscribed: Number(unsubscribed.n),
+    emailsCreated: Number(row?.emails_created ?? 0), sent: Number(row?.sent ?? 0), delivered: Number(row?.delivered ?? 0),
+    bounced: Number(row?.bounced ?? 0), failed: Number(row?.failed ?? 0), suppressed: Number(row?.suppressed ?? 0),
+    opened: Number(row?.opened ?? 0), clicked: Number(row?.clicked ?? 0), complained: Number(row?.complained ?? 0),
+    unsubscribed: Number(row?.unsubscribed ?? 0),
   };
 }
 

@@ -87,7 +87,7 @@ export interface EmailsService {
   /** How many more emails the sender may send now (test keys: no limit). */
   quotaLeft(sender: Sender): Promise<number>;
   /** How a broadcast's emails stand. */
-  broadcastCounts(workspaceId: string, broadcastId: string): Promise<BroadcastEmailCounts>;
+  broadcastCounts(broadcastId: string): Promise<BroadcastEmailCounts>;
   /** Cancels a broadcast's emails still waiting for their send delay (or scheduled); returns how many. */
   cancelBroadcastEmails(workspaceId: string, broadcastId: string): Promise<number>;
   list(workspaceId: string, query: ListQuery, page: PageQuery): Promise<Page<EmailSummary>>;
@@ -588,7 +588,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
 
     nextScheduledAt: () => nextScheduledAt(store.db),
 
-    broadcastCounts: (ws, broadcastId) => broadcastEmailCounts(store.db, ws, broadcastId),
+    broadcastCounts: (broadcastId) => broadcastEmailCounts(store.db, broadcastId),
 
     quotaLeft: async (sender) => sender.mode === 'live'
       ? sendQuotaLeft(store.db, sender.workspaceId, deps.plan(sender.plan), clock.now()) : Number.POSITIVE_INFINITY,

@@ -12,6 +12,7 @@ declare module '../store/tables.js' {
     email_tags: EmailTagsTable;
     email_attachments: EmailAttachmentsTable;
     email_messages: EmailMessagesTable;
+    broadcast_stats: BroadcastStatsTable;
   }
 }
 
@@ -118,4 +119,24 @@ export interface EmailMessagesTable {
   /** RFC 5322, CRLF line ends, not yet signed. */
   raw: Buffer;
   built_at: number;
+}
+
+/**
+ * A broadcast's emails counted: written by the database's triggers only
+ * (migration 0027), in the transaction of the change counted.
+ */
+export interface BroadcastStatsTable {
+  broadcast_id: string;
+  emails_created: number;
+  sent: number;
+  delivered: number;
+  bounced: number;
+  failed: number;
+  suppressed: number;
+  /** Emails with at least one event of the kind. */
+  opened: number;
+  clicked: number;
+  complained: number;
+  /** Emails whose contact unsubscribed at or after the email was made. */
+  unsubscribed: number;
 }

@@ -48,6 +48,8 @@ export async function copySqliteToPostgres(sqliteFile: string, target: Store, lo
 
     const copied: CopiedTable[] = [];
     await db.transaction().execute(async (tx) => {
+      // The rows go in as they are: the counters triggers keep (broadcast_stats) are copied, not counted again.
+      for (const table of tables) await sql`ALTER TABLE ${sql.table(table)} DISABLE TRIGGER USER`.execute(tx);
       // What the migrations wrote (the followers' first positions, say) gives way to the source's rows.
       for (const table of [...tables].reverse()) await sql`DELETE FROM ${sql.table(table)}`.execute(tx);
       for (const table of tables) {
@@ -79,6 +81,7 @@ export async function copySqliteToPostgres(sqliteFile: string, target: Store, lo
         copied.push({ name: table, rows: count });
         log(`${table}: ${count} rows`);
       }
+      for (const table of tables) await sql`ALTER TABLE ${sql.table(table)} ENABLE TRIGGER USER`.execute(tx);
     });
 
     for (const { name, rows } of copied) {

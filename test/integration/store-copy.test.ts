@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { startTestApp } from '../helpers/app.js';
 import { createTestDatabase, testDatabaseUrl } from '../helpers/database.js';
+import { eventually } from '../helpers/smtp-app.js';
 
 // Moving an install from SQLite to PostgreSQL: `mailroom store copy` takes
 // every table across with its ids and positions, so the same keys, cursors
@@ -33,7 +34,14 @@ describe.skipIf(testDatabaseUrl === undefined)('mailroom store copy', () => {
         const first = await t.api.get('/v1/emails?limit=10');
         const cursor = first.body.next_cursor as string;
         const second = await t.api.get(`/v1/emails?limit=10&starting_after=${cursor}`);
-        return { token: t.token, cursorPage: second.body.data.map((e: { id: string }) => e.id), cursor };
+        // A broadcast to Cleo, delivered: its counters are copied as they are, not counted again by the target's triggers.
+        const b = (await t.api.post('/v1/broadcasts', { name: 'Moved', from: 'ann@acme.test', subject: 'Hi', text: 'Hello' })).body;
+        await t.api.post(`/v1/broadcasts/${b.id}/send`, {});
+        const broadcast = await eventually(async () => {
+          const got = (await t.api.get(`/v1/broadcasts/${b.id}`)).body;
+          return got.status === 'sent' && got.stats.delivered === 1 ? got : undefined;
+        }, 10_000, 'the broadcast delivered');
+        return { token: t.token, cursorPage: second.body.data.map((e: { id: string }) => e.id), cursor, broadcast };
       })();
 
       const cli = (args: string[]) => run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
@@ -42,7 +50,8 @@ describe.skipIf(testDatabaseUrl === undefined)('mailroom store copy', () => {
       });
       const { stdout } = await cli(['store', 'copy', '--to', target.url]);
       expect(stdout).toMatch(/^Copied \d+ tables, \d+ rows, into postgres:\/\/.*every table's count matches/m);
-      expect(stdout).toMatch(/^ {2}emails: 30 rows$/m);
+      expect(stdout).toMatch(/^ {2}emails: 31 rows$/m);
+      expect(stdout).toMatch(/^ {2}broadcast_stats: 1 rows$/m);
       expect(stdout).not.toContain(new URL(target.url).password);
       // A second copy into the same database is refused: it is no longer empty.
       await expect(cli(['store', 'copy', '--to', target.url])).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('the target database is not empty: it holds a workspace') });
@@ -54,6 +63,7 @@ describe.skipIf(testDatabaseUrl === undefined)('mailroom store copy', () => {
       expect(page.status).toBe(200);
       expect(page.body.data.map((e: { id: string }) => e.id)).toEqual(before.cursorPage);
       expect((await api.get('/v1/contacts?limit=10')).body.data.map((c: { email: string }) => c.email)).toEqual(['cleo@example.org']);
+      expect((await api.get(`/v1/broadcasts/${before.broadcast.id}`)).body.stats).toEqual(before.broadcast.stats);
       // A new email sorts after every copied one.
       const fresh = await api.post('/v1/emails', { from: 'ann@acme.test', to: 'new@example.org', subject: 'After the move', text: 'x' });
       expect(fresh.status).toBe(201);

@@ -87,6 +87,9 @@ const DECLARED_IN = new Map(files.filter((f) => f.path.endsWith('tables.ts')).fl
   return [...database.matchAll(/(\w+): \w+;/g)].map((m) => [m[1], f.path.split('/')[0]] as const);
 }));
 
+/** Tables only the database's own triggers write (declared in a migration), for the areas to read. */
+const KEPT_BY_TRIGGERS = ['broadcast_stats'];
+
 describe('the tables', () => {
   const writers = new Map<string, Set<string>>();
   for (const f of files) {
@@ -105,7 +108,7 @@ describe('the tables', () => {
 
   it('are all declared and all written', () => {
     expect(DECLARED_IN.size).toBeGreaterThan(35);
-    const unwritten = [...DECLARED_IN.keys()].filter((t) => !writers.has(t));
+    const unwritten = [...DECLARED_IN.keys()].filter((t) => !writers.has(t) && !KEPT_BY_TRIGGERS.includes(t));
     expect(unwritten).toEqual([]);
   });
 
