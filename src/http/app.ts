@@ -77,12 +77,27 @@ export function createApp(deps: HttpDeps, routers: Router<AppState>[]): Koa<AppS
     await next();
   });
 
-  for (const router of routers) {
-    app.use(router.routes());
-    app.use(router.allowedMethods({ throw: false }));
-  }
+  for (const router of routers) app.use(mounted(router));
 
   return app;
+}
+
+type RouterMiddleware = ReturnType<Router<AppState>['routes']>;
+
+/**
+ * A router's routes, then its 405s. A router with a fixed prefix runs only
+ * for paths under it (as case-blind as its routes): the others could match
+ * nothing there, and each would parse the Host header and try every route.
+ */
+function mounted(router: Router<AppState>): RouterMiddleware {
+  const routes = router.routes();
+  const allowed = router.allowedMethods({ throw: false });
+  // The router's typings give its two middlewares two context types; Koa passes both the same one.
+  const serve: RouterMiddleware = (ctx, next) => routes(ctx, () => allowed(ctx as Parameters<typeof allowed>[0], next));
+  const prefix = router.opts.prefix;
+  if (!prefix || !/^[\w/.-]+$/.test(prefix)) return serve;
+  const under = new RegExp(`^${prefix.replace(/[.]/g, '\\.')}`, 'i');
+  return (ctx, next) => (under.test(ctx.path) ? serve(ctx, next) : next());
 }
 
 /** Known errors keep their code; anything else becomes a 500 that echoes no internal text. */
