@@ -43,8 +43,8 @@ export function createApp(deps: HttpDeps, routers: Router<AppState>[]): Koa<AppS
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const operation = ctx.state.operationId ?? 'unrouted';
       deps.observe?.(operation, ctx.status, seconds);
-      // One line per request: what was asked, what came of it, how long it took.
-      deps.logger.info({
+      // One line per request: what was asked, what came of it, how long it took (built only when it is written).
+      if (deps.logger.isLevelEnabled('info')) deps.logger.info({
         request_id: ctx.state.requestId, operation, method: ctx.method, path: ctx.path, status: ctx.status,
         ms: Math.round(seconds * 10_000) / 10, ...(ctx.state.auth && { key_id: ctx.state.auth.keyId, workspace_id: ctx.state.auth.workspaceId }),
       }, 'request');
