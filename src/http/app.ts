@@ -43,8 +43,8 @@ export function createApp(deps: HttpDeps, routers: Router<AppState>[]): Koa<AppS
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const operation = ctx.state.operationId ?? 'unrouted';
       deps.observe?.(operation, ctx.status, seconds);
-      // One line per request: what was asked, what came of it, how long it took.
-      deps.logger.info({
+      // One line per request: what was asked, what came of it, how long it took (built only when it is written).
+      if (deps.logger.isLevelEnabled('info')) deps.logger.info({
         request_id: ctx.state.requestId, operation, method: ctx.method, path: ctx.path, status: ctx.status,
         ms: Math.round(seconds * 10_000) / 10, ...(ctx.state.auth && { key_id: ctx.state.auth.keyId, workspace_id: ctx.state.auth.workspaceId }),
       }, 'request');
@@ -77,12 +77,27 @@ export function createApp(deps: HttpDeps, routers: Router<AppState>[]): Koa<AppS
     await next();
   });
 
-  for (const router of routers) {
-    app.use(router.routes());
-    app.use(router.allowedMethods({ throw: false }));
-  }
+  for (const router of routers) app.use(mounted(router));
 
   return app;
+}
+
+type RouterMiddleware = ReturnType<Router<AppState>['routes']>;
+
+/**
+ * A router's routes, then its 405s. A router with a fixed prefix runs only
+ * for paths under it (as case-blind as its routes): the others could match
+ * nothing there, and each would parse the Host header and try every route.
+ */
+function mounted(router: Router<AppState>): RouterMiddleware {
+  const routes = router.routes();
+  const allowed = router.allowedMethods({ throw: false });
+  // The router's typings give its two middlewares two context types; Koa passes both the same one.
+  const serve: RouterMiddleware = (ctx, next) => routes(ctx, () => allowed(ctx as Parameters<typeof allowed>[0], next));
+  const prefix = router.opts.prefix;
+  if (!prefix || !/^[\w/.-]+$/.test(prefix)) return serve;
+  const under = new RegExp(`^${prefix.replace(/[.]/g, '\\.')}`, 'i');
+  return (ctx, next) => (under.test(ctx.path) ? serve(ctx, next) : next());
 }
 
 /** Known errors keep their code; anything else becomes a 500 that echoes no internal text. */

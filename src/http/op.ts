@@ -197,11 +197,12 @@ async function limitRate(ctx: Context, deps: HttpDeps, auth: AuthContext, cost: 
 
 async function readJson(ctx: Context, maxBytes: number): Promise<unknown> {
   // A body must say it is JSON; no body (or an empty one) reads as {}.
-  const hasBody = ctx.get('Transfer-Encoding') !== '' || Number(ctx.get('Content-Length') || 0) > 0;
-  if (hasBody && !ctx.is('application/json', '+json')) {
+  const declared = Number(ctx.get('Content-Length') || 0);
+  const hasBody = declared > 0 || ctx.get('Transfer-Encoding') !== '';
+  // The usual spelling is taken as it is, without parsing the media type.
+  if (hasBody && ctx.get('Content-Type') !== 'application/json' && !ctx.is('application/json', '+json')) {
     throw new AppError('unsupported_media_type', 'The request body must be JSON, sent with Content-Type: application/json.', { param: 'Content-Type' });
   }
-  const declared = Number(ctx.get('Content-Length') || 0);
   if (declared > maxBytes) throw new AppError('payload_too_large', `The request body is over ${maxBytes} bytes.`);
   const chunks: Buffer[] = [];
   let size = 0;

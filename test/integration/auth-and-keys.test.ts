@@ -128,6 +128,20 @@ describe('authentication and API keys', () => {
     const wrong = await t.api.request('PUT', '/v1/api-keys');
     expect(wrong.status).toBe(405);
     expect(wrong.body.error.code).toBe('method_not_allowed');
+    // A router late in the list still answers its own 405, with its methods.
+    const late = await t.api.request('PUT', '/v1/webhooks');
+    expect(late.status).toBe(405);
+    expect(late.headers.get('allow')).toBe('HEAD, GET, POST');
+  });
+
+  it('matches routes without regard to the case of the path, under every prefix', async () => {
+    await using t = await startTestApp();
+    const headers = { Authorization: `Bearer ${t.token}` };
+    for (const path of ['/V1/API-KEYS', '/v1/Webhooks', '/V1/EMAILS']) {
+      const res = await fetch(`${t.url}${path}`, { headers });
+      expect(res.status, path).toBe(200);
+      expect(((await res.json()) as { data: unknown }).data, path).toBeInstanceOf(Array);
+    }
   });
 
   it('serves the contract, and routes every operation it defines', async () => {

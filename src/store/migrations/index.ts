@@ -25,6 +25,7 @@ import * as m0024 from './0024_email_messages.js';
 import * as m0025 from './0025_rate_buckets.js';
 import * as m0026 from './0026_list_search_indexes.js';
 import * as m0027 from './0027_broadcast_stats.js';
+import * as m0028 from './0028_search_column_detail.js';
 
 // Migrations are listed here rather than read from disk, so they run the same
 // from src/ under tsx and from dist/. Names sort in the order they apply.
@@ -55,4 +56,5 @@ export const migrations: Record<string, Migration> = {
   '0025_rate_buckets': m0025,
   '0026_list_search_indexes': m0026,
   '0027_broadcast_stats': m0027,
+  '0028_search_column_detail': m0028,
 };
