@@ -214,8 +214,10 @@ describe('scheduled emails', () => {
     await t.mailroom.delivery.drain();
     expect((await t.api.get(`/v1/emails/${res.body.id}`)).body.status).toBe('scheduled');
     clock.advance(1);
-    expect(await t.mailroom.services.emails.promoteDue()).toBe(1);
+    // The scheduler's own poll, on a real timer, may promote it first: either way it is promoted once.
+    expect(await t.mailroom.services.emails.promoteDue()).toBeLessThanOrEqual(1);
     await t.mailroom.delivery.drain();
     expect((await t.api.get(`/v1/emails/${res.body.id}`)).body.status).toBe('delivered');
+    expect(await eventTypes(t.api, res.body.id)).toEqual(['email.scheduled', 'email.queued', 'email.sent', 'email.delivered']);
   });
 });
