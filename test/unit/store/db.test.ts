@@ -313,6 +313,29 @@ describe('shaped queries', () => {
   });
 });
 
+describe('reads outside a write unit', () => {
+  const countOf = (ws: string) => runShaped(temp.store.db, 'test usage count of', [ws], (p) => temp.store.db.selectFrom('send_usage')
+    .select('count').where('workspace_id', '=', p[0] as string));
+
+  it('never see the changes of a unit under way, which may yet roll back', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => { release = r; });
+    let inserted!: () => void;
+    const didInsert = new Promise<void>((r) => { inserted = r; });
+    const write = temp.store.write(async (tx) => {
+      await addUsage(tx, 'ws_open', 'p', 1);
+      inserted();
+      await held;
+      throw new Error('rolled back');
+    });
+    await didInsert;
+    const read = countOf('ws_open');
+    release();
+    await expect(write).rejects.toThrow('rolled back');
+    expect((await read).rows).toEqual([]);
+  });
+});
+
 describe('limits', () => {
   it('writes a whole-number LIMIT into the SQL, and reads the same rows with it', async () => {
     await temp.store.write(async (tx) => {
