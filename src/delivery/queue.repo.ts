@@ -1,6 +1,6 @@
 import { sql, type ExpressionBuilder } from 'kysely';
 import type { Database } from '../store/tables.js';
-import { insertRows, runShaped, type Db, type Tx } from '../store/db.js';
+import { insertRows, paddedInList, runShaped, type Db, type Tx } from '../store/db.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { claimLeases, lockedForClaim, lockedForUpdate } from '../store/lease.js';
 import { newId } from '../core/ids.js';
@@ -106,7 +106,8 @@ export async function postponeDestination(tx: Tx, p: { domain?: string; now: num
 /** The rows are done: every recipient they covered has a final outcome. */
 export async function completeItems(tx: Tx, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
-  await runShaped(tx, `delete queue rows x${ids.length}`, ids, (p) => tx.deleteFrom('outbound_queue').where('id', 'in', p as string[]));
+  const list = paddedInList(ids);
+  await runShaped(tx, `delete queue rows x${list.length}`, list, (p) => tx.deleteFrom('outbound_queue').where('id', 'in', p as string[]));
 }
 
 /** Another attempt later, for the recipients still open. */

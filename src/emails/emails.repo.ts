@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import { insertRows, insertRowsReturning, runShaped, type Db, type Tx } from '../store/db.js';
+import { insertRows, insertRowsReturning, paddedInList, runShaped, type Db, type Tx } from '../store/db.js';
 import { lockedForClaim, lockedForUpdate } from '../store/lease.js';
 import type { EmailContentsTable, EmailRecipientsTable, EmailStatus, EmailsTable, RecipientStatus } from './emails.tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
@@ -240,7 +240,8 @@ export async function findStoredEmailForUpdate(tx: Tx, ws: string, id: string): 
 /** By id alone, several at once: for the delivery worker, which works across workspaces. */
 export async function findStoredEmailsByIds(db: Db | Tx, ids: string[]): Promise<StoredEmail[]> {
   if (ids.length === 0) return [];
-  const { rows } = await runShaped(db, `emails by id x${ids.length}`, ids, (p) => withContent(db).where('emails.id', 'in', p as string[]));
+  const list = paddedInList(ids);
+  const { rows } = await runShaped(db, `emails by id x${list.length}`, list, (p) => withContent(db).where('emails.id', 'in', p as string[]));
   return rows.map(toStored);
 }
 
@@ -319,7 +320,8 @@ const toHeader = (r: Pick<Selectable<EmailsTable>, (typeof HEADER_COLUMNS)[numbe
  * same emails never wait on each other in a circle).
  */
 export async function lockEmailHeaders(tx: Tx, ids: string[]): Promise<Map<string, EmailHeader>> {
-  const { rows } = await runShaped(tx, `lock email headers x${ids.length}`, ids, (p) => lockedForUpdate(tx, tx.selectFrom('emails').select(HEADER_COLUMNS)
+  const list = paddedInList(ids);
+  const { rows } = await runShaped(tx, `lock email headers x${list.length}`, list, (p) => lockedForUpdate(tx, tx.selectFrom('emails').select(HEADER_COLUMNS)
     .where('id', 'in', p as string[]).orderBy('id')));
   return new Map(rows.map((r) => [r.id, toHeader(r)]));
 }
@@ -327,7 +329,8 @@ export async function lockEmailHeaders(tx: Tx, ids: string[]): Promise<Map<strin
 /** Moves the pending ones among `ids` to sent in one statement; returns those it moved. */
 export async function markSent(tx: Tx, ids: string[], now: number): Promise<EmailHeader[]> {
   if (ids.length === 0) return [];
-  const { rows } = await runShaped(tx, `mark sent x${ids.length}`, ['sent', 'pending', now, ...ids],
+  const list = paddedInList(ids);
+  const { rows } = await runShaped(tx, `mark sent x${list.length}`, ['sent', 'pending', now, ...list],
     (p) => tx.updateTable('emails').set({ status: p[0] as 'sent', sent_at: p[2] as number, updated_at: p[2] as number })
       .where('id', 'in', p.slice(3) as string[]).where('status', '=', p[1] as 'pending')
       .returning(HEADER_COLUMNS));
@@ -363,7 +366,8 @@ export interface EmailRecipient extends StoredRecipient { emailId: string }
 
 /** The recipients of these emails, in their order within each email: one statement for a delivery batch. */
 export async function recipientsOfEmails(db: Db | Tx, emailIds: string[]): Promise<EmailRecipient[]> {
-  const { rows } = await runShaped(db, `recipients of emails x${emailIds.length}`, emailIds, (p) => db.selectFrom('email_recipients')
+  const list = paddedInList(emailIds);
+  const { rows } = await runShaped(db, `recipients of emails x${list.length}`, list, (p) => db.selectFrom('email_recipients')
     .select(['id', 'email_id', 'address', 'kind', 'domain', 'status']).where('email_id', 'in', p as string[]).orderBy('email_id').orderBy('idx'));
   return rows.map((r) => ({ ...toStoredRecipient(r), emailId: r.email_id }));
 }
@@ -374,7 +378,8 @@ export async function recipientsOfEmails(db: Db | Tx, emailIds: string[]): Promi
  */
 export async function settleEmails(tx: Tx, ids: string[], to: 'delivered' | 'failed', now: number): Promise<void> {
   if (ids.length === 0) return;
-  await runShaped(tx, `settle emails x${ids.length}`, [to, now, 'sent', 'delivered', 'failed', ...ids], (p) => tx.updateTable('emails')
+  const list = paddedInList(ids);
+  await runShaped(tx, `settle emails x${list.length}`, [to, now, 'sent', 'delivered', 'failed', ...list], (p) => tx.updateTable('emails')
     .set({ status: p[0] as EmailStatus, updated_at: p[1] as number })
     .where('status', 'in', p.slice(2, 5) as EmailStatus[]).where('status', '!=', p[0] as EmailStatus)
     .where('id', 'in', p.slice(5) as string[]));
@@ -389,8 +394,9 @@ export async function setRecipientOutcome(tx: Tx, ids: string[], from: readonly 
   if (ids.length === 0) return [];
   const withCode = outcome.smtpCode !== undefined;
   const withDetail = outcome.detail !== undefined;
-  const { rows } = await runShaped(tx, `recipient outcome ${withCode} ${withDetail} from ${from.length} x${ids.length}`,
-    [status, now, outcome.smtpCode ?? null, outcome.detail ?? null, ...from, ...ids],
+  const list = paddedInList(ids);
+  const { rows } = await runShaped(tx, `recipient outcome ${withCode} ${withDetail} from ${from.length} x${list.length}`,
+    [status, now, outcome.smtpCode ?? null, outcome.detail ?? null, ...from, ...list],
     (p) => tx.updateTable('email_recipients').set({
       status: p[0] as RecipientStatus, updated_at: p[1] as number,
       ...(withCode && { smtp_code: p[2] as number | null }),
@@ -479,7 +485,8 @@ export async function waitingBroadcastEmails(db: Db | Tx, ws: string, broadcastI
 /** The messages kept for these emails, by email id. */
 export async function findBuiltMessages(db: Db | Tx, emailIds: string[]): Promise<Map<string, Buffer>> {
   if (emailIds.length === 0) return new Map();
-  const { rows } = await runShaped(db, `built messages x${emailIds.length}`, emailIds, (p) => db.selectFrom('email_messages')
+  const list = paddedInList(emailIds);
+  const { rows } = await runShaped(db, `built messages x${list.length}`, list, (p) => db.selectFrom('email_messages')
     .select(['email_id', 'raw']).where('email_id', 'in', p as string[]));
   return new Map(rows.map((r) => [r.email_id, r.raw]));
 }
@@ -494,5 +501,6 @@ export async function keepBuiltMessages(tx: Tx, messages: Array<{ emailId: strin
 /** Drops the kept messages of emails that have no attempt left. */
 export async function dropBuiltMessages(tx: Tx, emailIds: string[]): Promise<void> {
   if (emailIds.length === 0) return;
-  await runShaped(tx, `drop built messages x${emailIds.length}`, emailIds, (p) => tx.deleteFrom('email_messages').where('email_id', 'in', p as string[]));
+  const list = paddedInList(emailIds);
+  await runShaped(tx, `drop built messages x${list.length}`, list, (p) => tx.deleteFrom('email_messages').where('email_id', 'in', p as string[]));
 }

@@ -227,6 +227,20 @@ export function statementChunks<T>(rows: T[], maxRows: number): T[][] {
 }
 
 /**
+ * The values of an IN list padded to a power of two (at most `max`) by
+ * repeating the last one: IN reads a repeated value once, so the statement
+ * matches, changes and returns the same rows, and lists of any length share
+ * a few statement texts, which stay prepared. Empty stays empty.
+ */
+export function paddedInList<T>(values: readonly T[], max = Infinity): T[] {
+  const padded = [...values];
+  if (padded.length === 0) return padded;
+  const size = Math.max(padded.length, Math.min(max, 2 ** Math.ceil(Math.log2(padded.length))));
+  while (padded.length < size) padded.push(padded[padded.length - 1]);
+  return padded;
+}
+
+/**
  * A multi-row INSERT of plain values, through runShaped: rows that all name
  * the same columns share a few compiled texts (see statementChunks), and
  * rows past the bound-parameter limit go in further statements.

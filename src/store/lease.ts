@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Selectable, type SelectQueryBuilder } from 'kysely';
 import type { Logger } from 'pino';
 import { releaseGoneOwners } from '../core/lease-owner.js';
-import { runShaped, type Db, type Store, type Tx } from './db.js';
+import { paddedInList, runShaped, type Db, type Store, type Tx } from './db.js';
 import { isPostgres } from './schema-helpers.js';
 import type { Database } from './tables.js';
 
@@ -87,8 +87,9 @@ export async function claimLeases<T extends LeasedTable>(tx: Tx, table: T, candi
   let rows: LeaseColumns[];
   if (Array.isArray(candidates)) {
     if (candidates.length === 0) return [];
-    // The hot path of delivery: a shape per count, compiled once.
-    ({ rows } = await runShaped(tx, `lease ${table} x${candidates.length}`, [l.until, l.owner, l.now, ...candidates],
+    // The hot path of delivery: a shape per padded count, compiled once.
+    const keys = paddedInList(candidates);
+    ({ rows } = await runShaped(tx, `lease ${table} x${keys.length}`, [l.until, l.owner, l.now, ...keys],
       (p) => update(p, p.slice(3) as string[])));
   } else {
     const chosen = lockedForClaim(tx, (candidates as unknown as SelectQueryBuilder<LeaseView, 'leased', Record<string, string>>)

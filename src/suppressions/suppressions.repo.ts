@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import { runShaped, type Db, type Tx } from '../store/db.js';
+import { paddedInList, runShaped, type Db, type Tx } from '../store/db.js';
 import type { SuppressionReason, SuppressionsTable } from './suppressions.tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso } from '../core/clock.js';
@@ -45,10 +45,7 @@ export async function suppressedAmong(db: Db | Tx, ws: string, emails: string[])
   const out = new Map<string, SuppressedAddress>();
   const unique = [...new Set(emails)];
   for (let i = 0; i < unique.length; i += IN_CHUNK) {
-    const chunk = unique.slice(i, i + IN_CHUNK);
-    // Padded to a power of two with its last address, which IN reads once: lists of any length share a few statement texts.
-    const padded = Math.min(IN_CHUNK, 2 ** Math.ceil(Math.log2(chunk.length)));
-    while (chunk.length < padded) chunk.push(chunk[chunk.length - 1]);
+    const chunk = paddedInList(unique.slice(i, i + IN_CHUNK), IN_CHUNK);
     const { rows } = await runShaped(db, `suppressed among x${chunk.length}`, [ws, ...chunk], (p) => db.selectFrom('suppressions')
       .select(['email', 'reason', 'created_at']).where('workspace_id', '=', p[0] as string).where('email', 'in', p.slice(1) as string[]));
     for (const r of rows) out.set(r.email, { reason: r.reason, since: r.created_at });

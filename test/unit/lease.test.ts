@@ -87,6 +87,18 @@ describe.each(TABLES)('leases on %s', (table) => {
     expect(await owners()).toEqual(Object.fromEntries(all.map((k, i) => [k, i < 3 ? a : b])));
   });
 
+  it('leases candidates given as keys, each row once whatever the count', async () => {
+    const all = await seed(5);
+    const owner = newLeaseOwner();
+    const rows = await temp.store.write((tx) => claimLeases(tx, table, all.slice(0, 3), { now: NOW, until: NOW + LEASE_MS, owner }));
+    expect(rows.map((r) => (r as Record<string, string>)[key]).sort()).toEqual(all.slice(0, 3));
+    expect(await owners()).toEqual(Object.fromEntries(all.map((k, i) => [k, i < 3 ? owner : null])));
+    if (table === 'inbound_messages') {
+      const attempts = await temp.store.db.selectFrom('inbound_messages').select(['id', 'attempts']).orderBy('id').execute();
+      expect(attempts.map((r) => r.attempts)).toEqual([1, 1, 1, 0, 0]);
+    }
+  });
+
   it('gives every row to exactly one of several claims made at once', async () => {
     const all = await seed(24);
     const claimers = Array.from({ length: 6 }, () => newLeaseOwner());

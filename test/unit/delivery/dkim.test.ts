@@ -151,6 +151,28 @@ describe('DKIM signing', () => {
     }
   });
 
+  it('fails only the job whose key does not sign, among the jobs a worker takes together', async () => {
+    const now = () => Date.parse('2026-11-21T10:00:00Z');
+    const pooledOne = new DkimSigner({ poolSize: 1, now });
+    const inlineOne = new DkimSigner({ poolSize: 0, now });
+    try {
+      const rsaKey = { domain: 'example.com', selector: 'rsa', privateKey: rsaPem };
+      const edKey = { domain: 'example.com', selector: 'ed', privateKey: ed.privateKey };
+      // A public key passes for an RSA key until the worker signs with it.
+      const publicKey = { domain: 'example.com', selector: 'pub', privateKey: rsa.publicKey };
+      const [first, failed, last] = await Promise.allSettled([
+        pooledOne.signatureHeaders(message, [rsaKey, edKey]),
+        pooledOne.signatureHeaders(message, [edKey, publicKey]),
+        pooledOne.signatureHeaders(message, [rsaKey]),
+      ]);
+      expect(first).toEqual({ status: 'fulfilled', value: await inlineOne.signatureHeaders(message, [rsaKey, edKey]) });
+      expect(failed.status === 'rejected' && String(failed.reason)).toMatch(/DKIM signing failed/);
+      expect(last).toEqual({ status: 'fulfilled', value: await inlineOne.signatureHeaders(message, [rsaKey]) });
+    } finally {
+      await pooledOne.close();
+    }
+  });
+
   it('refuses to sign after close', async () => {
     const signer = new DkimSigner({ poolSize: 1 });
     await signer.sign(message, { domain: 'example.com', selector: 'rsa', privateKey: rsaPem });

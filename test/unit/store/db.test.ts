@@ -4,7 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { useTempStore } from '../../helpers/store.js';
 import { createTestDatabase, onPostgres } from '../../helpers/database.js';
 import { AppError } from '../../../src/core/errors.js';
-import { beforeCommit, insertRows, insertRowsReturning, openStore, runShaped, statementChunks, type Tx } from '../../../src/store/db.js';
+import {
+  beforeCommit, insertRows, insertRowsReturning, openStore, paddedInList, runShaped, statementChunks, type Tx,
+} from '../../../src/store/db.js';
 
 
 const temp = useTempStore();
@@ -251,6 +253,40 @@ describe('shaped queries', () => {
     expect(statementChunks([1, 2, 3], 1000).flat()).toEqual([1, 2, 3]);
   });
 
+  it('pads an IN list to a power of two, up to a bound, with its last value', () => {
+    const sizes = (n: number, max?: number) => paddedInList(Array.from({ length: n }, (_, i) => i), max).length;
+    expect([1, 2, 3, 5, 8, 9, 100].map((n) => sizes(n))).toEqual([1, 2, 4, 8, 8, 16, 128]);
+    expect([sizes(300, 500), sizes(500, 500), sizes(600, 500)]).toEqual([500, 500, 600]);
+    expect(paddedInList(['a', 'b', 'c'])).toEqual(['a', 'b', 'c', 'c']);
+    expect(paddedInList([])).toEqual([]);
+  });
+
+  it('matches, changes and returns each row once through a padded IN list, inside a write unit and outside one', async () => {
+    await temp.store.write((tx) => insertRows(tx, 'send_usage', ['p1', 'p2', 'p3', 'p4', 'p5'].map((period) => ({ workspace_id: 'ws_in', period, count: 1 }))));
+    const periods = paddedInList(['p1', 'p2', 'p4']);
+    const shape = `test usage in x${periods.length}`;
+    const read = (db: Tx | typeof temp.store.db) => runShaped(db, `read ${shape}`, periods, (p) => db.selectFrom('send_usage')
+      .select('period').where('workspace_id', '=', 'ws_in').where('period', 'in', p as string[]).orderBy('period'));
+    const bump = (db: Tx | typeof temp.store.db) => runShaped(db, `bump ${shape}`, periods, (p) => db.updateTable('send_usage')
+      .set((eb) => ({ count: eb('count', '+', 1) })).where('workspace_id', '=', 'ws_in').where('period', 'in', p as string[]));
+    const bumpReturning = (tx: Tx) => runShaped(tx, `bump returning ${shape}`, periods, (p) => tx.updateTable('send_usage')
+      .set((eb) => ({ count: eb('count', '+', 1) })).where('workspace_id', '=', 'ws_in').where('period', 'in', p as string[]).returning('period'));
+    const remove = (tx: Tx) => runShaped(tx, `delete ${shape}`, periods, (p) => tx.deleteFrom('send_usage')
+      .where('workspace_id', '=', 'ws_in').where('period', 'in', p as string[]));
+
+    expect((await read(temp.store.db)).rows).toEqual([{ period: 'p1' }, { period: 'p2' }, { period: 'p4' }]);
+    expect((await bump(temp.store.db)).numAffectedRows).toBe(3n);
+    const inside = await temp.store.write(async (tx) => ({
+      read: (await read(tx)).rows.length,
+      bumped: (await bump(tx)).numAffectedRows,
+      returned: (await bumpReturning(tx)).rows.map((r) => r.period).sort(),
+    }));
+    expect(inside).toEqual({ read: 3, bumped: 3n, returned: ['p1', 'p2', 'p4'] });
+    expect(await usage('ws_in')).toEqual([['p1', 4], ['p2', 4], ['p3', 1], ['p4', 4], ['p5', 1]]);
+    expect((await temp.store.write(remove)).numAffectedRows).toBe(3n);
+    expect(await usage('ws_in')).toEqual([['p3', 1], ['p5', 1]]);
+  });
+
   it('inserts more rows than one statement can bind, and returns a column of each', async () => {
     // Three parameters a row: 12,000 rows bind 36,000, past SQLite's 32,766.
     const rows = Array.from({ length: 12_000 }, (_, i) => ({ workspace_id: 'ws_many', period: `p${i}`, count: i }));
@@ -274,6 +310,29 @@ describe('shaped queries', () => {
     });
     expect(inside).toEqual({ changes: [1n, 1n], rows: [{ period: 'p', count: 5 }] });
     expect((await read(temp.store.db, 'ws_a')).rows).toEqual([{ period: 'p', count: 5 }]);
+  });
+});
+
+describe('reads outside a write unit', () => {
+  const countOf = (ws: string) => runShaped(temp.store.db, 'test usage count of', [ws], (p) => temp.store.db.selectFrom('send_usage')
+    .select('count').where('workspace_id', '=', p[0] as string));
+
+  it('never see the changes of a unit under way, which may yet roll back', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => { release = r; });
+    let inserted!: () => void;
+    const didInsert = new Promise<void>((r) => { inserted = r; });
+    const write = temp.store.write(async (tx) => {
+      await addUsage(tx, 'ws_open', 'p', 1);
+      inserted();
+      await held;
+      throw new Error('rolled back');
+    });
+    await didInsert;
+    const read = countOf('ws_open');
+    release();
+    await expect(write).rejects.toThrow('rolled back');
+    expect((await read).rows).toEqual([]);
   });
 });
 
