@@ -1,5 +1,4 @@
-import { sql, type ExpressionBuilder } from 'kysely';
-import type { Database } from '../store/tables.js';
+import { sql, type RawBuilder } from 'kysely';
 import { insertRows, runShaped, type Db, type Tx } from '../store/db.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { claimLeases, lockedForClaim, lockedForUpdate } from '../store/lease.js';
@@ -37,10 +36,6 @@ export interface EnqueueInput {
   now: number;
 }
 
-/** Rows whose workspace holds their destination are not tried (a hold table lookup by its key). */
-const notHeld = (eb: ExpressionBuilder<Database, 'outbound_queue'>) => eb.not(eb.exists(eb.selectFrom('queue_holds').select(sql.lit(1).as('one'))
-  .whereRef('queue_holds.workspace_id', '=', 'outbound_queue.workspace_id').whereRef('queue_holds.domain', '=', 'outbound_queue.domain')));
-
 /** Queues each email for each of its domains: one statement for all of them (a batch queues a hundred at once). */
 export async function enqueue(tx: Tx, emails: readonly EnqueueInput[]): Promise<void> {
   const rows = emails.flatMap((q) => [...new Set(q.domains)].map((domain) => ({
@@ -57,21 +52,82 @@ export interface DueRow {
   domain: string;
 }
 
+// A claim reads the queue by destination (a workspace's mail to a domain),
+// not in one line by due time: the rows of a destination it leaves out (at
+// its share, or held) then cost it one step, however many there are,
+// instead of a read of each one that falls due before another's. Each step
+// of the walk below is a seek in outbound_queue_destination (domain,
+// workspace_id, next_attempt_at) to the next destination; the
+// destination's earliest row is the next seek. The cost grows with the
+// number of destinations queued, not with their backlog.
+
 /**
- * Up to `limit` due rows that no one holds, earliest due first, leaving out
- * the domains in `skipDomains`: the candidates a claim chooses from. On
- * PostgreSQL the rows are locked until the claim's transaction ends, and rows
- * another claim has locked are skipped.
+ * The destinations that have rows, each with its earliest due time, less the
+ * domains in `skip` and the destinations their workspace holds. `params`
+ * are the skipped domains.
  */
-export async function dueRows(tx: Tx, c: { now: number; limit: number; skipDomains: readonly string[] }): Promise<DueRow[]> {
-  const skip = [...c.skipDomains];
-  const { rows } = await runShaped(tx, `due queue rows, limit ${c.limit}, skipping ${skip.length}`, [c.now, ...skip],
-    ([now, ...domains]) => tx.selectFrom('outbound_queue').select(['id', 'domain'])
-      .where('next_attempt_at', '<=', now as number).where('locked_until', '<=', now as number)
-      .$if(domains.length > 0, (q) => q.where('domain', 'not in', domains as string[]))
-      .where(notHeld)
-      .orderBy('next_attempt_at').limit(sql.lit(c.limit))
-      .$call((q) => lockedForClaim(tx, q)));
+const openDestinations = (params: readonly unknown[]) => {
+  const skipping = params.length > 0 ? sql`WHERE domains.domain NOT IN (${sql.join(params)})` : sql``;
+  // Each step is a seek on a strict bound of the index's leading column(s), which both stores' planners take as the start of a range.
+  return sql`WITH RECURSIVE domains(domain) AS (
+      SELECT min(domain) FROM outbound_queue
+      UNION ALL
+      SELECT (SELECT q.domain FROM outbound_queue q WHERE q.domain > d.domain ORDER BY q.domain LIMIT 1) FROM domains d WHERE d.domain IS NOT NULL
+    ), dest(domain, workspace_id) AS (
+      SELECT domains.domain, (SELECT q.workspace_id FROM outbound_queue q WHERE q.domain = domains.domain ORDER BY q.workspace_id LIMIT 1)
+      FROM domains ${skipping}
+      UNION ALL
+      SELECT d.domain, (SELECT q.workspace_id FROM outbound_queue q WHERE q.domain = d.domain AND q.workspace_id > d.workspace_id ORDER BY q.workspace_id LIMIT 1)
+      FROM dest d WHERE d.workspace_id IS NOT NULL
+    ), open_dest AS (
+      SELECT dest.domain, dest.workspace_id, (SELECT q.next_attempt_at FROM outbound_queue q
+        WHERE q.domain = dest.domain AND q.workspace_id = dest.workspace_id ORDER BY q.next_attempt_at LIMIT 1) AS due_at
+      FROM dest WHERE dest.workspace_id IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM queue_holds h WHERE h.workspace_id = dest.workspace_id AND h.domain = dest.domain)
+    )`;
+};
+
+/** A raw query, compiled for the connection it runs on. */
+const compiledOn = <R>(db: Db | Tx, query: RawBuilder<R>) => ({ compile: () => query.compile(db) });
+
+/** Destinations to claim from: the `limit` whose earliest row is due soonest, of those due by `now`. */
+async function dueDestinations(tx: Tx, c: { now: number; limit: number; skip: string[] }): Promise<Array<{ domain: string; workspace_id: string }>> {
+  const { rows } = await runShaped(tx, `due destinations, limit ${c.limit}, skipping ${c.skip.length}`, [c.now, ...c.skip],
+    ([now, ...skip]) => compiledOn(tx, sql<{ domain: string; workspace_id: string }>`${openDestinations(skip)}
+      SELECT domain, workspace_id FROM open_dest WHERE due_at <= ${now} ORDER BY due_at LIMIT ${sql.lit(c.limit)}`));
+  return rows;
+}
+
+/** Destinations a shape of the row query has room for: a few sizes, so that few shapes are compiled. */
+const destinationRoom = (n: number) => 2 ** Math.ceil(Math.log2(Math.max(1, n)));
+
+/**
+ * Up to `limit` due rows that no one holds, earliest due first, at most
+ * `perDestination` of one workspace's mail to one domain, leaving out the
+ * domains in `skipDomains`: the candidates a claim chooses from. On
+ * PostgreSQL the rows are locked until the claim's transaction ends, and rows
+ * another claim has locked are skipped (a destination's earliest rows are
+ * locked as they are read, so a few beyond `limit` may be locked too).
+ */
+export async function dueRows(tx: Tx, c: { now: number; limit: number; perDestination?: number; skipDomains: readonly string[] }): Promise<DueRow[]> {
+  const destinations = await dueDestinations(tx, { now: c.now, limit: c.limit, skip: [...c.skipDomains] });
+  if (destinations.length === 0) return [];
+  const room = destinationRoom(destinations.length);
+  const perDestination = Math.min(c.limit, c.perDestination ?? c.limit);
+  // Unused places of a shape name no destination (a comparison with NULL matches no row).
+  const pairs = Array.from({ length: room }, (_, i) => [destinations[i]?.domain ?? null, destinations[i]?.workspace_id ?? null]);
+  const { rows } = await runShaped(tx, `due rows of ${room} destinations, ${perDestination} each, limit ${c.limit}`, [c.now, ...pairs.flat()],
+    ([now, ...p]) => {
+      // Each destination's earliest rows, locked where they are chosen, so a row another claim holds leaves room for the next one.
+      const earliest = (i: number) => lockedForClaim(tx, tx.selectFrom('outbound_queue').select(['id', 'domain', 'next_attempt_at'])
+        .where('domain', '=', p[2 * i] as string).where('workspace_id', '=', p[2 * i + 1] as string)
+        .where('next_attempt_at', '<=', now as number).where('locked_until', '<=', now as number)
+        .orderBy('next_attempt_at').limit(sql.lit(perDestination)));
+      const chosen = Array.from({ length: room }, (_, i) => tx.selectFrom(earliest(i).as(`d${i}`)).select([`d${i}.id`, `d${i}.domain`, `d${i}.next_attempt_at`]))
+        .reduce((all, one) => all.unionAll(one));
+      return tx.selectFrom(chosen.as('chosen')).select(['chosen.id', 'chosen.domain'])
+        .orderBy('chosen.next_attempt_at').limit(sql.lit(c.limit));
+    });
   return rows;
 }
 
@@ -165,9 +221,7 @@ export async function queueDepth(db: Db, now: number): Promise<{ queued: number;
 export async function nextDueAt(db: Db, skipDomains: readonly string[] = []): Promise<number | undefined> {
   // Asked after most claims of a busy worker: a shape per count of skipped domains, compiled once.
   const { rows: [row] } = await runShaped(db, `next due, skipping ${skipDomains.length}`, skipDomains,
-    (domains) => db.selectFrom('outbound_queue').select((eb) => eb.fn.min('next_attempt_at').as('at'))
-      .$if(domains.length > 0, (q) => q.where('domain', 'not in', domains as string[]))
-      .where(notHeld));
+    (skip) => compiledOn(db, sql<{ at: number | string | null }>`${openDestinations(skip)} SELECT min(due_at) AS at FROM open_dest`));
   return row?.at == null ? undefined : Number(row.at);
 }
 

@@ -4,10 +4,13 @@ import { simpleParser } from 'mailparser';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { sinkMessagesFor } from '../../src/delivery/sink.js';
-import { dueRows, leaseRows } from '../../src/delivery/queue.repo.js';
+import { dueRows, enqueue, holdDestination, leaseRows, nextDueAt, type EnqueueInput } from '../../src/delivery/queue.repo.js';
 import { outboundEmails } from '../../src/emails/index.js';
 import { parseReturnPath } from '../../src/inbound/return-path.js';
+import type { Tx } from '../../src/store/db.js';
 import { startTestApp, type ApiClient, type TestApp } from '../helpers/app.js';
+import { onPostgres } from '../helpers/database.js';
+import { useTempStore } from '../helpers/store.js';
 
 // The sink: every message is built, signed and kept, nothing connects out;
 // test keys get simulated outcomes by recipient. And the due poller: a
@@ -217,5 +220,82 @@ describe('scheduled emails', () => {
     expect(await t.mailroom.services.emails.promoteDue()).toBe(1);
     await t.mailroom.delivery.drain();
     expect((await t.api.get(`/v1/emails/${res.body.id}`)).body.status).toBe('delivered');
+  });
+});
+
+describe('the claim\'s choice of due rows', () => {
+  const temp = useTempStore();
+  const T = 1_000_000;
+  /** `count` emails of `ws` to `domain`, the first due at `dueAt` and each a millisecond after the one before. */
+  const queued = (ws: string, domain: string, count: number, dueAt: number): EnqueueInput[] => Array.from({ length: count }, (_, i) => ({
+    workspaceId: ws, emailId: `${ws}-${domain}-${i}`, domains: [domain], dueAt: dueAt + i, lifetimeMs: 86_400_000, now: T,
+  }));
+  const queue = (...emails: EnqueueInput[][]) => temp.store.write((tx) => enqueue(tx, emails.flat()));
+  const due = (c: { now: number; limit: number; perDestination?: number; skipDomains?: string[] }) =>
+    temp.store.write((tx) => dueRows(tx, { skipDomains: [], ...c }));
+  const names = (rows: Array<{ domain: string }>) => rows.map((r) => r.domain);
+
+  it('takes the earliest due rows across destinations, at most perDestination of each, earliest first', async () => {
+    await queue(queued('ws1', 'big.test', 200, T), queued('ws1', 'late.test', 3, T + 500), queued('ws1', 'soon.test', 2, T + 300),
+      queued('ws1', 'future.test', 5, T + 60_000));
+    const rows = await due({ now: T + 1000, limit: 10, perDestination: 4 });
+    expect(names(rows)).toEqual([...Array(4).fill('big.test'), 'soon.test', 'soon.test', 'late.test', 'late.test', 'late.test']);
+    // Without a cap per destination the earliest rows are the earliest rows, whoever they go to.
+    expect(names(await due({ now: T + 1000, limit: 5 }))).toEqual(Array(5).fill('big.test'));
+    // The limit keeps the earliest destinations: a destination due later waits for the next claim.
+    expect(names(await due({ now: T + 1000, limit: 5, perDestination: 4 }))).toEqual([...Array(4).fill('big.test'), 'soon.test']);
+  });
+
+  it('counts one workspace\'s mail to a domain as a destination of its own', async () => {
+    await queue(queued('ws1', 'shared.test', 10, T), queued('ws2', 'shared.test', 10, T + 100));
+    const rows = await due({ now: T + 1000, limit: 10, perDestination: 3 });
+    expect(rows.map((r) => r.id)).toHaveLength(6);
+    expect(names(rows)).toEqual(Array(6).fill('shared.test'));
+  });
+
+  it('leaves out skipped domains, held destinations and leased rows, whatever their backlog, and rows not due yet', async () => {
+    await queue(queued('ws1', 'busy.test', 3000, T), queued('ws2', 'held.test', 3000, T), queued('ws1', 'held.test', 2, T + 2000),
+      queued('ws1', 'open.test', 3, T + 1000), queued('ws1', 'future.test', 1, T + 60_000));
+    await temp.store.write((tx) => holdDestination(tx, 'ws2', 'held.test', T));
+    const now = T + 10_000;
+    const [leased] = await temp.store.write(async (tx: Tx) => {
+      const [first] = await dueRows(tx, { now, limit: 1, skipDomains: ['busy.test', 'held.test'] });
+      return leaseRows(tx, [first.id], { now, until: now + 60_000, owner: 'other' });
+    });
+    expect(leased.domain).toBe('open.test');
+
+    const rows = await due({ now, limit: 50, perDestination: 20, skipDomains: ['busy.test'] });
+    expect(names(rows)).toEqual(['open.test', 'open.test', 'held.test', 'held.test']);
+    expect(rows.map((r) => r.id)).not.toContain(leased.id);
+    expect(names(await due({ now, limit: 50, skipDomains: ['busy.test', 'open.test', 'held.test'] }))).toEqual([]);
+    // Nothing is due before now but what is left out.
+    expect(await nextDueAt(temp.store.db, ['busy.test', 'open.test', 'held.test'])).toBe(T + 60_000);
+    expect(await nextDueAt(temp.store.db, ['busy.test'])).toBe(T + 1001);
+    expect(await nextDueAt(temp.store.db, [])).toBe(T);
+  });
+
+  it('finds nothing due, and no next time, in an empty queue', async () => {
+    expect(await due({ now: T, limit: 10 })).toEqual([]);
+    expect(await nextDueAt(temp.store.db, ['a.test'])).toBeUndefined();
+  });
+
+  it.runIf(onPostgres)('passes over rows another claim has locked, and takes the destination\'s next ones instead', async () => {
+    await queue(queued('ws1', 'busy.test', 10, T), queued('ws1', 'other.test', 2, T + 100));
+    const now = T + 1000;
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let locked!: (ids: string[]) => void;
+    const lockedIds = new Promise<string[]>((resolve) => (locked = resolve));
+    const first = temp.store.db.transaction().execute(async (tx) => {
+      locked((await dueRows(tx, { now, limit: 5, perDestination: 3, skipDomains: [] })).map((r) => r.id));
+      await released;
+    });
+    const taken = await lockedIds;
+    expect(taken).toHaveLength(5);
+    const second = await temp.store.write((tx) => dueRows(tx, { now, limit: 10, perDestination: 3, skipDomains: [] }));
+    release();
+    await first;
+    expect(second.map((r) => r.id).filter((id) => taken.includes(id))).toEqual([]);
+    expect(names(second)).toEqual(['busy.test', 'busy.test', 'busy.test']);
   });
 });
