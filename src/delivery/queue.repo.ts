@@ -67,22 +67,23 @@ export interface DueRow {
  * are the skipped domains.
  */
 const openDestinations = (params: readonly unknown[]) => {
-  const skipping = params.length > 0 ? sql`WHERE domains.domain NOT IN (${sql.join(params)})` : sql``;
-  // Each step is a seek on a strict bound of the index's leading column(s), which both stores' planners take as the start of a range.
-  return sql`WITH RECURSIVE domains(domain) AS (
-      SELECT min(domain) FROM outbound_queue
+  const skipping = params.length > 0 ? sql`AND dest.domain NOT IN (${sql.join(params)})` : sql``;
+  // Each seek is on a strict bound of the index's leading column(s), which both stores' planners take as the start of a range.
+  const firstWorkspace = (domain: RawBuilder<unknown>) => sql`(SELECT q.workspace_id FROM outbound_queue q WHERE q.domain = ${domain} ORDER BY q.workspace_id LIMIT 1)`;
+  const nextWorkspace = sql`(SELECT q.workspace_id FROM outbound_queue q WHERE q.domain = d.domain AND q.workspace_id > d.workspace_id ORDER BY q.workspace_id LIMIT 1)`;
+  const nextDomain = sql`(SELECT q.domain FROM outbound_queue q WHERE q.domain > d.domain ORDER BY q.domain LIMIT 1)`;
+  // One recursion, a destination a step (a domain's last one steps to the next domain, its workspace still to be read): PostgreSQL
+  // then estimates it at a few rows, where a recursion over domains feeding one over their workspaces looks costly enough to JIT-compile.
+  return sql`WITH RECURSIVE dest(domain, workspace_id) AS (
+      SELECT first_dest.domain, ${firstWorkspace(sql.ref('first_dest.domain'))} FROM (SELECT min(domain) AS domain FROM outbound_queue) AS first_dest
       UNION ALL
-      SELECT (SELECT q.domain FROM outbound_queue q WHERE q.domain > d.domain ORDER BY q.domain LIMIT 1) FROM domains d WHERE d.domain IS NOT NULL
-    ), dest(domain, workspace_id) AS (
-      SELECT domains.domain, (SELECT q.workspace_id FROM outbound_queue q WHERE q.domain = domains.domain ORDER BY q.workspace_id LIMIT 1)
-      FROM domains ${skipping}
-      UNION ALL
-      SELECT d.domain, (SELECT q.workspace_id FROM outbound_queue q WHERE q.domain = d.domain AND q.workspace_id > d.workspace_id ORDER BY q.workspace_id LIMIT 1)
-      FROM dest d WHERE d.workspace_id IS NOT NULL
+      SELECT CASE WHEN d.workspace_id IS NULL OR ${nextWorkspace} IS NOT NULL THEN d.domain ELSE ${nextDomain} END,
+        CASE WHEN d.workspace_id IS NULL THEN ${firstWorkspace(sql.ref('d.domain'))} ELSE ${nextWorkspace} END
+      FROM dest d WHERE d.domain IS NOT NULL
     ), open_dest AS (
       SELECT dest.domain, dest.workspace_id, (SELECT q.next_attempt_at FROM outbound_queue q
         WHERE q.domain = dest.domain AND q.workspace_id = dest.workspace_id ORDER BY q.next_attempt_at LIMIT 1) AS due_at
-      FROM dest WHERE dest.workspace_id IS NOT NULL
+      FROM dest WHERE dest.workspace_id IS NOT NULL ${skipping}
         AND NOT EXISTS (SELECT 1 FROM queue_holds h WHERE h.workspace_id = dest.workspace_id AND h.domain = dest.domain)
     )`;
 };

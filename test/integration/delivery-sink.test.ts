@@ -247,10 +247,12 @@ describe('the claim\'s choice of due rows', () => {
   });
 
   it('counts one workspace\'s mail to a domain as a destination of its own', async () => {
-    await queue(queued('ws1', 'shared.test', 10, T), queued('ws2', 'shared.test', 10, T + 100));
-    const rows = await due({ now: T + 1000, limit: 10, perDestination: 3 });
-    expect(rows.map((r) => r.id)).toHaveLength(6);
-    expect(names(rows)).toEqual(Array(6).fill('shared.test'));
+    await queue(queued('ws3', 'aa.test', 1, T + 300), queued('ws1', 'shared.test', 10, T), queued('ws2', 'shared.test', 10, T + 100),
+      queued('ws3', 'shared.test', 1, T + 200), queued('ws2', 'zz.test', 2, T + 400));
+    const rows = await due({ now: T + 1000, limit: 20, perDestination: 3 });
+    expect(names(rows)).toEqual([...Array(7).fill('shared.test'), 'aa.test', 'zz.test', 'zz.test']);
+    expect(names(await due({ now: T + 1000, limit: 20, perDestination: 3, skipDomains: ['shared.test'] }))).toEqual(['aa.test', 'zz.test', 'zz.test']);
+    expect(await nextDueAt(temp.store.db, ['shared.test', 'aa.test'])).toBe(T + 400);
   });
 
   it('leaves out skipped domains, held destinations and leased rows, whatever their backlog, and rows not due yet', async () => {
