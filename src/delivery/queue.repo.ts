@@ -52,14 +52,23 @@ export interface DueRow {
   domain: string;
 }
 
-// A claim reads the queue by destination (a workspace's mail to a domain),
-// not in one line by due time: the rows of a destination it leaves out (at
-// its share, or held) then cost it one step, however many there are,
-// instead of a read of each one that falls due before another's. Each step
-// of the walk below is a seek in outbound_queue_destination (domain,
-// workspace_id, next_attempt_at) to the next destination; the
-// destination's earliest row is the next seek. The cost grows with the
-// number of destinations queued, not with their backlog.
+// Most claims find what they want at the head of the due index: the rows
+// due first, a few of them left out (their destination at its share, or held
+// by its workspace). So a claim reads a window of that head first. Only when
+// the rows it leaves out fill the window, as a large backlog to a destination
+// at its share does, does it walk the queue by destination (a workspace's
+// mail to a domain) instead: each step of that walk is a seek in
+// outbound_queue_destination (domain, workspace_id, next_attempt_at), so a
+// destination left out costs one step however many rows it has, and the walk
+// costs a step for each destination queued, whatever their backlogs.
+
+/** A row of the head the claim may take: its domain not skipped, its destination not held. */
+const openRow = (alias: string, skip: readonly unknown[]) => {
+  const ref = (column: string) => sql.ref(`${alias}.${column}`);
+  const notSkipped = skip.length > 0 ? sql`${ref('domain')} NOT IN (${sql.join(skip)}) AND ` : sql``;
+  // A scalar subquery, not NOT EXISTS: PostgreSQL would make that an anti-join that may read (and lock) the whole head before it answers.
+  return sql<boolean>`${notSkipped}(SELECT 1 FROM queue_holds h WHERE h.workspace_id = ${ref('workspace_id')} AND h.domain = ${ref('domain')}) IS NULL`;
+};
 
 /**
  * The destinations that have rows, each with its earliest due time, less the
@@ -104,14 +113,61 @@ const destinationRoom = (n: number) => 2 ** Math.ceil(Math.log2(Math.max(1, n)))
 
 /**
  * Up to `limit` due rows that no one holds, earliest due first, at most
- * `perDestination` of one workspace's mail to one domain, leaving out the
- * domains in `skipDomains`: the candidates a claim chooses from. On
- * PostgreSQL the rows are locked until the claim's transaction ends, and rows
- * another claim has locked are skipped (a destination's earliest rows are
- * locked as they are read, so a few beyond `limit` may be locked too).
+ * `perDestination` of one workspace's mail to one domain when the claim
+ * walks the queue by destination, leaving out the domains in `skipDomains`:
+ * the candidates a claim chooses from. `enough` is how many candidates serve
+ * the claim (its free slots): fewer from a window full of rows left out, and
+ * the claim walks the queue by destination. On PostgreSQL the rows read are
+ * locked until the claim's transaction ends, and rows another claim has
+ * locked are skipped.
  */
-export async function dueRows(tx: Tx, c: { now: number; limit: number; perDestination?: number; skipDomains: readonly string[] }): Promise<DueRow[]> {
-  const destinations = await dueDestinations(tx, { now: c.now, limit: c.limit, skip: [...c.skipDomains] });
+export async function dueRows(tx: Tx, c: { now: number; limit: number; enough?: number; perDestination?: number; skipDomains: readonly string[] }): Promise<DueRow[]> {
+  const skip = [...c.skipDomains];
+  const window = c.limit * HEAD_WINDOW_SHARE;
+  const open = await dueHead(tx, { now: c.now, limit: c.limit, window, skip });
+  if (open.length >= Math.min(c.limit, c.enough ?? c.limit) || !(await headIsFull(tx, c.now, window))) return open;
+  return dueByDestination(tx, { ...c, skip });
+}
+
+/** How far into the due index a claim reads, as a multiple of its limit, before it walks by destination instead. */
+const HEAD_WINDOW_SHARE = 16;
+
+/**
+ * Up to `limit` rows a claim may take among the first `window` due rows no
+ * one holds, in due order. The window is read lazily: a claim that finds its
+ * rows early reads no further.
+ */
+async function dueHead(tx: Tx, c: { now: number; limit: number; window: number; skip: string[] }): Promise<DueRow[]> {
+  const { rows } = await runShaped(tx, `due head, window ${c.window}, limit ${c.limit}, skipping ${c.skip.length}`, [c.now, ...c.skip],
+    // The head is read lazily, so only the rows a claim reads before its limit are locked. It comes
+    // in due order, which a filter keeps; an ORDER BY here would make PostgreSQL sort, reading (and
+    // locking) the whole window first.
+    ([now, ...skip]) => tx.selectFrom((db) => lockedForClaim(tx, db.selectFrom('outbound_queue')
+      .select(['id', 'domain', 'workspace_id', 'next_attempt_at'])
+      .where('next_attempt_at', '<=', now as number).where('locked_until', '<=', now as number)
+      .orderBy('next_attempt_at').limit(sql.lit(c.window))).as('head'))
+      .select(['head.id', 'head.domain']).where(openRow('head', skip))
+      .limit(sql.lit(c.limit)));
+  return rows;
+}
+
+/** Whether `window` rows or more are due: then the rows a claim leaves out may hide others behind them. */
+async function headIsFull(tx: Tx, now: number, window: number): Promise<boolean> {
+  const { rows: [row] } = await runShaped(tx, `due head size, window ${window}`, [now], ([at]) => tx
+    .selectFrom((db) => db.selectFrom('outbound_queue').select('id')
+      .where('next_attempt_at', '<=', at as number).where('locked_until', '<=', at as number)
+      .orderBy('next_attempt_at').limit(sql.lit(window)).as('head'))
+    .select((eb) => eb.fn.countAll<number>().as('n')));
+  return Number(row.n) >= window;
+}
+
+/**
+ * Due rows by destination: the earliest of the destinations due soonest, at
+ * most `perDestination` each (a destination's earliest rows are locked as
+ * they are read on PostgreSQL, so a few beyond `limit` may be locked too).
+ */
+async function dueByDestination(tx: Tx, c: { now: number; limit: number; perDestination?: number; skip: string[] }): Promise<DueRow[]> {
+  const destinations = await dueDestinations(tx, { now: c.now, limit: c.limit, skip: c.skip });
   if (destinations.length === 0) return [];
   const room = destinationRoom(destinations.length);
   const perDestination = Math.min(c.limit, c.perDestination ?? c.limit);
@@ -219,8 +275,19 @@ export async function queueDepth(db: Db, now: number): Promise<{ queued: number;
 }
 
 /** When the earliest row of the domains not skipped falls due (for an idle worker's sleep), if any. */
+/** Queued rows, due or not, in which nextDueAt looks for the earliest open one before it walks by destination. */
+const NEXT_DUE_WINDOW = 4096;
+
 export async function nextDueAt(db: Db, skipDomains: readonly string[] = []): Promise<number | undefined> {
   // Asked after most claims of a busy worker: a shape per count of skipped domains, compiled once.
+  const { rows: [head] } = await runShaped(db, `next due in the head, skipping ${skipDomains.length}`, skipDomains,
+    (skip) => compiledOn(db, sql<{ at: number | string }>`SELECT head.next_attempt_at AS at FROM (SELECT domain, workspace_id, next_attempt_at
+      FROM outbound_queue ORDER BY next_attempt_at LIMIT ${sql.lit(NEXT_DUE_WINDOW)}) AS head
+      WHERE ${openRow('head', skip)} ORDER BY head.next_attempt_at LIMIT 1`));
+  if (head) return Number(head.at);
+  const { rows: [size] } = await runShaped(db, 'queue head size', [], () => compiledOn(db, sql<{ n: number | string }>`SELECT count(*) AS n
+    FROM (SELECT id FROM outbound_queue ORDER BY next_attempt_at LIMIT ${sql.lit(NEXT_DUE_WINDOW)}) AS head`));
+  if (Number(size.n) < NEXT_DUE_WINDOW) return undefined;
   const { rows: [row] } = await runShaped(db, `next due, skipping ${skipDomains.length}`, skipDomains,
     (skip) => compiledOn(db, sql<{ at: number | string | null }>`${openDestinations(skip)} SELECT min(due_at) AS at FROM open_dest`));
   return row?.at == null ? undefined : Number(row.at);

@@ -4,7 +4,7 @@ import { simpleParser } from 'mailparser';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { sinkMessagesFor } from '../../src/delivery/sink.js';
-import { dueRows, enqueue, holdDestination, leaseRows, nextDueAt, type EnqueueInput } from '../../src/delivery/queue.repo.js';
+import { dueRows, enqueue, holdDestination, leaseRows, nextDueAt, type DueRow, type EnqueueInput } from '../../src/delivery/queue.repo.js';
 import { outboundEmails } from '../../src/emails/index.js';
 import { parseReturnPath } from '../../src/inbound/return-path.js';
 import type { Tx } from '../../src/store/db.js';
@@ -231,28 +231,46 @@ describe('the claim\'s choice of due rows', () => {
     workspaceId: ws, emailId: `${ws}-${domain}-${i}`, domains: [domain], dueAt: dueAt + i, lifetimeMs: 86_400_000, now: T,
   }));
   const queue = (...emails: EnqueueInput[][]) => temp.store.write((tx) => enqueue(tx, emails.flat()));
-  const due = (c: { now: number; limit: number; perDestination?: number; skipDomains?: string[] }) =>
+  const due = (c: { now: number; limit: number; enough?: number; perDestination?: number; skipDomains?: string[] }) =>
     temp.store.write((tx) => dueRows(tx, { skipDomains: [], ...c }));
   const names = (rows: Array<{ domain: string }>) => rows.map((r) => r.domain);
 
-  it('takes the earliest due rows across destinations, at most perDestination of each, earliest first', async () => {
+  it('takes the earliest due rows from the head of the queue, whoever they go to, while the head is not all left out', async () => {
     await queue(queued('ws1', 'big.test', 200, T), queued('ws1', 'late.test', 3, T + 500), queued('ws1', 'soon.test', 2, T + 300),
       queued('ws1', 'future.test', 5, T + 60_000));
-    const rows = await due({ now: T + 1000, limit: 10, perDestination: 4 });
+    expect(names(await due({ now: T + 1000, limit: 10, perDestination: 4 }))).toEqual(Array(10).fill('big.test'));
+    // A head the claim leaves out all of walks the queue by destination, earliest due first.
+    expect(names(await due({ now: T + 1000, limit: 10, skipDomains: ['big.test'] })))
+      .toEqual(['soon.test', 'soon.test', 'late.test', 'late.test', 'late.test']);
+  });
+
+  it('walking by destination, takes at most perDestination of each and keeps the destinations due soonest', async () => {
+    // The skipped backlog fills the head (16 times the limit), so the claim walks by destination.
+    await queue(queued('ws1', 'skipped.test', 200, T - 500), queued('ws1', 'big.test', 200, T), queued('ws1', 'late.test', 3, T + 500),
+      queued('ws1', 'soon.test', 2, T + 300), queued('ws1', 'future.test', 5, T + 60_000));
+    const rows = await due({ now: T + 1000, limit: 10, perDestination: 4, skipDomains: ['skipped.test'] });
     expect(names(rows)).toEqual([...Array(4).fill('big.test'), 'soon.test', 'soon.test', 'late.test', 'late.test', 'late.test']);
-    // Without a cap per destination the earliest rows are the earliest rows, whoever they go to.
-    expect(names(await due({ now: T + 1000, limit: 5 }))).toEqual(Array(5).fill('big.test'));
     // The limit keeps the earliest destinations: a destination due later waits for the next claim.
-    expect(names(await due({ now: T + 1000, limit: 5, perDestination: 4 }))).toEqual([...Array(4).fill('big.test'), 'soon.test']);
+    expect(names(await due({ now: T + 1000, limit: 5, perDestination: 4, skipDomains: ['skipped.test'] })))
+      .toEqual([...Array(4).fill('big.test'), 'soon.test']);
   });
 
   it('counts one workspace\'s mail to a domain as a destination of its own', async () => {
-    await queue(queued('ws3', 'aa.test', 1, T + 300), queued('ws1', 'shared.test', 10, T), queued('ws2', 'shared.test', 10, T + 100),
-      queued('ws3', 'shared.test', 1, T + 200), queued('ws2', 'zz.test', 2, T + 400));
-    const rows = await due({ now: T + 1000, limit: 20, perDestination: 3 });
+    await queue(queued('ws1', 'skipped.test', 400, T - 500), queued('ws3', 'aa.test', 1, T + 300), queued('ws1', 'shared.test', 10, T),
+      queued('ws2', 'shared.test', 10, T + 100), queued('ws3', 'shared.test', 1, T + 200), queued('ws2', 'zz.test', 2, T + 400));
+    const rows = await due({ now: T + 1000, limit: 20, perDestination: 3, skipDomains: ['skipped.test'] });
     expect(names(rows)).toEqual([...Array(7).fill('shared.test'), 'aa.test', 'zz.test', 'zz.test']);
-    expect(names(await due({ now: T + 1000, limit: 20, perDestination: 3, skipDomains: ['shared.test'] }))).toEqual(['aa.test', 'zz.test', 'zz.test']);
-    expect(await nextDueAt(temp.store.db, ['shared.test', 'aa.test'])).toBe(T + 400);
+    expect(names(await due({ now: T + 1000, limit: 20, perDestination: 3, skipDomains: ['skipped.test', 'shared.test'] })))
+      .toEqual(['aa.test', 'zz.test', 'zz.test']);
+    expect(await nextDueAt(temp.store.db, ['skipped.test', 'shared.test', 'aa.test'])).toBe(T + 400);
+  });
+
+  it('serves a claim from the head when it holds enough open rows, and walks when it holds fewer', async () => {
+    // The head a claim of 8 reads (128 rows): 126 left out, 2 open; open rows of another destination beyond it.
+    await queue(queued('ws1', 'skipped.test', 126, T - 500), queued('ws1', 'open.test', 2, T + 100), queued('ws1', 'beyond.test', 4, T + 200));
+    expect(names(await due({ now: T + 1000, limit: 8, enough: 2, skipDomains: ['skipped.test'] }))).toEqual(['open.test', 'open.test']);
+    expect(names(await due({ now: T + 1000, limit: 8, enough: 3, skipDomains: ['skipped.test'] })))
+      .toEqual(['open.test', 'open.test', ...Array(4).fill('beyond.test')]);
   });
 
   it('leaves out skipped domains, held destinations and leased rows, whatever their backlog, and rows not due yet', async () => {
@@ -281,23 +299,39 @@ describe('the claim\'s choice of due rows', () => {
     expect(await nextDueAt(temp.store.db, ['a.test'])).toBeUndefined();
   });
 
-  it.runIf(onPostgres)('passes over rows another claim has locked, and takes the destination\'s next ones instead', async () => {
-    await queue(queued('ws1', 'busy.test', 10, T), queued('ws1', 'other.test', 2, T + 100));
-    const now = T + 1000;
+  /** A claim whose transaction stays open with its rows locked while `second` claims; returns both claims' rows. */
+  async function claimBesideAnother(first: Parameters<typeof dueRows>[1], second: Parameters<typeof dueRows>[1]) {
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
-    let locked!: (ids: string[]) => void;
-    const lockedIds = new Promise<string[]>((resolve) => (locked = resolve));
-    const first = temp.store.db.transaction().execute(async (tx) => {
-      locked((await dueRows(tx, { now, limit: 5, perDestination: 3, skipDomains: [] })).map((r) => r.id));
+    let locked!: (rows: DueRow[]) => void;
+    const lockedRows = new Promise<DueRow[]>((resolve) => (locked = resolve));
+    const open = temp.store.db.transaction().execute(async (tx) => {
+      locked(await dueRows(tx, first));
       await released;
     });
-    const taken = await lockedIds;
-    expect(taken).toHaveLength(5);
-    const second = await temp.store.write((tx) => dueRows(tx, { now, limit: 10, perDestination: 3, skipDomains: [] }));
+    const taken = await lockedRows;
+    const got = await temp.store.write((tx) => dueRows(tx, second));
     release();
-    await first;
-    expect(second.map((r) => r.id).filter((id) => taken.includes(id))).toEqual([]);
-    expect(names(second)).toEqual(['busy.test', 'busy.test', 'busy.test']);
+    await open;
+    return { taken, got };
+  }
+
+  it.runIf(onPostgres)('passes over rows another claim has locked, in the head of the queue', async () => {
+    await queue(queued('ws1', 'busy.test', 10, T), queued('ws1', 'other.test', 2, T + 100));
+    const now = T + 1000;
+    const { taken, got } = await claimBesideAnother({ now, limit: 5, skipDomains: [] }, { now, limit: 10, skipDomains: [] });
+    expect(taken).toHaveLength(5);
+    expect(got.map((r) => r.id).filter((id) => taken.some((t) => t.id === id))).toEqual([]);
+    expect(names(got)).toEqual([...Array(5).fill('busy.test'), 'other.test', 'other.test']);
+  });
+
+  it.runIf(onPostgres)('passes over rows another claim has locked when walking by destination, and takes the destination\'s next ones', async () => {
+    await queue(queued('ws1', 'skipped.test', 200, T - 500), queued('ws1', 'busy.test', 10, T), queued('ws1', 'other.test', 2, T + 100));
+    const now = T + 1000;
+    const claim = (limit: number) => ({ now, limit, perDestination: 3, skipDomains: ['skipped.test'] });
+    const { taken, got } = await claimBesideAnother(claim(5), claim(10));
+    expect(names(taken)).toEqual(['busy.test', 'busy.test', 'busy.test', 'other.test', 'other.test']);
+    expect(got.map((r) => r.id).filter((id) => taken.some((t) => t.id === id))).toEqual([]);
+    expect(names(got)).toEqual(['busy.test', 'busy.test', 'busy.test']);
   });
 });
