@@ -227,7 +227,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     const skip = closedDomains(now);
     if (skip === 'all') return [];
     return store.write(async (tx) => {
-      const candidates = await dueRows(tx, { now, limit: limit * CANDIDATES_PER_SLOT, skipDomains: skip });
+      const candidates = await dueRows(tx, {
+        now, limit: limit * CANDIDATES_PER_SLOT, enough: limit, perDestination: Math.min(limit, gate.fullShare), skipDomains: skip,
+      });
       const allowance = new Map<string, number>();
       const chosen: string[] = [];
       for (const row of candidates) {

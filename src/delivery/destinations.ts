@@ -90,6 +90,11 @@ export class DestinationGate {
     return Math.max(0, (s.probing ? 1 : this.shareFor(s.limit)) - s.active);
   }
 
+  /** The most attempts one destination may have under way. */
+  get fullShare(): number {
+    return this.shareFor(this.limits.concurrency);
+  }
+
   /** Transactions plus messages built ahead of them, in proportion. */
   private shareFor(limit: number): number {
     if (limit === Infinity) return Infinity;

@@ -1,5 +1,4 @@
-import { sql, type ExpressionBuilder } from 'kysely';
-import type { Database } from '../store/tables.js';
+import { sql, type RawBuilder } from 'kysely';
 import { insertRows, paddedInList, runShaped, type Db, type Tx } from '../store/db.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { claimLeases, lockedForClaim, lockedForUpdate } from '../store/lease.js';
@@ -37,10 +36,6 @@ export interface EnqueueInput {
   now: number;
 }
 
-/** Rows whose workspace holds their destination are not tried (a hold table lookup by its key). */
-const notHeld = (eb: ExpressionBuilder<Database, 'outbound_queue'>) => eb.not(eb.exists(eb.selectFrom('queue_holds').select(sql.lit(1).as('one'))
-  .whereRef('queue_holds.workspace_id', '=', 'outbound_queue.workspace_id').whereRef('queue_holds.domain', '=', 'outbound_queue.domain')));
-
 /** Queues each email for each of its domains: one statement for all of them (a batch queues a hundred at once). */
 export async function enqueue(tx: Tx, emails: readonly EnqueueInput[]): Promise<void> {
   const rows = emails.flatMap((q) => [...new Set(q.domains)].map((domain) => ({
@@ -57,21 +52,139 @@ export interface DueRow {
   domain: string;
 }
 
+// Most claims find what they want at the head of the due index: the rows
+// due first, a few of them left out (their destination at its share, or held
+// by its workspace). So a claim reads a window of that head first. Only when
+// the rows it leaves out fill the window, as a large backlog to a destination
+// at its share does, does it walk the queue by destination (a workspace's
+// mail to a domain) instead: each step of that walk is a seek in
+// outbound_queue_destination (domain, workspace_id, next_attempt_at), so a
+// destination left out costs one step however many rows it has, and the walk
+// costs a step for each destination queued, whatever their backlogs.
+
+/** A row of the head the claim may take: its domain not skipped, its destination not held. */
+const openRow = (alias: string, skip: readonly unknown[]) => {
+  const ref = (column: string) => sql.ref(`${alias}.${column}`);
+  const notSkipped = skip.length > 0 ? sql`${ref('domain')} NOT IN (${sql.join(skip)}) AND ` : sql``;
+  // A scalar subquery, not NOT EXISTS: PostgreSQL would make that an anti-join that may read (and lock) the whole head before it answers.
+  return sql<boolean>`${notSkipped}(SELECT 1 FROM queue_holds h WHERE h.workspace_id = ${ref('workspace_id')} AND h.domain = ${ref('domain')}) IS NULL`;
+};
+
 /**
- * Up to `limit` due rows that no one holds, earliest due first, leaving out
- * the domains in `skipDomains`: the candidates a claim chooses from. On
- * PostgreSQL the rows are locked until the claim's transaction ends, and rows
- * another claim has locked are skipped.
+ * The destinations that have rows, each with its earliest due time, less the
+ * domains in `skip` and the destinations their workspace holds. `params`
+ * are the skipped domains.
  */
-export async function dueRows(tx: Tx, c: { now: number; limit: number; skipDomains: readonly string[] }): Promise<DueRow[]> {
+const openDestinations = (params: readonly unknown[]) => {
+  const skipping = params.length > 0 ? sql`AND dest.domain NOT IN (${sql.join(params)})` : sql``;
+  // Each seek is on a strict bound of the index's leading column(s), which both stores' planners take as the start of a range.
+  const firstWorkspace = (domain: RawBuilder<unknown>) => sql`(SELECT q.workspace_id FROM outbound_queue q WHERE q.domain = ${domain} ORDER BY q.workspace_id LIMIT 1)`;
+  const nextWorkspace = sql`(SELECT q.workspace_id FROM outbound_queue q WHERE q.domain = d.domain AND q.workspace_id > d.workspace_id ORDER BY q.workspace_id LIMIT 1)`;
+  const nextDomain = sql`(SELECT q.domain FROM outbound_queue q WHERE q.domain > d.domain ORDER BY q.domain LIMIT 1)`;
+  // One recursion, a destination a step (a domain's last one steps to the next domain, its workspace still to be read): PostgreSQL
+  // then estimates it at a few rows, where a recursion over domains feeding one over their workspaces looks costly enough to JIT-compile.
+  return sql`WITH RECURSIVE dest(domain, workspace_id) AS (
+      SELECT first_dest.domain, ${firstWorkspace(sql.ref('first_dest.domain'))} FROM (SELECT min(domain) AS domain FROM outbound_queue) AS first_dest
+      UNION ALL
+      SELECT CASE WHEN d.workspace_id IS NULL OR ${nextWorkspace} IS NOT NULL THEN d.domain ELSE ${nextDomain} END,
+        CASE WHEN d.workspace_id IS NULL THEN ${firstWorkspace(sql.ref('d.domain'))} ELSE ${nextWorkspace} END
+      FROM dest d WHERE d.domain IS NOT NULL
+    ), open_dest AS (
+      SELECT dest.domain, dest.workspace_id, (SELECT q.next_attempt_at FROM outbound_queue q
+        WHERE q.domain = dest.domain AND q.workspace_id = dest.workspace_id ORDER BY q.next_attempt_at LIMIT 1) AS due_at
+      FROM dest WHERE dest.workspace_id IS NOT NULL ${skipping}
+        AND NOT EXISTS (SELECT 1 FROM queue_holds h WHERE h.workspace_id = dest.workspace_id AND h.domain = dest.domain)
+    )`;
+};
+
+/** A raw query, compiled for the connection it runs on. */
+const compiledOn = <R>(db: Db | Tx, query: RawBuilder<R>) => ({ compile: () => query.compile(db) });
+
+/** Destinations to claim from: the `limit` whose earliest row is due soonest, of those due by `now`. */
+async function dueDestinations(tx: Tx, c: { now: number; limit: number; skip: string[] }): Promise<Array<{ domain: string; workspace_id: string }>> {
+  const { rows } = await runShaped(tx, `due destinations, limit ${c.limit}, skipping ${c.skip.length}`, [c.now, ...c.skip],
+    ([now, ...skip]) => compiledOn(tx, sql<{ domain: string; workspace_id: string }>`${openDestinations(skip)}
+      SELECT domain, workspace_id FROM open_dest WHERE due_at <= ${now} ORDER BY due_at LIMIT ${sql.lit(c.limit)}`));
+  return rows;
+}
+
+/** Destinations a shape of the row query has room for: a few sizes, so that few shapes are compiled. */
+const destinationRoom = (n: number) => 2 ** Math.ceil(Math.log2(Math.max(1, n)));
+
+/**
+ * Up to `limit` due rows that no one holds, earliest due first, at most
+ * `perDestination` of one workspace's mail to one domain when the claim
+ * walks the queue by destination, leaving out the domains in `skipDomains`:
+ * the candidates a claim chooses from. `enough` is how many candidates serve
+ * the claim (its free slots): fewer from a window full of rows left out, and
+ * the claim walks the queue by destination. On PostgreSQL the rows read are
+ * locked until the claim's transaction ends, and rows another claim has
+ * locked are skipped.
+ */
+export async function dueRows(tx: Tx, c: { now: number; limit: number; enough?: number; perDestination?: number; skipDomains: readonly string[] }): Promise<DueRow[]> {
   const skip = [...c.skipDomains];
-  const { rows } = await runShaped(tx, `due queue rows, limit ${c.limit}, skipping ${skip.length}`, [c.now, ...skip],
-    ([now, ...domains]) => tx.selectFrom('outbound_queue').select(['id', 'domain'])
+  const window = c.limit * HEAD_WINDOW_SHARE;
+  const open = await dueHead(tx, { now: c.now, limit: c.limit, window, skip });
+  if (open.length >= Math.min(c.limit, c.enough ?? c.limit) || !(await headIsFull(tx, c.now, window))) return open;
+  return dueByDestination(tx, { ...c, skip });
+}
+
+/** How far into the due index a claim reads, as a multiple of its limit, before it walks by destination instead. */
+const HEAD_WINDOW_SHARE = 16;
+
+/**
+ * Up to `limit` rows a claim may take among the first `window` due rows no
+ * one holds, in due order. The window is read lazily: a claim that finds its
+ * rows early reads no further.
+ */
+async function dueHead(tx: Tx, c: { now: number; limit: number; window: number; skip: string[] }): Promise<DueRow[]> {
+  const { rows } = await runShaped(tx, `due head, window ${c.window}, limit ${c.limit}, skipping ${c.skip.length}`, [c.now, ...c.skip],
+    // The head is read lazily, so only the rows a claim reads before its limit are locked. It comes
+    // in due order, which a filter keeps; an ORDER BY here would make PostgreSQL sort, reading (and
+    // locking) the whole window first.
+    ([now, ...skip]) => tx.selectFrom((db) => lockedForClaim(tx, db.selectFrom('outbound_queue')
+      .select(['id', 'domain', 'workspace_id', 'next_attempt_at'])
       .where('next_attempt_at', '<=', now as number).where('locked_until', '<=', now as number)
-      .$if(domains.length > 0, (q) => q.where('domain', 'not in', domains as string[]))
-      .where(notHeld)
-      .orderBy('next_attempt_at').limit(sql.lit(c.limit))
-      .$call((q) => lockedForClaim(tx, q)));
+      .orderBy('next_attempt_at').limit(sql.lit(c.window))).as('head'))
+      .select(['head.id', 'head.domain']).where(openRow('head', skip))
+      .limit(sql.lit(c.limit)));
+  return rows;
+}
+
+/** Whether `window` rows or more are due: then the rows a claim leaves out may hide others behind them. */
+async function headIsFull(tx: Tx, now: number, window: number): Promise<boolean> {
+  const { rows: [row] } = await runShaped(tx, `due head size, window ${window}`, [now], ([at]) => tx
+    .selectFrom((db) => db.selectFrom('outbound_queue').select('id')
+      .where('next_attempt_at', '<=', at as number).where('locked_until', '<=', at as number)
+      .orderBy('next_attempt_at').limit(sql.lit(window)).as('head'))
+    .select((eb) => eb.fn.countAll<number>().as('n')));
+  return Number(row.n) >= window;
+}
+
+/**
+ * Due rows by destination: the earliest of the destinations due soonest, at
+ * most `perDestination` each (a destination's earliest rows are locked as
+ * they are read on PostgreSQL, so a few beyond `limit` may be locked too).
+ */
+async function dueByDestination(tx: Tx, c: { now: number; limit: number; perDestination?: number; skip: string[] }): Promise<DueRow[]> {
+  const destinations = await dueDestinations(tx, { now: c.now, limit: c.limit, skip: c.skip });
+  if (destinations.length === 0) return [];
+  const room = destinationRoom(destinations.length);
+  const perDestination = Math.min(c.limit, c.perDestination ?? c.limit);
+  // Unused places of a shape name no destination (a comparison with NULL matches no row).
+  const pairs = Array.from({ length: room }, (_, i) => [destinations[i]?.domain ?? null, destinations[i]?.workspace_id ?? null]);
+  const { rows } = await runShaped(tx, `due rows of ${room} destinations, ${perDestination} each, limit ${c.limit}`, [c.now, ...pairs.flat()],
+    ([now, ...p]) => {
+      // Each destination's earliest rows, locked where they are chosen, so a row another claim holds leaves room for the next one.
+      const earliest = (i: number) => lockedForClaim(tx, tx.selectFrom('outbound_queue').select(['id', 'domain', 'next_attempt_at'])
+        .where('domain', '=', p[2 * i] as string).where('workspace_id', '=', p[2 * i + 1] as string)
+        .where('next_attempt_at', '<=', now as number).where('locked_until', '<=', now as number)
+        .orderBy('next_attempt_at').limit(sql.lit(perDestination)));
+      const chosen = Array.from({ length: room }, (_, i) => tx.selectFrom(earliest(i).as(`d${i}`)).select([`d${i}.id`, `d${i}.domain`, `d${i}.next_attempt_at`]))
+        .reduce((all, one) => all.unionAll(one));
+      return tx.selectFrom(chosen.as('chosen')).select(['chosen.id', 'chosen.domain'])
+        .orderBy('chosen.next_attempt_at').limit(sql.lit(c.limit));
+    });
   return rows;
 }
 
@@ -163,12 +276,21 @@ export async function queueDepth(db: Db, now: number): Promise<{ queued: number;
 }
 
 /** When the earliest row of the domains not skipped falls due (for an idle worker's sleep), if any. */
+/** Queued rows, due or not, in which nextDueAt looks for the earliest open one before it walks by destination. */
+const NEXT_DUE_WINDOW = 4096;
+
 export async function nextDueAt(db: Db, skipDomains: readonly string[] = []): Promise<number | undefined> {
   // Asked after most claims of a busy worker: a shape per count of skipped domains, compiled once.
+  const { rows: [head] } = await runShaped(db, `next due in the head, skipping ${skipDomains.length}`, skipDomains,
+    (skip) => compiledOn(db, sql<{ at: number | string }>`SELECT head.next_attempt_at AS at FROM (SELECT domain, workspace_id, next_attempt_at
+      FROM outbound_queue ORDER BY next_attempt_at LIMIT ${sql.lit(NEXT_DUE_WINDOW)}) AS head
+      WHERE ${openRow('head', skip)} ORDER BY head.next_attempt_at LIMIT 1`));
+  if (head) return Number(head.at);
+  const { rows: [size] } = await runShaped(db, 'queue head size', [], () => compiledOn(db, sql<{ n: number | string }>`SELECT count(*) AS n
+    FROM (SELECT id FROM outbound_queue ORDER BY next_attempt_at LIMIT ${sql.lit(NEXT_DUE_WINDOW)}) AS head`));
+  if (Number(size.n) < NEXT_DUE_WINDOW) return undefined;
   const { rows: [row] } = await runShaped(db, `next due, skipping ${skipDomains.length}`, skipDomains,
-    (domains) => db.selectFrom('outbound_queue').select((eb) => eb.fn.min('next_attempt_at').as('at'))
-      .$if(domains.length > 0, (q) => q.where('domain', 'not in', domains as string[]))
-      .where(notHeld));
+    (skip) => compiledOn(db, sql<{ at: number | string | null }>`${openDestinations(skip)} SELECT min(due_at) AS at FROM open_dest`));
   return row?.at == null ? undefined : Number(row.at);
 }
 

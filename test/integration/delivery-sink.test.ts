@@ -4,10 +4,13 @@ import { simpleParser } from 'mailparser';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { sinkMessagesFor } from '../../src/delivery/sink.js';
-import { dueRows, leaseRows } from '../../src/delivery/queue.repo.js';
+import { dueRows, enqueue, holdDestination, leaseRows, nextDueAt, type DueRow, type EnqueueInput } from '../../src/delivery/queue.repo.js';
 import { outboundEmails } from '../../src/emails/index.js';
 import { parseReturnPath } from '../../src/inbound/return-path.js';
+import type { Tx } from '../../src/store/db.js';
 import { startTestApp, type ApiClient, type TestApp } from '../helpers/app.js';
+import { onPostgres } from '../helpers/database.js';
+import { useTempStore } from '../helpers/store.js';
 
 // The sink: every message is built, signed and kept, nothing connects out;
 // test keys get simulated outcomes by recipient. And the due poller: a
@@ -219,5 +222,118 @@ describe('scheduled emails', () => {
     await t.mailroom.delivery.drain();
     expect((await t.api.get(`/v1/emails/${res.body.id}`)).body.status).toBe('delivered');
     expect(await eventTypes(t.api, res.body.id)).toEqual(['email.scheduled', 'email.queued', 'email.sent', 'email.delivered']);
+  });
+});
+
+describe('the claim\'s choice of due rows', () => {
+  const temp = useTempStore();
+  const T = 1_000_000;
+  /** `count` emails of `ws` to `domain`, the first due at `dueAt` and each a millisecond after the one before. */
+  const queued = (ws: string, domain: string, count: number, dueAt: number): EnqueueInput[] => Array.from({ length: count }, (_, i) => ({
+    workspaceId: ws, emailId: `${ws}-${domain}-${i}`, domains: [domain], dueAt: dueAt + i, lifetimeMs: 86_400_000, now: T,
+  }));
+  const queue = (...emails: EnqueueInput[][]) => temp.store.write((tx) => enqueue(tx, emails.flat()));
+  const due = (c: { now: number; limit: number; enough?: number; perDestination?: number; skipDomains?: string[] }) =>
+    temp.store.write((tx) => dueRows(tx, { skipDomains: [], ...c }));
+  const names = (rows: Array<{ domain: string }>) => rows.map((r) => r.domain);
+
+  it('takes the earliest due rows from the head of the queue, whoever they go to, while the head is not all left out', async () => {
+    await queue(queued('ws1', 'big.test', 200, T), queued('ws1', 'late.test', 3, T + 500), queued('ws1', 'soon.test', 2, T + 300),
+      queued('ws1', 'future.test', 5, T + 60_000));
+    expect(names(await due({ now: T + 1000, limit: 10, perDestination: 4 }))).toEqual(Array(10).fill('big.test'));
+    // A head the claim leaves out all of walks the queue by destination, earliest due first.
+    expect(names(await due({ now: T + 1000, limit: 10, skipDomains: ['big.test'] })))
+      .toEqual(['soon.test', 'soon.test', 'late.test', 'late.test', 'late.test']);
+  });
+
+  it('walking by destination, takes at most perDestination of each and keeps the destinations due soonest', async () => {
+    // The skipped backlog fills the head (16 times the limit), so the claim walks by destination.
+    await queue(queued('ws1', 'skipped.test', 200, T - 500), queued('ws1', 'big.test', 200, T), queued('ws1', 'late.test', 3, T + 500),
+      queued('ws1', 'soon.test', 2, T + 300), queued('ws1', 'future.test', 5, T + 60_000));
+    const rows = await due({ now: T + 1000, limit: 10, perDestination: 4, skipDomains: ['skipped.test'] });
+    expect(names(rows)).toEqual([...Array(4).fill('big.test'), 'soon.test', 'soon.test', 'late.test', 'late.test', 'late.test']);
+    // The limit keeps the earliest destinations: a destination due later waits for the next claim.
+    expect(names(await due({ now: T + 1000, limit: 5, perDestination: 4, skipDomains: ['skipped.test'] })))
+      .toEqual([...Array(4).fill('big.test'), 'soon.test']);
+  });
+
+  it('counts one workspace\'s mail to a domain as a destination of its own', async () => {
+    await queue(queued('ws1', 'skipped.test', 400, T - 500), queued('ws3', 'aa.test', 1, T + 300), queued('ws1', 'shared.test', 10, T),
+      queued('ws2', 'shared.test', 10, T + 100), queued('ws3', 'shared.test', 1, T + 200), queued('ws2', 'zz.test', 2, T + 400));
+    const rows = await due({ now: T + 1000, limit: 20, perDestination: 3, skipDomains: ['skipped.test'] });
+    expect(names(rows)).toEqual([...Array(7).fill('shared.test'), 'aa.test', 'zz.test', 'zz.test']);
+    expect(names(await due({ now: T + 1000, limit: 20, perDestination: 3, skipDomains: ['skipped.test', 'shared.test'] })))
+      .toEqual(['aa.test', 'zz.test', 'zz.test']);
+    expect(await nextDueAt(temp.store.db, ['skipped.test', 'shared.test', 'aa.test'])).toBe(T + 400);
+  });
+
+  it('serves a claim from the head when it holds enough open rows, and walks when it holds fewer', async () => {
+    // The head a claim of 8 reads (128 rows): 126 left out, 2 open; open rows of another destination beyond it.
+    await queue(queued('ws1', 'skipped.test', 126, T - 500), queued('ws1', 'open.test', 2, T + 100), queued('ws1', 'beyond.test', 4, T + 200));
+    expect(names(await due({ now: T + 1000, limit: 8, enough: 2, skipDomains: ['skipped.test'] }))).toEqual(['open.test', 'open.test']);
+    expect(names(await due({ now: T + 1000, limit: 8, enough: 3, skipDomains: ['skipped.test'] })))
+      .toEqual(['open.test', 'open.test', ...Array(4).fill('beyond.test')]);
+  });
+
+  it('leaves out skipped domains, held destinations and leased rows, whatever their backlog, and rows not due yet', async () => {
+    await queue(queued('ws1', 'busy.test', 3000, T), queued('ws2', 'held.test', 3000, T), queued('ws1', 'held.test', 2, T + 2000),
+      queued('ws1', 'open.test', 3, T + 1000), queued('ws1', 'future.test', 1, T + 60_000));
+    await temp.store.write((tx) => holdDestination(tx, 'ws2', 'held.test', T));
+    const now = T + 10_000;
+    const [leased] = await temp.store.write(async (tx: Tx) => {
+      const [first] = await dueRows(tx, { now, limit: 1, skipDomains: ['busy.test', 'held.test'] });
+      return leaseRows(tx, [first.id], { now, until: now + 60_000, owner: 'other' });
+    });
+    expect(leased.domain).toBe('open.test');
+
+    const rows = await due({ now, limit: 50, perDestination: 20, skipDomains: ['busy.test'] });
+    expect(names(rows)).toEqual(['open.test', 'open.test', 'held.test', 'held.test']);
+    expect(rows.map((r) => r.id)).not.toContain(leased.id);
+    expect(names(await due({ now, limit: 50, skipDomains: ['busy.test', 'open.test', 'held.test'] }))).toEqual([]);
+    // Nothing is due before now but what is left out.
+    expect(await nextDueAt(temp.store.db, ['busy.test', 'open.test', 'held.test'])).toBe(T + 60_000);
+    expect(await nextDueAt(temp.store.db, ['busy.test'])).toBe(T + 1001);
+    expect(await nextDueAt(temp.store.db, [])).toBe(T);
+  });
+
+  it('finds nothing due, and no next time, in an empty queue', async () => {
+    expect(await due({ now: T, limit: 10 })).toEqual([]);
+    expect(await nextDueAt(temp.store.db, ['a.test'])).toBeUndefined();
+  });
+
+  /** A claim whose transaction stays open with its rows locked while `second` claims; returns both claims' rows. */
+  async function claimBesideAnother(first: Parameters<typeof dueRows>[1], second: Parameters<typeof dueRows>[1]) {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let locked!: (rows: DueRow[]) => void;
+    const lockedRows = new Promise<DueRow[]>((resolve) => (locked = resolve));
+    const open = temp.store.db.transaction().execute(async (tx) => {
+      locked(await dueRows(tx, first));
+      await released;
+    });
+    const taken = await lockedRows;
+    const got = await temp.store.write((tx) => dueRows(tx, second));
+    release();
+    await open;
+    return { taken, got };
+  }
+
+  it.runIf(onPostgres)('passes over rows another claim has locked, in the head of the queue', async () => {
+    await queue(queued('ws1', 'busy.test', 10, T), queued('ws1', 'other.test', 2, T + 100));
+    const now = T + 1000;
+    const { taken, got } = await claimBesideAnother({ now, limit: 5, skipDomains: [] }, { now, limit: 10, skipDomains: [] });
+    expect(taken).toHaveLength(5);
+    expect(got.map((r) => r.id).filter((id) => taken.some((t) => t.id === id))).toEqual([]);
+    expect(names(got)).toEqual([...Array(5).fill('busy.test'), 'other.test', 'other.test']);
+  });
+
+  it.runIf(onPostgres)('passes over rows another claim has locked when walking by destination, and takes the destination\'s next ones', async () => {
+    await queue(queued('ws1', 'skipped.test', 200, T - 500), queued('ws1', 'busy.test', 10, T), queued('ws1', 'other.test', 2, T + 100));
+    const now = T + 1000;
+    const claim = (limit: number) => ({ now, limit, perDestination: 3, skipDomains: ['skipped.test'] });
+    const { taken, got } = await claimBesideAnother(claim(5), claim(10));
+    expect(names(taken)).toEqual(['busy.test', 'busy.test', 'busy.test', 'other.test', 'other.test']);
+    expect(got.map((r) => r.id).filter((id) => taken.some((t) => t.id === id))).toEqual([]);
+    expect(names(got)).toEqual(['busy.test', 'busy.test', 'busy.test']);
   });
 });
