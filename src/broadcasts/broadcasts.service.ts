@@ -182,11 +182,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
       ? await deps.audience.count(b.workspaceId, filterOf(b.audience)) : 0);
     return {
       ...toFields(b),
-      stats: {
-        audience_size: audienceSize, emails_created: counts.emailsCreated, sent: counts.sent, delivered: counts.delivered,
-        bounced: counts.bounced, complained: counts.complained, opened: counts.opened, clicked: counts.clicked,
-        unsubscribed: counts.unsubscribed, failed: counts.failed, suppressed: counts.suppressed,
-      },
+      stats: { audience_size: audienceSize, ...counts },
     };
   }
 

@@ -1,7 +1,7 @@
 import { sql, type Selectable } from 'kysely';
 import { insertRows, insertRowsReturning, paddedInList, runShaped, type Db, type Tx } from '../store/db.js';
 import { lockedForClaim, lockedForUpdate } from '../store/lease.js';
-import type { EmailContentsTable, EmailRecipientsTable, EmailStatus, EmailsTable, RecipientStatus } from './emails.tables.js';
+import type { BroadcastStatsTable, EmailContentsTable, EmailRecipientsTable, EmailStatus, EmailsTable, RecipientStatus } from './emails.tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso, toIsoOrNull } from '../core/clock.js';
 import { containsText, ftsTerm, indexEmailTexts, rareTrigramTerms, searchesEmailsTable, workspaceSearchTag } from '../store/trigrams.js';
@@ -449,30 +449,16 @@ export async function nextScheduledAt(db: Db): Promise<number | undefined> {
   return row?.at == null ? undefined : Number(row.at);
 }
 
-/** How a broadcast's emails stand: each has one recipient, its contact. */
-export interface BroadcastEmailCounts {
-  emailsCreated: number;
-  sent: number;
-  delivered: number;
-  bounced: number;
-  failed: number;
-  suppressed: number;
-  opened: number;
-  clicked: number;
-  complained: number;
-  /** Contacts who unsubscribed after their email was made. */
-  unsubscribed: number;
-}
+/** How a broadcast's emails stand (each has one recipient, its contact), by the names of the API's stats. */
+export type BroadcastEmailCounts = Omit<BroadcastStatsTable, 'broadcast_id'>;
+
+const BROADCAST_COUNTERS = ['emails_created', 'sent', 'delivered', 'bounced', 'failed', 'suppressed', 'opened', 'clicked',
+  'complained', 'unsubscribed'] as const satisfies ReadonlyArray<keyof BroadcastEmailCounts>;
 
 /** The broadcast's counters, kept by the database as its emails change; zeros before its first email. */
 export async function broadcastEmailCounts(db: Db, broadcastId: string): Promise<BroadcastEmailCounts> {
-  const row = await db.selectFrom('broadcast_stats').selectAll().where('broadcast_id', '=', broadcastId).executeTakeFirst();
-  return {
-    emailsCreated: Number(row?.emails_created ?? 0), sent: Number(row?.sent ?? 0), delivered: Number(row?.delivered ?? 0),
-    bounced: Number(row?.bounced ?? 0), failed: Number(row?.failed ?? 0), suppressed: Number(row?.suppressed ?? 0),
-    opened: Number(row?.opened ?? 0), clicked: Number(row?.clicked ?? 0), complained: Number(row?.complained ?? 0),
-    unsubscribed: Number(row?.unsubscribed ?? 0),
-  };
+  const row = await db.selectFrom('broadcast_stats').select(BROADCAST_COUNTERS).where('broadcast_id', '=', broadcastId).executeTakeFirst();
+  return Object.fromEntries(BROADCAST_COUNTERS.map((c) => [c, Number(row?.[c] ?? 0)])) as BroadcastEmailCounts;
 }
 
 /** The ids of a broadcast's emails still waiting for their send delay, or scheduled. */
