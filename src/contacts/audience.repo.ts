@@ -28,10 +28,11 @@ export interface AudienceContact {
 
 type ContactsRef = ExpressionBuilder<Database, 'contacts'>;
 
-function inAudience(eb: ContactsRef, ws: string, f: AudienceFilter, maxPos: number | undefined) {
+/** The audience before its suppressed contacts are taken out. */
+function unsuppressedAudience(eb: ContactsRef, ws: string, f: AudienceFilter, maxPos: number | undefined) {
   const tagged = (ids: string[]) => eb.exists(eb.selectFrom('contact_tags').select(sql.lit(1).as('one'))
     .whereRef('contact_tags.contact_id', '=', 'contacts.id').where('contact_tags.tag_id', 'in', ids));
-  return eb.and([
+  return [
     eb('contacts.workspace_id', '=', ws),
     eb('contacts.status', '=', 'subscribed'),
     eb('contacts.deleted_at', 'is', null),
@@ -39,15 +40,33 @@ function inAudience(eb: ContactsRef, ws: string, f: AudienceFilter, maxPos: numb
     ...(f.tagIds.length > 0 ? [tagged(f.tagIds)] : []),
     ...(f.excludeTagIds.length > 0 ? [eb.not(tagged(f.excludeTagIds))] : []),
     ...(f.engagementTiers !== null ? [eb('contacts.engagement_tier', 'in', f.engagementTiers)] : []),
+  ];
+}
+
+function inAudience(eb: ContactsRef, ws: string, f: AudienceFilter, maxPos: number | undefined) {
+  return eb.and([
+    ...unsuppressedAudience(eb, ws, f, maxPos),
     eb.not(eb.exists(eb.selectFrom('suppressions').select(sql.lit(1).as('one'))
       .where('suppressions.workspace_id', '=', ws).whereRef('suppressions.email', '=', 'contacts.email'))),
   ]) as unknown as ReturnType<ContactsRef['and']> & SqlBool;
 }
 
-/** How many contacts the audience holds (up to `maxPos` when given). */
+/**
+ * How many contacts the audience holds (up to `maxPos` when given): those
+ * it would hold without suppressions, less the suppressed among them. The
+ * first count reads an index alone; the second starts from the workspace's
+ * suppressions (CROSS JOIN keeps that order on SQLite), usually far fewer
+ * than its contacts. Asking each contact for a suppression instead cost a
+ * probe per contact, 40 ms for 100,000. A live contact has one address and
+ * an address at most one suppression, so none is taken out twice.
+ */
 export async function countAudience(db: Db, ws: string, f: AudienceFilter, maxPos?: number): Promise<number> {
-  const row = await db.selectFrom('contacts').select((eb) => eb.fn.countAll<number>().as('n'))
-    .where((eb) => inAudience(eb, ws, f, maxPos)).executeTakeFirstOrThrow();
+  const unsuppressed = db.selectFrom('contacts').select((eb) => eb.fn.countAll<number>().as('n'))
+    .where((eb) => eb.and(unsuppressedAudience(eb, ws, f, maxPos)));
+  const suppressed = db.selectFrom('suppressions').crossJoin('contacts').select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('suppressions.workspace_id', '=', ws).whereRef('contacts.email', '=', 'suppressions.email')
+    .where((eb) => eb.and(unsuppressedAudience(eb as unknown as ContactsRef, ws, f, maxPos)));
+  const row = await db.selectNoFrom((eb) => eb(unsuppressed, '-', suppressed).as('n')).executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
