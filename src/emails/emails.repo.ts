@@ -205,7 +205,7 @@ export async function insertEmails(tx: Tx, es: NewEmail[]): Promise<void> {
   indexEmailTexts(tx, es.map((e, i) => ({ pos: positions[i], workspaceId: e.workspaceId, ...searches[i] })));
   await insertRows(tx, 'email_recipients', es.flatMap((e) => e.recipients.map((r, idx) => ({
     id: r.id, email_id: e.id, idx, workspace_id: e.workspaceId, address: r.email, kind: r.kind, domain: r.domain,
-    status: r.status, smtp_code: null, detail: r.detail, updated_at: e.now,
+    status: r.status, smtp_code: null, detail: r.detail, updated_at: e.now, broadcast_id: e.broadcastId,
   }))));
   await insertRows(tx, 'email_tags', es.flatMap((e, i) => e.tags.map((tag) => ({ email_id: e.id, email_pos: positions[i], workspace_id: e.workspaceId, tag }))));
   const parts = es.flatMap((e) => e.attachments.map((a, idx) => ({

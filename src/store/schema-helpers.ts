@@ -35,3 +35,28 @@ export async function trigramIndexes(db: Kysely<unknown>, table: string, columns
 export function binaryType(db: Kysely<unknown>): 'blob' | 'bytea' {
   return isPostgres(db) ? 'bytea' : 'blob';
 }
+
+/**
+ * A row trigger running `body` (statements the two databases share) for
+ * each row `on` names ("AFTER INSERT ON table"), when `when` holds: a
+ * trigger on SQLite, a plpgsql function and its trigger on PostgreSQL.
+ */
+export async function createRowTrigger(db: Kysely<unknown>, name: string, on: string, when: string, body: string[]): Promise<void> {
+  if (!isPostgres(db)) {
+    await sql.raw(`CREATE TRIGGER ${name} ${on} FOR EACH ROW WHEN ${when} BEGIN ${body.map((s) => `${s};`).join(' ')} END`).execute(db);
+    return;
+  }
+  await sql.raw(`CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN ${body.map((s) => `${s};`).join(' ')} RETURN NULL; END $$`).execute(db);
+  await sql.raw(`CREATE TRIGGER ${name} ${on} FOR EACH ROW WHEN (${when}) EXECUTE FUNCTION ${name}()`).execute(db);
+}
+
+/** Drops what createRowTrigger made; `on` as it was given there. */
+export async function dropRowTrigger(db: Kysely<unknown>, name: string, on: string): Promise<void> {
+  if (!isPostgres(db)) {
+    await sql.raw(`DROP TRIGGER ${name}`).execute(db);
+    return;
+  }
+  await sql.raw(`DROP TRIGGER ${name} ON ${/ON (\w+)$/.exec(on)![1]}`).execute(db);
+  await sql.raw(`DROP FUNCTION ${name}()`).execute(db);
+}

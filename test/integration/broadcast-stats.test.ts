@@ -5,6 +5,7 @@ import type { RecipientStatus } from '../../src/emails/emails.tables.js';
 import { recordRecipientOutcomes } from '../../src/emails/outcomes.js';
 import { appendEvents } from '../../src/events/index.js';
 import * as statsMigration from '../../src/store/migrations/0027_broadcast_stats.js';
+import * as recipientBroadcastMigration from '../../src/store/migrations/0032_recipient_broadcast.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/smtp-app.js';
 
@@ -175,11 +176,22 @@ describe('broadcast stats', () => {
     const last = await expectKept(app, id, 'last delivery');
     expect(last).toMatchObject({ sent: 7, delivered: 4 });
 
-    // The migration counts the broadcasts it finds as the scan did.
+    // The migration counts the broadcasts it finds as the scan did, and the
+    // later one names each recipient's broadcast on the rows already there.
+    const plain = await app.api.post('/v1/emails', { from: FROM, to: ['plain@mailroom.test'], subject: 'Not a broadcast', text: 'Hi' });
+    expect(plain.status).toBe(201);
     const db = store.db as unknown as Kysely<unknown>;
+    await recipientBroadcastMigration.down(db);
     await statsMigration.down(db);
     await statsMigration.up(db);
     expect(await expectKept(app, id, 'counted by the migration')).toEqual(last);
+    await recipientBroadcastMigration.up(db);
+    const named = await store.db.selectFrom('email_recipients').innerJoin('emails', 'emails.id', 'email_recipients.email_id')
+      .select(['emails.broadcast_id as ofEmail', 'email_recipients.broadcast_id as ofRecipient']).execute();
+    expect(named.filter((r) => r.ofEmail === id)).toHaveLength(8);
+    expect(named.filter((r) => r.ofEmail === null)).toHaveLength(1);
+    for (const row of named) expect(row.ofRecipient).toBe(row.ofEmail);
+    expect(await expectKept(app, id, 'after the recipients name their broadcast')).toEqual(last);
   });
 
   it('count the emails a cancel stops, and no broadcast before its first email', async () => {

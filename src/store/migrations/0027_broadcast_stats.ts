@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { clustered, isPostgres } from '../schema-helpers.js';
+import { clustered, createRowTrigger, dropRowTrigger } from '../schema-helpers.js';
 
 // A broadcast's stats kept as counters, one row a broadcast, changed by
 // triggers in the transaction that changes what they count: a read is one
@@ -17,14 +17,14 @@ import { clustered, isPostgres } from '../schema-helpers.js';
 // delete is soft and keeps unsubscribed_at), so only inserts and updates
 // count. A broadcast with no row has made no email yet.
 
-const OUTCOMES = ['delivered', 'bounced', 'failed', 'suppressed'] as const;
+export const OUTCOMES = ['delivered', 'bounced', 'failed', 'suppressed'] as const;
 const ENGAGEMENTS = { opened: 'email.opened', clicked: 'email.clicked', complained: 'email.complained' } as const;
 const COUNTERS = ['emails_created', 'sent', ...OUTCOMES, ...Object.keys(ENGAGEMENTS), 'unsubscribed'];
 
-const quoted = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
+export const quoted = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
 const isOne = (expr: string, value: string) => `CASE WHEN ${expr} = '${value}' THEN 1 ELSE 0 END`;
 /** The outcome counters moved to status `now` from status `was` (SQL expressions), if it had one. */
-const outcomeMoves = (now: string, was?: string) =>
+export const outcomeMoves = (now: string, was?: string) =>
   OUTCOMES.map((o) => `${o} = ${o} + ${isOne(now, o)}${was === undefined ? '' : ` - ${isOne(was, o)}`}`).join(', ');
 const engagementCounts = (type: string) =>
   Object.entries(ENGAGEMENTS).map(([counter, t]) => `${counter} = ${counter} + ${isOne(type, t)}`).join(', ');
@@ -36,12 +36,12 @@ const broadcastOf = (emailId: string) => `(SELECT broadcast_id FROM emails WHERE
 const broadcastsBefore = (contact: string) =>
   `SELECT broadcast_id FROM emails WHERE contact_id = ${contact}.id AND created_at <= ${contact}.unsubscribed_at`;
 
-const OUTCOME_CHANGED = `OLD.status <> NEW.status AND (OLD.status IN (${quoted(OUTCOMES)}) OR NEW.status IN (${quoted(OUTCOMES)}))`;
+export const OUTCOME_CHANGED = `OLD.status <> NEW.status AND (OLD.status IN (${quoted(OUTCOMES)}) OR NEW.status IN (${quoted(OUTCOMES)}))`;
 const ENGAGEMENT_EVENT = `NEW.email_id IS NOT NULL AND NEW.type IN (${quoted(Object.values(ENGAGEMENTS))})`;
 const SENT_CHANGED = 'NEW.broadcast_id IS NOT NULL AND (OLD.sent_at IS NULL) <> (NEW.sent_at IS NULL)';
 
 /** The statements each trigger runs, the same on both databases. */
-const BODIES = {
+export const BODIES = {
   email_made: [`INSERT INTO broadcast_stats (broadcast_id, emails_created, sent, unsubscribed)
     VALUES (NEW.broadcast_id, 1, CASE WHEN NEW.sent_at IS NULL THEN 0 ELSE 1 END, ${unsubscribedBefore('NEW')})
     ON CONFLICT (broadcast_id) DO UPDATE SET emails_created = broadcast_stats.emails_created + 1,
@@ -60,7 +60,7 @@ const BODIES = {
 };
 
 /** Each trigger: its statements, when it fires, and the cheap test that lets every other row pass. */
-const TRIGGERS: Array<{ name: keyof typeof BODIES; on: string; when: string }> = [
+export const TRIGGERS: Array<{ name: keyof typeof BODIES; on: string; when: string }> = [
   { name: 'email_made', on: 'AFTER INSERT ON emails', when: 'NEW.broadcast_id IS NOT NULL' },
   { name: 'email_sent', on: 'AFTER UPDATE OF sent_at ON emails', when: SENT_CHANGED },
   { name: 'recipient_made', on: 'AFTER INSERT ON email_recipients', when: `NEW.status IN (${quoted(OUTCOMES)})` },
@@ -80,18 +80,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // Triggers before the backfill: on PostgreSQL creating them waits for the
   // writers of these tables and holds off new ones until the migration
   // commits, so the backfill reads everything they will not count.
-  for (const t of TRIGGERS) await createTrigger(db, `broadcast_stats_${t.name}`, t.on, t.when, BODIES[t.name]);
+  for (const t of TRIGGERS) await createRowTrigger(db, `broadcast_stats_${t.name}`, t.on, t.when, BODIES[t.name]);
   await backfill(db);
-}
-
-async function createTrigger(db: Kysely<unknown>, name: string, on: string, when: string, body: string[]): Promise<void> {
-  if (!isPostgres(db)) {
-    await sql.raw(`CREATE TRIGGER ${name} ${on} FOR EACH ROW WHEN ${when} BEGIN ${body.map((s) => `${s};`).join(' ')} END`).execute(db);
-    return;
-  }
-  await sql.raw(`CREATE FUNCTION ${name}() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN ${body.map((s) => `${s};`).join(' ')} RETURN NULL; END $$`).execute(db);
-  await sql.raw(`CREATE TRIGGER ${name} ${on} FOR EACH ROW WHEN (${when}) EXECUTE FUNCTION ${name}()`).execute(db);
 }
 
 /** The counters of the broadcasts already there, counted as the scan did. */
@@ -111,16 +101,7 @@ async function backfill(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const t of TRIGGERS) {
-    const name = `broadcast_stats_${t.name}`;
-    const table = /ON (\w+)$/.exec(t.on)![1];
-    if (isPostgres(db)) {
-      await sql.raw(`DROP TRIGGER ${name} ON ${table}`).execute(db);
-      await sql.raw(`DROP FUNCTION ${name}()`).execute(db);
-    } else {
-      await sql.raw(`DROP TRIGGER ${name}`).execute(db);
-    }
-  }
+  for (const t of TRIGGERS) await dropRowTrigger(db, `broadcast_stats_${t.name}`, t.on);
   await db.schema.dropIndex('emails_contact_created').execute();
   await db.schema.dropTable('broadcast_stats').execute();
 }
