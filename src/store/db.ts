@@ -8,7 +8,7 @@ import {
 import type { Database } from './tables.js';
 import { migrations } from './migrations/index.js';
 import { isPostgres } from './schema-helpers.js';
-import { isPostgresUrl, postgresPool } from './postgres.js';
+import { isPostgresUrl, isStaleStatement, nameStatement, postgresPool } from './postgres.js';
 import { walCheckpointer, type WalCheckpointer } from './wal-checkpointer.js';
 
 export type Db = Kysely<Database>;
@@ -147,11 +147,21 @@ export async function runShaped<R>(db: Db | Tx, shape: string, params: readonly 
 /**
  * Runs a fixed SQL text with its parameters: inside a store.write unit
  * straight on the statements of the unit's connection, elsewhere through
- * Kysely.
+ * Kysely. On PostgreSQL the text runs as a named statement (see
+ * nameStatement), so give it only texts of a bounded set.
  */
 export async function runSql<R>(db: Db | Tx, text: string, params: unknown[]): Promise<QueryResult<R>> {
   const statement = unitTxs.get(db as Tx)?.statement;
-  return statement ? runStatement<R>(statement(text), params) : db.executeQuery<R>(CompiledQuery.raw(text, params));
+  if (statement) return runStatement<R>(statement(text), params);
+  if (!isPostgres(db as unknown as Kysely<unknown>)) return db.executeQuery<R>(CompiledQuery.raw(text, params));
+  nameStatement(text);
+  try {
+    return await db.executeQuery<R>(CompiledQuery.raw(text, params));
+  } catch (err) {
+    // Outside a transaction nothing was done: the text runs again under its new name.
+    if (db.isTransaction || !isStaleStatement(err)) throw err;
+    return db.executeQuery<R>(CompiledQuery.raw(text, params));
+  }
 }
 
 /**
@@ -396,13 +406,20 @@ function openPostgresStore(databaseUrl: string, poolSize: number): Store {
   const store: Store = {
     db,
     write<T>(work: (tx: Tx) => Promise<T>, options?: { durable?: boolean }): Promise<T> {
-      const done = db.transaction().execute(async (tx) => {
+      const attempt = () => db.transaction().execute(async (tx) => {
         if (options?.durable === false) await sql`SET LOCAL synchronous_commit = off`.execute(tx);
         const unitTx: UnitTx = { deferred: [] };
         unitTxs.set(tx, unitTx);
         const value = await work(tx);
         for (const deferred of unitTx.deferred) await deferred(tx);
         return value;
+      });
+      // A named statement gone stale (a migration of another node changed its
+      // table) fails the transaction; the unit runs again, as a unit whose
+      // unique name was taken does, and its statement now has a new name.
+      const done = attempt().catch((err: unknown) => {
+        if (!isStaleStatement(err)) throw err;
+        return attempt();
       });
       inFlight.add(done);
       const settled = () => void inFlight.delete(done);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import pg from 'pg';
 
 // The connection pool of a store on PostgreSQL, set up so that rows read the
@@ -27,8 +28,93 @@ function typeParsers(): pg.CustomTypesConfig {
   };
 }
 
+// Named statements. PostgreSQL parses, analyses and plans an unnamed
+// statement at every run; a named one is parsed once per connection and its
+// plan kept (PostgreSQL's plan cache picks a generic plan once five custom
+// ones cost no less). The store's fixed SQL texts (see runSql) are few and
+// run again and again, so each gets a name, and the connection sends only
+// the values. Any other text stays unnamed: Kysely's ad-hoc queries have no
+// bound, and each name costs memory on every connection of the pool.
+
+/**
+ * How much SQL text gets names, in characters, and how long one named text
+ * may be. A prepared statement takes some 40 bytes of the server's memory
+ * per character of its text (a 64-row INSERT of 10 columns, 4 KB of SQL,
+ * some 170 KB), on every connection that runs it, until the connection
+ * closes; sends of every batch size and their deliveries name some 80 KB
+ * of SQL, 3 MB a connection. Beyond the budget, and for longer texts (large
+ * multi-row INSERTs, whose rows cost more than their parsing), texts run
+ * unnamed.
+ */
+export const NAMED_TEXT_BUDGET = 256 * 1024;
+export const MAX_NAMED_TEXT = 16 * 1024;
+/** A text renamed this often (its statement went stale each time) runs unnamed from then on. */
+const MAX_RENAMES = 3;
+
+interface StatementName { name: string; renames: number }
+
+const statementNames = new Map<string, StatementName | null>();
+let namedChars = 0;
+
+const nameOf = (text: string, renames: number) =>
+  `mr_${createHash('sha256').update(text).digest('base64url').slice(0, 24)}${renames ? `_${renames}` : ''}`;
+
+/** Runs `text` as a named statement from now on, if it is short enough and the budget has room. */
+export function nameStatement(text: string): void {
+  if (statementNames.has(text) || text.length > MAX_NAMED_TEXT || namedChars + text.length > NAMED_TEXT_BUDGET) return;
+  statementNames.set(text, { name: nameOf(text, 0), renames: 0 });
+  namedChars += text.length;
+}
+
+/** Characters of the texts named so far (for tests of the budget). */
+export const namedTextChars = (): number => namedChars;
+
+/**
+ * A statement prepared before a schema change that its result or its
+ * existence depends on: its result columns changed (0A000 "cached plan must
+ * not change result type", as a SELECT * after another node's migration
+ * added a column) or the connection no longer has it (26000). PostgreSQL
+ * keeps refusing that statement on every connection that prepared it. The
+ * routine tells the first from the other errors of code 0A000 (a feature
+ * not supported), in any language the server speaks.
+ */
+export function isStaleStatement(err: unknown): boolean {
+  const { code, routine } = (err ?? {}) as { code?: string; routine?: string };
+  return (code === '0A000' && routine === 'RevalidateCachedQuery') || code === '26000';
+}
+
+/**
+ * Gives a text whose statement went stale a new name, so each connection
+ * prepares it afresh on its next run; the stale statements stay on their
+ * connections until those close. A text that goes stale again and again
+ * runs unnamed instead.
+ */
+function renameStale(text: string): void {
+  const named = statementNames.get(text);
+  if (!named) return;
+  const renames = named.renames + 1;
+  statementNames.set(text, renames > MAX_RENAMES ? null : { name: nameOf(text, renames), renames });
+}
+
+type Query = (...args: unknown[]) => Promise<unknown>;
+
+/** Makes the client run the named texts as named statements (Kysely calls query(text, values)). */
+function withNamedStatements(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as Query;
+  (client as unknown as { query: Query }).query = (...args) => {
+    const [text, values] = args;
+    const named = args.length === 2 && typeof text === 'string' && Array.isArray(values) ? statementNames.get(text) : undefined;
+    if (!named) return query(...args);
+    return query({ name: named.name, text, values }).catch((err: unknown) => {
+      if (isStaleStatement(err) && statementNames.get(text as string) === named) renameStale(text as string);
+      throw err;
+    });
+  };
+}
+
 export function postgresPool(url: string, poolSize: number): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max: poolSize, types: typeParsers() });
+  pool.on('connect', withNamedStatements);
   // An idle connection the server closes (a restart, an administrator) is
   // dropped by the pool, which opens another for the next query; without a
   // listener the 'error' event would end the process.
