@@ -96,7 +96,7 @@ const probesOf = new WeakMap<Db, Map<string, { docs: number; until: number }>>()
 
 export type TrigramIndex = 'emails_search' | 'events_search';
 
-/** The rows `probe` counts (up to PROBE_CAP), remembered under `key` for PROBE_TTL_MS. */
+/** The rows `probe` counts or estimates, remembered under `key` for PROBE_TTL_MS. */
 async function probedRows(db: Db, key: string, now: number, probe: () => Promise<number>): Promise<number> {
   let probes = probesOf.get(db);
   if (!probes) probesOf.set(db, (probes = new Map()));
