@@ -141,10 +141,10 @@ describe('email search by recipient', () => {
     const { plans } = await withPlans((db) => listEmails(db, 'ws_a', { to: '@shop042.example' }, { limit: 25, cursor: String }, NOW));
     // "sho" and "exa" are in every row; "op0" in a tenth of them here, which is rare enough.
     expect(plans).toContain("Index Cond: (search_to ~~ '%op042.%'::text)");
-    expect(plans).toContain("((search_to || ''::text) ~~ '%@shop042.example%'::text)");
+    expect(plans).toContain("(strpos(search_to, '@shop042.example'::text) > 0)");
     // Text made only of common trigrams goes to the index as it is.
     const common = await withPlans((db) => listEmails(db, 'ws_a', { to: 'example' }, { limit: 25, cursor: String }, NOW));
-    expect(common.plans).not.toContain("|| ''");
+    expect(common.plans).not.toContain('strpos');
   });
 });
 
