@@ -4,7 +4,7 @@ import { lockedForClaim, lockedForUpdate } from '../store/lease.js';
 import type { BroadcastStatsTable, EmailContentsTable, EmailRecipientsTable, EmailStatus, EmailsTable, RecipientStatus } from './emails.tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso, toIsoOrNull } from '../core/clock.js';
-import { containsText, ftsTerm, indexEmailTexts, rareTrigramTerms, searchesEmailsTable, workspaceSearchTag } from '../store/trigrams.js';
+import { ftsTerm, indexedContainsText, indexEmailTexts, rareTrigramTerms, searchesEmailsTable, workspaceSearchTag } from '../store/trigrams.js';
 
 // Emails, their recipients, tags and attachment parts. Rows are mapped to
 // API shapes (or to the plain StoredEmail the service reasons about) here,
@@ -273,7 +273,7 @@ export async function listEmails(db: Db, ws: string, f: EmailFilter, page: PageQ
     ...(f.createdAfter !== undefined ? [sql<boolean>`${col('created_at')} > ${f.createdAfter}`] : []),
     ...(f.createdBefore !== undefined ? [sql<boolean>`${col('created_at')} < ${f.createdBefore}`] : []),
     ...(f.tags?.length ? [sql<boolean>`${col('pos')} IN (SELECT email_pos FROM email_tags WHERE workspace_id = ${ws} AND tag IN (${sql.join(f.tags)}))`] : []),
-    ...text.map(([column, needle]) => containsText(col(column), needle)),
+    ...await Promise.all(text.map(([column, needle]) => indexedContainsText(db, 'emails', column, needle, now))),
   ];
   const filters = sql<boolean>`${sql.join(conditions, sql` AND `)}`;
   const columns = SUMMARY_COLUMNS.map((c) => `emails.${c}` as const);

@@ -96,17 +96,24 @@ const probesOf = new WeakMap<Db, Map<string, { docs: number; until: number }>>()
 
 export type TrigramIndex = 'emails_search' | 'events_search';
 
-async function trigramRows(db: Db, index: TrigramIndex, column: string, trigram: string, now: number): Promise<number> {
-  const key = `${index}\n${column}\n${trigram}`;
+/** The rows `probe` counts or estimates, remembered under `key` for PROBE_TTL_MS. */
+async function probedRows(db: Db, key: string, now: number, probe: () => Promise<number>): Promise<number> {
   let probes = probesOf.get(db);
   if (!probes) probesOf.set(db, (probes = new Map()));
   const hit = probes.get(key);
   if (hit && hit.until > now) return hit.docs;
-  const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT rowid FROM ${sql.table(index)}
-    WHERE ${sql.table(index)} MATCH ${ftsTerm(column, trigram)} LIMIT ${sql.lit(PROBE_CAP)}) AS probe`.execute(db);
+  const docs = await probe();
   if (probes.size >= PROBES_KEPT) probes.clear();
-  probes.set(key, { docs: Number(rows[0].n), until: now + PROBE_TTL_MS });
-  return Number(rows[0].n);
+  probes.set(key, { docs, until: now + PROBE_TTL_MS });
+  return docs;
+}
+
+async function trigramRows(db: Db, index: TrigramIndex, column: string, trigram: string, now: number): Promise<number> {
+  return probedRows(db, `${index}\n${column}\n${trigram}`, now, async () => {
+    const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT rowid FROM ${sql.table(index)}
+      WHERE ${sql.table(index)} MATCH ${ftsTerm(column, trigram)} LIMIT ${sql.lit(PROBE_CAP)}) AS probe`.execute(db);
+    return Number(rows[0].n);
+  });
 }
 
 /** FTS5 terms for rows of `index` that may hold `needle` in `column`: its rarest trigrams. */
@@ -119,4 +126,73 @@ export async function rareTrigramTerms(db: Db, index: TrigramIndex, column: stri
   const [rarest, ...rest] = trigrams.sort((a, b) => docs.get(a)! - docs.get(b)!);
   const alsoRare = rest.filter((t) => docs.get(t)! < PROBE_CAP).slice(0, QUERY_TRIGRAMS - 1);
   return [rarest, ...alsoRare].map((t) => ftsTerm(column, t)).join(' AND ');
+}
+
+// pg_trgm cuts a LIKE pattern into the trigrams of its words (runs of letters
+// and digits, a word's end marked by a space) and its GIN index intersects
+// their row lists. In mail some trigrams are in nearly every row ("use",
+// "exa"), and the intersection reads those lists whole however few rows the
+// others leave: a search for one address cost a pass over most of the
+// index. So the index is asked only for the needle's stretches of rare
+// trigrams, and the whole needle is checked on the rows it yields. A
+// stretch is part of the needle, so a row holding the needle holds every
+// stretch: the rows are the same.
+// How many rows hold a trigram is the planner's estimate (from the column's
+// statistics, no rows read): it tells the trigrams of most rows from the
+// rest, which is all this needs.
+
+/** Rows above which a trigram's list costs the index more to intersect than it narrows. */
+const COMMON_TRIGRAM_ROWS = 100_000;
+
+/** A window of the needle that pg_trgm reads as exactly one trigram: three word characters, or two and the end of a word. */
+const ONE_TRIGRAM = /^[a-z0-9]{2}(?:[a-z0-9]|[!-$&-/:-@[\]^`{-~])$/;
+
+/**
+ * The stretches of `needle` made only of rare trigrams (windows that
+ * isRare accepts), longest first, each a substring of the needle.
+ */
+export function rareStretches(needle: string, isRare: (window: string) => boolean): string[] {
+  const stretches: string[] = [];
+  let start = -1;
+  for (let i = 0; i + 3 <= needle.length + 1; i++) {
+    const window = needle.slice(i, i + 3);
+    const rare = window.length === 3 && ONE_TRIGRAM.test(window) && isRare(window);
+    if (rare && start < 0) start = i;
+    if (!rare && start >= 0) {
+      stretches.push(needle.slice(start, i + 2));
+      start = -1;
+    }
+  }
+  return stretches.sort((a, b) => b.length - a.length);
+}
+
+/** The planner's estimate of the rows of `table` that hold `window` in `column`. */
+async function estimatedRows(db: Db, table: string, column: string, window: string, now: number): Promise<number> {
+  return probedRows(db, `${table}\n${column}\n${window}`, now, async () => {
+    const { rows } = await sql<{ 'QUERY PLAN': Array<{ Plan: { 'Plan Rows': number } }> }>`EXPLAIN (FORMAT JSON)
+      SELECT 1 FROM ${sql.table(table)} WHERE ${containsText(sql.ref(column), window)}`.execute(db);
+    return rows[0]['QUERY PLAN'][0].Plan['Plan Rows'];
+  });
+}
+
+/**
+ * containsText on `table`.`column`, in the form the store's index serves
+ * best: on PostgreSQL, the index narrows by the needle's rare stretches
+ * only (see rareStretches); on SQLite, whose FTS5 tables narrow, as is.
+ */
+export async function indexedContainsText(db: Db, table: string, column: string, needle: string, now: number): Promise<Expression<boolean>> {
+  const text = sql.ref(`${table}.${column}`);
+  if (!isPostgres(db as unknown as Kysely<unknown>)) return containsText(text, needle);
+  const rows = new Map<string, number>();
+  for (let i = 0; i + 3 <= needle.length; i++) {
+    const window = needle.slice(i, i + 3);
+    if (ONE_TRIGRAM.test(window) && !rows.has(window)) rows.set(window, await estimatedRows(db, table, column, window, now));
+  }
+  const stretches = rareStretches(needle, (w) => rows.get(w)! < COMMON_TRIGRAM_ROWS);
+  if (stretches.length === 0 || stretches[0] === needle) return containsText(text, needle);
+  // strpos checks the whole needle as LIKE with its wildcards escaped would,
+  // but the index does not serve it; and the planner guesses that a third of
+  // the rows pass it (a few for a second LIKE), so for a needle that many
+  // rows hold it still walks the newest rows first rather than all matches.
+  return sql<boolean>`${sql.join(stretches.map((s) => containsText(text, s)), sql` AND `)} AND strpos(${text}, ${needle}) > 0`;
 }
