@@ -51,7 +51,8 @@ async function fill(db: Db) {
     await sql`UPDATE emails SET search_to = ${address} WHERE id = ${`em_${i}`}`.execute(db);
   }
   if (onPostgres) {
-    await db.executeQuery(CompiledQuery.raw('ANALYZE emails'));
+    // As autovacuum would: VACUUM also empties the GIN pending lists, which the planner counts against the index.
+    await db.executeQuery(CompiledQuery.raw('VACUUM ANALYZE emails'));
     return;
   }
   for (const ws of ['ws_a', 'ws_b']) {
