@@ -1,6 +1,6 @@
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { followerPosition, nextEventBatch, saveFollowerPosition } from '../store/event-log.js';
-import { containsText, ftsTerm, MIN_TRIGRAM_NEEDLE, rareTrigramTerms, workspaceSearchTag } from '../store/trigrams.js';
+import { containsText, ftsTerm, indexedContainsText, MIN_TRIGRAM_NEEDLE, rareTrigramTerms, workspaceSearchTag } from '../store/trigrams.js';
 import type { Db, Tx } from '../store/db.js';
 import type { EventsTable } from './events.tables.js';
 import { isPostgres } from '../store/schema-helpers.js';
@@ -109,8 +109,9 @@ export async function listEvents(db: Db, ws: string, f: EventFilter, page: PageQ
   const range = await positionRange(db, ws, f, mark);
   const tail = plain([sql<boolean>`events.pos > ${mark}`], false);
   const inRange = sql<boolean>`events.pos >= ${range.lo} AND events.pos <= ${range.hi}`;
-  // PostgreSQL's side table: its pg_trgm indexes serve LIKE.
-  const textIn = indexed.map(([c, n]) => sql<boolean>`events.pos IN (SELECT pos FROM events_search WHERE ${containsText(sql.ref(c), n)})`);
+  // PostgreSQL's side table: its pg_trgm indexes serve LIKE, asked for the needle's rare stretches.
+  const textIn = await Promise.all(indexed.map(async ([c, n]) =>
+    sql<boolean>`events.pos IN (SELECT pos FROM events_search WHERE ${await indexedContainsText(db, 'events_search', c, n, now)})`));
 
   let head: Fetch;
   if (indexed.length > 0 && !onPg) {
