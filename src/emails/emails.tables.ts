@@ -94,7 +94,7 @@ export interface EmailRecipientsTable {
   /** Reply text, suppression reason or error of the last attempt. */
   detail: string | null;
   updated_at: number;
-  /** The email's broadcast, for the triggers that count its outcomes (see migration 0032). */
+  /** The email's broadcast, for the triggers that count its outcomes (see migration 0031). */
   broadcast_id: string | null;
 }
 

@@ -5,7 +5,7 @@ import type { RecipientStatus } from '../../src/emails/emails.tables.js';
 import { recordRecipientOutcomes } from '../../src/emails/outcomes.js';
 import { appendEvents } from '../../src/events/index.js';
 import * as statsMigration from '../../src/store/migrations/0027_broadcast_stats.js';
-import * as recipientBroadcastMigration from '../../src/store/migrations/0032_recipient_broadcast.js';
+import * as recipientBroadcastMigration from '../../src/store/migrations/0031_recipient_broadcast.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/smtp-app.js';
 

@@ -27,8 +27,8 @@ import * as m0026 from './0026_list_search_indexes.js';
 import * as m0027 from './0027_broadcast_stats.js';
 import * as m0028 from './0028_search_column_detail.js';
 import * as m0029 from './0029_queue_destinations.js';
-import * as m0031 from './0031_audience_index.js';
-import * as m0032 from './0032_recipient_broadcast.js';
+import * as m0030 from './0030_audience_index.js';
+import * as m0031 from './0031_recipient_broadcast.js';
 
 // Migrations are listed here rather than read from disk, so they run the same
 // from src/ under tsx and from dist/. Names sort in the order they apply.
@@ -61,6 +61,6 @@ export const migrations: Record<string, Migration> = {
   '0027_broadcast_stats': m0027,
   '0028_search_column_detail': m0028,
   '0029_queue_destinations': m0029,
-  '0031_audience_index': m0031,
-  '0032_recipient_broadcast': m0032,
+  '0030_audience_index': m0030,
+  '0031_recipient_broadcast': m0031,
 };
