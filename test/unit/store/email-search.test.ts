@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CompiledQuery, sql, type KyselyPlugin, type QueryId, type RootOperationNode } from 'kysely';
+import { CompiledQuery, sql, type Expression, type KyselyPlugin, type QueryId, type RootOperationNode } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listEmails } from '../../../src/emails/emails.repo.js';
 import { openStore, type Db, type Store } from '../../../src/store/db.js';
-import { rareStretches, workspaceSearchTag } from '../../../src/store/trigrams.js';
+import { containsText, indexedContainsText, rareStretches, workspaceSearchTag } from '../../../src/store/trigrams.js';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../../helpers/database.js';
 
 // The email list's `to` search over enough emails that some trigrams are in
@@ -146,6 +146,32 @@ describe('email search by recipient', () => {
     // Text made only of common trigrams goes to the index as it is.
     const common = await withPlans((db) => listEmails(db, 'ws_a', { to: 'example' }, { limit: 25, cursor: String }, NOW));
     expect(common.plans).not.toContain('strpos');
+  });
+});
+
+// The events search's side table on PostgreSQL is searched the same way: the
+// same text in it as in the emails, the same rows for each needle as the
+// plain LIKE finds, and the index asked for the rare stretch only.
+describe.runIf(onPostgres)('events search text on PostgreSQL', () => {
+  beforeAll(async () => {
+    await sql`INSERT INTO events_search (pos, to_text, from_text) SELECT pos, search_to, search_from FROM emails`.execute(store.db);
+    await store.db.executeQuery(CompiledQuery.raw('VACUUM ANALYZE events_search'));
+  }, 60_000);
+
+  const positions = async (condition: Expression<boolean>) =>
+    (await sql<{ pos: number }>`SELECT pos FROM events_search WHERE ${condition} ORDER BY pos`.execute(store.db)).rows.map((r) => Number(r.pos));
+
+  it.each(['user012344@', '@shop042.example', 'r_tin@', 'tin%x', 'example'])('finds for %s the rows LIKE finds', async (needle) => {
+    const narrowed = await indexedContainsText(store.db, 'events_search', 'to_text', needle, NOW);
+    expect(await positions(narrowed)).toEqual(await positions(containsText(sql.ref('events_search.to_text'), needle)));
+  });
+
+  it('asks the index for the rare stretch of a domain', async () => {
+    const narrowed = await indexedContainsText(store.db, 'events_search', 'to_text', '@shop042.example', NOW);
+    const { rows } = await sql<{ 'QUERY PLAN': string }>`EXPLAIN SELECT pos FROM events_search WHERE ${narrowed}`.execute(store.db);
+    const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
+    expect(plan).toContain("Index Cond: (to_text ~~ '%op042.%'::text)");
+    expect(plan).toContain("strpos(to_text, '@shop042.example'::text) > 0");
   });
 });
 
