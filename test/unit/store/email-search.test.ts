@@ -1,12 +1,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CompiledQuery, sql, type Expression, type KyselyPlugin, type QueryId, type RootOperationNode } from 'kysely';
+import { CompiledQuery, sql, type Expression } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listEmails } from '../../../src/emails/emails.repo.js';
 import { openStore, type Db, type Store } from '../../../src/store/db.js';
 import { containsText, indexedContainsText, rareStretches, workspaceSearchTag } from '../../../src/store/trigrams.js';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../../helpers/database.js';
+import { withPlans } from '../../helpers/plans.js';
 
 // The email list's `to` search over enough emails that some trigrams are in
 // nearly all of them: the same rows, in the same order and pages, on both
@@ -75,23 +76,9 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** What `run` returned, and PostgreSQL's plan of each statement it ran that reads emails. */
-async function withPlans<T>(run: (db: Db) => Promise<T>): Promise<{ result: T; plans: string }> {
-  const ran: Array<{ node: RootOperationNode; queryId: QueryId }> = [];
-  const recorder: KyselyPlugin = {
-    transformQuery: (args) => { ran.push(args); return args.node; },
-    transformResult: async ({ result }) => result,
-  };
-  const result = await run(store.db.withPlugin(recorder));
-  const plans: string[] = [];
-  if (onPostgres) {
-    for (const { node, queryId } of ran) {
-      const query = store.db.getExecutor().compileQuery(node, queryId);
-      if (!query.sql.startsWith('select "emails"')) continue;
-      const { rows } = await store.db.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`EXPLAIN ${query.sql}`, [...query.parameters]));
-      plans.push(rows.map((r) => r['QUERY PLAN']).join('\n'));
-    }
-  }
+/** What `run` returned, and PostgreSQL's plans of the statements it ran that read emails, as one text. */
+async function emailPlans<T>(run: (db: Db) => Promise<T>): Promise<{ result: T; plans: string }> {
+  const { result, plans } = await withPlans(store.db, run, (text) => text.startsWith('select "emails"'));
   return { result, plans: plans.join('\n') };
 }
 
@@ -130,7 +117,7 @@ describe('email search by recipient', () => {
   ])('%s (%s) lists the same rows, newest first, in pages', async (_, needle, count) => {
     const all = expected(needle);
     expect(all).toHaveLength(count);
-    const { result } = await withPlans((db) => listEmails(db, 'ws_a', { to: needle }, { limit: 25, cursor: String }, NOW));
+    const { result } = await emailPlans((db) => listEmails(db, 'ws_a', { to: needle }, { limit: 25, cursor: String }, NOW));
     expect(result.data.map((e) => Number(e.id.slice(3)))).toEqual(all.slice(0, 25));
     if (count <= 200) {
       expect(await walk(needle, 7)).toEqual(all);
@@ -139,12 +126,14 @@ describe('email search by recipient', () => {
   });
 
   it.runIf(onPostgres)('asks the trigram index only for the rare stretches of the needle, and checks the whole needle on the rows', async () => {
-    const { plans } = await withPlans((db) => listEmails(db, 'ws_a', { to: '@shop042.example' }, { limit: 25, cursor: String }, NOW));
+    const { plans } = await emailPlans((db) => listEmails(db, 'ws_a', { to: '@shop042.example' }, { limit: 25, cursor: String }, NOW));
     // "sho" and "exa" are in every row; "op0" in a tenth of them here, which is rare enough.
-    expect(plans).toContain("Index Cond: (search_to ~~ '%op042.%'::text)");
+    // (Whether the planner then takes the index is its own choice, by its statistics.)
+    expect(plans).toContain("search_to ~~ '%op042.%'::text");
+    expect(plans).not.toContain("'%@shop042.example%'");
     expect(plans).toContain("(strpos(search_to, '@shop042.example'::text) > 0)");
     // Text made only of common trigrams goes to the index as it is.
-    const common = await withPlans((db) => listEmails(db, 'ws_a', { to: 'example' }, { limit: 25, cursor: String }, NOW));
+    const common = await emailPlans((db) => listEmails(db, 'ws_a', { to: 'example' }, { limit: 25, cursor: String }, NOW));
     expect(common.plans).not.toContain('strpos');
   });
 });
@@ -170,7 +159,8 @@ describe.runIf(onPostgres)('events search text on PostgreSQL', () => {
     const narrowed = await indexedContainsText(store.db, 'events_search', 'to_text', '@shop042.example', NOW);
     const { rows } = await sql<{ 'QUERY PLAN': string }>`EXPLAIN SELECT pos FROM events_search WHERE ${narrowed}`.execute(store.db);
     const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
-    expect(plan).toContain("Index Cond: (to_text ~~ '%op042.%'::text)");
+    expect(plan).toContain("to_text ~~ '%op042.%'::text");
+    expect(plan).not.toContain("'%@shop042.example%'");
     expect(plan).toContain("strpos(to_text, '@shop042.example'::text) > 0");
   });
 });

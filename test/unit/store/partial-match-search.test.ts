@@ -2,13 +2,14 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CompiledQuery, type KyselyPlugin, type QueryId, type RootOperationNode } from 'kysely';
+import { CompiledQuery } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listContacts } from '../../../src/contacts/contacts.repo.js';
 import { listInbound } from '../../../src/inbound/inbound.repo.js';
 import { openStore, type Db, type Store } from '../../../src/store/db.js';
 import { listTemplates } from '../../../src/templates/templates.repo.js';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../../helpers/database.js';
+import { withPlans } from '../../helpers/plans.js';
 
 // The partial-match filters of the inbound, templates and contacts lists: the
 // same rows on both stores, and on PostgreSQL each is read through its
@@ -74,25 +75,6 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** What `run` returned, and PostgreSQL's plan of each statement it ran. */
-async function withPlans<T>(run: (db: Db) => Promise<T>): Promise<{ result: T; plans: string[] }> {
-  const ran: Array<{ node: RootOperationNode; queryId: QueryId }> = [];
-  const recorder: KyselyPlugin = {
-    transformQuery: (args) => { ran.push(args); return args.node; },
-    transformResult: async ({ result }) => result,
-  };
-  const result = await run(store.db.withPlugin(recorder));
-  const plans: string[] = [];
-  if (onPostgres) {
-    for (const { node, queryId } of ran) {
-      const query = store.db.getExecutor().compileQuery(node, queryId);
-      const { rows } = await store.db.executeQuery<{ 'QUERY PLAN': string }>(CompiledQuery.raw(`EXPLAIN ${query.sql}`, [...query.parameters]));
-      plans.push(rows.map((r) => r['QUERY PLAN']).join('\n'));
-    }
-  }
-  return { result, plans };
-}
-
 const page = { limit: 50, cursor: (pos: number) => String(pos) };
 
 /** Indexes of the rows of ws_a whose text contains `needle` (case-insensitive), newest first. */
@@ -112,9 +94,9 @@ const searches = [
 
 describe.each(searches)('a search for "$needle"', ({ needle, expectMatches }) => {
   it('lists inbound messages by recipient and by sender through their trigram indexes', async () => {
-    const byTo = await withPlans((db) => listInbound(db, 'ws_a', { to: needle }, page));
+    const byTo = await withPlans(store.db, (db) => listInbound(db, 'ws_a', { to: needle }, page));
     expect(ofIds(byTo.result.data.map((m) => m.id))).toEqual(expected((i) => mailbox(i + 1), needle));
-    const byFrom = await withPlans((db) => listInbound(db, 'ws_a', { from: needle }, page));
+    const byFrom = await withPlans(store.db, (db) => listInbound(db, 'ws_a', { from: needle }, page));
     expect(ofIds(byFrom.result.data.map((m) => m.id))).toEqual(expected(addressOf, needle));
     expect(byFrom.result.data).toHaveLength(expectMatches);
     if (onPostgres) {
@@ -124,14 +106,14 @@ describe.each(searches)('a search for "$needle"', ({ needle, expectMatches }) =>
   });
 
   it('lists templates by name through its trigram index', async () => {
-    const { result, plans } = await withPlans((db) => listTemplates(db, 'ws_a', { name: needle }, page));
+    const { result, plans } = await withPlans(store.db, (db) => listTemplates(db, 'ws_a', { name: needle }, page));
     expect(ofIds(result.data.map((t) => t.id))).toEqual(expected((i) => `Welcome ${addressOf(i)}`, needle));
     expect(result.data).toHaveLength(expectMatches);
     if (onPostgres) expect(plans.join('\n')).toContain('Bitmap Index Scan on templates_search_name_trgm');
   });
 
   it('lists contacts by address through its trigram index', async () => {
-    const { result, plans } = await withPlans((db) => listContacts(db, 'ws_a', { email: needle }, page));
+    const { result, plans } = await withPlans(store.db, (db) => listContacts(db, 'ws_a', { email: needle }, page));
     expect(ofIds(result.data.map((c) => c.id))).toEqual(expected(addressOf, needle));
     expect(result.data).toHaveLength(expectMatches);
     if (onPostgres) expect(plans.join('\n')).toContain('Bitmap Index Scan on contacts_email_trgm');
