@@ -30,8 +30,8 @@ export interface Store {
    *
    * With `durable: false`, on PostgreSQL the commit does not wait for the WAL
    * to reach the disk (synchronous_commit off), and row locks are let go that
-   * much sooner: for counters that many requests take in turn and whose loss
-   * in a crash does no harm (a rate-limit bucket). The WAL is written in
+   * much sooner: for rows whose loss in a crash does no harm (an
+   * idempotency key's claim, whose request commits after it). The WAL is written in
    * order, so the next durable commit makes it durable too. SQLite commits
    * such a unit as any other.
    */
