@@ -17,11 +17,11 @@ import { clustered, createRowTrigger, dropRowTrigger } from '../schema-helpers.j
 // delete is soft and keeps unsubscribed_at), so only inserts and updates
 // count. A broadcast with no row has made no email yet.
 
-export const OUTCOMES = ['delivered', 'bounced', 'failed', 'suppressed'] as const;
+const OUTCOMES = ['delivered', 'bounced', 'failed', 'suppressed'] as const;
 const ENGAGEMENTS = { opened: 'email.opened', clicked: 'email.clicked', complained: 'email.complained' } as const;
 const COUNTERS = ['emails_created', 'sent', ...OUTCOMES, ...Object.keys(ENGAGEMENTS), 'unsubscribed'];
 
-export const quoted = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
+const quoted = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
 const isOne = (expr: string, value: string) => `CASE WHEN ${expr} = '${value}' THEN 1 ELSE 0 END`;
 /** The outcome counters moved to status `now` from status `was` (SQL expressions), if it had one. */
 export const outcomeMoves = (now: string, was?: string) =>
@@ -36,7 +36,7 @@ const broadcastOf = (emailId: string) => `(SELECT broadcast_id FROM emails WHERE
 const broadcastsBefore = (contact: string) =>
   `SELECT broadcast_id FROM emails WHERE contact_id = ${contact}.id AND created_at <= ${contact}.unsubscribed_at`;
 
-export const OUTCOME_CHANGED = `OLD.status <> NEW.status AND (OLD.status IN (${quoted(OUTCOMES)}) OR NEW.status IN (${quoted(OUTCOMES)}))`;
+const OUTCOME_CHANGED = `OLD.status <> NEW.status AND (OLD.status IN (${quoted(OUTCOMES)}) OR NEW.status IN (${quoted(OUTCOMES)}))`;
 const ENGAGEMENT_EVENT = `NEW.email_id IS NOT NULL AND NEW.type IN (${quoted(Object.values(ENGAGEMENTS))})`;
 const SENT_CHANGED = 'NEW.broadcast_id IS NOT NULL AND (OLD.sent_at IS NULL) <> (NEW.sent_at IS NULL)';
 

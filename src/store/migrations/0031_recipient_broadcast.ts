@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { createRowTrigger, dropRowTrigger } from '../schema-helpers.js';
-import { BODIES, OUTCOME_CHANGED, OUTCOMES, outcomeMoves, quoted, TRIGGERS } from './0027_broadcast_stats.js';
+import { BODIES, outcomeMoves, TRIGGERS } from './0027_broadcast_stats.js';
 
 // A recipient row names its email's broadcast, so the broadcast-stats
 // triggers on recipients fire only for broadcast mail and need not look the
@@ -9,10 +9,12 @@ import { BODIES, OUTCOME_CHANGED, OUTCOMES, outcomeMoves, quoted, TRIGGERS } fro
 // PostgreSQL a plpgsql call as well, which made the statement that records
 // a delivery about half as costly again.
 
-const RECIPIENT_TRIGGERS = [
-  { name: 'recipient_made', on: 'AFTER INSERT ON email_recipients', when: `NEW.status IN (${quoted(OUTCOMES)})`, moves: outcomeMoves('NEW.status') },
-  { name: 'recipient_moved', on: 'AFTER UPDATE OF status ON email_recipients', when: OUTCOME_CHANGED, moves: outcomeMoves('NEW.status', 'OLD.status') },
-] as const;
+/** The counters each recipient trigger moves; when and on what it fires stay as migration 0027 has them. */
+const RECIPIENT_MOVES: Partial<Record<string, string>> = {
+  recipient_made: outcomeMoves('NEW.status'),
+  recipient_moved: outcomeMoves('NEW.status', 'OLD.status'),
+};
+const RECIPIENT_TRIGGERS = TRIGGERS.filter((t) => RECIPIENT_MOVES[t.name] !== undefined);
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('email_recipients').addColumn('broadcast_id', 'text').execute();
@@ -22,7 +24,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     const name = `broadcast_stats_${t.name}`;
     await dropRowTrigger(db, name, t.on);
     await createRowTrigger(db, name, t.on, `NEW.broadcast_id IS NOT NULL AND ${t.when}`,
-      [`UPDATE broadcast_stats SET ${t.moves} WHERE broadcast_id = NEW.broadcast_id`]);
+      [`UPDATE broadcast_stats SET ${RECIPIENT_MOVES[t.name]} WHERE broadcast_id = NEW.broadcast_id`]);
   }
 }
 
@@ -30,8 +32,7 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   for (const t of RECIPIENT_TRIGGERS) {
     const name = `broadcast_stats_${t.name}`;
     await dropRowTrigger(db, name, t.on);
-    const before = TRIGGERS.find((b) => b.name === t.name)!;
-    await createRowTrigger(db, name, before.on, before.when, BODIES[t.name]);
+    await createRowTrigger(db, name, t.on, t.when, BODIES[t.name]);
   }
   await db.schema.alterTable('email_recipients').dropColumn('broadcast_id').execute();
 }
