@@ -63,7 +63,7 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
   const running = new Set<ChildServer>();
   /** The nodes' data dirs, a node's from before it starts. */
   const dataDirs = new Set<string>();
-  const admin = postgresPool(settings.get('MAILROOM_TEST_DATABASE_URL')!, 1);
+  const admin = postgresPool(settings.get('MAILROOM_TEST_DATABASE_URL')!, { poolSize: 1, preparedStatements: false });
   let stopped = false;
   // Exiting, rather than dying of the signal, runs the other exit hooks (the DNS helper's).
   const onSignal = (signal: NodeJS.Signals) => process.exit(signal === 'SIGINT' ? 130 : 143);

@@ -25,6 +25,7 @@ export interface Config {
   dataDir: string;
   databaseUrl: string;
   databasePoolSize: number;
+  databasePreparedStatements: boolean;
   httpHost: string;
   httpPort: number;
   publicUrl: string;
@@ -87,6 +88,10 @@ export const CONFIG_KEYS: Record<keyof Config, ConfigKeyDoc> = {
     secret: true,
   },
   databasePoolSize: { env: 'MAILROOM_DATABASE_POOL_SIZE', doc: 'Connections to PostgreSQL this process keeps at most (default 10; SQLite uses one).' },
+  databasePreparedStatements: {
+    env: 'MAILROOM_DATABASE_PREPARED_STATEMENTS',
+    doc: 'PostgreSQL: prepare the fixed statements once per connection (default true). false behind a pooler in transaction mode that cannot keep them (PgBouncer before 1.21, or without max_prepared_statements).',
+  },
   httpHost: { env: 'MAILROOM_HTTP_HOST', doc: 'Address the HTTP server binds (default 127.0.0.1; 0.0.0.0 for all).' },
   httpPort: { env: 'MAILROOM_HTTP_PORT', doc: 'HTTP port (default 3000; 0 picks a free one).' },
   publicUrl: { env: 'MAILROOM_PUBLIC_URL', doc: 'Public base address without /v1, used in tracking and unsubscribe links.' },
@@ -153,13 +158,13 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Readonl
     }
     return n;
   };
-  const bool = (key: keyof Config): boolean => {
+  const bool = (key: keyof Config, fallback = false): boolean => {
     const raw = get(key)?.toLowerCase();
-    if (raw === undefined) return false;
+    if (raw === undefined) return fallback;
     if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
     if (['0', 'false', 'no', 'off'].includes(raw)) return false;
     problems.push(`${CONFIG_KEYS[key].env} must be true or false, got '${raw}'`);
-    return false;
+    return fallback;
   };
   const oneOf = <T extends string>(key: keyof Config, allowed: readonly T[], fallback: T): T => {
     const raw = get(key);
@@ -237,6 +242,7 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Readonl
     dataDir,
     databaseUrl,
     databasePoolSize: int('databasePoolSize', 10, 1, 1000),
+    databasePreparedStatements: bool('databasePreparedStatements', true),
     httpHost,
     httpPort,
     publicUrl,

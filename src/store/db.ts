@@ -1,4 +1,5 @@
 import Sqlite from 'better-sqlite3';
+import type pg from 'pg';
 import { closeSync, existsSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
@@ -8,7 +9,7 @@ import {
 import type { Database } from './tables.js';
 import { migrations } from './migrations/index.js';
 import { isPostgres } from './schema-helpers.js';
-import { isPostgresUrl, isStaleStatement, nameStatement, postgresPool } from './postgres.js';
+import { isPostgresUrl, isUnusableStatement, nameStatement, postgresPool } from './postgres.js';
 import { walCheckpointer, type WalCheckpointer } from './wal-checkpointer.js';
 
 export type Db = Kysely<Database>;
@@ -159,7 +160,7 @@ export async function runSql<R>(db: Db | Tx, text: string, params: unknown[]): P
     return await db.executeQuery<R>(CompiledQuery.raw(text, params));
   } catch (err) {
     // Outside a transaction nothing was done: the text runs again under its new name.
-    if (db.isTransaction || !isStaleStatement(err)) throw err;
+    if (db.isTransaction || !isUnusableStatement(err)) throw err;
     return db.executeQuery<R>(CompiledQuery.raw(text, params));
   }
 }
@@ -374,11 +375,15 @@ export interface StoreOptions {
   checkpointer?: (file: string) => WalCheckpointer;
   /** The most connections a store on PostgreSQL opens (default 10). */
   poolSize?: number;
+  /** Whether a store on PostgreSQL runs its fixed texts as named prepared statements (default true). */
+  preparedStatements?: boolean;
 }
 
 /** A store on the database the URL names: `sqlite:PATH` (or `sqlite::memory:`), or `postgres://…`. */
 export function openStore(databaseUrl: string, options: StoreOptions = {}): Store {
-  return isPostgresUrl(databaseUrl) ? openPostgresStore(databaseUrl, options.poolSize ?? 10) : openSqliteStore(databaseUrl, options);
+  return isPostgresUrl(databaseUrl)
+    ? openPostgresStore(postgresPool(databaseUrl, { poolSize: options.poolSize ?? 10, preparedStatements: options.preparedStatements ?? true }))
+    : openSqliteStore(databaseUrl, options);
 }
 
 function migratorOf(db: Db): Migrator {
@@ -400,8 +405,8 @@ async function migrateToLatest(db: Db): Promise<string[]> {
  * no group commit to arrange: the server makes each commit durable before it
  * answers, and concurrent transactions share its WAL flushes by themselves.
  */
-function openPostgresStore(databaseUrl: string, poolSize: number): Store {
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: postgresPool(databaseUrl, poolSize) }), plugins: [inlineLimits] });
+function openPostgresStore(pool: pg.Pool): Store {
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [inlineLimits] });
   const inFlight = new Set<Promise<unknown>>();
   const store: Store = {
     db,
@@ -418,7 +423,7 @@ function openPostgresStore(databaseUrl: string, poolSize: number): Store {
       // table) fails the transaction; the unit runs again, as a unit whose
       // unique name was taken does, and its statement now has a new name.
       const done = attempt().catch((err: unknown) => {
-        if (!isStaleStatement(err)) throw err;
+        if (!isUnusableStatement(err)) throw err;
         return attempt();
       });
       inFlight.add(done);

@@ -48,7 +48,7 @@ function typeParsers(): pg.CustomTypesConfig {
  */
 export const NAMED_TEXT_BUDGET = 256 * 1024;
 export const MAX_NAMED_TEXT = 16 * 1024;
-/** A text renamed this often (its statement went stale each time) runs unnamed from then on. */
+/** A text renamed this often (its statement unusable each time) runs unnamed from then on. */
 const MAX_RENAMES = 3;
 
 interface StatementName { name: string; renames: number }
@@ -70,26 +70,29 @@ export function nameStatement(text: string): void {
 export const namedTextChars = (): number => namedChars;
 
 /**
- * A statement prepared before a schema change that its result or its
- * existence depends on: its result columns changed (0A000 "cached plan must
- * not change result type", as a SELECT * after another node's migration
- * added a column) or the connection no longer has it (26000). PostgreSQL
- * keeps refusing that statement on every connection that prepared it. The
- * routine tells the first from the other errors of code 0A000 (a feature
- * not supported), in any language the server speaks.
+ * A named statement the connection cannot use as it is: prepared before a
+ * schema change that its result or its existence depends on (0A000 "cached
+ * plan must not change result type", as a SELECT * after another node's
+ * migration added a column), or gone from the connection (26000). Or a name
+ * the connection already has (42P05): a pooler in transaction mode that does
+ * not keep prepared statements handed this client a server connection on
+ * which another client prepared it. PostgreSQL keeps refusing such a
+ * statement on every connection concerned. The routine tells the first from
+ * the other errors of code 0A000 (a feature not supported), in any language
+ * the server speaks.
  */
-export function isStaleStatement(err: unknown): boolean {
+export function isUnusableStatement(err: unknown): boolean {
   const { code, routine } = (err ?? {}) as { code?: string; routine?: string };
-  return (code === '0A000' && routine === 'RevalidateCachedQuery') || code === '26000';
+  return (code === '0A000' && routine === 'RevalidateCachedQuery') || code === '26000' || code === '42P05';
 }
 
 /**
- * Gives a text whose statement went stale a new name, so each connection
- * prepares it afresh on its next run; the stale statements stay on their
- * connections until those close. A text that goes stale again and again
- * runs unnamed instead.
+ * Gives a text whose statement became unusable a new name, so each
+ * connection prepares it afresh on its next run; the old statements stay on
+ * their connections until those close. A text renamed again and again (a
+ * pooler that loses statements) runs unnamed instead.
  */
-function renameStale(text: string): void {
+function renameUnusable(text: string): void {
   const named = statementNames.get(text);
   if (!named) return;
   const renames = named.renames + 1;
@@ -106,15 +109,15 @@ function withNamedStatements(client: pg.PoolClient): void {
     const named = args.length === 2 && typeof text === 'string' && Array.isArray(values) ? statementNames.get(text) : undefined;
     if (!named) return query(...args);
     return query({ name: named.name, text, values }).catch((err: unknown) => {
-      if (isStaleStatement(err) && statementNames.get(text as string) === named) renameStale(text as string);
+      if (isUnusableStatement(err) && statementNames.get(text as string) === named) renameUnusable(text as string);
       throw err;
     });
   };
 }
 
-export function postgresPool(url: string, poolSize: number): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, types: typeParsers() });
-  pool.on('connect', withNamedStatements);
+export function postgresPool(url: string, o: { poolSize: number; preparedStatements: boolean }): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max: o.poolSize, types: typeParsers() });
+  if (o.preparedStatements) pool.on('connect', withNamedStatements);
   // An idle connection the server closes (a restart, an administrator) is
   // dropped by the pool, which opens another for the next query; without a
   // listener the 'error' event would end the process.

@@ -42,11 +42,14 @@ describe('configuration', () => {
     expect(loadConfig({ MAILROOM_PLANS: '{"small":{"burst":10,"testBurst":10,"requestsPerSecond":1}}' }).plans.small.burst).toBe(10);
   });
 
-  it('takes a PostgreSQL URL and a pool size for it', () => {
+  it('takes a PostgreSQL URL, a pool size and whether to prepare statements for it', () => {
     const c = loadConfig({ MAILROOM_DATABASE_URL: 'postgres://mail:pw@db.internal:5432/mailroom', MAILROOM_DATABASE_POOL_SIZE: '25' });
     expect(c).toMatchObject({ databaseUrl: 'postgres://mail:pw@db.internal:5432/mailroom', databasePoolSize: 25 });
     expect(loadConfig({}).databasePoolSize).toBe(10);
     expect(() => loadConfig({ MAILROOM_DATABASE_POOL_SIZE: '0' })).toThrow(/MAILROOM_DATABASE_POOL_SIZE/);
+    expect(loadConfig({}).databasePreparedStatements).toBe(true);
+    expect(loadConfig({ MAILROOM_DATABASE_PREPARED_STATEMENTS: 'false' }).databasePreparedStatements).toBe(false);
+    expect(() => loadConfig({ MAILROOM_DATABASE_PREPARED_STATEMENTS: 'sometimes' })).toThrow(/MAILROOM_DATABASE_PREPARED_STATEMENTS must be true or false/);
     const shown = Object.fromEntries(describeConfig(c).map((e) => [e.env, e.value]));
     expect(shown.MAILROOM_DATABASE_URL).toBe('postgres://mail:****@db.internal:5432/mailroom');
   });

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../../helpers/database.js';
 import { openStore, runSql, type Store } from '../../../src/store/db.js';
 import { MAX_NAMED_TEXT, NAMED_TEXT_BUDGET, namedTextChars, nameStatement } from '../../../src/store/postgres.js';
+import { startPgBouncer } from '../../helpers/pgbouncer.js';
 
 // The fixed texts of runSql run on PostgreSQL as named statements: parsed
 // once per connection, and prepared afresh when a schema change makes them
@@ -80,6 +81,54 @@ describe.runIf(onPostgres)('named statements on PostgreSQL', () => {
     const text = `SELECT a FROM probe WHERE id = $1${' '.repeat(MAX_NAMED_TEXT)}`;
     expect((await runSql(store.db, text, ['x'])).rows).toEqual([{ a: 1 }]);
     expect((await prepared()).filter((p) => p.statement === text)).toEqual([]);
+  });
+
+  it('runs every text unnamed when prepared statements are turned off', async () => {
+    const unnamed = openStore(database.url, { poolSize: 1, preparedStatements: false });
+    try {
+      const text = 'SELECT a FROM probe WHERE id = $1 AND $2::int IS NOT NULL';
+      for (let i = 0; i < 6; i++) expect((await runSql(unnamed.db, text, ['x', i])).rows).toEqual([{ a: 1 }]);
+      expect(await unnamed.write((tx) => runSql(tx, text, ['y', 0]))).toMatchObject({ rows: [{ a: 2 }] });
+      expect((await sql`SELECT name FROM pg_prepared_statements`.execute(unnamed.db)).rows).toEqual([]);
+    } finally {
+      await unnamed.close();
+    }
+  });
+
+  describe('behind PgBouncer 1.18 in transaction mode, one server connection for two clients', () => {
+    // Each client prepares a name on the one server connection, which the other
+    // then finds there already (42P05): the text is renamed and its work runs
+    // again, until after a few renames it runs unnamed.
+    async function alternate(options: { preparedStatements?: boolean }, text: string) {
+      const bouncer = await startPgBouncer(database.url, 1);
+      const clients = [openStore(bouncer.url, { poolSize: 1, ...options }), openStore(bouncer.url, { poolSize: 1, ...options })];
+      try {
+        const onServer = async () => (await sql<{ name: string; statement: string }>`SELECT name, statement FROM pg_prepared_statements`
+          .execute(clients[0].db)).rows.filter((p) => p.statement === text).length;
+        for (let i = 0; i < 12; i++) {
+          const client = clients[i % 2];
+          expect((await runSql(client.db, text, ['x', i])).rows).toEqual([{ a: 1 + i }]);
+          await client.write((tx) => runSql(tx, 'UPDATE probe SET a = a + 1 WHERE id = $1', ['x']));
+        }
+        const names = await onServer();
+        for (let i = 0; i < 4; i++) await runSql(clients[i % 2].db, text, ['x', 12 + i]);
+        return { names, namesAfter: await onServer() };
+      } finally {
+        for (const client of clients) await client.close();
+        await bouncer.stop();
+      }
+    }
+
+    it('recovers from the names it finds taken, then runs the text unnamed', async () => {
+      const { names, namesAfter } = await alternate({}, 'SELECT a FROM probe WHERE id = $1 AND a >= $2');
+      expect(names).toBeGreaterThan(1);
+      expect(namesAfter).toBe(names);
+    });
+
+    it('names nothing with prepared statements turned off', async () => {
+      const { names, namesAfter } = await alternate({ preparedStatements: false }, 'SELECT a FROM probe WHERE id = $1 AND a >= $2 + 0');
+      expect([names, namesAfter]).toEqual([0, 0]);
+    });
   });
 
   // Last: it spends the budget of this file's process.

@@ -1,0 +1,97 @@
+// A real PgBouncer in front of the test cluster, in transaction mode: each
+// transaction (each statement outside one) gets whichever server connection
+// is free, and the Debian package's 1.18 keeps no prepared statements across
+// them, as poolers before 1.21 (or without max_prepared_statements) do not.
+// It listens on 127.0.0.1 and a free port, and runs as the cluster's OS user
+// when the tests run as root (it refuses root).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir, userInfo } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import pg from 'pg';
+import { freePort } from './smtp-app.js';
+
+const PGBOUNCER = '/usr/sbin/pgbouncer';
+const OS_USER = 'postgres';
+const START_DEADLINE_MS = 10_000;
+
+export interface TestPgBouncer {
+  /** The database of `databaseUrl`, through the pooler. */
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** PgBouncer for the database of `databaseUrl`, with `serverConnections` connections to the server at most. */
+export async function startPgBouncer(databaseUrl: string, serverConnections: number): Promise<TestPgBouncer> {
+  const target = new URL(databaseUrl);
+  const dir = mkdtempSync(join(tmpdir(), 'mailroom-pgbouncer-'));
+  const port = await freePort();
+  const asRoot = userInfo().uid === 0;
+  writeFileSync(join(dir, 'pgbouncer.ini'), [
+    '[databases]',
+    `* = host=${target.hostname} port=${target.port} user=${decodeURIComponent(target.username)} password=${decodeURIComponent(target.password)}`,
+    '[pgbouncer]',
+    'listen_addr = 127.0.0.1',
+    `listen_port = ${port}`,
+    'unix_socket_dir =',
+    // Clients are not checked: the server logs in as the user above.
+    'auth_type = any',
+    'pool_mode = transaction',
+    `default_pool_size = ${serverConnections}`,
+    'max_client_conn = 100',
+    `logfile = ${join(dir, 'pgbouncer.log')}`,
+    `pidfile = ${join(dir, 'pgbouncer.pid')}`,
+    '',
+  ].join('\n'), { mode: 0o600 });
+  if (asRoot) for (const file of ['', 'pgbouncer.ini']) chownSync(join(dir, file), ...ownerOf(OS_USER));
+
+  const child: ChildProcess = asRoot
+    ? spawn('runuser', ['-u', OS_USER, '--', PGBOUNCER, join(dir, 'pgbouncer.ini')], { stdio: 'ignore' })
+    : spawn(PGBOUNCER, [join(dir, 'pgbouncer.ini')], { stdio: 'ignore' });
+  const url = new URL(databaseUrl);
+  url.host = `127.0.0.1:${port}`;
+
+  const stop = async () => {
+    const pid = Number(readIfThere(join(dir, 'pgbouncer.pid')));
+    if (pid > 0) process.kill(pid, 'SIGTERM');
+    if (child.exitCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((resolve) => child.once('exit', resolve));
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+
+  for (const deadline = Date.now() + START_DEADLINE_MS; ;) {
+    const client = new pg.Client({ connectionString: url.toString() });
+    try {
+      await client.connect();
+      await client.query('SELECT 1');
+      return { url: url.toString(), stop };
+    } catch (err) {
+      if (Date.now() > deadline || child.exitCode !== null) {
+        const log = readIfThere(join(dir, 'pgbouncer.log'));
+        await stop();
+        throw new Error(`PgBouncer did not start: ${(err as Error).message}\n${log}`);
+      }
+      await delay(50);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+}
+
+function ownerOf(user: string): [number, number] {
+  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith(`${user}:`));
+  if (!line) throw new Error(`no OS user ${user}`);
+  const [, , uid, gid] = line.split(':');
+  return [Number(uid), Number(gid)];
+}
+
+function readIfThere(file: string): string {
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch {
+    return '';
+  }
+}
