@@ -52,13 +52,14 @@ export async function startPgBouncer(databaseUrl: string, serverConnections: num
   const url = new URL(databaseUrl);
   url.host = `127.0.0.1:${port}`;
 
+  const exited = new Promise((resolve) => child.once('exit', resolve));
   const stop = async () => {
+    // PgBouncer itself, by its pid; runuser then exits with it (signalled, it
+    // would wait two seconds before passing the signal on).
     const pid = Number(readIfThere(join(dir, 'pgbouncer.pid')));
-    if (pid > 0) process.kill(pid, 'SIGTERM');
-    if (child.exitCode === null) {
-      child.kill('SIGTERM');
-      await new Promise((resolve) => child.once('exit', resolve));
-    }
+    if (pid > 0 && child.exitCode === null) process.kill(pid, 'SIGTERM');
+    else if (child.exitCode === null) child.kill('SIGTERM');
+    await exited;
     rmSync(dir, { recursive: true, force: true });
   };
 
