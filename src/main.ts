@@ -292,6 +292,11 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
   // Slow clients must not pin sockets forever.
   server.requestTimeout = 120_000;
   server.headersTimeout = 30_000;
+  // An idle keep-alive connection stays open longer than a client or a proxy
+  // in front keeps it (nginx and load balancers: about 60 s; Node's fetch: the
+  // server's hint less a second), so the client, not the server, closes it:
+  // a server closing first races the next request sent on it, which fails.
+  server.keepAliveTimeout = 65_000;
   const host = config.httpHost.includes(':') ? `[${config.httpHost}]` : config.httpHost;
   const httpUrl = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${port}`;
   logger.info({ url: httpUrl }, 'HTTP API listening');

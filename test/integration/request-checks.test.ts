@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import { Agent, get } from 'node:http';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -118,6 +119,21 @@ describe('requests refused before any handler', () => {
     const smuggled = await rawHttp(t.url, 'POST /v1/api-keys HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n');
     expect(smuggled.status).toBe(400);
     expect(smuggled.body.error).toMatchObject({ code: 'bad_request', message: expect.stringMatching(/Transfer-Encoding/) });
+  });
+
+  it('keeps an idle connection open longer than a proxy or a client keeps it, and says how long', async () => {
+    const agent = new Agent({ keepAlive: true });
+    try {
+      const keepAlive = await new Promise<string | undefined>((resolve, reject) => {
+        get(`${t.url}/v1/api-keys`, { agent, headers: { Authorization: `Bearer ${t.token}` } }, (res) => {
+          res.resume();
+          resolve(res.headers['keep-alive']);
+        }).on('error', reject);
+      });
+      expect(keepAlive).toBe('timeout=65');
+    } finally {
+      agent.destroy();
+    }
   });
 
   // The files of a SQLite store; PostgreSQL keeps its own.
