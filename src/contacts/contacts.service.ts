@@ -236,7 +236,7 @@ export function contactsService(deps: {
       return listContacts(store.db, ws, {
         email: q.email, status: q.status, engagementTier: q.engagement_tier, tagId: q.tag_id,
         createdAfter: parseTime(q.created_after, 'created_after'), createdBefore: parseTime(q.created_before, 'created_before'),
-      }, page);
+      }, page, clock.now());
     },
 
     async create(ws, input) {

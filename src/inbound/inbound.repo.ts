@@ -5,7 +5,7 @@ import { claimLeases } from '../store/lease.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso } from '../core/clock.js';
 import type { MessageFields } from './parse-message.js';
-import { containsText } from '../store/trigrams.js';
+import { indexedContainsText } from '../store/trigrams.js';
 
 // Received messages. Rows become API shapes (or the plain records the
 // service and the processor work with) here and nowhere else.
@@ -321,15 +321,17 @@ export async function purgeReceivedBefore(tx: Tx, before: number, limit: number)
 // is; reports to a return path are not mail of the workspace's own.
 const VISIBLE_KIND = 'message';
 
-export async function listInbound(db: Db, ws: string, f: InboundFilter, page: PageQuery): Promise<Page<InboundEmailSummary>> {
+export async function listInbound(db: Db, ws: string, f: InboundFilter, page: PageQuery, now: number): Promise<Page<InboundEmailSummary>> {
+  const to = f.to === undefined ? undefined : await indexedContainsText(db, 'inbound_messages', 'search_to', f.to.toLowerCase(), now);
+  const from = f.from === undefined ? undefined : await indexedContainsText(db, 'inbound_messages', 'search_from', f.from.toLowerCase(), now);
   return fetchPage(page, (bound, order, take) => db.selectFrom('inbound_messages').select(SUMMARY_COLUMNS)
     .where('workspace_id', '=', ws).where('kind', '=', VISIBLE_KIND)
     .$if(f.domainId !== undefined, (q) => q.where('domain_id', '=', f.domainId!))
     .$if(f.inReplyToEmailId !== undefined, (q) => q.where('in_reply_to_email_id', '=', f.inReplyToEmailId!))
     .$if(f.receivedAfter !== undefined, (q) => q.where('received_at', '>', f.receivedAfter!))
     .$if(f.receivedBefore !== undefined, (q) => q.where('received_at', '<', f.receivedBefore!))
-    .$if(f.to !== undefined, (q) => q.where(containsText(sql.ref('search_to'), f.to!.toLowerCase())))
-    .$if(f.from !== undefined, (q) => q.where(containsText(sql.ref('search_from'), f.from!.toLowerCase())))
+    .$if(to !== undefined, (q) => q.where(to!))
+    .$if(from !== undefined, (q) => q.where(from!))
     .$if(bound !== undefined, (q) => q.where('pos', bound!.op, bound!.pos))
     .orderBy('pos', order).limit(take).execute(), toSummary);
 }

@@ -496,7 +496,7 @@ export function inboundService(deps: InboundDeps): InboundService {
         ...(q.received_after !== undefined && { receivedAfter: Date.parse(q.received_after) }),
         ...(q.received_before !== undefined && { receivedBefore: Date.parse(q.received_before) }),
       };
-      return listInbound(store.db, ws, filter, page);
+      return listInbound(store.db, ws, filter, page, clock.now());
     },
 
     async get(ws, id) {
