@@ -124,7 +124,7 @@ describe('requests refused before any handler', () => {
   it('keeps an idle connection open longer than a proxy or a client keeps it, and says how long', async () => {
     const agent = new Agent({ keepAlive: true });
     try {
-      const keepAlive = await new Promise<string | undefined>((resolve, reject) => {
+      const keepAlive = await new Promise<unknown>((resolve, reject) => {
         get(`${t.url}/v1/api-keys`, { agent, headers: { Authorization: `Bearer ${t.token}` } }, (res) => {
           res.resume();
           resolve(res.headers['keep-alive']);
