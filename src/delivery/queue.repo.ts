@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
-import { insertRows, paddedInList, runShaped, type Db, type Tx } from '../store/db.js';
+import { compiledOn, insertRows, paddedInList, runShaped, type Db, type Tx } from '../store/db.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { claimLeases, lockedForClaim, lockedForUpdate } from '../store/lease.js';
 import { newId } from '../core/ids.js';
@@ -96,9 +96,6 @@ const openDestinations = (params: readonly unknown[]) => {
         AND NOT EXISTS (SELECT 1 FROM queue_holds h WHERE h.workspace_id = dest.workspace_id AND h.domain = dest.domain)
     )`;
 };
-
-/** A raw query, compiled for the connection it runs on. */
-const compiledOn = <R>(db: Db | Tx, query: RawBuilder<R>) => ({ compile: () => query.compile(db) });
 
 /** Destinations to claim from: the `limit` whose earliest row is due soonest, of those due by `now`. */
 async function dueDestinations(tx: Tx, c: { now: number; limit: number; skip: string[] }): Promise<Array<{ domain: string; workspace_id: string }>> {

@@ -123,7 +123,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   /** One batch of fan-out: how many positions it consumed, and whether it read them or passed over them. */
   async function fanOutBatch(): Promise<{ consumed: number; passedOver: boolean }> {
     const lo = await readWatermark(store.db);
-    if (!(await anyEnabledWebhook(store.db))) return { consumed: await passOver(lo), passedOver: true };
+    // Nothing new: an idle round reads no further.
+    const hi = await deps.lastEventPos();
+    if (hi <= lo) return { consumed: 0, passedOver: false };
+    if (!(await anyEnabledWebhook(store.db))) return { consumed: await passOver(lo, hi), passedOver: true };
     const events = await deps.readEventsAfter(lo, FANOUT_BATCH);
     if (events.length === 0) return { consumed: 0, passedOver: false };
     const now = clock.now();
@@ -150,10 +153,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     return { consumed: events.length, passedOver: false };
   }
 
-  /** With no endpoint enabled, moves the watermark past every event there is, reading none; returns how many positions it passed. */
-  async function passOver(lo: number): Promise<number> {
-    const hi = await deps.lastEventPos();
-    if (hi <= lo) return 0;
+  /** With no endpoint enabled, moves the watermark from `lo` past the last event, at `hi`, reading none; returns how many positions it passed. */
+  async function passOver(lo: number, hi: number): Promise<number> {
     return store.write(async (tx) => {
       // Another fan-out moved first, or an endpoint was enabled meanwhile: the next round reads as usual.
       if ((await readWatermark(tx)) !== lo || (await anyEnabledWebhook(tx))) return 0;
