@@ -11,6 +11,7 @@ import { openKeyring, type Keyring } from './keyring.js';
 import { checkMasterSecret } from './store/secret-check.js';
 import { createLogger } from './logger.js';
 import { openStore, type Store } from './store/db.js';
+import { followerBehind, type Follower } from './store/event-log.js';
 import { loadContract } from './contract/contract.js';
 import { answerClientError, createApp, routedOperations } from './http/app.js';
 import type { Kysely } from 'kysely';
@@ -221,12 +222,14 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
   scheduler.register({ name: 'purge-idempotency-keys', everyMs: 3600_000, firstRunAfterMs: 3600_000, run: async () => void (await idem.purgeExpired()) });
   scheduler.register({ name: 'recheck-domains', everyMs: RECHECK_TASK_EVERY_MS, run: async () => void (await services.domains.recheckDue()) });
   // Tiers follow new email events within a minute, and age hourly.
-  scheduler.register({ name: 'engagement-fold-events', everyMs: 60_000, run: async () => void (await services.contacts.foldEvents()) });
+  // The followers of the events table run only when there are events past their position.
+  const behind = (follower: Follower) => () => followerBehind(store.db, follower);
+  scheduler.register({ name: 'engagement-fold-events', everyMs: 60_000, hasWork: behind('engagement'), run: async () => void (await services.contacts.foldEvents()) });
   scheduler.register({ name: 'engagement-age-tiers', everyMs: 3600_000, run: async () => void (await services.contacts.ageTiers()) });
   // The events list's side indexes and the analytics rollups follow the events
   // table; reads cover what they have not reached yet, so these only bound that tail.
-  scheduler.register({ name: 'index-events', everyMs: 2_000, run: async () => void (await services.events.indexEvents()) });
-  scheduler.register({ name: 'fold-analytics', everyMs: 5_000, run: async () => void (await services.analytics.fold()) });
+  scheduler.register({ name: 'index-events', everyMs: 2_000, hasWork: behind('events_index'), run: async () => void (await services.events.indexEvents()) });
+  scheduler.register({ name: 'fold-analytics', everyMs: 5_000, hasWork: behind('analytics'), run: async () => void (await services.analytics.fold()) });
   scheduler.register({ name: 'purge-webhook-deliveries', everyMs: 3600_000, run: async (now) => void (await services.webhooks.purgeOldDeliveries(now)) });
   scheduler.register({ name: 'purge-inbound', everyMs: 3600_000, run: async () => void (await services.inbound.purgeExpired()) });
   scheduler.register({ name: 'purge-expired-attachments', everyMs: 3600_000, run: async () => void (await services.attachments.purgeExpired()) });

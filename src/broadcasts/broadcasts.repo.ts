@@ -1,5 +1,5 @@
 import { sql, type Selectable, type Updateable } from 'kysely';
-import type { Db, Tx } from '../store/db.js';
+import { compiledOn, runShaped, type Db, type Tx } from '../store/db.js';
 import type { BroadcastStatus, BroadcastsTable } from './broadcasts.tables.js';
 import type { EngagementTier } from '../contacts/contacts.tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
@@ -185,9 +185,27 @@ export async function releaseBroadcast(tx: Tx, id: string, owner: string, nextCh
     .where('id', '=', id).where('lease_owner', '=', owner).execute();
 }
 
-/** When the next chunk of a sending broadcast no one holds is due, if any (the sender sleeps until then). */
-export async function nextChunkDue(db: Db, now: number): Promise<number | undefined> {
-  const row = await db.selectFrom('broadcasts').select((eb) => eb.fn.min('next_chunk_at').as('at'))
-    .where('status', '=', 'sending').where('locked_until', '<=', now).executeTakeFirst();
-  return row?.at == null ? undefined : Number(row.at);
+/** When the sender next has work, as far as the broadcasts say now (it sleeps until then). */
+export interface BroadcastWork {
+  /** The earliest time a scheduled broadcast starts or a paused one resumes. */
+  startAt?: number;
+  /** The earliest time a chunk of a sending broadcast no one holds is due. */
+  chunkAt?: number;
+}
+
+/**
+ * When the sender next has work, in one read: its look four times a second,
+ * so a fixed text, with the statuses written into it.
+ */
+export async function nextBroadcastWork(db: Db, now: number): Promise<BroadcastWork> {
+  const { rows: [row] } = await runShaped(db, 'next broadcast work', [now], ([at]) => compiledOn(db, sql<{ scheduled: unknown; resume: unknown; chunk: unknown }>`
+    SELECT (SELECT min(scheduled_at) FROM broadcasts WHERE status = 'scheduled') AS scheduled,
+      (SELECT min(resume_at) FROM broadcasts WHERE status = 'paused') AS resume,
+      (SELECT min(next_chunk_at) FROM broadcasts WHERE status = 'sending' AND locked_until <= ${at}) AS chunk`));
+  const time = (v: unknown) => (v == null ? undefined : Number(v));
+  const starts = [time(row.scheduled), time(row.resume)].filter((t) => t !== undefined);
+  return {
+    ...(starts.length > 0 && { startAt: Math.min(...starts) }),
+    ...(row.chunk != null && { chunkAt: Number(row.chunk) }),
+  };
 }

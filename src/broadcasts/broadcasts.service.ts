@@ -15,9 +15,9 @@ import { checkScheduleTime, parseMailbox, type BroadcastEmailCounts, type Broadc
 import type { CompiledContent, ContactFacts, ContentSource } from '../templates/index.js';
 import { contactData } from '../templates/index.js';
 import {
-  claimSending, deleteBroadcast, dueBroadcasts, findBroadcast, findBroadcastForUpdate, insertBroadcast, listBroadcasts, nextChunkDue, recordChunk,
+  claimSending, deleteBroadcast, dueBroadcasts, findBroadcast, findBroadcastForUpdate, insertBroadcast, listBroadcasts, nextBroadcastWork, recordChunk,
   releaseBroadcast, toFields, transitionBroadcast, updateContent,
-  type Audience, type BroadcastContent, type BroadcastFields, type StoredBroadcast,
+  type Audience, type BroadcastContent, type BroadcastWork, type BroadcastFields, type StoredBroadcast,
 } from './broadcasts.repo.js';
 
 // The rules of broadcasts: a draft a person edits; sending, which fixes the
@@ -68,8 +68,8 @@ export interface BroadcastsService {
   startDue(): Promise<number>;
   /** Makes the next chunk of one sending broadcast, as `owner`; false when none was due. */
   sendNextChunk(owner: string): Promise<boolean>;
-  /** When a chunk is next due, if a broadcast is sending. */
-  nextChunkDue(): Promise<number | undefined>;
+  /** When a broadcast is next due to start or resume, and when a chunk is next due, as far as the broadcasts say now. */
+  nextWork(): Promise<BroadcastWork>;
   /** Frees the broadcasts that senders of this host, now gone, held when they stopped (a crash); returns how many. */
   releaseGoneLeases(): Promise<number>;
 }
@@ -552,7 +552,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
       return true;
     },
 
-    nextChunkDue: () => nextChunkDue(store.db, clock.now()),
+    nextWork: () => nextBroadcastWork(store.db, clock.now()),
 
     releaseGoneLeases: () => freeGoneLeases(store, 'broadcasts', logger, () => clock.now()),
   };

@@ -442,6 +442,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     }
   }
 
+  /** Whether the last claim found nothing: the next round then reads before it claims. */
+  let idle = false;
+
   // A finished delivery, a destination reopening or a retry asked for wakes the loop.
   const loop = workLoop({
     idleMs,
@@ -450,25 +453,36 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     wakesDuringRound: 'dropped',
     onError: (err) => logger.error({ err }, 'could not claim delivery work'),
     async round() {
+      if (idle && freeSlots() > 0) {
+        // An idle worker reads before it claims (a write transaction): an idle round is this one read.
+        const now = clock.now();
+        const skip = closedDomains(now);
+        const due = skip === 'all' ? undefined : await nextDueAt(store.db, skip);
+        if (due === undefined || due > now) return sleepUntil(due, now);
+      }
       const { free, claimed } = await exclusive(async () => {
         const slots = freeSlots();
         const items = slots > 0 ? await claim(slots) : [];
         start(items);
         return { free: slots, claimed: items };
       });
+      if (free > 0) idle = claimed.length === 0;
       if (claimed.length > 0 && claimed.length === free) return 0;
       if (free === 0) return undefined;
-      // Sleep until a delivery finishes, the next row falls due, or idleMs (rows queued meanwhile are seen then).
-      let wait = idleMs;
       const now = clock.now();
       const skip = closedDomains(now);
-      const due = skip === 'all' ? undefined : await nextDueAt(store.db, skip).catch(() => undefined);
-      for (const at of [due, gate.nextOpening(now)]) {
-        if (at !== undefined) wait = Math.min(wait, Math.max(MIN_SLEEP_MS, at - now));
-      }
-      return wait;
+      return sleepUntil(skip === 'all' ? undefined : await nextDueAt(store.db, skip).catch(() => undefined), now);
     },
   });
+
+  /** The sleep until a delivery finishes, the next row falls due (`due`), a destination opens, or idleMs (rows queued meanwhile are seen then). */
+  function sleepUntil(due: number | undefined, now: number): number {
+    let wait = idleMs;
+    for (const at of [due, gate.nextOpening(now)]) {
+      if (at !== undefined) wait = Math.min(wait, Math.max(MIN_SLEEP_MS, at - now));
+    }
+    return wait;
+  }
 
   // Leases are renewed while deliveries run, so a slow MX (RFC 5321 allows
   // minutes per command) never lets a second worker take the same row.

@@ -1,5 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
-import { insertRows, paddedInList, runShaped, type Db, type Tx } from '../store/db.js';
+import { compiledOn, insertRows, paddedInList, runShaped, type Db, type Tx } from '../store/db.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { claimLeases, lockedForClaim, lockedForUpdate } from '../store/lease.js';
 import { newId } from '../core/ids.js';
@@ -96,9 +96,6 @@ const openDestinations = (params: readonly unknown[]) => {
         AND NOT EXISTS (SELECT 1 FROM queue_holds h WHERE h.workspace_id = dest.workspace_id AND h.domain = dest.domain)
     )`;
 };
-
-/** A raw query, compiled for the connection it runs on. */
-const compiledOn = <R>(db: Db | Tx, query: RawBuilder<R>) => ({ compile: () => query.compile(db) });
 
 /** Destinations to claim from: the `limit` whose earliest row is due soonest, of those due by `now`. */
 async function dueDestinations(tx: Tx, c: { now: number; limit: number; skip: string[] }): Promise<Array<{ domain: string; workspace_id: string }>> {
@@ -280,12 +277,16 @@ export async function queueDepth(db: Db, now: number): Promise<{ queued: number;
 const NEXT_DUE_WINDOW = 4096;
 
 export async function nextDueAt(db: Db, skipDomains: readonly string[] = []): Promise<number | undefined> {
-  // Asked after most claims of a busy worker: a shape per count of skipped domains, compiled once.
+  // Asked after most claims of a busy worker, and at every round of an idle one: a shape per count of skipped
+  // domains, compiled once, which also reads the first row of the due index, so that an empty queue takes this
+  // one statement.
   const { rows: [head] } = await runShaped(db, `next due in the head, skipping ${skipDomains.length}`, skipDomains,
-    (skip) => compiledOn(db, sql<{ at: number | string }>`SELECT head.next_attempt_at AS at FROM (SELECT domain, workspace_id, next_attempt_at
-      FROM outbound_queue ORDER BY next_attempt_at LIMIT ${sql.lit(NEXT_DUE_WINDOW)}) AS head
-      WHERE ${openRow('head', skip)} ORDER BY head.next_attempt_at LIMIT 1`));
-  if (head) return Number(head.at);
+    (skip) => compiledOn(db, sql<{ at: number | string | null; first: number | string | null }>`SELECT (SELECT head.next_attempt_at
+      FROM (SELECT domain, workspace_id, next_attempt_at FROM outbound_queue ORDER BY next_attempt_at LIMIT ${sql.lit(NEXT_DUE_WINDOW)}) AS head
+      WHERE ${openRow('head', skip)} ORDER BY head.next_attempt_at LIMIT 1) AS at,
+      (SELECT min(next_attempt_at) FROM outbound_queue) AS first`));
+  if (head.at != null) return Number(head.at);
+  if (head.first == null) return undefined;
   const { rows: [size] } = await runShaped(db, 'queue head size', [], () => compiledOn(db, sql<{ n: number | string }>`SELECT count(*) AS n
     FROM (SELECT id FROM outbound_queue ORDER BY next_attempt_at LIMIT ${sql.lit(NEXT_DUE_WINDOW)}) AS head`));
   if (Number(size.n) < NEXT_DUE_WINDOW) return undefined;

@@ -23,8 +23,12 @@ export async function runDuePoller(deps: { emails: ScheduledEmails; clock: Clock
     idleMs: pollMs,
     onError: (err) => deps.logger.error({ err }, 'scheduled email poller failed'),
     async round() {
-      await deps.emails.promoteDue();
-      const next = await deps.emails.nextScheduledAt();
+      // An idle round is this one read.
+      let next = await deps.emails.nextScheduledAt();
+      if (next !== undefined && next <= deps.clock.now()) {
+        await deps.emails.promoteDue();
+        next = await deps.emails.nextScheduledAt();
+      }
       return next === undefined ? undefined : Math.max(10, Math.min(pollMs, next - deps.clock.now()));
     },
   }).run(signal);

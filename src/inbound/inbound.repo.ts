@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import { insertRows, runShaped, type Db, type Tx } from '../store/db.js';
+import { compiledOn, insertRows, runShaped, type Db, type Tx } from '../store/db.js';
 import type { InboundKind, InboundMessagesTable, InboundStatus } from './inbound.tables.js';
 import { claimLeases } from '../store/lease.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
@@ -258,6 +258,18 @@ export async function insertInbound(tx: Tx, rows: NewInbound[]): Promise<void> {
 }
 
 /** Leases up to `limit` pending rows to `owner`, oldest first, and counts the attempt. */
+/**
+ * Whether a pending message no one holds is waiting: the processor's look
+ * before a claim (a write transaction). Compiled once, the status written
+ * into the text (bound, SQLite would plan the statement anew at every run,
+ * to see whether the value allows the partial index of pending messages).
+ */
+export async function anyClaimable(db: Db, now: number): Promise<boolean> {
+  const { rows } = await runShaped(db, 'any inbound claimable', [now], ([at]) => compiledOn(db, sql<{ id: string }>`
+    SELECT id FROM inbound_messages WHERE status = 'pending' AND locked_until <= ${at} LIMIT 1`));
+  return rows.length > 0;
+}
+
 export async function claimPending(tx: Tx, c: { now: number; leaseMs: number; owner: string; limit: number }): Promise<PendingInbound[]> {
   const pending = tx.selectFrom('inbound_messages').select('id').where('status', '=', 'pending')
     .orderBy('locked_until').orderBy('pos').limit(sql.lit(c.limit));

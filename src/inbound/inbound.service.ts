@@ -11,7 +11,7 @@ import { appendEvent, appendReceivedEvents, type ReceivedEvent } from '../events
 import type { SuppressionsPort } from '../suppressions/index.js';
 import { recordRecipientOutcomes, type RecipientOutcome } from '../emails/index.js';
 import {
-  claimPending, domainExists, findInbound, findInboundRaw, findAnsweredEmail, findReturnedEmail, inboundDomains, insertInbound, listInbound,
+  anyClaimable, claimPending, domainExists, findInbound, findInboundRaw, findAnsweredEmail, findReturnedEmail, inboundDomains, insertInbound, listInbound,
   markAttemptFailed, markReady, markReportDone, purgeReceivedBefore, returnPathDomains,
   type InboundEmail, type InboundEmailSummary, type InboundFilter, type NewInbound, type PendingInbound, type ReceivingDomain, type ReturnedEmail,
 } from './inbound.repo.js';
@@ -418,9 +418,10 @@ export function inboundService(deps: InboundDeps): InboundService {
 
     async claimBatch(owner, limit, reader = readHere) {
       const storeTurn = handedOff.length === 0 || clock.now() - lastStoreClaim >= STORE_CLAIM_EVERY_MS;
-      const fromStore = !storeTurn ? { claimed: [], total: 0 } : await processorWrite(async (tx) => {
+      if (storeTurn) lastStoreClaim = clock.now();
+      // A read first, so an idle processor's rounds never queue a write.
+      const fromStore = !storeTurn || !(await anyClaimable(store.db, clock.now())) ? { claimed: [], total: 0 } : await processorWrite(async (tx) => {
         const now = clock.now();
-        lastStoreClaim = now;
         const rows = await claimPending(tx, { now, leaseMs: PROCESS_LEASE_MS, owner, limit });
         // A message whose every attempt ended with its processor gone (one
         // that crashes the process, say) is not taken again and again.

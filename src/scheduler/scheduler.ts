@@ -19,6 +19,12 @@ export interface ScheduledTask {
   /** Delay of the first run after the task is first registered. */
   firstRunAfterMs?: number;
   run(now: number): Promise<void>;
+  /**
+   * Whether a run now would find anything to do: a read, asked when the task
+   * is due, before the claim (a write transaction). A task without work is
+   * looked at again `everyMs` later, unclaimed and its plan unchanged.
+   */
+  hasWork?(): Promise<boolean>;
 }
 
 export interface Scheduler {
@@ -42,6 +48,10 @@ export function createScheduler(deps: { store: Store; clock: Clock; logger: Logg
 
   async function claim(task: ScheduledTask, now: number): Promise<boolean> {
     if ((claimableAt.get(task.name) ?? 0) > now) return false;
+    if (task.hasWork && !(await task.hasWork())) {
+      claimableAt.set(task.name, now + task.everyMs);
+      return false;
+    }
     return store.write(async (tx) => {
       await tx.insertInto('scheduled_tasks')
         .values({ name: task.name, next_run_at: now + (task.firstRunAfterMs ?? 0), locked_until: 0, lease_owner: null, last_run_at: null, last_error: null })

@@ -4,7 +4,7 @@ import { closeSync, existsSync, fdatasync, fstatSync, mkdirSync, openSync, statS
 import { dirname } from 'node:path';
 import {
   CompiledQuery, Kysely, LimitNode, Migrator, PostgresDialect, sql, SqliteDialect, ValueNode,
-  type Compilable, type Insertable, type KyselyPlugin, type QueryResult, type RootOperationNode, type Transaction,
+  type Compilable, type Insertable, type KyselyPlugin, type QueryResult, type RawBuilder, type RootOperationNode, type Transaction,
 } from 'kysely';
 import type { Database } from './tables.js';
 import { migrations } from './migrations/index.js';
@@ -144,6 +144,9 @@ export async function runShaped<R>(db: Db | Tx, shape: string, params: readonly 
   if (!plan || params.includes(undefined)) return db.executeQuery(build(params).compile());
   return runSql<R>(db, plan.sql, plan.order.map((i) => params[i]));
 }
+
+/** A raw query as runShaped takes it, compiled for the connection it runs on. */
+export const compiledOn = <R>(db: Db | Tx, query: RawBuilder<R>): Compilable<R> => ({ compile: () => query.compile(db) });
 
 /**
  * Runs a fixed SQL text with its parameters: inside a store.write unit

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { inWriteUnit, type Db, type Tx } from './db.js';
+import { compiledOn, inWriteUnit, runShaped, type Db, type Tx } from './db.js';
 import { lockedForUpdate } from './lease.js';
 import { isPostgres } from './schema-helpers.js';
 
@@ -96,9 +96,22 @@ export async function followerPosition(db: Db | Tx, follower: Follower): Promise
     await db.insertInto('event_watermarks').values({ name: follower, last_event_pos: 0 })
       .onConflict((oc) => oc.column('name').doNothing()).execute();
   }
-  const read = db.selectFrom('event_watermarks').select('last_event_pos').where('name', '=', follower);
-  const row = await (lock ? lockedForUpdate(db, read) : read).executeTakeFirst();
+  const read = (name: string) => db.selectFrom('event_watermarks').select('last_event_pos').where('name', '=', name);
+  // The lock-free read is an engine's idle look, several a second: compiled once.
+  const { rows: [row] } = lock ? { rows: [await lockedForUpdate(db, read(follower)).executeTakeFirst()] }
+    : await runShaped(db, 'follower position', [follower], ([name]) => read(name as string));
   return Number(row?.last_event_pos ?? 0);
+}
+
+/**
+ * Whether an event past `follower`'s position is visible: one read, so that
+ * a follower with nothing new skips the write transaction of its batch (and
+ * the scheduler the claim of its run).
+ */
+export async function followerBehind(db: Db, follower: Follower): Promise<boolean> {
+  const { rows: [row] } = await runShaped(db, 'follower behind', [follower], ([name]) => compiledOn(db, sql<{ behind: boolean | number }>`
+    SELECT EXISTS (SELECT 1 FROM events WHERE pos > coalesce((SELECT last_event_pos FROM event_watermarks WHERE name = ${name}), 0)) AS behind`));
+  return Boolean(row.behind);
 }
 
 /** Records, in the caller's transaction, that `follower` has handled the events up to `pos`. */

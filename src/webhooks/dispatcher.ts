@@ -120,16 +120,25 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     return result;
   };
 
+  // The watermark as last read or moved here. It only ever moves on, so
+  // while the last event is not past it, nothing is new: an idle round
+  // reads the last event's position and no more.
+  let watermarkSeen = 0;
+
   /** One batch of fan-out: how many positions it consumed, and whether it read them or passed over them. */
   async function fanOutBatch(): Promise<{ consumed: number; passedOver: boolean }> {
+    const hi = await deps.lastEventPos();
+    if (hi <= watermarkSeen) return { consumed: 0, passedOver: false };
     const lo = await readWatermark(store.db);
-    if (!(await anyEnabledWebhook(store.db))) return { consumed: await passOver(lo), passedOver: true };
+    watermarkSeen = Math.max(watermarkSeen, lo);
+    if (hi <= lo) return { consumed: 0, passedOver: false };
+    if (!(await anyEnabledWebhook(store.db))) return { consumed: await passOver(lo, hi), passedOver: true };
     const events = await deps.readEventsAfter(lo, FANOUT_BATCH);
     if (events.length === 0) return { consumed: 0, passedOver: false };
     const now = clock.now();
-    await store.write(async (tx) => {
+    const moved = await store.write(async (tx) => {
       // Another fan-out (a second process) got here first: its rows stand.
-      if ((await readWatermark(tx)) !== lo) return;
+      if ((await readWatermark(tx)) !== lo) return false;
       const hooks = await enabledWebhooksOf(tx, [...new Set(events.map((e) => e.workspaceId))]);
       const rows: NewDelivery[] = [];
       for (const e of events) {
@@ -146,20 +155,22 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       }
       await insertDeliveries(tx, rows);
       await writeWatermark(tx, events.at(-1)!.pos);
+      return true;
     });
+    if (moved) watermarkSeen = Math.max(watermarkSeen, events.at(-1)!.pos);
     return { consumed: events.length, passedOver: false };
   }
 
-  /** With no endpoint enabled, moves the watermark past every event there is, reading none; returns how many positions it passed. */
-  async function passOver(lo: number): Promise<number> {
-    const hi = await deps.lastEventPos();
-    if (hi <= lo) return 0;
-    return store.write(async (tx) => {
+  /** With no endpoint enabled, moves the watermark from `lo` past the last event, at `hi`, reading none; returns how many positions it passed. */
+  async function passOver(lo: number, hi: number): Promise<number> {
+    const passed = await store.write(async (tx) => {
       // Another fan-out moved first, or an endpoint was enabled meanwhile: the next round reads as usual.
       if ((await readWatermark(tx)) !== lo || (await anyEnabledWebhook(tx))) return 0;
       await writeWatermark(tx, hi);
       return hi - lo;
     });
+    if (passed > 0) watermarkSeen = Math.max(watermarkSeen, hi);
+    return passed;
   }
 
   function secretsFor(hook: NonNullable<Awaited<ReturnType<typeof endpointForDelivery>>>, now: number): string[] {

@@ -257,6 +257,14 @@ describe('the claim\'s choice of due rows', () => {
       .toEqual([...Array(4).fill('big.test'), 'soon.test']);
   });
 
+  it('tells when the next row falls due: none with nothing queued, none with every row left out, else the earliest open one', async () => {
+    expect(await nextDueAt(temp.store.db)).toBeUndefined();
+    await queue(queued('ws1', 'skipped.test', 3, T - 500), queued('ws1', 'later.test', 2, T + 300));
+    expect(await nextDueAt(temp.store.db, ['skipped.test', 'later.test'])).toBeUndefined();
+    expect(await nextDueAt(temp.store.db, ['skipped.test'])).toBe(T + 300);
+    expect(await nextDueAt(temp.store.db)).toBe(T - 500);
+  });
+
   it('counts one workspace\'s mail to a domain as a destination of its own', async () => {
     await queue(queued('ws1', 'skipped.test', 400, T - 500), queued('ws3', 'aa.test', 1, T + 300), queued('ws1', 'shared.test', 10, T),
       queued('ws2', 'shared.test', 10, T + 100), queued('ws3', 'shared.test', 1, T + 200), queued('ws2', 'zz.test', 2, T + 400));

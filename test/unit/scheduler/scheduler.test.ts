@@ -41,6 +41,38 @@ describe('scheduler', () => {
     expect(runs).toEqual([1_000_000, 1_060_001]);
   });
 
+  it('claims a task with nothing to do not at all, asks again a period later, and runs it once it has work', async () => {
+    const clock = new ManualClock(1_000_000);
+    const counter = countWrites(temp.store);
+    const scheduler = createScheduler({ store: temp.store, clock, logger });
+    const runs: number[] = [];
+    let work = false;
+    let asked = 0;
+    scheduler.register({
+      name: 'follower', everyMs: 2_000, run: async (now) => void runs.push(now),
+      hasWork: async () => { asked++; return work; },
+    });
+
+    await scheduler.tick();
+    expect([asked, runs.length, counter.writes]).toEqual([1, 0, 0]);
+    // Within the period the task is not looked at again.
+    clock.advance(1_999);
+    await scheduler.tick();
+    expect(asked).toBe(1);
+    work = true;
+    clock.advance(1);
+    await scheduler.tick();
+    expect(asked).toBe(2);
+    expect(runs).toEqual([1_002_000]);
+    // Its next run is a period after this one, as for any task.
+    clock.advance(1_000);
+    await scheduler.tick();
+    expect(runs).toHaveLength(1);
+    clock.advance(1_001);
+    await scheduler.tick();
+    expect(runs).toEqual([1_002_000, 1_004_001]);
+  });
+
   it('runs a periodic task once a period across several nodes ticking at once', async () => {
     const clock = new ManualClock(1_000_000);
     const runs: number[] = [];

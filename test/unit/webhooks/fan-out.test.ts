@@ -16,7 +16,7 @@ function rig() {
   const events: FollowedEvent[] = [];
   const reads: number[] = [];
   let lastPosReads = 0;
-  const dispatcher = createDispatcher({
+  const makeDispatcher = () => createDispatcher({
     store: temp.store, clock, logger: pino({ level: 'silent' }), sealKey: Buffer.alloc(32), allowPrivate: true,
     resolveHost: async () => [],
     readEventsAfter: async (afterPos, limit) => {
@@ -28,6 +28,7 @@ function rig() {
       return events.at(-1)?.pos ?? 0;
     },
   });
+  const dispatcher = makeDispatcher();
   const happen = (workspaceId: string, type: string) => {
     const pos = (events.at(-1)?.pos ?? 0) + 1;
     events.push({ pos, workspaceId, createdAt: clock.now(), event: { id: newId('evt', clock.now()), type, created_at: new Date(clock.now()).toISOString() } });
@@ -39,7 +40,9 @@ function rig() {
   }));
   const watermark = () => readWatermark(temp.store.db);
   const deliveries = () => temp.store.db.selectFrom('webhook_deliveries').select(['webhook_id', 'event_id']).execute();
-  return { clock, events, reads, dispatcher, happen, addEndpoint, watermark, deliveries, lastPosReads: () => lastPosReads };
+  // Another node's dispatcher: the same store and events.
+  const other = () => makeDispatcher();
+  return { clock, events, reads, dispatcher, other, happen, addEndpoint, watermark, deliveries, lastPosReads: () => lastPosReads };
 }
 
 describe('webhook fan-out', () => {
@@ -88,6 +91,28 @@ describe('webhook fan-out', () => {
     expect(r.lastPosReads()).toBeLessThanOrEqual(4);
     expect(await r.watermark()).toBeGreaterThan(0);
     expect(r.reads).toEqual([]);
+  });
+});
+
+describe('webhook fan-out beside another node', () => {
+  it('fans out each event once, whichever node moves the watermark, and an idle round reads no events', async () => {
+    const r = rig();
+    await r.addEndpoint('ws_a', true);
+    r.clock.advance(1_000);
+    r.happen('ws_a', 'email.sent');
+    r.happen('ws_a', 'email.sent');
+    expect(await r.dispatcher.fanOut()).toBe(2);
+    expect(await r.dispatcher.fanOut()).toBe(0);
+    expect(r.reads).toEqual([0]);
+    // The other node fans out the next event; this one then finds nothing left, and takes the one after.
+    r.happen('ws_a', 'email.sent');
+    expect(await r.other().fanOut()).toBe(1);
+    expect(await r.dispatcher.fanOut()).toBe(0);
+    r.happen('ws_a', 'email.sent');
+    expect(await r.dispatcher.fanOut()).toBe(1);
+    expect(r.reads).toEqual([0, 2, 3]);
+    expect(await r.watermark()).toBe(4);
+    expect((await r.deliveries()).map((d) => d.event_id).sort()).toEqual(r.events.map((e) => e.event.id).sort());
   });
 });
 
