@@ -286,8 +286,8 @@ export async function listEmails(db: Db, ws: string, f: EmailFilter, page: PageQ
   if (search?.narrowed) {
     // The positions the trigram indexes of emails_search find, few, sorted
     // (newest first) drive: each is looked up in emails and checked against
-    // the other filters until the page is full. (The subquery's ORDER BY
-    // keeps it whole, so the planner cannot join emails first.)
+    // the other filters until the page is full. (A subquery with ORDER BY
+    // is planned on its own: its positions come sorted, so the page ends early.)
     return fetchPage(page, (bound, order, take) => db.selectFrom(sql<{ pos: number }>`(SELECT pos FROM emails_search WHERE ${search.match}
         ${bound ? sql`AND pos ${sql.raw(bound.op)} ${bound.pos}` : sql``} ORDER BY pos ${sql.raw(order)})`.as('s'))
       .crossJoin('emails').select(columns)
