@@ -1,14 +1,17 @@
-import { sql, type Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { insertRows, insertRowsReturning, paddedInList, runShaped, runSql, type Db, type Tx } from '../store/db.js';
 import { lockedForClaim, lockedForUpdate } from '../store/lease.js';
 import type { BroadcastStatsTable, EmailContentsTable, EmailRecipientsTable, EmailStatus, EmailsTable, RecipientStatus } from './emails.tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso, toIsoOrNull } from '../core/clock.js';
-import { ftsTerm, indexedContainsText, indexEmailTexts, rareTrigramTerms, searchesEmailsTable, workspaceSearchTag } from '../store/trigrams.js';
+import { isPostgres } from '../store/schema-helpers.js';
+import { ftsTerm, indexedContainsText, indexEmailTexts, narrowedContainsText, rareTrigramTerms, searchesEmailsTable, workspaceSearchTag } from '../store/trigrams.js';
 
 // Emails, their recipients, tags and attachment parts. Rows are mapped to
 // API shapes (or to the plain StoredEmail the service reasons about) here,
 // next to the queries, and never leave this file.
+
+const onPostgres = (db: Db | Tx) => isPostgres(db as unknown as Kysely<unknown>);
 
 export interface AttachmentMeta {
   filename: string;
@@ -203,6 +206,7 @@ export async function insertEmails(tx: Tx, es: NewEmail[]): Promise<void> {
   const positions = es.map((e) => posOf.get(e.id)!);
   await insertRows(tx, 'email_contents', es.map((e, i) => ({ pos: positions[i], html: e.html, text_body: e.text, headers: JSON.stringify(e.headers) })));
   indexEmailTexts(tx, es.map((e, i) => ({ pos: positions[i], workspaceId: e.workspaceId, ...searches[i] })));
+  if (onPostgres(tx)) await insertRows(tx, 'emails_search', es.map((_, i) => ({ pos: positions[i], ...searches[i] })));
   await insertRows(tx, 'email_recipients', es.flatMap((e) => e.recipients.map((r, idx) => ({
     id: r.id, email_id: e.id, idx, workspace_id: e.workspaceId, address: r.email, kind: r.kind, domain: r.domain,
     status: r.status, smtp_code: null, detail: r.detail, updated_at: e.now, broadcast_id: e.broadcastId,
@@ -261,6 +265,7 @@ export async function listEmails(db: Db, ws: string, f: EmailFilter, page: PageQ
   if (f.from !== undefined) text.push(['search_from', f.from.toLowerCase()]);
   if (f.subject !== undefined) text.push(['search_subject', f.subject.toLowerCase()]);
   const indexed = text.filter(([, n]) => searchesEmailsTable(db, n));
+  const search = await postgresSearch(db, text, now);
 
   const col = (name: string) => sql.ref(`emails.${name}`);
   const conditions = [
@@ -273,11 +278,23 @@ export async function listEmails(db: Db, ws: string, f: EmailFilter, page: PageQ
     ...(f.createdAfter !== undefined ? [sql<boolean>`${col('created_at')} > ${f.createdAfter}`] : []),
     ...(f.createdBefore !== undefined ? [sql<boolean>`${col('created_at')} < ${f.createdBefore}`] : []),
     ...(f.tags?.length ? [sql<boolean>`${col('pos')} IN (SELECT email_pos FROM email_tags WHERE workspace_id = ${ws} AND tag IN (${sql.join(f.tags)}))`] : []),
-    ...await Promise.all(text.map(([column, needle]) => indexedContainsText(db, 'emails', column, needle, now))),
+    ...(search ? (search.narrowed ? [] : [search.filter]) : await Promise.all(text.map(([column, needle]) => indexedContainsText(db, 'emails', column, needle, now)))),
   ];
   const filters = sql<boolean>`${sql.join(conditions, sql` AND `)}`;
   const columns = SUMMARY_COLUMNS.map((c) => `emails.${c}` as const);
 
+  if (search?.narrowed) {
+    // The positions the trigram indexes of emails_search find, few, sorted
+    // (newest first) drive: each is looked up in emails and checked against
+    // the other filters until the page is full. (A subquery with ORDER BY
+    // is planned on its own: its positions come sorted, so the page ends early.)
+    return fetchPage(page, (bound, order, take) => db.selectFrom(sql<{ pos: number }>`(SELECT pos FROM emails_search WHERE ${search.match}
+        ${bound ? sql`AND pos ${sql.raw(bound.op)} ${bound.pos}` : sql``} ORDER BY pos ${sql.raw(order)})`.as('s'))
+      .crossJoin('emails').select(columns)
+      .where(sql<boolean>`${col('pos')} = s.pos`)
+      .where(filters)
+      .orderBy(sql`s.pos`, order).limit(take).execute(), toSummary);
+  }
   if (indexed.length === 0) {
     return fetchPage(page, (bound, order, take) => db.selectFrom('emails').select(columns).where(filters)
       .$if(bound !== undefined, (q) => q.where('emails.pos', bound!.op, bound!.pos))
@@ -296,6 +313,19 @@ export async function listEmails(db: Db, ws: string, f: EmailFilter, page: PageQ
     .where(filters)
     .$if(bound !== undefined, (q) => q.where(sql<boolean>`s.rowid ${sql.raw(bound!.op)} ${bound!.pos}`))
     .orderBy(sql`s.rowid`, order).limit(take).execute(), toSummary);
+}
+
+/**
+ * On PostgreSQL, what the list's text filters match in emails_search
+ * (through its trigram indexes), and whether they narrow it to few rows
+ * (see narrowedContainsText); as a filter on emails, for when they do not.
+ * Nothing on SQLite, or without text filters.
+ */
+async function postgresSearch(db: Db, text: Array<[column: string, needle: string]>, now: number) {
+  if (!onPostgres(db) || text.length === 0) return undefined;
+  const found = await Promise.all(text.map(([column, needle]) => narrowedContainsText(db, 'emails_search', column, needle, now)));
+  const match = sql<boolean>`${sql.join(found.map((f) => f.match), sql` AND `)}`;
+  return { match, narrowed: found.some((f) => f.narrowed), filter: sql<boolean>`emails.pos IN (SELECT pos FROM emails_search WHERE ${match})` };
 }
 
 /** What events about an email repeat: enough to write one without reading the whole row. */

@@ -8,6 +8,7 @@ declare module '../store/tables.js' {
   interface Database {
     emails: EmailsTable;
     email_contents: EmailContentsTable;
+    emails_search: EmailSearchTable;
     email_recipients: EmailRecipientsTable;
     email_tags: EmailTagsTable;
     email_attachments: EmailAttachmentsTable;
@@ -63,6 +64,20 @@ export interface EmailsTable {
   search_subject: string;
   created_at: number;
   updated_at: number;
+}
+
+/**
+ * PostgreSQL: an email's search text, apart from its row, under the trigram
+ * indexes of the list's text filters (migration 0032). The row is written
+ * again at every change of status; this one, never. (On SQLite,
+ * emails_search is an FTS5 table: see trigrams.ts.)
+ */
+export interface EmailSearchTable {
+  /** The email's pos. */
+  pos: number;
+  search_to: string;
+  search_from: string;
+  search_subject: string;
 }
 
 /**

@@ -10,8 +10,8 @@ import { isPostgres } from './schema-helpers.js';
 // is migrated first and must hold no workspace yet; the rows go in one
 // transaction, parents before children; the identity sequences then start
 // after the copied positions, and every table's row count is checked against
-// the source's. The search indexes are not copied: on PostgreSQL they are
-// trigram indexes over the rows themselves.
+// the source's. SQLite's search indexes are not copied; the emails' search
+// text goes into PostgreSQL's emails_search from the copied rows.
 
 export class StoreCopyError extends Error {}
 
@@ -82,6 +82,8 @@ export async function copySqliteToPostgres(sqliteFile: string, target: Store, lo
         log(`${table}: ${count} rows`);
       }
       for (const table of tables) await sql`ALTER TABLE ${sql.table(table)} ENABLE TRIGGER USER`.execute(tx);
+      await sql`INSERT INTO emails_search (pos, search_to, search_from, search_subject)
+        SELECT pos, search_to, search_from, search_subject FROM emails`.execute(tx);
     });
 
     for (const { name, rows } of copied) {

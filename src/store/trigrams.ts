@@ -6,7 +6,8 @@ import { memoize } from '../core/memo.js';
 
 // Helpers of the partial-match ("contains") searches: FTS5 trigram indexes on
 // SQLite, LIKE on the rows for what they cannot answer. On PostgreSQL, pg_trgm
-// GIN indexes on the searched columns serve LIKE on the rows directly.
+// GIN indexes on the searched columns serve LIKE directly (for emails, on
+// the columns of the side table emails_search).
 
 /** FTS5's trigram tokenizer needs three characters to use its index; shorter needles are matched with LIKE alone. */
 export const MIN_TRIGRAM_NEEDLE = 3;
@@ -25,7 +26,8 @@ export const containsText = (text: Expression<unknown>, needle: string) =>
 /**
  * Whether an email search for `needle` starts from the FTS5 table
  * emails_search: on SQLite, for a needle of three characters or more. On
- * PostgreSQL, never: containsText on the emails columns is an index scan.
+ * PostgreSQL, never: the list reads emails_search through containsText,
+ * an index scan there.
  */
 export const searchesEmailsTable = (db: Db | Tx, needle: string): boolean =>
   !isPostgres(db as unknown as Kysely<unknown>) && needle.length >= MIN_TRIGRAM_NEEDLE;
@@ -45,7 +47,7 @@ const SEARCH_ROWS_PER_INSERT = 500;
 /**
  * Puts new emails' search text (lower-cased) into emails_search, just before
  * the commit of the unit (see beforeCommit), in one statement. Nothing to do
- * on PostgreSQL, where the emails columns are indexed themselves.
+ * on PostgreSQL, where insertEmails writes its plain emails_search table.
  */
 export function indexEmailTexts(tx: Tx, texts: EmailSearchText[]): void {
   if (texts.length === 0 || isPostgres(tx as unknown as Kysely<unknown>)) return;
@@ -181,18 +183,29 @@ async function estimatedRows(db: Db, table: string, column: string, window: stri
  * only (see rareStretches); on SQLite, whose FTS5 tables narrow, as is.
  */
 export async function indexedContainsText(db: Db, table: string, column: string, needle: string, now: number): Promise<Expression<boolean>> {
+  return (await narrowedContainsText(db, table, column, needle, now)).match;
+}
+
+/**
+ * indexedContainsText, and whether on PostgreSQL the index is asked for
+ * rare stretches of the needle, so it yields few rows (never on SQLite).
+ */
+export async function narrowedContainsText(db: Db, table: string, column: string, needle: string, now: number): Promise<{ match: Expression<boolean>; narrowed: boolean }> {
   const text = sql.ref(`${table}.${column}`);
-  if (!isPostgres(db as unknown as Kysely<unknown>)) return containsText(text, needle);
+  if (!isPostgres(db as unknown as Kysely<unknown>)) return { match: containsText(text, needle), narrowed: false };
   const rows = new Map<string, number>();
   for (let i = 0; i + 3 <= needle.length; i++) {
     const window = needle.slice(i, i + 3);
     if (ONE_TRIGRAM.test(window) && !rows.has(window)) rows.set(window, await estimatedRows(db, table, column, window, now));
   }
   const stretches = rareStretches(needle, (w) => rows.get(w)! < COMMON_TRIGRAM_ROWS);
-  if (stretches.length === 0 || stretches[0] === needle) return containsText(text, needle);
+  if (stretches.length === 0 || stretches[0] === needle) return { match: containsText(text, needle), narrowed: stretches.length > 0 };
   // strpos checks the whole needle as LIKE with its wildcards escaped would,
   // but the index does not serve it; and the planner guesses that a third of
   // the rows pass it (a few for a second LIKE), so for a needle that many
   // rows hold it still walks the newest rows first rather than all matches.
-  return sql<boolean>`${sql.join(stretches.map((s) => containsText(text, s)), sql` AND `)} AND strpos(${text}, ${needle}) > 0`;
+  return {
+    match: sql<boolean>`${sql.join(stretches.map((s) => containsText(text, s)), sql` AND `)} AND strpos(${text}, ${needle}) > 0`,
+    narrowed: true,
+  };
 }

@@ -4,6 +4,7 @@ import { ManualClock } from '../../src/core/clock.js';
 import { migrations } from '../../src/store/migrations/index.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { onPostgres } from '../helpers/database.js';
+import { eventually } from '../helpers/smtp-app.js';
 
 // GET /v1/emails: every filter of the spec, alone and combined, walked with
 // cursors forwards and backwards; and the paged event timeline of one email.
@@ -179,5 +180,32 @@ describe('search across workspaces', () => {
     expect(await eventEmails(t.api)).toEqual([mine]);
     expect(await eventEmails(theirs)).toEqual([their]);
     expect(await t.mailroom.services.events.indexEvents()).toBe(0);
+  });
+});
+
+describe('search text through delivery', () => {
+  it('finds an email by its text once delivered, its search text as it was written when the email was made', async () => {
+    await using t = await startTestApp();
+    await t.seed.activeDomain('acme.test');
+    const { db } = t.mailroom.services.store;
+    const id = (await t.api.post('/v1/emails', { from: 'Ann Lee <ann@acme.test>', to: 'Zed.Quill@Example.org', subject: 'Parcel 7731 shipped', text: 'x' })).body.id;
+    // On PostgreSQL the text is in emails_search, apart from the row each change of status writes again: its row version stays the one first written.
+    const versions = async () => onPostgres
+      ? (await sql<{ email: string; search: string }>`SELECT e.xmin::text AS email, s.xmin::text AS search
+          FROM emails e JOIN emails_search s ON s.pos = e.pos WHERE e.id = ${id}`.execute(db)).rows
+      : [];
+    const made = await versions();
+    await eventually(async () => ((await t.api.get(`/v1/emails/${id}`)).body.status === 'delivered' ? true : undefined));
+    const delivered = await versions();
+    if (onPostgres) {
+      expect(delivered).toEqual([{ email: expect.any(String), search: made[0].search }]);
+      expect(delivered[0].email).not.toBe(made[0].email);
+      // No trigram index is left on emails for its status changes to write into.
+      const { rows } = await sql<{ name: string }>`SELECT indexname AS name FROM pg_indexes WHERE tablename = 'emails' AND indexdef LIKE '%gin%'`.execute(db);
+      expect(rows).toEqual([]);
+    }
+    for (const query of ['to=zed.quill@example', 'to=ZED', 'from=ann@acme', 'subject=7731%20ship', 'status=delivered&subject=parcel']) {
+      expect((await t.api.get(`/v1/emails?${query}`)).body.data.map((e: { id: string }) => e.id)).toEqual([id]);
+    }
   });
 });

@@ -41,7 +41,8 @@ describe.skipIf(testDatabaseUrl === undefined)('mailroom store copy', () => {
           const got = (await t.api.get(`/v1/broadcasts/${b.id}`)).body;
           return got.status === 'sent' && got.stats.delivered === 1 ? got : undefined;
         }, 10_000, 'the broadcast delivered');
-        return { token: t.token, cursorPage: second.body.data.map((e: { id: string }) => e.id), cursor, broadcast };
+        const r7 = sent.body.data[7].id as string;
+        return { token: t.token, cursorPage: second.body.data.map((e: { id: string }) => e.id), cursor, broadcast, r7 };
       })();
 
       const cli = (args: string[]) => run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
@@ -62,6 +63,9 @@ describe.skipIf(testDatabaseUrl === undefined)('mailroom store copy', () => {
       const page = await api.get(`/v1/emails?limit=10&starting_after=${before.cursor}`);
       expect(page.status).toBe(200);
       expect(page.body.data.map((e: { id: string }) => e.id)).toEqual(before.cursorPage);
+      // The copied emails are found by their text.
+      expect((await api.get('/v1/emails?to=R7@example')).body.data.map((e: { id: string }) => e.id)).toEqual([before.r7]);
+      expect((await api.get('/v1/emails?subject=note%201')).body.data).toHaveLength(11);
       expect((await api.get('/v1/contacts?limit=10')).body.data.map((c: { email: string }) => c.email)).toEqual(['cleo@example.org']);
       expect((await api.get(`/v1/broadcasts/${before.broadcast.id}`)).body.stats).toEqual(before.broadcast.stats);
       // A new email sorts after every copied one.

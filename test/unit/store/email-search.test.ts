@@ -52,8 +52,10 @@ async function fill(db: Db) {
     await sql`UPDATE emails SET search_to = ${address} WHERE id = ${`em_${i}`}`.execute(db);
   }
   if (onPostgres) {
+    await sql`INSERT INTO emails_search (pos, search_to, search_from, search_subject)
+      SELECT pos, search_to, search_from, search_subject FROM emails`.execute(db);
     // As autovacuum would: VACUUM also empties the GIN pending lists, which the planner counts against the index.
-    await db.executeQuery(CompiledQuery.raw('VACUUM ANALYZE emails'));
+    await db.executeQuery(CompiledQuery.raw('VACUUM ANALYZE emails, emails_search'));
     return;
   }
   for (const ws of ['ws_a', 'ws_b']) {
@@ -129,6 +131,8 @@ describe('email search by recipient', () => {
     const { plans } = await emailPlans((db) => listEmails(db, 'ws_a', { to: '@shop042.example' }, { limit: 25, cursor: String }, NOW));
     // "sho" and "exa" are in every row; "op0" in a tenth of them here, which is rare enough.
     // (Whether the planner then takes the index is its own choice, by its statistics.)
+    // The text is read from the side table emails_search, not from emails.
+    expect(plans).toMatch(/Scan (using \S+ )?on emails_search\b/);
     expect(plans).toContain("search_to ~~ '%op042.%'::text");
     expect(plans).not.toContain("'%@shop042.example%'");
     expect(plans).toContain("(strpos(search_to, '@shop042.example'::text) > 0)");
