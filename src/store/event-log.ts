@@ -79,9 +79,11 @@ async function gapSettled(db: Db | Tx, place: string, lo: number, hi: number, sn
 // indexes, analytics, engagement) read it in position order and keep how far
 // they got in one table, event_watermarks, each under its name. A follower
 // saves its position in the transaction that records what it made of the
-// events, so a crash loses nothing and repeats nothing.
+// events, so a crash loses nothing and repeats nothing. The emails search
+// index on SQLite follows the emails table the same way and keeps its
+// position (an emails.pos) here too, as 'emails_index'.
 
-export type Follower = 'webhooks' | 'events_index' | 'analytics' | 'engagement';
+export type Follower = 'webhooks' | 'events_index' | 'analytics' | 'engagement' | 'emails_index';
 
 /**
  * The position of the last event `follower` has handled (0 before the
