@@ -229,6 +229,10 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
   // The events list's side indexes and the analytics rollups follow the events
   // table; reads cover what they have not reached yet, so these only bound that tail.
   scheduler.register({ name: 'index-events', everyMs: 2_000, hasWork: behind('events_index'), run: async () => void (await services.events.indexEvents()) });
+  // On SQLite the emails search index follows the emails table the same way (PostgreSQL writes its side table with each email).
+  if (!isPostgres(store.db as unknown as Kysely<unknown>)) {
+    scheduler.register({ name: 'index-emails', everyMs: 2_000, hasWork: behind('emails_index'), run: async () => void (await services.emails.indexSearch()) });
+  }
   scheduler.register({ name: 'fold-analytics', everyMs: 5_000, hasWork: behind('analytics'), run: async () => void (await services.analytics.fold()) });
   scheduler.register({ name: 'purge-webhook-deliveries', everyMs: 3600_000, run: async (now) => void (await services.webhooks.purgeOldDeliveries(now)) });
   scheduler.register({ name: 'purge-inbound', everyMs: 3600_000, run: async () => void (await services.inbound.purgeExpired()) });

@@ -1,11 +1,12 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { insertRows, insertRowsReturning, paddedInList, runShaped, runSql, type Db, type Tx } from '../store/db.js';
 import { lockedForClaim, lockedForUpdate } from '../store/lease.js';
 import type { BroadcastStatsTable, EmailContentsTable, EmailRecipientsTable, EmailStatus, EmailsTable, RecipientStatus } from './emails.tables.js';
-import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
+import { fetchPage, type Page, type PageBound, type PageQuery } from '../store/paging.js';
 import { toIso, toIsoOrNull } from '../core/clock.js';
 import { isPostgres } from '../store/schema-helpers.js';
 import { ftsTerm, indexedContainsText, indexEmailTexts, narrowedContainsText, rareTrigramTerms, searchesEmailsTable, workspaceSearchTag } from '../store/trigrams.js';
+import { followerPosition, saveFollowerPosition } from '../store/event-log.js';
 
 // Emails, their recipients, tags and attachment parts. Rows are mapped to
 // API shapes (or to the plain StoredEmail the service reasons about) here,
@@ -205,7 +206,6 @@ export async function insertEmails(tx: Tx, es: NewEmail[]): Promise<void> {
   const posOf = new Map(inserted.map((r) => [r.id as string, Number(r.pos)]));
   const positions = es.map((e) => posOf.get(e.id)!);
   await insertRows(tx, 'email_contents', es.map((e, i) => ({ pos: positions[i], html: e.html, text_body: e.text, headers: JSON.stringify(e.headers) })));
-  indexEmailTexts(tx, es.map((e, i) => ({ pos: positions[i], workspaceId: e.workspaceId, ...searches[i] })));
   if (onPostgres(tx)) await insertRows(tx, 'emails_search', es.map((_, i) => ({ pos: positions[i], ...searches[i] })));
   await insertRows(tx, 'email_recipients', es.flatMap((e) => e.recipients.map((r, idx) => ({
     id: r.id, email_id: e.id, idx, workspace_id: e.workspaceId, address: r.email, kind: r.kind, domain: r.domain,
@@ -283,6 +283,10 @@ export async function listEmails(db: Db, ws: string, f: EmailFilter, page: PageQ
   const filters = sql<boolean>`${sql.join(conditions, sql` AND `)}`;
   const columns = SUMMARY_COLUMNS.map((c) => `emails.${c}` as const);
 
+  const plain = (extra: Array<RawBuilder<boolean>>): Fetch<SummaryRow> => (bound, order, take) => db.selectFrom('emails').select(columns)
+    .where(filters).$if(extra.length > 0, (q) => q.where(sql<boolean>`${sql.join(extra, sql` AND `)}`))
+    .$if(bound !== undefined, (q) => q.where('emails.pos', bound!.op, bound!.pos))
+    .orderBy('emails.pos', order).limit(take).execute();
   if (search?.narrowed) {
     // The positions the trigram indexes of emails_search find, few, sorted
     // (newest first) drive: each is looked up in emails and checked against
@@ -295,24 +299,65 @@ export async function listEmails(db: Db, ws: string, f: EmailFilter, page: PageQ
       .where(filters)
       .orderBy(sql`s.pos`, order).limit(take).execute(), toSummary);
   }
-  if (indexed.length === 0) {
-    return fetchPage(page, (bound, order, take) => db.selectFrom('emails').select(columns).where(filters)
-      .$if(bound !== undefined, (q) => q.where('emails.pos', bound!.op, bound!.pos))
-      .orderBy('emails.pos', order).limit(take).execute(), toSummary);
-  }
-  // The trigram index drives: it yields matching positions in order (newest
-  // first), each looked up in emails and checked against the other filters,
-  // until the page is full. CROSS JOIN keeps SQLite from putting emails first.
+  if (indexed.length === 0) return fetchPage(page, plain([]), toSummary);
+
+  // Two parts: up to the watermark through the trigram index, after it (the
+  // emails of the last seconds) by the filters on the rows. Both give the
+  // same rows. In the index, the FTS5 table drives: it yields matching
+  // positions in order (newest first), each looked up in emails and checked
+  // against the other filters, until the page is full. CROSS JOIN keeps
+  // SQLite from putting emails first.
+  const mark = await emailSearchWatermark(db);
   const terms = [ftsTerm('ws_tag', workspaceSearchTag(ws))];
   for (const [column, needle] of indexed) terms.push(await rareTrigramTerms(db, 'emails_search', column, needle, now));
   const match = terms.join(' AND ');
-  return fetchPage(page, (bound, order, take) => db.selectFrom(sql<{ rowid: number }>`emails_search`.as('s'))
+  const head: Fetch<SummaryRow> = (bound, order, take) => db.selectFrom(sql<{ rowid: number }>`emails_search`.as('s'))
     .crossJoin('emails').select(columns)
     .where(sql<boolean>`s.emails_search MATCH ${match}`)
+    .where(sql<boolean>`s.rowid <= ${mark}`)
     .where(sql<boolean>`${col('pos')} = s.rowid`)
     .where(filters)
     .$if(bound !== undefined, (q) => q.where(sql<boolean>`s.rowid ${sql.raw(bound!.op)} ${bound!.pos}`))
-    .orderBy(sql`s.rowid`, order).limit(take).execute(), toSummary);
+    .orderBy(sql`s.rowid`, order).limit(take).execute();
+  const tail = plain([sql<boolean>`${col('pos')} > ${mark}`]);
+  // Each part, and when a page's bound leaves it no row: the tail's are all past the mark, the index's all up to it.
+  const parts: Array<[Fetch<SummaryRow>, (bound: PageBound) => boolean]> = [
+    [tail, (b) => b.op === '<' && b.pos <= mark + 1],
+    [head, (b) => b.op === '>' && b.pos >= mark],
+  ];
+  return fetchPage(page, async (bound, order, take) => {
+    // Newest first, the tail's rows come first; walking back to newer rows, the index's.
+    const rows: SummaryRow[] = [];
+    for (const [fetch, bounded] of order === 'desc' ? parts : [...parts].reverse()) {
+      if (rows.length < take && !(bound && bounded(bound))) rows.push(...(await fetch(bound, order, take - rows.length)));
+    }
+    return rows;
+  }, toSummary);
+}
+
+type Fetch<R> = (bound: PageBound | undefined, order: 'asc' | 'desc', take: number) => Promise<R[]>;
+
+/** The position up to which emails_search holds the emails (SQLite; see indexEmailSearch). */
+export const emailSearchWatermark = (db: Db | Tx): Promise<number> => followerPosition(db, 'emails_index');
+
+/**
+ * Puts up to `maxEmails` emails past the watermark into emails_search and
+ * moves the watermark; returns the emails indexed. An INSERT … SELECT of a
+ * batch costs FTS5 a fraction of what an insert in each write unit does
+ * (one index segment a batch instead of one a commit). SQLite has one
+ * writer, so every email below the last one is there to index. Nothing to
+ * do on PostgreSQL, where insertEmails writes emails_search with the email.
+ */
+export async function indexEmailSearch(tx: Tx, maxEmails: number): Promise<number> {
+  if (isPostgres(tx as unknown as Kysely<unknown>)) return 0;
+  const lo = await emailSearchWatermark(tx);
+  const { rows } = await sql<{ hi: number | null; n: number }>`SELECT max(pos) AS hi, count(*) AS n
+    FROM (SELECT pos FROM emails WHERE pos > ${lo} ORDER BY pos LIMIT ${maxEmails}) AS batch`.execute(tx);
+  const hi = rows[0]?.hi;
+  if (hi === null || hi === undefined) return 0;
+  await indexEmailTexts(tx, lo, Number(hi));
+  await saveFollowerPosition(tx, 'emails_index', Number(hi));
+  return Number(rows[0].n);
 }
 
 /**

@@ -208,8 +208,6 @@ interface UnitTx {
    * has the connection to itself until it ends. SQLite only.
    */
   statement?: (sql: string) => Sqlite.Statement;
-  /** Work the current unit leaves for the end of the transaction (beforeCommit). */
-  deferred: Array<(tx: Tx) => Promise<void>>;
 }
 
 const unitTxs = new WeakMap<Tx, UnitTx>();
@@ -287,19 +285,6 @@ export async function insertRowsReturning<T extends keyof Database & string, C e
     out.push(...(got as Array<Record<C, unknown>>));
   }
   return out;
-}
-
-/**
- * Runs `work` in the unit's transaction after every unit sharing it has run,
- * just before the commit, and only if this unit succeeded. For writes that
- * must not happen inside a unit's savepoint: an FTS5 table flushes its
- * pending index data at every savepoint boundary, so one insert per unit
- * would make one tiny index segment per unit. `work` must not fail.
- */
-export function beforeCommit(tx: Tx, work: (tx: Tx) => Promise<void>): void {
-  const unitTx = unitTxs.get(tx);
-  if (!unitTx) throw new Error('beforeCommit needs a transaction of store.write');
-  unitTx.deferred.push(work);
 }
 
 // Upper bound on units per commit, so one huge burst cannot hold the
@@ -416,11 +401,8 @@ function openPostgresStore(pool: pg.Pool): Store {
     write<T>(work: (tx: Tx) => Promise<T>, options?: { durable?: boolean }): Promise<T> {
       const attempt = () => db.transaction().execute(async (tx) => {
         if (options?.durable === false) await sql`SET LOCAL synchronous_commit = off`.execute(tx);
-        const unitTx: UnitTx = { deferred: [] };
-        unitTxs.set(tx, unitTx);
-        const value = await work(tx);
-        for (const deferred of unitTx.deferred) await deferred(tx);
-        return value;
+        unitTxs.set(tx, {});
+        return work(tx);
       });
       // A named statement gone stale (a migration of another node changed its
       // table) fails the transaction; the unit runs again, as a unit whose
@@ -538,13 +520,10 @@ function openSqliteStore(databaseUrl: string, options: StoreOptions): Store {
     void flush();
   }
 
-  async function runUnit(tx: Tx, unit: Pending, shared: boolean, kept: Array<(tx: Tx) => Promise<void>>): Promise<() => void> {
-    const unitTx = unitTxs.get(tx)!;
-    unitTx.deferred = [];
+  async function runUnit(tx: Tx, unit: Pending, shared: boolean): Promise<() => void> {
     if (!shared) {
       try {
         const value = await unit.work(tx);
-        kept.push(...unitTx.deferred);
         return () => unit.resolve(value);
       } catch (err) {
         throw Object.assign(new Error('unit failed'), { unitError: err });
@@ -554,7 +533,6 @@ function openSqliteStore(databaseUrl: string, options: StoreOptions): Store {
     try {
       const value = await unit.work(tx);
       release.run();
-      kept.push(...unitTx.deferred);
       return () => unit.resolve(value);
     } catch (err) {
       rollbackTo.run();
@@ -573,10 +551,8 @@ function openSqliteStore(databaseUrl: string, options: StoreOptions): Store {
         const settle: Array<() => void> = [];
         try {
           await db.transaction().execute(async (tx) => {
-            unitTxs.set(tx, { statement: statements.prepare, deferred: [] });
-            const kept: Array<(tx: Tx) => Promise<void>> = [];
-            for (const unit of batch) settle.push(await runUnit(tx, unit, batch.length > 1, kept));
-            for (const work of kept) await work(tx);
+            unitTxs.set(tx, { statement: statements.prepare });
+            for (const unit of batch) settle.push(await runUnit(tx, unit, batch.length > 1));
           });
           if (syncer) {
             void syncer.sync().then(() => settle.forEach((s) => s()), (err) => batch.forEach((u) => u.reject(err)));

@@ -79,9 +79,11 @@ async function gapSettled(db: Db | Tx, place: string, lo: number, hi: number, sn
 // indexes, analytics, engagement) read it in position order and keep how far
 // they got in one table, event_watermarks, each under its name. A follower
 // saves its position in the transaction that records what it made of the
-// events, so a crash loses nothing and repeats nothing.
+// events, so a crash loses nothing and repeats nothing. The emails search
+// index on SQLite follows the emails table the same way and keeps its
+// position (an emails.pos) here too, as 'emails_index'.
 
-export type Follower = 'webhooks' | 'events_index' | 'analytics' | 'engagement';
+export type Follower = 'webhooks' | 'events_index' | 'analytics' | 'engagement' | 'emails_index';
 
 /**
  * The position of the last event `follower` has handled (0 before the
@@ -104,13 +106,15 @@ export async function followerPosition(db: Db | Tx, follower: Follower): Promise
 }
 
 /**
- * Whether an event past `follower`'s position is visible: one read, so that
- * a follower with nothing new skips the write transaction of its batch (and
- * the scheduler the claim of its run).
+ * Whether a row past `follower`'s position is visible (an event; an email
+ * for the emails search index): one read, so that a follower with nothing
+ * new skips the write transaction of its batch (and the scheduler the claim
+ * of its run).
  */
 export async function followerBehind(db: Db, follower: Follower): Promise<boolean> {
-  const { rows: [row] } = await runShaped(db, 'follower behind', [follower], ([name]) => compiledOn(db, sql<{ behind: boolean | number }>`
-    SELECT EXISTS (SELECT 1 FROM events WHERE pos > coalesce((SELECT last_event_pos FROM event_watermarks WHERE name = ${name}), 0)) AS behind`));
+  const followed = follower === 'emails_index' ? 'emails' : 'events';
+  const { rows: [row] } = await runShaped(db, `follower behind on ${followed}`, [follower], ([name]) => compiledOn(db, sql<{ behind: boolean | number }>`
+    SELECT EXISTS (SELECT 1 FROM ${sql.table(followed)} WHERE pos > coalesce((SELECT last_event_pos FROM event_watermarks WHERE name = ${name}), 0)) AS behind`));
   return Boolean(row.behind);
 }
 

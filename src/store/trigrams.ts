@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql, type Expression, type Kysely } from 'kysely';
-import { beforeCommit, runSql, statementChunks, type Db, type Tx } from './db.js';
+import type { Db, Tx } from './db.js';
 import { isPostgres } from './schema-helpers.js';
 import { memoize } from '../core/memo.js';
 
@@ -32,32 +32,20 @@ export const containsText = (text: Expression<unknown>, needle: string) =>
 export const searchesEmailsTable = (db: Db | Tx, needle: string): boolean =>
   !isPostgres(db as unknown as Kysely<unknown>) && needle.length >= MIN_TRIGRAM_NEEDLE;
 
-/** What emails_search holds of one email: its position and lower-cased search text. */
-export interface EmailSearchText {
-  pos: number;
-  workspaceId: string;
-  search_to: string;
-  search_from: string;
-  search_subject: string;
-}
-
-/** Index rows per statement: five parameters each, well under SQLite's 32,766. */
-const SEARCH_ROWS_PER_INSERT = 500;
-
 /**
- * Puts new emails' search text (lower-cased) into emails_search, just before
- * the commit of the unit (see beforeCommit), in one statement. Nothing to do
- * on PostgreSQL, where insertEmails writes its plain emails_search table.
+ * Puts the search text of the emails at positions `lo` (exclusive) to `hi`
+ * into emails_search: a statement per workspace, each row with its
+ * workspace's tag. The text is the emails columns', lower-cased when they
+ * were written. SQLite only: on PostgreSQL insertEmails writes its plain
+ * emails_search table.
  */
-export function indexEmailTexts(tx: Tx, texts: EmailSearchText[]): void {
-  if (texts.length === 0 || isPostgres(tx as unknown as Kysely<unknown>)) return;
-  beforeCommit(tx, async (t) => {
-    for (const chunk of statementChunks(texts, SEARCH_ROWS_PER_INSERT)) {
-      const params: unknown[] = [];
-      for (const e of chunk) params.push(e.pos, e.search_to, e.search_from, e.search_subject, workspaceSearchTag(e.workspaceId));
-      await runSql(t, `INSERT INTO emails_search (rowid, search_to, search_from, search_subject, ws_tag) VALUES ${chunk.map(() => '(?, ?, ?, ?, ?)').join(', ')}`, params);
-    }
-  });
+export async function indexEmailTexts(tx: Tx, lo: number, hi: number): Promise<void> {
+  const workspaces = await sql<{ ws: string }>`SELECT DISTINCT workspace_id AS ws FROM emails WHERE pos > ${lo} AND pos <= ${hi}`.execute(tx);
+  for (const { ws } of workspaces.rows) {
+    await sql`INSERT INTO emails_search (rowid, search_to, search_from, search_subject, ws_tag)
+      SELECT pos, search_to, search_from, search_subject, ${workspaceSearchTag(ws)} FROM emails
+      WHERE pos > ${lo} AND pos <= ${hi} AND workspace_id = ${ws}`.execute(tx);
+  }
 }
 
 /** An FTS5 query term: `text` as a phrase in one column. */

@@ -5,7 +5,7 @@ import { useTempStore } from '../../helpers/store.js';
 import { createTestDatabase, onPostgres } from '../../helpers/database.js';
 import { AppError } from '../../../src/core/errors.js';
 import {
-  beforeCommit, insertRows, insertRowsReturning, openStore, paddedInList, runShaped, statementChunks, type Tx,
+  insertRows, insertRowsReturning, openStore, paddedInList, runShaped, statementChunks, type Tx,
 } from '../../../src/store/db.js';
 
 
@@ -159,40 +159,6 @@ describe('writes that need not wait for the disk', () => {
     await write;
     expect(settled).toBe(true);
     await heldStore.close();
-  });
-});
-
-describe('beforeCommit', () => {
-  it('runs the deferred work of the units that succeeded, after every unit, in the same commit', async () => {
-    const order: string[] = [];
-    const unit = (ws: string, fail: boolean) => temp.store.write(async (tx) => {
-      beforeCommit(tx, async (t) => { order.push(`deferred ${ws}`); await addUsage(t, ws, 'late', 1); });
-      order.push(`unit ${ws}`);
-      if (fail) throw new AppError('validation_error', 'refused');
-    });
-    const results = await Promise.allSettled([unit('ws_a', false), unit('ws_b', true), unit('ws_c', false)]);
-    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-    if (onPostgres) {
-      // A transaction each, so units run side by side; each one's deferred work follows it.
-      expect([...order].sort()).toEqual(['deferred ws_a', 'deferred ws_c', 'unit ws_a', 'unit ws_b', 'unit ws_c']);
-      for (const ws of ['ws_a', 'ws_c']) expect(order.indexOf(`deferred ${ws}`)).toBeGreaterThan(order.indexOf(`unit ${ws}`));
-    } else {
-      expect(order).toEqual(['unit ws_a', 'unit ws_b', 'unit ws_c', 'deferred ws_a', 'deferred ws_c']);
-    }
-    expect(await usage('ws_a')).toEqual([['late', 1]]);
-    expect(await usage('ws_b')).toEqual([]);
-  });
-
-  it('drops the deferred work of a lone unit that fails', async () => {
-    await expect(temp.store.write(async (tx) => {
-      beforeCommit(tx, (t) => addUsage(t, 'ws_a', 'late', 1));
-      throw new AppError('validation_error', 'refused');
-    })).rejects.toThrow('refused');
-    expect(await usage('ws_a')).toEqual([]);
-  });
-
-  it('refuses a transaction that is not a store.write unit', async () => {
-    await expect(temp.store.db.transaction().execute(async (tx) => beforeCommit(tx, async () => {}))).rejects.toThrow(/store.write/);
   });
 });
 

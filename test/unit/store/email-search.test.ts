@@ -3,9 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CompiledQuery, sql, type Expression } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listEmails } from '../../../src/emails/emails.repo.js';
+import { emailSearchWatermark, indexEmailSearch, listEmails } from '../../../src/emails/emails.repo.js';
 import { openStore, type Db, type Store } from '../../../src/store/db.js';
-import { containsText, indexedContainsText, rareStretches, workspaceSearchTag } from '../../../src/store/trigrams.js';
+import { containsText, ftsTerm, indexedContainsText, rareStretches, workspaceSearchTag } from '../../../src/store/trigrams.js';
+import { useTempStore } from '../../helpers/store.js';
+import { saveFollowerPosition } from '../../../src/store/event-log.js';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../../helpers/database.js';
 import { withPlans } from '../../helpers/plans.js';
 
@@ -58,10 +60,15 @@ async function fill(db: Db) {
     await db.executeQuery(CompiledQuery.raw('VACUUM ANALYZE emails, emails_search'));
     return;
   }
-  for (const ws of ['ws_a', 'ws_b']) {
-    await sql`INSERT INTO emails_search (rowid, search_to, search_from, search_subject, ws_tag)
-      SELECT pos, search_to, search_from, search_subject, ${workspaceSearchTag(ws)} FROM emails WHERE workspace_id = ${ws}`.execute(db);
-  }
+}
+
+/** On SQLite, runs the indexer until emails_search holds the first `rows` emails (it holds none after fill). */
+async function indexUpTo(rows: number) {
+  await store.write(async (tx) => {
+    const mark = await emailSearchWatermark(tx);
+    if (rows > mark) expect(await indexEmailSearch(tx, rows - mark)).toBe(rows - mark);
+  });
+  expect(await emailSearchWatermark(store.db)).toBe(rows);
 }
 
 beforeAll(async () => {
@@ -107,7 +114,24 @@ function expected(needle: string): number[] {
   return out;
 }
 
-describe('email search by recipient', () => {
+// On SQLite the list reads emails_search up to the indexer's watermark and
+// the emails after it on the rows: the same rows and pages with none, some
+// and all of them indexed. Row 60,000 (a planted one) is the first past the
+// middle mark, so needles match rows on both sides of it. Last, the index
+// holds rows past the watermark the list reads, as when the indexer commits
+// between the list's reading of the watermark and of the index.
+const STAGES: Array<[string, number, number]> = onPostgres
+  ? [['on PostgreSQL', 0, 0]]
+  : [['none indexed', 0, 0], ['the oldest 60,000 indexed', 60_000, 60_000], ['all indexed', ROWS, ROWS],
+    ['all indexed, the watermark read at 60,000', ROWS, 60_000]];
+
+describe.each(STAGES)('email search by recipient, %s', (_, indexed, watermark) => {
+  beforeAll(async () => {
+    if (onPostgres) return;
+    await indexUpTo(indexed);
+    if (watermark < indexed) await store.write((tx) => saveFollowerPosition(tx, 'emails_index', watermark));
+  }, 60_000);
+
   it.each([
     ['one recipient, in capitals', 'USER012344@', 1],
     ['a domain', '@shop042.example', 150],
@@ -166,6 +190,67 @@ describe.runIf(onPostgres)('events search text on PostgreSQL', () => {
     expect(plan).toContain("to_text ~~ '%op042.%'::text");
     expect(plan).not.toContain("'%@shop042.example%'");
     expect(plan).toContain("strpos(to_text, '@shop042.example'::text) > 0");
+  });
+});
+
+// The indexer that fills emails_search on SQLite: bounded batches from its
+// watermark, each committed with the watermark or not at all.
+describe('the emails search indexer', () => {
+  const temp = useTempStore();
+
+  async function addEmails(db: Db, from: number, count: number) {
+    for (let i = from; i < from + count; i++) {
+      await sql`INSERT INTO emails (id, workspace_id, domain_id, mode, from_address, from_domain, to_list, cc_list, bcc_list, reply_to_list,
+          subject, tags, attachments, status, scheduled_at, sent_at, message_id, resent_from,
+          search_to, search_from, search_subject, created_at, updated_at)
+        VALUES (${`em_${i}`}, ${workspaceOf(i)}, NULL, 'live', 'a@shop.example', 'shop.example', '[]', '[]', '[]', '[]', 's', '[]', '[]',
+          'pending', NULL, NULL, '<m@shop.example>', NULL, ${recipientOf(i)}, 'a@shop.example', 'your receipt', ${NOW + i}, ${NOW + i})`.execute(db);
+    }
+  }
+
+  /** The emails of `ws` that emails_search holds, by their number. */
+  async function indexedOf(ws: string): Promise<number[]> {
+    const { rows } = await sql<{ id: string }>`SELECT e.id FROM emails_search s CROSS JOIN emails e
+      WHERE s.emails_search MATCH ${ftsTerm('ws_tag', workspaceSearchTag(ws))} AND e.pos = s.rowid ORDER BY e.pos`.execute(temp.store.db);
+    return rows.map((r) => Number(r.id.slice(3)));
+  }
+
+  const run = (max: number) => temp.store.write((tx) => indexEmailSearch(tx, max));
+  const lastPos = async () => Number((await temp.store.db.selectFrom('emails').select((eb) => eb.fn.max('pos').as('p')).executeTakeFirstOrThrow()).p);
+
+  it.runIf(!onPostgres)('catches up a batch at a time, with the rows of each workspace under its tag, and goes on with emails written later', async () => {
+    expect(await emailSearchWatermark(temp.store.db)).toBe(0);
+    await addEmails(temp.store.db, 0, 12);
+    expect([await run(5), await run(5), await run(5), await run(5)]).toEqual([5, 5, 2, 0]);
+    expect(await emailSearchWatermark(temp.store.db)).toBe(await lastPos());
+    expect(await indexedOf('ws_a')).toEqual([0, 2, 4, 6, 8, 10]);
+    expect(await indexedOf('ws_b')).toEqual([1, 3, 5, 7, 9, 11]);
+
+    await addEmails(temp.store.db, 12, 3);
+    expect(await run(5)).toBe(3);
+    expect(await indexedOf('ws_a')).toEqual([0, 2, 4, 6, 8, 10, 12, 14]);
+    expect(await emailSearchWatermark(temp.store.db)).toBe(await lastPos());
+    const { data } = await listEmails(temp.store.db, 'ws_b', { to: 'USER0000' }, { limit: 25, cursor: String }, NOW);
+    expect(data.map((e) => Number(e.id.slice(3)))).toEqual([13, 9, 7, 5, 3, 1]);
+  });
+
+  it.runIf(!onPostgres)('leaves the index and the watermark as they were when its transaction does not commit', async () => {
+    await addEmails(temp.store.db, 0, 4);
+    await expect(temp.store.write(async (tx) => {
+      await indexEmailSearch(tx, 10);
+      throw new Error('the power went');
+    })).rejects.toThrow('the power went');
+    expect(await emailSearchWatermark(temp.store.db)).toBe(0);
+    expect(await indexedOf('ws_a')).toEqual([]);
+    expect(await run(10)).toBe(4);
+    expect(await indexedOf('ws_a')).toEqual([0, 2]);
+    expect(await run(10)).toBe(0);
+  });
+
+  it.runIf(onPostgres)('has nothing to do on PostgreSQL, whose emails columns are indexed themselves', async () => {
+    await addEmails(temp.store.db, 0, 4);
+    expect(await run(10)).toBe(0);
+    expect(await emailSearchWatermark(temp.store.db)).toBe(0);
   });
 });
 
