@@ -9,7 +9,6 @@ import { appendWorkspaceEvent, type WorkspaceEventType } from '../events/index.j
 import type { Store, Tx } from '../store/db.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import type { BroadcastStatus } from './broadcasts.tables.js';
-import type { EngagementTier } from '../contacts/contacts.tables.js';
 import type { AudienceContact, AudienceFilter } from '../contacts/index.js';
 import { checkScheduleTime, parseMailbox, type BroadcastEmailCounts, type BroadcastItem, type EmailCreateBody, type Sender } from '../emails/index.js';
 import type { CompiledContent, ContactFacts, ContentSource } from '../templates/index.js';

@@ -4,7 +4,7 @@ import type { Clock } from '../core/clock.js';
 import type { QueryParams, RequestBody } from '../contract/operations.js';
 import type { Store, Tx } from '../store/db.js';
 import type { Page, PageQuery } from '../store/paging.js';
-import type { ContactStatus, EngagementTier } from './contacts.tables.js';
+import type { ContactStatus } from './contacts.tables.js';
 import type { SuppressionsService } from '../suppressions/index.js';
 import { cleanTagName, tagKey, MAX_TAG_NAME_LENGTH, type TagsService } from '../tags/index.js';
 import { isValidAddress, normaliseAddress } from './email-address.js';

@@ -5,7 +5,7 @@ import type { BroadcastStatsTable, EmailContentsTable, EmailRecipientsTable, Ema
 import { fetchPage, type Page, type PageBound, type PageQuery } from '../store/paging.js';
 import { toIso, toIsoOrNull } from '../core/clock.js';
 import { isPostgres } from '../store/schema-helpers.js';
-import { ftsTerm, indexedContainsText, indexEmailTexts, narrowedContainsText, rareTrigramTerms, searchesEmailsTable, workspaceSearchTag } from '../store/trigrams.js';
+import { ftsTerm, indexedContainsText, narrowedContainsText, rareTrigramTerms, searchesEmailsTable, workspaceSearchTag } from '../store/trigrams.js';
 import { followerPosition, saveFollowerPosition } from '../store/event-log.js';
 
 // Emails, their recipients, tags and attachment parts. Rows are mapped to
@@ -358,6 +358,28 @@ export async function indexEmailSearch(tx: Tx, maxEmails: number): Promise<numbe
   await indexEmailTexts(tx, lo, Number(hi));
   await saveFollowerPosition(tx, 'emails_index', Number(hi));
   return Number(rows[0].n);
+}
+
+/**
+ * Puts the search text of the emails at positions `lo` (exclusive) to `hi`
+ * into emails_search: a statement per workspace, each row with its
+ * workspace's tag. The text is the emails columns', lower-cased when they
+ * were written. SQLite only: on PostgreSQL insertEmails writes its plain
+ * emails_search table.
+ */
+export async function indexEmailTexts(tx: Tx, lo: number, hi: number): Promise<void> {
+  const workspaces = await sql<{ ws: string }>`SELECT DISTINCT workspace_id AS ws FROM emails WHERE pos > ${lo} AND pos <= ${hi}`.execute(tx);
+  for (const { ws } of workspaces.rows) {
+    await sql`INSERT INTO emails_search (rowid, search_to, search_from, search_subject, ws_tag)
+      SELECT pos, search_to, search_from, search_subject, ${workspaceSearchTag(ws)} FROM emails
+      WHERE pos > ${lo} AND pos <= ${hi} AND workspace_id = ${ws}`.execute(tx);
+  }
+}
+
+/** PostgreSQL: puts the search text of every email into emails_search (a store copied from SQLite has none). */
+export async function fillPostgresEmailsSearch(tx: Tx): Promise<void> {
+  await sql`INSERT INTO emails_search (pos, search_to, search_from, search_subject)
+    SELECT pos, search_to, search_from, search_subject FROM emails`.execute(tx);
 }
 
 /**

@@ -8,3 +8,4 @@ export type {
 export { parseMailbox } from './addresses.js';
 export { checkScheduleTime, type EmailCreateBody } from './email-input.js';
 export type { BroadcastEmailCounts, Email, EmailSummary } from './emails.repo.js';
+export { fillPostgresEmailsSearch } from './emails.repo.js';

@@ -209,6 +209,12 @@ export async function lastEventPos(db: Db): Promise<number> {
 
 export const sideIndexWatermark = (db: Db | Tx): Promise<number> => followerPosition(db, 'events_index');
 
+/** PostgreSQL: puts the search text of the events at positions `lo` (exclusive) to `hi` into events_search. */
+export async function fillPostgresEventsSearch(tx: Tx, lo: number, hi: number): Promise<void> {
+  await sql`INSERT INTO events_search (pos, to_text, from_text) SELECT pos, ${SEARCH_TEXT.to_text}, ${SEARCH_TEXT.from_text} FROM events
+    WHERE pos > ${lo} AND pos <= ${hi}`.execute(tx);
+}
+
 /**
  * Adds up to `maxEvents` events past the watermark to the side indexes, a
  * statement per index, and moves the watermark; returns the positions
@@ -223,8 +229,7 @@ export async function indexEventsBatch(tx: Tx, maxEvents: number): Promise<numbe
   if (!batch) return 0;
   const { hi } = batch;
   if (onPostgres(tx)) {
-    await sql`INSERT INTO events_search (pos, to_text, from_text) SELECT pos, ${SEARCH_TEXT.to_text}, ${SEARCH_TEXT.from_text} FROM events
-      WHERE pos > ${lo} AND pos <= ${hi}`.execute(tx);
+    await fillPostgresEventsSearch(tx, lo, hi);
   } else {
     // A statement per workspace of the batch: each carries its workspace's tag.
     const workspaces = await sql<{ ws: string }>`SELECT DISTINCT workspace_id AS ws FROM events WHERE pos > ${lo} AND pos <= ${hi}`.execute(tx);

@@ -5,4 +5,4 @@ export {
   appendEvent, appendEvents, appendReceivedEvents, appendWorkspaceEvent, listEventsForEmail,
   type EmailEvent, type EmailEventKind, type NewEvent, type ReceivedEvent, type WorkspaceEventType,
 } from './events.repo.js';
-export type { PositionedEvent } from './events-query.repo.js';
+export { fillPostgresEventsSearch, sideIndexWatermark, type PositionedEvent } from './events-query.repo.js';

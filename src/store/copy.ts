@@ -1,8 +1,10 @@
 import Sqlite from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { sql, type Kysely } from 'kysely';
-import type { Store } from './db.js';
+import type { Store, Tx } from './db.js';
 import { isPostgres } from './schema-helpers.js';
+import { fillPostgresEmailsSearch } from '../emails/index.js';
+import { fillPostgresEventsSearch, sideIndexWatermark } from '../events/index.js';
 
 // `mailroom store copy --to postgres://…`: moves a SQLite store into an empty
 // PostgreSQL database, every table with its ids and positions as they are,
@@ -10,8 +12,9 @@ import { isPostgres } from './schema-helpers.js';
 // is migrated first and must hold no workspace yet; the rows go in one
 // transaction, parents before children; the identity sequences then start
 // after the copied positions, and every table's row count is checked against
-// the source's. SQLite's search indexes are not copied; the emails' search
-// text goes into PostgreSQL's emails_search from the copied rows.
+// the source's. SQLite's search indexes are not copied; the search text of
+// the emails, and of the events the source had indexed, goes into
+// PostgreSQL's emails_search and events_search from the copied rows.
 
 export class StoreCopyError extends Error {}
 
@@ -82,8 +85,10 @@ export async function copySqliteToPostgres(sqliteFile: string, target: Store, lo
         log(`${table}: ${count} rows`);
       }
       for (const table of tables) await sql`ALTER TABLE ${sql.table(table)} ENABLE TRIGGER USER`.execute(tx);
-      await sql`INSERT INTO emails_search (pos, search_to, search_from, search_subject)
-        SELECT pos, search_to, search_from, search_subject FROM emails`.execute(tx);
+      const typed = tx as unknown as Tx;
+      await fillPostgresEmailsSearch(typed);
+      // The events the source had indexed (the other side indexes, event_tags and event_hours, are copied as they are).
+      await fillPostgresEventsSearch(typed, 0, await sideIndexWatermark(typed));
     });
 
     for (const { name, rows } of copied) {

@@ -32,22 +32,6 @@ export const containsText = (text: Expression<unknown>, needle: string) =>
 export const searchesEmailsTable = (db: Db | Tx, needle: string): boolean =>
   !isPostgres(db as unknown as Kysely<unknown>) && needle.length >= MIN_TRIGRAM_NEEDLE;
 
-/**
- * Puts the search text of the emails at positions `lo` (exclusive) to `hi`
- * into emails_search: a statement per workspace, each row with its
- * workspace's tag. The text is the emails columns', lower-cased when they
- * were written. SQLite only: on PostgreSQL insertEmails writes its plain
- * emails_search table.
- */
-export async function indexEmailTexts(tx: Tx, lo: number, hi: number): Promise<void> {
-  const workspaces = await sql<{ ws: string }>`SELECT DISTINCT workspace_id AS ws FROM emails WHERE pos > ${lo} AND pos <= ${hi}`.execute(tx);
-  for (const { ws } of workspaces.rows) {
-    await sql`INSERT INTO emails_search (rowid, search_to, search_from, search_subject, ws_tag)
-      SELECT pos, search_to, search_from, search_subject, ${workspaceSearchTag(ws)} FROM emails
-      WHERE pos > ${lo} AND pos <= ${hi} AND workspace_id = ${ws}`.execute(tx);
-  }
-}
-
 /** An FTS5 query term: `text` as a phrase in one column. */
 export const ftsTerm = (column: string, text: string) => `${column} : "${text.replace(/"/g, '""')}"`;
 

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import { claimLeases, lockedForUpdate } from '../store/lease.js';
 import { compiledOn, runShaped, runSql, type Db, type Tx } from '../store/db.js';
 import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhookDeliveryStatus, WebhooksTable } from './webhooks.tables.js';

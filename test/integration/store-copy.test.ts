@@ -42,7 +42,11 @@ describe.skipIf(testDatabaseUrl === undefined)('mailroom store copy', () => {
           return got.status === 'sent' && got.stats.delivered === 1 ? got : undefined;
         }, 10_000, 'the broadcast delivered');
         const r7 = sent.body.data[7].id as string;
-        return { token: t.token, cursorPage: second.body.data.map((e: { id: string }) => e.id), cursor, broadcast, r7 };
+        // The events so far in the side indexes, as a running store has them a few seconds on.
+        await t.mailroom.services.events.indexEvents();
+        const r7Events = (await t.api.get('/v1/events?to=r7@example.org')).body.data.map((e: { id: string }) => e.id);
+        expect(r7Events.length).toBeGreaterThan(0);
+        return { r7Events, token: t.token, cursorPage: second.body.data.map((e: { id: string }) => e.id), cursor, broadcast, r7 };
       })();
 
       const cli = (args: string[]) => run(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
@@ -66,6 +70,8 @@ describe.skipIf(testDatabaseUrl === undefined)('mailroom store copy', () => {
       // The copied emails are found by their text.
       expect((await api.get('/v1/emails?to=R7@example')).body.data.map((e: { id: string }) => e.id)).toEqual([before.r7]);
       expect((await api.get('/v1/emails?subject=note%201')).body.data).toHaveLength(11);
+      // And their events, indexed on SQLite before the copy, by the address they are about.
+      expect((await api.get('/v1/events?to=r7@example.org')).body.data.map((e: { id: string }) => e.id)).toEqual(before.r7Events);
       expect((await api.get('/v1/contacts?limit=10')).body.data.map((c: { email: string }) => c.email)).toEqual(['cleo@example.org']);
       expect((await api.get(`/v1/broadcasts/${before.broadcast.id}`)).body.stats).toEqual(before.broadcast.stats);
       // A new email sorts after every copied one.

@@ -7,7 +7,7 @@ import type { Page, PageQuery } from '../../../src/store/paging.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listContacts } from '../../../src/contacts/contacts.repo.js';
 import { listInbound } from '../../../src/inbound/inbound.repo.js';
-import { openStore, type Db, type Store } from '../../../src/store/db.js';
+import { openStore, type Store } from '../../../src/store/db.js';
 import { listTemplates } from '../../../src/templates/templates.repo.js';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../../helpers/database.js';
 import { withPlans } from '../../helpers/plans.js';
