@@ -3,8 +3,8 @@ import type pg from 'pg';
 import { closeSync, existsSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import {
-  CompiledQuery, Kysely, LimitNode, Migrator, PostgresDialect, sql, SqliteDialect, ValueNode,
-  type Compilable, type Insertable, type KyselyPlugin, type QueryResult, type RawBuilder, type RootOperationNode, type Transaction,
+  CompiledQuery, Kysely, LimitNode, Migrator, PostgresDialect, sql, SqliteDialect, SqliteDriver, ValueNode,
+  type Compilable, type Driver, type SqliteDatabase, type Insertable, type KyselyPlugin, type QueryResult, type RawBuilder, type RootOperationNode, type Transaction,
 } from 'kysely';
 import type { Database } from './tables.js';
 import { migrations } from './migrations/index.js';
@@ -65,6 +65,25 @@ interface Pending {
 // Kysely prepares every query it runs; preparing is a large share of a cheap
 // query's cost, and the set of distinct SQL texts an app issues is small.
 const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * SQLite's dialect with transactions that take the write lock as they begin
+ * (BEGIN IMMEDIATE). A server has one connection, so nothing changes for it;
+ * a second process on the same file (the CLI beside a running server) waits
+ * its turn for the lock (busy_timeout). With a plain BEGIN it would read
+ * first and, should the server commit meanwhile, fail at its first write.
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(private readonly database: SqliteDatabase) {
+    super({ database });
+  }
+
+  override createDriver(): Driver {
+    const driver = new SqliteDriver({ database: this.database });
+    driver.beginTransaction = async (connection) => void await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    return driver;
+  }
+}
 
 function withStatementCache(conn: Sqlite.Database) {
   const cache = new Map<string, Sqlite.Statement>();
@@ -500,7 +519,7 @@ function openSqliteStore(databaseUrl: string, options: StoreOptions): Store {
   conn.pragma('temp_store = MEMORY');
   conn.pragma('cache_size = -32000');
   const statements = withStatementCache(conn);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }), plugins: [inlineLimits] });
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect(statements), plugins: [inlineLimits] });
 
   let queue: Pending[] = [];
   // Run on the connection directly: the unit's transaction holds it, and the

@@ -157,13 +157,17 @@ describe('engagement tiers', () => {
     const clock = new ManualClock(Date.parse('2026-05-01T00:00:00Z'));
     await using t = await startTestApp({ clock });
     const { contacts, store } = t.mailroom.services;
-    // The app's scheduler folds once as it starts; on this clock, not again. Its round must be
-    // over before the events are added, or it folds some of them itself.
-    await eventually(async () => {
-      const task = await store.db.selectFrom('scheduled_tasks').select(['last_run_at', 'locked_until'])
-        .where('name', '=', 'engagement-fold-events').executeTakeFirst();
-      return task?.last_run_at != null && task.locked_until <= clock.now() ? true : undefined;
-    }, 5_000, 'the scheduler\'s first fold');
+    // The app's scheduler must not fold beside the test: the test holds the
+    // task's lease, as another node would, once no fold of the scheduler's is
+    // under way (one may be as the app starts).
+    const task = 'engagement-fold-events';
+    await eventually(() => store.write(async (tx) => {
+      await tx.insertInto('scheduled_tasks').values({ name: task, next_run_at: 0, locked_until: 0, lease_owner: null, last_run_at: null, last_error: null })
+        .onConflict((oc) => oc.column('name').doNothing()).execute();
+      const held = await tx.updateTable('scheduled_tasks').set({ locked_until: clock.now() + DAY_MS, lease_owner: 'the test' })
+        .where('name', '=', task).where('locked_until', '<=', clock.now()).executeTakeFirst();
+      return Number(held.numUpdatedRows) === 1 ? true : undefined;
+    }), 5_000, 'the fold task\'s lease');
     await t.api.post('/v1/contacts', { email: 'w@example.com' });
     const events = Array.from({ length: 12_000 }, (_, i) => ({ type: i % 2 ? 'email.sent' : 'email.delivered', to: `bulk${i % 3000}@example.com`, at: clock.now() - 60 * DAY_MS }));
     await addEvents(t, events);

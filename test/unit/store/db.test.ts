@@ -1,4 +1,7 @@
-import { join } from 'node:path';
+import { fork } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { useTempStore } from '../../helpers/store.js';
@@ -10,6 +13,7 @@ import {
 
 
 const temp = useTempStore();
+const ROOT = resolve(import.meta.dirname, '../../..');
 
 const usage = async (ws: string) => (await temp.store.db.selectFrom('send_usage').select(['period', 'count'])
   .where('workspace_id', '=', ws).orderBy('period').execute()).map((r) => [r.period, Number(r.count)]);
@@ -300,6 +304,33 @@ describe('reads outside a write unit', () => {
     await expect(write).rejects.toThrow('rolled back');
     expect((await read).rows).toEqual([]);
   });
+});
+
+describe('a second process on the same SQLite file', () => {
+  // The CLI beside a running server: its write unit reads, the server writes,
+  // then it writes. Its transaction holds the write lock from its start, so
+  // the server's write waits for its commit, and neither fails.
+  it.skipIf(onPostgres)('writes after reading though the server writes in between', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailroom-second-writer-'));
+    const file = join(dir, 'mailroom.db');
+    const server = openStore(`sqlite:${file}`);
+    try {
+      await server.write(async (tx) => void await sql`CREATE TABLE probe (who text)`.execute(tx));
+      const second = fork(join(ROOT, 'test/helpers/sqlite-second-writer.ts'), [file], { execArgv: ['--import', 'tsx'], stdio: 'ignore' });
+      const outcome = new Promise<string>((resolve) => second.on('message', (m) => String(m) !== 'read' && resolve(String(m))));
+      const ended = new Promise((resolve) => second.once('exit', resolve));
+      await new Promise((resolve) => second.once('message', resolve));
+      // The second process has read, and holds its transaction open.
+      await server.write(async (tx) => void await sql`INSERT INTO probe (who) VALUES ('server')`.execute(tx));
+      expect(await outcome).toBe('done');
+      await ended;
+      const { rows } = await sql<{ who: string }>`SELECT who FROM probe ORDER BY rowid`.execute(server.db);
+      expect(rows.map((r) => r.who)).toEqual(['second', 'server']);
+    } finally {
+      await server.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
 });
 
 describe('limits', () => {
