@@ -1,6 +1,6 @@
 import { AppError } from '../core/errors.js';
 import { toIso, type Clock } from '../core/clock.js';
-import type { Store } from '../store/db.js';
+import { writeInBatches, type Store } from '../store/db.js';
 import { countsByHour, foldBatch, HOUR_MS, zeroCounts, COUNT_NAMES, type Counts } from './analytics.repo.js';
 import type { QueryParams } from '../contract/operations.js';
 
@@ -83,14 +83,6 @@ export function analyticsService(deps: { store: Store; clock: Clock }): Analytic
       };
     },
 
-    async fold() {
-      let total = 0;
-      for (let i = 0; i < FOLD_MAX_BATCHES; i++) {
-        const n = await store.write((tx) => foldBatch(tx, FOLD_BATCH));
-        total += n;
-        if (n < FOLD_BATCH) break;
-      }
-      return total;
-    },
+    fold: () => writeInBatches(store, { size: FOLD_BATCH, maxBatches: FOLD_MAX_BATCHES }, foldBatch),
   };
 }

@@ -1,7 +1,7 @@
 import { AppError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
-import type { Store } from '../store/db.js';
+import { writeInBatches, type Store } from '../store/db.js';
 import { checkContentType, checkFilename, decodeBase64, defaultContentType } from './attachment-input.js';
 import { deleteExpiredAttachments, findLiveAttachments, insertAttachment, type Attachment, type AttachmentContent } from './attachments.repo.js';
 import type { RequestBody } from '../contract/operations.js';
@@ -49,14 +49,6 @@ export function attachmentsService(deps: { store: Store; clock: Clock }): Attach
 
     fetchLive: (ws, ids) => findLiveAttachments(store.db, ws, ids, clock.now()),
 
-    async purgeExpired() {
-      let total = 0;
-      for (let i = 0; i < PURGE_MAX_BATCHES; i++) {
-        const n = await store.write((tx) => deleteExpiredAttachments(tx, clock.now(), PURGE_BATCH));
-        total += n;
-        if (n < PURGE_BATCH) break;
-      }
-      return total;
-    },
+    purgeExpired: () => writeInBatches(store, { size: PURGE_BATCH, maxBatches: PURGE_MAX_BATCHES }, (tx, size) => deleteExpiredAttachments(tx, clock.now(), size)),
   };
 }

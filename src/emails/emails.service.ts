@@ -2,7 +2,7 @@ import { AppError, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
 import type { Plan } from '../config.js';
-import type { Store, Tx } from '../store/db.js';
+import { writeInBatches, type Store, type Tx } from '../store/db.js';
 import { coalescedWrite } from '../store/coalesced-write.js';
 import type { EmailStatus } from './emails.tables.js';
 import type { Page, PageQuery } from '../store/paging.js';
@@ -597,15 +597,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
 
     nextScheduledAt: () => nextScheduledAt(store.db),
 
-    async indexSearch() {
-      let total = 0;
-      for (let i = 0; i < INDEX_MAX_BATCHES; i++) {
-        const n = await store.write((tx) => indexEmailSearch(tx, INDEX_BATCH));
-        total += n;
-        if (n < INDEX_BATCH) break;
-      }
-      return total;
-    },
+    indexSearch: () => writeInBatches(store, { size: INDEX_BATCH, maxBatches: INDEX_MAX_BATCHES }, indexEmailSearch),
 
     broadcastCounts: (broadcastId) => broadcastEmailCounts(store.db, broadcastId),
 

@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import { notFound } from '../core/errors.js';
-import type { Store } from '../store/db.js';
+import { writeInBatches, type Store } from '../store/db.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import type { EmailEvent } from './events.repo.js';
 import { findEvent, indexEventsBatch, lastEventPos, listEvents, readEventsAfter, type PositionedEvent } from './events-query.repo.js';
@@ -50,14 +50,6 @@ export function eventsService(deps: { store: Store; clock: Clock }): EventsServi
     readAfter: (afterPos, limit) => readEventsAfter(store.db, afterPos, limit),
     lastPos: () => lastEventPos(store.db),
 
-    async indexEvents() {
-      let total = 0;
-      for (let i = 0; i < INDEX_MAX_BATCHES; i++) {
-        const n = await store.write((tx) => indexEventsBatch(tx, INDEX_BATCH));
-        total += n;
-        if (n < INDEX_BATCH) break;
-      }
-      return total;
-    },
+    indexEvents: () => writeInBatches(store, { size: INDEX_BATCH, maxBatches: INDEX_MAX_BATCHES }, indexEventsBatch),
   };
 }

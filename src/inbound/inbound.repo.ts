@@ -257,7 +257,6 @@ export async function insertInbound(tx: Tx, rows: NewInbound[]): Promise<void> {
   await insertRows(tx, 'inbound_sources', rows.map((m) => ({ id: m.id, raw: m.raw })));
 }
 
-/** Leases up to `limit` pending rows to `owner`, oldest first, and counts the attempt. */
 /**
  * Whether a pending message no one holds is waiting: the processor's look
  * before a claim (a write transaction). Compiled once, the status written
@@ -270,6 +269,7 @@ export async function anyClaimable(db: Db, now: number): Promise<boolean> {
   return rows.length > 0;
 }
 
+/** Leases up to `limit` pending rows to `owner`, oldest first, and counts the attempt. */
 export async function claimPending(tx: Tx, c: { now: number; leaseMs: number; owner: string; limit: number }): Promise<PendingInbound[]> {
   const pending = tx.selectFrom('inbound_messages').select('id').where('status', '=', 'pending')
     .orderBy('locked_until').orderBy('pos').limit(sql.lit(c.limit));

@@ -3,7 +3,7 @@ import type { DNSResolver } from 'mailauth';
 import { AppError, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
-import type { Store, Tx } from '../store/db.js';
+import { writeInBatches, type Store, type Tx } from '../store/db.js';
 import { coalescedWrite } from '../store/coalesced-write.js';
 import { freeGoneLeases, releaseOwners } from '../store/lease.js';
 import type { Page, PageQuery } from '../store/paging.js';
@@ -522,13 +522,8 @@ export function inboundService(deps: InboundDeps): InboundService {
     async purgeExpired() {
       if (deps.retentionDays === 0) return 0;
       const before = clock.now() - deps.retentionDays * DAY_MS;
-      let total = 0;
-      for (let i = 0; i < PURGE_BATCHES_PER_RUN; i++) {
-        const n = await store.write((tx) => purgeReceivedBefore(tx, before, PURGE_BATCH));
-        total += n;
-        if (n < PURGE_BATCH) break;
-      }
-      return total + await deps.postmaster.purgeBefore(before);
+      const purged = await writeInBatches(store, { size: PURGE_BATCH, maxBatches: PURGE_BATCHES_PER_RUN }, (tx, size) => purgeReceivedBefore(tx, before, size));
+      return purged + await deps.postmaster.purgeBefore(before);
     },
   };
 }

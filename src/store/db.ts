@@ -188,6 +188,22 @@ export async function runSql<R>(db: Db | Tx, text: string, params: unknown[]): P
 }
 
 /**
+ * Runs `batch` as one write unit after another until one handles fewer than
+ * `size` rows (nothing is left) or `maxBatches` have run (the next call goes
+ * on): the bounded work of a periodic task. Returns the rows handled.
+ */
+export async function writeInBatches(store: Pick<Store, 'write'>, o: { size: number; maxBatches: number },
+  batch: (tx: Tx, size: number) => Promise<number>): Promise<number> {
+  let total = 0;
+  for (let i = 0; i < o.maxBatches; i++) {
+    const n = await store.write((tx) => batch(tx, o.size));
+    total += n;
+    if (n < o.size) break;
+  }
+  return total;
+}
+
+/**
  * Runs `work` in a read transaction whose every statement sees the same
  * moment: a SQLite transaction does; on PostgreSQL, whose default isolation
  * gives each statement a newer snapshot, it is REPEATABLE READ.

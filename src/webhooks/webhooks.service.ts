@@ -2,7 +2,7 @@ import { AppError, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
 import { seal } from '../core/seal.js';
-import type { Store } from '../store/db.js';
+import { writeInBatches, type Store } from '../store/db.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import type { WebhookDeliveryStatus } from './webhooks.tables.js';
 import type { Dispatcher } from './dispatcher.js';
@@ -152,14 +152,7 @@ export function webhooksService(deps: { store: Store; clock: Clock; sealKey: Buf
       return delivery;
     },
 
-    async purgeOldDeliveries(now) {
-      let total = 0;
-      for (let i = 0; i < PURGE_MAX_BATCHES; i++) {
-        const n = await store.write((tx) => purgeFinishedDeliveries(tx, now - DELIVERY_RETENTION_MS, PURGE_BATCH));
-        total += n;
-        if (n < PURGE_BATCH) break;
-      }
-      return total;
-    },
+    purgeOldDeliveries: (now) => writeInBatches(store, { size: PURGE_BATCH, maxBatches: PURGE_MAX_BATCHES },
+      (tx, size) => purgeFinishedDeliveries(tx, now - DELIVERY_RETENTION_MS, size)),
   };
 }
