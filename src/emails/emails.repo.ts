@@ -1,5 +1,5 @@
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
-import { insertRows, insertRowsReturning, paddedInList, runShaped, runSql, type Db, type Tx } from '../store/db.js';
+import { insertRows, insertRowsReturning, literalStatus, paddedInList, runShaped, runSql, type Db, type Tx } from '../store/db.js';
 import { lockedForClaim, lockedForUpdate } from '../store/lease.js';
 import type { BroadcastStatsTable, EmailContentsTable, EmailRecipientsTable, EmailStatus, EmailsTable, RecipientStatus } from './emails.tables.js';
 import { fetchPage, type Page, type PageBound, type PageQuery } from '../store/paging.js';
@@ -534,7 +534,7 @@ export type DueEmail = Pick<StoredEmail, 'id' | 'workspaceId' | 'domainId' | 'fr
  */
 export async function dueScheduledEmails(tx: Tx, now: number, limit: number): Promise<DueEmail[]> {
   const rows = await lockedForClaim(tx, tx.selectFrom('emails').select(['id', 'workspace_id', 'domain_id', 'from_address', 'to_list', 'subject'])
-    .where('status', '=', 'scheduled').where('scheduled_at', '<=', now)
+    .where('status', '=', literalStatus('scheduled')).where('scheduled_at', '<=', now)
     .orderBy('scheduled_at').limit(limit)).execute();
   return rows.map((r) => ({ id: r.id, workspaceId: r.workspace_id, domainId: r.domain_id, from: r.from_address, to: json(r.to_list), subject: r.subject }));
 }

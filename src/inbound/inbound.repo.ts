@@ -1,5 +1,5 @@
 import { sql, type Selectable } from 'kysely';
-import { compiledOn, insertRows, runShaped, type Db, type Tx } from '../store/db.js';
+import { compiledOn, insertRows, literalStatus, runShaped, type Db, type Tx } from '../store/db.js';
 import type { InboundKind, InboundMessagesTable, InboundStatus } from './inbound.tables.js';
 import { claimLeases } from '../store/lease.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
@@ -271,7 +271,7 @@ export async function anyClaimable(db: Db, now: number): Promise<boolean> {
 
 /** Leases up to `limit` pending rows to `owner`, oldest first, and counts the attempt. */
 export async function claimPending(tx: Tx, c: { now: number; leaseMs: number; owner: string; limit: number }): Promise<PendingInbound[]> {
-  const pending = tx.selectFrom('inbound_messages').select('id').where('status', '=', 'pending')
+  const pending = tx.selectFrom('inbound_messages').select('id').where('status', '=', literalStatus('pending'))
     .orderBy('locked_until').orderBy('pos').limit(sql.lit(c.limit));
   const rows = await claimLeases(tx, 'inbound_messages', pending, { now: c.now, until: c.now + c.leaseMs, owner: c.owner });
   const res = { rows };

@@ -188,6 +188,13 @@ export async function runSql<R>(db: Db | Tx, text: string, params: unknown[]): P
 }
 
 /**
+ * A status a query filters on, written into its text rather than bound: a
+ * partial index of that status serves only the literal, and SQLite plans a
+ * statement again at every run to see whether a bound value allows one.
+ */
+export const literalStatus = <S extends string>(status: S): RawBuilder<S> => sql.lit(status);
+
+/**
  * Runs `batch` as one write unit after another until one handles fewer than
  * `size` rows (nothing is left) or `maxBatches` have run (the next call goes
  * on): the bounded work of a periodic task. Returns the rows handled.

@@ -1,6 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import { claimLeases, lockedForUpdate } from '../store/lease.js';
-import { compiledOn, runShaped, runSql, type Db, type Tx } from '../store/db.js';
+import { compiledOn, literalStatus, runShaped, runSql, type Db, type Tx } from '../store/db.js';
 import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhookDeliveryStatus, WebhooksTable } from './webhooks.tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso, toIsoOrNull } from '../core/clock.js';
@@ -255,7 +255,7 @@ export async function enabledWebhookIds(db: Db): Promise<string[]> {
  */
 export async function claimDue(tx: Tx, webhookId: string, take: number, owner: string, now: number, leaseMs: number): Promise<DeliveryRow[]> {
   const due = tx.selectFrom('webhook_deliveries').select('id')
-    .where('webhook_id', '=', webhookId).where('status', '=', 'pending')
+    .where('webhook_id', '=', webhookId).where('status', '=', literalStatus('pending'))
     .orderBy('next_attempt_at').orderBy('pos').limit(sql.lit(take));
   const rows = await claimLeases(tx, 'webhook_deliveries', due, { now, until: now + leaseMs, owner });
   return rows.sort((a, b) => a.pos - b.pos);
