@@ -349,7 +349,7 @@ export const emailSearchWatermark = (db: Db | Tx): Promise<number> => followerPo
  * do on PostgreSQL, where insertEmails writes emails_search with the email.
  */
 export async function indexEmailSearch(tx: Tx, maxEmails: number): Promise<number> {
-  if (isPostgres(tx as unknown as Kysely<unknown>)) return 0;
+  if (onPostgres(tx)) return 0;
   const lo = await emailSearchWatermark(tx);
   const { rows } = await sql<{ hi: number | null; n: number }>`SELECT max(pos) AS hi, count(*) AS n
     FROM (SELECT pos FROM emails WHERE pos > ${lo} ORDER BY pos LIMIT ${maxEmails}) AS batch`.execute(tx);

@@ -577,9 +577,6 @@ export function emailsService(deps: EmailsDeps): EmailsService {
     },
 
     async promoteDue() {
-      // A read first, so the poller's idle rounds never queue a write.
-      const next = await nextScheduledAt(store.db);
-      if (next === undefined || next > clock.now()) return 0;
       let total = 0;
       for (let i = 0; i < PROMOTE_MAX_BATCHES; i++) {
         const now = clock.now();

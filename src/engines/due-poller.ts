@@ -23,7 +23,7 @@ export async function runDuePoller(deps: { emails: ScheduledEmails; clock: Clock
     idleMs: pollMs,
     onError: (err) => deps.logger.error({ err }, 'scheduled email poller failed'),
     async round() {
-      // An idle round is this one read.
+      // An idle round is this one read; promoteDue, a write unit, runs only when something is due.
       let next = await deps.emails.nextScheduledAt();
       if (next !== undefined && next <= deps.clock.now()) {
         await deps.emails.promoteDue();
