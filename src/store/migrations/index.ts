@@ -31,6 +31,7 @@ import * as m0030 from './0030_audience_index.js';
 import * as m0031 from './0031_recipient_broadcast.js';
 import * as m0032 from './0032_email_search_table.js';
 import * as m0033 from './0033_emails_search_watermark.js';
+import * as m0034 from './0034_events_created_index.js';
 
 // Migrations are listed here rather than read from disk, so they run the same
 // from src/ under tsx and from dist/. Names sort in the order they apply.
@@ -67,4 +68,5 @@ export const migrations: Record<string, Migration> = {
   '0031_recipient_broadcast': m0031,
   '0032_email_search_table': m0032,
   '0033_emails_search_watermark': m0033,
+  '0034_events_created_index': m0034,
 };
