@@ -244,6 +244,9 @@ function queryValue(operation: CompiledOperation, name: string, value: string | 
 
 function validate<Id extends OperationId>(ctx: Context, deps: HttpDeps, operation: CompiledOperation, auth: AuthContext,
   params: Record<string, string>, rawBody: unknown): OpInput<Id> {
+  // No record's id or address holds a control character; PostgreSQL could not even compare one with a NUL.
+  const controlled = Object.keys(params).find((name) => CONTROL_CHARACTER.test(params[name]));
+  if (controlled !== undefined) throw new AppError('not_found', `No record has a '${controlled}' with control characters.`, { param: controlled });
   if (!operation.params(params)) {
     const e = describeAjvError(operation.params.errors?.[0]);
     throw new AppError('not_found', e.message, { param: e.param });

@@ -101,6 +101,23 @@ describe('requests refused before any handler', () => {
     expect((await t.api.request('POST', `/v1/contacts/${contact.id}/unsubscribe`, { rawBody: '', headers: { 'Content-Type': 'text/plain' } })).status).toBe(200);
   });
 
+  it('a path id with a control character is 404 naming the parameter, on every store', async () => {
+    const contact = (await t.api.get('/v1/contacts')).body.data[0];
+    for (const control of ['%00', '%01', '%7F']) {
+      for (const [method, path, param] of [
+        ['GET', `/v1/contacts/${contact.id}${control}`, 'contact_id'],
+        ['DELETE', `/v1/contacts/${contact.id}${control}`, 'contact_id'],
+        ['GET', `/v1/emails/em_1${control}/events`, 'email_id'],
+        ['PUT', `/v1/contacts/by-email/ab.cd${control}@remote.test`, 'email'],
+      ]) {
+        const res = await t.api.request(method, path, method === 'PUT' ? { body: { name: 'x' } } : {});
+        expect(res.status, `${method} ${path}`).toBe(404);
+        expect(res.body.error, `${method} ${path}`).toMatchObject({ code: 'not_found', param, message: `No record has a '${param}' with control characters.` });
+      }
+    }
+    expect((await t.api.get(`/v1/contacts/${contact.id}`)).status).toBe(200);
+  });
+
   it('headers over the parser\'s limit are 431 with the error object', async () => {
     const res = await rawHttp(t.url, `GET /v1/emails HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(20_000)}\r\n\r\n`);
     expect(res.status).toBe(431);
