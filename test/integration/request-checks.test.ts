@@ -118,6 +118,27 @@ describe('requests refused before any handler', () => {
     expect((await t.api.get(`/v1/contacts/${contact.id}`)).status).toBe(200);
   });
 
+  it('a NUL character anywhere in a body is a validation error naming its field, and nothing is stored', async () => {
+    const cases: Array<[string, string, unknown, number, string]> = [
+      ['POST', '/v1/api-keys', { name: 'a\u0000b' }, 422, 'name'],
+      ['POST', '/v1/contacts', { email: 'nul@remote.test', properties: { note: 'x\u0000' } }, 422, 'properties.note'],
+      ['POST', '/v1/contacts/bulk', { contacts: [{ email: 'ok@remote.test' }, { email: 'nul@remote.test', name: '\u0000' }] }, 422, 'contacts.1.name'],
+      ['POST', '/v1/emails', { from: 'a@acme.test', to: 'ab.cd@remote.test', subject: 'abcd', text: 'x\u0000' }, 422, 'text'],
+      ['POST', '/v1/templates/render', { subject: 'Hi', text: '{{ a }}', variables: [{ key: 'a', type: 'string' }], data: { 'a\u0000': 1 } }, 422, 'data.a\u0000'],
+    ];
+    for (const [method, path, body, status, param] of cases) {
+      const res = await t.api.request(method, path, { body });
+      expect(res.status, path).toBe(status);
+      expect(res.body.error, path).toMatchObject({ code: 'validation_error', param, message: `'${param}' must not contain a NUL character (U+0000).` });
+    }
+    // A schema error comes first; an escaped backslash before "u0000" is not a NUL.
+    expect((await t.api.post('/v1/api-keys', { name: 5, scopes: ['\u0000'] })).body.error).toMatchObject({ code: 'validation_error', param: 'name' });
+    const literal = await t.api.post('/v1/api-keys', { name: 'a\\u0000b' });
+    expect(literal.status).toBe(201);
+    expect(literal.body.name).toBe('a\\u0000b');
+    expect((await t.api.get('/v1/contacts?email=nul@remote.test')).body.data).toEqual([]);
+  });
+
   it('headers over the parser\'s limit are 431 with the error object', async () => {
     const res = await rawHttp(t.url, `GET /v1/emails HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(20_000)}\r\n\r\n`);
     expect(res.status).toBe(431);
