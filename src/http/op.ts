@@ -263,8 +263,8 @@ function validate<Id extends OperationId>(ctx: Context, deps: HttpDeps, operatio
     throw new AppError('validation_error', describeAjvError(operation.query.errors?.[0]).message,
       { status: 400, param: describeAjvError(operation.query.errors?.[0]).param });
   }
-  // An operation that takes a body reads a missing one as {}.
-  const body = operation.body ? rawBody ?? {} : rawBody;
+  // An operation that takes a body reads a missing one as {}; a JSON null is a body, and not an object.
+  const body = operation.body && rawBody === undefined ? {} : rawBody;
   checkRequestBody(operation, body);
   // PostgreSQL's text and jsonb cannot store U+0000, and no field of the API means one.
   if (mayHoldNul) refuseNulCharacters(operation, body);

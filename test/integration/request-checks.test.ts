@@ -139,6 +139,16 @@ describe('requests refused before any handler', () => {
     expect((await t.api.get('/v1/contacts?email=nul@remote.test')).body.data).toEqual([]);
   });
 
+  it('a body that is JSON null is refused, not read as no body', async () => {
+    const contact = (await t.api.get('/v1/contacts')).body.data[0];
+    // Every field of these is optional: no body reads as {}, a null is not an object.
+    for (const path of [`/v1/contacts/${contact.id}/unsubscribe`, '/v1/queue/retry']) {
+      const res = await t.api.request('POST', path, { rawBody: 'null', headers: { 'Content-Type': 'application/json' } });
+      expect(res.status, path).toBe(422);
+      expect(res.body.error, path).toMatchObject({ code: 'validation_error', param: 'body', message: "'body' must be object." });
+    }
+  });
+
   it('headers over the parser\'s limit are 431 with the error object', async () => {
     const res = await rawHttp(t.url, `GET /v1/emails HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(20_000)}\r\n\r\n`);
     expect(res.status).toBe(431);
