@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { AppError } from '../core/errors.js';
@@ -217,7 +218,10 @@ async function readJson(ctx: Context, maxBytes: number): Promise<{ value: unknow
     if (size > maxBytes) throw new AppError('payload_too_large', `The request body is over ${maxBytes} bytes.`);
     chunks.push(chunk);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
+  const bytes = Buffer.concat(chunks);
+  // JSON is UTF-8; decoding other bytes would store U+FFFD in their place without a word.
+  if (!isUtf8(bytes)) throw new AppError('invalid_json', 'The request body is not valid UTF-8.');
+  const text = bytes.toString('utf8');
   if (text.trim() === '') return { value: undefined, mayHoldNul: false };
   try {
     return { value: JSON.parse(text), mayHoldNul: text.includes('\\u0000') };

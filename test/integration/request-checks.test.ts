@@ -149,6 +149,14 @@ describe('requests refused before any handler', () => {
     }
   });
 
+  it('a body that is not UTF-8 is 400 invalid_json, not stored with U+FFFD in place of its bytes', async () => {
+    const latin1 = Buffer.concat([Buffer.from('{"name":"caf'), Buffer.from([0xe9]), Buffer.from('"}')]);
+    const res = await fetch(`${t.url}/v1/api-keys`, { method: 'POST', headers: { Authorization: `Bearer ${t.token}`, 'Content-Type': 'application/json' }, body: latin1 });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: unknown }).error).toMatchObject({ code: 'invalid_json', message: 'The request body is not valid UTF-8.' });
+    expect((await t.api.post('/v1/api-keys', { name: 'café' })).body.name).toBe('café');
+  });
+
   it('headers over the parser\'s limit are 431 with the error object', async () => {
     const res = await rawHttp(t.url, `GET /v1/emails HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(20_000)}\r\n\r\n`);
     expect(res.status).toBe(431);
