@@ -183,6 +183,44 @@ export function checkRequestBody(operation: CompiledOperation, body: unknown): v
   throw new AppError('validation_error', e.message, { status: operation.validationStatus, param: e.param });
 }
 
+/** Refuses a body with U+0000 in any of its strings or keys, as the validation_error of its operation. */
+export function refuseNulCharacters(operation: CompiledOperation, body: unknown): void {
+  const param = nulCharacterAt(body);
+  if (param !== undefined) {
+    throw new AppError('validation_error', `'${param}' must not contain a NUL character (U+0000).`, { status: operation.validationStatus, param });
+  }
+}
+
+/**
+ * The dotted path of a string (or key) of a JSON value that holds
+ * U+0000: PostgreSQL's text and jsonb cannot store it, and no address,
+ * subject or body means it. Iterative, since a body may nest deeper than the
+ * stack goes.
+ */
+function nulCharacterAt(value: unknown): string | undefined {
+  interface Place { node: unknown; key?: string; parent?: Place }
+  const pathOf = (place: Place) => {
+    const keys: string[] = [];
+    for (let p: Place | undefined = place; p?.key !== undefined; p = p.parent) keys.unshift(p.key);
+    return keys.join('.') || 'body';
+  };
+  const pending: Place[] = [{ node: value }];
+  for (let place = pending.pop(); place; place = pending.pop()) {
+    const { node } = place;
+    if (typeof node === 'string') {
+      if (node.includes('\0')) return pathOf(place);
+    } else if (Array.isArray(node)) {
+      node.forEach((item, i) => pending.push({ node: item, key: String(i), parent: place }));
+    } else if (node !== null && typeof node === 'object') {
+      for (const [key, item] of Object.entries(node)) {
+        if (key.includes('\0')) return pathOf({ node: item, key, parent: place });
+        pending.push({ node: item, key, parent: place });
+      }
+    }
+  }
+  return undefined;
+}
+
 /** One readable sentence and the dotted field path from ajv's first error. */
 export function describeAjvError(e: ErrorObject | undefined, root?: string): { message: string; param?: string } {
   if (!e) return { message: 'The request is not valid.' };

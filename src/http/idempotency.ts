@@ -35,7 +35,15 @@ export interface Idempotency {
 }
 
 export function requestHash(operationId: string, params: unknown, body: unknown): string {
-  return createHash('sha256').update(JSON.stringify([operationId, params, body ?? null])).digest('base64url');
+  let text: string;
+  try {
+    text = JSON.stringify([operationId, params, body ?? null]);
+  } catch (err) {
+    // JSON.parse reads nesting deeper than JSON.stringify can write back (it recurses); no operation's body nests so.
+    if (err instanceof RangeError) throw new AppError('bad_request', 'The request body is nested too deeply.');
+    throw err;
+  }
+  return createHash('sha256').update(text).digest('base64url');
 }
 
 // Stored responses are sealed: a replayed createApiKey response holds a raw

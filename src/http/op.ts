@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { AppError } from '../core/errors.js';
@@ -8,7 +9,7 @@ import { rateLimitExceeded, type RateLimiter } from '../core/rate-limit.js';
 import type { Plan } from '../config.js';
 import type { PageQuery } from '../store/paging.js';
 import type { ApiKeysService, AuthContext } from '../api-keys/api-keys.service.js';
-import { checkRequestBody, describeAjvError, type Contract, type CompiledOperation } from '../contract/contract.js';
+import { checkRequestBody, describeAjvError, refuseNulCharacters, type Contract, type CompiledOperation } from '../contract/contract.js';
 import type { IsPaged, OperationId, PathParams, QueryParams, RequestBody, Schema, SchemaName } from '../contract/operations.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH, requestHash, type Idempotency, type Replay } from './idempotency.js';
 
@@ -86,9 +87,10 @@ export function op<Id extends OperationId>(operationId: Id, options: OpOptions, 
 
     const auth = await authenticate(ctx, deps);
     let rawBody: unknown;
+    let mayHoldNul = false;
     try {
       requireScope(auth.granted, options.scope);
-      rawBody = operation.body ? await readJson(ctx, options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES) : undefined;
+      if (operation.body) ({ value: rawBody, mayHoldNul } = await readJson(ctx, options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
     } catch (err) {
       // Refused before its cost is known (a missing scope, a body that is not JSON or too large):
       // it still counts as one request, and the client sees its allowance.
@@ -114,7 +116,7 @@ export function op<Id extends OperationId>(operationId: Id, options: OpOptions, 
 
     let response: Replay | undefined;
     try {
-      const input = validate<Id>(ctx, deps, operation, auth, params, rawBody);
+      const input = validate<Id>(ctx, deps, operation, auth, params, rawBody, mayHoldNul);
       const result = await handler(input);
       response = { status: options.status ?? 200, body: options.status === 204 ? undefined : result };
     } catch (err) {
@@ -195,7 +197,12 @@ async function limitRate(ctx: Context, deps: HttpDeps, auth: AuthContext, cost: 
   if (!d.allowed && enforce) throw rateLimitExceeded(auth.mode, d);
 }
 
-async function readJson(ctx: Context, maxBytes: number): Promise<unknown> {
+/**
+ * The body's JSON value, and whether it may hold U+0000: JSON can only spell
+ * one as the escape \u0000, and looking for that in the text is much cheaper
+ * than walking every value of a large body.
+ */
+async function readJson(ctx: Context, maxBytes: number): Promise<{ value: unknown; mayHoldNul: boolean }> {
   // A body must say it is JSON; no body (or an empty one) reads as {}.
   const declared = Number(ctx.get('Content-Length') || 0);
   const hasBody = declared > 0 || ctx.get('Transfer-Encoding') !== '';
@@ -211,10 +218,13 @@ async function readJson(ctx: Context, maxBytes: number): Promise<unknown> {
     if (size > maxBytes) throw new AppError('payload_too_large', `The request body is over ${maxBytes} bytes.`);
     chunks.push(chunk);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') return undefined;
+  const bytes = Buffer.concat(chunks);
+  // JSON is UTF-8; decoding other bytes would store U+FFFD in their place without a word.
+  if (!isUtf8(bytes)) throw new AppError('invalid_json', 'The request body is not valid UTF-8.');
+  const text = bytes.toString('utf8');
+  if (text.trim() === '') return { value: undefined, mayHoldNul: false };
   try {
-    return JSON.parse(text);
+    return { value: JSON.parse(text), mayHoldNul: text.includes('\\u0000') };
   } catch (err) {
     throw new AppError('invalid_json', `The request body is not valid JSON: ${(err as Error).message}`);
   }
@@ -243,7 +253,10 @@ function queryValue(operation: CompiledOperation, name: string, value: string | 
 }
 
 function validate<Id extends OperationId>(ctx: Context, deps: HttpDeps, operation: CompiledOperation, auth: AuthContext,
-  params: Record<string, string>, rawBody: unknown): OpInput<Id> {
+  params: Record<string, string>, rawBody: unknown, mayHoldNul: boolean): OpInput<Id> {
+  // No record's id or address holds a control character; PostgreSQL could not even compare one with a NUL.
+  const controlled = Object.keys(params).find((name) => CONTROL_CHARACTER.test(params[name]));
+  if (controlled !== undefined) throw new AppError('not_found', `No record has a '${controlled}' with control characters.`, { param: controlled });
   if (!operation.params(params)) {
     const e = describeAjvError(operation.params.errors?.[0]);
     throw new AppError('not_found', e.message, { param: e.param });
@@ -254,9 +267,11 @@ function validate<Id extends OperationId>(ctx: Context, deps: HttpDeps, operatio
     throw new AppError('validation_error', describeAjvError(operation.query.errors?.[0]).message,
       { status: 400, param: describeAjvError(operation.query.errors?.[0]).param });
   }
-  // An operation that takes a body reads a missing one as {}.
-  const body = operation.body ? rawBody ?? {} : rawBody;
+  // An operation that takes a body reads a missing one as {}; a JSON null is a body, and not an object.
+  const body = operation.body && rawBody === undefined ? {} : rawBody;
   checkRequestBody(operation, body);
+  // PostgreSQL's text and jsonb cannot store U+0000, and no field of the API means one.
+  if (mayHoldNul) refuseNulCharacters(operation, body);
   let page: PageQuery | undefined;
   if (operation.paged) {
     if (query.starting_after !== undefined && query.ending_before !== undefined) {

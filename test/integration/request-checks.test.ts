@@ -101,6 +101,75 @@ describe('requests refused before any handler', () => {
     expect((await t.api.request('POST', `/v1/contacts/${contact.id}/unsubscribe`, { rawBody: '', headers: { 'Content-Type': 'text/plain' } })).status).toBe(200);
   });
 
+  it('a path id with a control character is 404 naming the parameter, on every store', async () => {
+    const contact = (await t.api.get('/v1/contacts')).body.data[0];
+    for (const control of ['%00', '%01', '%7F']) {
+      for (const [method, path, param] of [
+        ['GET', `/v1/contacts/${contact.id}${control}`, 'contact_id'],
+        ['DELETE', `/v1/contacts/${contact.id}${control}`, 'contact_id'],
+        ['GET', `/v1/emails/em_1${control}/events`, 'email_id'],
+        ['PUT', `/v1/contacts/by-email/ab.cd${control}@remote.test`, 'email'],
+      ]) {
+        const res = await t.api.request(method, path, method === 'PUT' ? { body: { name: 'x' } } : {});
+        expect(res.status, `${method} ${path}`).toBe(404);
+        expect(res.body.error, `${method} ${path}`).toMatchObject({ code: 'not_found', param, message: `No record has a '${param}' with control characters.` });
+      }
+    }
+    expect((await t.api.get(`/v1/contacts/${contact.id}`)).status).toBe(200);
+  });
+
+  it('a NUL character anywhere in a body is a validation error naming its field, and nothing is stored', async () => {
+    const cases: Array<[string, string, unknown, number, string]> = [
+      ['POST', '/v1/api-keys', { name: 'a\u0000b' }, 422, 'name'],
+      ['POST', '/v1/contacts', { email: 'nul@remote.test', properties: { note: 'x\u0000' } }, 422, 'properties.note'],
+      ['POST', '/v1/contacts/bulk', { contacts: [{ email: 'ok@remote.test' }, { email: 'nul@remote.test', name: '\u0000' }] }, 422, 'contacts.1.name'],
+      ['POST', '/v1/emails', { from: 'a@acme.test', to: 'ab.cd@remote.test', subject: 'abcd', text: 'x\u0000' }, 422, 'text'],
+      ['POST', '/v1/templates/render', { subject: 'Hi', text: '{{ a }}', variables: [{ key: 'a', type: 'string' }], data: { 'a\u0000': 1 } }, 422, 'data.a\u0000'],
+    ];
+    for (const [method, path, body, status, param] of cases) {
+      const res = await t.api.request(method, path, { body });
+      expect(res.status, path).toBe(status);
+      expect(res.body.error, path).toMatchObject({ code: 'validation_error', param, message: `'${param}' must not contain a NUL character (U+0000).` });
+    }
+    // A schema error comes first; an escaped backslash before "u0000" is not a NUL.
+    expect((await t.api.post('/v1/api-keys', { name: 5, scopes: ['\u0000'] })).body.error).toMatchObject({ code: 'validation_error', param: 'name' });
+    const literal = await t.api.post('/v1/api-keys', { name: 'a\\u0000b' });
+    expect(literal.status).toBe(201);
+    expect(literal.body.name).toBe('a\\u0000b');
+    expect((await t.api.get('/v1/contacts?email=nul@remote.test')).body.data).toEqual([]);
+  });
+
+  it('a body that is JSON null is refused, not read as no body', async () => {
+    const contact = (await t.api.get('/v1/contacts')).body.data[0];
+    // Every field of these is optional: no body reads as {}, a null is not an object.
+    for (const path of [`/v1/contacts/${contact.id}/unsubscribe`, '/v1/queue/retry']) {
+      const res = await t.api.request('POST', path, { rawBody: 'null', headers: { 'Content-Type': 'application/json' } });
+      expect(res.status, path).toBe(422);
+      expect(res.body.error, path).toMatchObject({ code: 'validation_error', param: 'body', message: "'body' must be object." });
+    }
+  });
+
+  it('a body that is not UTF-8 is 400 invalid_json, not stored with U+FFFD in place of its bytes', async () => {
+    const latin1 = Buffer.concat([Buffer.from('{"name":"caf'), Buffer.from([0xe9]), Buffer.from('"}')]);
+    const res = await fetch(`${t.url}/v1/api-keys`, { method: 'POST', headers: { Authorization: `Bearer ${t.token}`, 'Content-Type': 'application/json' }, body: latin1 });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: unknown }).error).toMatchObject({ code: 'invalid_json', message: 'The request body is not valid UTF-8.' });
+    expect((await t.api.post('/v1/api-keys', { name: 'café' })).body.name).toBe('café');
+  });
+
+  it('a body nested deeper than it can be hashed for its Idempotency-Key is 400, not 500', async () => {
+    const deep = '['.repeat(10_000) + ']'.repeat(10_000);
+    const headers = { 'Content-Type': 'application/json', 'Idempotency-Key': 'deep-1' };
+    for (const rawBody of [deep, `{"name":${deep}}`, '{"a":'.repeat(10_000) + '1' + '}'.repeat(10_000)]) {
+      const res = await t.api.request('POST', '/v1/api-keys', { rawBody, headers });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'bad_request', message: 'The request body is nested too deeply.' });
+    }
+    // Without a key, the schema refuses it as usual; the key stays free for a request that can be kept.
+    expect((await t.api.request('POST', '/v1/api-keys', { rawBody: deep, headers: { 'Content-Type': 'application/json' } })).body.error).toMatchObject({ code: 'validation_error', param: 'body' });
+    expect((await t.api.post('/v1/api-keys', { name: 'after deep' }, { headers: { 'Idempotency-Key': 'deep-1' } })).status).toBe(201);
+  });
+
   it('headers over the parser\'s limit are 431 with the error object', async () => {
     const res = await rawHttp(t.url, `GET /v1/emails HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(20_000)}\r\n\r\n`);
     expect(res.status).toBe(431);
