@@ -15,7 +15,7 @@ import {
   markAttemptFailed, markReady, markReportDone, purgeReceivedBefore, returnPathDomains,
   type InboundEmail, type InboundEmailSummary, type InboundFilter, type NewInbound, type PendingInbound, type ReceivingDomain, type ReturnedEmail,
 } from './inbound.repo.js';
-import { attachmentContent, fieldsOf, readHere, type MessageFields } from './parse-message.js';
+import { attachmentContent, fieldsOf, readHere, withoutNul, type MessageFields } from './parse-message.js';
 import { UnreadableMessage, type MessageReader } from './parse-pool.js';
 import { scanMimeStructure } from '../core/mime-structure.js';
 import { parseReturnPath, recipientTag, type ReturnPath } from './return-path.js';
@@ -236,7 +236,8 @@ export function inboundService(deps: InboundDeps): InboundService {
         return undefined;
       };
     }
-    const { auth } = read;
+    // The checks quote the message's own header fields (a DKIM signature's d=, say).
+    const auth = withoutNul(read.auth);
     if (!auth) throw new Error('the message was parsed but not checked');
     return async (tx) => {
       const now = clock.now();

@@ -88,8 +88,26 @@ function answeredIds(headers: InboundHeader[]): string[] {
   return [...new Set([...idsOf('in-reply-to'), ...idsOf('references').reverse()])];
 }
 
+/**
+ * `value` with every U+0000 in its strings as U+FFFD, as mail readers show
+ * it: a message may carry one anywhere (raw, or decoded from an encoded
+ * word or a transfer encoding), and PostgreSQL's text and jsonb cannot
+ * hold it. Plain data only: strings, arrays and objects of them.
+ */
+export function withoutNul<T>(value: T): T {
+  if (typeof value === 'string') return (value.includes('\0') ? value.replaceAll('\0', '\uFFFD') : value) as T;
+  if (Array.isArray(value)) return value.map(withoutNul) as T;
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [withoutNul(k), withoutNul(v)])) as T;
+}
+
 /** The API fields of a parsed message. */
 export function fieldsOf(mail: ParsedParts): MessageFields {
+  const { report, ...shown } = fieldsAsParsed(mail);
+  return { ...withoutNul(shown), report };
+}
+
+function fieldsAsParsed(mail: ParsedParts): MessageFields {
   const { contentType } = mail;
   const fromList = formatted(mail.from);
   const headers = headerList(mail);

@@ -1,4 +1,5 @@
 import { classifyBounce, extractEnhancedStatus, parseReply, providerForMx, type BounceClassification } from '../delivery/index.js';
+import { withoutNul } from './parse-message.js';
 
 // Machine-readable reports that come back to a return path: delivery status
 // notifications (RFC 3464, inside a multipart/report of RFC 6522) and abuse
@@ -166,11 +167,11 @@ export function readReport(message: ReportInput): Report | undefined {
   const reportType = message.reportType?.toLowerCase();
   if (reportType === 'delivery-status' || reportType === 'global-delivery-status') {
     const part = message.parts.find((p) => DSN_TYPES.has(p.contentType));
-    return part ? parseDeliveryStatus(part.content.toString('utf8')) : undefined;
+    return part ? parseDeliveryStatus(withoutNul(part.content.toString('utf8'))) : undefined;
   }
   if (reportType === 'feedback-report') {
     const part = message.parts.find((p) => p.contentType === ARF_TYPE);
-    return part ? parseFeedbackReport(part.content.toString('utf8')) : undefined;
+    return part ? parseFeedbackReport(withoutNul(part.content.toString('utf8'))) : undefined;
   }
   return undefined;
 }

@@ -72,6 +72,29 @@ describe('inbound processing', () => {
     expect(failed.body).toMatchObject({ status: 'failed', failure_reason: row.last_error, auth: null });
   });
 
+  it('keeps a NUL that a message carries, raw or encoded, as U+FFFD: the message is processed on either store', async () => {
+    await using t = await startSmtpTestApp();
+    await inboundDomain(t, 'inbound.test');
+    const raw = Buffer.from([
+      'From: =?utf-8?q?Ann=00Lee?= <ann@sender.test>', 'To: desk@inbound.test', 'Subject: nul\u0000here', 'X-Odd: a\u0000b',
+      'MIME-Version: 1.0', 'Content-Type: multipart/mixed; boundary="b"', '', '--b', 'Content-Type: text/plain; charset=utf-8',
+      'Content-Transfer-Encoding: quoted-printable', '', 'body=00end', '--b',
+      'Content-Type: application/octet-stream; name="=?utf-8?q?a=00b.bin?="', 'Content-Disposition: attachment', '', 'data', '--b--', '',
+    ].join('\r\n'));
+    const reply = await sendRaw(t.mxPort, { from: 'ann@sender.test', to: ['desk@inbound.test'] }, raw);
+    const id = /queued as (in_\w+)/.exec(reply)![1];
+    const found = await eventually(async () => {
+      const r = await t.api.get(`/v1/inbound/${id}`);
+      return r.body.status === 'processed' ? r.body : undefined;
+    }, 10_000, 'the message to be processed');
+    expect(found).toMatchObject({ subject: 'nul\uFFFDhere', from: 'Ann\uFFFDLee <ann@sender.test>', text: 'body\uFFFDend' });
+    expect(found.headers).toContainEqual({ name: 'X-Odd', value: 'a\uFFFDb' });
+    expect(found.attachments[0].filename).toBe('a\uFFFDb.bin');
+    // The stored source is the message as it came, NUL and all.
+    const source = await fetch(`${t.url}/v1/inbound/${id}/raw`, { headers: { Authorization: `Bearer ${t.token}` } });
+    expect(Buffer.from(await source.arrayBuffer()).includes(0)).toBe(true);
+  });
+
   it('deletes messages older than the retention period', async () => {
     const clock = new ManualClock();
     await using t = await startSmtpTestApp({ clock, env: { MAILROOM_INBOUND_RETENTION_DAYS: '30' } });

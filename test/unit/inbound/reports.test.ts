@@ -51,6 +51,17 @@ describe('delivery status notifications (RFC 3464)', () => {
     expect(report.recipients).toEqual([expect.objectContaining({ action: 'delayed', status: '4.4.1', finalRecipient: 'slow@remote.test' })]);
   });
 
+  it('reads a NUL in a report as U+FFFD, which every store can keep', async () => {
+    const raw = Buffer.from([
+      'From: MAILER-DAEMON@remote.test', 'To: bounce@acme.test', 'Subject: Undelivered', 'MIME-Version: 1.0',
+      'Content-Type: multipart/report; report-type=delivery-status; boundary="b"', '', '--b', 'Content-Type: text/plain', '', 'Gone.',
+      '--b', 'Content-Type: message/delivery-status', '', 'Reporting-MTA: dns; mx.remote.test', '',
+      'Final-Recipient: rfc822; gone@remote.test', 'Action: failed', 'Status: 5.1.1', 'Diagnostic-Code: smtp; 550 5.1.1 no\u0000such user', '--b--', '',
+    ].join('\r\n'));
+    const report = readReport((await parseMessage(raw)).report) as DeliveryStatusReport;
+    expect(report.recipients[0]).toMatchObject({ action: 'failed', diagnostic: '550 5.1.1 no\uFFFDsuch user' });
+  });
+
   it('classifies a block without a diagnostic from its status alone', () => {
     const report = parseDeliveryStatus('Reporting-MTA: dns; mx.yahoodns.net\n\nFinal-Recipient: rfc822;<gone@x.test>\nAction: failed\nStatus: 5.1.1 (unknown user)\n');
     expect(report.recipients[0]).toEqual({ action: 'failed', finalRecipient: 'gone@x.test', status: '5.1.1' });
