@@ -1,4 +1,4 @@
-import { checkRequestBody, type Contract } from '../contract/contract.js';
+import { checkRequestBody, refuseNulCharacters, type Contract } from '../contract/contract.js';
 import { rateLimitExceeded, type RateAllowance, type RateLimiter } from '../core/rate-limit.js';
 import { requireScope } from '../core/scopes.js';
 import { SEND_SCOPE, type SubmissionPort, type Submitter } from './submission.listener.js';
@@ -6,7 +6,7 @@ import type { SubmittedEmail } from './submitted-message.js';
 
 // The steps POST /v1/emails takes after authentication, in the same order and
 // through the same functions as op() (src/http/op.ts): scope, the
-// workspace's request rate, the request schema, then the emails service,
+// workspace's request rate, the request schema and its NUL check, then the emails service,
 // which checks the domain, suppressions and quotas and writes the events. A
 // submitted message is one request.
 
@@ -35,6 +35,7 @@ export function submissionPipeline<U extends KeyHolder>(deps: SubmissionPipeline
       const rate = await deps.rateLimiter.take(user.workspaceId, user.mode, deps.plan(user.plan), 1);
       if (!rate.allowed) throw rateLimitExceeded(user.mode, rate);
       checkRequestBody(operation, email);
+      refuseNulCharacters(operation, email);
       return deps.createEmail({ workspaceId: user.workspaceId, plan: user.plan, mode: user.mode }, email, messageId);
     },
   };

@@ -166,6 +166,12 @@ describe('SMTP submission', () => {
 
     const onlyBcc = await reject(t.token, { from: 'ann@example.test', bcc: 'r@remote.test', subject: 'x', text: 'x' });
     expect(onlyBcc?.response).toMatch(/^550 5\.6\.0 The To field names none of the RCPT TO recipients/);
+
+    // A NUL the API refuses is refused for good here too (not a 451 to retry forever).
+    const nulText = await reject(t.token, { from: 'ann@example.test', to: 'r@remote.test', subject: 'x', text: 'a\u0000b' });
+    expect(nulText?.response).toMatch(/^550 5\.6\.0 'text' must not contain a NUL character/);
+    const nulHtml = await reject(t.token, { from: 'ann@example.test', to: 'r@remote.test', subject: 'x', html: '<p>a\u0000b</p>' });
+    expect(nulHtml?.response).toMatch(/^550 5\.6\.0 'html' must not contain a NUL character/);
   });
 
   it('does not send to a suppressed address, as the API does not', async () => {
