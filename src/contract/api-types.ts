@@ -3210,6 +3210,17 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description `storage_full`: the server's storage (its disk, or PostgreSQL's) is full, so nothing of the request was kept. Retry-After says when to try again. */
+        StorageFull: {
+            headers: {
+                /** @description Seconds to wait before repeating the request. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
     };
     parameters: {
         Limit: number;
@@ -3259,6 +3270,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     listApiKeys: {
@@ -3290,6 +3302,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     createApiKey: {
@@ -3323,6 +3336,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     getApiKey: {
@@ -3350,6 +3364,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     revokeApiKey: {
@@ -3375,6 +3390,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     listApiKeyActivity: {
@@ -3407,6 +3423,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     createAttachment: {
@@ -3437,6 +3454,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     listBroadcasts: {
@@ -3467,6 +3485,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     createBroadcast: {
@@ -3500,6 +3519,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     getBroadcast: {
@@ -3527,6 +3547,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     deleteBroadcast: {
@@ -3553,6 +3574,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     updateBroadcast: {
@@ -3586,6 +3608,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     previewBroadcastAudience: {
@@ -3619,6 +3642,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     previewBroadcast: {
@@ -3652,6 +3676,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     sendBroadcastTest: {
@@ -3685,6 +3710,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     sendBroadcast: {
@@ -3718,6 +3744,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     pauseBroadcast: {
@@ -3746,6 +3773,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     resumeBroadcast: {
@@ -3774,6 +3802,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     cancelBroadcast: {
@@ -3802,6 +3831,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     listContacts: {
@@ -3837,6 +3867,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     createContact: {
@@ -3870,6 +3901,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     bulkUpsertContacts: {
@@ -3903,6 +3935,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     upsertContactByEmail: {
@@ -3936,6 +3969,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     getContact: {
@@ -3963,6 +3997,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     deleteContact: {
@@ -3988,6 +4023,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     updateContact: {
@@ -4021,6 +4057,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     unsubscribeContact: {
@@ -4054,6 +4091,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     addContactTag: {
@@ -4080,6 +4118,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     removeContactTag: {
@@ -4106,6 +4145,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     listDomains: {
@@ -4137,6 +4177,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     createDomain: {
@@ -4167,6 +4208,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     getDomain: {
@@ -4194,6 +4236,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     deleteDomain: {
@@ -4220,6 +4263,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     updateDomain: {
@@ -4253,6 +4297,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     verifyDomain: {
@@ -4280,6 +4325,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     rotateDomainDkim: {
@@ -4308,6 +4354,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     listEmails: {
@@ -4350,6 +4397,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     createEmail: {
@@ -4383,6 +4431,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     checkEmail: {
@@ -4412,6 +4461,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     createEmailBatch: {
@@ -4447,6 +4497,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     getEmail: {
@@ -4474,6 +4525,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     updateEmail: {
@@ -4507,6 +4559,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     getEmailRaw: {
@@ -4534,6 +4587,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     getEmailAttachment: {
@@ -4563,6 +4617,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     cancelEmail: {
@@ -4590,6 +4645,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     resendEmail: {
@@ -4618,6 +4674,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     listEmailEvents: {
@@ -4650,6 +4707,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     listEvents: {
@@ -4687,6 +4745,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     getEvent: {
@@ -4714,6 +4773,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     listInboundEmails: {
@@ -4753,6 +4813,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     getInboundEmail: {
@@ -4780,6 +4841,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     getInboundEmailRaw: {
@@ -4807,6 +4869,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     getInboundAttachment: {
@@ -4836,6 +4899,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     listQueue: {
@@ -4864,6 +4928,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     listQueueItems: {
@@ -4896,6 +4961,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     retryQueue: {
@@ -4927,6 +4993,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     holdQueue: {
@@ -4957,6 +5024,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     releaseQueue: {
@@ -4987,6 +5055,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     listSuppressions: {
@@ -5018,6 +5087,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     createSuppression: {
@@ -5051,6 +5121,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     deleteSuppression: {
@@ -5077,6 +5148,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     listTags: {
@@ -5106,6 +5178,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     createTag: {
@@ -5139,6 +5212,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     deleteTag: {
@@ -5164,6 +5238,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     listTemplates: {
@@ -5194,6 +5269,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     createTemplate: {
@@ -5227,6 +5303,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     previewTemplate: {
@@ -5257,6 +5334,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     getTemplate: {
@@ -5285,6 +5363,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     deleteTemplate: {
@@ -5311,6 +5390,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     updateTemplate: {
@@ -5345,6 +5425,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     publishTemplate: {
@@ -5379,6 +5460,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     duplicateTemplate: {
@@ -5416,6 +5498,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     listTemplateVersions: {
@@ -5449,6 +5532,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     getTemplateVersion: {
@@ -5478,6 +5562,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     renderTemplate: {
@@ -5512,6 +5597,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     listWebhooks: {
@@ -5543,6 +5629,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     createWebhook: {
@@ -5576,6 +5663,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     getWebhook: {
@@ -5603,6 +5691,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     deleteWebhook: {
@@ -5628,6 +5717,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     updateWebhook: {
@@ -5661,6 +5751,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     rotateWebhookSecret: {
@@ -5692,6 +5783,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     testWebhook: {
@@ -5723,6 +5815,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     listWebhookDeliveries: {
@@ -5756,6 +5849,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     getWebhookDelivery: {
@@ -5784,6 +5878,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
     replayWebhookDelivery: {
@@ -5817,6 +5912,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["StorageFull"];
         };
     };
 }

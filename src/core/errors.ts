@@ -34,6 +34,7 @@ export type ErrorCode =
   | 'rate_limit_exceeded'
   | 'daily_quota_exceeded'
   | 'monthly_quota_exceeded'
+  | 'storage_full'
   | 'internal_error';
 
 export const HTTP_STATUS: Record<ErrorCode, number> = {
@@ -68,6 +69,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   rate_limit_exceeded: 429,
   daily_quota_exceeded: 429,
   monthly_quota_exceeded: 429,
+  storage_full: 503,
   internal_error: 500,
 };
 

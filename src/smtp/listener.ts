@@ -4,6 +4,7 @@ import type { SMTPServer, SMTPServerDataStream, SMTPServerOptions } from 'smtp-s
 import type { TlsCredentials } from './tls.js';
 import { AppError, SMTP_REPLY } from '../core/errors.js';
 import { MimeStructureScan, type MimeViolation } from '../core/mime-structure.js';
+import { isStoreFull } from '../store/db.js';
 
 // What the MX and submission listeners share: starting (or saying why they
 // cannot), stopping, and building replies.
@@ -59,17 +60,22 @@ export function replyText(text: string): string {
 /**
  * The reply for an error thrown by a service: the code's SMTP_REPLY entry,
  * with the service's message; another refusal is a failed transaction (554,
- * RFC 5321 §4.2.3), and anything unexpected a temporary local error (451),
- * so the client tries again rather than giving up.
+ * RFC 5321 §4.2.3), and anything unexpected a temporary failure (451, or
+ * 452 for a full store), so the client tries again rather than giving up.
  */
 export function replyForError(err: unknown): Error & { responseCode: number } {
   if (err instanceof AppError) {
     const reply = SMTP_REPLY[err.code];
     if (reply) return smtpError(reply.code, reply.enhanced, err.message);
-    return err.status >= 500 ? smtpError(451, '4.3.0', 'Temporary local problem, try again later')
-      : smtpError(554, '5.0.0', err.message);
+    return err.status >= 500 ? temporaryFailure(err) : smtpError(554, '5.0.0', err.message);
   }
-  return smtpError(451, '4.3.0', 'Temporary local problem, try again later');
+  return temporaryFailure(err);
+}
+
+/** The reply for a failure on our side: the client keeps the message and tries again later. */
+export function temporaryFailure(err: unknown): Error & { responseCode: number } {
+  return isStoreFull(err) ? smtpError(452, '4.3.1', 'Insufficient system storage, try again later')
+    : smtpError(451, '4.3.0', 'Temporary local problem, try again later');
 }
 
 /** A DATA command's message, or the reply that refuses it. */

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import { hasSmugglingMarker, normaliseLineEndings } from './message-data.js';
-import { closeServer, listenOn, readMessage, sharedServerOptions, smtpError, type SmtpListener } from './listener.js';
+import { closeServer, listenOn, readMessage, sharedServerOptions, smtpError, temporaryFailure, type SmtpListener } from './listener.js';
 import type { TlsCredentials } from './tls.js';
 import type { Clock } from '../core/clock.js';
 
@@ -124,7 +124,7 @@ export function createMxListener(port: MxPort, options: MxListenerOptions): Smtp
         (refusal) => callback(refusal ? REFUSALS[refusal] : undefined),
         (err: unknown) => {
           logger.error({ err }, 'MX: recipient check failed');
-          callback(smtpError(451, '4.3.0', 'Temporary local problem, try again later'));
+          callback(temporaryFailure(err));
         },
       );
     },
@@ -152,7 +152,7 @@ export function createMxListener(port: MxPort, options: MxListenerOptions): Smtp
         })
         .catch((err: unknown) => {
           logger.error({ err, session: session.id }, 'MX: could not store a message');
-          callback(smtpError(451, '4.3.0', 'Temporary local problem, try again later'));
+          callback(temporaryFailure(err));
         });
     },
   });

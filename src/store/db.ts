@@ -72,15 +72,22 @@ const STATEMENT_CACHE_SIZE = 500;
  * a second process on the same file (the CLI beside a running server) waits
  * its turn for the lock (busy_timeout). With a plain BEGIN it would read
  * first and, should the server commit meanwhile, fail at its first write.
+ *
+ * A rollback is skipped when SQLite has already ended the transaction
+ * itself, as it may on a full disk or an I/O error: the error that ended it
+ * is the one to report, not "cannot rollback - no transaction is active".
  */
 class ImmediateSqliteDialect extends SqliteDialect {
-  constructor(private readonly database: SqliteDatabase) {
+  constructor(private readonly database: SqliteDatabase, private readonly conn: Sqlite.Database) {
     super({ database });
   }
 
   override createDriver(): Driver {
     const driver = new SqliteDriver({ database: this.database });
     driver.beginTransaction = async (connection) => void await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    driver.rollbackTransaction = async (connection) => {
+      if (this.conn.inTransaction) await connection.executeQuery(CompiledQuery.raw('rollback'));
+    };
     return driver;
   }
 }
@@ -219,6 +226,13 @@ export function readAtOneMoment<T>(db: Db, work: (tx: Tx) => Promise<T>): Promis
   const begin = db.transaction();
   return (isPostgres(db as unknown as Kysely<unknown>) ? begin.setIsolationLevel('repeatable read') : begin).execute(work);
 }
+
+/**
+ * Whether a write failed because the store has no room left: SQLite's disk
+ * (or its max_page_count), PostgreSQL's disk_full. Nothing of the write was
+ * kept, and it can succeed once room is made.
+ */
+export const isStoreFull = (err: unknown): boolean => ['SQLITE_FULL', '53100'].includes((err as { code?: string } | undefined)?.code ?? '');
 
 /** The codes a unique index answers a clashing write with, on PostgreSQL and on SQLite. */
 const UNIQUE_VIOLATIONS = new Set(['23505', 'SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY']);
@@ -542,7 +556,7 @@ function openSqliteStore(databaseUrl: string, options: StoreOptions): Store {
   conn.pragma('temp_store = MEMORY');
   conn.pragma('cache_size = -32000');
   const statements = withStatementCache(conn);
-  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect(statements), plugins: [inlineLimits] });
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect(statements, conn), plugins: [inlineLimits] });
 
   let queue: Pending[] = [];
   // Run on the connection directly: the unit's transaction holds it, and the
@@ -577,6 +591,10 @@ function openSqliteStore(databaseUrl: string, options: StoreOptions): Store {
       release.run();
       return () => unit.resolve(value);
     } catch (err) {
+      // SQLite may have ended the whole transaction on this error (a full
+      // disk, an I/O error): the units before this one went with it, so the
+      // batch fails as one.
+      if (!conn.inTransaction) throw Object.assign(new Error('unit failed'), { unitError: err });
       rollbackTo.run();
       release.run();
       return () => unit.reject(err);

@@ -8,7 +8,7 @@ import { useTempStore } from '../../helpers/store.js';
 import { createTestDatabase, onPostgres } from '../../helpers/database.js';
 import { AppError } from '../../../src/core/errors.js';
 import {
-  insertRows, insertRowsReturning, openStore, paddedInList, runShaped, statementChunks, type Tx,
+  insertRows, insertRowsReturning, isStoreFull, openStore, paddedInList, runShaped, statementChunks, type Tx,
 } from '../../../src/store/db.js';
 
 
@@ -41,6 +41,25 @@ describe('group commit', () => {
     expect(await usage('ws_a')).toEqual([['p1', 1]]);
     expect(await usage('ws_b')).toEqual([]);
     expect(await usage('ws_c')).toEqual([['p1', 1]]);
+  });
+
+  // SQLite's page limit fails a write as a full disk does (SQLITE_FULL), and SQLite ends the transaction itself.
+  it.skipIf(onPostgres)('fails every unit of a shared commit with the error when the store is full, and commits again once there is room', async () => {
+    const { db } = temp.store;
+    const { rows: [{ page_count: pages }] } = await sql<{ page_count: number }>`PRAGMA page_count`.execute(db);
+    await sql.raw(`PRAGMA max_page_count = ${Number(pages)}`).execute(db);
+    const results = await Promise.allSettled([
+      temp.store.write(async (tx) => { await addUsage(tx, 'ws_a', 'p1', 1); return 'a'; }),
+      temp.store.write(async (tx) => { await addUsage(tx, 'ws_b', 'x'.repeat(100_000), 1); return 'b'; }),
+      temp.store.write(async (tx) => { await addUsage(tx, 'ws_c', 'p1', 1); return 'c'; }),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    for (const r of results) expect(isStoreFull((r as PromiseRejectedResult).reason)).toBe(true);
+    await sql`PRAGMA max_page_count = 1073741823`.execute(db);
+    expect(await usage('ws_a')).toEqual([]);
+    expect(await usage('ws_c')).toEqual([]);
+    expect(await temp.store.write(async (tx) => { await addUsage(tx, 'ws_a', 'p2', 2); return 'ok'; })).toBe('ok');
+    expect(await usage('ws_a')).toEqual([['p2', 2]]);
   });
 
   it('runs a lone unit without a savepoint and rejects it with its own error', async () => {
