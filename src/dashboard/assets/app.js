@@ -12,7 +12,7 @@ import { loadRecord, pagedTable } from './lists.js';
 import { hashOf, navigate, showNote, takePendingNote } from './nav.js';
 import { bodyParts } from './preview.js';
 import {
-  actionForm, actionsColumn, badge, byId, code, details, errorBox, errorSlot, fill, formatBytes, formatTime, h, hrefTo, joined, loading,
+  actionForm, actionsColumn, badge, byId, clipped, code, details, errorBox, errorSlot, fill, formatBytes, formatTime, h, hrefTo, joined, labelled, loading,
   none, rowAction, statusNote, table, time, whileBusy,
 } from './ui.js';
 import { TEMPLATE_ROUTES } from './views/templates.js';
@@ -247,9 +247,7 @@ function showEmails({ view, query }) {
     if (broadcastId) q.set('broadcast_id', broadcastId);
     navigate(hashOf('/emails', q));
   } },
-  h('label', { for: 'filter-status' }, 'Status'), status,
-  h('label', { for: 'filter-mode' }, 'Mode'), mode,
-  h('label', { for: 'filter-to' }, 'To'), to,
+  labelled('Status', status), labelled('Mode', mode), labelled('To', to),
   h('button', { type: 'submit' }, 'Search'));
   const list = h('div');
   fill(view, h('h1', null, 'Emails'),
@@ -259,19 +257,27 @@ function showEmails({ view, query }) {
     filters, list);
   return pagedTable(list, {
     api: '/v1/emails', route: '/emails', query, filters: ['status', 'to', 'mode', 'broadcast_id'], columns: EMAIL_COLUMNS,
-    empty: ['status', 'to', 'mode', 'broadcast_id'].some((f) => query.has(f)) ? 'No emails match these filters.' : 'No emails yet.',
+    empty: ['status', 'to', 'mode', 'broadcast_id'].some((f) => query.has(f))
+      ? ['No emails match these filters. ', h('a', { href: '#/emails' }, 'Show all emails')]
+      : ['No emails yet. Send one through the API (', h('code', null, 'POST /v1/emails'), ') or SMTP submission, from a ',
+        h('a', { href: '#/domains' }, 'domain'), ' of yours.'],
   });
 }
 
 /** @type {Column<EmailSummary>[]} */
 const EMAIL_COLUMNS = [
   { header: 'Created', cell: (e) => time(e.created_at), className: 'nowrap' },
-  { header: 'From', cell: (e) => e.from },
-  { header: 'To', cell: (e) => joined(e.to) },
-  { header: 'Subject', cell: (e) => h('a', { href: hrefTo('emails', e.id) }, e.subject || '(no subject)') },
+  { header: 'From', cell: (e) => clipped(e.from) },
+  { header: 'To', cell: (e) => clippedList(e.to) },
+  { header: 'Subject', cell: (e) => clipped(e.subject || '(no subject)', { href: hrefTo('emails', e.id), wide: true }) },
   { header: 'Status', cell: (e) => badge(e.status) },
   { header: 'Mode', cell: (e) => badge(e.mode) },
 ];
+
+/** Addresses in a list's cell, cut to one line. @param {string[]} list */
+function clippedList(list) {
+  return list.length > 0 ? clipped(list.join(', ')) : none();
+}
 
 /** @param {Ctx} ctx */
 async function showEmail({ view, id }) {
@@ -400,7 +406,7 @@ function downloadButton(path, filename) {
 /** @type {Column<ApiEvent>[]} */
 const TIMELINE_COLUMNS = [
   { header: 'Time', cell: (e) => time(e.created_at, true), className: 'nowrap' },
-  { header: 'Type', cell: (e) => e.type },
+  { header: 'Type', cell: (e) => e.type, className: 'nowrap' },
   { header: 'Recipient', cell: eventRecipient },
   { header: 'Detail', cell: eventDetail },
 ];
@@ -411,8 +417,8 @@ const TIMELINE_COLUMNS = [
 /** Per-recipient events name one address; events about the whole email, the list. @param {ApiEvent} event */
 function eventRecipient(event) {
   const to = event.data.to;
-  if (Array.isArray(to)) return to.join(', ');
-  return typeof to === 'string' ? to : '';
+  if (Array.isArray(to)) return clippedList(to.map(String));
+  return typeof to === 'string' ? clipped(to) : '';
 }
 
 /** A short line of what matters in the event's data. @param {ApiEvent} event */
@@ -458,12 +464,13 @@ function showEvents({ view, query }) {
   /** @type {Column<ApiEvent>[]} */
   const columns = [
     { header: 'Time', cell: (e) => time(e.created_at, true), className: 'nowrap' },
-    { header: 'Type', cell: (e) => e.type },
+    { header: 'Type', cell: (e) => e.type, className: 'nowrap' },
     { header: 'Email', cell: eventEmailLink },
     { header: 'Recipient', cell: eventRecipient },
     { header: 'Detail', cell: eventDetail },
   ];
-  return pagedTable(list, { api: '/v1/events', route: '/events', query, columns, empty: 'No events yet.' });
+  return pagedTable(list, { api: '/v1/events', route: '/events', query, columns,
+    empty: 'No events yet. They are recorded as emails are sent, delivered, opened and clicked, and as mail is received.' });
 }
 
 // ---------------------------------------------------------------------------
@@ -492,7 +499,8 @@ function showDomains({ view, query }) {
     { header: 'Status', cell: (d) => badge(d.status) },
     { header: 'Created', cell: (d) => time(d.created_at), className: 'nowrap' },
   ];
-  return pagedTable(list, { api: '/v1/domains', route: '/domains', query, columns, empty: 'No domains yet.' });
+  return pagedTable(list, { api: '/v1/domains', route: '/domains', query, columns,
+    empty: 'No domains yet. Add the domain you send from below; its page then lists the DNS records to publish.' });
 }
 
 /** @param {Ctx} ctx */
@@ -547,7 +555,7 @@ const DNS_COLUMNS = [
   { header: 'Record', cell: (r) => [r.record, !r.required && h('div', { class: 'muted small' }, 'optional')], className: 'nowrap' },
   { header: 'Type', cell: (r) => r.type },
   { header: 'Name', cell: (r) => h('code', { class: 'copyable' }, r.name), className: 'nowrap' },
-  { header: 'Value', cell: (r) => h('code', { class: 'copyable' }, r.value) },
+  { header: 'Value', cell: (r) => h('code', { class: 'copyable' }, r.value), className: 'dns-value' },
   { header: 'Priority', cell: (r) => r.priority },
   { header: 'Status', cell: (r) => [badge(r.status), r.detail && h('div', { class: 'muted small' }, r.detail)] },
 ];
@@ -563,11 +571,13 @@ function showInbound({ view, query }) {
   const columns = [
     { header: 'Received', cell: (m) => time(m.received_at), className: 'nowrap' },
     { header: 'Status', cell: (m) => badge(m.status) },
-    { header: 'From', cell: (m) => m.from || m.envelope.mail_from },
-    { header: 'To', cell: (m) => joined(m.to.length > 0 ? m.to : m.envelope.rcpt_to) },
-    { header: 'Subject', cell: (m) => h('a', { href: hrefTo('inbound', m.id) }, m.subject || '(no subject)') },
+    { header: 'From', cell: (m) => clipped(m.from || m.envelope.mail_from || '(null sender)') },
+    { header: 'To', cell: (m) => clippedList(m.to.length > 0 ? m.to : m.envelope.rcpt_to) },
+    { header: 'Subject', cell: (m) => clipped(m.subject || '(no subject)', { href: hrefTo('inbound', m.id), wide: true }) },
   ];
-  return pagedTable(list, { api: '/v1/inbound', route: '/inbound', query, columns, empty: 'No inbound mail yet.' });
+  return pagedTable(list, { api: '/v1/inbound', route: '/inbound', query, columns,
+    empty: ['No inbound mail yet. Mail is received for a ', h('a', { href: '#/domains' }, 'domain'),
+      ' with inbound mail on, once its MX record points at this server.'] });
 }
 
 /** @param {Ctx} ctx */
@@ -634,7 +644,7 @@ function showSuppressions({ view, query }) {
   fill(view, h('h1', null, 'Suppressions'), h('p', { class: 'muted' }, 'No email of this workspace is sent to these addresses.'), list);
   /** @type {Column<Suppression>[]} */
   const columns = [
-    { header: 'Email', cell: (s) => s.email },
+    { header: 'Email', cell: (s) => clipped(s.email) },
     { header: 'Reason', cell: (s) => s.reason },
     { header: 'Created', cell: (s) => time(s.created_at), className: 'nowrap' },
     actionsColumn((s) => rowAction('Remove', 'secondary',
@@ -643,7 +653,8 @@ function showSuppressions({ view, query }) {
         navigate(location.hash, `${s.email} is no longer suppressed.`);
       })),
   ];
-  return pagedTable(list, { api: '/v1/suppressions', route: '/suppressions', query, columns, empty: 'No suppressed addresses.' });
+  return pagedTable(list, { api: '/v1/suppressions', route: '/suppressions', query, columns,
+    empty: 'No suppressed addresses. An address is added when it bounces hard, complains or unsubscribes, or through the API.' });
 }
 
 

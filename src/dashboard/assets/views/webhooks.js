@@ -5,7 +5,7 @@
 import { api } from '../api.js';
 import { loadRecord, pagedTable } from '../lists.js';
 import { navigate } from '../nav.js';
-import { actionForm, actionsColumn, badge, code, details, fill, h, none, rowAction, time } from '../ui.js';
+import { actionForm, actionsColumn, badge, clipped, code, details, fill, h, none, rowAction, time } from '../ui.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /**
@@ -87,12 +87,12 @@ function showWebhooks({ view, query }) {
     h('button', { type: 'submit' }, 'Add endpoint')));
   /** @type {import('../ui.js').Column<Webhook>[]} */
   const columns = [
-    { header: 'URL', cell: (w) => h('a', { href: webhookHref(w.id) }, w.url) },
+    { header: 'URL', cell: (w) => clipped(w.url, { href: webhookHref(w.id), wide: true }) },
     { header: 'Events', cell: (w) => `${w.event_types.length} type${w.event_types.length === 1 ? '' : 's'}` },
     { header: 'State', cell: state },
     { header: 'Added', cell: (w) => time(w.created_at) },
   ];
-  return pagedTable(list, { api: '/v1/webhooks', route: '/webhooks', query, columns, empty: 'No endpoints yet.' });
+  return pagedTable(list, { api: '/v1/webhooks', route: '/webhooks', query, columns, empty: 'No endpoints yet. Add one below to have events posted to it as they happen.' });
 }
 
 /** @param {Delivery} d */
