@@ -136,6 +136,14 @@ describe('the dashboard\'s layout in Chromium', () => {
     expect(input!.width).toBeGreaterThan(picker!.width);
   });
 
+  it('gives a DKIM key the room of the row, its record\'s name wrapping beside it', async () => {
+    await open(`#/domains/${ids.domain}`);
+    const dkim = page.locator('tbody tr', { hasText: 'DKIM' }).first();
+    await dkim.waitFor();
+    const [name, value] = [await dkim.locator('td.dns-name').boundingBox(), await dkim.locator('td.dns-value').boundingBox()];
+    expect(value!.width).toBeGreaterThan(name!.width);
+  });
+
   it('runs off no side of a 390-pixel screen, on any view', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     const routes = ['#/emails', `#/emails/${ids.email}`, '#/domains', `#/domains/${ids.domain}`, '#/events', '#/analytics', '#/queue',

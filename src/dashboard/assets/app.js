@@ -554,7 +554,7 @@ function renderDomain(view, domain, path) {
 const DNS_COLUMNS = [
   { header: 'Record', cell: (r) => [r.record, !r.required && h('div', { class: 'muted small' }, 'optional')], className: 'nowrap' },
   { header: 'Type', cell: (r) => r.type },
-  { header: 'Name', cell: (r) => h('code', { class: 'copyable' }, r.name), className: 'nowrap' },
+  { header: 'Name', cell: (r) => h('code', { class: 'copyable' }, r.name), className: 'dns-name' },
   { header: 'Value', cell: (r) => h('code', { class: 'copyable' }, r.value), className: 'dns-value' },
   { header: 'Priority', cell: (r) => r.priority },
   { header: 'Status', cell: (r) => [badge(r.status), r.detail && h('div', { class: 'muted small' }, r.detail)] },
