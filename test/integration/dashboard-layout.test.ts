@@ -144,7 +144,11 @@ describe('the dashboard\'s layout in Chromium', () => {
     expect(value!.width).toBeGreaterThan(name!.width);
   });
 
-  it('runs off no side of a 390-pixel screen, on any view', async () => {
+  /** How many times in the view's lists take more than a line. */
+  const wrappedTimes = () => page.locator('tbody time').evaluateAll((els) =>
+    els.filter((el) => (el as unknown as { getBoundingClientRect(): { height: number } }).getBoundingClientRect().height > 30).length);
+
+  it('runs off no side of a 390-pixel screen, on any view, and keeps each time in a list on one line', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     const routes = ['#/emails', `#/emails/${ids.email}`, '#/domains', `#/domains/${ids.domain}`, '#/events', '#/analytics', '#/queue',
       '#/inbound', '#/templates', `#/templates/${ids.template}`, '#/broadcasts', '#/broadcasts/new', `#/broadcasts/${ids.draft}`,
@@ -154,6 +158,8 @@ describe('the dashboard\'s layout in Chromium', () => {
       await open(route);
       const by = await overflow();
       if (by > 0) wide.push(`${route} by ${by}px`);
+      const wrapped = await wrappedTimes();
+      if (wrapped > 0) wide.push(`${route}: ${wrapped} times wrapped`);
     }
     expect(wide).toEqual([]);
   });
