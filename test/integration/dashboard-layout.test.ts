@@ -128,6 +128,15 @@ describe('the dashboard\'s layout in Chromium', () => {
     })).toBe(true);
   });
 
+  it('asks for a required variable\'s sample value before previewing, instead of showing the API\'s refusal', async () => {
+    await open(`#/templates/${ids.template}`);
+    const preview = page.locator('.template-preview');
+    await preview.locator('p.empty').filter({ hasText: 'Give “first_name” a sample value under Variables to see the preview.' }).waitFor();
+    expect(await preview.getByRole('alert').count()).toBe(0);
+    await page.locator('.variable-row').first().getByLabel('Sample value').fill('Ada');
+    await page.frameLocator('.template-preview iframe').getByText('Hi Ada').waitFor();
+  });
+
   it('leaves the address field room beside a long domain in the broadcast\'s From', async () => {
     await open(`#/broadcasts/${ids.draft}`);
     const from = page.locator('#broadcast-from');

@@ -196,6 +196,12 @@ async function showTemplate({ view, id }) {
     const turn = ++rendering;
     try {
       const { subject: s, html: body, text: plain, variables: declared, data } = content();
+      // Said as what to do, not as the API's refusal: a new required variable has no sample yet.
+      const unset = declared.filter((d) => d.required && d.key && data[d.key] === undefined).map((d) => `“${d.key}”`);
+      if (unset.length > 0) {
+        fill(preview, h('p', { class: 'empty' }, `Give ${unset.join(', ')} a sample value under Variables to see the preview.`));
+        return;
+      }
       const rendered = await api('POST', '/v1/templates/render', { body: {
         subject: s, ...(body !== null && { html: body }), ...(plain !== null && { text: plain }), variables: declared,
         data: { ...data, contact: { name: contactName.value, email: contactEmail.value }, unsubscribe_url: 'https://example.com/unsubscribe' },
