@@ -203,4 +203,12 @@ describe('the dashboard\'s layout in Chromium', () => {
     await page.locator('p.empty').getByRole('link', { name: 'domain' }).click();
     await page.getByRole('heading', { name: 'Domains', level: 1 }).waitFor();
   });
+
+  it('shows the command that makes a key on one line of its own, on a phone', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.setViewportSize({ width: 390, height: 844 });
+    const command = page.locator('.signin code', { hasText: 'npx mailroom keys create --name dashboard' });
+    expect((await command.boundingBox())!.height).toBeLessThan(25);
+    expect(await overflow()).toBe(0);
+  });
 });

@@ -123,8 +123,8 @@ function showSignIn(message) {
     h('label', { for: 'api-key' }, 'API key'), input,
     errors.node,
     h('button', { type: 'submit' }, 'Sign in'),
-    h('p', { class: 'muted small' }, 'No key yet? Run ', h('code', null, 'npx mailroom keys create --name dashboard'),
-      ' on the server.')));
+    h('p', { class: 'muted small' }, 'No key yet? Run this on the server:',
+      h('code', { class: 'command copyable' }, 'npx mailroom keys create --name dashboard'))));
   input.focus();
 }
 
