@@ -107,8 +107,11 @@ describe('the dashboard\'s layout in Chromium', () => {
     expect(await page.getByRole('link', { name: LONG_HOOK }).getAttribute('title')).toBe(LONG_HOOK);
   });
 
-  it('keeps an event type whole on its line', async () => {
+  it('names the email\'s domain, and keeps an event type whole on its line', async () => {
     await open(`#/emails/${ids.email}`);
+    const domain = page.locator('dl.details').getByRole('link', { name: LONG_DOMAIN, exact: true });
+    await domain.waitFor();
+    expect(await domain.getAttribute('title')).toBe(ids.domain);
     const type = page.locator('td', { hasText: /^email\.queued$/ }).first();
     await type.waitFor();
     expect(await type.evaluate((el) => (el as unknown as { getBoundingClientRect(): { height: number } }).getBoundingClientRect().height)).toBeLessThan(45);

@@ -358,7 +358,7 @@ function emailDetails(email) {
     ['Reply-To', joined(email.reply_to)],
     ['Tags', email.tags.length > 0 ? email.tags.map((t) => h('span', { class: 'tag' }, t)) : none()],
     ['Message-ID', code(email.message_id)],
-    ['Domain', email.domain_id ? h('a', { href: hrefTo('domains', email.domain_id) }, email.domain_id) : none()],
+    ['Domain', email.domain_id ? domainLink(email.domain_id) : none()],
     ['Created', time(email.created_at)],
     ['Scheduled for', time(email.scheduled_at)],
     ['Sent', time(email.sent_at)],
@@ -475,6 +475,17 @@ function showEvents({ view, query }) {
 
 // ---------------------------------------------------------------------------
 // Domains
+
+/**
+ * A link to a domain, named once its record is read: an id means little to a
+ * person. The id stays, as the title, and as the text if the name cannot be read.
+ * @param {string} id
+ */
+function domainLink(id) {
+  const link = h('a', { href: hrefTo('domains', id), title: id }, id);
+  api('GET', `/v1/domains/${encodeURIComponent(id)}`).then((/** @type {Domain} */ domain) => fill(link, domain.name), () => {});
+  return link;
+}
 
 /** @param {Ctx} ctx */
 function showDomains({ view, query }) {
@@ -600,7 +611,7 @@ async function showInboundEmail({ view, id }) {
       ['Received', time(message.received_at)],
       ['Size', formatBytes(message.size)],
       ['TLS', message.tls ? 'yes' : 'no'],
-      ['Domain', h('a', { href: hrefTo('domains', message.domain_id) }, message.domain_id)],
+      ['Domain', domainLink(message.domain_id)],
       ['Status', [badge(message.status), message.failure_reason ? ` ${message.failure_reason}` : '']],
       ...(auth ? authRows(auth) : []),
     ]),
