@@ -131,6 +131,15 @@ describe('the dashboard\'s layout in Chromium', () => {
     })).toBe(true);
   });
 
+  it('offers the way back to the list beside a record that cannot be read', async () => {
+    for (const [route, list] of [['#/emails/em_doesnotexist', 'All emails'], ['#/webhooks/wh_doesnotexist', 'All endpoints']]) {
+      await open(route);
+      await page.getByRole('alert').waitFor();
+      await page.getByRole('link', { name: `← ${list}` }).click();
+      await page.locator('main table, main p.empty').first().waitFor();
+    }
+  });
+
   it('asks for a required variable\'s sample value before previewing, instead of showing the API\'s refusal', async () => {
     await open(`#/templates/${ids.template}`);
     const preview = page.locator('.template-preview');

@@ -287,7 +287,7 @@ async function showEmail({ view, id }) {
   const events = api('GET', `${path}/events`, { query: new URLSearchParams({ limit: String(TIMELINE_LIMIT) }) });
   events.catch(() => {});
   /** @type {Email | undefined} */
-  const email = await loadRecord(view, 'Email', path);
+  const email = await loadRecord(view, 'Email', path, { href: '#/emails', label: 'All emails' });
   if (!email) return;
   const timeline = h('div', null, loading());
   fill(view,
@@ -518,7 +518,7 @@ function showDomains({ view, query }) {
 async function showDomain({ view, id }) {
   const path = `/v1/domains/${encodeURIComponent(id)}`;
   /** @type {Domain | undefined} */
-  const domain = await loadRecord(view, 'Domain', path);
+  const domain = await loadRecord(view, 'Domain', path, { href: '#/domains', label: 'All domains' });
   if (domain) renderDomain(view, domain, path);
 }
 
@@ -594,7 +594,8 @@ function showInbound({ view, query }) {
 /** @param {Ctx} ctx */
 async function showInboundEmail({ view, id }) {
   /** @type {InboundEmail | undefined} */
-  const message = await loadRecord(view, 'Inbound email', `/v1/inbound/${encodeURIComponent(id)}`);
+  const message = await loadRecord(view, 'Inbound email', `/v1/inbound/${encodeURIComponent(id)}`,
+    { href: '#/inbound', label: 'All inbound mail' });
   if (!message) return;
   const { auth } = message;
   fill(view,

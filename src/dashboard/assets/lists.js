@@ -61,19 +61,21 @@ export async function pagedTable(where, spec) {
 }
 
 /**
- * Loads one record into `view`; on failure the view shows `title` and the reason.
+ * Loads one record into `view`; on failure the view shows `title`, the reason,
+ * and the way back to the list the record belongs to.
  * @template T
  * @param {HTMLElement} view
  * @param {string} title
  * @param {string} path
+ * @param {{ href: string, label: string }} list  the app route of the list, and its name
  * @returns {Promise<T | undefined>}
  */
-export async function loadRecord(view, title, path) {
+export async function loadRecord(view, title, path, list) {
   fill(view, loading());
   try {
     return await api('GET', path);
   } catch (err) {
-    fill(view, h('h1', null, title), errorBox(err));
+    fill(view, h('h1', null, title), errorBox(err), h('p', null, h('a', { href: list.href }, `← ${list.label}`)));
     return undefined;
   }
 }

@@ -132,7 +132,7 @@ function variableRow(variable, changed, remove) {
 /** @param {Ctx} ctx */
 async function showTemplate({ view, id }) {
   /** @type {Template | undefined} */
-  const template = await loadRecord(view, 'Template', templatePath(id));
+  const template = await loadRecord(view, 'Template', templatePath(id), { href: '#/templates', label: 'All templates' });
   if (!template) return;
 
   const name = h('input', { id: 'template-name', type: 'text', value: template.name, required: true, maxlength: 200 });

@@ -105,7 +105,7 @@ function lastAnswer(d) {
 /** @param {Ctx} ctx */
 async function showWebhook({ view, id, query }) {
   /** @type {Webhook | undefined} */
-  const webhook = await loadRecord(view, 'Webhook', webhookPath(id));
+  const webhook = await loadRecord(view, 'Webhook', webhookPath(id), { href: '#/webhooks', label: 'All endpoints' });
   if (!webhook) return;
   const events = eventChoices('edit-event', webhook.event_types);
   const deliveries = h('div');
