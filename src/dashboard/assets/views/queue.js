@@ -5,7 +5,7 @@
 import { api } from '../api.js';
 import { pagedTable } from '../lists.js';
 import { hashOf, navigate } from '../nav.js';
-import { actionForm, actionsColumn, badge, fill, h, hrefTo, none, rowAction, time } from '../ui.js';
+import { actionForm, actionsColumn, badge, clipped, fill, h, hrefTo, none, rowAction, time } from '../ui.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /** @typedef {{ code: number | null, text: string } | null} LastReply */
@@ -132,8 +132,8 @@ async function showDestination({ view, id: domain, query }) {
 
   /** @type {import('../ui.js').Column<Item>[]} */
   const columns = [
-    { header: 'Email', cell: (i) => h('a', { href: hrefTo('emails', i.email_id), title: i.email_id }, i.subject || i.email_id) },
-    { header: 'Recipients', cell: (i) => i.recipients.join(', ') },
+    { header: 'Email', cell: (i) => clipped(i.subject || i.email_id, { href: hrefTo('emails', i.email_id), wide: true }) },
+    { header: 'Recipients', cell: (i) => clipped(i.recipients.join(', ')) },
     { header: 'State', cell: (i) => badge(i.state) },
     { header: 'Attempts', cell: (i) => String(i.attempts), className: 'num' },
     { header: 'Next attempt', cell: (i) => (i.next_attempt_at ? time(i.next_attempt_at) : none()) },
