@@ -40,7 +40,7 @@ describe('the dashboard\'s layout in Chromium', () => {
     const hook = await t.api.post('/v1/webhooks', { url: LONG_HOOK, event_types: ['email.delivered'] });
     expect(hook.status).toBe(201);
     ids.webhook = hook.body.id;
-    const template = await t.api.post('/v1/templates', { name: 'Receipt', subject: 'Receipt for {{ first_name }}', html: '<p>Hi {{ first_name }}</p>',
+    const template = await t.api.post('/v1/templates', { name: 'Receipt', alias: 'order-receipt', subject: 'Receipt for {{ first_name }}', html: '<p>Hi {{ first_name }}</p>',
       variables: [{ key: 'first_name', type: 'string', required: true }] });
     expect(template.status).toBe(201);
     ids.template = template.body.id;
@@ -183,6 +183,12 @@ describe('the dashboard\'s layout in Chromium', () => {
       if (wrapped > 0) wide.push(`${route}: ${wrapped} times wrapped`);
     }
     expect(wide).toEqual([]);
+    // A template's row is one line: "version 1" and its alias are not broken.
+    await open('#/templates');
+    const rows = await page.locator('tbody tr').evaluateAll((els) =>
+      els.map((el) => (el as unknown as { getBoundingClientRect(): { height: number } }).getBoundingClientRect().height));
+    expect(rows.length).toBe(1);
+    expect(rows[0]).toBeLessThan(50);
   });
 
   it('puts the sections on their own line below the brand and sign-out on a phone', async () => {

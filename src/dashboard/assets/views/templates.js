@@ -6,7 +6,7 @@ import { api } from '../api.js';
 import { loadRecord, pagedTable } from '../lists.js';
 import { navigate } from '../nav.js';
 import { previewFrame } from '../preview.js';
-import { actionForm, actionsColumn, badge, code, errorBox, fill, h, none, rowAction, table, time, whileBusy } from '../ui.js';
+import { actionForm, actionsColumn, badge, clipped, code, errorBox, fill, h, none, rowAction, table, time, whileBusy } from '../ui.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /** @typedef {'string' | 'number' | 'boolean' | 'object' | 'list'} VariableType */
@@ -60,10 +60,10 @@ function showTemplates({ view, query }) {
     h('button', { type: 'submit' }, 'Create')));
   /** @type {import('../ui.js').Column<Template>[]} */
   const columns = [
-    { header: 'Name', cell: (t) => h('a', { href: templateHref(t.id) }, t.name) },
-    { header: 'Alias', cell: (t) => code(t.alias) },
-    { header: 'Published', cell: (t) => (t.published_version === null ? badge('draft') : `version ${t.published_version}`) },
-    { header: 'Latest', cell: (t) => `version ${t.latest_version}` },
+    { header: 'Name', cell: (t) => clipped(t.name, { href: templateHref(t.id), wide: true }) },
+    { header: 'Alias', cell: (t) => code(t.alias), className: 'nowrap' },
+    { header: 'Published', cell: (t) => (t.published_version === null ? badge('draft') : `version ${t.published_version}`), className: 'nowrap' },
+    { header: 'Latest', cell: (t) => `version ${t.latest_version}`, className: 'nowrap' },
     { header: 'Updated', cell: (t) => time(t.updated_at) },
   ];
   return pagedTable(list, { api: '/v1/templates', route: '/templates', query, columns, empty: 'No templates yet. Create one below, then edit and publish it to send with it.' });
@@ -221,7 +221,7 @@ async function showTemplate({ view, id }) {
       const page = await api('GET', `${templatePath(id)}/versions`, { query: new URLSearchParams({ limit: '100' }) });
       /** @type {import('../ui.js').Column<Version>[]} */
       const columns = [
-        { header: 'Version', cell: (v) => `version ${v.version}` },
+        { header: 'Version', cell: (v) => `version ${v.version}`, className: 'nowrap' },
         { header: 'Subject', cell: (v) => v.subject },
         { header: 'Saved', cell: (v) => time(v.created_at) },
         { header: 'Status', cell: (v) => (v.version === template?.published_version ? badge('published') : v.published_at ? 'published before' : none()) },
