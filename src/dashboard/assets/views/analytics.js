@@ -72,6 +72,14 @@ function chart(buckets, granularity) {
   return root;
 }
 
+/**
+ * A bucket's start as the table reads it: a day by its date alone ("12:00 AM" on every row said nothing).
+ * @param {string} iso @param {'hour' | 'day'} granularity
+ */
+function bucketStart(iso, granularity) {
+  return granularity === 'hour' ? formatTime(iso) : new Date(iso).toLocaleDateString(undefined, { dateStyle: 'medium' });
+}
+
 /** @param {Ctx} ctx */
 async function showAnalytics({ view, query }) {
   const range = RANGES.find(([key]) => key === query.get('range')) ?? RANGES[1];
@@ -118,7 +126,7 @@ async function showAnalytics({ view, query }) {
         svg('svg', { width: 28, height: 10, 'aria-hidden': 'true' }, svg('line', { x1: 0, x2: 28, y1: 5, y2: 5, stroke: STYLE[s].color, 'stroke-width': 2, 'stroke-dasharray': STYLE[s].dash })), s))),
       h('h2', null, range[3] === 'hour' ? 'By hour' : 'By day'),
       table([
-        { header: 'From', cell: (b) => formatTime(b.start), className: 'nowrap' },
+        { header: 'From', cell: (b) => bucketStart(b.start, answer.granularity), className: 'nowrap' },
         ...SERIES.map((s) => ({ header: s, cell: (/** @type {Bucket} */ b) => b[s].toLocaleString(), className: 'num' })),
       ], [...series].reverse()));
   } catch (err) {
