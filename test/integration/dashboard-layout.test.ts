@@ -36,6 +36,8 @@ describe('the dashboard\'s layout in Chromium', () => {
     });
     expect(sent.status).toBe(201);
     ids.email = sent.body.id;
+    // More than a page of them (25), for the pager; the long one newest, on the first.
+    for (let i = 0; i < 25; i++) expect((await t.api.post('/v1/suppressions', { email: `gone${i}@example.org` })).status).toBe(201);
     expect((await t.api.post('/v1/suppressions', { email: LONG_SUPPRESSED })).status).toBe(201);
     const hook = await t.api.post('/v1/webhooks', { url: LONG_HOOK, event_types: ['email.delivered'] });
     expect(hook.status).toBe(201);
@@ -105,6 +107,17 @@ describe('the dashboard\'s layout in Chromium', () => {
     expect(await page.locator(`tbody [title="${LONG_SUPPRESSED}"]`).textContent()).toBe(LONG_SUPPRESSED);
     await open('#/webhooks');
     expect(await page.getByRole('link', { name: LONG_HOOK }).getAttribute('title')).toBe(LONG_HOOK);
+  });
+
+  it('offers paging only where there is another page', async () => {
+    await open('#/suppressions');
+    await page.getByRole('button', { name: 'Older' }).click();
+    await page.locator('tbody tr').first().waitFor();
+    expect(await page.getByRole('button', { name: 'Older' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Newer' }).isEnabled()).toBe(true);
+    await open('#/webhooks');
+    await page.locator('tbody tr').first().waitFor();
+    expect(await page.locator('.pager').count()).toBe(0);
   });
 
   it('names the email\'s domain, and keeps an event type whole on its line', async () => {

@@ -50,7 +50,8 @@ export async function pagedTable(where, spec) {
     const older = page.has_more ? page.next_cursor : undefined;
     fill(where,
       page.data.length > 0 ? table(spec.columns, page.data) : h('p', { class: 'empty' }, spec.empty),
-      (page.data.length > 0 || trail.length > 0) && h('div', { class: 'pager' },
+      // Only when there is another page to go to: two greyed buttons under a short list are noise.
+      (older || trail.length > 0) && h('div', { class: 'pager' },
         h('button', { type: 'button', class: 'secondary', disabled: trail.length === 0,
           onclick: () => navigate(pageAt(trail.slice(0, -1))) }, 'Newer'),
         h('button', { type: 'button', class: 'secondary', disabled: !older,
