@@ -196,6 +196,10 @@ describe('the dashboard\'s layout in Chromium', () => {
       if (wrapped > 0) wide.push(`${route}: ${wrapped} times wrapped`);
     }
     expect(wide).toEqual([]);
+    // An SMTP reply keeps a readable measure in a squeezed table, not a word to a line.
+    await open(`#/emails/${ids.email}`);
+    const reply = page.locator('td.prose', { hasText: 'kept by the Mailroom sink' }).first();
+    expect((await reply.boundingBox())!.width).toBeGreaterThanOrEqual(250);
     // A template's row is one line: "version 1" and its alias are not broken.
     await open('#/templates');
     const rows = await page.locator('tbody tr').evaluateAll((els) =>

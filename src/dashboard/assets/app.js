@@ -374,7 +374,7 @@ const RECIPIENT_COLUMNS = [
   { header: 'Type', cell: (r) => r.type },
   { header: 'Status', cell: (r) => badge(r.status) },
   { header: 'SMTP code', cell: (r) => r.smtp_code },
-  { header: 'Detail', cell: (r) => r.detail },
+  { header: 'Detail', cell: (r) => r.detail, className: 'prose' },
   { header: 'Updated', cell: (r) => time(r.updated_at), className: 'nowrap' },
 ];
 
@@ -408,7 +408,7 @@ const TIMELINE_COLUMNS = [
   { header: 'Time', cell: (e) => time(e.created_at, true), className: 'nowrap' },
   { header: 'Type', cell: (e) => e.type, className: 'nowrap' },
   { header: 'Recipient', cell: eventRecipient },
-  { header: 'Detail', cell: eventDetail },
+  { header: 'Detail', cell: eventDetail, className: 'prose' },
 ];
 
 // ---------------------------------------------------------------------------
@@ -467,7 +467,7 @@ function showEvents({ view, query }) {
     { header: 'Type', cell: (e) => e.type, className: 'nowrap' },
     { header: 'Email', cell: eventEmailLink },
     { header: 'Recipient', cell: eventRecipient },
-    { header: 'Detail', cell: eventDetail },
+    { header: 'Detail', cell: eventDetail, className: 'prose' },
   ];
   return pagedTable(list, { api: '/v1/events', route: '/events', query, columns,
     empty: 'No events yet. They are recorded as emails are sent, delivered, opened and clicked, and as mail is received.' });

@@ -102,7 +102,7 @@ async function showQueue({ view, query }) {
     { header: 'Emails', cell: (d) => String(d.emails), className: 'num' },
     { header: 'Oldest', cell: (d) => time(d.oldest_at), className: 'nowrap' },
     { header: 'Next attempt', cell: nextAttempt, className: 'nowrap' },
-    { header: 'Last reply', cell: (d) => lastReply(d.last_reply) },
+    { header: 'Last reply', cell: (d) => lastReply(d.last_reply), className: 'prose' },
     actionsColumn((d) => levers(d.domain, d.held)),
   ];
   await pagedTable(list, { api: '/v1/queue', route: '/queue', query, columns, empty: 'Nothing is waiting: every email has been handed over.' });
@@ -138,7 +138,7 @@ async function showDestination({ view, id: domain, query }) {
     { header: 'Attempts', cell: (i) => String(i.attempts), className: 'num' },
     { header: 'Next attempt', cell: (i) => (i.next_attempt_at ? time(i.next_attempt_at) : none()) },
     { header: 'Gives up', cell: (i) => time(i.expires_at) },
-    { header: 'Last reply', cell: (i) => lastReply(i.last_reply) },
+    { header: 'Last reply', cell: (i) => lastReply(i.last_reply), className: 'prose' },
   ];
   await pagedTable(list, {
     api: '/v1/queue/items', route: `/queue/${encodeURIComponent(domain)}`, query, filters: ['state'], fixed: { domain }, columns,

@@ -155,7 +155,7 @@ async function showWebhook({ view, id, query }) {
     { header: 'Event', cell: (d) => [d.event_type, d.test ? ' ' : null, d.test ? badge('test') : null, d.replay_of ? h('span', { class: 'reason' }, 'replay') : null] },
     { header: 'Status', cell: (d) => badge(d.status) },
     { header: 'Attempts', cell: (d) => String(d.attempt_count) },
-    { header: 'Last answer', cell: lastAnswer },
+    { header: 'Last answer', cell: lastAnswer, className: 'prose' },
     actionsColumn((d) => rowAction('Replay', 'secondary', `Send this ${d.event_type} delivery again, as a new delivery?`, async () => {
       await api('POST', `${webhookPath(id)}/deliveries/${encodeURIComponent(d.id)}/replay`);
       navigate(location.hash, 'The delivery was replayed.');
