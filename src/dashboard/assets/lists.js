@@ -24,8 +24,9 @@ const PAGE_SIZE = 25;
  * @template T
  * @param {HTMLElement} where
  * @param {{ api: string, route: string, query: URLSearchParams, filters?: string[], fixed?: Record<string, string>,
- *   columns: Column<T>[], empty: import('./ui.js').Children }} spec  `api` is the list's path, `route` the page's; `filters` are passed on to
- *   the API from the page's query, `fixed` always; `empty` is said when there are none, and what to do about it
+ *   columns: Column<T>[], empty: import('./ui.js').Children }} spec  `api` is the list's path, `route` the page's;
+ *   `filters` are passed on to the API from the page's query, `fixed` always; `empty` is said when there are none,
+ *   and what to do about it
  */
 export async function pagedTable(where, spec) {
   const trail = spec.query.getAll('after');
