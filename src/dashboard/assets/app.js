@@ -12,8 +12,8 @@ import { loadRecord, pagedTable } from './lists.js';
 import { hashOf, navigate, showNote, takePendingNote } from './nav.js';
 import { bodyParts } from './preview.js';
 import {
-  actionForm, actionsColumn, badge, byId, clipped, code, details, errorBox, errorSlot, fill, formatBytes, formatTime, h, hrefTo, joined, labelled, loading,
-  none, rowAction, statusNote, table, time, whileBusy,
+  actionForm, actionsColumn, badge, byId, clipped, code, details, errorBox, errorSlot, fill, formatBytes, formatTime, h, hrefTo, joined,
+  labelled, loading, none, rowAction, statusNote, table, time, whileBusy,
 } from './ui.js';
 import { TEMPLATE_ROUTES } from './views/templates.js';
 import { WEBHOOK_ROUTES } from './views/webhooks.js';
