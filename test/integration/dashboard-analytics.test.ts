@@ -50,6 +50,9 @@ describe('the Analytics view in Chromium', () => {
     await cardIs('complained', '0');
     expect(await page.locator('.chart polyline').count()).toBe(6);
     expect(await page.locator('table tbody tr').count()).toBeGreaterThan(0);
+    // By day, a row is named by its date alone, without a time of day.
+    await page.getByRole('heading', { name: 'By day' }).waitFor();
+    expect(await page.locator('table tbody tr td').first().textContent()).not.toMatch(/\d:\d\d/);
     if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/analytics.png`, fullPage: true });
 
     await page.getByLabel('Mail').selectOption('test');

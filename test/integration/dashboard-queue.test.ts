@@ -64,6 +64,9 @@ describe('the Queue view in Chromium', () => {
     await page.getByRole('heading', { name: 'slow.test', level: 1 }).waitFor();
     await page.locator('tbody tr').filter({ hasText: 'ann@slow.test, bob@slow.test' }).waitFor();
     expect(await page.locator('tbody tr').count()).toBe(2);
+    // Subjects and recipients are kept to a line, each whole in its title.
+    expect(await page.getByRole('link', { name: 'Order for ann@slow.test' }).getAttribute('title')).toBe('Order for ann@slow.test');
+    expect(await page.locator('tbody [title="ann@slow.test, bob@slow.test"]').count()).toBe(1);
     await page.getByRole('button', { name: 'Hold' }).click();
     await note('is held');
     await page.locator('h1 + .badge-held').waitFor();

@@ -12,8 +12,8 @@ import { loadRecord, pagedTable } from './lists.js';
 import { hashOf, navigate, showNote, takePendingNote } from './nav.js';
 import { bodyParts } from './preview.js';
 import {
-  actionForm, actionsColumn, badge, byId, code, details, errorBox, errorSlot, fill, formatBytes, formatTime, h, hrefTo, joined, loading,
-  none, rowAction, statusNote, table, time, whileBusy,
+  actionForm, actionsColumn, badge, byId, clipped, code, details, errorBox, errorSlot, fill, formatBytes, formatTime, h, hrefTo, joined,
+  labelled, loading, none, rowAction, statusNote, table, time, whileBusy,
 } from './ui.js';
 import { TEMPLATE_ROUTES } from './views/templates.js';
 import { WEBHOOK_ROUTES } from './views/webhooks.js';
@@ -123,8 +123,8 @@ function showSignIn(message) {
     h('label', { for: 'api-key' }, 'API key'), input,
     errors.node,
     h('button', { type: 'submit' }, 'Sign in'),
-    h('p', { class: 'muted small' }, 'No key yet? Run ', h('code', null, 'npx mailroom keys create --name dashboard'),
-      ' on the server.')));
+    h('p', { class: 'muted small' }, 'No key yet? Run this on the server:',
+      h('code', { class: 'command copyable' }, 'npx mailroom keys create --name dashboard'))));
   input.focus();
 }
 
@@ -247,9 +247,7 @@ function showEmails({ view, query }) {
     if (broadcastId) q.set('broadcast_id', broadcastId);
     navigate(hashOf('/emails', q));
   } },
-  h('label', { for: 'filter-status' }, 'Status'), status,
-  h('label', { for: 'filter-mode' }, 'Mode'), mode,
-  h('label', { for: 'filter-to' }, 'To'), to,
+  labelled('Status', status), labelled('Mode', mode), labelled('To', to),
   h('button', { type: 'submit' }, 'Search'));
   const list = h('div');
   fill(view, h('h1', null, 'Emails'),
@@ -259,19 +257,27 @@ function showEmails({ view, query }) {
     filters, list);
   return pagedTable(list, {
     api: '/v1/emails', route: '/emails', query, filters: ['status', 'to', 'mode', 'broadcast_id'], columns: EMAIL_COLUMNS,
-    empty: ['status', 'to', 'mode', 'broadcast_id'].some((f) => query.has(f)) ? 'No emails match these filters.' : 'No emails yet.',
+    empty: ['status', 'to', 'mode', 'broadcast_id'].some((f) => query.has(f))
+      ? ['No emails match these filters. ', h('a', { href: '#/emails' }, 'Show all emails')]
+      : ['No emails yet. Send one through the API (', h('code', null, 'POST /v1/emails'), ') or SMTP submission, from a ',
+        h('a', { href: '#/domains' }, 'domain'), ' of yours.'],
   });
 }
 
 /** @type {Column<EmailSummary>[]} */
 const EMAIL_COLUMNS = [
   { header: 'Created', cell: (e) => time(e.created_at), className: 'nowrap' },
-  { header: 'From', cell: (e) => e.from },
-  { header: 'To', cell: (e) => joined(e.to) },
-  { header: 'Subject', cell: (e) => h('a', { href: hrefTo('emails', e.id) }, e.subject || '(no subject)') },
+  { header: 'From', cell: (e) => clipped(e.from) },
+  { header: 'To', cell: (e) => clippedList(e.to) },
+  { header: 'Subject', cell: (e) => clipped(e.subject || '(no subject)', { href: hrefTo('emails', e.id), wide: true }) },
   { header: 'Status', cell: (e) => badge(e.status) },
   { header: 'Mode', cell: (e) => badge(e.mode) },
 ];
+
+/** Addresses in a list's cell, cut to one line. @param {string[]} list */
+function clippedList(list) {
+  return list.length > 0 ? clipped(list.join(', ')) : none();
+}
 
 /** @param {Ctx} ctx */
 async function showEmail({ view, id }) {
@@ -281,7 +287,7 @@ async function showEmail({ view, id }) {
   const events = api('GET', `${path}/events`, { query: new URLSearchParams({ limit: String(TIMELINE_LIMIT) }) });
   events.catch(() => {});
   /** @type {Email | undefined} */
-  const email = await loadRecord(view, 'Email', path);
+  const email = await loadRecord(view, 'Email', path, { href: '#/emails', label: 'All emails' });
   if (!email) return;
   const timeline = h('div', null, loading());
   fill(view,
@@ -352,7 +358,7 @@ function emailDetails(email) {
     ['Reply-To', joined(email.reply_to)],
     ['Tags', email.tags.length > 0 ? email.tags.map((t) => h('span', { class: 'tag' }, t)) : none()],
     ['Message-ID', code(email.message_id)],
-    ['Domain', email.domain_id ? h('a', { href: hrefTo('domains', email.domain_id) }, email.domain_id) : none()],
+    ['Domain', email.domain_id ? domainLink(email.domain_id) : none()],
     ['Created', time(email.created_at)],
     ['Scheduled for', time(email.scheduled_at)],
     ['Sent', time(email.sent_at)],
@@ -368,7 +374,7 @@ const RECIPIENT_COLUMNS = [
   { header: 'Type', cell: (r) => r.type },
   { header: 'Status', cell: (r) => badge(r.status) },
   { header: 'SMTP code', cell: (r) => r.smtp_code },
-  { header: 'Detail', cell: (r) => r.detail },
+  { header: 'Detail', cell: (r) => r.detail, className: 'prose' },
   { header: 'Updated', cell: (r) => time(r.updated_at), className: 'nowrap' },
 ];
 
@@ -400,9 +406,9 @@ function downloadButton(path, filename) {
 /** @type {Column<ApiEvent>[]} */
 const TIMELINE_COLUMNS = [
   { header: 'Time', cell: (e) => time(e.created_at, true), className: 'nowrap' },
-  { header: 'Type', cell: (e) => e.type },
+  { header: 'Type', cell: (e) => e.type, className: 'nowrap' },
   { header: 'Recipient', cell: eventRecipient },
-  { header: 'Detail', cell: eventDetail },
+  { header: 'Detail', cell: eventDetail, className: 'prose' },
 ];
 
 // ---------------------------------------------------------------------------
@@ -411,8 +417,8 @@ const TIMELINE_COLUMNS = [
 /** Per-recipient events name one address; events about the whole email, the list. @param {ApiEvent} event */
 function eventRecipient(event) {
   const to = event.data.to;
-  if (Array.isArray(to)) return to.join(', ');
-  return typeof to === 'string' ? to : '';
+  if (Array.isArray(to)) return clippedList(to.map(String));
+  return typeof to === 'string' ? clipped(to) : '';
 }
 
 /** A short line of what matters in the event's data. @param {ApiEvent} event */
@@ -458,16 +464,28 @@ function showEvents({ view, query }) {
   /** @type {Column<ApiEvent>[]} */
   const columns = [
     { header: 'Time', cell: (e) => time(e.created_at, true), className: 'nowrap' },
-    { header: 'Type', cell: (e) => e.type },
+    { header: 'Type', cell: (e) => e.type, className: 'nowrap' },
     { header: 'Email', cell: eventEmailLink },
     { header: 'Recipient', cell: eventRecipient },
-    { header: 'Detail', cell: eventDetail },
+    { header: 'Detail', cell: eventDetail, className: 'prose' },
   ];
-  return pagedTable(list, { api: '/v1/events', route: '/events', query, columns, empty: 'No events yet.' });
+  return pagedTable(list, { api: '/v1/events', route: '/events', query, columns,
+    empty: 'No events yet. They are recorded as emails are sent, delivered, opened and clicked, and as mail is received.' });
 }
 
 // ---------------------------------------------------------------------------
 // Domains
+
+/**
+ * A link to a domain, named once its record is read: an id means little to a
+ * person. The id stays, as the title, and as the text if the name cannot be read.
+ * @param {string} id
+ */
+function domainLink(id) {
+  const link = h('a', { href: hrefTo('domains', id), title: id }, id);
+  api('GET', `/v1/domains/${encodeURIComponent(id)}`).then((/** @type {Domain} */ domain) => fill(link, domain.name), () => {});
+  return link;
+}
 
 /** @param {Ctx} ctx */
 function showDomains({ view, query }) {
@@ -492,14 +510,15 @@ function showDomains({ view, query }) {
     { header: 'Status', cell: (d) => badge(d.status) },
     { header: 'Created', cell: (d) => time(d.created_at), className: 'nowrap' },
   ];
-  return pagedTable(list, { api: '/v1/domains', route: '/domains', query, columns, empty: 'No domains yet.' });
+  return pagedTable(list, { api: '/v1/domains', route: '/domains', query, columns,
+    empty: 'No domains yet. Add the domain you send from below; its page then lists the DNS records to publish.' });
 }
 
 /** @param {Ctx} ctx */
 async function showDomain({ view, id }) {
   const path = `/v1/domains/${encodeURIComponent(id)}`;
   /** @type {Domain | undefined} */
-  const domain = await loadRecord(view, 'Domain', path);
+  const domain = await loadRecord(view, 'Domain', path, { href: '#/domains', label: 'All domains' });
   if (domain) renderDomain(view, domain, path);
 }
 
@@ -546,8 +565,8 @@ function renderDomain(view, domain, path) {
 const DNS_COLUMNS = [
   { header: 'Record', cell: (r) => [r.record, !r.required && h('div', { class: 'muted small' }, 'optional')], className: 'nowrap' },
   { header: 'Type', cell: (r) => r.type },
-  { header: 'Name', cell: (r) => h('code', { class: 'copyable' }, r.name), className: 'nowrap' },
-  { header: 'Value', cell: (r) => h('code', { class: 'copyable' }, r.value) },
+  { header: 'Name', cell: (r) => h('code', { class: 'copyable' }, r.name), className: 'dns-name' },
+  { header: 'Value', cell: (r) => h('code', { class: 'copyable' }, r.value), className: 'dns-value' },
   { header: 'Priority', cell: (r) => r.priority },
   { header: 'Status', cell: (r) => [badge(r.status), r.detail && h('div', { class: 'muted small' }, r.detail)] },
 ];
@@ -563,17 +582,20 @@ function showInbound({ view, query }) {
   const columns = [
     { header: 'Received', cell: (m) => time(m.received_at), className: 'nowrap' },
     { header: 'Status', cell: (m) => badge(m.status) },
-    { header: 'From', cell: (m) => m.from || m.envelope.mail_from },
-    { header: 'To', cell: (m) => joined(m.to.length > 0 ? m.to : m.envelope.rcpt_to) },
-    { header: 'Subject', cell: (m) => h('a', { href: hrefTo('inbound', m.id) }, m.subject || '(no subject)') },
+    { header: 'From', cell: (m) => clipped(m.from || m.envelope.mail_from || '(null sender)') },
+    { header: 'To', cell: (m) => clippedList(m.to.length > 0 ? m.to : m.envelope.rcpt_to) },
+    { header: 'Subject', cell: (m) => clipped(m.subject || '(no subject)', { href: hrefTo('inbound', m.id), wide: true }) },
   ];
-  return pagedTable(list, { api: '/v1/inbound', route: '/inbound', query, columns, empty: 'No inbound mail yet.' });
+  return pagedTable(list, { api: '/v1/inbound', route: '/inbound', query, columns,
+    empty: ['No inbound mail yet. Mail is received for a ', h('a', { href: '#/domains' }, 'domain'),
+      ' with inbound mail on, once its MX record points at this server.'] });
 }
 
 /** @param {Ctx} ctx */
 async function showInboundEmail({ view, id }) {
   /** @type {InboundEmail | undefined} */
-  const message = await loadRecord(view, 'Inbound email', `/v1/inbound/${encodeURIComponent(id)}`);
+  const message = await loadRecord(view, 'Inbound email', `/v1/inbound/${encodeURIComponent(id)}`,
+    { href: '#/inbound', label: 'All inbound mail' });
   if (!message) return;
   const { auth } = message;
   fill(view,
@@ -590,7 +612,7 @@ async function showInboundEmail({ view, id }) {
       ['Received', time(message.received_at)],
       ['Size', formatBytes(message.size)],
       ['TLS', message.tls ? 'yes' : 'no'],
-      ['Domain', h('a', { href: hrefTo('domains', message.domain_id) }, message.domain_id)],
+      ['Domain', domainLink(message.domain_id)],
       ['Status', [badge(message.status), message.failure_reason ? ` ${message.failure_reason}` : '']],
       ...(auth ? authRows(auth) : []),
     ]),
@@ -634,7 +656,7 @@ function showSuppressions({ view, query }) {
   fill(view, h('h1', null, 'Suppressions'), h('p', { class: 'muted' }, 'No email of this workspace is sent to these addresses.'), list);
   /** @type {Column<Suppression>[]} */
   const columns = [
-    { header: 'Email', cell: (s) => s.email },
+    { header: 'Email', cell: (s) => clipped(s.email) },
     { header: 'Reason', cell: (s) => s.reason },
     { header: 'Created', cell: (s) => time(s.created_at), className: 'nowrap' },
     actionsColumn((s) => rowAction('Remove', 'secondary',
@@ -643,7 +665,8 @@ function showSuppressions({ view, query }) {
         navigate(location.hash, `${s.email} is no longer suppressed.`);
       })),
   ];
-  return pagedTable(list, { api: '/v1/suppressions', route: '/suppressions', query, columns, empty: 'No suppressed addresses.' });
+  return pagedTable(list, { api: '/v1/suppressions', route: '/suppressions', query, columns,
+    empty: 'No suppressed addresses. An address is added when it bounces hard, complains or unsubscribes, or through the API.' });
 }
 
 

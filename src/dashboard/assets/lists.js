@@ -24,8 +24,9 @@ const PAGE_SIZE = 25;
  * @template T
  * @param {HTMLElement} where
  * @param {{ api: string, route: string, query: URLSearchParams, filters?: string[], fixed?: Record<string, string>,
- *   columns: Column<T>[], empty: string }} spec  `api` is the list's path, `route` the page's; `filters` are passed on to
- *   the API from the page's query, `fixed` always
+ *   columns: Column<T>[], empty: import('./ui.js').Children }} spec  `api` is the list's path, `route` the page's;
+ *   `filters` are passed on to the API from the page's query, `fixed` always; `empty` is said when there are none,
+ *   and what to do about it
  */
 export async function pagedTable(where, spec) {
   const trail = spec.query.getAll('after');
@@ -50,7 +51,8 @@ export async function pagedTable(where, spec) {
     const older = page.has_more ? page.next_cursor : undefined;
     fill(where,
       page.data.length > 0 ? table(spec.columns, page.data) : h('p', { class: 'empty' }, spec.empty),
-      (page.data.length > 0 || trail.length > 0) && h('div', { class: 'pager' },
+      // Only when there is another page to go to: two greyed buttons under a short list are noise.
+      (older || trail.length > 0) && h('div', { class: 'pager' },
         h('button', { type: 'button', class: 'secondary', disabled: trail.length === 0,
           onclick: () => navigate(pageAt(trail.slice(0, -1))) }, 'Newer'),
         h('button', { type: 'button', class: 'secondary', disabled: !older,
@@ -61,19 +63,21 @@ export async function pagedTable(where, spec) {
 }
 
 /**
- * Loads one record into `view`; on failure the view shows `title` and the reason.
+ * Loads one record into `view`; on failure the view shows `title`, the reason,
+ * and the way back to the list the record belongs to.
  * @template T
  * @param {HTMLElement} view
  * @param {string} title
  * @param {string} path
+ * @param {{ href: string, label: string }} list  the app route of the list, and its name
  * @returns {Promise<T | undefined>}
  */
-export async function loadRecord(view, title, path) {
+export async function loadRecord(view, title, path, list) {
   fill(view, loading());
   try {
     return await api('GET', path);
   } catch (err) {
-    fill(view, h('h1', null, title), errorBox(err));
+    fill(view, h('h1', null, title), errorBox(err), h('p', null, h('a', { href: list.href }, `← ${list.label}`)));
     return undefined;
   }
 }

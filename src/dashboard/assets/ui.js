@@ -77,6 +77,25 @@ export function badge(status) {
   return h('span', { class: `badge badge-${status.toLowerCase().replace(/[^a-z_]/g, '')}` }, status);
 }
 
+/**
+ * A long value in a list: one line, cut with an ellipsis, the whole of it in
+ * its title. `wide` for the column that matters most (a subject).
+ * @param {string} text
+ * @param {{ href?: string, wide?: boolean }} [options]  `href`: an app route the value links to
+ */
+export function clipped(text, { href, wide = false } = {}) {
+  const attrs = { class: wide ? 'clip wide' : 'clip', title: text };
+  return href ? h('a', { ...attrs, href }, text) : h('span', attrs, text);
+}
+
+/**
+ * A control with its label, kept together when a row of filters wraps.
+ * @param {string} text @param {HTMLElement} control  with an id
+ */
+export function labelled(text, control) {
+  return h('span', { class: 'field' }, h('label', { for: control.id }, text), control);
+}
+
 /** @param {string[]} list */
 export function joined(list) {
   return list.length > 0 ? list.join(', ') : none();

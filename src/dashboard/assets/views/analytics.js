@@ -4,7 +4,7 @@
 // one, as totals, a chart and the buckets behind it.
 import { api } from '../api.js';
 import { hashOf, navigate } from '../nav.js';
-import { errorBox, fill, formatTime, h, loading, table } from '../ui.js';
+import { errorBox, fill, formatTime, h, labelled, loading, table } from '../ui.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /** @typedef {{ sent: number, delivered: number, bounced: number, complained: number, opened: number, clicked: number, unique_opened: number, unique_clicked: number, failed: number, delayed: number }} Counts */
@@ -72,6 +72,14 @@ function chart(buckets, granularity) {
   return root;
 }
 
+/**
+ * A bucket's start as the table reads it: a day by its date alone ("12:00 AM" on every row said nothing).
+ * @param {string} iso @param {'hour' | 'day'} granularity
+ */
+function bucketStart(iso, granularity) {
+  return granularity === 'hour' ? formatTime(iso) : new Date(iso).toLocaleDateString(undefined, { dateStyle: 'medium' });
+}
+
 /** @param {Ctx} ctx */
 async function showAnalytics({ view, query }) {
   const range = RANGES.find(([key]) => key === query.get('range')) ?? RANGES[1];
@@ -92,9 +100,7 @@ async function showAnalytics({ view, query }) {
   const body = h('div', null, loading());
   fill(view, h('h1', null, 'Analytics'),
     h('div', { class: 'filters' },
-      h('label', { for: 'analytics-range' }, 'Range'), rangeSelect,
-      h('label', { for: 'analytics-mode' }, 'Mail'), modeSelect,
-      h('label', { for: 'analytics-domain' }, 'Domain'), domainSelect),
+      labelled('Range', rangeSelect), labelled('Mail', modeSelect), labelled('Domain', domainSelect)),
     body);
 
   try {
@@ -120,7 +126,7 @@ async function showAnalytics({ view, query }) {
         svg('svg', { width: 28, height: 10, 'aria-hidden': 'true' }, svg('line', { x1: 0, x2: 28, y1: 5, y2: 5, stroke: STYLE[s].color, 'stroke-width': 2, 'stroke-dasharray': STYLE[s].dash })), s))),
       h('h2', null, range[3] === 'hour' ? 'By hour' : 'By day'),
       table([
-        { header: 'From', cell: (b) => formatTime(b.start) },
+        { header: 'From', cell: (b) => bucketStart(b.start, answer.granularity), className: 'nowrap' },
         ...SERIES.map((s) => ({ header: s, cell: (/** @type {Bucket} */ b) => b[s].toLocaleString(), className: 'num' })),
       ], [...series].reverse()));
   } catch (err) {

@@ -133,7 +133,7 @@ function showNewBroadcast({ view }) {
 /** @param {Ctx} ctx */
 async function showBroadcast({ view, id }) {
   /** @type {Broadcast | undefined} */
-  const broadcast = await loadRecord(view, 'Broadcast', broadcastPath(id));
+  const broadcast = await loadRecord(view, 'Broadcast', broadcastPath(id), { href: '#/broadcasts', label: 'All broadcasts' });
   if (!broadcast) return;
   if (EDITABLE.includes(broadcast.status)) await showComposer(view, broadcast);
   else showProgress(view, broadcast);

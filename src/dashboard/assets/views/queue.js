@@ -5,7 +5,7 @@
 import { api } from '../api.js';
 import { pagedTable } from '../lists.js';
 import { hashOf, navigate } from '../nav.js';
-import { actionForm, actionsColumn, badge, fill, h, hrefTo, none, rowAction, time } from '../ui.js';
+import { actionForm, actionsColumn, badge, clipped, fill, h, hrefTo, none, rowAction, time } from '../ui.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /** @typedef {{ code: number | null, text: string } | null} LastReply */
@@ -102,7 +102,7 @@ async function showQueue({ view, query }) {
     { header: 'Emails', cell: (d) => String(d.emails), className: 'num' },
     { header: 'Oldest', cell: (d) => time(d.oldest_at), className: 'nowrap' },
     { header: 'Next attempt', cell: nextAttempt, className: 'nowrap' },
-    { header: 'Last reply', cell: (d) => lastReply(d.last_reply) },
+    { header: 'Last reply', cell: (d) => lastReply(d.last_reply), className: 'prose' },
     actionsColumn((d) => levers(d.domain, d.held)),
   ];
   await pagedTable(list, { api: '/v1/queue', route: '/queue', query, columns, empty: 'Nothing is waiting: every email has been handed over.' });
@@ -132,13 +132,13 @@ async function showDestination({ view, id: domain, query }) {
 
   /** @type {import('../ui.js').Column<Item>[]} */
   const columns = [
-    { header: 'Email', cell: (i) => h('a', { href: hrefTo('emails', i.email_id), title: i.email_id }, i.subject || i.email_id) },
-    { header: 'Recipients', cell: (i) => i.recipients.join(', ') },
+    { header: 'Email', cell: (i) => clipped(i.subject || i.email_id, { href: hrefTo('emails', i.email_id), wide: true }) },
+    { header: 'Recipients', cell: (i) => clipped(i.recipients.join(', ')) },
     { header: 'State', cell: (i) => badge(i.state) },
     { header: 'Attempts', cell: (i) => String(i.attempts), className: 'num' },
     { header: 'Next attempt', cell: (i) => (i.next_attempt_at ? time(i.next_attempt_at) : none()) },
     { header: 'Gives up', cell: (i) => time(i.expires_at) },
-    { header: 'Last reply', cell: (i) => lastReply(i.last_reply) },
+    { header: 'Last reply', cell: (i) => lastReply(i.last_reply), className: 'prose' },
   ];
   await pagedTable(list, {
     api: '/v1/queue/items', route: `/queue/${encodeURIComponent(domain)}`, query, filters: ['state'], fixed: { domain }, columns,

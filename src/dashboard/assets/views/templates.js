@@ -6,7 +6,7 @@ import { api } from '../api.js';
 import { loadRecord, pagedTable } from '../lists.js';
 import { navigate } from '../nav.js';
 import { previewFrame } from '../preview.js';
-import { actionForm, actionsColumn, badge, code, errorBox, fill, h, none, rowAction, table, time, whileBusy } from '../ui.js';
+import { actionForm, actionsColumn, badge, clipped, code, errorBox, fill, h, none, rowAction, table, time, whileBusy } from '../ui.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /** @typedef {'string' | 'number' | 'boolean' | 'object' | 'list'} VariableType */
@@ -60,13 +60,13 @@ function showTemplates({ view, query }) {
     h('button', { type: 'submit' }, 'Create')));
   /** @type {import('../ui.js').Column<Template>[]} */
   const columns = [
-    { header: 'Name', cell: (t) => h('a', { href: templateHref(t.id) }, t.name) },
-    { header: 'Alias', cell: (t) => code(t.alias) },
-    { header: 'Published', cell: (t) => (t.published_version === null ? badge('draft') : `version ${t.published_version}`) },
-    { header: 'Latest', cell: (t) => `version ${t.latest_version}` },
+    { header: 'Name', cell: (t) => clipped(t.name, { href: templateHref(t.id), wide: true }) },
+    { header: 'Alias', cell: (t) => code(t.alias), className: 'nowrap' },
+    { header: 'Published', cell: (t) => (t.published_version === null ? badge('draft') : `version ${t.published_version}`), className: 'nowrap' },
+    { header: 'Latest', cell: (t) => `version ${t.latest_version}`, className: 'nowrap' },
     { header: 'Updated', cell: (t) => time(t.updated_at) },
   ];
-  return pagedTable(list, { api: '/v1/templates', route: '/templates', query, columns, empty: 'No templates yet.' });
+  return pagedTable(list, { api: '/v1/templates', route: '/templates', query, columns, empty: 'No templates yet. Create one below, then edit and publish it to send with it.' });
 }
 
 /**
@@ -132,7 +132,7 @@ function variableRow(variable, changed, remove) {
 /** @param {Ctx} ctx */
 async function showTemplate({ view, id }) {
   /** @type {Template | undefined} */
-  const template = await loadRecord(view, 'Template', templatePath(id));
+  const template = await loadRecord(view, 'Template', templatePath(id), { href: '#/templates', label: 'All templates' });
   if (!template) return;
 
   const name = h('input', { id: 'template-name', type: 'text', value: template.name, required: true, maxlength: 200 });
@@ -196,6 +196,12 @@ async function showTemplate({ view, id }) {
     const turn = ++rendering;
     try {
       const { subject: s, html: body, text: plain, variables: declared, data } = content();
+      // Said as what to do, not as the API's refusal: a new required variable has no sample yet.
+      const unset = declared.filter((d) => d.required && d.key && data[d.key] === undefined).map((d) => `“${d.key}”`);
+      if (unset.length > 0) {
+        fill(preview, h('p', { class: 'empty' }, `Give ${unset.join(', ')} a sample value under Variables to see the preview.`));
+        return;
+      }
       const rendered = await api('POST', '/v1/templates/render', { body: {
         subject: s, ...(body !== null && { html: body }), ...(plain !== null && { text: plain }), variables: declared,
         data: { ...data, contact: { name: contactName.value, email: contactEmail.value }, unsubscribe_url: 'https://example.com/unsubscribe' },
@@ -215,7 +221,7 @@ async function showTemplate({ view, id }) {
       const page = await api('GET', `${templatePath(id)}/versions`, { query: new URLSearchParams({ limit: '100' }) });
       /** @type {import('../ui.js').Column<Version>[]} */
       const columns = [
-        { header: 'Version', cell: (v) => `version ${v.version}` },
+        { header: 'Version', cell: (v) => `version ${v.version}`, className: 'nowrap' },
         { header: 'Subject', cell: (v) => v.subject },
         { header: 'Saved', cell: (v) => time(v.created_at) },
         { header: 'Status', cell: (v) => (v.version === template?.published_version ? badge('published') : v.published_at ? 'published before' : none()) },

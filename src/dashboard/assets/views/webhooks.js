@@ -5,7 +5,7 @@
 import { api } from '../api.js';
 import { loadRecord, pagedTable } from '../lists.js';
 import { navigate } from '../nav.js';
-import { actionForm, actionsColumn, badge, code, details, fill, h, none, rowAction, time } from '../ui.js';
+import { actionForm, actionsColumn, badge, clipped, code, details, fill, h, none, rowAction, time } from '../ui.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /**
@@ -87,12 +87,12 @@ function showWebhooks({ view, query }) {
     h('button', { type: 'submit' }, 'Add endpoint')));
   /** @type {import('../ui.js').Column<Webhook>[]} */
   const columns = [
-    { header: 'URL', cell: (w) => h('a', { href: webhookHref(w.id) }, w.url) },
+    { header: 'URL', cell: (w) => clipped(w.url, { href: webhookHref(w.id), wide: true }) },
     { header: 'Events', cell: (w) => `${w.event_types.length} type${w.event_types.length === 1 ? '' : 's'}` },
     { header: 'State', cell: state },
     { header: 'Added', cell: (w) => time(w.created_at) },
   ];
-  return pagedTable(list, { api: '/v1/webhooks', route: '/webhooks', query, columns, empty: 'No endpoints yet.' });
+  return pagedTable(list, { api: '/v1/webhooks', route: '/webhooks', query, columns, empty: 'No endpoints yet. Add one below to have events posted to it as they happen.' });
 }
 
 /** @param {Delivery} d */
@@ -105,7 +105,7 @@ function lastAnswer(d) {
 /** @param {Ctx} ctx */
 async function showWebhook({ view, id, query }) {
   /** @type {Webhook | undefined} */
-  const webhook = await loadRecord(view, 'Webhook', webhookPath(id));
+  const webhook = await loadRecord(view, 'Webhook', webhookPath(id), { href: '#/webhooks', label: 'All endpoints' });
   if (!webhook) return;
   const events = eventChoices('edit-event', webhook.event_types);
   const deliveries = h('div');
@@ -155,7 +155,7 @@ async function showWebhook({ view, id, query }) {
     { header: 'Event', cell: (d) => [d.event_type, d.test ? ' ' : null, d.test ? badge('test') : null, d.replay_of ? h('span', { class: 'reason' }, 'replay') : null] },
     { header: 'Status', cell: (d) => badge(d.status) },
     { header: 'Attempts', cell: (d) => String(d.attempt_count) },
-    { header: 'Last answer', cell: lastAnswer },
+    { header: 'Last answer', cell: lastAnswer, className: 'prose' },
     actionsColumn((d) => rowAction('Replay', 'secondary', `Send this ${d.event_type} delivery again, as a new delivery?`, async () => {
       await api('POST', `${webhookPath(id)}/deliveries/${encodeURIComponent(d.id)}/replay`);
       navigate(location.hash, 'The delivery was replayed.');

@@ -1,0 +1,249 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { launchChromium } from '../helpers/browser.js';
+
+// How the dashboard lays out long, real-world values in Chromium: lists keep a
+// row to one line and the whole value in a title, no view runs off a 390-pixel
+// phone screen, and an empty list says what to do about it.
+
+const LONG_DOMAIN = 'newsletters.acme-international-holdings.test';
+const LONG_SUBJECT = 'Your order #A-10293 has shipped and is on its way to you — track it with the link inside the email';
+const LONG_TO = 'alexandria.konstantinopoulou-vanderberg@subdomain.very-long-customer-domain-example.mailroom.test';
+const LONG_SUPPRESSED = 'an.exceptionally.long.suppressed.address.that.keeps.going@some-very-long-domain-name.example.org';
+const LONG_HOOK = 'http://127.0.0.1:9/hooks/mailroom/events/with/a/rather/long/path?token=abcdef0123456789';
+
+/** The page's own globals, typed here: the tests compile without the DOM's types. */
+interface Dom {
+  document: { documentElement: { scrollWidth: number } };
+  innerWidth: number;
+}
+
+describe('the dashboard\'s layout in Chromium', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let page: Page;
+  let emptyKey: string;
+  const ids: Record<string, string> = {};
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { MAILROOM_WEBHOOK_ALLOW_PRIVATE: 'true' } });
+    const domain = await t.seed.activeDomain(LONG_DOMAIN);
+    ids.domain = domain.id;
+    const sent = await t.api.post('/v1/emails', {
+      from: `Billing department <billing-department-noreply@${LONG_DOMAIN}>`, to: [LONG_TO, 'second.recipient@mailroom.test'],
+      subject: LONG_SUBJECT, html: '<p>Shipped.</p>', text: 'Shipped.',
+    });
+    expect(sent.status).toBe(201);
+    ids.email = sent.body.id;
+    // More than a page of them (25), for the pager; the long one newest, on the first.
+    for (let i = 0; i < 25; i++) expect((await t.api.post('/v1/suppressions', { email: `gone${i}@example.org` })).status).toBe(201);
+    expect((await t.api.post('/v1/suppressions', { email: LONG_SUPPRESSED })).status).toBe(201);
+    const hook = await t.api.post('/v1/webhooks', { url: LONG_HOOK, event_types: ['email.delivered'] });
+    expect(hook.status).toBe(201);
+    ids.webhook = hook.body.id;
+    const template = await t.api.post('/v1/templates', { name: 'Receipt', alias: 'order-receipt', subject: 'Receipt for {{ first_name }}', html: '<p>Hi {{ first_name }}</p>',
+      variables: [{ key: 'first_name', type: 'string', required: true }] });
+    expect(template.status).toBe(201);
+    ids.template = template.body.id;
+    for (let i = 0; i < 3; i++) expect((await t.api.post('/v1/contacts', { email: `reader${i}@example.com`, tags: ['news'] })).status).toBe(201);
+    const from = `News <news@${LONG_DOMAIN}>`;
+    const draft = await t.api.post('/v1/broadcasts', { name: 'November update', from, subject: 'November', text: 'News' });
+    ids.draft = draft.body.id;
+    const done = await t.api.post('/v1/broadcasts', { name: 'October update', from, subject: 'October', text: 'News' });
+    ids.sent = done.body.id;
+    expect((await t.api.post(`/v1/broadcasts/${ids.sent}/send`, {})).status).toBe(200);
+    await t.mailroom.delivery.drain();
+    const empty = await t.seed.workspace({ name: 'nothing yet' });
+    emptyKey = (await t.seed.key({ workspaceId: empty.id, name: 'empty' })).token;
+
+    browser = await launchChromium();
+    page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    page.on('dialog', (d) => void d.dismiss());
+    page.setDefaultTimeout(10_000);
+    await signIn(t.token);
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  async function signIn(key: string) {
+    await page.goto(`${t.url}/dashboard/#/emails`);
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Emails', level: 1 }).waitFor();
+  }
+
+  /** Opens a route and waits until its view is drawn. */
+  async function open(hash: string) {
+    await page.goto(`${t.url}/dashboard/${hash}`);
+    await page.locator('main h1').first().waitFor();
+    await page.waitForFunction(() => !(globalThis as unknown as { document: { body: { textContent: string } } }).document.body.textContent.includes('Loading…'));
+  }
+
+  /** How far the page is wider than the window: 0 when nothing runs off the side. */
+  const overflow = () => page.evaluate(() => {
+    const dom = globalThis as unknown as Dom;
+    return Math.max(0, dom.document.documentElement.scrollWidth - dom.innerWidth);
+  });
+
+  it('keeps a long subject and address to one line in the list, each whole in its title', async () => {
+    await open('#/emails');
+    const subject = page.getByRole('link', { name: LONG_SUBJECT, exact: true });
+    expect(await subject.getAttribute('title')).toBe(LONG_SUBJECT);
+    // Cut, not wrapped: the link is one line high and its text runs past its box.
+    const cut = await subject.evaluate((el) => {
+      const box = el as unknown as { scrollWidth: number; clientWidth: number; getBoundingClientRect(): { height: number } };
+      return { cut: box.scrollWidth > box.clientWidth, height: box.getBoundingClientRect().height };
+    });
+    expect(cut.cut).toBe(true);
+    expect(cut.height).toBeLessThan(30);
+    const to = page.locator('tbody').locator(`[title="${LONG_TO}, second.recipient@mailroom.test"]`);
+    expect(await to.textContent()).toBe(`${LONG_TO}, second.recipient@mailroom.test`);
+
+    await open('#/suppressions');
+    expect(await page.locator(`tbody [title="${LONG_SUPPRESSED}"]`).textContent()).toBe(LONG_SUPPRESSED);
+    await open('#/webhooks');
+    expect(await page.getByRole('link', { name: LONG_HOOK }).getAttribute('title')).toBe(LONG_HOOK);
+  });
+
+  it('offers paging only where there is another page', async () => {
+    await open('#/suppressions');
+    await page.getByRole('button', { name: 'Older' }).click();
+    await page.locator('tbody tr').first().waitFor();
+    expect(await page.getByRole('button', { name: 'Older' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Newer' }).isEnabled()).toBe(true);
+    await open('#/webhooks');
+    await page.locator('tbody tr').first().waitFor();
+    expect(await page.locator('.pager').count()).toBe(0);
+  });
+
+  it('names the email\'s domain, and keeps an event type whole on its line', async () => {
+    await open(`#/emails/${ids.email}`);
+    const domain = page.locator('dl.details').getByRole('link', { name: LONG_DOMAIN, exact: true });
+    await domain.waitFor();
+    expect(await domain.getAttribute('title')).toBe(ids.domain);
+    const type = page.locator('td', { hasText: /^email\.queued$/ }).first();
+    await type.waitFor();
+    expect(await type.evaluate((el) => (el as unknown as { getBoundingClientRect(): { height: number } }).getBoundingClientRect().height)).toBeLessThan(45);
+  });
+
+  it('spaces a row\'s buttons apart and keeps the variables\' headers apart', async () => {
+    await open(`#/templates/${ids.template}`);
+    const open_ = page.locator('.row-actions').getByRole('button', { name: 'Open' });
+    const publish = page.locator('.row-actions').getByRole('button', { name: 'Publish' });
+    await publish.waitFor();
+    const [a, b] = [await open_.boundingBox(), await publish.boundingBox()];
+    expect(b!.x - (a!.x + a!.width)).toBeGreaterThanOrEqual(4);
+    const required = page.locator('.variables th', { hasText: 'Required' });
+    expect(await required.evaluate((el) => {
+      const box = el as unknown as { scrollWidth: number; clientWidth: number };
+      return box.scrollWidth <= box.clientWidth;
+    })).toBe(true);
+  });
+
+  it('offers the way back to the list beside a record that cannot be read', async () => {
+    for (const [route, list] of [['#/emails/em_doesnotexist', 'All emails'], ['#/webhooks/wh_doesnotexist', 'All endpoints']]) {
+      await open(route);
+      await page.getByRole('alert').waitFor();
+      await page.getByRole('link', { name: `← ${list}` }).click();
+      await page.locator('main table, main p.empty').first().waitFor();
+    }
+  });
+
+  it('asks for a required variable\'s sample value before previewing, instead of showing the API\'s refusal', async () => {
+    await open(`#/templates/${ids.template}`);
+    const preview = page.locator('.template-preview');
+    await preview.locator('p.empty').filter({ hasText: 'Give “first_name” a sample value under Variables to see the preview.' }).waitFor();
+    expect(await preview.getByRole('alert').count()).toBe(0);
+    await page.locator('.variable-row').first().getByLabel('Sample value').fill('Ada');
+    await page.frameLocator('.template-preview iframe').getByText('Hi Ada').waitFor();
+  });
+
+  it('leaves the address field room beside a long domain in the broadcast\'s From', async () => {
+    await open(`#/broadcasts/${ids.draft}`);
+    const from = page.locator('#broadcast-from');
+    await from.waitFor();
+    const [input, picker] = [await from.boundingBox(), await page.locator('#broadcast-from-domain').boundingBox()];
+    expect(input!.width).toBeGreaterThan(picker!.width);
+  });
+
+  it('gives a DKIM key the room of the row, its record\'s name wrapping beside it', async () => {
+    await open(`#/domains/${ids.domain}`);
+    const dkim = page.locator('tbody tr', { hasText: 'DKIM' }).first();
+    await dkim.waitFor();
+    const [name, value] = [await dkim.locator('td.dns-name').boundingBox(), await dkim.locator('td.dns-value').boundingBox()];
+    expect(value!.width).toBeGreaterThan(name!.width);
+  });
+
+  /** How many times in the view's lists take more than a line. */
+  const wrappedTimes = () => page.locator('tbody time').evaluateAll((els) =>
+    els.filter((el) => (el as unknown as { getBoundingClientRect(): { height: number } }).getBoundingClientRect().height > 30).length);
+
+  it('runs off no side of a 390-pixel screen, on any view, and keeps each time in a list on one line', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    const routes = ['#/emails', `#/emails/${ids.email}`, '#/domains', `#/domains/${ids.domain}`, '#/events', '#/analytics', '#/queue',
+      '#/inbound', '#/templates', `#/templates/${ids.template}`, '#/broadcasts', '#/broadcasts/new', `#/broadcasts/${ids.draft}`,
+      `#/broadcasts/${ids.sent}`, '#/suppressions', '#/webhooks', `#/webhooks/${ids.webhook}`, '#/api-keys'];
+    const wide: string[] = [];
+    for (const route of routes) {
+      await open(route);
+      const by = await overflow();
+      if (by > 0) wide.push(`${route} by ${by}px`);
+      const wrapped = await wrappedTimes();
+      if (wrapped > 0) wide.push(`${route}: ${wrapped} times wrapped`);
+    }
+    expect(wide).toEqual([]);
+    // An SMTP reply keeps a readable measure in a squeezed table, not a word to a line.
+    await open(`#/emails/${ids.email}`);
+    const reply = page.locator('td.prose', { hasText: 'kept by the Mailroom sink' }).first();
+    expect((await reply.boundingBox())!.width).toBeGreaterThanOrEqual(250);
+    // A template's row is one line: "version 1" and its alias are not broken.
+    await open('#/templates');
+    const rows = await page.locator('tbody tr').evaluateAll((els) =>
+      els.map((el) => (el as unknown as { getBoundingClientRect(): { height: number } }).getBoundingClientRect().height));
+    expect(rows.length).toBe(1);
+    expect(rows[0]).toBeLessThan(50);
+  });
+
+  it('puts the sections on their own line below the brand and sign-out on a phone', async () => {
+    const brand = await page.locator('.brand').boundingBox();
+    const signOut = await page.getByRole('button', { name: 'Sign out' }).boundingBox();
+    const nav = await page.getByRole('navigation', { name: 'Main' }).boundingBox();
+    expect(Math.abs(brand!.y + brand!.height / 2 - (signOut!.y + signOut!.height / 2))).toBeLessThan(4);
+    expect(nav!.y).toBeGreaterThanOrEqual(signOut!.y + signOut!.height);
+    expect(nav!.x).toBeLessThanOrEqual(brand!.x);
+    await page.setViewportSize({ width: 1440, height: 900 });
+  });
+
+  it('says in each empty list what to do about it', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await signIn(emptyKey);
+    const expected: Array<[string, RegExp]> = [
+      ['#/emails', /No emails yet\. Send one through the API \(POST \/v1\/emails\)/],
+      ['#/domains', /No domains yet\. Add the domain you send from below/],
+      ['#/events', /No events yet\. They are recorded as emails are sent/],
+      ['#/inbound', /No inbound mail yet\. Mail is received for a domain with inbound mail on/],
+      ['#/templates', /No templates yet\. Create one below/],
+      ['#/webhooks', /No endpoints yet\. Add one below/],
+      ['#/suppressions', /No suppressed addresses\. An address is added when it bounces hard/],
+    ];
+    for (const [route, text] of expected) {
+      await open(route);
+      expect(await page.locator('p.empty').textContent()).toMatch(text);
+    }
+    await open('#/emails');
+    await page.locator('p.empty').getByRole('link', { name: 'domain' }).click();
+    await page.getByRole('heading', { name: 'Domains', level: 1 }).waitFor();
+  });
+
+  it('shows the command that makes a key on one line of its own, on a phone', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.setViewportSize({ width: 390, height: 844 });
+    const command = page.locator('.signin code', { hasText: 'npx mailroom keys create --name dashboard' });
+    expect((await command.boundingBox())!.height).toBeLessThan(25);
+    expect(await overflow()).toBe(0);
+  });
+});
