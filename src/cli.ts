@@ -85,6 +85,13 @@ const VERSION = (createRequire(import.meta.url)('../package.json') as { version:
 
 const print = (json: boolean, value: unknown, text: string) => console.log(json ? JSON.stringify(value) : text);
 
+/**
+ * A stored name as a terminal should show it: its control characters (an
+ * escape sequence, a line break, a carriage return that overwrites the line)
+ * written out as \u escapes. Names come from anyone with a key.
+ */
+const shown = (name: string) => name.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
 async function run(argv: string[]): Promise<number> {
   const { positionals, own, configFlags } = splitArgs(argv);
   const [command = 'serve', sub] = positionals;
@@ -150,15 +157,15 @@ async function run(argv: string[]): Promise<number> {
       try {
         if (sub === 'create') {
           const ws = await services.workspaces.create({ name: requireName(), plan: typeof own.plan === 'string' ? own.plan : undefined });
-          print(json, ws, `Created workspace ${ws.name} (${ws.id}) on plan ${ws.plan}.`);
+          print(json, ws, `Created workspace ${shown(ws.name)} (${ws.id}) on plan ${ws.plan}.`);
         } else if (sub === 'list') {
           const list = await services.workspaces.list();
-          print(json, list, list.map((w) => `${w.id}  ${w.name}  ${w.plan}`).join('\n') || 'No workspaces yet.');
+          print(json, list, list.map((w) => `${w.id}  ${shown(w.name)}  ${w.plan}`).join('\n') || 'No workspaces yet.');
         } else if (sub === 'set-plan') {
           const [, , target, plan] = positionals;
           if (!target || !plan) throw new UsageError('workspaces set-plan takes NAME_OR_ID PLAN');
           const { workspace, previousPlan } = await services.workspaces.setPlan(target, plan);
-          print(json, workspace, `Workspace ${workspace.name} moved from plan ${previousPlan} to ${workspace.plan}; its daily and monthly send counts start again from zero.`);
+          print(json, workspace, `Workspace ${shown(workspace.name)} moved from plan ${previousPlan} to ${workspace.plan}; its daily and monthly send counts start again from zero.`);
         } else throw new UsageError('workspaces takes create, list or set-plan');
       } finally {
         await services.store.close();
@@ -180,7 +187,7 @@ async function run(argv: string[]): Promise<number> {
         if (!ws) throw new UsageError(`no workspace '${own.workspace}'`);
         const key = await services.apiKeys.create({ workspaceId: ws.id, name, scopes, mode: own.test ? 'test' : 'live' });
         print(json, { ...key, workspace_id: ws.id },
-          `Created ${key.mode} key ${key.id} in workspace ${ws.name} with scopes ${key.scopes.join(', ')}.\n` +
+          `Created ${key.mode} key ${key.id} in workspace ${shown(ws.name)} with scopes ${key.scopes.join(', ')}.\n` +
           `Token (shown only now):\n\n  ${key.token}\n\ncurl -H "Authorization: Bearer ${key.token}" ${config.publicUrl}/v1/api-keys`);
       } finally {
         await services.store.close();
@@ -201,7 +208,7 @@ async function manageKeys(config: Config, sub: 'list' | 'revoke', keyId: string 
     if (!ws) throw new UsageError(`no workspace '${own.workspace}'`);
     if (sub === 'revoke') {
       await services.apiKeys.revoke(ws.id, keyId!);
-      print(json, { id: keyId, revoked: true }, `Revoked key ${keyId} of workspace ${ws.name}; anything using it stops working at once.`);
+      print(json, { id: keyId, revoked: true }, `Revoked key ${keyId} of workspace ${shown(ws.name)}; anything using it stops working at once.`);
       return 0;
     }
     const keys = [];
@@ -211,8 +218,8 @@ async function manageKeys(config: Config, sub: 'list' | 'revoke', keyId: string 
       if (!page.has_more || page.next_cursor === undefined) break;
       after = Number(page.next_cursor);
     }
-    print(json, keys, keys.map((k) => `${k.id}  ${k.mode}  ${k.token}  ${k.name}  ${k.scopes.join(',')}${k.revoked_at ? '  revoked' : ''}`).join('\n')
-      || `No keys in workspace ${ws.name}.`);
+    print(json, keys, keys.map((k) => `${k.id}  ${k.mode}  ${k.token}  ${shown(k.name)}  ${k.scopes.join(',')}${k.revoked_at ? '  revoked' : ''}`).join('\n')
+      || `No keys in workspace ${shown(ws.name)}.`);
     return 0;
   } finally {
     await services.store.close();

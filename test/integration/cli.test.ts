@@ -106,6 +106,11 @@ describe('mailroom CLI', () => {
     expect(listed.map((k) => k.name)).toEqual(expect.arrayContaining(['harness', 'doomed']));
     expect(listed.find((k) => k.id === made.id)!.token).not.toBe(made.token);
     expect((await mailroom(['keys', 'list'], t)).stdout).toContain(made.id);
+    // A name with an escape sequence and a line break, made through the API, is shown written out, not obeyed.
+    expect((await t.api.post('/v1/api-keys', { name: 'evil\u001b[2J\nforged line' })).status).toBe(201);
+    const text = (await mailroom(['keys', 'list'], t)).stdout;
+    expect(text).toContain('evil\\u001b[2J\\u000aforged line');
+    expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
     expect((await apiClient(t.url, made.token).get('/v1/api-keys')).status).toBe(200);
     expect((await mailroom(['keys', 'revoke', made.id], t)).stdout).toContain(`Revoked key ${made.id}`);
     // The server's key cache holds a verified key for at most 5 s.
