@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import { newLeaseOwner } from '../core/lease-owner.js';
 import { workLoop } from '../core/work-loop.js';
-import type { Store, Tx } from '../store/db.js';
+import { isStoreFull, type Store, type Tx } from '../store/db.js';
 import { extendLeases, freeGoneLeases } from '../store/lease.js';
 import {
   nextAttemptDelayMs, parseReply, classifyBounce,
@@ -157,6 +157,8 @@ const MAX_ROWS_PER_RECORD = 256;
  * the concurrency: a store slow to take outcomes holds back new claims.
  */
 const MAX_UNRECORDED_SHARE = 4;
+/** While the store is full: how often an outcome waiting to be written, or a claim, is tried again. */
+const STORE_FULL_RETRY_MS = 2_000;
 
 /** A finished delivery waiting for its outcome to be written. */
 interface Finished {
@@ -208,6 +210,16 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     return result;
   };
   const unrecordedRoom = () => concurrency * MAX_UNRECORDED_SHARE - inFlight.size;
+  /** Finished rows whose outcome the store, full, refused: nothing more is claimed until they are written. */
+  let outcomesWaitingForRoom = 0;
+  /** When a claim last found the store full (undefined once one goes through). */
+  let claimFoundStoreFull: number | undefined;
+  /** Aborted as the worker stops: outcomes waiting for room give up, and their rows' leases cover them. */
+  const stopping = new AbortController();
+
+  function noteStoreFull(err: unknown): void {
+    if (outcomesWaitingForRoom === 0 && claimFoundStoreFull === undefined) logger.error({ err }, 'the store is full: delivery pauses until it takes writes again');
+  }
   const freeSlots = () => Math.min(concurrency - attempting, unrecordedRoom());
 
   /** Domains a claim leaves out now: those at their share or resting (in relay mode the smarthost is all of them). */
@@ -430,7 +442,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         // Worth a claim once the destination, too, can take a few more: rows of a destination at its share stay queued.
         if (attempting === 0 || (freeSlots() >= refillAt && gate.allowance(destination, clock.now()) >= destinationRefillAt)) loop.wake();
       }
-      await recordOutcomes([finished]);
+      await recordOutcome(finished);
       if (finished.outcomes.length) deps.observe?.(item, finished.outcomes, attemptMs);
     } catch (err) {
       // A failure here (the store, a bug) leaves the row leased: it is tried again when the lease lapses.
@@ -439,6 +451,33 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       inFlight.delete(item.id);
       // Rows waiting for their outcome bound claims only when the store falls behind; then a written batch makes room.
       if (inFlight.size === 0 || (unrecordedRoom() <= concurrency - attempting && unrecordedRoom() >= refillAt)) loop.wake();
+    }
+  }
+
+  /**
+   * Writes a finished row's outcome; while the store is full, tries again
+   * every STORE_FULL_RETRY_MS, the row kept in flight with its lease
+   * renewed. The remote may have the message: an outcome given up on would
+   * send it again once the lease lapsed.
+   */
+  async function recordOutcome(finished: Finished): Promise<void> {
+    let waiting = false;
+    try {
+      for (;;) {
+        try {
+          return await recordOutcomes([finished]);
+        } catch (err) {
+          if (!isStoreFull(err) || stopping.signal.aborted) throw err;
+          if (!waiting) {
+            noteStoreFull(err);
+            waiting = true;
+            outcomesWaitingForRoom++;
+          }
+          await sleep(STORE_FULL_RETRY_MS, undefined, { signal: stopping.signal });
+        }
+      }
+    } finally {
+      if (waiting) outcomesWaitingForRoom--;
     }
   }
 
@@ -453,6 +492,9 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     wakesDuringRound: 'dropped',
     onError: (err) => logger.error({ err }, 'could not claim delivery work'),
     async round() {
+      // A full store takes no outcome: nothing more is sent until it takes writes again.
+      if (outcomesWaitingForRoom > 0) return STORE_FULL_RETRY_MS;
+      if (claimFoundStoreFull !== undefined && clock.now() - claimFoundStoreFull < STORE_FULL_RETRY_MS) return STORE_FULL_RETRY_MS;
       if (idle && freeSlots() > 0) {
         // An idle worker reads before it claims (a write transaction): an idle round is this one read.
         const now = clock.now();
@@ -460,12 +502,22 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         const due = skip === 'all' ? undefined : await nextDueAt(store.db, skip);
         if (due === undefined || due > now) return sleepUntil(due, now);
       }
-      const { free, claimed } = await exclusive(async () => {
-        const slots = freeSlots();
-        const items = slots > 0 ? await claim(slots) : [];
-        start(items);
-        return { free: slots, claimed: items };
-      });
+      let free: number;
+      let claimed: QueueItem[];
+      try {
+        ({ free, claimed } = await exclusive(async () => {
+          const slots = freeSlots();
+          const items = slots > 0 ? await claim(slots) : [];
+          start(items);
+          return { free: slots, claimed: items };
+        }));
+      } catch (err) {
+        if (!isStoreFull(err)) throw err;
+        noteStoreFull(err);
+        claimFoundStoreFull = clock.now();
+        return STORE_FULL_RETRY_MS;
+      }
+      claimFoundStoreFull = undefined;
       if (free > 0) idle = claimed.length === 0;
       if (claimed.length > 0 && claimed.length === free) return 0;
       if (free === 0) return undefined;
@@ -502,6 +554,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         await loop.run(signal);
       } finally {
         clearInterval(renewal);
+        stopping.abort();
         await Promise.race([Promise.allSettled(inFlight.values()), sleep(SHUTDOWN_GRACE_MS, undefined, { ref: false })]);
       }
     },

@@ -1,0 +1,74 @@
+import pino from 'pino';
+import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import { useTempStore } from '../../helpers/store.js';
+import { onPostgres } from '../../helpers/database.js';
+import { systemClock } from '../../../src/core/clock.js';
+import { createDeliveryWorker, type OutboundEmails } from '../../../src/delivery/delivery.worker.js';
+import { enqueue } from '../../../src/delivery/queue.repo.js';
+import type { DkimSigner } from '../../../src/delivery/index.js';
+
+// A message the remote took must not go out again because the store was too
+// full to write its outcome. SQLite's page limit fails a write exactly as a
+// full disk does (SQLITE_FULL).
+
+const temp = useTempStore();
+
+describe.skipIf(onPostgres)('the delivery worker on a full store', () => {
+  it('holds a delivered row\'s outcome until the store takes it, claims nothing meanwhile, and sends each message once', async () => {
+    const { store } = temp;
+    await sql`CREATE TABLE outcome_log (email_id TEXT, body TEXT)`.execute(store.db);
+    await store.write(async (tx) => {
+      for (let i = 0; i < 3; i++) await enqueue(tx, [{ workspaceId: 'ws_1', emailId: `em_${i}`, domains: ['rcpt.example'], dueAt: 0, lifetimeMs: 60_000, now: 0 }]);
+    });
+    const sent = new Map<string, number>();
+    const recorded = new Map<string, number>();
+    const emails: OutboundEmails = {
+      async handOff() {},
+      async load(items) {
+        return new Map(items.map((item) => [item.id, {
+          mode: 'live' as const, message: { raw: Buffer.from('Subject: Hi\r\n\r\nx\r\n'), builtNow: false }, mailFrom: 'b@send.example',
+          dkim: [], recipients: [{ id: `rcpt_${item.emailId}`, address: `${item.emailId}@rcpt.example` }], skipped: [],
+        }]));
+      },
+      // An outcome that needs new pages, as events and records do.
+      async record(tx, done) {
+        for (const { item } of done) {
+          await sql`INSERT INTO outcome_log (email_id, body) VALUES (${item.emailId}, ${'x'.repeat(20_000)})`.execute(tx);
+          recorded.set(item.emailId, (recorded.get(item.emailId) ?? 0) + 1);
+        }
+      },
+    };
+    let full = false;
+    const worker = createDeliveryWorker({
+      store, clock: systemClock, logger: pino({ level: 'silent' }), emails, sinkOnly: false, concurrency: 1, idleMs: 20,
+      signer: {} as DkimSigner,
+      async transport(d) {
+        const emailId = d.recipients[0].replace(/@.*/, '');
+        sent.set(emailId, (sent.get(emailId) ?? 0) + 1);
+        if (!full) {
+          // The disk fills while the first message is on the wire.
+          const { rows: [{ page_count: pages }] } = await sql<{ page_count: number }>`PRAGMA page_count`.execute(store.db);
+          await sql.raw(`PRAGMA max_page_count = ${Number(pages)}`).execute(store.db);
+          full = true;
+        }
+        return d.recipients.map((recipient) => ({ recipient, status: 'delivered' as const, smtp_code: 250, response: '250 ok', mx_host: 'mx' }));
+      },
+    });
+    const stop = new AbortController();
+    const running = worker.run(stop.signal);
+    try {
+      await new Promise((r) => setTimeout(r, 3_000));
+      expect([...sent.values()]).toEqual([1]);
+      expect(recorded.size).toBe(0);
+      await sql`PRAGMA max_page_count = 1073741823`.execute(store.db);
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline && recorded.size < 3;) await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      stop.abort();
+      await running;
+    }
+    expect(recorded.size).toBe(3);
+    expect([...sent.values()]).toEqual([1, 1, 1]);
+    expect([...recorded.values()]).toEqual([1, 1, 1]);
+  });
+});
