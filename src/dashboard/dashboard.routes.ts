@@ -1,6 +1,7 @@
 import Router, { type RouterContext } from '@koa/router';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { AppState } from '../http/op.js';
 
@@ -24,6 +25,15 @@ const ASSETS = {
 } as const;
 
 /**
+ * Files of packages the page uses, served under vendor/ from node_modules: uPlot draws the analytics chart.
+ * Resolved as Node resolves a package, so it holds for src/ and dist/ alike.
+ */
+const VENDOR_ASSETS = {
+  'vendor/uplot.js': ['uplot/dist/uPlot.iife.min.js', JS],
+  'vendor/uplot.css': ['uplot/dist/uPlot.min.css', CSS],
+} as const;
+
+/**
  * The page runs only its own script and talks only to its own origin. Email
  * HTML is previewed in a sandboxed srcdoc frame, which inherits this policy:
  * its scripts never run and its remote images never load, so no tracking
@@ -39,8 +49,13 @@ const CONTENT_SECURITY_POLICY = [
 interface Asset { body: Buffer; type: string; etag: string }
 
 function loadAssets(): Map<string, Asset> {
-  return new Map(Object.entries(ASSETS).map(([name, type]) => {
-    const body = readFileSync(`${ASSETS_DIR}${name}`);
+  const require = createRequire(import.meta.url);
+  const files: Array<[string, string, string]> = [
+    ...Object.entries(ASSETS).map(([name, type]): [string, string, string] => [name, `${ASSETS_DIR}${name}`, type]),
+    ...Object.entries(VENDOR_ASSETS).map(([name, [file, type]]): [string, string, string] => [name, require.resolve(file), type]),
+  ];
+  return new Map(files.map(([name, path, type]) => {
+    const body = readFileSync(path);
     return [name, { body, type, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` }];
   }));
 }
@@ -62,6 +77,7 @@ export function dashboardRoutes(): Router<AppState> {
   });
   r.get('/:file', (ctx, next) => serve(ctx, ctx.params.file, next));
   r.get('/views/:file', (ctx, next) => serve(ctx, `views/${ctx.params.file}`, next));
+  r.get('/vendor/:file', (ctx, next) => serve(ctx, `vendor/${ctx.params.file}`, next));
 
   function serve(ctx: RouterContext<AppState>, name: string, next: () => Promise<unknown>) {
     const asset = assets.get(name);

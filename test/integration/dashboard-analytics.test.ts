@@ -48,7 +48,31 @@ describe('the Analytics view in Chromium', () => {
     await cardIs('delivered', '3');
     await cardIs('bounced', '1');
     await cardIs('complained', '0');
-    expect(await page.locator('.chart polyline').count()).toBe(6);
+    // uPlot draws the chart on a canvas, named for a screen reader, with its legend of the six series.
+    const canvas = page.locator('.chart canvas[role="img"]');
+    await canvas.waitFor();
+    expect(await canvas.getAttribute('aria-label')).toBe('Counts per day: sent 3, delivered 3, bounced 1, complained 0, opened 0, clicked 0');
+    expect(await page.locator('.chart .u-legend .u-series .u-label').allTextContents())
+      .toEqual(['Day', 'sent', 'delivered', 'bounced', 'complained', 'opened', 'clicked']);
+    expect(await canvas.evaluate((el) => {
+      const c = el as unknown as { width: number; height: number; getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } };
+      const pixels = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let painted = 0;
+      for (let i = 3; i < pixels.length; i += 4) if (pixels[i] > 0) painted++;
+      return painted;
+    })).toBeGreaterThan(1000);
+    // Under the pointer, the legend gives each series' count in the bucket there: today's, at the right end.
+    const plot = (await page.locator('.chart .u-over').boundingBox())!;
+    await page.mouse.move(plot.x + plot.width - 1, plot.y + plot.height / 2);
+    await page.locator('.u-legend .u-series', { hasText: 'sent' }).locator('.u-value', { hasText: /^3$/ }).waitFor();
+    // It follows the window's width.
+    await page.setViewportSize({ width: 700, height: 900 });
+    await page.waitForFunction(() => {
+      const el = (globalThis as unknown as { document: { querySelector(s: string): { getBoundingClientRect(): { width: number } } } })
+        .document.querySelector('.chart canvas');
+      return el.getBoundingClientRect().width < 700;
+    });
+    await page.setViewportSize({ width: 1280, height: 900 });
     expect(await page.locator('table tbody tr').count()).toBeGreaterThan(0);
     // By day, a row is named by its date alone, without a time of day.
     await page.getByRole('heading', { name: 'By day' }).waitFor();

@@ -182,6 +182,51 @@ describe('the dashboard\'s layout in Chromium', () => {
   const wrappedTimes = () => page.locator('tbody time').evaluateAll((els) =>
     els.filter((el) => (el as unknown as { getBoundingClientRect(): { height: number } }).getBoundingClientRect().height > 30).length);
 
+  /** How many of the view's lists are wider than their box, to be scrolled sideways (an editor's grid may be). */
+  const sidewaysLists = () => page.locator('.table-wrap:has(> table.cards)').evaluateAll((els) =>
+    els.filter((el) => { const box = el as unknown as { scrollWidth: number; clientWidth: number }; return box.scrollWidth > box.clientWidth; }).length);
+
+  /** The emails list's row of the long subject: its subject's box, its time's, and the row's display. */
+  const longEmailRow = async () => {
+    const link = page.getByRole('link', { name: LONG_SUBJECT, exact: true });
+    const row = page.locator('tbody tr', { has: link });
+    await link.waitFor();
+    const display = await row.evaluate((el) =>
+      (globalThis as unknown as { getComputedStyle(e: unknown): { display: string } }).getComputedStyle(el).display);
+    return { row, subject: (await link.boundingBox())!, created: (await row.locator('time').boundingBox())!, display };
+  };
+
+  it('keeps a list a table on a wide screen, its subject beside the time it was created', async () => {
+    await open('#/emails');
+    const row = await longEmailRow();
+    expect(row.display).toBe('table-row');
+    expect(await page.locator('thead th', { hasText: 'Subject' }).isVisible()).toBe(true);
+    expect(Math.abs(row.subject.y - row.created.y)).toBeLessThan(8);
+    expect(row.subject.x).toBeGreaterThan(row.created.x);
+  });
+
+  it('shows a list as cards on a phone, the subject first and whole on the screen, the other values beneath', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await open('#/emails');
+    const row = await longEmailRow();
+    expect(row.display).toBe('flex');
+    expect(row.subject.x).toBeGreaterThanOrEqual(0);
+    expect(row.subject.x + row.subject.width).toBeLessThanOrEqual(390);
+    expect(row.created.y).toBeGreaterThan(row.subject.y);
+    // The first email's subject too, on the screen without scrolling either way.
+    const first = (await page.locator('tbody tr').first().locator('td.cell-primary a').boundingBox())!;
+    expect(first.x).toBeGreaterThanOrEqual(0);
+    expect(first.x + first.width).toBeLessThanOrEqual(390);
+    expect(first.y + first.height).toBeLessThanOrEqual(844);
+    // The header row is for screen readers; each value is named on its card, the status beside the subject.
+    expect((await page.locator('thead').boundingBox())!.height).toBeLessThanOrEqual(1);
+    expect(await row.row.locator('td.cell-primary').getAttribute('data-label')).toBe('Subject');
+    const status = (await row.row.locator('td.cell-status .badge').boundingBox())!;
+    expect(Math.abs(status.y + status.height / 2 - (row.subject.y + row.subject.height / 2))).toBeLessThan(8);
+    expect(await sidewaysLists()).toBe(0);
+    await page.setViewportSize({ width: 1440, height: 900 });
+  });
+
   it('runs off no side of a 390-pixel screen, on any view, and keeps each time in a list on one line', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     const routes = ['#/emails', `#/emails/${ids.email}`, '#/domains', `#/domains/${ids.domain}`, '#/events', '#/analytics', '#/queue',
@@ -194,18 +239,20 @@ describe('the dashboard\'s layout in Chromium', () => {
       if (by > 0) wide.push(`${route} by ${by}px`);
       const wrapped = await wrappedTimes();
       if (wrapped > 0) wide.push(`${route}: ${wrapped} times wrapped`);
+      const scrolled = await sidewaysLists();
+      if (scrolled > 0) wide.push(`${route}: ${scrolled} lists scroll sideways`);
     }
     expect(wide).toEqual([]);
     // An SMTP reply keeps a readable measure in a squeezed table, not a word to a line.
     await open(`#/emails/${ids.email}`);
     const reply = page.locator('td.prose', { hasText: 'kept by the Mailroom sink' }).first();
     expect((await reply.boundingBox())!.width).toBeGreaterThanOrEqual(250);
-    // A template's row is one line: "version 1" and its alias are not broken.
+    // A template's card keeps each value to a line: "version 1" and its alias are not broken.
     await open('#/templates');
-    const rows = await page.locator('tbody tr').evaluateAll((els) =>
+    expect(await page.locator('tbody tr').count()).toBe(1);
+    const cells = await page.locator('tbody td').evaluateAll((els) =>
       els.map((el) => (el as unknown as { getBoundingClientRect(): { height: number } }).getBoundingClientRect().height));
-    expect(rows.length).toBe(1);
-    expect(rows[0]).toBeLessThan(50);
+    expect(cells.filter((height) => height > 30)).toEqual([]);
   });
 
   it('puts the sections on their own line below the brand and sign-out on a phone', async () => {

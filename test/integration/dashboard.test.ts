@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
 // The dashboard's files as the server hands them out: the headers that keep
@@ -33,7 +35,8 @@ describe('the dashboard files', () => {
   });
 
   it('serves the page, script and stylesheet with a policy that allows only their own origin', async () => {
-    for (const [path, type] of [['/dashboard/', 'text/html'], ['/dashboard/app.js', 'text/javascript'], ['/dashboard/app.css', 'text/css']]) {
+    for (const [path, type] of [['/dashboard/', 'text/html'], ['/dashboard/app.js', 'text/javascript'], ['/dashboard/app.css', 'text/css'],
+      ['/dashboard/vendor/uplot.js', 'text/javascript'], ['/dashboard/vendor/uplot.css', 'text/css']]) {
       const res = await fetch(t.url + path);
       expect(res.status, path).toBe(200);
       expect(res.headers.get('content-type')).toBe(`${type}; charset=utf-8`);
@@ -70,9 +73,20 @@ describe('the dashboard files', () => {
     expect((await revalidate('"something-else"')).status).toBe(200);
   });
 
+  it('serves uPlot\'s browser build and styles from the installed package, revalidated like the page\'s own files', async () => {
+    const require = createRequire(import.meta.url);
+    for (const [path, file] of [['/dashboard/vendor/uplot.js', 'uplot/dist/uPlot.iife.min.js'], ['/dashboard/vendor/uplot.css', 'uplot/dist/uPlot.min.css']]) {
+      const res = await fetch(t.url + path);
+      expect(res.status, path).toBe(200);
+      expect(await res.text()).toBe(readFileSync(require.resolve(file), 'utf8'));
+      expect(res.headers.get('etag')).toMatch(/^"[\w-]{22}"$/);
+    }
+  });
+
   it('answers 404 in the error object for any other path, traversal included', async () => {
     for (const path of ['/dashboard/nope.js', '/dashboard/..%2fpackage.json', '/dashboard/%2e%2e%2f%2e%2e%2fpackage.json',
-      '/dashboard/assets/app.js', '/dashboard/app.js/x', '/dashboard/dashboard.routes.ts']) {
+      '/dashboard/assets/app.js', '/dashboard/app.js/x', '/dashboard/dashboard.routes.ts', '/dashboard/vendor/uPlot.esm.js',
+      '/dashboard/vendor/..%2f..%2fpackage.json', '/dashboard/vendor/app.js']) {
       const res = await fetch(t.url + path);
       expect(res.status, path).toBe(404);
       const body = await res.json() as { error: { code: string; request_id: string } };

@@ -269,8 +269,8 @@ const EMAIL_COLUMNS = [
   { header: 'Created', cell: (e) => time(e.created_at), className: 'nowrap' },
   { header: 'From', cell: (e) => clipped(e.from) },
   { header: 'To', cell: (e) => clippedList(e.to) },
-  { header: 'Subject', cell: (e) => clipped(e.subject || '(no subject)', { href: hrefTo('emails', e.id), wide: true }) },
-  { header: 'Status', cell: (e) => badge(e.status) },
+  { header: 'Subject', cell: (e) => clipped(e.subject || '(no subject)', { href: hrefTo('emails', e.id), wide: true }), role: 'primary' },
+  { header: 'Status', cell: (e) => badge(e.status), role: 'status' },
   { header: 'Mode', cell: (e) => badge(e.mode) },
 ];
 
@@ -372,7 +372,7 @@ function emailDetails(email) {
 const RECIPIENT_COLUMNS = [
   { header: 'Address', cell: (r) => r.email },
   { header: 'Type', cell: (r) => r.type },
-  { header: 'Status', cell: (r) => badge(r.status) },
+  { header: 'Status', cell: (r) => badge(r.status), role: 'status' },
   { header: 'SMTP code', cell: (r) => r.smtp_code },
   { header: 'Detail', cell: (r) => r.detail, className: 'prose' },
   { header: 'Updated', cell: (r) => time(r.updated_at), className: 'nowrap' },
@@ -406,7 +406,7 @@ function downloadButton(path, filename) {
 /** @type {Column<ApiEvent>[]} */
 const TIMELINE_COLUMNS = [
   { header: 'Time', cell: (e) => time(e.created_at, true), className: 'nowrap' },
-  { header: 'Type', cell: (e) => e.type, className: 'nowrap' },
+  { header: 'Type', cell: (e) => e.type, className: 'nowrap', role: 'primary' },
   { header: 'Recipient', cell: eventRecipient },
   { header: 'Detail', cell: eventDetail, className: 'prose' },
 ];
@@ -464,7 +464,7 @@ function showEvents({ view, query }) {
   /** @type {Column<ApiEvent>[]} */
   const columns = [
     { header: 'Time', cell: (e) => time(e.created_at, true), className: 'nowrap' },
-    { header: 'Type', cell: (e) => e.type, className: 'nowrap' },
+    { header: 'Type', cell: (e) => e.type, className: 'nowrap', role: 'primary' },
     { header: 'Email', cell: eventEmailLink },
     { header: 'Recipient', cell: eventRecipient },
     { header: 'Detail', cell: eventDetail, className: 'prose' },
@@ -507,7 +507,7 @@ function showDomains({ view, query }) {
   /** @type {Column<Domain>[]} */
   const columns = [
     { header: 'Name', cell: (d) => h('a', { href: hrefTo('domains', d.id) }, d.name) },
-    { header: 'Status', cell: (d) => badge(d.status) },
+    { header: 'Status', cell: (d) => badge(d.status), role: 'status' },
     { header: 'Created', cell: (d) => time(d.created_at), className: 'nowrap' },
   ];
   return pagedTable(list, { api: '/v1/domains', route: '/domains', query, columns,
@@ -568,7 +568,7 @@ const DNS_COLUMNS = [
   { header: 'Name', cell: (r) => h('code', { class: 'copyable' }, r.name), className: 'dns-name' },
   { header: 'Value', cell: (r) => h('code', { class: 'copyable' }, r.value), className: 'dns-value' },
   { header: 'Priority', cell: (r) => r.priority },
-  { header: 'Status', cell: (r) => [badge(r.status), r.detail && h('div', { class: 'muted small' }, r.detail)] },
+  { header: 'Status', cell: (r) => [badge(r.status), r.detail && h('div', { class: 'muted small' }, r.detail)], role: 'status' },
 ];
 
 // ---------------------------------------------------------------------------
@@ -581,10 +581,10 @@ function showInbound({ view, query }) {
   /** @type {Column<InboundSummary>[]} */
   const columns = [
     { header: 'Received', cell: (m) => time(m.received_at), className: 'nowrap' },
-    { header: 'Status', cell: (m) => badge(m.status) },
+    { header: 'Status', cell: (m) => badge(m.status), role: 'status' },
     { header: 'From', cell: (m) => clipped(m.from || m.envelope.mail_from || '(null sender)') },
     { header: 'To', cell: (m) => clippedList(m.to.length > 0 ? m.to : m.envelope.rcpt_to) },
-    { header: 'Subject', cell: (m) => clipped(m.subject || '(no subject)', { href: hrefTo('inbound', m.id), wide: true }) },
+    { header: 'Subject', cell: (m) => clipped(m.subject || '(no subject)', { href: hrefTo('inbound', m.id), wide: true }), role: 'primary' },
   ];
   return pagedTable(list, { api: '/v1/inbound', route: '/inbound', query, columns,
     empty: ['No inbound mail yet. Mail is received for a ', h('a', { href: '#/domains' }, 'domain'),
@@ -694,7 +694,7 @@ function showApiKeys({ view, query }) {
   /** @type {Column<ApiKey>[]} */
   const columns = [
     { header: 'Name', cell: (k) => k.name },
-    { header: 'Mode', cell: (k) => badge(k.mode) },
+    { header: 'Mode', cell: (k) => badge(k.mode), role: 'status' },
     { header: 'Scopes', cell: (k) => k.scopes.join(', ') },
     { header: 'Created', cell: (k) => time(k.created_at), className: 'nowrap' },
     { header: 'Last used', cell: (k) => time(k.last_used_at), className: 'nowrap' },

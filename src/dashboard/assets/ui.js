@@ -118,8 +118,11 @@ export function details(rows) {
 }
 
 /**
+ * A list's column. On a phone a row becomes a card: the `primary` column (the first when none is) leads it in bold,
+ * a `status` column sits beside it, and the others follow small, each named by its header.
  * @template T
- * @typedef {{ header: string, cell: (item: T) => Children, className?: string, hideHeader?: boolean }} Column
+ * @typedef {{ header: string, cell: (item: T) => Children, className?: string, hideHeader?: boolean,
+ *   role?: 'primary' | 'status' }} Column
  */
 
 /**
@@ -138,10 +141,14 @@ export function actionsColumn(cell) {
  * @param {T[]} items
  */
 export function table(columns, items) {
-  return h('div', { class: 'table-wrap' }, h('table', null,
+  const primary = columns.find((c) => c.role === 'primary') ?? columns[0];
+  /** @param {Column<T>} c */
+  const cellClass = (c) => [c.className, c === primary && 'cell-primary', c.role === 'status' && 'cell-status'].filter(Boolean).join(' ') || null;
+  return h('div', { class: 'table-wrap' }, h('table', { class: 'cards' },
     h('thead', null, h('tr', null, columns.map((c) => h('th', { scope: 'col', class: c.className },
       c.hideHeader ? h('span', { class: 'visually-hidden' }, c.header) : c.header)))),
-    h('tbody', null, items.map((item) => h('tr', null, columns.map((c) => h('td', { class: c.className }, c.cell(item))))))));
+    h('tbody', null, items.map((item) => h('tr', null, columns.map((c) =>
+      h('td', { class: cellClass(c), 'data-label': c.hideHeader ? null : c.header }, c.cell(item))))))));
 }
 
 export function loading() {

@@ -13,63 +13,86 @@ import { errorBox, fill, formatTime, h, labelled, loading, table } from '../ui.j
 const SERIES = /** @type {const} */ (['sent', 'delivered', 'bounced', 'complained', 'opened', 'clicked']);
 /** One colour per series, told apart by more than hue: each line also has its own dash. */
 const STYLE = {
-  sent: { color: '#2454c5', dash: '' },
-  delivered: { color: '#17803d', dash: '10 4' },
-  bounced: { color: '#b3261e', dash: '6 3' },
-  complained: { color: '#8a5a00', dash: '2 3' },
-  opened: { color: '#6b2d8f', dash: '8 3 2 3' },
-  clicked: { color: '#0e7c86', dash: '4 4' },
+  sent: { color: '#2454c5', dash: [] },
+  delivered: { color: '#17803d', dash: [10, 4] },
+  bounced: { color: '#b3261e', dash: [6, 3] },
+  complained: { color: '#8a5a00', dash: [2, 3] },
+  opened: { color: '#6b2d8f', dash: [8, 3, 2, 3] },
+  clicked: { color: '#0e7c86', dash: [4, 4] },
 };
 const RANGES = [['24h', 'Last 24 hours', 24, 'hour'], ['7d', 'Last 7 days', 7 * 24, 'day'], ['30d', 'Last 30 days', 30 * 24, 'day']];
 const HOUR_MS = 3_600_000;
-const SVG = 'http://www.w3.org/2000/svg';
+const CHART_HEIGHT = 260;
+/** Counts are whole: the y axis steps by 1, 2, 5, 10, 20, 50… and never draws 0.5. */
+const COUNT_STEPS = Array.from({ length: 10 }, (_, e) => [1, 2, 5].map((m) => m * 10 ** e)).flat();
+
+/** The x axis marks whole buckets, in seconds: a chart by day has no "4pm" ticks. */
+const TIME_STEPS = { hour: [3600, 2 * 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86_400], day: [86_400, 2 * 86_400, 7 * 86_400] };
 
 /** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
 export const ANALYTICS_ROUTES = [[/^\/analytics$/, showAnalytics]];
 
-/**
- * An SVG element; attributes are set as given, children appended.
- * @param {string} tag @param {Record<string, string | number>} attrs @param {...(Node | string)} children
- */
-function svg(tag, attrs, ...children) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
-  el.append(...children);
-  return el;
+/** @typedef {typeof import('uplot')} UPlot */
+/** @type {Promise<UPlot> | undefined} */
+let uPlotLoaded;
+
+/** Adds a script or stylesheet to the page; resolves once it has loaded. @param {HTMLScriptElement | HTMLLinkElement} el */
+function attach(el) {
+  return new Promise((resolve, reject) => {
+    el.addEventListener('load', resolve);
+    el.addEventListener('error', () => reject(new Error('The chart could not be loaded; reload the page to try again.')));
+    document.head.append(el);
+  });
+}
+
+/** uPlot (its IIFE build and styles, served by the dashboard), fetched with the first chart: other views never need it. */
+function loadUPlot() {
+  uPlotLoaded ??= Promise.all([
+    attach(Object.assign(document.createElement('script'), { src: '/dashboard/vendor/uplot.js' })),
+    attach(Object.assign(document.createElement('link'), { rel: 'stylesheet', href: '/dashboard/vendor/uplot.css' })),
+  ]).then(() => /** @type {{ uPlot: UPlot }} */ (/** @type {unknown} */ (window)).uPlot, (err) => {
+    uPlotLoaded = undefined;
+    throw err;
+  });
+  return uPlotLoaded;
 }
 
 /**
- * A line per series over the buckets, with a y axis of counts and the bucket starts below.
- * @param {Bucket[]} buckets @param {'hour' | 'day'} granularity
+ * A line per series over the buckets, drawn by uPlot into `where` (on the page already, to take its width), with
+ * uPlot's legend giving each series' value under the pointer. It follows the width of `where`, and is let go once
+ * another view has replaced it.
+ * @param {UPlot} uPlot @param {HTMLElement} where @param {Bucket[]} buckets @param {'hour' | 'day'} granularity
  */
-function chart(buckets, granularity) {
-  const width = 900;
-  const height = 260;
-  const pad = { left: 48, right: 12, top: 12, bottom: 28 };
-  const max = Math.max(1, ...buckets.flatMap((b) => SERIES.map((s) => b[s])));
-  const x = (/** @type {number} */ i) => pad.left + (buckets.length <= 1 ? 0 : (i / (buckets.length - 1)) * (width - pad.left - pad.right));
-  const y = (/** @type {number} */ v) => pad.top + (1 - v / max) * (height - pad.top - pad.bottom);
-  const ticks = [0, Math.round(max / 2), max];
-  const labelEvery = Math.max(1, Math.ceil(buckets.length / 8));
-  const root = svg('svg', { viewBox: `0 0 ${width} ${height}`, role: 'img', class: 'chart',
-    'aria-label': `Counts per ${granularity}: ${SERIES.map((s) => `${s} ${buckets.reduce((n, b) => n + b[s], 0)}`).join(', ')}` });
-  for (const t of ticks) {
-    root.append(svg('line', { x1: pad.left, x2: width - pad.right, y1: y(t), y2: y(t), class: 'grid' }),
-      svg('text', { x: pad.left - 6, y: y(t) + 4, 'text-anchor': 'end', class: 'tick' }, String(t)));
-  }
-  buckets.forEach((b, i) => {
-    if (i % labelEvery !== 0) return;
-    const when = new Date(b.start);
-    const label = granularity === 'hour'
-      ? `${String(when.getHours()).padStart(2, '0')}:00` : when.toLocaleDateString(undefined, { month: 'short', day: 'numeric' });
-    const anchor = i === 0 ? 'start' : i === buckets.length - 1 ? 'end' : 'middle';
-    root.append(svg('text', { x: x(i), y: height - 8, 'text-anchor': anchor, class: 'tick' }, label));
+function drawChart(uPlot, where, buckets, granularity) {
+  const palette = getComputedStyle(document.documentElement);
+  const muted = palette.getPropertyValue('--muted').trim();
+  const line = palette.getPropertyValue('--line').trim();
+  const axis = { stroke: muted, grid: { stroke: line, width: 1 }, ticks: { stroke: line, width: 1 } };
+  const count = (/** @type {unknown} */ _, /** @type {number | null} */ v) => (v === null ? '—' : v.toLocaleString());
+  const plot = new uPlot({
+    width: where.clientWidth,
+    height: CHART_HEIGHT,
+    scales: { y: { range: (_, __, max) => [0, Math.max(4, Math.ceil(max * 1.1))] } },
+    axes: [{ ...axis, incrs: TIME_STEPS[granularity] }, { ...axis, incrs: COUNT_STEPS, values: (_, ticks) => ticks.map((t) => t.toLocaleString()) }],
+    series: [
+      { label: granularity === 'hour' ? 'Hour' : 'Day',
+        value: (_, v) => (v === null ? '—' : bucketStart(new Date(v * 1000).toISOString(), granularity)) },
+      ...SERIES.map((s) => ({ label: s, stroke: STYLE[s].color, width: 2, dash: STYLE[s].dash, value: count })),
+    ],
+  }, [buckets.map((b) => Date.parse(b.start) / 1000), ...SERIES.map((s) => buckets.map((b) => b[s]))], where);
+  // The canvas is the image; its name says what it shows, for a screen reader (the table below has every bucket).
+  plot.ctx.canvas.setAttribute('role', 'img');
+  plot.ctx.canvas.setAttribute('aria-label',
+    `Counts per ${granularity}: ${SERIES.map((s) => `${s} ${buckets.reduce((n, b) => n + b[s], 0)}`).join(', ')}`);
+  const resized = new ResizeObserver(() => {
+    if (!where.isConnected) {
+      resized.disconnect();
+      plot.destroy();
+      return;
+    }
+    if (where.clientWidth !== plot.width) plot.setSize({ width: where.clientWidth, height: CHART_HEIGHT });
   });
-  for (const s of SERIES) {
-    const points = buckets.map((b, i) => `${x(i).toFixed(1)},${y(b[s]).toFixed(1)}`).join(' ');
-    root.append(svg('polyline', { points, fill: 'none', stroke: STYLE[s].color, 'stroke-width': 2, 'stroke-dasharray': STYLE[s].dash, 'data-series': s }));
-  }
-  return root;
+  resized.observe(where);
 }
 
 /**
@@ -111,24 +134,24 @@ async function showAnalytics({ view, query }) {
     const from = new Date(to.getTime() - Number(range[2]) * HOUR_MS);
     const params = new URLSearchParams({ from: from.toISOString(), to: to.toISOString(), granularity: String(range[3]), mode });
     if (domainId) params.set('domain_id', domainId);
-    const answer = await api('GET', '/v1/analytics', { query: params });
+    const [answer, uPlot] = await Promise.all([api('GET', '/v1/analytics', { query: params }), loadUPlot()]);
     /** @type {Counts} */
     const totals = answer.totals;
     /** @type {Bucket[]} */
     const series = answer.series;
+    const chart = h('div', { class: 'chart' });
     fill(body,
       h('div', { class: 'stat-cards' }, SERIES.map((s) => h('div', { class: 'stat', 'data-series': s },
         h('span', { class: 'stat-swatch', style: `background:${STYLE[s].color}` }),
         h('span', { class: 'stat-label' }, s), h('span', { class: 'stat-value' }, totals[s].toLocaleString())))),
       h('p', { class: 'muted small' }, `Unique opens ${totals.unique_opened.toLocaleString()}, unique clicks ${totals.unique_clicked.toLocaleString()}. Counts, never rates.`),
-      h('div', { class: 'chart-wrap' }, chart(series, answer.granularity)),
-      h('div', { class: 'legend' }, SERIES.map((s) => h('span', { class: 'legend-item' },
-        svg('svg', { width: 28, height: 10, 'aria-hidden': 'true' }, svg('line', { x1: 0, x2: 28, y1: 5, y2: 5, stroke: STYLE[s].color, 'stroke-width': 2, 'stroke-dasharray': STYLE[s].dash })), s))),
+      h('div', { class: 'chart-wrap' }, chart),
       h('h2', null, range[3] === 'hour' ? 'By hour' : 'By day'),
       table([
         { header: 'From', cell: (b) => bucketStart(b.start, answer.granularity), className: 'nowrap' },
         ...SERIES.map((s) => ({ header: s, cell: (/** @type {Bucket} */ b) => b[s].toLocaleString(), className: 'num' })),
       ], [...series].reverse()));
+    drawChart(uPlot, chart, series, answer.granularity);
   } catch (err) {
     fill(body, errorBox(err));
   }

@@ -134,7 +134,7 @@ async function showDestination({ view, id: domain, query }) {
   const columns = [
     { header: 'Email', cell: (i) => clipped(i.subject || i.email_id, { href: hrefTo('emails', i.email_id), wide: true }) },
     { header: 'Recipients', cell: (i) => clipped(i.recipients.join(', ')) },
-    { header: 'State', cell: (i) => badge(i.state) },
+    { header: 'State', cell: (i) => badge(i.state), role: 'status' },
     { header: 'Attempts', cell: (i) => String(i.attempts), className: 'num' },
     { header: 'Next attempt', cell: (i) => (i.next_attempt_at ? time(i.next_attempt_at) : none()) },
     { header: 'Gives up', cell: (i) => time(i.expires_at) },

@@ -89,7 +89,7 @@ function showWebhooks({ view, query }) {
   const columns = [
     { header: 'URL', cell: (w) => clipped(w.url, { href: webhookHref(w.id), wide: true }) },
     { header: 'Events', cell: (w) => `${w.event_types.length} type${w.event_types.length === 1 ? '' : 's'}` },
-    { header: 'State', cell: state },
+    { header: 'State', cell: state, role: 'status' },
     { header: 'Added', cell: (w) => time(w.created_at) },
   ];
   return pagedTable(list, { api: '/v1/webhooks', route: '/webhooks', query, columns, empty: 'No endpoints yet. Add one below to have events posted to it as they happen.' });
@@ -152,8 +152,9 @@ async function showWebhook({ view, id, query }) {
   /** @type {import('../ui.js').Column<Delivery>[]} */
   const columns = [
     { header: 'Created', cell: (d) => time(d.created_at, true) },
-    { header: 'Event', cell: (d) => [d.event_type, d.test ? ' ' : null, d.test ? badge('test') : null, d.replay_of ? h('span', { class: 'reason' }, 'replay') : null] },
-    { header: 'Status', cell: (d) => badge(d.status) },
+    { header: 'Event', cell: (d) => [d.event_type, d.test ? ' ' : null, d.test ? badge('test') : null, d.replay_of ? h('span', { class: 'reason' }, 'replay') : null],
+      role: 'primary' },
+    { header: 'Status', cell: (d) => badge(d.status), role: 'status' },
     { header: 'Attempts', cell: (d) => String(d.attempt_count) },
     { header: 'Last answer', cell: lastAnswer, className: 'prose' },
     actionsColumn((d) => rowAction('Replay', 'secondary', `Send this ${d.event_type} delivery again, as a new delivery?`, async () => {
