@@ -98,7 +98,10 @@ describe('the Broadcasts view in Chromium', () => {
     // The HTML is a code editor: numbered lines, HTML tags coloured apart from the text, and an edit is an unsaved change.
     expect(await page.locator('#broadcast-html .cm-lineNumbers .cm-gutterElement', { hasText: /^1$/ }).count()).toBe(1);
     const tagName = page.locator('#broadcast-html .cm-line span', { hasText: /^p$/ }).first();
-    const colours = await tagName.evaluate((span) => [getComputedStyle(span).color, getComputedStyle(span.closest('.cm-line')!).color]);
+    const colours = await tagName.evaluate((span) => {
+      const { getComputedStyle } = globalThis as unknown as { getComputedStyle(e: unknown): { color: string } };
+      return [getComputedStyle(span).color, getComputedStyle(span.closest('.cm-line')!).color];
+    });
     expect(colours[0]).not.toBe(colours[1]);
     await page.getByText('Unsaved changes.').waitFor();
     // Before narrowing, every subscribed contact that is not deleted or suppressed: the three tagged and the untagged one.

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Request } from 'playwright-core';
 import { sinkMessagesFor } from '../../src/delivery/sink.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { launchChromium } from '../helpers/browser.js';
@@ -78,7 +78,10 @@ describe('the Templates view in Chromium', () => {
     expect(await page.locator('#template-html .cm-lineNumbers .cm-gutterElement', { hasText: /^1$/ }).count()).toBe(1);
     expect(await page.locator('#template-text .cm-lineNumbers .cm-gutterElement', { hasText: /^1$/ }).count()).toBe(1);
     const tagName = page.locator('#template-html .cm-line span', { hasText: /^p$/ }).first();
-    const colours = await tagName.evaluate((span) => [getComputedStyle(span).color, getComputedStyle(span.closest('.cm-line')!).color]);
+    const colours = await tagName.evaluate((span) => {
+      const { getComputedStyle } = globalThis as unknown as { getComputedStyle(e: unknown): { color: string } };
+      return [getComputedStyle(span).color, getComputedStyle(span.closest('.cm-line')!).color];
+    });
     expect(colours[0]).not.toBe(colours[1]);
 
     // Typed key by key, the preview follows; the editor closes the tag as it is typed.
@@ -102,7 +105,24 @@ describe('the Templates view in Chromium', () => {
     expect(await sourceText('template-html')).toMatch(/^<p id="greeting">/);
     await page.keyboard.press('Escape');
     await page.keyboard.press('Tab');
-    expect(await page.evaluate(() => document.activeElement?.closest('#template-text') !== null)).toBe(true);
+    expect(await source('template-text').evaluate((el) => el.matches(':focus'))).toBe(true);
+
+    // The editor's search and go-to-line work inside the page's form without submitting it.
+    const saves: string[] = [];
+    const countSaves = (request: Request) => void (request.method() === 'PATCH' && saves.push(request.url()));
+    page.on('request', countSaves);
+    await source('template-html').click();
+    await page.keyboard.press('Control+f');
+    await page.locator('#template-html .cm-search input[name="search"]').fill('plan');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Control+Alt+g');
+    await page.locator('#template-html .cm-dialog input').fill('1');
+    await page.locator('#template-html .cm-dialog button[type="submit"]').click();
+    await page.locator('#template-html .cm-dialog').waitFor({ state: 'detached' });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    page.off('request', countSaves);
+    expect(saves).toEqual([]);
 
     // A syntax error is shown with its line and column, and nothing is saved.
     await source('template-html').fill('<p>{% if first %}Hi</p>');
