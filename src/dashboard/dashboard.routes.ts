@@ -1,6 +1,6 @@
 import Router, { type RouterContext } from '@koa/router';
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { AppState } from '../http/op.js';
@@ -17,10 +17,14 @@ const HTML = 'text/html; charset=utf-8';
 const JS = 'text/javascript; charset=utf-8';
 const CSS = 'text/css; charset=utf-8';
 
+/** Built by scripts/build-dashboard-editor.mjs, not kept in git. */
+const EDITOR_BUNDLE = 'editor-bundle.js';
+
 /** Every file of the page: the entry module, its shared modules, and one module per view. */
 const ASSETS = {
   'index.html': HTML, 'app.css': CSS,
   'app.js': JS, 'api.js': JS, 'ui.js': JS, 'nav.js': JS, 'lists.js': JS, 'preview.js': JS,
+  'code-editor.js': JS, [EDITOR_BUNDLE]: JS,
   'views/templates.js': JS, 'views/webhooks.js': JS, 'views/analytics.js': JS, 'views/queue.js': JS, 'views/broadcasts.js': JS,
 } as const;
 
@@ -49,6 +53,9 @@ const CONTENT_SECURITY_POLICY = [
 interface Asset { body: Buffer; type: string; etag: string }
 
 function loadAssets(): Map<string, Asset> {
+  if (!existsSync(`${ASSETS_DIR}${EDITOR_BUNDLE}`)) {
+    throw new Error(`The dashboard's ${EDITOR_BUNDLE} is not built: run npm run build:dashboard-editor (npm ci runs it)`);
+  }
   const require = createRequire(import.meta.url);
   const files: Array<[string, string, string]> = [
     ...Object.entries(ASSETS).map(([name, type]): [string, string, string] => [name, `${ASSETS_DIR}${name}`, type]),

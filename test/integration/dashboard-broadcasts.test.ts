@@ -95,6 +95,15 @@ describe('the Broadcasts view in Chromium', () => {
     expect(await page.locator('#broadcast-from').inputValue()).toBe(`News <hello@${DOMAIN}>`);
     await page.getByLabel('Subject').fill('News for {{ contact.first_name }}');
     await page.getByLabel('HTML').fill('<p id="greeting">Hello {{ contact.first_name }}, this is November.</p>');
+    // The HTML is a code editor: numbered lines, HTML tags coloured apart from the text, and an edit is an unsaved change.
+    expect(await page.locator('#broadcast-html .cm-lineNumbers .cm-gutterElement', { hasText: /^1$/ }).count()).toBe(1);
+    const tagName = page.locator('#broadcast-html .cm-line span', { hasText: /^p$/ }).first();
+    const colours = await tagName.evaluate((span) => {
+      const { getComputedStyle } = globalThis as unknown as { getComputedStyle(e: unknown): { color: string } };
+      return [getComputedStyle(span).color, getComputedStyle(span.closest('.cm-line')!).color];
+    });
+    expect(colours[0]).not.toBe(colours[1]);
+    await page.getByText('Unsaved changes.').waitFor();
     // Before narrowing, every subscribed contact that is not deleted or suppressed: the three tagged and the untagged one.
     await seen(page, '.audience-count', /^4 contacts$/);
     await page.getByRole('group', { name: 'Contacts with any of these tags' }).getByLabel('news').check();
@@ -108,6 +117,7 @@ describe('the Broadcasts view in Chromium', () => {
     const stored = (await t.api.get(`/v1/broadcasts/${id}`)).body;
     const newsTag = ((await t.api.get('/v1/tags')).body.data as Array<{ id: string; name: string }>).find((x) => x.name === 'news')!.id;
     expect(stored).toMatchObject({ from: `News <hello@${DOMAIN}>`, subject: 'News for {{ contact.first_name }}', template: null,
+      html: '<p id="greeting">Hello {{ contact.first_name }}, this is November.</p>', text: null,
       audience: { tag_ids: [newsTag], exclude_tag_ids: [], engagement_tiers: null }, stats: { audience_size: 3 } });
 
     // The preview is the server's rendering for one contact, in the sandboxed frame.
@@ -276,6 +286,9 @@ describe('the Broadcasts view in Chromium', () => {
     const created = await t.api.post('/v1/broadcasts', { name: 'Stranger', from: 'Someone <hi@unknown.test>', text: 'Hello' });
     await page.goto(`${t.url}/dashboard/#/broadcasts/${created.body.id}`);
     await seen(page, '.audience-count', /contacts$/);
+    // The stored text is in its editor; an empty HTML editor shows nothing but its line number.
+    expect(await page.locator('#broadcast-text .cm-content').textContent()).toBe('Hello');
+    expect(await page.locator('#broadcast-html .cm-content').textContent()).toBe('');
 
     // Refused on save: the address cannot be parsed.
     await page.locator('#broadcast-from').fill('not an address');

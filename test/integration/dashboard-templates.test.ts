@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Request } from 'playwright-core';
 import { sinkMessagesFor } from '../../src/delivery/sink.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { launchChromium } from '../helpers/browser.js';
@@ -41,6 +41,10 @@ describe('the Templates view in Chromium', () => {
     }
     throw new Error(`the subject never became ${value}`);
   };
+  /** The editable area of a source editor (CodeMirror's contenteditable). */
+  const source = (id: string) => page.locator(`#${id} .cm-content`);
+  /** The text in a source editor, line by line. */
+  const sourceText = (id: string) => source(id).evaluate((el) => [...el.querySelectorAll('.cm-line')].map((line) => line.textContent).join('\n'));
   /** Waits until the note above the view says `text`. */
   const note = (text: string | RegExp) => page.getByRole('status').filter({ hasText: text }).waitFor();
   /** Waits until an element matching `selector` (in `within`) holds `text`. */
@@ -54,7 +58,7 @@ describe('the Templates view in Chromium', () => {
     await note('Welcome was created as a draft');
 
     await page.getByLabel('Subject').fill('Welcome, {{ first }}');
-    await page.locator('#template-html').fill('<p id="greeting">Hi {{ first }}, your plan is {{ plan }}.</p>');
+    await source('template-html').fill('<p id="greeting">Hi {{ first }}, your plan is {{ plan }}.</p>');
     await page.getByRole('button', { name: 'Add variable' }).click();
     await page.getByRole('button', { name: 'Add variable' }).click();
     const rows = page.locator('tr.variable-row');
@@ -70,10 +74,60 @@ describe('the Templates view in Chromium', () => {
     await seen(page, '.template-preview pre', 'Hi Ada, your plan is Free.');
     if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/template-editor.png`, fullPage: true });
 
+    // The sources are code editors: numbered lines, and HTML tags coloured apart from the text.
+    expect(await page.locator('#template-html .cm-lineNumbers .cm-gutterElement', { hasText: /^1$/ }).count()).toBe(1);
+    expect(await page.locator('#template-text .cm-lineNumbers .cm-gutterElement', { hasText: /^1$/ }).count()).toBe(1);
+    const tagName = page.locator('#template-html .cm-line span', { hasText: /^p$/ }).first();
+    const colours = await tagName.evaluate((span) => {
+      const { getComputedStyle } = globalThis as unknown as { getComputedStyle(e: unknown): { color: string } };
+      return [getComputedStyle(span).color, getComputedStyle(span.closest('.cm-line')!).color];
+    });
+    expect(colours[0]).not.toBe(colours[1]);
+
+    // Typed key by key, the preview follows; the editor closes the tag as it is typed.
+    await source('template-html').click();
+    await page.keyboard.press('Control+End');
+    await page.keyboard.press('Enter');
+    await page.keyboard.type('<p id="typed">Typed by keys');
+    expect(await sourceText('template-html')).toBe('<p id="greeting">Hi {{ first }}, your plan is {{ plan }}.</p>\n<p id="typed">Typed by keys</p>');
+    await seen(previewFrame(), '#typed', /^Typed by keys$/);
+    // Undone (typing is undone in runs, the closed tag apart), the editor and the preview are back to what they were.
+    const before = '<p id="greeting">Hi {{ first }}, your plan is {{ plan }}.</p>';
+    for (let presses = 0; presses < 4 && await sourceText('template-html') !== before; presses++) await page.keyboard.press('Control+z');
+    expect(await sourceText('template-html')).toBe(before);
+    await previewFrame().locator('#typed').waitFor({ state: 'detached' });
+
+    // Tab indents inside the editor; Escape then Tab leaves it for the next field, so the keyboard is never trapped.
+    await page.keyboard.press('Control+Home');
+    await page.keyboard.press('Tab');
+    expect(await sourceText('template-html')).toMatch(/^\s+<p id="greeting">/);
+    await page.keyboard.press('Shift+Tab');
+    expect(await sourceText('template-html')).toMatch(/^<p id="greeting">/);
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Tab');
+    expect(await source('template-text').evaluate((el) => el.matches(':focus'))).toBe(true);
+
+    // The editor's search and go-to-line work inside the page's form without submitting it.
+    const saves: string[] = [];
+    const countSaves = (request: Request) => void (request.method() === 'PATCH' && saves.push(request.url()));
+    page.on('request', countSaves);
+    await source('template-html').click();
+    await page.keyboard.press('Control+f');
+    await page.locator('#template-html .cm-search input[name="search"]').fill('plan');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Control+Alt+g');
+    await page.locator('#template-html .cm-dialog input').fill('1');
+    await page.locator('#template-html .cm-dialog button[type="submit"]').click();
+    await page.locator('#template-html .cm-dialog').waitFor({ state: 'detached' });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    page.off('request', countSaves);
+    expect(saves).toEqual([]);
+
     // A syntax error is shown with its line and column, and nothing is saved.
-    await page.locator('#template-html').fill('<p>{% if first %}Hi</p>');
+    await source('template-html').fill('<p>{% if first %}Hi</p>');
     await seen(page, '.template-preview [role="alert"]', /line 1, col/);
-    await page.locator('#template-html').fill('<p id="greeting">Hi {{ first }}, your plan is {{ plan }}.</p>');
+    await source('template-html').fill('<p id="greeting">Hi {{ first }}, your plan is {{ plan }}.</p>');
     await seen(previewFrame(), '#greeting', /^Hi Ada, your plan is Free\.$/);
 
     await page.getByRole('button', { name: 'Save as a new version' }).click();
@@ -105,7 +159,7 @@ describe('the Templates view in Chromium', () => {
     await subjectIs('Receipt v2');
     await page.locator('tbody tr', { hasText: 'Receipt v1' }).getByRole('button', { name: 'Open' }).click();
     await subjectIs('Receipt v1');
-    expect(await page.locator('#template-html').inputValue()).toBe('<p>One</p>');
+    expect(await sourceText('template-html')).toBe('<p>One</p>');
 
     await page.locator('.title-row').getByRole('button', { name: 'Duplicate' }).click();
     await note('is a copy of Receipt');

@@ -52,6 +52,18 @@ describe('the dashboard files', () => {
     }
   });
 
+  it('serves the code editor, bundled into one module that needs nothing the policy forbids', async () => {
+    const res = await fetch(`${t.url}/dashboard/editor-bundle.js`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(res.headers.get('content-security-policy')).toMatch(/(^|; )script-src 'self'(;|$)/);
+    const bundle = await res.text();
+    expect(bundle).toMatch(/export\s*\{[^}]*\bcreateEditor\b/);
+    // No eval or Function, which script-src 'self' refuses.
+    expect(bundle).not.toMatch(/\beval\s*\(|\bnew Function\b|\bFunction\s*\(/);
+    expect((await fetch(`${t.url}/dashboard/code-editor.js`)).status).toBe(200);
+  });
+
   it('has no inline script or style in the page, which the policy would block', async () => {
     const html = await (await fetch(`${t.url}/dashboard/`)).text();
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/i);

@@ -6,6 +6,7 @@
 // started, its progress and counts, refreshed while it runs, with pause,
 // resume and cancel.
 import { api } from '../api.js';
+import { codeEditor } from '../code-editor.js';
 import { loadRecord, pagedTable } from '../lists.js';
 import { hashOf, navigate, refreshWhileShown, showNote } from '../nav.js';
 import { previewFrame } from '../preview.js';
@@ -223,10 +224,9 @@ async function showComposer(view, broadcast) {
   // Content: sources written here, or a template.
   const writeMode = h('input', { type: 'radio', name: 'content-mode', id: 'content-write', value: 'write', checked: broadcast.template === null });
   const templateMode = h('input', { type: 'radio', name: 'content-mode', id: 'content-template', value: 'template', checked: broadcast.template !== null });
-  const html = h('textarea', { id: 'broadcast-html', class: 'code-editor', rows: 12, spellcheck: 'false' });
-  html.value = broadcast.html ?? '';
-  const text = h('textarea', { id: 'broadcast-text', class: 'code-editor', rows: 5, spellcheck: 'false', placeholder: 'Made from the HTML when empty.' });
-  text.value = broadcast.text ?? '';
+  const html = await codeEditor({ id: 'broadcast-html', label: 'HTML', language: 'html', rows: 12, value: broadcast.html ?? '' });
+  const text = await codeEditor({ id: 'broadcast-text', label: 'Text', language: 'text', rows: 5, value: broadcast.text ?? '',
+    placeholder: 'Made from the HTML when empty.' });
   const template = h('select', { id: 'broadcast-template' }, h('option', { value: '' }, templates.length > 0 ? 'Choose a template…' : 'No templates yet'),
     templates.map((t) => h('option', { value: t.id, selected: broadcast.template?.id === t.id || broadcast.template?.id === t.alias },
       t.alias ? `${t.name} (${t.alias})` : t.name)));
@@ -241,8 +241,8 @@ async function showComposer(view, broadcast) {
   template.addEventListener('change', fillVersions);
   fillVersions();
   const writePanel = h('div', { class: 'content-panel' },
-    h('label', { for: 'broadcast-html' }, 'HTML'), html, errors.slot('html', 'HTML'),
-    h('label', { for: 'broadcast-text' }, 'Text'), text, errors.slot('text', 'Text'),
+    html, errors.slot('html', 'HTML'),
+    text, errors.slot('text', 'Text'),
     h('p', { class: 'muted small hint' }, 'Liquid: ', code('{{ contact.first_name }}'), ', ', code('{{ contact.name }}'), ', ',
       code('{{ contact.properties.company }}'), ', ', code('{{ unsubscribe_url }}'),
       '. Without an unsubscribe link of your own, one is added at the end.'));

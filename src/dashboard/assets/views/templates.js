@@ -3,6 +3,7 @@
 // variable declarations with a live preview rendered by the server (the same
 // engine that sends), its version history, publish, duplicate and delete.
 import { api } from '../api.js';
+import { codeEditor } from '../code-editor.js';
 import { loadRecord, pagedTable } from '../lists.js';
 import { navigate } from '../nav.js';
 import { previewFrame } from '../preview.js';
@@ -139,9 +140,8 @@ async function showTemplate({ view, id }) {
   const alias = h('input', { id: 'template-alias', type: 'text', value: template.alias ?? '', maxlength: 64, placeholder: 'none' });
   const from = h('input', { id: 'template-from', type: 'text', value: template.latest.from ?? '', placeholder: 'Ann <ann@example.com> (optional)' });
   const subject = h('input', { id: 'template-subject', type: 'text', required: true, maxlength: 998 });
-  const html = h('textarea', { id: 'template-html', class: 'code-editor', rows: 16, spellcheck: 'false' });
-  const text = h('textarea', { id: 'template-text', class: 'code-editor', rows: 6, spellcheck: 'false',
-    placeholder: 'Made from the HTML when empty.' });
+  const html = await codeEditor({ id: 'template-html', label: 'HTML', language: 'html', rows: 16 });
+  const text = await codeEditor({ id: 'template-text', label: 'Text', language: 'text', rows: 6, placeholder: 'Made from the HTML when empty.' });
   const contactName = h('input', { id: 'sample-contact-name', type: 'text', value: 'Ada Lovelace', autocomplete: 'off' });
   const contactEmail = h('input', { id: 'sample-contact-email', type: 'email', value: 'ada@example.com', autocomplete: 'off' });
   const rows = h('tbody');
@@ -259,8 +259,7 @@ async function showTemplate({ view, id }) {
     h('label', { for: 'template-alias' }, 'Alias'), alias,
     h('label', { for: 'template-from' }, 'Default from'), from,
     h('label', { for: 'template-subject' }, 'Subject'), subject),
-  h('label', { for: 'template-html' }, 'HTML'), html,
-  h('label', { for: 'template-text' }, 'Text'), text,
+  html, text,
   h('h2', null, 'Variables'),
   h('p', { class: 'muted small' }, 'Declare each variable the content uses. ', h('code', null, 'contact.*'), ' and ',
     h('code', null, 'unsubscribe_url'), ' need no declaration. Lists and objects are written as JSON.'),
