@@ -86,7 +86,7 @@ function showBroadcasts({ view, query }) {
   /** @type {import('../ui.js').Column<Broadcast>[]} */
   const columns = [
     { header: 'Name', cell: (b) => [h('a', { href: broadcastHref(b.id) }, b.name), h('div', { class: 'muted small' }, b.subject ?? (b.template ? 'the template’s subject' : 'no subject yet'))] },
-    { header: 'Status', cell: (b) => badge(b.status) },
+    { header: 'Status', cell: (b) => badge(b.status), role: 'status' },
     { header: 'Audience', cell: (b) => b.stats.audience_size.toLocaleString(), className: 'num' },
     { header: 'Progress', cell: (b) => (b.started_at ? progressBar(b.stats.emails_created, b.stats.audience_size, 'Emails made') : none()),
       className: 'progress-cell' },
