@@ -12,6 +12,7 @@ import { isAscii } from 'node:buffer';
 import net from 'node:net';
 import tls from 'node:tls';
 import { isLoopbackAddress } from '../core/loopback.js';
+import { withoutNul } from '../core/nul.js';
 
 /** RFC 5321 §4.5.3.2 client timeouts, plus the TCP connect the RFC leaves open. */
 export interface SmtpTimeouts {
@@ -140,11 +141,15 @@ function parseEhlo(text: string): Extensions {
   return ext;
 }
 
-/** Reply text has no charset (RFC 5321 §4.2.1): UTF-8 when it is valid UTF-8, the bytes as they are otherwise. */
+/**
+ * Reply text has no charset (RFC 5321 §4.2.1): UTF-8 when it is valid UTF-8,
+ * the bytes as they are otherwise; a NUL as U+FFFD, or the outcome quoting
+ * the reply could not be written to PostgreSQL and the message would go again.
+ */
 function decodeReply(latin1: string): string {
-  if (!/[\x80-\xff]/.test(latin1)) return latin1;
+  if (!/[\x80-\xff]/.test(latin1)) return withoutNul(latin1);
   const utf8 = Buffer.from(latin1, 'latin1').toString('utf8');
-  return utf8.includes('\uFFFD') ? latin1 : utf8;
+  return withoutNul(utf8.includes('\uFFFD') ? latin1 : utf8);
 }
 
 const CR = 0x0d;

@@ -15,7 +15,8 @@ import {
   markAttemptFailed, markReady, markReportDone, purgeReceivedBefore, returnPathDomains,
   type InboundEmail, type InboundEmailSummary, type InboundFilter, type NewInbound, type PendingInbound, type ReceivingDomain, type ReturnedEmail,
 } from './inbound.repo.js';
-import { attachmentContent, fieldsOf, readHere, withoutNul, type MessageFields } from './parse-message.js';
+import { attachmentContent, fieldsOf, readHere, type MessageFields } from './parse-message.js';
+import { withoutNul } from '../core/nul.js';
 import { UnreadableMessage, type MessageReader } from './parse-pool.js';
 import { scanMimeStructure } from '../core/mime-structure.js';
 import { parseReturnPath, recipientTag, type ReturnPath } from './return-path.js';

@@ -3,6 +3,7 @@ import { AUTH_OPTIONS, PARSER_OPTIONS, UnreadableMessage, type AuthRequest, type
 import { authenticate, type DNSResolver } from 'mailauth';
 import type { AuthResults, InboundAttachmentMeta, InboundHeader } from './inbound.repo.js';
 import type { ReportInput } from './reports.js';
+import { withoutNul } from '../core/nul.js';
 
 // Turning a stored message into the fields the API shows: mailparser for the
 // MIME structure, mailauth for SPF (RFC 7208), DKIM (RFC 6376) and DMARC
@@ -86,19 +87,6 @@ function answeredIds(headers: InboundHeader[]): string[] {
   const idsOf = (name: string) => headers.filter((h) => h.name.toLowerCase() === name)
     .flatMap((h) => h.value.match(/<[^<>\s]+>/g) ?? []);
   return [...new Set([...idsOf('in-reply-to'), ...idsOf('references').reverse()])];
-}
-
-/**
- * `value` with every U+0000 in its strings as U+FFFD, as mail readers show
- * it: a message may carry one anywhere (raw, or decoded from an encoded
- * word or a transfer encoding), and PostgreSQL's text and jsonb cannot
- * hold it. Plain data only: strings, arrays and objects of them.
- */
-export function withoutNul<T>(value: T): T {
-  if (typeof value === 'string') return (value.includes('\0') ? value.replaceAll('\0', '\uFFFD') : value) as T;
-  if (Array.isArray(value)) return value.map(withoutNul) as T;
-  if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [withoutNul(k), withoutNul(v)])) as T;
 }
 
 /** The API fields of a parsed message. */

@@ -1,5 +1,5 @@
 import { classifyBounce, extractEnhancedStatus, parseReply, providerForMx, type BounceClassification } from '../delivery/index.js';
-import { withoutNul } from './parse-message.js';
+import { withoutNul } from '../core/nul.js';
 
 // Machine-readable reports that come back to a return path: delivery status
 // notifications (RFC 3464, inside a multipart/report of RFC 6522) and abuse

@@ -2,6 +2,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import { performance } from 'node:perf_hooks';
+import { withoutNul } from '../core/nul.js';
 import { nonPublicReason, pinnedLookup, type ResolveHost } from './url-policy.js';
 
 // One webhook POST over node:http, which never follows redirects (a 3xx is
@@ -70,7 +71,8 @@ export function postJson(url: string, headers: Record<string, string>, body: str
       const chunks: Buffer[] = [];
       let size = 0;
       const complete = () => {
-        const excerpt = Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8');
+        // Kept as text: a NUL as U+FFFD, or PostgreSQL could not record the attempt and it would be sent again.
+        const excerpt = withoutNul(Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8'));
         finish({ status: res.statusCode ?? null, error: null, responseBody: excerpt === '' ? null : excerpt });
         res.destroy();
       };

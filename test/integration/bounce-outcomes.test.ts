@@ -1,7 +1,8 @@
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordRecipientOutcomes } from '../../src/emails/index.js';
 import { returnPathFor } from '../../src/inbound/return-path.js';
-import { startTestApp } from '../helpers/app.js';
+import { startTestApp, type TestApp } from '../helpers/app.js';
 import { startDns, type TestDns } from '../helpers/dns.js';
 import { directDeliveryEnv, startScriptedMx, type ScriptedMx } from '../helpers/mx.js';
 import { eventually, sendRaw, startSmtpTestApp, type SmtpTestApp } from '../helpers/smtp-app.js';
@@ -139,5 +140,106 @@ describe('an outcome that comes too late', () => {
     expect(email.recipients[0]).toMatchObject({ status: 'bounced', smtp_code: 550, detail: REFUSAL });
     const types = (await t.api.get(`/v1/emails/${id}/events`)).body.data.map((e: { type: string }) => e.type);
     expect(types.filter((type: string) => ['email.bounced', 'email.delayed', 'email.delivered'].includes(type))).toEqual(['email.bounced']);
+  });
+});
+
+/**
+ * An MX that answers in the bytes given (smtp-server makes a NUL a space):
+ * the RCPT reply by recipient, the reply to the end of data, 250 otherwise.
+ * Counts the messages it took.
+ */
+async function rawMx(host: string, replies: { rcpt: (address: string) => string; endOfData: string }) {
+  const sockets = new Set<net.Socket>();
+  let messages = 0;
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+    const reply = (line: string) => socket.write(Buffer.from(`${line}\r\n`, 'latin1'));
+    let unread = '';
+    let inData = false;
+    reply('220 mx ready');
+    socket.on('data', (chunk: Buffer) => {
+      const lines = (unread + chunk.toString('latin1')).split('\r\n');
+      unread = lines.pop()!;
+      for (const line of lines) {
+        if (inData) {
+          if (line !== '.') continue;
+          inData = false;
+          messages += 1;
+          reply(replies.endOfData);
+        } else if (/^RCPT TO:/i.test(line)) {
+          reply(replies.rcpt(/<(.*)>/.exec(line)![1]));
+        } else if (/^DATA/i.test(line)) {
+          inData = true;
+          reply('354 go on');
+        } else if (/^QUIT/i.test(line)) {
+          socket.end('221 bye\r\n');
+        } else {
+          reply('250 ok');
+        }
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    get messages() { return messages; },
+    async stop() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe('a reply with a NUL character', () => {
+  // PostgreSQL's text cannot hold U+0000: an outcome quoting the reply as it
+  // came could not be written, and the row would stay leased and be sent again.
+  const REFUSED = 'refused@far.test';
+  const TAKEN = 'taken@far.test';
+  let dns: TestDns;
+  let mx: Awaited<ReturnType<typeof rawMx>>;
+  let t: TestApp;
+
+  beforeAll(async () => {
+    dns = await startDns([{ type: 'MX', name: 'far.test', exchange: 'mx.far.test', priority: 10 }, { type: 'A', name: 'mx.far.test', address: '127.0.0.5' }]);
+    mx = await rawMx('127.0.0.5', {
+      rcpt: (address) => (address === REFUSED ? '550 5.1.1 no such\0user' : '250 ok'),
+      endOfData: '250 2.0.0 queued as\0 42',
+    });
+    t = await startTestApp({ env: directDeliveryEnv(dns.server, mx.port) });
+    await t.seed.activeDomain(DOMAIN);
+  });
+  afterAll(async () => {
+    await t?.close();
+    await mx?.stop();
+    await dns?.stop();
+  });
+
+  async function settle(to: string) {
+    const id = (await t.api.post('/v1/emails', { from: `ann@${DOMAIN}`, to, subject: 'Hi', text: 'x' })).body.id as string;
+    const email = await eventually(async () => {
+      const body = (await t.api.get(`/v1/emails/${id}`)).body;
+      return body.status === 'delivered' || body.status === 'failed' ? body : undefined;
+    }, 10_000, `email ${id} to settle`);
+    const events = (await t.api.get(`/v1/emails/${id}/events`)).body.data.map((e: { type: string }) => e.type);
+    return { email, events };
+  }
+
+  it('records a 5xx to RCPT as a bounce, the NUL shown as U+FFFD', async () => {
+    const { email, events } = await settle(REFUSED);
+    expect(email.status).toBe('failed');
+    expect(email.recipients[0]).toMatchObject({ status: 'bounced', smtp_code: 550, detail: '550 5.1.1 no such\uFFFDuser' });
+    expect(events).toContain('email.bounced');
+  });
+
+  it('records a 250 to the message as delivered, sent once, nothing left in the queue', async () => {
+    const before = mx.messages;
+    const { email, events } = await settle(TAKEN);
+    expect(email.status).toBe('delivered');
+    expect(email.recipients[0]).toMatchObject({ status: 'delivered', smtp_code: 250, detail: '250 2.0.0 queued as\uFFFD 42' });
+    expect(events).toContain('email.delivered');
+    expect(mx.messages - before).toBe(1);
+    expect(await t.mailroom.services.store.db.selectFrom('outbound_queue').select('id').execute()).toEqual([]);
   });
 });

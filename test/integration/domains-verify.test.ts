@@ -149,6 +149,19 @@ describe('verifying a domain through the API', () => {
     expect(res.body.status_reason).toMatch(/DKIM TXT at .*: different public key/);
   });
 
+  it('names a DKIM record\'s key type holding a NUL with U+FFFD in its place', async () => {
+    // PostgreSQL cannot hold U+0000: the verification quoting it failed with a 500 and recorded nothing.
+    const { body: d } = await t.api.post('/v1/domains', { name: 'nulkey.example.test' });
+    const zone = published(d.records).map((r) =>
+      r.type === 'TXT' && r.name === d.records[0].name ? { ...r, value: chunked(d.records[0].value.replace('k=rsa', 'k=rs\0a')) } : r,
+    );
+    await dns.set(zone);
+    const res = await t.api.post(`/v1/domains/${d.id}/verify`);
+    expect(res.status).toBe(200);
+    expect(res.body.status).toBe('verifying');
+    expect(res.body.records.find((r: ApiRecord) => r.record === 'DKIM')).toMatchObject({ status: 'failed', detail: 'key type k=rs\uFFFDa, expected k=rsa' });
+  });
+
   it('logs why an active domain is no longer active', async () => {
     const { body: d } = await t.api.post('/v1/domains', { name: 'logged.example.test' });
     await dns.set(published(d.records));

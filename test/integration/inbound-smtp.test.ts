@@ -175,6 +175,37 @@ describe('MX listener', () => {
     expect((await t.api.get(`/v1/inbound/${id}`)).body).toMatchObject({ subject: 'line endings', text: 'first\nsecond\nthird\n' });
   });
 
+  it('refuses a NUL in EHLO, MAIL FROM or RCPT TO, and takes and processes 8-bit envelope and header bytes', async () => {
+    // Bytes as they come: a peer need not send UTF-8, nor leave out a NUL.
+    const { dialog } = await SmtpDialog.open(t.mxPort);
+    const say = (line: string) => {
+      dialog.write(Buffer.from(`${line}\r\n`, 'latin1'));
+      return dialog.reply();
+    };
+    let queued: string;
+    try {
+      expect(await say('EHLO cli\0ent.test')).toMatch(/^501 /);
+      expect(await say('EHLO cl\xffient.test')).toMatch(/^250[ -]/);
+      expect(await say('MAIL FROM:<a\0b@outside.test>')).toMatch(/^501 /);
+      expect(await say('MAIL FROM:<s\xe9nder@outside.test>')).toMatch(/^250 /);
+      expect(await say('RCPT TO:<desk\0@inbound.test>')).toMatch(/^501 /);
+      expect(await say('RCPT TO:<desk@inbound.test>')).toMatch(/^250 /);
+      expect(await say('DATA')).toMatch(/^354 /);
+      dialog.write(Buffer.from('From: J\xf6rg <j@outside.test>\r\nTo: desk@inbound.test\r\nSubject: caf\xe9 \xff\r\n\r\nbody\r\n.\r\n', 'latin1'));
+      queued = await dialog.reply();
+    } finally {
+      dialog.close();
+    }
+    const id = /queued as (in_\w+)/.exec(queued)![1];
+    const message = await eventually(async () => {
+      const body = (await t.api.get(`/v1/inbound/${id}`)).body;
+      return body.status === 'processed' ? body : undefined;
+    }, 10_000, 'the message to be processed');
+    expect(message).toMatchObject({
+      envelope: { mail_from: 's\uFFFDnder@outside.test', rcpt_to: ['desk@inbound.test'] }, from: 'J\uFFFDrg <j@outside.test>', subject: 'caf\uFFFD \uFFFD',
+    });
+  });
+
   it('drops a client that talks before the greeting', async () => {
     const socket = await new Promise<Socket>((resolve, reject) => {
       const s = new Socket();

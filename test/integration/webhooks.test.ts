@@ -183,6 +183,38 @@ describe('webhook delivery of real events', () => {
   });
 });
 
+describe('a webhook response body with a NUL character', () => {
+  it('is recorded with U+FFFD in its place, and the delivery settled', async () => {
+    // PostgreSQL's text cannot hold U+0000: the attempt could not be written,
+    // the row stayed leased, and the event was POSTed again once it lapsed.
+    await using t = await startTestApp({ env: ALLOW_PRIVATE });
+    const testApi = t.api.as((await t.seed.key({ mode: 'test' })).token);
+    let posts = 0;
+    const server = createServer((req, res) => {
+      posts += 1;
+      req.resume().on('end', () => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\0done'));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+      const hook = (await t.api.post('/v1/webhooks', { url, event_types: ['email.sent'] })).body;
+      const test = await t.api.post(`/v1/webhooks/${hook.id}/test`);
+      expect(test.status).toBe(200);
+      expect(test.body.attempts).toEqual([expect.objectContaining({ succeeded: true, response_body: 'ok\uFFFDdone' })]);
+
+      await sendTestEmail(t, testApi);
+      await t.mailroom.services.webhookDispatcher.drain();
+      const deliveries = (await t.api.get(`/v1/webhooks/${hook.id}/deliveries`)).body.data;
+      const event = deliveries.find((d: { test: boolean }) => !d.test);
+      expect(event).toMatchObject({ status: 'succeeded', attempt_count: 1 });
+      expect(event.attempts).toEqual([expect.objectContaining({ response_status: 200, response_body: 'ok\uFFFDdone' })]);
+      expect(posts).toBe(2);
+    } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
+
 describe('webhook fan-out while no endpoint is enabled', () => {
   it('moves past the events without reading them into deliveries, and an endpoint enabled later hears only of what happens after', async () => {
     await using t = await startTestApp({ env: ALLOW_PRIVATE });
