@@ -72,12 +72,20 @@ interface Host {
   provider?: string;
 }
 
+/**
+ * Of a reply, what an outcome keeps (the recipient's detail, the event): a
+ * server may answer with a megabyte, and every recipient it refuses would
+ * keep it all. The code, the enhanced status and the reason come first.
+ */
+const MAX_KEPT_REPLY_CHARS = 2000;
+const keptReply = (reply: string) => (reply.length > MAX_KEPT_REPLY_CHARS ? `${reply.slice(0, MAX_KEPT_REPLY_CHARS - 1)}…` : reply);
+
 /** The fields every outcome has, from a reply (or a description of what failed). */
 function base(recipient: string, reply: string, code: number | undefined, host: Host | undefined) {
   const enhanced = extractEnhancedStatus(reply);
   return {
     recipient,
-    response: reply,
+    response: keptReply(reply),
     ...(code !== undefined && { smtp_code: code }),
     ...(enhanced && { enhanced_status_code: enhanced }),
     ...(host && { mx_host: host.name }),

@@ -192,11 +192,13 @@ async function rawMx(host: string, replies: { rcpt: (address: string) => string;
   };
 }
 
-describe('a reply with a NUL character', () => {
+describe('replies worded oddly', () => {
   // PostgreSQL's text cannot hold U+0000: an outcome quoting the reply as it
   // came could not be written, and the row would stay leased and be sent again.
   const REFUSED = 'refused@far.test';
   const TAKEN = 'taken@far.test';
+  const VERBOSE = 'verbose@far.test';
+  const LONG_REFUSAL = [...Array.from({ length: 200 }, (_, i) => `550-5.1.1 line ${i} ${'x'.repeat(500)}`), '550 5.1.1 the end'].join('\r\n');
   let dns: TestDns;
   let mx: Awaited<ReturnType<typeof rawMx>>;
   let t: TestApp;
@@ -204,7 +206,7 @@ describe('a reply with a NUL character', () => {
   beforeAll(async () => {
     dns = await startDns([{ type: 'MX', name: 'far.test', exchange: 'mx.far.test', priority: 10 }, { type: 'A', name: 'mx.far.test', address: '127.0.0.5' }]);
     mx = await rawMx('127.0.0.5', {
-      rcpt: (address) => (address === REFUSED ? '550 5.1.1 no such\0user' : '250 ok'),
+      rcpt: (address) => (address === REFUSED ? '550 5.1.1 no such\0user' : address === VERBOSE ? LONG_REFUSAL : '250 ok'),
       endOfData: '250 2.0.0 queued as\0 42',
     });
     t = await startTestApp({ env: directDeliveryEnv(dns.server, mx.port) });
@@ -230,6 +232,14 @@ describe('a reply with a NUL character', () => {
     const { email, events } = await settle(REFUSED);
     expect(email.status).toBe('failed');
     expect(email.recipients[0]).toMatchObject({ status: 'bounced', smtp_code: 550, detail: '550 5.1.1 no such\uFFFDuser' });
+    expect(events).toContain('email.bounced');
+  });
+
+  it('keeps the first 2,000 characters of a 100 KB refusal, not all of it for every recipient', async () => {
+    const { email, events } = await settle(VERBOSE);
+    expect(email.recipients[0]).toMatchObject({ status: 'bounced', smtp_code: 550 });
+    expect(email.recipients[0].detail).toHaveLength(2000);
+    expect(email.recipients[0].detail).toMatch(/^550-5\.1\.1 line 0 x+\n550-5\.1\.1 line 1 x+\n.*…$/s);
     expect(events).toContain('email.bounced');
   });
 
