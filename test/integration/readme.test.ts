@@ -81,7 +81,12 @@ describe('the README, command by command', () => {
   }, 30_000);
 
   afterAll(async () => {
-    server?.kill('SIGTERM');
+    // Its data dir goes once it has stopped: a server shutting down still writes there (its last checkpoint).
+    if (server && server.exitCode === null && server.signalCode === null) {
+      const exited = new Promise((resolve) => server!.once('exit', resolve));
+      server.kill('SIGTERM');
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 15_000))]);
+    }
     receiver.close();
     rmSync(dataDir, { recursive: true, force: true });
     rmSync(scratch, { recursive: true, force: true });
