@@ -444,6 +444,11 @@ async function migrateToLatest(db: Db): Promise<string[]> {
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }
 
+/** PostgreSQL's deadlock_detected and serialization_failure: the transaction was rolled back, and may simply run again. */
+const isTransientConflict = (err: unknown) => ['40P01', '40001'].includes((err as { code?: string } | undefined)?.code ?? '');
+/** Runs of a PostgreSQL write unit after its first, for a stale statement or a transient conflict. */
+const UNIT_RETRIES = 3;
+
 /**
  * PostgreSQL: a pool of connections, a transaction per write unit. There is
  * no group commit to arrange: the server makes each commit durable before it
@@ -463,10 +468,13 @@ function openPostgresStore(pool: pg.Pool): Store {
       // A named statement gone stale (a migration of another node changed its
       // table) fails the transaction; the unit runs again, as a unit whose
       // unique name was taken does, and its statement now has a new name.
-      const done = attempt().catch((err: unknown) => {
-        if (!isUnusableStatement(err)) throw err;
-        return attempt();
+      // A deadlock or a serialisation failure rolled the whole transaction
+      // back too: the unit runs again, a few times at most.
+      const run = (retries: number): Promise<T> => attempt().catch((err: unknown) => {
+        if (retries === 0 || !(isUnusableStatement(err) || isTransientConflict(err))) throw err;
+        return run(retries - 1);
       });
+      const done = run(UNIT_RETRIES);
       inFlight.add(done);
       const settled = () => void inFlight.delete(done);
       done.then(settled, settled);

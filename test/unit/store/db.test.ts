@@ -148,6 +148,25 @@ describe('durability', () => {
 });
 
 describe('writes that need not wait for the disk', () => {
+  it.runIf(onPostgres)('runs a unit again that PostgreSQL picked as a deadlock\'s victim, so both units commit', async () => {
+    await temp.store.write(async (tx) => { await addUsage(tx, 'ws_d', 'p1', 1); await addUsage(tx, 'ws_d', 'p2', 1); });
+    let runs = 0;
+    let arrived = 0;
+    let bothHoldOne!: () => void;
+    const held = new Promise<void>((resolve) => (bothHoldOne = resolve));
+    // Each takes one row, then, once the other holds its own, wants the other's: a deadlock.
+    const unit = (first: string, second: string) => temp.store.write(async (tx) => {
+      runs += 1;
+      await sql`UPDATE send_usage SET count = count + 1 WHERE workspace_id = 'ws_d' AND period = ${first}`.execute(tx);
+      if (++arrived === 2) bothHoldOne();
+      await held;
+      await sql`UPDATE send_usage SET count = count + 1 WHERE workspace_id = 'ws_d' AND period = ${second}`.execute(tx);
+    });
+    await Promise.all([unit('p1', 'p2'), unit('p2', 'p1')]);
+    expect(runs).toBe(3);
+    expect(await usage('ws_d')).toEqual([['p1', 3], ['p2', 3]]);
+  });
+
   it.runIf(onPostgres)('commit on PostgreSQL without waiting for the WAL flush; every other write waits for it', async () => {
     // The test cluster runs without synchronous commits; this database is given them, as a real server has them.
     const database = await createTestDatabase();
