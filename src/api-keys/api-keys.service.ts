@@ -66,7 +66,8 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 const AUTH_CACHE_MS = 5_000;
 const AUTH_CACHE_MAX = 10_000;
 
-// Audit rows wait this long for company, and go in this many per statement.
+// Audit rows wait this long for company, and go in this many per statement,
+// one statement after another so that a key's trail lists its calls in order.
 const ACTIVITY_GATHER_MS = 10;
 const ACTIVITY_ROWS_PER_INSERT = 64;
 
@@ -83,7 +84,7 @@ export function apiKeysService(deps: { store: Store; clock: Clock; pepper: Buffe
   const { store, clock, pepper } = deps;
   const lastTouched = new Map<string, number>();
   const verified = new Map<string, CachedKey>();
-  const writeActivity = coalescedWrite(store, insertActivity, { maxRows: ACTIVITY_ROWS_PER_INSERT, gatherMs: ACTIVITY_GATHER_MS });
+  const writeActivity = coalescedWrite(store, insertActivity, { maxRows: ACTIVITY_ROWS_PER_INSERT, gatherMs: ACTIVITY_GATHER_MS, inOrder: true });
 
   async function lookup(lookupPart: string, now: number): Promise<CachedKey | undefined> {
     const hit = verified.get(lookupPart);

@@ -98,7 +98,10 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** The audit trail of a key - every write it made, newest first. */
+        /**
+         * The audit trail of a key - every write it made, newest first.
+         * @description A row is written just after its response is sent, so it may take a few milliseconds to appear. Calls made one after another through one node are listed in the order they were made.
+         */
         get: operations["listApiKeyActivity"];
         put?: never;
         post?: never;

@@ -17,6 +17,12 @@ export interface CoalescedWriteOptions {
   maxRows?: number;
   /** How long the shared write may wait for company (store.write's gatherMs): only for work no one waits on. */
   gatherMs?: number;
+  /**
+   * Start each shared write only once the one before it has settled, so rows
+   * are positioned in the order they were given even where the store runs
+   * units side by side (PostgreSQL); the next group gathers meanwhile.
+   */
+  inOrder?: boolean;
 }
 
 interface Waiting<R> {
@@ -30,8 +36,9 @@ interface Waiting<R> {
  * of concurrent calls share one call of `write` and one commit.
  */
 export function coalescedWrite<R>(store: Pick<Store, 'write'>, write: (tx: Tx, rows: R[]) => Promise<void>,
-  { maxRows = MAX_COALESCED_ROWS, gatherMs }: CoalescedWriteOptions = {}) {
+  { maxRows = MAX_COALESCED_ROWS, gatherMs, inOrder = false }: CoalescedWriteOptions = {}) {
   let open: { waiting: Array<Waiting<R>>; rows: number } | undefined;
+  let previous: Promise<void> = Promise.resolve();
 
   async function writeTogether(group: { waiting: Array<Waiting<R>> }): Promise<void> {
     try {
@@ -43,7 +50,8 @@ export function coalescedWrite<R>(store: Pick<Store, 'write'>, write: (tx: Tx, r
     } catch (err) {
       if (open === group) open = undefined;
       if (group.waiting.length === 1) return group.waiting[0].reject(err);
-      await Promise.all(group.waiting.map((w) => store.write((tx) => write(tx, w.rows)).then(w.resolve, w.reject)));
+      // One at a time, in order: this is the rare path, and it keeps the callers' order.
+      for (const w of group.waiting) await store.write((tx) => write(tx, w.rows)).then(w.resolve, w.reject);
       return;
     }
     for (const w of group.waiting) w.resolve();
@@ -58,6 +66,7 @@ export function coalescedWrite<R>(store: Pick<Store, 'write'>, write: (tx: Tx, r
     }
     const group = { waiting: [{ rows, resolve, reject }], rows: rows.length };
     open = group;
-    void writeTogether(group);
+    if (inOrder) previous = previous.then(() => writeTogether(group));
+    else void writeTogether(group);
   });
 }

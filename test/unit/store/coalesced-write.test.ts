@@ -48,6 +48,47 @@ describe('inserts of concurrent callers coalesced into one statement', () => {
     expect(statements).toEqual([['a', 'bad', 'b'], ['a'], ['bad'], ['b']]);
   });
 
+  it('with inOrder, starts a shared write only after the one before it, so a store running units side by side keeps the callers\' order', async () => {
+    // Like PostgreSQL's pool: each unit runs at once on a connection of its own, and the first one given is the slowest.
+    const statements: string[][] = [];
+    let delay = 30;
+    const store: Pick<Store, 'write'> = {
+      write: <T>(work: (tx: Tx) => Promise<T>) => new Promise<T>((resolve, reject) => {
+        setTimeout(() => void work({} as Tx).then(resolve, reject), delay);
+        delay = Math.max(0, delay - 20);
+      }),
+    };
+    const insert = async (_tx: Tx, rows: string[]) => { statements.push(rows); };
+
+    const sideBySide = coalescedWrite(store, insert, { maxRows: 1 });
+    await Promise.all([sideBySide(['a']), sideBySide(['b'])]);
+    expect(statements).toEqual([['b'], ['a']]);
+
+    statements.length = 0;
+    delay = 30;
+    const ordered = coalescedWrite(store, insert, { maxRows: 1, inOrder: true });
+    await Promise.all([ordered(['a']), ordered(['b']), ordered(['c'])]);
+    expect(statements).toEqual([['a'], ['b'], ['c']]);
+  });
+
+  it('with inOrder, gathers the callers that come while the write before is committing into the next one', async () => {
+    const statements: string[][] = [];
+    const store: Pick<Store, 'write'> = {
+      // The work runs at once; the commit takes 20 ms.
+      write: async <T>(work: (tx: Tx) => Promise<T>) => {
+        const result = await work({} as Tx);
+        await new Promise((r) => setTimeout(r, 20));
+        return result;
+      },
+    };
+    const write = coalescedWrite(store, async (_tx: Tx, rows: string[]) => { statements.push(rows); }, { inOrder: true });
+    const first = write(['a']);
+    await new Promise((r) => setTimeout(r, 5));
+    expect(statements).toEqual([['a']]);
+    await Promise.all([first, write(['b']), write(['c'])]);
+    expect(statements).toEqual([['a'], ['b', 'c']]);
+  });
+
   it('passes a lone caller\'s failure straight through, without a second try', async () => {
     const { store, insert, statements } = fakeStore(() => true);
     const write = coalescedWrite(store, insert);
