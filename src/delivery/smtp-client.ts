@@ -12,7 +12,7 @@ import { isAscii } from 'node:buffer';
 import net from 'node:net';
 import tls from 'node:tls';
 import { isLoopbackAddress } from '../core/loopback.js';
-import { withoutNul } from '../core/nul.js';
+import { peerText } from '../core/nul.js';
 
 /** RFC 5321 §4.5.3.2 client timeouts, plus the TCP connect the RFC leaves open. */
 export interface SmtpTimeouts {
@@ -141,17 +141,6 @@ function parseEhlo(text: string): Extensions {
   return ext;
 }
 
-/**
- * Reply text has no charset (RFC 5321 §4.2.1): UTF-8 when it is valid UTF-8,
- * the bytes as they are otherwise; a NUL as U+FFFD, or the outcome quoting
- * the reply could not be written to PostgreSQL and the message would go again.
- */
-function decodeReply(latin1: string): string {
-  if (!/[\x80-\xff]/.test(latin1)) return withoutNul(latin1);
-  const utf8 = Buffer.from(latin1, 'latin1').toString('utf8');
-  return withoutNul(utf8.includes('\uFFFD') ? latin1 : utf8);
-}
-
 const CR = 0x0d;
 const LF = 0x0a;
 const DOT = 0x2e;
@@ -271,7 +260,7 @@ export class SmtpSession {
   private readonly onEnd = () => (this.lost = true);
   private readonly onClose = () => {
     // A server that closes with a failure reply it did not end with CRLF has still said why.
-    const reply = /^[45]\d\d[ -]/.test(this.partial) ? decodeReply(this.partial.trim()) : undefined;
+    const reply = /^[45]\d\d[ -]/.test(this.partial) ? peerText(this.partial.trim()) : undefined;
     this.fail(new SmtpSessionError('connection closed unexpectedly', reply, 'ECONNECTION'));
   };
 
@@ -439,7 +428,8 @@ export class SmtpSession {
       const replyText = this.lines.length === 1 ? line : this.lines.join('\n');
       this.lines = [];
       this.linesLength = 0;
-      this.received({ code: /^[2-5]\d\d/.test(replyText) ? Number(replyText.slice(0, 3)) : 0, text: decodeReply(replyText) });
+      // Reply text has no charset (RFC 5321 §4.2.1): UTF-8 when it is valid UTF-8.
+      this.received({ code: /^[2-5]\d\d/.test(replyText) ? Number(replyText.slice(0, 3)) : 0, text: peerText(replyText) });
       if (this.failure) return;
     }
     if (start < text.length) {

@@ -3,7 +3,7 @@
 // typed them: chunked TXT strings, foreign TXT records at the same name, SPF
 // terms around ours, tag order and spacing, trailing dots and case.
 import type { MxRecord } from 'node:dns';
-import { withoutNul } from '../core/nul.js';
+import { peerText } from '../core/nul.js';
 import type { DnsRecordSpec } from './dns-records.js';
 import { parseTagList } from './tag-list.js';
 
@@ -47,8 +47,9 @@ async function checkRecord(record: DnsRecordSpec, dns: DnsLookup): Promise<Outco
         // A TXT record is a list of strings of at most 255 bytes each; a long
         // value such as a 2048-bit DKIM key is split over several, and
         // receivers join them without separators (RFC 7208 §3.3, RFC 6376 §3.6.2.2).
-        // A NUL is U+FFFD: the details quote the text, and PostgreSQL cannot hold U+0000.
-        const texts = (await dns.resolveTxt(record.name)).map((chunks) => withoutNul(chunks.join('')));
+        // Node reads each byte as a character: UTF-8 is decoded, so the details
+        // quote what was published, and a NUL is U+FFFD, which PostgreSQL can hold.
+        const texts = (await dns.resolveTxt(record.name)).map((chunks) => peerText(chunks.join('')));
         if (texts.length === 0) return PENDING;
         if (record.record === 'SPF') return matchSpf(record.value, texts);
         if (record.record === 'DMARC') return matchDmarc(texts);

@@ -162,6 +162,18 @@ describe('verifying a domain through the API', () => {
     expect(res.body.records.find((r: ApiRecord) => r.record === 'DKIM')).toMatchObject({ status: 'failed', detail: 'key type k=rs\uFFFDa, expected k=rsa' });
   });
 
+  it('quotes a TXT record published in UTF-8 as it was written', async () => {
+    // Node reads a TXT record a byte a character: "ä" came back as "Ã¤".
+    const { body: d } = await t.api.post('/v1/domains', { name: 'utf8key.example.test' });
+    const zone = published(d.records).map((r) =>
+      // Chunks of 200 characters: "ä" is two bytes.
+      r.type === 'TXT' && r.name === d.records[0].name ? { ...r, value: d.records[0].value.replace('k=rsa', 'k=rsä').match(/.{1,200}/g) } : r,
+    );
+    await dns.set(zone);
+    const res = await t.api.post(`/v1/domains/${d.id}/verify`);
+    expect(res.body.records.find((r: ApiRecord) => r.record === 'DKIM')).toMatchObject({ status: 'failed', detail: 'key type k=rsä, expected k=rsa' });
+  });
+
   it('logs why an active domain is no longer active', async () => {
     const { body: d } = await t.api.post('/v1/domains', { name: 'logged.example.test' });
     await dns.set(published(d.records));
