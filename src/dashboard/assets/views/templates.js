@@ -113,7 +113,8 @@ function variableRow(variable, changed, remove) {
   const fallback = h('input', { type: 'text', 'aria-label': 'Fallback', value: shown(variable?.fallback), autocomplete: 'off' });
   const sample = h('input', { type: 'text', 'aria-label': 'Sample value', value: shown(variable?.fallback), autocomplete: 'off' });
   const row = h('tr', { class: 'variable-row' },
-    h('td', null, key), h('td', null, type), h('td', { class: 'center' }, required), h('td', null, fallback), h('td', null, sample),
+    h('td', { 'data-label': 'Name' }, key), h('td', { 'data-label': 'Type' }, type), h('td', { class: 'center', 'data-label': 'Required' }, required),
+    h('td', { 'data-label': 'Fallback' }, fallback), h('td', { 'data-label': 'Sample value' }, sample),
     h('td', { class: 'row-actions' }, h('button', { type: 'button', class: 'secondary', onclick: () => remove(row) }, 'Remove')));
   for (const input of [key, type, required, fallback, sample]) input.addEventListener('input', changed);
   return {
