@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { newId } from '../core/ids.js';
 import { newLeaseOwner } from '../core/lease-owner.js';
@@ -51,6 +52,8 @@ export const FAILING_DISABLE_AFTER_MS = 5 * 86_400_000;
 const IDLE_MS = 250;
 /** drain() gives up after this many rounds, so a test cannot spin forever. */
 const MAX_DRAIN_ROUNDS = 200;
+/** drain()'s pause while the events past the watermark are not settled yet (PostgreSQL). */
+const DRAIN_SETTLE_PAUSE_MS = 5;
 const USER_AGENT = 'Mailroom-Webhooks/1.0';
 
 /** The shape of the events the dispatcher follows (a port: the events area provides it). */
@@ -305,7 +308,13 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         const started = await deliverDue();
         const waited = inFlight.size;
         await Promise.allSettled([...inFlight]);
-        if (fanned === 0 && started === 0 && waited === 0) return;
+        if (fanned === 0 && started === 0 && waited === 0) {
+          // On PostgreSQL a batch stops before a position whose transaction
+          // may still be open; it settles in a moment, and the events past it
+          // are not drained until then.
+          if ((await deps.lastEventPos()) <= (await readWatermark(store.db))) return;
+          await sleep(DRAIN_SETTLE_PAUSE_MS);
+        }
       }
       throw new Error(`webhook dispatcher still busy after ${MAX_DRAIN_ROUNDS} rounds`);
     },

@@ -3,7 +3,9 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
+import { newId } from '../../src/core/ids.js';
 import { followerPosition } from '../../src/store/event-log.js';
+import { onPostgres } from '../helpers/database.js';
 import { startDns, type TestDns } from '../helpers/dns.js';
 import { startTestApp, type ApiClient, type TestApp } from '../helpers/app.js';
 
@@ -252,6 +254,41 @@ describe('webhook fan-out while no endpoint is enabled', () => {
       expect(sent.type).toBe('email.sent');
       expect(sent.email_id).toBe(afterwards);
       expect(sent.email_id).not.toBe(whileDisabled);
+    } finally {
+      await receiver.close();
+    }
+  });
+});
+
+// Transactions side by side, each on a connection of its own: PostgreSQL's (SQLite has one writer).
+describe.runIf(onPostgres)('draining webhooks while an event is still being committed', () => {
+  it('waits for the event in flight instead of ending with the events after it not fanned out', async () => {
+    await using t = await startTestApp({ env: ALLOW_PRIVATE });
+    const receiver = await startReceiver([200]);
+    try {
+      const hook = (await t.api.post('/v1/webhooks', { url: receiver.url, event_types: ['email.sent'] })).body;
+      const { db } = t.mailroom.services.store;
+      const event = () => ({ id: newId('evt'), workspace_id: t.workspaceId, type: 'email.sent', data: '{}', created_at: Date.now() });
+      // An event whose transaction is still open holds the position before a committed one.
+      let commit!: () => void;
+      const committing = new Promise<void>((resolve) => (commit = resolve));
+      let inserted!: () => void;
+      const holding = new Promise<void>((resolve) => (inserted = resolve));
+      const inFlight = db.transaction().execute(async (tx) => {
+        await tx.insertInto('events').values(event()).execute();
+        inserted();
+        await committing;
+      });
+      await holding;
+      await db.insertInto('events').values(event()).execute();
+
+      const drained = t.mailroom.services.webhookDispatcher.drain();
+      setTimeout(commit, 200);
+      await drained;
+      await inFlight;
+      const deliveries = (await t.api.get(`/v1/webhooks/${hook.id}/deliveries`)).body.data;
+      expect(deliveries.map((d: { status: string }) => d.status)).toEqual(['succeeded', 'succeeded']);
+      expect(receiver.received).toHaveLength(2);
     } finally {
       await receiver.close();
     }
