@@ -57,6 +57,8 @@ describe.skipIf(!onPostgres)('a node whose PostgreSQL pooler stops for a few sec
       expectStoreUnavailable(await send('late@rcpt.test'), 'createEmail');
       await expect(sendRaw(app.submissionPort, { from: 'ann@acme.test', to: ['r9@rcpt.test'] }, 'From: ann@acme.test\r\nTo: r9@rcpt.test\r\nSubject: x\r\n\r\nx\r\n', { user: 'apikey', pass: app.token }))
         .rejects.toMatchObject({ responseCode: 451, response: expect.stringMatching(/^451 4\.3\.0 /) });
+      await expect(sendRaw(app.mxPort, { from: 'someone@outside.test', to: ['desk@acme.test'] }, 'From: someone@outside.test\r\nTo: desk@acme.test\r\nSubject: x\r\n\r\nx\r\n'))
+        .rejects.toMatchObject({ responseCode: 451, response: expect.stringMatching(/^451 4\.3\.0 /) });
       // Past the worker's retry of a held outcome, and a claim or two.
       await new Promise((r) => setTimeout(r, 3_000));
       await bouncer.up();
