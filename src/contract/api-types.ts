@@ -3213,8 +3213,8 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `storage_full`: the server's storage (its disk, or PostgreSQL's) is full, so nothing of the request was kept. Retry-After says when to try again. */
-        StorageFull: {
+        /** @description `storage_full`: the server's storage (its disk, or PostgreSQL's) is full, so nothing of the request was kept. `store_unavailable`: the server's store cannot be reached or locked right now (PostgreSQL or its pooler restarting, SQLite locked by another process), so nothing of the request was kept. Retry-After says when to try again. */
+        ServiceUnavailable: {
             headers: {
                 /** @description Seconds to wait before repeating the request. */
                 "Retry-After"?: number;
@@ -3273,7 +3273,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listApiKeys: {
@@ -3305,7 +3305,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createApiKey: {
@@ -3339,7 +3339,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getApiKey: {
@@ -3367,7 +3367,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     revokeApiKey: {
@@ -3393,7 +3393,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listApiKeyActivity: {
@@ -3426,7 +3426,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createAttachment: {
@@ -3457,7 +3457,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listBroadcasts: {
@@ -3488,7 +3488,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createBroadcast: {
@@ -3522,7 +3522,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getBroadcast: {
@@ -3550,7 +3550,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteBroadcast: {
@@ -3577,7 +3577,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateBroadcast: {
@@ -3611,7 +3611,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     previewBroadcastAudience: {
@@ -3645,7 +3645,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     previewBroadcast: {
@@ -3679,7 +3679,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sendBroadcastTest: {
@@ -3713,7 +3713,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sendBroadcast: {
@@ -3747,7 +3747,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     pauseBroadcast: {
@@ -3776,7 +3776,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     resumeBroadcast: {
@@ -3805,7 +3805,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     cancelBroadcast: {
@@ -3834,7 +3834,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listContacts: {
@@ -3870,7 +3870,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createContact: {
@@ -3904,7 +3904,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     bulkUpsertContacts: {
@@ -3938,7 +3938,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     upsertContactByEmail: {
@@ -3972,7 +3972,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getContact: {
@@ -4000,7 +4000,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteContact: {
@@ -4026,7 +4026,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateContact: {
@@ -4060,7 +4060,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     unsubscribeContact: {
@@ -4094,7 +4094,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     addContactTag: {
@@ -4121,7 +4121,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     removeContactTag: {
@@ -4148,7 +4148,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listDomains: {
@@ -4180,7 +4180,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createDomain: {
@@ -4211,7 +4211,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getDomain: {
@@ -4239,7 +4239,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteDomain: {
@@ -4266,7 +4266,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateDomain: {
@@ -4300,7 +4300,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     verifyDomain: {
@@ -4328,7 +4328,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     rotateDomainDkim: {
@@ -4357,7 +4357,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listEmails: {
@@ -4400,7 +4400,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createEmail: {
@@ -4434,7 +4434,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     checkEmail: {
@@ -4464,7 +4464,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createEmailBatch: {
@@ -4500,7 +4500,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getEmail: {
@@ -4528,7 +4528,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateEmail: {
@@ -4562,7 +4562,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getEmailRaw: {
@@ -4590,7 +4590,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getEmailAttachment: {
@@ -4620,7 +4620,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     cancelEmail: {
@@ -4648,7 +4648,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     resendEmail: {
@@ -4677,7 +4677,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listEmailEvents: {
@@ -4710,7 +4710,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listEvents: {
@@ -4748,7 +4748,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getEvent: {
@@ -4776,7 +4776,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listInboundEmails: {
@@ -4816,7 +4816,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getInboundEmail: {
@@ -4844,7 +4844,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getInboundEmailRaw: {
@@ -4872,7 +4872,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getInboundAttachment: {
@@ -4902,7 +4902,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listQueue: {
@@ -4931,7 +4931,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listQueueItems: {
@@ -4964,7 +4964,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     retryQueue: {
@@ -4996,7 +4996,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     holdQueue: {
@@ -5027,7 +5027,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     releaseQueue: {
@@ -5058,7 +5058,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listSuppressions: {
@@ -5090,7 +5090,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createSuppression: {
@@ -5124,7 +5124,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteSuppression: {
@@ -5151,7 +5151,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listTags: {
@@ -5181,7 +5181,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createTag: {
@@ -5215,7 +5215,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteTag: {
@@ -5241,7 +5241,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listTemplates: {
@@ -5272,7 +5272,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createTemplate: {
@@ -5306,7 +5306,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     previewTemplate: {
@@ -5337,7 +5337,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getTemplate: {
@@ -5366,7 +5366,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteTemplate: {
@@ -5393,7 +5393,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateTemplate: {
@@ -5428,7 +5428,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     publishTemplate: {
@@ -5463,7 +5463,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     duplicateTemplate: {
@@ -5501,7 +5501,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listTemplateVersions: {
@@ -5535,7 +5535,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getTemplateVersion: {
@@ -5565,7 +5565,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     renderTemplate: {
@@ -5600,7 +5600,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWebhooks: {
@@ -5632,7 +5632,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createWebhook: {
@@ -5666,7 +5666,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getWebhook: {
@@ -5694,7 +5694,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteWebhook: {
@@ -5720,7 +5720,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateWebhook: {
@@ -5754,7 +5754,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     rotateWebhookSecret: {
@@ -5786,7 +5786,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     testWebhook: {
@@ -5818,7 +5818,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWebhookDeliveries: {
@@ -5852,7 +5852,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getWebhookDelivery: {
@@ -5881,7 +5881,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     replayWebhookDelivery: {
@@ -5915,7 +5915,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            503: components["responses"]["StorageFull"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
 }

@@ -35,6 +35,7 @@ export type ErrorCode =
   | 'daily_quota_exceeded'
   | 'monthly_quota_exceeded'
   | 'storage_full'
+  | 'store_unavailable'
   | 'internal_error';
 
 export const HTTP_STATUS: Record<ErrorCode, number> = {
@@ -70,6 +71,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   daily_quota_exceeded: 429,
   monthly_quota_exceeded: 429,
   storage_full: 503,
+  store_unavailable: 503,
   internal_error: 500,
 };
 

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import { newLeaseOwner } from '../core/lease-owner.js';
 import { workLoop } from '../core/work-loop.js';
-import { isStoreFull, type Store, type Tx } from '../store/db.js';
+import { isStoreFull, isStoreRefusingWrites, type Store, type Tx } from '../store/db.js';
 import { extendLeases, freeGoneLeases } from '../store/lease.js';
 import {
   nextAttemptDelayMs, parseReply, classifyBounce,
@@ -157,8 +157,8 @@ const MAX_ROWS_PER_RECORD = 256;
  * the concurrency: a store slow to take outcomes holds back new claims.
  */
 const MAX_UNRECORDED_SHARE = 4;
-/** While the store is full: how often an outcome waiting to be written, or a claim, is tried again. */
-const STORE_FULL_RETRY_MS = 2_000;
+/** While the store is full or cannot be reached: how often an outcome waiting to be written, or a claim, is tried again. */
+const STORE_RETRY_MS = 2_000;
 
 /** A finished delivery waiting for its outcome to be written. */
 interface Finished {
@@ -210,15 +210,17 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     return result;
   };
   const unrecordedRoom = () => concurrency * MAX_UNRECORDED_SHARE - inFlight.size;
-  /** Finished rows whose outcome the store, full, refused: nothing more is claimed until they are written. */
-  let outcomesWaitingForRoom = 0;
-  /** When a claim last found the store full (undefined once one goes through). */
-  let claimFoundStoreFull: number | undefined;
-  /** Aborted as the worker stops: outcomes waiting for room give up, and their rows' leases cover them. */
+  /** Finished rows whose outcome the store, full or unreachable, refused: nothing more is claimed until they are written. */
+  let outcomesWaitingForStore = 0;
+  /** When a claim last found the store full or unreachable (undefined once one goes through). */
+  let claimFoundStoreRefusing: number | undefined;
+  /** Aborted as the worker stops: outcomes waiting for the store give up, and their rows' leases cover them. */
   const stopping = new AbortController();
 
-  function noteStoreFull(err: unknown): void {
-    if (outcomesWaitingForRoom === 0 && claimFoundStoreFull === undefined) logger.error({ err }, 'the store is full: delivery pauses until it takes writes again');
+  /** Logs the pause once, as it begins: the outcomes and claims tried again meanwhile say nothing new. */
+  function noteStorePause(err: unknown): void {
+    if (outcomesWaitingForStore > 0 || claimFoundStoreRefusing !== undefined) return;
+    logger.error({ err }, `${isStoreFull(err) ? 'the store is full' : 'the store cannot be reached'}: delivery pauses until it takes writes again`);
   }
   const freeSlots = () => Math.min(concurrency - attempting, unrecordedRoom());
 
@@ -455,10 +457,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   }
 
   /**
-   * Writes a finished row's outcome; while the store is full, tries again
-   * every STORE_FULL_RETRY_MS, the row kept in flight with its lease
-   * renewed. The remote may have the message: an outcome given up on would
-   * send it again once the lease lapsed.
+   * Writes a finished row's outcome; while the store is full or cannot be
+   * reached, tries again every STORE_RETRY_MS, the row kept in flight with
+   * its lease renewed. The remote may have the message: an outcome given up
+   * on would send it again once the lease lapsed.
    */
   async function recordOutcome(finished: Finished): Promise<void> {
     let waiting = false;
@@ -467,17 +469,17 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         try {
           return await recordOutcomes([finished]);
         } catch (err) {
-          if (!isStoreFull(err) || stopping.signal.aborted) throw err;
+          if (!isStoreRefusingWrites(err) || stopping.signal.aborted) throw err;
           if (!waiting) {
-            noteStoreFull(err);
+            noteStorePause(err);
             waiting = true;
-            outcomesWaitingForRoom++;
+            outcomesWaitingForStore++;
           }
-          await sleep(STORE_FULL_RETRY_MS, undefined, { signal: stopping.signal });
+          await sleep(STORE_RETRY_MS, undefined, { signal: stopping.signal });
         }
       }
     } finally {
-      if (waiting) outcomesWaitingForRoom--;
+      if (waiting) outcomesWaitingForStore--;
     }
   }
 
@@ -492,19 +494,20 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     wakesDuringRound: 'dropped',
     onError: (err) => logger.error({ err }, 'could not claim delivery work'),
     async round() {
-      // A full store takes no outcome: nothing more is sent until it takes writes again.
-      if (outcomesWaitingForRoom > 0) return STORE_FULL_RETRY_MS;
-      if (claimFoundStoreFull !== undefined && clock.now() - claimFoundStoreFull < STORE_FULL_RETRY_MS) return STORE_FULL_RETRY_MS;
-      if (idle && freeSlots() > 0) {
-        // An idle worker reads before it claims (a write transaction): an idle round is this one read.
-        const now = clock.now();
-        const skip = closedDomains(now);
-        const due = skip === 'all' ? undefined : await nextDueAt(store.db, skip);
-        if (due === undefined || due > now) return sleepUntil(due, now);
-      }
+      // A store that takes no outcome (full, or out of reach) is sent nothing more until it takes writes again.
+      if (outcomesWaitingForStore > 0) return STORE_RETRY_MS;
+      if (claimFoundStoreRefusing !== undefined && clock.now() - claimFoundStoreRefusing < STORE_RETRY_MS) return STORE_RETRY_MS;
       let free: number;
       let claimed: QueueItem[];
       try {
+        if (idle && freeSlots() > 0) {
+          // An idle worker reads before it claims (a write transaction): an idle round is this one read.
+          const now = clock.now();
+          const skip = closedDomains(now);
+          const due = skip === 'all' ? undefined : await nextDueAt(store.db, skip);
+          claimFoundStoreRefusing = undefined;
+          if (due === undefined || due > now) return sleepUntil(due, now);
+        }
         ({ free, claimed } = await exclusive(async () => {
           const slots = freeSlots();
           const items = slots > 0 ? await claim(slots) : [];
@@ -512,12 +515,12 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
           return { free: slots, claimed: items };
         }));
       } catch (err) {
-        if (!isStoreFull(err)) throw err;
-        noteStoreFull(err);
-        claimFoundStoreFull = clock.now();
-        return STORE_FULL_RETRY_MS;
+        if (!isStoreRefusingWrites(err)) throw err;
+        noteStorePause(err);
+        claimFoundStoreRefusing = clock.now();
+        return STORE_RETRY_MS;
       }
-      claimFoundStoreFull = undefined;
+      claimFoundStoreRefusing = undefined;
       if (free > 0) idle = claimed.length === 0;
       if (claimed.length > 0 && claimed.length === free) return 0;
       if (free === 0) return undefined;
@@ -538,11 +541,19 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
 
   // Leases are renewed while deliveries run, so a slow MX (RFC 5321 allows
   // minutes per command) never lets a second worker take the same row.
+  // While the store cannot take them, renewals fail one after another: the
+  // first failure is logged, the rest until one succeeds are not.
+  let renewalFailing = false;
   async function renewLeases(): Promise<void> {
     if (inFlight.size === 0) return;
     const until = clock.now() + leaseMs;
-    await store.write((tx) => extendLeases(tx, 'outbound_queue', [...inFlight.keys()], owner, until))
-      .catch((err) => logger.error({ err }, 'could not renew delivery leases'));
+    try {
+      await store.write((tx) => extendLeases(tx, 'outbound_queue', [...inFlight.keys()], owner, until));
+      renewalFailing = false;
+    } catch (err) {
+      if (!renewalFailing || !isStoreRefusingWrites(err)) logger.error({ err }, 'could not renew delivery leases');
+      renewalFailing = true;
+    }
   }
 
   const worker: DeliveryWorker = {

@@ -5,7 +5,7 @@ import type Router from '@koa/router';
 import type { Logger } from 'pino';
 import { AppError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
-import { isStoreFull } from '../store/db.js';
+import { isStoreFull, isStoreUnavailable } from '../store/db.js';
 import { chargeUnrouted, errorBody, type AppState, type HttpDeps, type OpMiddleware } from './op.js';
 
 // The Koa application: request id -> error shaper (which also turns an
@@ -104,12 +104,19 @@ function mounted(router: Router<AppState>): RouterMiddleware {
 /** How long a client is asked to wait when the store is full: long enough for an operator's alert to be seen. */
 const STORAGE_FULL_RETRY_SECONDS = 30;
 
-/** Known errors keep their code; a full store is 503; anything else becomes a 500 that echoes no internal text. */
+/** How long a client is asked to wait when the store cannot be reached: a database restart or a pooler's failover takes seconds. */
+const STORE_UNAVAILABLE_RETRY_SECONDS = 5;
+
+/** Known errors keep their code; a full or unreachable store is 503; anything else becomes a 500 that echoes no internal text. */
 function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
   if (isStoreFull(err)) {
     return new AppError('storage_full', 'The server\'s storage is full: nothing of this request was kept. Try again later.',
       { headers: { 'Retry-After': String(STORAGE_FULL_RETRY_SECONDS) } });
+  }
+  if (isStoreUnavailable(err)) {
+    return new AppError('store_unavailable', 'The server\'s store cannot be reached right now: nothing of this request was kept. Try again in a few seconds.',
+      { headers: { 'Retry-After': String(STORE_UNAVAILABLE_RETRY_SECONDS) } });
   }
   const status = (err as { status?: number; expose?: boolean }).status;
   if (typeof status === 'number' && status >= 400 && status < 500 && (err as { expose?: boolean }).expose) {

@@ -234,6 +234,46 @@ export function readAtOneMoment<T>(db: Db, work: (tx: Tx) => Promise<T>): Promis
  */
 export const isStoreFull = (err: unknown): boolean => ['SQLITE_FULL', '53100'].includes((err as { code?: string } | undefined)?.code ?? '');
 
+/**
+ * PostgreSQL's answers when the server cannot serve a session now: the
+ * server stopping (57P01 admin_shutdown, as pg_ctl restart or a terminated
+ * backend answers; 57P02 crash_shutdown), starting or in recovery (57P03),
+ * or out of connections (53300). Class 08 (connection exception, which
+ * PgBouncer uses for its own refusals) is matched by prefix.
+ */
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
+/** The socket's errors on the way to the database or its pooler. */
+const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
+/**
+ * What node-postgres throws with no code: a connection that closed under a
+ * query or before its greeting; a new connection past connectionTimeoutMillis;
+ * a wait for a free client of the pool past it.
+ */
+const UNAVAILABLE_PG_MESSAGES = new Set([
+  'Connection terminated unexpectedly',
+  'Connection terminated due to connection timeout',
+  'timeout exceeded when trying to connect',
+]);
+
+/**
+ * Whether a statement failed because the store cannot be reached or locked
+ * right now: PostgreSQL (or the pooler before it) restarting, gone or out of
+ * connections; SQLite's write lock held by another process past
+ * busy_timeout (SQLITE_BUSY and its extended codes). Nothing of a write unit
+ * that failed so was kept, unless the connection dropped while its COMMIT
+ * was on the way; it can succeed once the store is back.
+ */
+export function isStoreUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  if (typeof code !== 'string') return UNAVAILABLE_PG_MESSAGES.has(err.message);
+  return UNAVAILABLE_SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code) || UNAVAILABLE_SOCKET_CODES.has(code)
+    || code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_');
+}
+
+/** Whether a write failed for a reason that passes by itself or with an operator's help (a full or an unreachable store): try it again later. */
+export const isStoreRefusingWrites = (err: unknown): boolean => isStoreFull(err) || isStoreUnavailable(err);
+
 /** The codes a unique index answers a clashing write with, on PostgreSQL and on SQLite. */
 const UNIQUE_VIOLATIONS = new Set(['23505', 'SQLITE_CONSTRAINT_UNIQUE', 'SQLITE_CONSTRAINT_PRIMARYKEY']);
 

@@ -28,6 +28,8 @@ export interface ScriptedMxOptions {
   tls?: boolean;
   /** Advertise PIPELINING (RFC 2920); true by default, as smtp-server does. */
   pipelining?: boolean;
+  /** Awaited once a message is read, before DATA is answered: holds the sender waiting on the reply. */
+  hold?: (ctx: MxReplyContext) => Promise<void>;
   /** Further smtp-server options (SIZE, AUTH, hidden extensions, TLS versions), over the ones above. */
   server?: Partial<SMTPServerOptions>;
 }
@@ -128,8 +130,9 @@ export async function startScriptedMx(options: ScriptedMxOptions = {}): Promise<
     },
     onData(stream, session, callback) {
       readAll(stream).then(
-        (raw) => {
+        async (raw) => {
           const ctx = contextOf(session);
+          await options.hold?.(ctx);
           const line = script('data', ctx);
           if (line !== undefined && !line.startsWith('2')) return callback(replyError(line));
           received.push({ mailFrom: ctx.mailFrom ?? '', rcptTo: ctx.rcptTo, raw, secure: session.secure });

@@ -19,6 +19,10 @@ const START_DEADLINE_MS = 10_000;
 export interface TestPgBouncer {
   /** The database of `databaseUrl`, through the pooler. */
   url: string;
+  /** Stops the pooler at once (its clients' connections drop), keeping its settings for up(). */
+  down(): Promise<void>;
+  /** Starts the pooler again on the same port; resolves once it answers. */
+  up(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -45,36 +49,58 @@ export async function startPgBouncer(databaseUrl: string, serverConnections: num
     '',
   ].join('\n'), { mode: 0o600 });
   if (asRoot) for (const file of ['', 'pgbouncer.ini']) chownSync(join(dir, file), ...ownerOf(OS_USER));
-
-  const child: ChildProcess = asRoot
-    ? spawn('runuser', ['-u', OS_USER, '--', PGBOUNCER, join(dir, 'pgbouncer.ini')], { stdio: 'ignore' })
-    : spawn(PGBOUNCER, [join(dir, 'pgbouncer.ini')], { stdio: 'ignore' });
   const url = new URL(databaseUrl);
   url.host = `127.0.0.1:${port}`;
 
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const stop = async () => {
+  let running: { child: ChildProcess; exited: Promise<unknown> } | undefined;
+  const down = async () => {
+    if (!running) return;
+    const { child, exited } = running;
+    running = undefined;
     // PgBouncer itself, by its pid; runuser then exits with it (signalled, it
-    // would wait two seconds before passing the signal on).
+    // would wait two seconds before passing the signal on). SIGTERM is its
+    // immediate shutdown: client connections are closed under their queries.
     const pid = Number(readIfThere(join(dir, 'pgbouncer.pid')));
     if (pid > 0 && child.exitCode === null) process.kill(pid, 'SIGTERM');
     else if (child.exitCode === null) child.kill('SIGTERM');
     await exited;
+  };
+  const stop = async () => {
+    await down();
     rmSync(dir, { recursive: true, force: true });
   };
+  const up = async () => {
+    if (running) return;
+    const child: ChildProcess = asRoot
+      ? spawn('runuser', ['-u', OS_USER, '--', PGBOUNCER, join(dir, 'pgbouncer.ini')], { stdio: 'ignore' })
+      : spawn(PGBOUNCER, [join(dir, 'pgbouncer.ini')], { stdio: 'ignore' });
+    running = { child, exited: new Promise((resolve) => child.once('exit', resolve)) };
+    await answering(url.toString(), () => child.exitCode !== null).catch(async (err: unknown) => {
+      const log = readIfThere(join(dir, 'pgbouncer.log'));
+      await down();
+      throw new Error(`PgBouncer did not start: ${(err as Error).message}\n${log}`);
+    });
+  };
 
+  try {
+    await up();
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  return { url: url.toString(), down, up, stop };
+}
+
+/** Resolves once the pooler at `url` runs a query; rejects past the start deadline or once `gone()`. */
+async function answering(url: string, gone: () => boolean): Promise<void> {
   for (const deadline = Date.now() + START_DEADLINE_MS; ;) {
-    const client = new pg.Client({ connectionString: url.toString() });
+    const client = new pg.Client({ connectionString: url });
     try {
       await client.connect();
       await client.query('SELECT 1');
-      return { url: url.toString(), stop };
+      return;
     } catch (err) {
-      if (Date.now() > deadline || child.exitCode !== null) {
-        const log = readIfThere(join(dir, 'pgbouncer.log'));
-        await stop();
-        throw new Error(`PgBouncer did not start: ${(err as Error).message}\n${log}`);
-      }
+      if (Date.now() > deadline || gone()) throw err;
       await delay(50);
     } finally {
       await client.end().catch(() => undefined);

@@ -1,3 +1,5 @@
+import { Writable } from 'node:stream';
+import pg from 'pg';
 import pino from 'pino';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
@@ -7,6 +9,7 @@ import { systemClock } from '../../../src/core/clock.js';
 import { createDeliveryWorker, type OutboundEmails } from '../../../src/delivery/delivery.worker.js';
 import { enqueue } from '../../../src/delivery/queue.repo.js';
 import type { DkimSigner } from '../../../src/delivery/index.js';
+import type { Store } from '../../../src/store/db.js';
 
 // A message the remote took must not go out again because the store was too
 // full to write its outcome. SQLite's page limit fails a write exactly as a
@@ -70,5 +73,75 @@ describe.skipIf(onPostgres)('the delivery worker on a full store', () => {
     expect(recorded.size).toBe(3);
     expect([...sent.values()]).toEqual([1, 1, 1]);
     expect([...recorded.values()]).toEqual([1, 1, 1]);
+  });
+});
+
+/** What node-postgres throws while nothing listens where the database was (as a stopped pooler leaves it). */
+async function connectionRefused(): Promise<unknown> {
+  const client = new pg.Client({ connectionString: 'postgres://u:p@127.0.0.1:1/db' });
+  return client.connect().then(() => { throw new Error('port 1 answered'); }, (err: unknown) => err);
+}
+
+describe('the delivery worker while the store cannot be reached', () => {
+  it('holds a delivered row\'s outcome until the store is back, claims nothing meanwhile, logs the pause once, and sends each message once', async () => {
+    const refused = await connectionRefused();
+    let down = false;
+    let refusedWrites = 0;
+    const store: Store = {
+      ...temp.store,
+      write: (work, options) => {
+        if (!down) return temp.store.write(work, options);
+        refusedWrites++;
+        return Promise.reject(refused);
+      },
+    };
+    await store.write(async (tx) => {
+      for (let i = 0; i < 3; i++) await enqueue(tx, [{ workspaceId: 'ws_1', emailId: `em_${i}`, domains: ['rcpt.example'], dueAt: 0, lifetimeMs: 60_000, now: 0 }]);
+    });
+    const sent = new Map<string, number>();
+    const recorded = new Map<string, number>();
+    const emails: OutboundEmails = {
+      async handOff() {},
+      async load(items) {
+        return new Map(items.map((item) => [item.id, {
+          mode: 'live' as const, message: { raw: Buffer.from('Subject: Hi\r\n\r\nx\r\n'), builtNow: false }, mailFrom: 'b@send.example',
+          dkim: [], recipients: [{ id: `rcpt_${item.emailId}`, address: `${item.emailId}@rcpt.example` }], skipped: [],
+        }]));
+      },
+      async record(_tx, done) {
+        for (const { item } of done) recorded.set(item.emailId, (recorded.get(item.emailId) ?? 0) + 1);
+      },
+    };
+    const logged: string[] = [];
+    const sink = new Writable({ write(chunk, _enc, done) { logged.push(JSON.parse(String(chunk)).msg); done(); } });
+    const worker = createDeliveryWorker({
+      store, clock: systemClock, logger: pino({ level: 'error' }, sink), emails, sinkOnly: false, concurrency: 1, idleMs: 20,
+      signer: {} as DkimSigner,
+      async transport(d) {
+        const emailId = d.recipients[0].replace(/@.*/, '');
+        sent.set(emailId, (sent.get(emailId) ?? 0) + 1);
+        // The store goes away while the first message is on the wire.
+        if (refusedWrites === 0) down = true;
+        return d.recipients.map((recipient) => ({ recipient, status: 'delivered' as const, smtp_code: 250, response: '250 ok', mx_host: 'mx' }));
+      },
+    });
+    const stop = new AbortController();
+    const running = worker.run(stop.signal);
+    try {
+      await new Promise((r) => setTimeout(r, 4_500));
+      expect([...sent.values()]).toEqual([1]);
+      expect(recorded.size).toBe(0);
+      // The held outcome was tried again, and nothing else was claimed meanwhile.
+      expect(refusedWrites).toBeGreaterThanOrEqual(2);
+      down = false;
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline && recorded.size < 3;) await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      stop.abort();
+      await running;
+    }
+    expect(recorded.size).toBe(3);
+    expect([...sent.values()]).toEqual([1, 1, 1]);
+    expect([...recorded.values()]).toEqual([1, 1, 1]);
+    expect(logged).toEqual(['the store cannot be reached: delivery pauses until it takes writes again']);
   });
 });

@@ -1,0 +1,112 @@
+import { fork } from 'node:child_process';
+import { resolve } from 'node:path';
+import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import { loadContract } from '../../src/contract/contract.js';
+import { startTestApp, type ApiResponse } from '../helpers/app.js';
+import { createTestDatabase, onPostgres } from '../helpers/database.js';
+import { publishDkim, startDns } from '../helpers/dns.js';
+import { directDeliveryEnv, startScriptedMx } from '../helpers/mx.js';
+import { startPgBouncer } from '../helpers/pgbouncer.js';
+import { eventually, sendRaw, startSmtpTestApp, type SmtpTestApp } from '../helpers/smtp-app.js';
+
+// A store that cannot be reached for a while (PostgreSQL or its pooler
+// restarting; a SQLite file locked by another process) refuses requests with
+// a retryable 503 and SMTP 451, and the delivery worker holds the outcomes of
+// messages the remote already took until it can write them: nothing is lost,
+// and nothing goes out twice.
+
+const MX_HOST = '127.0.0.2';
+const contract = loadContract();
+
+function expectStoreUnavailable(res: ApiResponse, operationId: string): void {
+  expect(res.status).toBe(503);
+  expect(res.headers.get('retry-after')).toBe('5');
+  expect(res.body.error).toMatchObject({ code: 'store_unavailable', message: expect.stringMatching(/cannot be reached right now: nothing of this request was kept/) });
+  expect(contract.checkResponse(operationId, 503, res.body)).toBeUndefined();
+}
+
+describe.skipIf(!onPostgres)('a node whose PostgreSQL pooler stops for a few seconds', () => {
+  it('answers 503 store_unavailable and SMTP 451 meanwhile, and delivers every message in flight exactly once', async () => {
+    const database = await createTestDatabase();
+    const bouncer = await startPgBouncer(database.url, 4);
+    const testDns = await startDns([{ type: 'MX', name: 'rcpt.test', exchange: 'mx.rcpt.test', priority: 10 }, { type: 'A', name: 'mx.rcpt.test', address: MX_HOST }]);
+    let releaseHeld!: () => void;
+    const held = new Promise<void>((r) => (releaseHeld = r));
+    let atMx = 0;
+    // Each message waits at the MX, its DATA unanswered, until the pooler is down.
+    const mx = await startScriptedMx({ host: MX_HOST, hold: async () => { atMx++; await held; } });
+    let t: SmtpTestApp | undefined;
+    try {
+      t = await startSmtpTestApp({ env: { MAILROOM_DATABASE_URL: bouncer.url, MAILROOM_DATABASE_PREPARED_STATEMENTS: 'false', ...directDeliveryEnv(testDns.server, mx.port) } });
+      const app = t;
+      await publishDkim(testDns, await app.seed.activeDomain('acme.test'));
+      const send = (to: string) => app.api.post('/v1/emails', { from: 'ann@acme.test', to, subject: 'While the store goes away', text: 'Hello.' });
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const res = await send(`r${i}@rcpt.test`);
+        expect(res.status).toBe(201);
+        ids.push(res.body.id);
+      }
+      await eventually(async () => (atMx === ids.length ? true : undefined), 10_000, 'every message at the MX');
+
+      await bouncer.down();
+      releaseHeld();
+      await mx.waitFor(ids.length);
+      expectStoreUnavailable(await app.api.get(`/v1/emails/${ids[0]}`), 'getEmail');
+      expectStoreUnavailable(await send('late@rcpt.test'), 'createEmail');
+      await expect(sendRaw(app.submissionPort, { from: 'ann@acme.test', to: ['r9@rcpt.test'] }, 'From: ann@acme.test\r\nTo: r9@rcpt.test\r\nSubject: x\r\n\r\nx\r\n', { user: 'apikey', pass: app.token }))
+        .rejects.toMatchObject({ responseCode: 451, response: expect.stringMatching(/^451 4\.3\.0 /) });
+      await expect(sendRaw(app.mxPort, { from: 'someone@outside.test', to: ['desk@acme.test'] }, 'From: someone@outside.test\r\nTo: desk@acme.test\r\nSubject: x\r\n\r\nx\r\n'))
+        .rejects.toMatchObject({ responseCode: 451, response: expect.stringMatching(/^451 4\.3\.0 /) });
+      // Past the worker's retry of a held outcome, and a claim or two.
+      await new Promise((r) => setTimeout(r, 3_000));
+      await bouncer.up();
+
+      for (const id of ids) {
+        await eventually(async () => ((await app.api.get(`/v1/emails/${id}`)).body.status === 'delivered' ? true : undefined), 15_000, `${id} delivered`);
+      }
+      const after = await send('after@rcpt.test');
+      expect(after.status).toBe(201);
+      await mx.waitFor(ids.length + 1, 10_000);
+      await eventually(async () => ((await app.api.get(`/v1/emails/${after.body.id}`)).body.status === 'delivered' ? true : undefined), 10_000, 'the send after delivered');
+      // Held outcomes were written once the store was back: no row is left to go out again.
+      const { rows: [{ n }] } = await sql<{ n: number }>`SELECT count(*) AS n FROM outbound_queue`.execute(app.mailroom.services.store.db);
+      expect(Number(n)).toBe(0);
+      const received = mx.received.flatMap((m) => m.rcptTo).sort();
+      expect(received).toEqual([...ids.map((_, i) => `r${i}@rcpt.test`), 'after@rcpt.test'].sort());
+    } finally {
+      releaseHeld();
+      await bouncer.up().catch(() => undefined);
+      await t?.close();
+      await mx.stop();
+      await testDns.stop();
+      await bouncer.stop();
+      await database.drop();
+    }
+  });
+});
+
+const SECOND_WRITER_LOCK = resolve(import.meta.dirname, '../helpers/sqlite-lock-holder.ts');
+
+describe.skipIf(onPostgres)('a SQLite store whose write lock another process holds past busy_timeout', () => {
+  it('answers 503 store_unavailable, and takes the same request once the lock is let go', async () => {
+    await using t = await startTestApp();
+    const file = t.databaseUrl.replace(/^sqlite:/, '');
+    const holder = fork(SECOND_WRITER_LOCK, [file, '30000'], { execArgv: ['--import', 'tsx'], stdio: 'ignore' });
+    const exited = new Promise((r) => holder.once('exit', r));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        holder.once('message', () => resolve());
+        holder.once('exit', (code) => reject(new Error(`the lock holder exited (${code}) before it held the lock`)));
+      });
+      // Every write unit waits out busy_timeout (5 s) first; background work queued meanwhile may take its turn before this one.
+      const refused = await t.api.post('/v1/domains', { name: 'locked.test' });
+      expectStoreUnavailable(refused, 'createDomain');
+    } finally {
+      holder.kill();
+      await exited;
+    }
+    expect((await t.api.post('/v1/domains', { name: 'locked.test' })).status).toBe(201);
+  });
+});
