@@ -33,7 +33,8 @@ export class ApiError extends Error {
    * @param {number} status  0 when the server could not be reached
    * @param {string} message
    * @param {string} [requestId]
-   * @param {{ code?: string, param?: string }} [details]  the API's machine code, and the field it names
+   * @param {{ code?: string, param?: string, retryAfter?: number }} [details]  the API's machine code, the field it names,
+   *   and the seconds to wait before trying again (a 429's Retry-After)
    */
   constructor(status, message, requestId, details = {}) {
     super(message);
@@ -41,6 +42,7 @@ export class ApiError extends Error {
     this.requestId = requestId;
     this.code = details.code;
     this.param = details.param;
+    this.retryAfter = details.retryAfter;
   }
 }
 
@@ -72,8 +74,9 @@ export async function request(key, method, path, options = {}) {
   if (res.ok) return body;
   /** @type {ErrorBody | undefined} */
   const error = body?.error;
+  const retryAfter = Number(res.headers.get('Retry-After') ?? '') || undefined;
   throw new ApiError(res.status, error?.message ?? `The server answered ${res.status} ${res.statusText}.`,
-    error?.request_id ?? res.headers.get('X-Request-Id') ?? undefined, { code: error?.code, param: error?.param });
+    error?.request_id ?? res.headers.get('X-Request-Id') ?? undefined, { code: error?.code, param: error?.param, retryAfter });
 }
 
 /**
