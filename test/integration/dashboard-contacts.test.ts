@@ -191,6 +191,9 @@ describe('the Contacts view in Chromium', () => {
     expect(ann).toMatchObject({ name: 'Annie Lee', properties: { company: 'Acme', plan: 'pro' } });
     expect(ann.tags.map((x) => x.name).sort()).toEqual(['news', 'vip']);
     expect((await contactByEmail('max@example.com'))!).toMatchObject({ name: 'Max', tags: [], properties: {} });
+    await page.goto(`${t.url}/dashboard/#/contacts/${ann.id}`);
+    await page.getByRole('heading', { name: 'ann.lee0@example.com', level: 1 }).waitFor();
+    await shots('contact');
   });
 
   it('reads semicolons, and says why it sends nothing for an empty file, a header alone or no email column', async () => {
@@ -240,7 +243,6 @@ describe('the Contacts view in Chromium', () => {
     await page.getByRole('button', { name: 'Save the name' }).click();
     await note('The name was saved.');
     expect((await contactByEmail('max@example.com'))!.name).toBe('Maxine Moss');
-    await shots('contact');
 
     await page.getByRole('button', { name: 'Unsubscribe' }).click();
     const dialog = page.getByRole('dialog');

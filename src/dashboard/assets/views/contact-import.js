@@ -238,13 +238,15 @@ function showReading(where, reading) {
     return;
   }
   const { rows, columns, skipped } = reading;
-  const progress = h('div');
   const summary = h('div');
   const start = h('button', { type: 'button', disabled: rows.length === 0 }, `Import ${count(rows.length, 'contact', 'contacts')}`);
+  // The button gives way to the progress: an import is started once.
+  const actions = h('div', { class: 'actions import-actions' }, start,
+    rows.length > BULK_LIMIT && h('span', { class: 'muted small' }, `Sent ${BULK_LIMIT.toLocaleString()} at a time.`));
   start.addEventListener('click', () => void whileBusy(start, async () => {
-    start.hidden = true;
-    fill(progress, progressBar(0, rows.length, 'Rows imported'));
-    const result = await importRows(rows, (done) => fill(progress, progressBar(done, rows.length, 'Rows imported')));
+    const progress = (/** @type {number} */ done) => fill(actions, progressBar(done, rows.length, 'Rows imported'));
+    progress(0);
+    const result = await importRows(rows, progress);
     showSummary(summary, { ...result, failures: [...skipped, ...result.failures].sort((a, b) => a.line - b.line) });
   }));
   fill(where,
@@ -257,23 +259,22 @@ function showReading(where, reading) {
       ], columns),
       rows.length > 0 && [h('h3', null, rows.length > SAMPLE_ROWS ? `The first ${SAMPLE_ROWS}` : 'The contacts'),
         table([
-          { header: 'Line', cell: (r) => String(r.line), className: 'num' },
+          { header: 'Line', cell: (r) => String(r.line), className: 'num line-number' },
           { header: 'Address', cell: (r) => r.item.email || h('span', { class: 'muted' }, '(empty)'), role: 'primary' },
           { header: 'Name', cell: (r) => r.item.name ?? '' },
           { header: 'Tags', cell: (r) => (r.item.tags ?? []).join(', ') },
           { header: 'Properties', cell: (r) => Object.entries(r.item.properties ?? {}).map(([k, v]) => `${k}: ${v}`).join(', ') },
         ], rows.slice(0, SAMPLE_ROWS))],
       skipped.length > 0 && [h('h3', null, `${count(skipped.length, 'row is', 'rows are')} not read whole, and will not be sent`), ...failureTable(skipped)],
-      h('div', { class: 'actions import-actions' }, start, h('span', { class: 'muted small' },
-        rows.length > BULK_LIMIT ? `Sent ${BULK_LIMIT.toLocaleString()} at a time.` : ''))),
-    progress, summary);
+      actions),
+    summary);
 }
 
 /** @param {Failure[]} failures */
 function failureTable(failures) {
   return [
     table([
-      { header: 'Line', cell: (f) => String(f.line), className: 'num' },
+      { header: 'Line', cell: (f) => String(f.line), className: 'num line-number' },
       { header: 'Address', cell: (f) => f.email || h('span', { class: 'muted' }, '(none)'), role: 'primary' },
       { header: 'Reason', cell: (f) => f.message, className: 'prose' },
     ], failures.slice(0, SHOWN_FAILURES)),

@@ -24,8 +24,7 @@ import { CONTACT_IMPORT_ROUTES } from './contact-import.js';
  *   created_at: string, updated_at: string }} Contact
  */
 
-const STATUSES = /** @type {Array<[ContactStatus, string]>} */ ([['subscribed', 'Subscribed'], ['unsubscribed', 'Unsubscribed'],
-  ['cleaned', 'Cleaned (bounced or complained)']]);
+const STATUSES = /** @type {ContactStatus[]} */ (['subscribed', 'unsubscribed', 'cleaned']);
 const TIERS = /** @type {Array<[Tier, string]>} */ ([['no_data', 'No data yet'], ['new', 'New'], ['engaged', 'Engaged'],
   ['at_risk', 'At risk'], ['inactive', 'Inactive'], ['cold', 'Cold']]);
 /** The list's filters, named as the API names them, kept in the route's query. */
@@ -92,7 +91,7 @@ async function showContacts({ view, query }) {
   /** @param {string} id @param {string} name @param {Array<[string, string]>} options @param {string} any */
   const select = (id, name, options, any) => h('select', { id }, h('option', { value: '' }, any),
     options.map(([value, label]) => h('option', { value, selected: query.get(name) === value }, label)));
-  const status = select('filter-status', 'status', STATUSES, 'any');
+  const status = select('filter-status', 'status', STATUSES.map((s) => [s, s]), 'any');
   const tier = select('filter-tier', 'engagement_tier', TIERS, 'any');
   const tag = select('filter-tag', 'tag_id', tags.map((t) => [t.id, t.name]), tags.length > 0 ? 'any' : 'no tags yet');
   const filters = h('form', { class: 'filters', role: 'search', onsubmit: (event) => {
@@ -109,9 +108,9 @@ async function showContacts({ view, query }) {
   const addForm = addContactForm();
   const filtered = FILTERS.some((f) => query.has(f));
   fill(view,
-    h('div', { class: 'title-row' }, h('h1', null, 'Contacts'), h('span', { class: 'spacer' }),
+    h('div', { class: 'title-row contacts-title' }, h('h1', null, 'Contacts'), h('span', { class: 'spacer' }),
       h('a', { href: '#/contacts/tags', class: 'button-link secondary' }, 'Tags'),
-      h('a', { href: '#/contacts/import', class: 'button-link secondary' }, 'Import a CSV file'),
+      h('a', { href: '#/contacts/import', class: 'button-link secondary' }, 'Import CSV'),
       h('button', { type: 'button', onclick: () => {
         // The form is below the list: brought into view, ready to type in.
         addForm.scrollIntoView({ block: 'start' });
@@ -229,9 +228,7 @@ function renderContact(view, contact, tags) {
     h('p', null, h('a', { href: '#/contacts' }, '← All contacts'), ' · id ', code(contact.id)),
     details(/** @type {Array<[string, Children]>} */ ([
       ['Name', contact.name ?? none()],
-      ['Status', [badge(contact.status), contact.status === 'cleaned' && h('span', { class: 'reason' }, 'The address bounced hard or complained.')]],
-      ...(contact.unsubscribed_at ? /** @type {Array<[string, Children]>} */ ([['Unsubscribed', [time(contact.unsubscribed_at),
-        contact.unsubscribe_reason && h('span', { class: 'reason' }, contact.unsubscribe_reason)]]]) : []),
+      ...statusRows(contact),
       ['Engagement', tierLabel(contact.engagement_tier)],
       ['Created', time(contact.created_at)],
       ['Updated', time(contact.updated_at)],
@@ -240,6 +237,17 @@ function renderContact(view, contact, tags) {
       tagsPanel(contact, tags),
       namePanel(contact),
       propertiesPanel(contact)));
+}
+
+/** What the status badge beside the address does not say: since when, and why. @param {Contact} contact */
+function statusRows(contact) {
+  /** @type {Array<[string, Children]>} */
+  const rows = [];
+  if (contact.unsubscribed_at) {
+    rows.push(['Unsubscribed', [time(contact.unsubscribed_at), contact.unsubscribe_reason && h('span', { class: 'reason' }, contact.unsubscribe_reason)]]);
+  }
+  if (contact.status === 'cleaned') rows.push(['Cleaned', 'The address bounced hard or complained: no email goes to it.']);
+  return rows;
 }
 
 /** @param {Contact} contact @param {Tag[]} tags */
@@ -259,7 +267,7 @@ function tagsPanel(contact, tags) {
       });
     } }, '×')));
   const offered = tags.filter((t) => !contact.tags.some((own) => own.id === t.id));
-  const name = h('input', { id: 'add-tag', type: 'text', maxlength: 100, autocomplete: 'off', list: 'tag-names', placeholder: 'a tag, old or new' });
+  const name = h('input', { id: 'add-tag', type: 'text', maxlength: 100, autocomplete: 'off', list: 'tag-names', placeholder: 'existing or new' });
   const add = h('button', { type: 'submit', class: 'secondary' }, 'Add tag');
   const form = h('form', { class: 'inline-form', onsubmit: (event) => {
     event.preventDefault();
@@ -315,7 +323,7 @@ function namePanel(contact) {
 /** @param {Contact} contact */
 function propertiesPanel(contact) {
   const entries = Object.entries(contact.properties);
-  return h('section', { class: 'panel' }, h('h2', null, 'Properties'),
+  return h('section', { class: 'panel contact-properties' }, h('h2', null, 'Properties'),
     entries.length === 0
       ? h('p', { class: 'muted' }, 'None. Properties come with the API or a CSV import, and broadcasts read them as ',
         code('{{ contact.properties.<name> }}'), '.')
