@@ -41,7 +41,10 @@ const KNOWN_COLUMNS = /** @type {Record<string, Role>} */ ({
 const ROLE_LABELS = /** @type {Record<Role, string>} */ ({
   email: 'Address', name: 'Name', first_name: 'First name', last_name: 'Last name', tags: 'Tags', property: 'Property', ignored: 'Ignored: no name',
 });
-const DELIMITERS = /** @type {Record<string, string>} */ ({ ',': 'commas', ';': 'semicolons', '\t': 'tabs', '|': 'bars' });
+/** The separators Papa Parse tells apart, by name. */
+const DELIMITERS = /** @type {Record<string, string>} */ ({ ',': 'comma', ';': 'semicolon', '\t': 'tab', '|': 'bar' });
+/** @param {string} delimiter */
+const delimiterName = (delimiter) => DELIMITERS[delimiter] ?? `“${delimiter}”`;
 
 /** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
 export const CONTACT_IMPORT_ROUTES = [[/^\/contacts\/import$/, showImport]];
@@ -115,7 +118,7 @@ function readContacts(papa, source) {
     const cell = (/** @type {Role} */ role) => record.cells[columns.findIndex((c) => c.role === role)]?.trim() ?? '';
     if (record.errors.length > 0 || record.cells.length > columns.length) {
       skipped.push({ line: record.line, email: cell('email') || null, message: record.errors[0]?.message
-        ?? `${record.cells.length} cells where the header names ${columns.length} columns: a comma inside a value needs the value in quotes.` });
+        ?? `${record.cells.length} cells where the header names ${columns.length} columns: a ${delimiterName(delimiter)} inside a value needs the value in quotes.` });
       continue;
     }
     rows.push({ line: record.line, item: bulkItem(columns, record.cells) });
@@ -252,7 +255,7 @@ function showReading(where, reading) {
   fill(where,
     h('section', { class: 'panel import-reading' },
       h('h2', null, 'As read'),
-      h('p', null, `${count(rows.length + skipped.length, 'row', 'rows')} of contacts under the header, in ${count(reading.lines, 'line', 'lines')}, columns separated by ${DELIMITERS[reading.delimiter] ?? `“${reading.delimiter}”`}.`),
+      h('p', null, `${count(rows.length + skipped.length, 'row', 'rows')} of contacts under the header, in ${count(reading.lines, 'line', 'lines')}, columns separated by ${DELIMITERS[reading.delimiter] ? `${DELIMITERS[reading.delimiter]}s` : `“${reading.delimiter}”`}.`),
       table([
         { header: 'Column', cell: (c) => (c.header ? code(c.header) : h('span', { class: 'muted' }, '(no name)')), role: 'primary' },
         { header: 'Read as', cell: (c) => (c.role === 'property' ? ['Property ', code(c.header)] : ROLE_LABELS[c.role]) },
