@@ -256,10 +256,11 @@ function showReading(where, reading) {
     h('section', { class: 'panel import-reading' },
       h('h2', null, 'As read'),
       h('p', null, `${count(rows.length + skipped.length, 'row', 'rows')} of contacts under the header, in ${count(reading.lines, 'line', 'lines')}, columns separated by ${DELIMITERS[reading.delimiter] ? `${DELIMITERS[reading.delimiter]}s` : `“${reading.delimiter}”`}.`),
-      table([
+      // Read as the status of a row, so that a phone shows each column on one line.
+      h('div', { class: 'import-columns' }, table([
         { header: 'Column', cell: (c) => (c.header ? code(c.header) : h('span', { class: 'muted' }, '(no name)')), role: 'primary' },
-        { header: 'Read as', cell: (c) => (c.role === 'property' ? ['Property ', code(c.header)] : ROLE_LABELS[c.role]) },
-      ], columns),
+        { header: 'Read as', cell: (c) => (c.role === 'property' ? ['Property ', code(c.header)] : ROLE_LABELS[c.role]), role: 'status' },
+      ], columns)),
       rows.length > 0 && [h('h3', null, rows.length > SAMPLE_ROWS ? `The first ${SAMPLE_ROWS}` : 'The contacts'),
         table([
           { header: 'Line', cell: (r) => String(r.line), className: 'num line-number' },
