@@ -3,7 +3,7 @@
 // status, engagement, tag), a form to add one, and each contact's page (its
 // name, properties and tags, unsubscribe and delete); and the tags, on a page
 // of their own. Importing a CSV file is views/contact-import.js.
-import { api } from '../api.js';
+import { api, ApiError } from '../api.js';
 import { loadRecord, pagedTable } from '../lists.js';
 import { hashOf, navigate } from '../nav.js';
 import {
@@ -145,7 +145,7 @@ function addContactForm() {
   const tags = h('input', { id: 'new-contact-tags', type: 'text', autocomplete: 'off', placeholder: 'news, customers' });
   const formErrors = h('div');
   const submit = h('button', { type: 'submit' }, 'Add contact');
-  const form = h('form', { class: 'panel contact-form', id: 'contact-add', novalidate: true, onsubmit: (event) => {
+  const form = h('form', { class: 'panel contact-form', novalidate: true, onsubmit: (event) => {
     event.preventDefault();
     void whileBusy(submit, async () => {
       const tagNames = tags.value.split(',').map((t) => t.trim()).filter(Boolean);
@@ -250,6 +250,24 @@ function statusRows(contact) {
   return rows;
 }
 
+/**
+ * The tag of this name, made when there is none. One the picker did not offer (past the first hundred, or made
+ * since) is found by the API's refusal, which names it.
+ * @param {string} name
+ * @returns {Promise<TagRef & { created?: boolean }>}
+ */
+async function tagNamed(name) {
+  try {
+    /** @type {Tag} */
+    const tag = await api('POST', '/v1/tags', { body: { name } });
+    return { ...tag, created: true };
+  } catch (err) {
+    const existing = err instanceof ApiError && err.code === 'already_exists' ? err.body.tag_id : undefined;
+    if (typeof existing !== 'string') throw err;
+    return { id: existing, name };
+  }
+}
+
 /** @param {Contact} contact @param {Tag[]} tags */
 function tagsPanel(contact, tags) {
   const path = contactPath(contact.id);
@@ -280,10 +298,10 @@ function tagsPanel(contact, tags) {
       try {
         // Names are matched without regard to case, as the API does; a new name is made a tag first.
         const known = tags.find((t) => t.name.toLowerCase() === wanted.toLowerCase());
-        /** @type {TagRef} */
-        const tag = known ?? await api('POST', '/v1/tags', { body: { name: wanted } });
+        /** @type {TagRef & { created?: boolean }} */
+        const tag = known ?? await tagNamed(wanted);
         await api('POST', `${path}/tags/${encodeURIComponent(tag.id)}`);
-        navigate(location.hash, known ? `The tag “${tag.name}” was added.` : `The tag “${tag.name}” was created and added.`);
+        navigate(location.hash, tag.created ? `The tag “${tag.name}” was created and added.` : `The tag “${tag.name}” was added.`);
       } catch (err) {
         fill(errors, errorBox(err));
       }
