@@ -71,6 +71,9 @@ const lineBreaks = (text) => text.match(/\r\n|\r|\n/g)?.length ?? 0;
 // ---------------------------------------------------------------------------
 // Reading
 
+/** Lines of nothing but spaces and separators, which Papa Parse skips, at the start of a text. @param {string} delimiter */
+const blankLinesPattern = (delimiter) => new RegExp(`^(?:[ \\t${delimiter.replace(/[\]\\^-]/g, '\\$&')}]*(?:\\r\\n|\\r|\\n))*`);
+
 /** What a header names. @param {string} header */
 function roleOf(header) {
   if (!header.trim()) return 'ignored';
@@ -91,10 +94,14 @@ function readContacts(papa, source) {
   let delimiter = ',';
   let consumed = 0;
   let line = 1;
+  /** @type {RegExp | undefined} */
+  let blankLines;
   papa.parse(text, { delimiter: '', skipEmptyLines: 'greedy', step: (row) => {
-    // The row starts after the blank lines skipped before it; a quoted cell may hold line breaks of its own.
+    blankLines ??= blankLinesPattern(row.meta.delimiter);
+    // The row starts after the lines skipped before it (blank, or empty cells only, as a spreadsheet leaves them);
+    // a quoted cell may hold line breaks of its own.
     const segment = text.slice(consumed, row.meta.cursor);
-    records.push({ line: line + lineBreaks(/^[\r\n]*/.exec(segment)?.[0] ?? ''), cells: row.data,
+    records.push({ line: line + lineBreaks(blankLines.exec(segment)?.[0] ?? ''), cells: row.data,
       errors: row.errors.filter((e) => e.type !== 'Delimiter') });
     line += lineBreaks(segment);
     consumed = row.meta.cursor;
