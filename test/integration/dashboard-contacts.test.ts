@@ -307,6 +307,7 @@ describe('the Contacts view in Chromium', () => {
     await page.getByRole('button', { name: 'Create tag' }).click();
     await note('The tag “Partners” was created.');
     await rows().filter({ hasText: 'Partners' }).waitFor();
+    await shots('tags');
 
     const early = rows().filter({ hasText: 'Early birds' });
     await early.getByRole('button', { name: 'Delete' }).click();
@@ -315,7 +316,7 @@ describe('the Contacts view in Chromium', () => {
     expect(names).toContain('Partners');
     expect(names).not.toContain('Early birds');
 
-    await rows().filter({ hasText: 'vip' }).getByRole('link', { name: 'Show its contacts' }).click();
+    await rows().getByRole('link', { name: 'vip', exact: true }).click();
     await page.waitForURL(/#\/contacts\?tag_id=tag_/);
     await expect.poll(async () => (await listed()).sort()).toEqual(['ann.lee0@example.com', 'fay.lee15@example.com', 'kim@example.com', 'nia@example.com']);
   });

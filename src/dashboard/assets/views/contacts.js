@@ -364,7 +364,7 @@ function showTags({ view, query }) {
   fill(view,
     h('h1', null, 'Tags'),
     h('p', null, h('a', { href: '#/contacts' }, '← All contacts')),
-    h('p', { class: 'muted' }, 'Labels on contacts; a broadcast goes to the contacts with the tags it names. A tag is also made when a contact is given a new one.'),
+    h('p', { class: 'muted' }, 'Labels on contacts; a broadcast goes to the contacts with the tags it names. Open a tag for its contacts. A tag is also made when a contact is given a new one.'),
     list,
     h('h2', null, 'New tag'),
     h('form', { class: 'inline-form', onsubmit: (event) => {
@@ -382,8 +382,8 @@ function showTags({ view, query }) {
     errors.slot('name', 'Name'), near);
   /** @type {import('../ui.js').Column<Tag>[]} */
   const columns = [
-    { header: 'Name', cell: (t) => h('span', { class: 'tag' }, t.name), role: 'primary' },
-    { header: 'Contacts', cell: (t) => h('a', { href: hashOf('/contacts', new URLSearchParams({ tag_id: t.id })) }, 'Show its contacts') },
+    { header: 'Name', cell: (t) => h('a', { href: hashOf('/contacts', new URLSearchParams({ tag_id: t.id })), class: 'tag',
+      title: `The contacts tagged ${t.name}` }, t.name), role: 'primary' },
     { header: 'Created', cell: (t) => time(t.created_at), className: 'nowrap' },
     actionsColumn((t) => rowAction('Delete', 'danger',
       `Delete the tag “${t.name}”? It is taken off every contact that has it, and an audience chosen by it no longer finds them.`, async () => {
