@@ -210,6 +210,8 @@ describe('the Contacts view in Chromium', () => {
     await choose('nomail.csv', 'address,name\nnia@example.com,Nia\n');
     await refusal.filter({ hasText: 'No column is named “email”' }).waitFor();
     expect(await refusal.textContent()).toContain('“address”, “name”');
+    await choose('twice.csv', 'Email,name,email address\nnia@example.com,Nia,nia@example.org\n');
+    await refusal.filter({ hasText: 'The first line names “Email” and “email address”, one column twice' }).waitFor();
     expect(await page.getByRole('button', { name: /^Import/ }).count()).toBe(0);
     expect(await count()).toBe(before);
 

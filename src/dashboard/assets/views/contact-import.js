@@ -113,8 +113,14 @@ function readContacts(papa, source) {
   if (!columns.some((c) => c.role === 'email')) {
     return { refusal: `No column is named “email”. The first line must name the columns, one of them email, for the addresses; this one names ${columns.map((c) => `“${c.header}”`).join(', ')}.` };
   }
-  const twice = columns.find((c, i) => c.role !== 'ignored' && columns.findIndex((o) => o.header.toLowerCase() === c.header.toLowerCase()) !== i);
-  if (twice) return { refusal: `The first line names the column “${twice.header}” twice: say which one to use by renaming or removing the other.` };
+  // "Email" and "email address" are one column twice; "Company" and "company" are two properties, as the API has them.
+  const keyOf = (/** @type {CsvColumn} */ c) => (c.role === 'property' ? `property ${c.header}` : c.role);
+  const twice = columns.find((c, i) => c.role !== 'ignored' && columns.findIndex((o) => keyOf(o) === keyOf(c)) !== i);
+  if (twice) {
+    const first = columns.find((c) => keyOf(c) === keyOf(twice));
+    const named = first?.header === twice.header ? `the column “${twice.header}” twice` : `“${first?.header}” and “${twice.header}”, one column twice`;
+    return { refusal: `The first line names ${named}: rename or remove one, so that it is clear which to use.` };
+  }
   if (body.length === 0) return { refusal: 'The file has its header line but no contacts under it.' };
 
   /** @type {CsvRow[]} */
