@@ -239,7 +239,7 @@ describe('the Contacts view in Chromium', () => {
       (i === 1500 ? 'p1500 at example.com,P,' : `p${i}@example.com,P${i},${i === 1200 ? '"line one\nline two"' : ''}`))];
     await page.goto(`${t.url}/dashboard/#/contacts/import`);
     await page.getByLabel('CSV file').setInputFiles({ name: 'many.csv', mimeType: 'text/csv', buffer: Buffer.from(lines.join('\n')) });
-    await page.locator('.import-reading').filter({ hasText: 'Sent 1,000 at a time.' }).waitFor();
+    await page.locator('.import-reading').filter({ hasText: 'Sent 1,000 at a time at most.' }).waitFor();
     await page.getByRole('button', { name: 'Import 2,100 contacts' }).click();
     const summary = page.locator('.import-summary');
     await summary.waitFor({ timeout: 30_000 });
@@ -248,6 +248,54 @@ describe('the Contacts view in Chromium', () => {
     expect(await summary.locator('tbody td.line-number').allTextContents()).toEqual(['1503']);
     expect(await page.getByRole('progressbar', { name: 'Rows imported' }).getAttribute('aria-valuenow')).toBe('2100');
     expect((await contactByEmail('p1200@example.com'))!.properties).toEqual({ note: 'line one\nline two' });
+  });
+
+  it('sends a file of long properties in requests small enough for the API\'s 4 MiB body limit', async () => {
+    // A thousand rows of ten 480-character properties are some 4.9 MB of JSON: more than one request may carry.
+    const long = (i: number, p: number) => `${i}-${p}-`.padEnd(480, 'x');
+    const lines = [['email', ...Array.from({ length: 10 }, (_, p) => `p${p}`)].join(','),
+      ...Array.from({ length: 1000 }, (_, i) => [`long${i}@example.com`, ...Array.from({ length: 10 }, (_, p) => long(i, p))].join(','))];
+    await page.goto(`${t.url}/dashboard/#/contacts/import`);
+    await page.getByLabel('CSV file').setInputFiles({ name: 'long.csv', mimeType: 'text/csv', buffer: Buffer.from(lines.join('\n')) });
+    await page.getByRole('button', { name: 'Import 1,000 contacts' }).click();
+    const summary = page.locator('.import-summary');
+    await summary.waitFor({ timeout: 30_000 });
+    expect(await summary.locator('h2').textContent()).toBe('Import finished');
+    expect(await summary.locator('[data-stat="created"] .stat-value').textContent()).toBe('1,000');
+    expect((await contactByEmail('long999@example.com'))!.properties.p9).toBe(long(999, 9));
+  });
+
+  it('waits out the rate limit, and stops at a request that fails, saying from which line nothing was sent', async () => {
+    const lines = ['email', ...Array.from({ length: 1500 }, (_, i) => `r${i}@example.com`)];
+    // The first request is refused for the rate limit, the next passes, the one after fails.
+    let calls = 0;
+    await page.route('**/v1/contacts/bulk', async (route) => {
+      calls++;
+      if (calls === 1) {
+        await route.fulfill({ status: 429, headers: { 'Retry-After': '1', 'Content-Type': 'application/json' },
+          body: JSON.stringify({ error: { code: 'rate_limit_exceeded', message: 'Too many requests.', request_id: 'req_1' } }) });
+      } else if (calls === 3) {
+        await route.fulfill({ status: 503, headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ error: { code: 'storage_full', message: 'The disk is full.', request_id: 'req_3' } }) });
+      } else {
+        await route.continue();
+      }
+    });
+    try {
+      await page.goto(`${t.url}/dashboard/#/contacts/import`);
+      await page.getByLabel('CSV file').setInputFiles({ name: 'r.csv', mimeType: 'text/csv', buffer: Buffer.from(lines.join('\n')) });
+      await page.getByRole('button', { name: 'Import 1,500 contacts' }).click();
+      const summary = page.locator('.import-summary');
+      await summary.waitFor();
+      expect(await summary.locator('h2').textContent()).toBe('Import stopped');
+      expect(await summary.getByRole('alert').textContent()).toBe('The disk is full.');
+      await summary.getByText('The rows from line 1002 on were not sent.').waitFor();
+      expect(await summary.locator('[data-stat="created"] .stat-value').textContent()).toBe('1,000');
+      expect(await page.getByRole('progressbar', { name: 'Rows imported' }).getAttribute('aria-valuenow')).toBe('1000');
+      expect(calls).toBe(3);
+    } finally {
+      await page.unroute('**/v1/contacts/bulk');
+    }
   });
 
   it('adds and removes tags on a contact\'s page, edits its name, unsubscribes it and deletes it', async () => {

@@ -25,8 +25,10 @@ import { attach, code, errorBox, fill, h, progressBar, table, whileBusy } from '
  *   errors: Array<{ index: number, email: string | null, code: string, message: string }> }} BulkResult
  */
 
-/** bulkUpsertContacts takes at most this many contacts a request. */
+/** bulkUpsertContacts takes at most this many contacts a request… */
 const BULK_LIMIT = 1000;
+/** …in a body of at most 4 MiB: a file of many long properties is sent in smaller requests (a little room kept for the wrapper). */
+const BULK_BYTES = 4 * 1024 * 1024 - 1024;
 /** Rows shown as read, before importing. */
 const SAMPLE_ROWS = 5;
 /** Failed rows listed in the summary; the rest are counted. */
@@ -174,6 +176,29 @@ async function bulk(items) {
 }
 
 /**
+ * The rows in requests of at most BULK_LIMIT rows and BULK_BYTES of JSON.
+ * @param {CsvRow[]} rows
+ */
+function chunks(rows) {
+  const encoder = new TextEncoder();
+  /** @type {CsvRow[][]} */
+  const out = [];
+  let bytes = 0;
+  for (const row of rows) {
+    const size = encoder.encode(JSON.stringify(row.item)).length + 1;
+    const last = out.at(-1);
+    if (last && last.length < BULK_LIMIT && bytes + size <= BULK_BYTES) {
+      last.push(row);
+      bytes += size;
+    } else {
+      out.push([row]);
+      bytes = size;
+    }
+  }
+  return out;
+}
+
+/**
  * Sends the rows in chunks, calling `progress` after each; stops at the first request that fails.
  * @param {CsvRow[]} rows
  * @param {(done: number) => void} progress
@@ -181,10 +206,10 @@ async function bulk(items) {
 async function importRows(rows, progress) {
   let created = 0;
   let updated = 0;
+  let done = 0;
   /** @type {Failure[]} */
   const failures = [];
-  for (let start = 0; start < rows.length; start += BULK_LIMIT) {
-    const chunk = rows.slice(start, start + BULK_LIMIT);
+  for (const chunk of chunks(rows)) {
     try {
       const answer = await bulk(chunk.map((r) => r.item));
       created += answer.created;
@@ -193,7 +218,8 @@ async function importRows(rows, progress) {
     } catch (err) {
       return { created, updated, failures, stopped: { line: chunk[0].line, err } };
     }
-    progress(start + chunk.length);
+    done += chunk.length;
+    progress(done);
   }
   return { created, updated, failures, stopped: undefined };
 }
@@ -258,7 +284,7 @@ function showReading(where, reading) {
   const start = h('button', { type: 'button', disabled: rows.length === 0 }, `Import ${count(rows.length, 'contact', 'contacts')}`);
   // The button gives way to the progress: an import is started once.
   const actions = h('div', { class: 'actions import-actions' }, start,
-    rows.length > BULK_LIMIT && h('span', { class: 'muted small' }, `Sent ${BULK_LIMIT.toLocaleString()} at a time.`));
+    rows.length > BULK_LIMIT && h('span', { class: 'muted small' }, `Sent ${BULK_LIMIT.toLocaleString()} at a time at most.`));
   start.addEventListener('click', () => void whileBusy(start, async () => {
     const progress = (/** @type {number} */ done) => fill(actions, progressBar(done, rows.length, 'Rows imported'));
     progress(0);
