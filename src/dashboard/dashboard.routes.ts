@@ -26,15 +26,18 @@ const ASSETS = {
   'app.js': JS, 'api.js': JS, 'ui.js': JS, 'nav.js': JS, 'lists.js': JS, 'preview.js': JS,
   'code-editor.js': JS, [EDITOR_BUNDLE]: JS,
   'views/templates.js': JS, 'views/webhooks.js': JS, 'views/analytics.js': JS, 'views/queue.js': JS, 'views/broadcasts.js': JS,
+  'views/contacts.js': JS, 'views/contact-import.js': JS,
 } as const;
 
 /**
- * Files of packages the page uses, served under vendor/ from node_modules: uPlot draws the analytics chart.
- * Resolved as Node resolves a package, so it holds for src/ and dist/ alike.
+ * Files of packages the page uses, served under vendor/ from node_modules: uPlot draws the analytics chart,
+ * Papa Parse reads the CSV files of a contact import. Resolved as Node resolves a package, so it holds for
+ * src/ and dist/ alike.
  */
 const VENDOR_ASSETS = {
   'vendor/uplot.js': ['uplot/dist/uPlot.iife.min.js', JS],
   'vendor/uplot.css': ['uplot/dist/uPlot.min.css', CSS],
+  'vendor/papaparse.js': ['papaparse/papaparse.min.js', JS],
 } as const;
 
 /**

@@ -47,6 +47,10 @@ describe('the dashboard\'s layout in Chromium', () => {
     expect(template.status).toBe(201);
     ids.template = template.body.id;
     for (let i = 0; i < 3; i++) expect((await t.api.post('/v1/contacts', { email: `reader${i}@example.com`, tags: ['news'] })).status).toBe(201);
+    const reader = await t.api.post('/v1/contacts', { email: LONG_TO, name: 'Alexandria Konstantinopoulou-Vanderberg',
+      tags: ['news', 'customers-in-the-european-economic-area', 'vip'], properties: { company: 'Acme International Holdings', note: LONG_SUBJECT } });
+    expect(reader.status).toBe(201);
+    ids.contact = reader.body.id;
     const from = `News <news@${LONG_DOMAIN}>`;
     const draft = await t.api.post('/v1/broadcasts', { name: 'November update', from, subject: 'November', text: 'News' });
     ids.draft = draft.body.id;
@@ -145,7 +149,8 @@ describe('the dashboard\'s layout in Chromium', () => {
   });
 
   it('offers the way back to the list beside a record that cannot be read', async () => {
-    for (const [route, list] of [['#/emails/em_doesnotexist', 'All emails'], ['#/webhooks/wh_doesnotexist', 'All endpoints']]) {
+    for (const [route, list] of [['#/emails/em_doesnotexist', 'All emails'], ['#/webhooks/wh_doesnotexist', 'All endpoints'],
+      ['#/contacts/ct_doesnotexist', 'All contacts']]) {
       await open(route);
       await page.getByRole('alert').waitFor();
       await page.getByRole('link', { name: `← ${list}` }).click();
@@ -196,6 +201,16 @@ describe('the dashboard\'s layout in Chromium', () => {
     return { row, subject: (await link.boundingBox())!, created: (await row.locator('time').boundingBox())!, display };
   };
 
+  it('keeps every section of the navigation on one line of a 1280-pixel window', async () => {
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await open('#/contacts');
+    const links = await page.getByRole('navigation', { name: 'Main' }).getByRole('link').evaluateAll((els) =>
+      els.map((el) => (el as unknown as { getBoundingClientRect(): { top: number } }).getBoundingClientRect().top));
+    expect(links).toHaveLength(12);
+    expect(new Set(links).size).toBe(1);
+    await page.setViewportSize({ width: 1440, height: 900 });
+  });
+
   it('keeps a list a table on a wide screen, its subject beside the time it was created', async () => {
     await open('#/emails');
     const row = await longEmailRow();
@@ -231,7 +246,8 @@ describe('the dashboard\'s layout in Chromium', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     const routes = ['#/emails', `#/emails/${ids.email}`, '#/domains', `#/domains/${ids.domain}`, '#/events', '#/analytics', '#/queue',
       '#/inbound', '#/templates', `#/templates/${ids.template}`, '#/broadcasts', '#/broadcasts/new', `#/broadcasts/${ids.draft}`,
-      `#/broadcasts/${ids.sent}`, '#/suppressions', '#/webhooks', `#/webhooks/${ids.webhook}`, '#/api-keys'];
+      `#/broadcasts/${ids.sent}`, '#/contacts', `#/contacts/${ids.contact}`, '#/contacts/tags', '#/contacts/import', '#/suppressions', '#/webhooks',
+      `#/webhooks/${ids.webhook}`, '#/api-keys'];
     const wide: string[] = [];
     for (const route of routes) {
       await open(route);
@@ -276,6 +292,8 @@ describe('the dashboard\'s layout in Chromium', () => {
       ['#/templates', /No templates yet\. Create one below/],
       ['#/webhooks', /No endpoints yet\. Add one below/],
       ['#/suppressions', /No suppressed addresses\. An address is added when it bounces hard/],
+      ['#/contacts', /No contacts yet\. Add one below, or import a CSV file of them\./],
+      ['#/contacts/tags', /No tags yet\. Create one below/],
     ];
     for (const [route, text] of expected) {
       await open(route);
@@ -284,6 +302,11 @@ describe('the dashboard\'s layout in Chromium', () => {
     await open('#/emails');
     await page.locator('p.empty').getByRole('link', { name: 'domain' }).click();
     await page.getByRole('heading', { name: 'Domains', level: 1 }).waitFor();
+    // A broadcast's audience without tags to choose leads to the page that makes them.
+    const draft = await t.api.as(emptyKey).post('/v1/broadcasts', { name: 'First news' });
+    await open(`#/broadcasts/${draft.body.id}`);
+    await page.getByRole('group', { name: 'Contacts with any of these tags' }).getByRole('link', { name: 'tag contacts' }).click();
+    await page.getByRole('heading', { name: 'Tags', level: 1 }).waitFor();
   });
 
   it('shows the command that makes a key on one line of its own, on a phone', async () => {

@@ -36,7 +36,8 @@ describe('the dashboard files', () => {
 
   it('serves the page, script and stylesheet with a policy that allows only their own origin', async () => {
     for (const [path, type] of [['/dashboard/', 'text/html'], ['/dashboard/app.js', 'text/javascript'], ['/dashboard/app.css', 'text/css'],
-      ['/dashboard/vendor/uplot.js', 'text/javascript'], ['/dashboard/vendor/uplot.css', 'text/css']]) {
+      ['/dashboard/vendor/uplot.js', 'text/javascript'], ['/dashboard/vendor/uplot.css', 'text/css'], ['/dashboard/vendor/papaparse.js', 'text/javascript'],
+      ['/dashboard/views/contacts.js', 'text/javascript'], ['/dashboard/views/contact-import.js', 'text/javascript']]) {
       const res = await fetch(t.url + path);
       expect(res.status, path).toBe(200);
       expect(res.headers.get('content-type')).toBe(`${type}; charset=utf-8`);
@@ -85,9 +86,10 @@ describe('the dashboard files', () => {
     expect((await revalidate('"something-else"')).status).toBe(200);
   });
 
-  it('serves uPlot\'s browser build and styles from the installed package, revalidated like the page\'s own files', async () => {
+  it('serves uPlot\'s and Papa Parse\'s browser builds from the installed packages, revalidated like the page\'s own files', async () => {
     const require = createRequire(import.meta.url);
-    for (const [path, file] of [['/dashboard/vendor/uplot.js', 'uplot/dist/uPlot.iife.min.js'], ['/dashboard/vendor/uplot.css', 'uplot/dist/uPlot.min.css']]) {
+    for (const [path, file] of [['/dashboard/vendor/uplot.js', 'uplot/dist/uPlot.iife.min.js'], ['/dashboard/vendor/uplot.css', 'uplot/dist/uPlot.min.css'],
+      ['/dashboard/vendor/papaparse.js', 'papaparse/papaparse.min.js']]) {
       const res = await fetch(t.url + path);
       expect(res.status, path).toBe(200);
       expect(await res.text()).toBe(readFileSync(require.resolve(file), 'utf8'));

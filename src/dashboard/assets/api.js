@@ -5,7 +5,10 @@
 /** sessionStorage, not localStorage: the key lives only as long as the tab. */
 const KEY_STORAGE = 'mailroom.apiKey';
 
-/** @typedef {{ code: string, message: string, param?: string, request_id?: string, problems?: { message: string }[] }} ErrorBody */
+/**
+ * @typedef {{ code: string, message: string, param?: string, request_id?: string, problems?: { message: string }[],
+ *   [field: string]: unknown }} ErrorBody
+ */
 
 /** Called when the signed-in key stops working (a 401): the app signs out. @type {(message: string) => void} */
 let onUnauthorized = () => {};
@@ -33,7 +36,9 @@ export class ApiError extends Error {
    * @param {number} status  0 when the server could not be reached
    * @param {string} message
    * @param {string} [requestId]
-   * @param {{ code?: string, param?: string }} [details]  the API's machine code, and the field it names
+   * @param {{ code?: string, param?: string, retryAfter?: number, body?: Record<string, unknown> }} [details]  the API's
+   *   machine code, the field it names, the seconds to wait before trying again (a 429's Retry-After), and the whole
+   *   error object (an already_exists names the record there)
    */
   constructor(status, message, requestId, details = {}) {
     super(message);
@@ -41,6 +46,8 @@ export class ApiError extends Error {
     this.requestId = requestId;
     this.code = details.code;
     this.param = details.param;
+    this.retryAfter = details.retryAfter;
+    this.body = details.body ?? {};
   }
 }
 
@@ -72,8 +79,9 @@ export async function request(key, method, path, options = {}) {
   if (res.ok) return body;
   /** @type {ErrorBody | undefined} */
   const error = body?.error;
+  const retryAfter = Number(res.headers.get('Retry-After') ?? '') || undefined;
   throw new ApiError(res.status, error?.message ?? `The server answered ${res.status} ${res.statusText}.`,
-    error?.request_id ?? res.headers.get('X-Request-Id') ?? undefined, { code: error?.code, param: error?.param });
+    error?.request_id ?? res.headers.get('X-Request-Id') ?? undefined, { code: error?.code, param: error?.param, retryAfter, body: error });
 }
 
 /**

@@ -20,6 +20,7 @@ import { WEBHOOK_ROUTES } from './views/webhooks.js';
 import { ANALYTICS_ROUTES } from './views/analytics.js';
 import { QUEUE_ROUTES } from './views/queue.js';
 import { BROADCAST_ROUTES } from './views/broadcasts.js';
+import { CONTACT_ROUTES } from './views/contacts.js';
 
 /** @typedef {import('./ui.js').Children} Children */
 /** @typedef {import('./nav.js').Ctx} Ctx */
@@ -174,7 +175,7 @@ function showApp() {
 
 /** @type {Array<[string, string]>} route section, link text */
 const NAV = [['emails', 'Emails'], ['domains', 'Domains'], ['events', 'Events'], ['analytics', 'Analytics'], ['queue', 'Queue'],
-  ['inbound', 'Inbound'], ['templates', 'Templates'], ['broadcasts', 'Broadcasts'], ['suppressions', 'Suppressions'],
+  ['inbound', 'Inbound'], ['templates', 'Templates'], ['broadcasts', 'Broadcasts'], ['contacts', 'Contacts'], ['suppressions', 'Suppressions'],
   ['webhooks', 'Webhooks'], ['api-keys', 'API keys']];
 
 /** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
@@ -193,6 +194,7 @@ const ROUTES = [
   ...ANALYTICS_ROUTES,
   ...QUEUE_ROUTES,
   ...BROADCAST_ROUTES,
+  ...CONTACT_ROUTES,
 ];
 
 

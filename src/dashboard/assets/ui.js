@@ -112,6 +112,19 @@ export function formatBytes(bytes) {
   return bytes < 1024 * 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
+/**
+ * Adds a script or stylesheet to the page, for a library only one view needs; resolves once it has loaded.
+ * @param {HTMLScriptElement | HTMLLinkElement} el
+ * @param {string} failure  the message when it cannot be loaded
+ */
+export function attach(el, failure) {
+  return new Promise((resolve, reject) => {
+    el.addEventListener('load', resolve);
+    el.addEventListener('error', () => reject(new Error(failure)));
+    document.head.append(el);
+  });
+}
+
 /** @param {Array<[string, Children]>} rows */
 export function details(rows) {
   return h('dl', { class: 'details' }, rows.flatMap(([term, value]) => [h('dt', null, term), h('dd', null, value)]));

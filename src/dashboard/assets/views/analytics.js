@@ -4,7 +4,7 @@
 // one, as totals, a chart and the buckets behind it.
 import { api } from '../api.js';
 import { hashOf, navigate } from '../nav.js';
-import { errorBox, fill, formatTime, h, labelled, loading, table } from '../ui.js';
+import { attach, errorBox, fill, formatTime, h, labelled, loading, table } from '../ui.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /** @typedef {{ sent: number, delivered: number, bounced: number, complained: number, opened: number, clicked: number, unique_opened: number, unique_clicked: number, failed: number, delayed: number }} Counts */
@@ -36,20 +36,12 @@ export const ANALYTICS_ROUTES = [[/^\/analytics$/, showAnalytics]];
 /** @type {Promise<UPlot> | undefined} */
 let uPlotLoaded;
 
-/** Adds a script or stylesheet to the page; resolves once it has loaded. @param {HTMLScriptElement | HTMLLinkElement} el */
-function attach(el) {
-  return new Promise((resolve, reject) => {
-    el.addEventListener('load', resolve);
-    el.addEventListener('error', () => reject(new Error('The chart could not be loaded; reload the page to try again.')));
-    document.head.append(el);
-  });
-}
-
 /** uPlot (its IIFE build and styles, served by the dashboard), fetched with the first chart: other views never need it. */
 function loadUPlot() {
+  const failure = 'The chart could not be loaded; reload the page to try again.';
   uPlotLoaded ??= Promise.all([
-    attach(Object.assign(document.createElement('script'), { src: '/dashboard/vendor/uplot.js' })),
-    attach(Object.assign(document.createElement('link'), { rel: 'stylesheet', href: '/dashboard/vendor/uplot.css' })),
+    attach(Object.assign(document.createElement('script'), { src: '/dashboard/vendor/uplot.js' }), failure),
+    attach(Object.assign(document.createElement('link'), { rel: 'stylesheet', href: '/dashboard/vendor/uplot.css' }), failure),
   ]).then(() => /** @type {{ uPlot: UPlot }} */ (/** @type {unknown} */ (window)).uPlot, (err) => {
     uPlotLoaded = undefined;
     throw err;

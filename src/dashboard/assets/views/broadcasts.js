@@ -165,12 +165,12 @@ function fromFor(current, domain) {
  * @param {string} legend
  * @param {Array<[string, string]>} options  value, label
  * @param {string[]} checked
- * @param {string} [empty]  shown instead when there are no options
+ * @param {() => Children} [empty]  shown instead when there are no options
  */
 function checkboxGroup(idPrefix, legend, options, checked, empty) {
   const boxes = options.map(([value]) => h('input', { type: 'checkbox', id: `${idPrefix}-${value}`, value, checked: checked.includes(value) }));
   const node = h('fieldset', { class: 'event-choices' }, h('legend', null, legend),
-    options.length === 0 ? h('span', { class: 'muted small' }, empty ?? 'None.') : options.map(([value, label], i) =>
+    options.length === 0 ? h('span', { class: 'muted small' }, empty?.() ?? 'None.') : options.map(([value, label], i) =>
       h('label', { for: `${idPrefix}-${value}`, class: 'choice plain' }, boxes[i], label)));
   return { node, boxes, selected: () => boxes.filter((b) => b.checked).map((b) => b.value) };
 }
@@ -259,7 +259,7 @@ async function showComposer(view, broadcast) {
 
   // Audience.
   const tagOptions = /** @type {Array<[string, string]>} */ (tags.map((t) => [t.id, t.name]));
-  const noTags = 'No tags yet: tag contacts through the API to narrow an audience.';
+  const noTags = () => ['No tags yet: ', h('a', { href: '#/contacts/tags' }, 'tag contacts'), ' to narrow an audience.'];
   const include = checkboxGroup('include-tag', 'Contacts with any of these tags', tagOptions, broadcast.audience.tag_ids, noTags);
   const exclude = checkboxGroup('exclude-tag', 'But not those with any of these', tagOptions, broadcast.audience.exclude_tag_ids, noTags);
   const tiers = checkboxGroup('tier', 'Engagement', TIERS, broadcast.audience.engagement_tiers ?? []);

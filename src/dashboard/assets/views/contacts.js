@@ -1,0 +1,396 @@
+// @ts-check
+// Contacts, the audience of broadcasts: the list with its filters (address,
+// status, engagement, tag), a form to add one, and each contact's page (its
+// name, properties and tags, unsubscribe and delete); and the tags, on a page
+// of their own. Importing a CSV file is views/contact-import.js.
+import { api, ApiError } from '../api.js';
+import { loadRecord, pagedTable } from '../lists.js';
+import { hashOf, navigate } from '../nav.js';
+import {
+  actionsColumn, badge, clipped, code, confirmDialog, details, errorBox, fieldErrors, fill, h, labelled, loading, none, rowAction, table, time,
+  whileBusy,
+} from '../ui.js';
+import { CONTACT_IMPORT_ROUTES } from './contact-import.js';
+
+/** @typedef {import('../nav.js').Ctx} Ctx */
+/** @typedef {import('../ui.js').Children} Children */
+/** @typedef {'subscribed' | 'unsubscribed' | 'cleaned'} ContactStatus */
+/** @typedef {'no_data' | 'new' | 'engaged' | 'at_risk' | 'inactive' | 'cold'} Tier */
+/** @typedef {{ id: string, name: string }} TagRef */
+/** @typedef {TagRef & { created_at: string }} Tag */
+/**
+ * @typedef {{ id: string, email: string, name: string | null, status: ContactStatus, engagement_tier: Tier, tags: TagRef[],
+ *   properties: Record<string, string | number | boolean>, unsubscribed_at: string | null, unsubscribe_reason: string | null,
+ *   created_at: string, updated_at: string }} Contact
+ */
+
+const STATUSES = /** @type {ContactStatus[]} */ (['subscribed', 'unsubscribed', 'cleaned']);
+const TIERS = /** @type {Array<[Tier, string]>} */ ([['no_data', 'No data yet'], ['new', 'New'], ['engaged', 'Engaged'],
+  ['at_risk', 'At risk'], ['inactive', 'Inactive'], ['cold', 'Cold']]);
+/** The list's filters, named as the API names them, kept in the route's query. */
+const FILTERS = ['email', 'status', 'engagement_tier', 'tag_id'];
+/** The tag pickers are filled in one call, the API's largest page. */
+const TAG_LIMIT = '100';
+/** Tags shown in a row of the list; the rest are counted. */
+const ROW_TAGS = 3;
+
+/** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
+export const CONTACT_ROUTES = [
+  [/^\/contacts$/, showContacts],
+  [/^\/contacts\/tags$/, showTags],
+  ...CONTACT_IMPORT_ROUTES,
+  [/^\/contacts\/([^/]+)$/, showContact],
+];
+
+/** @param {string} id */
+const contactHref = (id) => `#/contacts/${encodeURIComponent(id)}`;
+/** @param {string} id */
+const contactPath = (id) => `/v1/contacts/${encodeURIComponent(id)}`;
+/** @param {Tier} tier */
+const tierLabel = (tier) => TIERS.find(([t]) => t === tier)?.[1] ?? tier;
+
+/** The workspace's tags, newest first (the first hundred). @returns {Promise<Tag[]>} */
+async function loadTags() {
+  return (await api('GET', '/v1/tags', { query: new URLSearchParams({ limit: TAG_LIMIT }) })).data;
+}
+
+/** A contact's tags as chips. @param {TagRef[]} tags @param {number} [max] */
+function tagChips(tags, max = Infinity) {
+  if (tags.length === 0) return none();
+  const shown = tags.slice(0, max);
+  return h('span', { class: 'tag-list', title: tags.map((t) => t.name).join(', ') },
+    shown.map((t) => h('span', { class: 'tag' }, t.name)),
+    tags.length > shown.length && h('span', { class: 'muted small' }, `+${tags.length - shown.length}`));
+}
+
+/** The name typed in two fields, as the API keeps it: one name, whose first and last words templates read. */
+function nameFields(/** @type {string} */ idPrefix, /** @type {string | null} */ name = null) {
+  const [first = '', ...rest] = (name ?? '').split(/\s+/).filter(Boolean);
+  const firstName = h('input', { id: `${idPrefix}-first-name`, type: 'text', maxlength: 200, autocomplete: 'off', value: first });
+  const lastName = h('input', { id: `${idPrefix}-last-name`, type: 'text', maxlength: 200, autocomplete: 'off', value: rest.join(' ') });
+  const value = () => [firstName.value.trim(), lastName.value.trim()].filter(Boolean).join(' ') || null;
+  return { firstName, lastName, value };
+}
+
+// ---------------------------------------------------------------------------
+// The list
+
+/** @param {Ctx} ctx */
+async function showContacts({ view, query }) {
+  fill(view, loading());
+  /** @type {Tag[]} */
+  let tags = [];
+  /** @type {unknown} */
+  let tagsError = null;
+  try {
+    tags = await loadTags();
+  } catch (err) {
+    tagsError = err;
+  }
+  const email = h('input', { id: 'filter-email', type: 'search', value: query.get('email') ?? '', autocomplete: 'off', placeholder: 'part of an address' });
+  /** @param {string} id @param {string} name @param {Array<[string, string]>} options @param {string} any */
+  const select = (id, name, options, any) => h('select', { id }, h('option', { value: '' }, any),
+    options.map(([value, label]) => h('option', { value, selected: query.get(name) === value }, label)));
+  const status = select('filter-status', 'status', STATUSES.map((s) => [s, s]), 'any');
+  const tier = select('filter-tier', 'engagement_tier', TIERS, 'any');
+  const tag = select('filter-tag', 'tag_id', tags.map((t) => [t.id, t.name]), tags.length > 0 ? 'any' : 'no tags yet');
+  const filters = h('form', { class: 'filters', role: 'search', onsubmit: (event) => {
+    event.preventDefault();
+    const q = new URLSearchParams();
+    for (const [name, value] of [['email', email.value.trim()], ['status', status.value], ['engagement_tier', tier.value], ['tag_id', tag.value]]) {
+      if (value) q.set(name, value);
+    }
+    navigate(hashOf('/contacts', q));
+  } },
+  labelled('Address', email), labelled('Status', status), labelled('Engagement', tier), labelled('Tag', tag),
+  h('button', { type: 'submit' }, 'Search'));
+  const list = h('div');
+  const addForm = addContactForm();
+  const filtered = FILTERS.some((f) => query.has(f));
+  fill(view,
+    h('div', { class: 'title-row contacts-title' }, h('h1', null, 'Contacts'), h('span', { class: 'spacer' }),
+      h('a', { href: '#/contacts/tags', class: 'button-link secondary' }, 'Tags'),
+      h('a', { href: '#/contacts/import', class: 'button-link secondary' }, 'Import CSV'),
+      h('button', { type: 'button', onclick: () => {
+        // The form is below the list: brought into view, ready to type in.
+        addForm.scrollIntoView({ block: 'start' });
+        addForm.querySelector('input')?.focus({ preventScroll: true });
+      } }, 'Add a contact')),
+    h('p', { class: 'muted' }, 'The people broadcasts go to, chosen by their tags and engagement.'),
+    tagsError !== null && errorBox(tagsError),
+    filters, list, addForm);
+  /** @type {import('../ui.js').Column<Contact>[]} */
+  const columns = [
+    { header: 'Address', cell: (c) => clipped(c.email, { href: contactHref(c.id), wide: true }), role: 'primary' },
+    { header: 'Name', cell: (c) => (c.name ? clipped(c.name) : none()) },
+    { header: 'Status', cell: (c) => badge(c.status), role: 'status' },
+    { header: 'Engagement', cell: (c) => tierLabel(c.engagement_tier), className: 'nowrap' },
+    { header: 'Tags', cell: (c) => tagChips(c.tags, ROW_TAGS) },
+    { header: 'Created', cell: (c) => time(c.created_at), className: 'nowrap' },
+  ];
+  await pagedTable(list, {
+    api: '/v1/contacts', route: '/contacts', query, filters: FILTERS, columns,
+    empty: filtered
+      ? ['No contacts match these filters. ', h('a', { href: '#/contacts' }, 'Show all contacts')]
+      : ['No contacts yet. Add one below, or ', h('a', { href: '#/contacts/import' }, 'import a CSV file'), ' of them.'],
+  });
+}
+
+/** The form that adds one contact; the API's refusals show beside the field they name. */
+function addContactForm() {
+  const errors = fieldErrors();
+  const email = h('input', { id: 'new-contact-email', type: 'email', required: true, maxlength: 320, autocomplete: 'off',
+    placeholder: 'ann@example.com' });
+  const names = nameFields('new-contact');
+  const tags = h('input', { id: 'new-contact-tags', type: 'text', autocomplete: 'off', placeholder: 'news, customers' });
+  const formErrors = h('div');
+  const submit = h('button', { type: 'submit' }, 'Add contact');
+  const form = h('form', { class: 'panel contact-form', novalidate: true, onsubmit: (event) => {
+    event.preventDefault();
+    void whileBusy(submit, async () => {
+      const tagNames = tags.value.split(',').map((t) => t.trim()).filter(Boolean);
+      try {
+        /** @type {Contact} */
+        const created = await api('POST', '/v1/contacts', { body: {
+          email: email.value.trim(), ...(names.value() && { name: names.value() }), ...(tagNames.length > 0 && { tags: tagNames }),
+        } });
+        navigate('#/contacts', h('p', { role: 'status', class: 'flash' },
+          h('a', { href: contactHref(created.id) }, created.email), ` was added${created.status === 'subscribed' ? '' : `, ${created.status}: the address was suppressed before`}.`));
+      } catch (err) {
+        errors.show(err, formErrors);
+      }
+    });
+  } },
+  h('h2', null, 'Add a contact'),
+  h('div', { class: 'form-grid' },
+    h('label', { for: 'new-contact-email' }, 'Email address'), h('div', null, email, errors.slot('email', 'Email address')),
+    h('label', { for: 'new-contact-first-name' }, 'First name'), names.firstName,
+    h('label', { for: 'new-contact-last-name' }, 'Last name'), h('div', null, names.lastName, errors.slot('name', 'the name')),
+    h('label', { for: 'new-contact-tags' }, 'Tags'), h('div', null, tags, h('p', { class: 'muted small hint' }, 'Separated by commas; new tags are created.'),
+      errors.slot('tags', 'Tags'))),
+  formErrors,
+  submit);
+  return form;
+}
+
+// ---------------------------------------------------------------------------
+// One contact
+
+/** @param {Ctx} ctx */
+async function showContact({ view, id }) {
+  const [contact, tags] = await Promise.all([
+    /** @type {Promise<Contact | undefined>} */ (loadRecord(view, 'Contact', contactPath(id), { href: '#/contacts', label: 'All contacts' })),
+    loadTags().catch(() => /** @type {Tag[]} */ ([])),
+  ]);
+  if (contact) renderContact(view, contact, tags);
+}
+
+/**
+ * @param {HTMLElement} view
+ * @param {Contact} contact
+ * @param {Tag[]} tags  the workspace's, offered by the "add a tag" control
+ */
+function renderContact(view, contact, tags) {
+  const path = contactPath(contact.id);
+  const actionErrors = h('div');
+  /** A button that asks in a dialog, then acts; its error shows under the title. @param {string} label @param {string} className
+   * @param {{ title: string, message: Children, confirm: string, danger?: boolean }} question @param {() => Promise<void>} action */
+  const askedAction = (label, className, question, action) => {
+    const button = h('button', { type: 'button', class: className, onclick: () => void whileBusy(button, async () => {
+      if (!await confirmDialog(question)) return;
+      try {
+        await action();
+      } catch (err) {
+        fill(actionErrors, errorBox(err));
+      }
+    }) }, label);
+    return button;
+  };
+  const unsubscribe = contact.status === 'subscribed' && askedAction('Unsubscribe', 'secondary', {
+    title: `Unsubscribe ${contact.email}?`, confirm: 'Unsubscribe',
+    message: [h('p', null, 'No broadcast goes to this contact any more, and the address is added to the suppressions: no email of this workspace is sent to it.'),
+      h('p', { class: 'muted small' }, 'Removing the suppression later lets email through again; the contact stays unsubscribed.')],
+  }, async () => {
+    await api('POST', `${path}/unsubscribe`, { body: { reason: 'Unsubscribed in the dashboard' } });
+    navigate(location.hash, `${contact.email} is unsubscribed.`);
+  });
+  const remove = askedAction('Delete', 'danger', {
+    title: `Delete ${contact.email}?`, confirm: 'Delete', danger: true,
+    message: [h('p', null, 'The contact leaves the list and every audience. Its email history stays, and so does any suppression of its address.'),
+      h('p', { class: 'muted small' }, 'Adding the address again makes a new contact.')],
+  }, async () => {
+    await api('DELETE', path);
+    navigate('#/contacts', `${contact.email} was deleted.`);
+  });
+  fill(view,
+    h('div', { class: 'title-row' }, h('h1', null, contact.email), badge(contact.status), h('span', { class: 'spacer' }), unsubscribe, remove),
+    actionErrors,
+    h('p', null, h('a', { href: '#/contacts' }, '← All contacts'), ' · id ', code(contact.id)),
+    details(/** @type {Array<[string, Children]>} */ ([
+      ['Name', contact.name ?? none()],
+      ...statusRows(contact),
+      ['Engagement', tierLabel(contact.engagement_tier)],
+      ['Created', time(contact.created_at)],
+      ['Updated', time(contact.updated_at)],
+    ])),
+    h('div', { class: 'contact-panels' },
+      tagsPanel(contact, tags),
+      namePanel(contact),
+      propertiesPanel(contact)));
+}
+
+/** What the status badge beside the address does not say: since when, and why. @param {Contact} contact */
+function statusRows(contact) {
+  /** @type {Array<[string, Children]>} */
+  const rows = [];
+  if (contact.unsubscribed_at) {
+    rows.push(['Unsubscribed', [time(contact.unsubscribed_at), contact.unsubscribe_reason && h('span', { class: 'reason' }, contact.unsubscribe_reason)]]);
+  }
+  if (contact.status === 'cleaned') rows.push(['Cleaned', 'The address bounced hard or complained: no email goes to it.']);
+  return rows;
+}
+
+/**
+ * The tag of this name, made when there is none. One the picker did not offer (past the first hundred, or made
+ * since) is found by the API's refusal, which names it.
+ * @param {string} name
+ * @returns {Promise<TagRef & { created?: boolean }>}
+ */
+async function tagNamed(name) {
+  try {
+    /** @type {Tag} */
+    const tag = await api('POST', '/v1/tags', { body: { name } });
+    return { ...tag, created: true };
+  } catch (err) {
+    const existing = err instanceof ApiError && err.code === 'already_exists' ? err.body.tag_id : undefined;
+    if (typeof existing !== 'string') throw err;
+    return { id: existing, name };
+  }
+}
+
+/** @param {Contact} contact @param {Tag[]} tags */
+function tagsPanel(contact, tags) {
+  const path = contactPath(contact.id);
+  const errors = h('div');
+  const chips = contact.tags.map((t) => h('span', { class: 'tag removable' }, t.name,
+    h('button', { type: 'button', class: 'tag-remove', 'aria-label': `Remove the tag ${t.name}`, title: 'Remove', onclick: (event) => {
+      const button = /** @type {HTMLButtonElement} */ (event.currentTarget);
+      void whileBusy(button, async () => {
+        try {
+          await api('DELETE', `${path}/tags/${encodeURIComponent(t.id)}`);
+          navigate(location.hash, `The tag “${t.name}” was removed.`);
+        } catch (err) {
+          fill(errors, errorBox(err));
+        }
+      });
+    } }, '×')));
+  const offered = tags.filter((t) => !contact.tags.some((own) => own.id === t.id));
+  const name = h('input', { id: 'add-tag', type: 'text', maxlength: 100, autocomplete: 'off', list: 'tag-names', placeholder: 'existing or new' });
+  const add = h('button', { type: 'submit', class: 'secondary' }, 'Add tag');
+  const form = h('form', { class: 'inline-form', onsubmit: (event) => {
+    event.preventDefault();
+    void whileBusy(add, async () => {
+      const wanted = name.value.trim();
+      if (!wanted) {
+        fill(errors, errorBox(new Error('Type the name of a tag, or pick one.')));
+        return;
+      }
+      try {
+        // Names are matched without regard to case, as the API does; a new name is made a tag first.
+        const known = tags.find((t) => t.name.toLowerCase() === wanted.toLowerCase());
+        /** @type {TagRef & { created?: boolean }} */
+        const tag = known ?? await tagNamed(wanted);
+        await api('POST', `${path}/tags/${encodeURIComponent(tag.id)}`);
+        navigate(location.hash, tag.created ? `The tag “${tag.name}” was created and added.` : `The tag “${tag.name}” was added.`);
+      } catch (err) {
+        fill(errors, errorBox(err));
+      }
+    });
+  } }, h('label', { for: 'add-tag' }, 'Add a tag'), name, h('datalist', { id: 'tag-names' }, offered.map((t) => h('option', { value: t.name }))), add);
+  return h('section', { class: 'panel' }, h('h2', null, 'Tags'),
+    contact.tags.length > 0 ? h('div', { class: 'tag-list' }, chips) : h('p', { class: 'muted' }, 'No tags. Broadcasts choose their audience by tag.'),
+    form, errors);
+}
+
+/** @param {Contact} contact */
+function namePanel(contact) {
+  const errors = fieldErrors();
+  const near = h('div');
+  const names = nameFields('contact', contact.name);
+  const save = h('button', { type: 'submit', class: 'secondary' }, 'Save the name');
+  const form = h('form', { onsubmit: (event) => {
+    event.preventDefault();
+    void whileBusy(save, async () => {
+      try {
+        await api('PATCH', contactPath(contact.id), { body: { name: names.value() } });
+        navigate(location.hash, 'The name was saved.');
+      } catch (err) {
+        errors.show(err, near);
+      }
+    });
+  } },
+  h('div', { class: 'form-grid' },
+    h('label', { for: 'contact-first-name' }, 'First name'), names.firstName,
+    h('label', { for: 'contact-last-name' }, 'Last name'), h('div', null, names.lastName, errors.slot('name', 'the name'))),
+  near, save);
+  return h('section', { class: 'panel' }, h('h2', null, 'Name'), form,
+    h('p', { class: 'muted small hint' }, 'Kept as one name: ', code('{{ contact.first_name }}'), ' is its first word, ',
+      code('{{ contact.last_name }}'), ' its last.'));
+}
+
+/** @param {Contact} contact */
+function propertiesPanel(contact) {
+  const entries = Object.entries(contact.properties);
+  return h('section', { class: 'panel contact-properties' }, h('h2', null, 'Properties'),
+    entries.length === 0
+      ? h('p', { class: 'muted' }, 'None. Properties come with the API or a CSV import, and broadcasts read them as ',
+        code('{{ contact.properties.<name> }}'), '.')
+      : table([
+        { header: 'Name', cell: ([name]) => code(name), role: 'primary' },
+        { header: 'Value', cell: ([, value]) => String(value), className: 'prose' },
+      ], entries));
+}
+
+// ---------------------------------------------------------------------------
+// Tags
+
+/** @param {Ctx} ctx */
+function showTags({ view, query }) {
+  const errors = fieldErrors();
+  const near = h('div');
+  const name = h('input', { id: 'tag-name', type: 'text', required: true, maxlength: 100, autocomplete: 'off', placeholder: 'customers' });
+  const create = h('button', { type: 'submit' }, 'Create tag');
+  const list = h('div');
+  fill(view,
+    h('h1', null, 'Tags'),
+    h('p', null, h('a', { href: '#/contacts' }, '← All contacts')),
+    h('p', { class: 'muted' }, 'Labels on contacts; a broadcast goes to the contacts with the tags it names. Open a tag for its contacts. A tag is also made when a contact is given a new one.'),
+    list,
+    h('h2', null, 'New tag'),
+    h('form', { class: 'inline-form', onsubmit: (event) => {
+      event.preventDefault();
+      void whileBusy(create, async () => {
+        try {
+          /** @type {Tag} */
+          const tag = await api('POST', '/v1/tags', { body: { name: name.value.trim() } });
+          navigate('#/contacts/tags', `The tag “${tag.name}” was created.`);
+        } catch (err) {
+          errors.show(err, near);
+        }
+      });
+    } }, h('label', { for: 'tag-name' }, 'Name'), name, create),
+    errors.slot('name', 'Name'), near);
+  /** @type {import('../ui.js').Column<Tag>[]} */
+  const columns = [
+    { header: 'Name', cell: (t) => h('a', { href: hashOf('/contacts', new URLSearchParams({ tag_id: t.id })), class: 'tag',
+      title: `The contacts tagged ${t.name}` }, t.name), role: 'primary' },
+    { header: 'Created', cell: (t) => time(t.created_at), className: 'nowrap' },
+    actionsColumn((t) => rowAction('Delete', 'danger',
+      `Delete the tag “${t.name}”? It is taken off every contact that has it, and an audience chosen by it no longer finds them.`, async () => {
+        await api('DELETE', `/v1/tags/${encodeURIComponent(t.id)}`);
+        navigate('#/contacts/tags', `The tag “${t.name}” was deleted.`);
+      })),
+  ];
+  return pagedTable(list, { api: '/v1/tags', route: '/contacts/tags', query, columns,
+    empty: 'No tags yet. Create one below, or give a contact a tag on its page, in the add form or in an import.' });
+}
