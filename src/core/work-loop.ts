@@ -3,7 +3,9 @@
 // or on stop. A wake that comes while a round runs is kept by default, so
 // the next sleep is skipped: news is never missed between a claim that found
 // nothing and the sleep after it. A round that throws is reported, and the
-// loop rests before the next; the loop itself never throws.
+// loop rests before the next; the loop itself never throws. A round that
+// fails as the one before it did (a store out of reach fails every round of
+// every loop) is reported again only after REPEAT_REPORT_MS.
 
 export interface WorkLoop {
   /** Runs rounds until `signal` aborts; resolves once the round under way has finished. */
@@ -29,8 +31,17 @@ export interface WorkLoopOptions {
   wakesDuringRound?: 'kept' | 'dropped';
 }
 
+/** How often a failure that keeps repeating is reported again. */
+export const REPEAT_REPORT_MS = 60_000;
+
+/** What tells one failure from another: its code and message. */
+const failureKey = (err: unknown): string =>
+  err instanceof Error ? `${String((err as { code?: unknown }).code ?? '')}\n${err.message}` : String(err);
+
 export function workLoop(o: WorkLoopOptions): WorkLoop {
   let woken = false;
+  /** The failure last reported, while rounds keep failing. */
+  let reported: { key: string; at: number } | undefined;
   let endSleep: (() => void) | undefined;
 
   function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -55,8 +66,14 @@ export function workLoop(o: WorkLoopOptions): WorkLoop {
         let wait: number | undefined;
         try {
           wait = await o.round();
+          reported = undefined;
         } catch (err) {
-          o.onError(err);
+          const key = failureKey(err);
+          const now = Date.now();
+          if (reported?.key !== key || now - reported.at >= REPEAT_REPORT_MS) {
+            reported = { key, at: now };
+            o.onError(err);
+          }
         }
         if (wait === 0) await new Promise((resolve) => setImmediate(resolve));
         else await sleep(wait ?? o.idleMs, signal);

@@ -95,6 +95,30 @@ describe('the work loop', () => {
     expect(rounds).toBe(3);
   });
 
+  it('reports a failure that repeats round after round once, and again once a round has gone through', async () => {
+    const stop = new AbortController();
+    const errors: string[] = [];
+    let rounds = 0;
+    const refused = () => Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const loop = workLoop({
+      idleMs: 1,
+      onError: (err) => errors.push(`${(err as { code?: string }).code ?? ''} ${(err as Error).message}`),
+      async round() {
+        rounds++;
+        if (rounds <= 5) throw refused();
+        if (rounds === 6) throw new Error('something else');
+        if (rounds === 7) return 0;
+        if (rounds <= 9) throw refused();
+        stop.abort();
+        return 0;
+      },
+    });
+    await loop.run(stop.signal);
+    expect(errors).toEqual([
+      'ECONNREFUSED connect ECONNREFUSED 127.0.0.1:5432', ' something else', 'ECONNREFUSED connect ECONNREFUSED 127.0.0.1:5432',
+    ]);
+  });
+
   it('ends a sleep at once on stop', async () => {
     const stop = new AbortController();
     const loop = workLoop({ idleMs: LONG, onError: () => undefined, round: async () => undefined });
