@@ -9,7 +9,7 @@ import { systemClock } from '../../../src/core/clock.js';
 import { createDeliveryWorker, type OutboundEmails } from '../../../src/delivery/delivery.worker.js';
 import { enqueue } from '../../../src/delivery/queue.repo.js';
 import type { DkimSigner } from '../../../src/delivery/index.js';
-import type { Store } from '../../../src/store/db.js';
+import type { Store, Tx } from '../../../src/store/db.js';
 
 // A message the remote took must not go out again because the store was too
 // full to write its outcome. SQLite's page limit fails a write exactly as a
@@ -17,38 +17,54 @@ import type { Store } from '../../../src/store/db.js';
 
 const temp = useTempStore();
 
+/**
+ * Three emails queued for one domain, and the worker's view of them: each
+ * loads as a small message to one recipient; `record` counts each outcome
+ * written (after `extra`, which runs in the outcome's transaction).
+ */
+async function threeQueuedEmails(store: Store, extra: (tx: Tx, emailId: string) => Promise<void> = async () => undefined) {
+  await store.write(async (tx) => {
+    for (let i = 0; i < 3; i++) await enqueue(tx, [{ workspaceId: 'ws_1', emailId: `em_${i}`, domains: ['rcpt.example'], dueAt: 0, lifetimeMs: 60_000, now: 0 }]);
+  });
+  const sent = new Map<string, number>();
+  const recorded = new Map<string, number>();
+  const emails: OutboundEmails = {
+    async handOff() {},
+    async load(items) {
+      return new Map(items.map((item) => [item.id, {
+        mode: 'live' as const, message: { raw: Buffer.from('Subject: Hi\r\n\r\nx\r\n'), builtNow: false }, mailFrom: 'b@send.example',
+        dkim: [], recipients: [{ id: `rcpt_${item.emailId}`, address: `${item.emailId}@rcpt.example` }], skipped: [],
+      }]));
+    },
+    async record(tx, done) {
+      for (const { item } of done) {
+        await extra(tx, item.emailId);
+        recorded.set(item.emailId, (recorded.get(item.emailId) ?? 0) + 1);
+      }
+    },
+  };
+  /** Counts a message the transport was given, by its email. */
+  const send = (recipient: string) => {
+    const emailId = recipient.replace(/@.*/, '');
+    sent.set(emailId, (sent.get(emailId) ?? 0) + 1);
+  };
+  return { emails, sent, recorded, send };
+}
+
 describe.skipIf(onPostgres)('the delivery worker on a full store', () => {
   it('holds a delivered row\'s outcome until the store takes it, claims nothing meanwhile, and sends each message once', async () => {
     const { store } = temp;
     await sql`CREATE TABLE outcome_log (email_id TEXT, body TEXT)`.execute(store.db);
-    await store.write(async (tx) => {
-      for (let i = 0; i < 3; i++) await enqueue(tx, [{ workspaceId: 'ws_1', emailId: `em_${i}`, domains: ['rcpt.example'], dueAt: 0, lifetimeMs: 60_000, now: 0 }]);
+    // An outcome that needs new pages, as events and records do.
+    const { emails, sent, recorded, send } = await threeQueuedEmails(store, async (tx, emailId) => {
+      await sql`INSERT INTO outcome_log (email_id, body) VALUES (${emailId}, ${'x'.repeat(20_000)})`.execute(tx);
     });
-    const sent = new Map<string, number>();
-    const recorded = new Map<string, number>();
-    const emails: OutboundEmails = {
-      async handOff() {},
-      async load(items) {
-        return new Map(items.map((item) => [item.id, {
-          mode: 'live' as const, message: { raw: Buffer.from('Subject: Hi\r\n\r\nx\r\n'), builtNow: false }, mailFrom: 'b@send.example',
-          dkim: [], recipients: [{ id: `rcpt_${item.emailId}`, address: `${item.emailId}@rcpt.example` }], skipped: [],
-        }]));
-      },
-      // An outcome that needs new pages, as events and records do.
-      async record(tx, done) {
-        for (const { item } of done) {
-          await sql`INSERT INTO outcome_log (email_id, body) VALUES (${item.emailId}, ${'x'.repeat(20_000)})`.execute(tx);
-          recorded.set(item.emailId, (recorded.get(item.emailId) ?? 0) + 1);
-        }
-      },
-    };
     let full = false;
     const worker = createDeliveryWorker({
       store, clock: systemClock, logger: pino({ level: 'silent' }), emails, sinkOnly: false, concurrency: 1, idleMs: 20,
       signer: {} as DkimSigner,
       async transport(d) {
-        const emailId = d.recipients[0].replace(/@.*/, '');
-        sent.set(emailId, (sent.get(emailId) ?? 0) + 1);
+        send(d.recipients[0]);
         if (!full) {
           // The disk fills while the first message is on the wire.
           const { rows: [{ page_count: pages }] } = await sql<{ page_count: number }>`PRAGMA page_count`.execute(store.db);
@@ -95,31 +111,14 @@ describe('the delivery worker while the store cannot be reached', () => {
         return Promise.reject(refused);
       },
     };
-    await store.write(async (tx) => {
-      for (let i = 0; i < 3; i++) await enqueue(tx, [{ workspaceId: 'ws_1', emailId: `em_${i}`, domains: ['rcpt.example'], dueAt: 0, lifetimeMs: 60_000, now: 0 }]);
-    });
-    const sent = new Map<string, number>();
-    const recorded = new Map<string, number>();
-    const emails: OutboundEmails = {
-      async handOff() {},
-      async load(items) {
-        return new Map(items.map((item) => [item.id, {
-          mode: 'live' as const, message: { raw: Buffer.from('Subject: Hi\r\n\r\nx\r\n'), builtNow: false }, mailFrom: 'b@send.example',
-          dkim: [], recipients: [{ id: `rcpt_${item.emailId}`, address: `${item.emailId}@rcpt.example` }], skipped: [],
-        }]));
-      },
-      async record(_tx, done) {
-        for (const { item } of done) recorded.set(item.emailId, (recorded.get(item.emailId) ?? 0) + 1);
-      },
-    };
+    const { emails, sent, recorded, send } = await threeQueuedEmails(store);
     const logged: string[] = [];
     const sink = new Writable({ write(chunk, _enc, done) { logged.push(JSON.parse(String(chunk)).msg); done(); } });
     const worker = createDeliveryWorker({
       store, clock: systemClock, logger: pino({ level: 'error' }, sink), emails, sinkOnly: false, concurrency: 1, idleMs: 20,
       signer: {} as DkimSigner,
       async transport(d) {
-        const emailId = d.recipients[0].replace(/@.*/, '');
-        sent.set(emailId, (sent.get(emailId) ?? 0) + 1);
+        send(d.recipients[0]);
         // The store goes away while the first message is on the wire.
         if (refusedWrites === 0) down = true;
         return d.recipients.map((recipient) => ({ recipient, status: 'delivered' as const, smtp_code: 250, response: '250 ok', mx_host: 'mx' }));
