@@ -227,10 +227,14 @@ function selectionBar(tags, picked, clear, list) {
     }) }, label);
     return button;
   };
+  const addTag = actionButton('Add tag', 'secondary', () => addTagAction(tagName.value.trim(), tags));
   const controls = h('div', { class: 'selection-actions' },
-    h('span', { class: 'selection-group' }, h('label', { for: 'bulk-tag', class: 'visually-hidden' }, 'Tag to add'), tagName,
-      h('datalist', { id: 'bulk-tag-names' }, tags.map((t) => h('option', { value: t.name }))),
-      actionButton('Add tag', 'secondary', () => addTagAction(tagName.value.trim(), tags))),
+    // A form, so that Enter in the name adds the tag.
+    h('form', { class: 'selection-group', onsubmit: (event) => {
+      event.preventDefault();
+      addTag.click();
+    } }, h('label', { for: 'bulk-tag', class: 'visually-hidden' }, 'Tag to add'), tagName,
+    h('datalist', { id: 'bulk-tag-names' }, tags.map((t) => h('option', { value: t.name }))), addTag),
     h('span', { class: 'selection-group' }, h('label', { for: 'bulk-untag', class: 'visually-hidden' }, 'Tag to remove'), untag,
       actionButton('Remove tag', 'secondary', async () => removeTagAction(tagsOf(picked()).find((t) => t.id === untag.value)))),
     actionButton('Unsubscribe', 'secondary', () => unsubscribeAction(picked())),
