@@ -208,7 +208,8 @@ describe('acting on several contacts in the Contacts list, in Chromium', () => {
     try {
       await bar().getByLabel('Tag to add').fill('page two');
       await bar().getByRole('button', { name: 'Add tag' }).click();
-      await page.getByRole('progressbar', { name: 'Contacts tagging' }).waitFor();
+      await page.getByRole('progressbar', { name: 'Contacts done' }).waitFor();
+      if (SCREENSHOTS) await bar().screenshot({ path: `${SCREENSHOTS}/progress-1440.png` });
       await summary().filter({ hasText: `Tagged ${second.length} contacts with “page two”.` }).waitFor({ timeout: 20_000 });
     } finally {
       await page.unroute('**/v1/contacts/*/tags/*');

@@ -150,7 +150,8 @@ export function actionsColumn(cell) {
 
 /**
  * Checkboxes for picking rows of a list to act on several at once: one at the start of each row, named for screen
- * readers by `label` (an address), and one in the header for every row of the page. Given to table().
+ * readers by `label` (an address), and one in the header for every row of the page. Given to one table(), for the
+ * rows it draws: a list drawn again takes a new one.
  * @template T
  * @param {{ label: (item: T) => string, onChange: (picked: T[]) => void }} spec  `onChange` hears the rows picked
  *   after each change
@@ -161,11 +162,11 @@ export function rowSelection(spec) {
   const all = h('input', { type: 'checkbox', class: 'select-box' });
   const picked = () => rows.filter((r) => r.box.checked).map((r) => r.item);
   const changed = () => {
-    const count = picked().length;
-    all.checked = count > 0 && count === rows.length;
-    all.indeterminate = count > 0 && count < rows.length;
+    const now = picked();
+    all.checked = now.length > 0 && now.length === rows.length;
+    all.indeterminate = now.length > 0 && now.length < rows.length;
     for (const { box } of rows) box.closest('tr')?.classList.toggle('picked', box.checked);
-    spec.onChange(picked());
+    spec.onChange(now);
   };
   all.addEventListener('change', () => {
     for (const { box } of rows) box.checked = all.checked;

@@ -249,7 +249,7 @@ function selectionBar(tags, picked, clear, list) {
     controls.hidden = true;
     list.inert = true;
     const show = (/** @type {number} */ done) => fill(progress, h('span', null, `${action.doing}…`),
-      progressBar(done, contacts.length, `Contacts ${action.doing.toLowerCase()}`));
+      progressBar(done, contacts.length, 'Contacts done'));
     show(0);
     const results = await eachAtMost(contacts, action.call, show);
     // Drawn again only when still shown: the person may have gone elsewhere meanwhile.
