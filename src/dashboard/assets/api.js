@@ -84,6 +84,27 @@ export async function request(key, method, path, options = {}) {
     error?.request_id ?? res.headers.get('X-Request-Id') ?? undefined, { code: error?.code, param: error?.param, retryAfter, body: error });
 }
 
+/** A call refused for the rate limit is tried again after its Retry-After, this many times at most. */
+const RATE_LIMIT_TRIES = 10;
+
+/**
+ * Makes `call`, and again while the rate limit refuses it, each time after the wait its Retry-After names.
+ * Only for calls that a 429 refuses whole, so that nothing is applied twice.
+ * @template T
+ * @param {() => Promise<T>} call
+ * @returns {Promise<T>}
+ */
+export async function waitingOutRateLimit(call) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 429 && attempt < RATE_LIMIT_TRIES)) throw err;
+      await new Promise((resolve) => setTimeout(resolve, (err.retryAfter ?? 1) * 1000));
+    }
+  }
+}
+
 /**
  * Saves a file the API serves (an attachment) under `filename`: fetched with
  * the signed-in key, which a plain link could not carry, then handed to the

@@ -24,9 +24,9 @@ const PAGE_SIZE = 25;
  * @template T
  * @param {HTMLElement} where
  * @param {{ api: string, route: string, query: URLSearchParams, filters?: string[], fixed?: Record<string, string>,
- *   columns: Column<T>[], empty: import('./ui.js').Children }} spec  `api` is the list's path, `route` the page's;
- *   `filters` are passed on to the API from the page's query, `fixed` always; `empty` is said when there are none,
- *   and what to do about it
+ *   columns: Column<T>[], empty: import('./ui.js').Children, selection?: import('./ui.js').RowSelection<T> }} spec  `api`
+ *   is the list's path, `route` the page's; `filters` are passed on to the API from the page's query, `fixed` always;
+ *   `empty` is said when there are none, and what to do about it; `selection` puts a checkbox on each row
  */
 export async function pagedTable(where, spec) {
   const trail = spec.query.getAll('after');
@@ -50,7 +50,7 @@ export async function pagedTable(where, spec) {
     const page = await api('GET', spec.api, { query: params });
     const older = page.has_more ? page.next_cursor : undefined;
     fill(where,
-      page.data.length > 0 ? table(spec.columns, page.data) : h('p', { class: 'empty' }, spec.empty),
+      page.data.length > 0 ? table(spec.columns, page.data, spec.selection) : h('p', { class: 'empty' }, spec.empty),
       // Only when there is another page to go to: two greyed buttons under a short list are noise.
       (older || trail.length > 0) && h('div', { class: 'pager' },
         h('button', { type: 'button', class: 'secondary', disabled: trail.length === 0,

@@ -149,19 +149,68 @@ export function actionsColumn(cell) {
 }
 
 /**
+ * Checkboxes for picking rows of a list to act on several at once: one at the start of each row, named for screen
+ * readers by `label` (an address), and one in the header for every row of the page. Given to one table(), for the
+ * rows it draws: a list drawn again takes a new one.
+ * @template T
+ * @param {{ label: (item: T) => string, onChange: (picked: T[]) => void }} spec  `onChange` hears the rows picked
+ *   after each change
+ */
+export function rowSelection(spec) {
+  /** @type {Array<{ box: HTMLInputElement, item: T }>} */
+  const rows = [];
+  const all = h('input', { type: 'checkbox', class: 'select-box' });
+  const picked = () => rows.filter((r) => r.box.checked).map((r) => r.item);
+  const changed = () => {
+    const now = picked();
+    all.checked = now.length > 0 && now.length === rows.length;
+    all.indeterminate = now.length > 0 && now.length < rows.length;
+    for (const { box } of rows) box.closest('tr')?.classList.toggle('picked', box.checked);
+    spec.onChange(now);
+  };
+  all.addEventListener('change', () => {
+    for (const { box } of rows) box.checked = all.checked;
+    changed();
+  });
+  return {
+    picked,
+    clear() {
+      for (const { box } of rows) box.checked = false;
+      changed();
+    },
+    /** The header's checkbox, its name written out where a phone shows no header. */
+    header: () => h('label', { class: 'select-all' }, all, h('span', { class: 'visually-hidden' }, 'Select all on this page')),
+    /** A row's checkbox. @param {T} item */
+    box(item) {
+      const box = h('input', { type: 'checkbox', class: 'select-box', 'aria-label': `Select ${spec.label(item)}`, onchange: changed });
+      rows.push({ box, item });
+      return box;
+    },
+  };
+}
+/**
+ * @template T
+ * @typedef {ReturnType<typeof rowSelection<T>>} RowSelection
+ */
+
+/**
  * @template T
  * @param {Column<T>[]} columns
  * @param {T[]} items
+ * @param {RowSelection<T>} [selection]  checkboxes to pick rows with, in a first column
  */
-export function table(columns, items) {
+export function table(columns, items, selection) {
   const primary = columns.find((c) => c.role === 'primary') ?? columns[0];
   /** @param {Column<T>} c */
   const cellClass = (c) => [c.className, c === primary && 'cell-primary', c.role === 'status' && 'cell-status'].filter(Boolean).join(' ') || null;
-  return h('div', { class: 'table-wrap' }, h('table', { class: 'cards' },
-    h('thead', null, h('tr', null, columns.map((c) => h('th', { scope: 'col', class: c.className },
-      c.hideHeader ? h('span', { class: 'visually-hidden' }, c.header) : c.header)))),
-    h('tbody', null, items.map((item) => h('tr', null, columns.map((c) =>
-      h('td', { class: cellClass(c), 'data-label': c.hideHeader ? null : c.header }, c.cell(item))))))));
+  return h('div', { class: 'table-wrap' }, h('table', { class: selection ? 'cards selectable' : 'cards' },
+    h('thead', null, h('tr', null,
+      selection && h('th', { scope: 'col', class: 'cell-select' }, selection.header()),
+      columns.map((c) => h('th', { scope: 'col', class: c.className },
+        c.hideHeader ? h('span', { class: 'visually-hidden' }, c.header) : c.header)))),
+    h('tbody', null, items.map((item) => h('tr', null,
+      selection && h('td', { class: 'cell-select' }, selection.box(item)),
+      columns.map((c) => h('td', { class: cellClass(c), 'data-label': c.hideHeader ? null : c.header }, c.cell(item))))))));
 }
 
 export function loading() {

@@ -4,7 +4,7 @@
 // anything is sent, then upserted through POST /v1/contacts/bulk a thousand
 // rows at a time, with progress, and summed up: created, updated, and each
 // failed row by its line in the file, with the API's reason.
-import { api, ApiError } from '../api.js';
+import { api, waitingOutRateLimit } from '../api.js';
 import { attach, code, errorBox, fill, h, progressBar, table, whileBusy } from '../ui.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
@@ -33,8 +33,6 @@ const BULK_BYTES = 4 * 1024 * 1024 - 1024;
 const SAMPLE_ROWS = 5;
 /** Failed rows listed in the summary; the rest are counted. */
 const SHOWN_FAILURES = 200;
-/** A request refused for the rate limit is tried again after its Retry-After, this many times at most. */
-const RATE_LIMIT_TRIES = 10;
 
 /** Header names, as written or in any case, with spaces or hyphens for `_`, and what they are read as. */
 const KNOWN_COLUMNS = /** @type {Record<string, Role>} */ ({
@@ -162,17 +160,12 @@ function bulkItem(columns, cells) {
 // Importing
 
 /** One bulk request, tried again while the rate limit refuses it (it is refused whole, so nothing is applied twice). @param {BulkItem[]} items */
-async function bulk(items) {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      /** @type {BulkResult} */
-      const answer = await api('POST', '/v1/contacts/bulk', { body: { contacts: items } });
-      return answer;
-    } catch (err) {
-      if (!(err instanceof ApiError && err.status === 429 && attempt < RATE_LIMIT_TRIES)) throw err;
-      await new Promise((resolve) => setTimeout(resolve, (err.retryAfter ?? 1) * 1000));
-    }
-  }
+function bulk(items) {
+  return waitingOutRateLimit(async () => {
+    /** @type {BulkResult} */
+    const answer = await api('POST', '/v1/contacts/bulk', { body: { contacts: items } });
+    return answer;
+  });
 }
 
 /**

@@ -3,12 +3,12 @@
 // status, engagement, tag), a form to add one, and each contact's page (its
 // name, properties and tags, unsubscribe and delete); and the tags, on a page
 // of their own. Importing a CSV file is views/contact-import.js.
-import { api, ApiError } from '../api.js';
+import { api, ApiError, waitingOutRateLimit } from '../api.js';
 import { loadRecord, pagedTable } from '../lists.js';
 import { hashOf, navigate } from '../nav.js';
 import {
-  actionsColumn, badge, clipped, code, confirmDialog, details, errorBox, fieldErrors, fill, h, labelled, loading, none, rowAction, table, time,
-  whileBusy,
+  actionsColumn, badge, clipped, code, confirmDialog, details, errorBox, fieldErrors, fill, h, labelled, loading, none, progressBar, rowAction,
+  rowSelection, table, time, whileBusy,
 } from '../ui.js';
 import { CONTACT_IMPORT_ROUTES } from './contact-import.js';
 
@@ -33,6 +33,8 @@ const FILTERS = ['email', 'status', 'engagement_tier', 'tag_id'];
 const TAG_LIMIT = '100';
 /** Tags shown in a row of the list; the rest are counted. */
 const ROW_TAGS = 3;
+/** Contacts acted on at once by an action on several: quicker than one by one, gentler on the rate limit than all. */
+const AT_ONCE = 4;
 
 /** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
 export const CONTACT_ROUTES = [
@@ -105,6 +107,8 @@ async function showContacts({ view, query }) {
   labelled('Address', email), labelled('Status', status), labelled('Engagement', tier), labelled('Tag', tag),
   h('button', { type: 'submit' }, 'Search'));
   const list = h('div');
+  const bar = selectionBar(tags, () => selection.picked(), () => selection.clear(), list);
+  const selection = rowSelection({ label: (/** @type {Contact} */ c) => c.email, onChange: bar.update });
   const addForm = addContactForm();
   const filtered = FILTERS.some((f) => query.has(f));
   fill(view,
@@ -118,7 +122,7 @@ async function showContacts({ view, query }) {
       } }, 'Add a contact')),
     h('p', { class: 'muted' }, 'The people broadcasts go to, chosen by their tags and engagement.'),
     tagsError !== null && errorBox(tagsError),
-    filters, list, addForm);
+    filters, bar.node, list, addForm);
   /** @type {import('../ui.js').Column<Contact>[]} */
   const columns = [
     { header: 'Address', cell: (c) => clipped(c.email, { href: contactHref(c.id), wide: true }), role: 'primary' },
@@ -129,7 +133,7 @@ async function showContacts({ view, query }) {
     { header: 'Created', cell: (c) => time(c.created_at), className: 'nowrap' },
   ];
   await pagedTable(list, {
-    api: '/v1/contacts', route: '/contacts', query, filters: FILTERS, columns,
+    api: '/v1/contacts', route: '/contacts', query, filters: FILTERS, columns, selection,
     empty: filtered
       ? ['No contacts match these filters. ', h('a', { href: '#/contacts' }, 'Show all contacts')]
       : ['No contacts yet. Add one below, or ', h('a', { href: '#/contacts/import' }, 'import a CSV file'), ' of them.'],
@@ -171,6 +175,231 @@ function addContactForm() {
   formErrors,
   submit);
   return form;
+}
+
+// ---------------------------------------------------------------------------
+// Acting on several
+
+/**
+ * What one call made of a contact: `done` as asked, `already` as asked before it (tagged already, unsubscribed
+ * already, deleted already), `cleaned` kept cleaned by an unsubscribe (no email goes to it either way).
+ * @typedef {'done' | 'already' | 'cleaned'} Outcome
+ */
+/** @typedef {{ contact: Contact, outcome?: Outcome, err?: unknown }} Result */
+/**
+ * An action on the contacts picked: its name while it runs, the call for one contact, and the summary's sentences.
+ * @typedef {{ doing: string, call: (contact: Contact) => Promise<Outcome>, said: (counts: Record<Outcome, number>) => string[] }} BulkAction
+ */
+
+/** @param {number} n */
+const contactCount = (n) => `${n.toLocaleString()} ${n === 1 ? 'contact' : 'contacts'}`;
+/** @param {number} n @param {string} one @param {string} many  `many` after a count other than one */
+const was = (n, one, many) => `${n.toLocaleString()} ${n === 1 ? one : many}`;
+/** @param {Contact} contact @param {TagRef} tag */
+const hasTag = (contact, tag) => contact.tags.some((t) => t.id === tag.id);
+
+/**
+ * The bar above the list while contacts are picked: how many, and what to do with them. An action runs on them a few
+ * at a time, with its progress in the bar, then the list is drawn again (its filters and page kept) under a summary.
+ * @param {Tag[]} tags  the workspace's, offered by Add tag
+ * @param {() => Contact[]} picked
+ * @param {() => void} clear
+ * @param {HTMLElement} list  left alone while an action runs
+ */
+function selectionBar(tags, picked, clear, list) {
+  const count = h('strong', { class: 'selection-count', 'aria-live': 'polite' });
+  const errors = h('div');
+  const progress = h('div', { class: 'selection-progress' });
+  const tagName = h('input', { id: 'bulk-tag', type: 'text', maxlength: 100, autocomplete: 'off', list: 'bulk-tag-names',
+    placeholder: 'tag, existing or new' });
+  const untag = h('select', { id: 'bulk-untag' });
+  /** A button whose action runs on the contacts picked; its refusal to start shows under the bar. @param {string} label
+   * @param {string} className @param {() => Promise<BulkAction | undefined>} prepare  undefined: nothing to do */
+  const actionButton = (label, className, prepare) => {
+    const button = h('button', { type: 'button', class: className, onclick: () => void whileBusy(button, async () => {
+      fill(errors);
+      try {
+        const action = await prepare();
+        if (action) await run(action);
+      } catch (err) {
+        fill(errors, errorBox(err));
+      }
+    }) }, label);
+    return button;
+  };
+  const addTag = actionButton('Add tag', 'secondary', () => addTagAction(tagName.value.trim(), tags));
+  const controls = h('div', { class: 'selection-actions' },
+    // A form, so that Enter in the name adds the tag.
+    h('form', { class: 'selection-group', onsubmit: (event) => {
+      event.preventDefault();
+      addTag.click();
+    } }, h('label', { for: 'bulk-tag', class: 'visually-hidden' }, 'Tag to add'), tagName,
+    h('datalist', { id: 'bulk-tag-names' }, tags.map((t) => h('option', { value: t.name }))), addTag),
+    h('span', { class: 'selection-group' }, h('label', { for: 'bulk-untag', class: 'visually-hidden' }, 'Tag to remove'), untag,
+      actionButton('Remove tag', 'secondary', async () => removeTagAction(tagsOf(picked()).find((t) => t.id === untag.value)))),
+    actionButton('Unsubscribe', 'secondary', () => unsubscribeAction(picked())),
+    actionButton('Delete', 'danger', () => deleteAction(picked())),
+    h('button', { type: 'button', class: 'secondary', onclick: clear }, 'Clear selection'));
+  const node = h('section', { class: 'selection-bar', 'aria-label': 'Selected contacts', hidden: true }, count, controls, progress, errors);
+
+  /** @param {BulkAction} action */
+  const run = async (action) => {
+    const contacts = picked();
+    const hash = location.hash;
+    controls.hidden = true;
+    list.inert = true;
+    const show = (/** @type {number} */ done) => fill(progress, h('span', null, `${action.doing}…`),
+      progressBar(done, contacts.length, 'Contacts done'));
+    show(0);
+    const results = await eachAtMost(contacts, action.call, show);
+    // Drawn again only when still shown: the person may have gone elsewhere meanwhile.
+    if (node.isConnected && location.hash === hash) navigate(hash, summary(action, results));
+  };
+  return {
+    node,
+    /** @param {Contact[]} contacts */
+    update(contacts) {
+      node.hidden = contacts.length === 0;
+      fill(count, `${contacts.length.toLocaleString()} selected`);
+      const chosen = untag.value;
+      const offered = tagsOf(contacts);
+      fill(untag, h('option', { value: '' }, offered.length > 0 ? 'tag to remove' : 'none of them has a tag'),
+        offered.map((t) => h('option', { value: t.id, selected: t.id === chosen }, t.name)));
+    },
+  };
+}
+
+/** The tags the contacts have between them, by name. @param {Contact[]} contacts */
+function tagsOf(contacts) {
+  /** @type {Map<string, TagRef>} */
+  const tags = new Map();
+  for (const c of contacts) for (const t of c.tags) tags.set(t.id, t);
+  return [...tags.values()].sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/**
+ * Calls `call` for each contact, AT_ONCE at a time, each call waiting out the rate limit.
+ * @param {Contact[]} contacts
+ * @param {(contact: Contact) => Promise<Outcome>} call
+ * @param {(done: number) => void} progress  hears how many are done
+ * @returns {Promise<Result[]>}  in the contacts' order
+ */
+async function eachAtMost(contacts, call, progress) {
+  /** @type {Result[]} */
+  const results = [];
+  let next = 0;
+  let done = 0;
+  const worker = async () => {
+    while (next < contacts.length) {
+      const index = next++;
+      const contact = contacts[index];
+      try {
+        results[index] = { contact, outcome: await waitingOutRateLimit(() => call(contact)) };
+      } catch (err) {
+        results[index] = { contact, err };
+      }
+      progress(++done);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(AT_ONCE, contacts.length) }, worker));
+  return results;
+}
+
+/** @param {string} name  as typed or picked @param {Tag[]} tags  the workspace's @returns {Promise<BulkAction>} */
+async function addTagAction(name, tags) {
+  if (!name) throw new Error('Type the name of a tag, or pick one.');
+  // Names are matched without regard to case, as the API does; a new name is made a tag first.
+  /** @type {TagRef & { created?: boolean }} */
+  const tag = tags.find((t) => t.name.toLowerCase() === name.toLowerCase()) ?? await tagNamed(name);
+  return {
+    doing: 'Tagging',
+    call: async (c) => {
+      await api('POST', `${contactPath(c.id)}/tags/${encodeURIComponent(tag.id)}`);
+      return hasTag(c, tag) ? 'already' : 'done';
+    },
+    said: (n) => [tag.created && `The tag “${tag.name}” was created.`, `Tagged ${contactCount(n.done)} with “${tag.name}”.`,
+      n.already > 0 && `${n.already.toLocaleString()} had it already.`].filter((s) => typeof s === 'string'),
+  };
+}
+
+/** @param {TagRef | undefined} tag @returns {Promise<BulkAction>} */
+async function removeTagAction(tag) {
+  if (!tag) throw new Error('Pick the tag to remove.');
+  return {
+    doing: 'Removing the tag',
+    call: async (c) => {
+      await api('DELETE', `${contactPath(c.id)}/tags/${encodeURIComponent(tag.id)}`);
+      return hasTag(c, tag) ? 'done' : 'already';
+    },
+    said: (n) => [`Took the tag “${tag.name}” off ${contactCount(n.done)}.`,
+      n.already > 0 && `${n.already.toLocaleString()} did not have it.`].filter((s) => typeof s === 'string'),
+  };
+}
+
+/** @param {Contact[]} contacts @returns {Promise<BulkAction | undefined>} */
+async function unsubscribeAction(contacts) {
+  const already = contacts.filter((c) => c.status !== 'subscribed').length;
+  const asked = await confirmDialog({
+    title: `Unsubscribe ${contactCount(contacts.length)}?`, confirm: `Unsubscribe ${contactCount(contacts.length)}`,
+    message: [h('p', null, 'No broadcast goes to them any more, and their addresses are added to the suppressions: no email of this workspace is sent to them.'),
+      already > 0 && h('p', null, `${was(already, 'is unsubscribed or cleaned already, and stays so', 'are unsubscribed or cleaned already, and stay so')}.`),
+      h('p', { class: 'muted small' }, 'Removing a suppression later lets email through again; the contact stays unsubscribed.')],
+  });
+  if (!asked) return undefined;
+  return {
+    doing: 'Unsubscribing',
+    call: async (c) => {
+      /** @type {Contact} */
+      const after = await api('POST', `${contactPath(c.id)}/unsubscribe`, { body: { reason: 'Unsubscribed in the dashboard' } });
+      if (after.status === 'cleaned') return 'cleaned';
+      return c.status === 'unsubscribed' ? 'already' : 'done';
+    },
+    said: (n) => [`Unsubscribed ${contactCount(n.done)}.`,
+      n.already > 0 && `${was(n.already, 'was', 'were')} unsubscribed already.`,
+      n.cleaned > 0 && `${was(n.cleaned, 'is cleaned, and stays so', 'are cleaned, and stay so')}: no email goes to a cleaned address either.`].filter((s) => typeof s === 'string'),
+  };
+}
+
+/** @param {Contact[]} contacts @returns {Promise<BulkAction | undefined>} */
+async function deleteAction(contacts) {
+  const asked = await confirmDialog({
+    title: `Delete ${contactCount(contacts.length)}?`, confirm: `Delete ${contactCount(contacts.length)}`, danger: true,
+    message: [h('p', null, 'They leave the list and every audience. Their email history stays, and so do any suppressions of their addresses.'),
+      h('p', { class: 'muted small' }, 'Adding an address again makes a new contact.')],
+  });
+  if (!asked) return undefined;
+  return {
+    doing: 'Deleting',
+    call: async (c) => {
+      try {
+        await api('DELETE', contactPath(c.id));
+        return 'done';
+      } catch (err) {
+        // Gone already, as asked: deleted elsewhere since the list was drawn.
+        if (err instanceof ApiError && err.status === 404) return 'already';
+        throw err;
+      }
+    },
+    said: (n) => [`Deleted ${contactCount(n.done)}.`, n.already > 0 && `${was(n.already, 'was', 'were')} deleted already.`]
+      .filter((s) => typeof s === 'string'),
+  };
+}
+
+/**
+ * What an action did, shown above the list drawn again: its counts, then each contact it failed for, with the API's reason.
+ * @param {BulkAction} action
+ * @param {Result[]} results
+ */
+function summary(action, results) {
+  /** @type {Record<Outcome, number>} */
+  const counts = { done: 0, already: 0, cleaned: 0 };
+  for (const r of results) if (r.outcome) counts[r.outcome]++;
+  const failed = results.filter((r) => !r.outcome);
+  return h('div', { role: 'status', class: failed.length > 0 ? 'flash warn bulk-summary' : 'flash bulk-summary' },
+    h('p', null, action.said(counts).join(' ')),
+    failed.length > 0 && [h('p', null, `Failed for ${contactCount(failed.length)}:`),
+      h('ul', { class: 'bulk-failures' }, failed.map((r) => h('li', null, h('strong', null, r.contact.email), ': ',
+        r.err instanceof Error ? r.err.message : String(r.err))))]);
 }
 
 // ---------------------------------------------------------------------------
