@@ -2,6 +2,7 @@ import Sqlite from 'better-sqlite3';
 import type pg from 'pg';
 import { closeSync, existsSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   CompiledQuery, Kysely, LimitNode, Migrator, PostgresDialect, sql, SqliteDialect, SqliteDriver, ValueNode,
   type Compilable, type Driver, type SqliteDatabase, type Insertable, type KyselyPlugin, type QueryResult, type RawBuilder, type RootOperationNode, type Transaction,
@@ -66,12 +67,26 @@ interface Pending {
 // query's cost, and the set of distinct SQL texts an app issues is small.
 const STATEMENT_CACHE_SIZE = 500;
 
+/** How long a write unit waits for the write lock that another process holds, before it fails with SQLITE_BUSY. */
+const WRITE_LOCK_WAIT_MS = 5_000;
+/** The pause between two tries for that lock: the event loop runs meanwhile. */
+const WRITE_LOCK_RETRY_MS = 20;
+/**
+ * SQLite's own wait for a lock, inside a statement: it blocks the event loop,
+ * so it is only a moment, for a lock about to be let go (the write lock is
+ * waited for between tries, above).
+ */
+const BUSY_TIMEOUT_MS = 5;
+
 /**
  * SQLite's dialect with transactions that take the write lock as they begin
  * (BEGIN IMMEDIATE). A server has one connection, so nothing changes for it;
  * a second process on the same file (the CLI beside a running server) waits
- * its turn for the lock (busy_timeout). With a plain BEGIN it would read
- * first and, should the server commit meanwhile, fail at its first write.
+ * its turn for the lock. With a plain BEGIN it would read first and, should
+ * the server commit meanwhile, fail at its first write. The wait is tries a
+ * moment apart rather than SQLite's busy_timeout, which would hold the
+ * event loop (every socket, every timer) for as long as the other process
+ * held the lock.
  *
  * A rollback is skipped when SQLite has already ended the transaction
  * itself, as it may on a full disk or an I/O error: the error that ended it
@@ -84,7 +99,17 @@ class ImmediateSqliteDialect extends SqliteDialect {
 
   override createDriver(): Driver {
     const driver = new SqliteDriver({ database: this.database });
-    driver.beginTransaction = async (connection) => void await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    driver.beginTransaction = async (connection) => {
+      for (const deadline = Date.now() + WRITE_LOCK_WAIT_MS; ;) {
+        try {
+          await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+          return;
+        } catch (err) {
+          if ((err as { code?: unknown }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw err;
+          await sleep(WRITE_LOCK_RETRY_MS);
+        }
+      }
+    };
     driver.rollbackTransaction = async (connection) => {
       if (this.conn.inTransaction) await connection.executeQuery(CompiledQuery.raw('rollback'));
     };
@@ -258,8 +283,8 @@ const UNAVAILABLE_PG_MESSAGES = new Set([
 /**
  * Whether a statement failed because the store cannot be reached or locked
  * right now: PostgreSQL (or the pooler before it) restarting, gone or out of
- * connections; SQLite's write lock held by another process past
- * busy_timeout (SQLITE_BUSY and its extended codes). Nothing of a write unit
+ * connections; SQLite's write lock held by another process past a write's
+ * wait for it (SQLITE_BUSY and its extended codes). Nothing of a write unit
  * that failed so was kept, unless the connection dropped while its COMMIT
  * was on the way; it can succeed once the store is back.
  */
@@ -597,7 +622,7 @@ function openSqliteStore(databaseUrl: string, options: StoreOptions): Store {
     if (queue.some((u) => u.eager) || (queue.length > 0 && !soon && later === undefined)) kick();
   }
   conn.pragma('foreign_keys = ON');
-  conn.pragma('busy_timeout = 5000');
+  conn.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   // Savepoints keep a statement journal of the pages each unit changes; in
   // memory it costs no file I/O (it is never needed after a crash: the WAL
   // and its commit record are what make a commit durable).

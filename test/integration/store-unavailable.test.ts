@@ -109,4 +109,33 @@ describe.skipIf(onPostgres)('a SQLite store whose write lock another process hol
     }
     expect((await t.api.post('/v1/domains', { name: 'locked.test' })).status).toBe(201);
   });
+
+  it('waits for a lock held a moment without holding up the event loop, then writes', async () => {
+    await using t = await startTestApp();
+    const file = t.databaseUrl.replace(/^sqlite:/, '');
+    const holder = fork(SECOND_WRITER_LOCK, [file, '1500'], { execArgv: ['--import', 'tsx'], stdio: 'ignore' });
+    const exited = new Promise((r) => holder.once('exit', r));
+    await new Promise<void>((resolve, reject) => {
+      holder.once('message', () => resolve());
+      holder.once('exit', (code) => reject(new Error(`the lock holder exited (${code}) before it held the lock`)));
+    });
+    // The server runs in this process: a wait inside SQLite would stop this timer too.
+    let longestGap = 0;
+    let last = performance.now();
+    const ticks = setInterval(() => {
+      const now = performance.now();
+      longestGap = Math.max(longestGap, now - last);
+      last = now;
+    }, 10);
+    try {
+      const started = performance.now();
+      const created = await t.api.post('/v1/domains', { name: 'waited.test' });
+      expect(created.status).toBe(201);
+      expect(performance.now() - started).toBeGreaterThan(1_000);
+    } finally {
+      clearInterval(ticks);
+      await exited;
+    }
+    expect(longestGap).toBeLessThan(500);
+  });
 });
