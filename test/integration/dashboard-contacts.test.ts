@@ -233,6 +233,23 @@ describe('the Contacts view in Chromium', () => {
     expect(await count()).toBe(before + 2);
   });
 
+  it('reads a file a spreadsheet saved in Windows-1252 as such, and says so', async () => {
+    await page.goto(`${t.url}/dashboard/#/contacts/import`);
+    // "José Müller" as Excel's "CSV" writes it on Windows: é and ü a byte each, not UTF-8.
+    const bytes = Buffer.from('email,name,city\njose@example.com,Jos\xe9 M\xfcller,Z\xfcrich\n', 'latin1');
+    await page.getByLabel('CSV file').setInputFiles({ name: 'excel.csv', mimeType: 'text/csv', buffer: bytes });
+    const reading = page.locator('.import-reading');
+    await reading.filter({ hasText: 'The file is not UTF-8: it was read as Windows-1252' }).waitFor();
+    await page.getByRole('button', { name: 'Import 1 contact' }).click();
+    await page.locator('.import-summary [data-stat="created"] .stat-value').filter({ hasText: '1' }).waitFor();
+    expect((await contactByEmail('jose@example.com'))!).toMatchObject({ name: 'José Müller', properties: { city: 'Zürich' } });
+
+    // A UTF-8 file says nothing of its encoding.
+    await page.getByLabel('CSV file').setInputFiles({ name: 'utf8.csv', mimeType: 'text/csv', buffer: Buffer.from('email,name\nzoe@example.com,Zoë\n') });
+    await page.getByRole('button', { name: 'Import 1 contact' }).waitFor();
+    expect(await reading.textContent()).not.toContain('not UTF-8');
+  });
+
   it('imports a file of more than a thousand rows a thousand at a time, naming a bad row of the second request by its line', async () => {
     // Row 1200's note runs over two lines, so the bad row, the 1501st, is on line 1503.
     const lines = ['email,first_name,note', ...Array.from({ length: 2100 }, (_, i) =>

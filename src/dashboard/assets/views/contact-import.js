@@ -220,26 +220,42 @@ async function importRows(rows, progress) {
 // ---------------------------------------------------------------------------
 // The page
 
+/**
+ * A file's text: UTF-8 when its bytes are; otherwise Windows-1252, what a
+ * spreadsheet on Windows writes as "CSV" (every byte is a character in it),
+ * named in `encoding` so the page can say how it was read.
+ * @param {File} file
+ * @returns {Promise<{ text: string, encoding?: string }>}
+ */
+async function fileText(file) {
+  const bytes = await file.arrayBuffer();
+  try {
+    return { text: new TextDecoder('utf-8', { fatal: true }).decode(bytes) };
+  } catch {
+    return { text: new TextDecoder('windows-1252').decode(bytes), encoding: 'Windows-1252 (Western European)' };
+  }
+}
+
 /** @param {Ctx} ctx */
 function showImport({ view }) {
   const file = h('input', { id: 'import-file', type: 'file', accept: '.csv,text/csv,text/plain' });
   const pasted = h('textarea', { id: 'import-text', rows: 6, spellcheck: 'false', placeholder: 'email,first_name,last_name,tags,company\nann@example.com,Ann,Lee,news;vip,Acme' });
   const readPasted = h('button', { type: 'button', class: 'secondary' }, 'Read the text');
   const readout = h('div');
-  /** @param {() => Promise<string>} source */
+  /** @param {() => Promise<{ text: string, encoding?: string }>} source */
   const read = async (source) => {
     try {
-      const [papa, text] = await Promise.all([loadPapa(), source()]);
-      showReading(readout, readContacts(papa, text));
+      const [papa, { text, encoding }] = await Promise.all([loadPapa(), source()]);
+      showReading(readout, readContacts(papa, text), encoding);
     } catch (err) {
       fill(readout, errorBox(err));
     }
   };
   file.addEventListener('change', () => {
     const chosen = file.files?.[0];
-    if (chosen) void read(() => chosen.text());
+    if (chosen) void read(() => fileText(chosen));
   });
-  readPasted.addEventListener('click', () => void whileBusy(readPasted, () => read(async () => pasted.value)));
+  readPasted.addEventListener('click', () => void whileBusy(readPasted, () => read(async () => ({ text: pasted.value }))));
   // Fetched now, while the person picks a file.
   loadPapa().catch(() => {});
   fill(view,
@@ -266,8 +282,9 @@ function showImport({ view }) {
  * What was read, and the button that imports it.
  * @param {HTMLElement} where
  * @param {Reading | { refusal: string }} reading
+ * @param {string} [encoding]  named when the file was not UTF-8
  */
-function showReading(where, reading) {
+function showReading(where, reading, encoding) {
   if ('refusal' in reading) {
     fill(where, h('div', { class: 'error-box' }, h('p', { role: 'alert' }, reading.refusal), h('p', { class: 'muted' }, 'Nothing was sent.')));
     return;
@@ -288,6 +305,7 @@ function showReading(where, reading) {
     h('section', { class: 'panel import-reading' },
       h('h2', null, 'As read'),
       h('p', null, `${count(rows.length + skipped.length, 'row', 'rows')} of contacts under the header, in ${count(reading.lines, 'line', 'lines')}, columns separated by ${DELIMITERS[reading.delimiter] ? `${DELIMITERS[reading.delimiter]}s` : `“${reading.delimiter}”`}.`),
+      encoding && h('p', { class: 'muted small' }, `The file is not UTF-8: it was read as ${encoding}. If the names below look wrong, save it from your spreadsheet as “CSV UTF-8” and choose it again.`),
       // Read as the status of a row, so that a phone shows each column on one line.
       h('div', { class: 'import-columns' }, table([
         { header: 'Column', cell: (c) => (c.header ? code(c.header) : h('span', { class: 'muted' }, '(no name)')), role: 'primary' },
