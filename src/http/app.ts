@@ -31,6 +31,7 @@ export function routedOperations(deps: HttpDeps, routers: Router<AppState>[]): S
 export function createApp(deps: HttpDeps, routers: Router<AppState>[]): Koa<AppState> {
   routedOperations(deps, routers);
   const app = new Koa<AppState>({ proxy: false });
+  const storeRefusals = storeRefusalLog(deps.logger);
   app.context.mailroom = deps;
   app.silent = true;
 
@@ -61,7 +62,9 @@ export function createApp(deps: HttpDeps, routers: Router<AppState>[]): Koa<AppS
       if (ctx.body === undefined && ctx.status === 404) throw new AppError('not_found', `No route for ${ctx.method} ${ctx.path}.`);
     } catch (err) {
       const appErr = toAppError(err);
-      if (appErr.status >= 500) {
+      if (appErr.code === 'storage_full' || appErr.code === 'store_unavailable') {
+        storeRefusals.note(appErr.code, err, ctx.state.requestId);
+      } else if (appErr.status >= 500) {
         deps.logger.error({ err, request_id: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'request failed');
       }
       ctx.status = appErr.status;
@@ -99,6 +102,31 @@ function mounted(router: Router<AppState>): RouterMiddleware {
   if (!prefix || !/^[\w/.-]+$/.test(prefix)) return serve;
   const under = new RegExp(`^${prefix.replace(/[.]/g, '\\.')}`, 'i');
   return (ctx, next) => (under.test(ctx.path) ? serve(ctx, next) : next());
+}
+
+/** How often requests refused for the store (full, or out of reach) are logged while they go on. */
+const STORE_REFUSAL_LOG_MS = 60_000;
+
+/**
+ * A store that takes no writes refuses every request: the first refusal is
+ * logged, then one line a minute with how many were refused since, where a
+ * line a request would bury the log. The 503s are counted in the metrics.
+ */
+function storeRefusalLog(logger: Logger) {
+  let last: { code: string; at: number } | undefined;
+  let since = 0;
+  return {
+    note(code: string, err: unknown, requestId: string) {
+      const now = Date.now();
+      if (last?.code === code && now - last.at < STORE_REFUSAL_LOG_MS) {
+        since++;
+        return;
+      }
+      logger.warn({ err, code, request_id: requestId, refused_since_last: since }, 'requests refused: the store is full or out of reach');
+      last = { code, at: now };
+      since = 0;
+    },
+  };
 }
 
 /** How long a client is asked to wait when the store is full: long enough for an operator's alert to be seen. */

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { ManualClock, systemClock, type Clock } from '../../src/core/clock.js';
 import { startMailroom, type Mailroom } from '../../src/main.js';
@@ -112,6 +112,8 @@ export interface TestAppOptions {
   env?: Record<string, string>;
   /** A ManualClock to move time; default: the system clock. */
   clock?: ManualClock;
+  /** The server's logger, for a test that reads what it logs; default: silent (MAILROOM_TEST_LOG sets a level). */
+  logger?: Logger;
 }
 
 /**
@@ -140,7 +142,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     ...options.env,
   });
   const clock = options.clock ?? systemClock;
-  const logger = pino({ level: process.env.MAILROOM_TEST_LOG ?? 'silent' });
+  const logger = options.logger ?? pino({ level: process.env.MAILROOM_TEST_LOG ?? 'silent' });
   const mailroom = await startMailroom(config, { clock, logger }).catch(async (err: unknown) => {
     await database?.drop();
     rmSync(dataDir, { recursive: true, force: true });

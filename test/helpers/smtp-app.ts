@@ -3,9 +3,8 @@
 // messages, and a raw dialogue for what nodemailer would never send.
 import { createServer, Socket } from 'node:net';
 import nodemailer from 'nodemailer';
-import type { ManualClock } from '../../src/core/clock.js';
 import { ListenerError } from '../../src/smtp/index.js';
-import { startTestApp, type TestApp } from './app.js';
+import { startTestApp, type TestApp, type TestAppOptions } from './app.js';
 
 export interface SmtpTestApp extends TestApp {
   mxPort: number;
@@ -31,7 +30,7 @@ export async function freePort(): Promise<number> {
  * a listener off, so free ports are picked first; if another process takes
  * one in the meantime the start fails, and the app is started again.
  */
-export async function startSmtpTestApp(options: { env?: Record<string, string>; clock?: ManualClock } = {}): Promise<SmtpTestApp> {
+export async function startSmtpTestApp(options: Pick<TestAppOptions, 'env' | 'clock' | 'logger'> = {}): Promise<SmtpTestApp> {
   for (let attempt = 1; ; attempt++) {
     const [mx, submission] = [await freePort(), await freePort()];
     try {

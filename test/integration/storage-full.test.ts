@@ -1,4 +1,6 @@
+import { Writable } from 'node:stream';
 import { sql } from 'kysely';
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { onPostgres } from '../helpers/database.js';
 import { eventually, inboundDomain, sendRaw, startSmtpTestApp } from '../helpers/smtp-app.js';
@@ -10,7 +12,9 @@ import { eventually, inboundDomain, sendRaw, startSmtpTestApp } from '../helpers
 
 describe.skipIf(onPostgres)('a full store', () => {
   it('answers 503 storage_full and SMTP 452 4.3.1, loses nothing, and recovers', async () => {
-    await using t = await startSmtpTestApp();
+    const logged: Array<{ level: number; msg: string; code?: string; refused_since_last?: number }> = [];
+    const logger = pino({ level: 'warn' }, new Writable({ write(chunk, _enc, done) { logged.push(JSON.parse(String(chunk))); done(); } }));
+    await using t = await startSmtpTestApp({ logger });
     await t.seed.activeDomain('example.test');
     await inboundDomain(t, 'inbound.test');
     const { db } = t.mailroom.services.store;
@@ -29,6 +33,11 @@ describe.skipIf(onPostgres)('a full store', () => {
     expect(refused?.status).toBe(503);
     expect(refused?.headers.get('retry-after')).toBe('30');
     expect(refused?.body.error).toMatchObject({ code: 'storage_full', message: expect.stringMatching(/storage is full: nothing of this request was kept/) });
+    // Every request is refused while the store is full: the log says so once, not a line a request.
+    for (let i = 0; i < 3; i++) expect((await send(`refused ${i}`)).status).toBe(503);
+    const refusals = logged.filter((l) => l.msg.startsWith('requests refused'));
+    expect(refusals).toEqual([expect.objectContaining({ level: 40, code: 'storage_full', refused_since_last: 0 })]);
+    expect(logged.filter((l) => l.msg === 'request failed')).toEqual([]);
 
     const message = 'From: someone@outside.test\r\nTo: desk@inbound.test\r\nSubject: while full\r\n\r\n' + 'y'.repeat(60_000) + '\r\n';
     await expect(sendRaw(t.mxPort, { from: 'someone@outside.test', to: ['desk@inbound.test'] }, message))
