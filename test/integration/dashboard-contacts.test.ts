@@ -387,4 +387,13 @@ describe('the Contacts view in Chromium', () => {
     await page.waitForURL(/#\/contacts\?tag_id=tag_/);
     await expect.poll(async () => (await listed()).sort()).toEqual(['ann.lee0@example.com', 'fay.lee15@example.com', 'kim@example.com', 'nia@example.com']);
   });
+  it('offers every tag in its pickers, past the API\'s page of a hundred', async () => {
+    for (let i = 0; i < 105; i++) expect((await t.api.post('/v1/tags', { name: `segment ${String(i).padStart(3, '0')}` })).status).toBe(201);
+    expect((await t.api.get('/v1/tags?limit=100')).body.has_more).toBe(true);
+    await page.goto(`${t.url}/dashboard/#/contacts`);
+    const options = page.locator('#filter-tag option');
+    // The oldest tags come last: the first one made in this file, and the first of these.
+    await options.filter({ hasText: 'segment 000' }).waitFor({ state: 'attached' });
+    await options.filter({ hasText: 'vip' }).waitFor({ state: 'attached' });
+  });
 });

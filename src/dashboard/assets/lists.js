@@ -14,6 +14,31 @@ import { errorBox, fill, h, loading, table } from './ui.js';
 
 /** Rows a list page asks for. */
 const PAGE_SIZE = 25;
+/** The API's largest page. */
+const MAX_PAGE_SIZE = '100';
+/** The most choices a picker offers: past that, a select is no help. */
+const PICKER_MAX = 1000;
+
+/**
+ * Every item of a list, newest first, for a picker (the tags, domains or
+ * templates to choose from): its pages walked through, PICKER_MAX items at most.
+ * @param {string} path
+ * @param {Record<string, string>} [filters]
+ * @returns {Promise<any[]>}
+ */
+export async function everyItem(path, filters = {}) {
+  const items = [];
+  /** @type {string | undefined} */
+  let cursor;
+  do {
+    const query = new URLSearchParams({ ...filters, limit: MAX_PAGE_SIZE, ...(cursor && { starting_after: cursor }) });
+    /** @type {Page<unknown>} */
+    const page = await api('GET', path, { query });
+    items.push(...page.data);
+    cursor = page.has_more ? page.next_cursor : undefined;
+  } while (cursor && items.length < PICKER_MAX);
+  return items.slice(0, PICKER_MAX);
+}
 
 // Paged lists. The API gives one cursor per page, pointing at the next older
 // page, so the dashboard keeps the trail of starting_after cursors walked so

@@ -7,7 +7,7 @@
 // resume and cancel.
 import { api } from '../api.js';
 import { codeEditor } from '../code-editor.js';
-import { loadRecord, pagedTable } from '../lists.js';
+import { everyItem, loadRecord, pagedTable } from '../lists.js';
 import { hashOf, navigate, refreshWhileShown, showNote } from '../nav.js';
 import { previewFrame } from '../preview.js';
 import {
@@ -51,8 +51,6 @@ const COUNT_DELAY_MS = 300;
 const SAMPLE_ROWS = 8;
 /** sendBroadcastTest takes at most this many addresses. */
 const MAX_TEST_ADDRESSES = 5;
-/** The lists behind the pickers are read in one call each, the API's largest page. */
-const PICKER_LIMIT = '100';
 
 /** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
 export const BROADCAST_ROUTES = [
@@ -190,10 +188,10 @@ async function showComposer(view, broadcast) {
   /** @type {TemplateSummary[]} */
   let templates;
   try {
-    [{ data: domains }, { data: tags }, { data: templates }] = await Promise.all([
-      api('GET', '/v1/domains', { query: new URLSearchParams({ status: 'active', limit: PICKER_LIMIT }) }),
-      api('GET', '/v1/tags', { query: new URLSearchParams({ limit: PICKER_LIMIT }) }),
-      api('GET', '/v1/templates', { query: new URLSearchParams({ limit: PICKER_LIMIT }) }),
+    [domains, tags, templates] = await Promise.all([
+      everyItem('/v1/domains', { status: 'active' }),
+      everyItem('/v1/tags'),
+      everyItem('/v1/templates'),
     ]);
   } catch (err) {
     fill(view, h('h1', null, broadcast.name), errorBox(err));

@@ -4,7 +4,7 @@
 // name, properties and tags, unsubscribe and delete); and the tags, on a page
 // of their own. Importing a CSV file is views/contact-import.js.
 import { api, ApiError, waitingOutRateLimit } from '../api.js';
-import { loadRecord, pagedTable } from '../lists.js';
+import { everyItem, loadRecord, pagedTable } from '../lists.js';
 import { hashOf, navigate } from '../nav.js';
 import {
   actionsColumn, badge, clipped, code, confirmDialog, details, errorBox, fieldErrors, fill, h, labelled, loading, none, progressBar, rowAction,
@@ -29,8 +29,6 @@ const TIERS = /** @type {Array<[Tier, string]>} */ ([['no_data', 'No data yet'],
   ['at_risk', 'At risk'], ['inactive', 'Inactive'], ['cold', 'Cold']]);
 /** The list's filters, named as the API names them, kept in the route's query. */
 const FILTERS = ['email', 'status', 'engagement_tier', 'tag_id'];
-/** The tag pickers are filled in one call, the API's largest page. */
-const TAG_LIMIT = '100';
 /** Tags shown in a row of the list; the rest are counted. */
 const ROW_TAGS = 3;
 /** Contacts acted on at once by an action on several: quicker than one by one, gentler on the rate limit than all. */
@@ -51,10 +49,8 @@ const contactPath = (id) => `/v1/contacts/${encodeURIComponent(id)}`;
 /** @param {Tier} tier */
 const tierLabel = (tier) => TIERS.find(([t]) => t === tier)?.[1] ?? tier;
 
-/** The workspace's tags, newest first (the first hundred). @returns {Promise<Tag[]>} */
-async function loadTags() {
-  return (await api('GET', '/v1/tags', { query: new URLSearchParams({ limit: TAG_LIMIT }) })).data;
-}
+/** The workspace's tags, newest first. @returns {Promise<Tag[]>} */
+const loadTags = () => everyItem('/v1/tags');
 
 /** A contact's tags as chips. @param {TagRef[]} tags @param {number} [max] */
 function tagChips(tags, max = Infinity) {
@@ -480,7 +476,7 @@ function statusRows(contact) {
 }
 
 /**
- * The tag of this name, made when there is none. One the picker did not offer (past the first hundred, or made
+ * The tag of this name, made when there is none. One the picker did not offer (past its thousand, or made
  * since) is found by the API's refusal, which names it.
  * @param {string} name
  * @returns {Promise<TagRef & { created?: boolean }>}
