@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 
 // Debian's Chromium, headless, driven by playwright-core (which never
 // downloads a browser of its own). `.ci/run` installs the package.
@@ -16,4 +16,18 @@ export async function launchChromium(): Promise<Browser> {
     args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
       '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
   });
+}
+
+/**
+ * A desktop-sized page of the dashboard at `url`, signed in with `token`,
+ * opened on `route` once its heading `heading` shows.
+ */
+export async function signedInDashboard(browser: Browser, url: string, token: string, route: string, heading: string): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  page.setDefaultTimeout(10_000);
+  await page.goto(`${url}/dashboard/#${route}`);
+  await page.getByLabel('API key').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
+  return page;
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { launchChromium } from '../helpers/browser.js';
+import { launchChromium, signedInDashboard } from '../helpers/browser.js';
 
 // Acting on several contacts at once in the Contacts list, in Chromium: rows
 // picked by their checkboxes (or all of a page), tagged with a new tag and
@@ -41,12 +41,7 @@ describe('acting on several contacts in the Contacts list, in Chromium', () => {
     expect((await t.api.post('/v1/contacts', { email: BOUNCED })).body.status).toBe('cleaned');
 
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-    page.setDefaultTimeout(10_000);
-    await page.goto(`${t.url}/dashboard/#/contacts`);
-    await page.getByLabel('API key').fill(t.token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Contacts', level: 1 }).waitFor();
+    page = await signedInDashboard(browser, t.url, t.token, '/contacts', 'Contacts');
   }, 60_000);
 
   afterAll(async () => {

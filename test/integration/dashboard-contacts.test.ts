@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { launchChromium } from '../helpers/browser.js';
+import { launchChromium, signedInDashboard } from '../helpers/browser.js';
 
 // The Contacts view in Chromium: the list and its filters, a contact added
 // after the API refused its address, a CSV file imported through the bulk API
@@ -43,13 +43,8 @@ describe('the Contacts view in Chromium', () => {
     }
 
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    page = await signedInDashboard(browser, t.url, t.token, '/contacts', 'Contacts');
     page.on('dialog', (d) => void d.accept());
-    page.setDefaultTimeout(10_000);
-    await page.goto(`${t.url}/dashboard/#/contacts`);
-    await page.getByLabel('API key').fill(t.token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Contacts', level: 1 }).waitFor();
   }, 60_000);
 
   afterAll(async () => {
