@@ -51,6 +51,26 @@ async function threeQueuedEmails(store: Store, extra: (tx: Tx, emailId: string) 
   return { emails, sent, recorded, send };
 }
 
+/**
+ * Runs `worker` for `refusingMs` while the store refuses writes, checks what
+ * happened meanwhile, lets the store take writes again, and waits (10 s at
+ * most) for the outcome of each of the three emails.
+ */
+async function runThroughRefusal(worker: { run(signal: AbortSignal): Promise<void> }, recorded: Map<string, number>, refusingMs: number,
+  meanwhile: () => void, restore: () => Promise<unknown> | void): Promise<void> {
+  const stop = new AbortController();
+  const running = worker.run(stop.signal);
+  try {
+    await new Promise((r) => setTimeout(r, refusingMs));
+    meanwhile();
+    await restore();
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline && recorded.size < 3;) await new Promise((r) => setTimeout(r, 20));
+  } finally {
+    stop.abort();
+    await running;
+  }
+}
+
 describe.skipIf(onPostgres)('the delivery worker on a full store', () => {
   it('holds a delivered row\'s outcome until the store takes it, claims nothing meanwhile, and sends each message once', async () => {
     const { store } = temp;
@@ -74,18 +94,10 @@ describe.skipIf(onPostgres)('the delivery worker on a full store', () => {
         return d.recipients.map((recipient) => ({ recipient, status: 'delivered' as const, smtp_code: 250, response: '250 ok', mx_host: 'mx' }));
       },
     });
-    const stop = new AbortController();
-    const running = worker.run(stop.signal);
-    try {
-      await new Promise((r) => setTimeout(r, 3_000));
+    await runThroughRefusal(worker, recorded, 3_000, () => {
       expect([...sent.values()]).toEqual([1]);
       expect(recorded.size).toBe(0);
-      await sql`PRAGMA max_page_count = 1073741823`.execute(store.db);
-      for (const deadline = Date.now() + 10_000; Date.now() < deadline && recorded.size < 3;) await new Promise((r) => setTimeout(r, 20));
-    } finally {
-      stop.abort();
-      await running;
-    }
+    }, () => sql`PRAGMA max_page_count = 1073741823`.execute(store.db));
     expect(recorded.size).toBe(3);
     expect([...sent.values()]).toEqual([1, 1, 1]);
     expect([...recorded.values()]).toEqual([1, 1, 1]);
@@ -124,20 +136,14 @@ describe('the delivery worker while the store cannot be reached', () => {
         return d.recipients.map((recipient) => ({ recipient, status: 'delivered' as const, smtp_code: 250, response: '250 ok', mx_host: 'mx' }));
       },
     });
-    const stop = new AbortController();
-    const running = worker.run(stop.signal);
-    try {
-      await new Promise((r) => setTimeout(r, 4_500));
+    await runThroughRefusal(worker, recorded, 4_500, () => {
       expect([...sent.values()]).toEqual([1]);
       expect(recorded.size).toBe(0);
       // The held outcome was tried again, and nothing else was claimed meanwhile.
       expect(refusedWrites).toBeGreaterThanOrEqual(2);
+    }, () => {
       down = false;
-      for (const deadline = Date.now() + 10_000; Date.now() < deadline && recorded.size < 3;) await new Promise((r) => setTimeout(r, 20));
-    } finally {
-      stop.abort();
-      await running;
-    }
+    });
     expect(recorded.size).toBe(3);
     expect([...sent.values()]).toEqual([1, 1, 1]);
     expect([...recorded.values()]).toEqual([1, 1, 1]);
