@@ -68,6 +68,9 @@ export function formatTime(iso, withSeconds = false) {
   return date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: withSeconds ? 'medium' : 'short' });
 }
 
+/** A count and its noun: "1 contact", "1,250 contacts". @param {number} n @param {string} one @param {string} many */
+export const count = (n, one, many) => `${n.toLocaleString()} ${n === 1 ? one : many}`;
+
 export function none() {
   return h('span', { class: 'muted' }, '—');
 }

@@ -11,7 +11,7 @@ import { everyItem, loadRecord, pagedTable } from '../lists.js';
 import { hashOf, navigate, refreshWhileShown, showNote } from '../nav.js';
 import { previewFrame } from '../preview.js';
 import {
-  actionForm, badge, code, confirmDialog, details, errorBox, fieldErrors, fill, formatTime, h, hrefTo, loading, none,
+  actionForm, badge, code, confirmDialog, count, details, errorBox, fieldErrors, fill, formatTime, h, hrefTo, loading, none,
   progressBar, table, time, whileBusy,
 } from '../ui.js';
 
@@ -63,8 +63,6 @@ export const BROADCAST_ROUTES = [
 const broadcastHref = (id) => `#/broadcasts/${encodeURIComponent(id)}`;
 /** @param {string} id */
 const broadcastPath = (id) => `/v1/broadcasts/${encodeURIComponent(id)}`;
-/** @param {number} n @param {string} one @param {string} many */
-const count = (n, one, many) => `${n.toLocaleString()} ${n === 1 ? one : many}`;
 
 // ---------------------------------------------------------------------------
 // The list

@@ -5,7 +5,7 @@
 // rows at a time, with progress, and summed up: created, updated, and each
 // failed row by its line in the file, with the API's reason.
 import { api, waitingOutRateLimit } from '../api.js';
-import { attach, code, errorBox, fill, h, progressBar, table, whileBusy } from '../ui.js';
+import { attach, code, count, errorBox, fill, h, progressBar, table, whileBusy } from '../ui.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /** @typedef {import('../ui.js').Children} Children */
@@ -63,8 +63,6 @@ function loadPapa() {
   return papaLoaded;
 }
 
-/** @param {number} n @param {string} one @param {string} many */
-const count = (n, one, many) => `${n.toLocaleString()} ${n === 1 ? one : many}`;
 /** @param {string} text */
 const lineBreaks = (text) => text.match(/\r\n|\r|\n/g)?.length ?? 0;
 

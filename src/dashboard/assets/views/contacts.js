@@ -7,7 +7,7 @@ import { api, ApiError, waitingOutRateLimit } from '../api.js';
 import { everyItem, loadRecord, pagedTable } from '../lists.js';
 import { hashOf, navigate } from '../nav.js';
 import {
-  actionsColumn, badge, clipped, code, confirmDialog, details, errorBox, fieldErrors, fill, h, labelled, loading, none, progressBar, rowAction,
+  actionsColumn, badge, clipped, code, confirmDialog, count, details, errorBox, fieldErrors, fill, h, labelled, loading, none, progressBar, rowAction,
   rowSelection, table, time, whileBusy,
 } from '../ui.js';
 import { CONTACT_IMPORT_ROUTES } from './contact-import.js';
@@ -188,9 +188,7 @@ function addContactForm() {
  */
 
 /** @param {number} n */
-const contactCount = (n) => `${n.toLocaleString()} ${n === 1 ? 'contact' : 'contacts'}`;
-/** @param {number} n @param {string} one @param {string} many  `many` after a count other than one */
-const was = (n, one, many) => `${n.toLocaleString()} ${n === 1 ? one : many}`;
+const contactCount = (n) => count(n, 'contact', 'contacts');
 /** @param {Contact} contact @param {TagRef} tag */
 const hasTag = (contact, tag) => contact.tags.some((t) => t.id === tag.id);
 
@@ -203,7 +201,7 @@ const hasTag = (contact, tag) => contact.tags.some((t) => t.id === tag.id);
  * @param {HTMLElement} list  left alone while an action runs
  */
 function selectionBar(tags, picked, clear, list) {
-  const count = h('strong', { class: 'selection-count', 'aria-live': 'polite' });
+  const selected = h('strong', { class: 'selection-count', 'aria-live': 'polite' });
   const errors = h('div');
   const progress = h('div', { class: 'selection-progress' });
   const tagName = h('input', { id: 'bulk-tag', type: 'text', maxlength: 100, autocomplete: 'off', list: 'bulk-tag-names',
@@ -236,7 +234,7 @@ function selectionBar(tags, picked, clear, list) {
     actionButton('Unsubscribe', 'secondary', () => unsubscribeAction(picked())),
     actionButton('Delete', 'danger', () => deleteAction(picked())),
     h('button', { type: 'button', class: 'secondary', onclick: clear }, 'Clear selection'));
-  const node = h('section', { class: 'selection-bar', 'aria-label': 'Selected contacts', hidden: true }, count, controls, progress, errors);
+  const node = h('section', { class: 'selection-bar', 'aria-label': 'Selected contacts', hidden: true }, selected, controls, progress, errors);
 
   /** @param {BulkAction} action */
   const run = async (action) => {
@@ -256,7 +254,7 @@ function selectionBar(tags, picked, clear, list) {
     /** @param {Contact[]} contacts */
     update(contacts) {
       node.hidden = contacts.length === 0;
-      fill(count, `${contacts.length.toLocaleString()} selected`);
+      fill(selected, `${contacts.length.toLocaleString()} selected`);
       const chosen = untag.value;
       const offered = tagsOf(contacts);
       fill(untag, h('option', { value: '' }, offered.length > 0 ? 'tag to remove' : 'none of them has a tag'),
@@ -338,7 +336,7 @@ async function unsubscribeAction(contacts) {
   const asked = await confirmDialog({
     title: `Unsubscribe ${contactCount(contacts.length)}?`, confirm: `Unsubscribe ${contactCount(contacts.length)}`,
     message: [h('p', null, 'No broadcast goes to them any more, and their addresses are added to the suppressions: no email of this workspace is sent to them.'),
-      already > 0 && h('p', null, `${was(already, 'is unsubscribed or cleaned already, and stays so', 'are unsubscribed or cleaned already, and stay so')}.`),
+      already > 0 && h('p', null, `${count(already, 'is unsubscribed or cleaned already, and stays so', 'are unsubscribed or cleaned already, and stay so')}.`),
       h('p', { class: 'muted small' }, 'Removing a suppression later lets email through again; the contact stays unsubscribed.')],
   });
   if (!asked) return undefined;
@@ -351,8 +349,8 @@ async function unsubscribeAction(contacts) {
       return c.status === 'unsubscribed' ? 'already' : 'done';
     },
     said: (n) => [`Unsubscribed ${contactCount(n.done)}.`,
-      n.already > 0 && `${was(n.already, 'was', 'were')} unsubscribed already.`,
-      n.cleaned > 0 && `${was(n.cleaned, 'is cleaned, and stays so', 'are cleaned, and stay so')}: no email goes to a cleaned address either.`].filter((s) => typeof s === 'string'),
+      n.already > 0 && `${count(n.already, 'was', 'were')} unsubscribed already.`,
+      n.cleaned > 0 && `${count(n.cleaned, 'is cleaned, and stays so', 'are cleaned, and stay so')}: no email goes to a cleaned address either.`].filter((s) => typeof s === 'string'),
   };
 }
 
@@ -376,7 +374,7 @@ async function deleteAction(contacts) {
         throw err;
       }
     },
-    said: (n) => [`Deleted ${contactCount(n.done)}.`, n.already > 0 && `${was(n.already, 'was', 'were')} deleted already.`]
+    said: (n) => [`Deleted ${contactCount(n.done)}.`, n.already > 0 && `${count(n.already, 'was', 'were')} deleted already.`]
       .filter((s) => typeof s === 'string'),
   };
 }
