@@ -213,6 +213,28 @@ function selfTime(profile: Profiler.Profile) {
   return { total: profile.samples?.length ?? 0, busy, categories, functions: [...functions.values()].sort((a, b) => b.samples - a.samples) };
 }
 
+/**
+ * Total time of Mailroom's own functions (src/): the busy samples in which
+ * each is on the stack, counted once a sample however deep it recurses.
+ * Where self time shows what the loop was doing, this shows on whose behalf.
+ */
+function totalTimeOfOwnCode(profile: Profiler.Profile) {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parentOf = new Map<number, number>();
+  for (const n of profile.nodes) for (const child of n.children ?? []) parentOf.set(child, n.id);
+  const totals = new Map<string, number>();
+  for (const id of profile.samples ?? []) {
+    if (byId.get(id)!.callFrame.functionName === '(idle)') continue;
+    const onStack = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parentOf.get(at)) {
+      const frame = byId.get(at)!.callFrame;
+      if (frame.url.includes('/src/')) onStack.add(describe(frame, undefined));
+    }
+    for (const fn of onStack) totals.set(fn, (totals.get(fn) ?? 0) + 1);
+  }
+  return [...totals].sort((a, b) => b[1] - a[1]);
+}
+
 function commitOfCheckout(): string {
   try {
     return execFileSync('git', ['describe', '--always', '--dirty'], { cwd: REPO, encoding: 'utf8' }).trim();
@@ -241,4 +263,7 @@ self time by category, share of the busy samples:
 ${order.map((c) => `  ${share(categories.get(c)!)}  ${c}`).join('\n')}
 
 top ${TOP_FUNCTIONS} functions by self time, share of the busy samples:
-${functions.slice(0, TOP_FUNCTIONS).map((f) => `  ${share(f.samples)}  ${describe(f.frame, f.caller)}  [${f.category}]`).join('\n')}${values.out ? `\n\nprofile written to ${values.out} (open it in Chrome DevTools, Performance panel)` : ''}`);
+${functions.slice(0, TOP_FUNCTIONS).map((f) => `  ${share(f.samples)}  ${describe(f.frame, f.caller)}  [${f.category}]`).join('\n')}
+
+top ${TOP_FUNCTIONS} of Mailroom's functions (src/) by total time, self and callees, share of the busy samples:
+${totalTimeOfOwnCode(run.profile).slice(0, TOP_FUNCTIONS).map(([fn, samples]) => `  ${share(samples)}  ${fn}`).join('\n')}${values.out ? `\n\nprofile written to ${values.out} (open it in Chrome DevTools, Performance panel)` : ''}`);
