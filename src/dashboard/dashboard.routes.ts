@@ -25,7 +25,8 @@ const ASSETS = {
   'index.html': HTML, 'app.css': CSS,
   'app.js': JS, 'api.js': JS, 'ui.js': JS, 'nav.js': JS, 'lists.js': JS, 'preview.js': JS,
   'code-editor.js': JS, [EDITOR_BUNDLE]: JS,
-  'views/templates.js': JS, 'views/webhooks.js': JS, 'views/analytics.js': JS, 'views/queue.js': JS, 'views/broadcasts.js': JS,
+  'views/emails.js': JS, 'views/domains.js': JS, 'views/events.js': JS, 'views/inbound.js': JS, 'views/suppressions.js': JS,
+  'views/api-keys.js': JS, 'views/templates.js': JS, 'views/webhooks.js': JS, 'views/analytics.js': JS, 'views/queue.js': JS, 'views/broadcasts.js': JS,
   'views/contacts.js': JS, 'views/contact-import.js': JS,
 } as const;
 

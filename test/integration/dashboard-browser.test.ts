@@ -229,6 +229,41 @@ describe('the dashboard in Chromium', () => {
     await page.getByLabel('API key').waitFor();
   });
 
+  it('creates a key, shows its token once, revokes it, and signs out when the key in use is revoked', async () => {
+    const keeper = await t.seed.key({ mode: 'test', name: 'keeper' });
+    const own = await browser.newPage();
+    own.setDefaultTimeout(10_000);
+    const questions: string[] = [];
+    own.on('dialog', (d) => {
+      questions.push(d.message());
+      void d.accept();
+    });
+    try {
+      await own.goto(`${t.url}/dashboard/#/api-keys`);
+      await own.getByLabel('API key').fill(keeper.token);
+      await own.getByRole('button', { name: 'Sign in' }).click();
+      await own.getByLabel('Key name').fill('ci deploy');
+      await own.getByRole('button', { name: 'Create key' }).click();
+      const token = await own.locator('code.token').textContent();
+      expect(token).toMatch(/^svc_test_/);
+      const created = (await t.api.as(keeper.token).get('/v1/api-keys?limit=100')).body.data.find((k: { name: string }) => k.name === 'ci deploy');
+      expect(created.revoked_at).toBeNull();
+
+      await own.getByRole('row').filter({ hasText: 'ci deploy' }).getByRole('button', { name: 'Revoke' }).click();
+      await expect.poll(() => own.locator('#note').textContent()).toContain('“ci deploy” was revoked.');
+      expect(questions.at(-1)).toBe('Revoke “ci deploy”? Anything using it stops working at once.');
+      expect((await t.api.as(token!).get('/v1/emails')).status).toBe(401);
+
+      await own.getByRole('row').filter({ hasText: 'this key' }).getByRole('button', { name: 'Revoke' }).click();
+      expect(questions.at(-1)).toContain('It is the key you are signed in with');
+      await own.getByLabel('API key').waitFor();
+      await expect.poll(() => own.getByRole('alert').textContent()).toBe('You revoked the key you were signed in with.');
+      expect((await t.api.as(keeper.token).get('/v1/emails')).status).toBe(401);
+    } finally {
+      await own.close();
+    }
+  });
+
   it('signs out by itself when the key stops working', async () => {
     const doomed = await t.seed.key({ mode: 'test', name: 'doomed' });
     await page.goto(`${t.url}/dashboard/#/emails`);

@@ -10,12 +10,17 @@ const KEY_STORAGE = 'mailroom.apiKey';
  *   [field: string]: unknown }} ErrorBody
  */
 
-/** Called when the signed-in key stops working (a 401): the app signs out. @type {(message: string) => void} */
-let onUnauthorized = () => {};
+/** Called when the signed-in key stops working (a 401, or revoked from this tab): the app signs out. @type {(message: string) => void} */
+let onSessionEnd = () => {};
 
 /** @param {(message: string) => void} handler */
-export function whenUnauthorized(handler) {
-  onUnauthorized = handler;
+export function whenSessionEnds(handler) {
+  onSessionEnd = handler;
+}
+
+/** Ends the session: the key is forgotten and the sign-in form says why. @param {string} message */
+export function endSession(message) {
+  onSessionEnd(message);
 }
 
 export function storedKey() {
@@ -144,7 +149,7 @@ export async function api(method, path, options) {
     return await request(key, method, path, options);
   } catch (err) {
     // A late answer to an old key must not sign out a key entered since.
-    if (err instanceof ApiError && err.status === 401 && storedKey() === key) onUnauthorized(err.message);
+    if (err instanceof ApiError && err.status === 401 && storedKey() === key) endSession(err.message);
     throw err;
   }
 }

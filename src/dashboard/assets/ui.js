@@ -2,7 +2,7 @@
 // The page's building blocks, written once for every view. Children go in
 // as nodes or as text, never as markup: subjects, addresses and email HTML
 // come from strangers.
-import { ApiError } from './api.js';
+import { ApiError, download } from './api.js';
 
 /** @typedef {Node | string | number | null | undefined | false} Child */
 /** @typedef {Child | Child[]} Children */
@@ -102,6 +102,27 @@ export function labelled(text, control) {
 /** @param {string[]} list */
 export function joined(list) {
   return list.length > 0 ? list.join(', ') : none();
+}
+
+/** Addresses in a list's cell, cut to one line. @param {string[]} list */
+export function clippedList(list) {
+  return list.length > 0 ? clipped(list.join(', ')) : none();
+}
+
+/**
+ * A button that saves a file the API serves; its error shows beside it.
+ * @param {string} path @param {string} filename
+ */
+export function downloadButton(path, filename) {
+  const errors = errorSlot();
+  const button = h('button', { type: 'button', class: 'secondary', onclick: () => void whileBusy(button, async () => {
+    try {
+      await download(path, filename);
+    } catch (err) {
+      errors.show(err);
+    }
+  }) }, 'Download');
+  return [button, errors.node];
 }
 
 /** @param {string | null} value */

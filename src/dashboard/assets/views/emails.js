@@ -1,0 +1,213 @@
+// @ts-check
+// Sent mail: the list with its filters (a broadcast's emails among them), and
+// an email's page: its details, recipients, attachments, timeline, body and,
+// on request, its source; a scheduled or pending email can be cancelled.
+import { api } from '../api.js';
+import { loadRecord, pagedTable } from '../lists.js';
+import { hashOf, navigate } from '../nav.js';
+import { bodyParts } from '../preview.js';
+import {
+  actionsColumn, badge, clipped, clippedList, code, details, downloadButton, errorBox, errorSlot, fill, formatBytes, h, hrefTo, joined,
+  labelled, loading, none, table, time, whileBusy,
+} from '../ui.js';
+import { domainLink } from './domains.js';
+import { eventDetail, eventRecipient } from './events.js';
+
+/** @typedef {import('../ui.js').Children} Children */
+/** @typedef {import('../nav.js').Ctx} Ctx */
+/**
+ * @template T
+ * @typedef {import('../ui.js').Column<T>} Column
+ */
+/** @typedef {import('./events.js').ApiEvent} ApiEvent */
+/**
+ * @template T
+ * @typedef {import('../lists.js').Page<T>} Page
+ */
+/**
+ * @typedef {{ id: string, from: string, to: string[], cc: string[], bcc: string[], reply_to: string[],
+ *   subject: string, tags: string[], status: string, mode: 'live' | 'test', domain_id: string | null,
+ *   message_id: string, scheduled_at: string | null, sent_at: string | null, resent_from: string | null,
+ *   created_at: string, updated_at: string }} EmailSummary
+ */
+/**
+ * @typedef {{ email: string, type: 'to' | 'cc' | 'bcc', status: string, smtp_code: number | null,
+ *   detail: string | null, updated_at: string }} Recipient
+ */
+/** @typedef {{ filename: string, content_type: string, size: number, content_id: string | null }} Attachment */
+/**
+ * @typedef {EmailSummary & { html: string | null, text: string | null, headers: Record<string, string>,
+ *   attachments: Attachment[], recipients: Recipient[] }} Email
+ */
+/** @typedef {{ id: string, cancelled: boolean, status: string }} EmailCancel */
+
+/** An email's timeline is read in one call, the API's largest page. */
+const TIMELINE_LIMIT = 100;
+const EMAIL_STATUSES = ['pending', 'scheduled', 'sent', 'delivered', 'failed', 'cancelled'];
+/** The statuses cancelEmail acts on; from `sent` on a message may be on the wire. */
+const CANCELLABLE = ['scheduled', 'pending'];
+
+/** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
+export const EMAIL_ROUTES = [
+  [/^\/emails$/, showEmails],
+  [/^\/emails\/([^/]+)$/, showEmail],
+];
+
+/** @param {Ctx} ctx */
+function showEmails({ view, query }) {
+  // Kept through a new search: the list stays the broadcast's until "all emails".
+  const broadcastId = query.get('broadcast_id');
+  const status = h('select', { id: 'filter-status', name: 'status' }, h('option', { value: '' }, 'any'),
+    EMAIL_STATUSES.map((s) => h('option', { value: s, selected: query.get('status') === s }, s)));
+  const to = h('input', { id: 'filter-to', name: 'to', type: 'text', value: query.get('to') ?? '', autocomplete: 'off' });
+  const mode = h('select', { id: 'filter-mode', name: 'mode' }, h('option', { value: '' }, 'live and test'),
+    ['live', 'test'].map((m) => h('option', { value: m, selected: query.get('mode') === m }, m)));
+  const filters = h('form', { class: 'filters', role: 'search', onsubmit: (event) => {
+    event.preventDefault();
+    const q = new URLSearchParams();
+    if (status.value) q.set('status', status.value);
+    if (to.value.trim()) q.set('to', to.value.trim());
+    if (mode.value) q.set('mode', mode.value);
+    if (broadcastId) q.set('broadcast_id', broadcastId);
+    navigate(hashOf('/emails', q));
+  } },
+  labelled('Status', status), labelled('Mode', mode), labelled('To', to),
+  h('button', { type: 'submit' }, 'Search'));
+  const list = h('div');
+  fill(view, h('h1', null, 'Emails'),
+    broadcastId && h('p', { class: 'filter-note' }, 'The emails of the broadcast ',
+      h('a', { href: `#/broadcasts/${encodeURIComponent(broadcastId)}` }, h('code', null, broadcastId)), ' · ',
+      h('a', { href: '#/emails' }, 'all emails')),
+    filters, list);
+  return pagedTable(list, {
+    api: '/v1/emails', route: '/emails', query, filters: ['status', 'to', 'mode', 'broadcast_id'], columns: EMAIL_COLUMNS,
+    empty: ['status', 'to', 'mode', 'broadcast_id'].some((f) => query.has(f))
+      ? ['No emails match these filters. ', h('a', { href: '#/emails' }, 'Show all emails')]
+      : ['No emails yet. Send one through the API (', h('code', null, 'POST /v1/emails'), ') or SMTP submission, from a ',
+        h('a', { href: '#/domains' }, 'domain'), ' of yours.'],
+  });
+}
+
+/** @type {Column<EmailSummary>[]} */
+const EMAIL_COLUMNS = [
+  { header: 'Created', cell: (e) => time(e.created_at), className: 'nowrap' },
+  { header: 'From', cell: (e) => clipped(e.from) },
+  { header: 'To', cell: (e) => clippedList(e.to) },
+  { header: 'Subject', cell: (e) => clipped(e.subject || '(no subject)', { href: hrefTo('emails', e.id), wide: true }), role: 'primary' },
+  { header: 'Status', cell: (e) => badge(e.status), role: 'status' },
+  { header: 'Mode', cell: (e) => badge(e.mode) },
+];
+/** @param {Ctx} ctx */
+async function showEmail({ view, id }) {
+  const path = `/v1/emails/${encodeURIComponent(id)}`;
+  // Asked for now, shown once the email is.
+  /** @type {Promise<Page<ApiEvent>>} */
+  const events = api('GET', `${path}/events`, { query: new URLSearchParams({ limit: String(TIMELINE_LIMIT) }) });
+  events.catch(() => {});
+  /** @type {Email | undefined} */
+  const email = await loadRecord(view, 'Email', path, { href: '#/emails', label: 'All emails' });
+  if (!email) return;
+  const timeline = h('div', null, loading());
+  fill(view,
+    h('h1', null, email.subject || '(no subject)'),
+    CANCELLABLE.includes(email.status) && cancelButton(path),
+    emailDetails(email),
+    h('h2', null, 'Recipients'),
+    table(RECIPIENT_COLUMNS, email.recipients),
+    email.attachments.length > 0 && [h('h2', null, 'Attachments'), table(attachmentColumns(path), email.attachments.map((a, index) => ({ ...a, index })))],
+    h('h2', null, 'Events'),
+    timeline,
+    bodyParts(email.html, email.text),
+    sourceSection(path));
+  try {
+    const page = await events;
+    fill(timeline,
+      page.data.length > 0 ? table(TIMELINE_COLUMNS, page.data) : h('p', { class: 'empty' }, 'No events yet.'),
+      page.has_more && h('p', { class: 'muted small' }, `The latest ${TIMELINE_LIMIT} events are shown.`));
+  } catch (err) {
+    fill(timeline, errorBox(err));
+  }
+}
+
+/**
+ * The message as it went out, headers and all, on request: the sink keeps it
+ * (test keys, MAILROOM_DELIVERY=sink); for other mail the API says why not.
+ * @param {string} path the email's
+ */
+function sourceSection(path) {
+  const body = h('div');
+  const show = h('button', { type: 'button', class: 'secondary', onclick: () => void whileBusy(show, async () => {
+    try {
+      fill(body, h('pre', { class: 'body-text source' }, await api('GET', `${path}/raw`, { text: true })));
+      show.remove();
+    } catch (err) {
+      fill(body, errorBox(err));
+    }
+  }) }, 'Show the source');
+  return [h('h2', null, 'Source'), show, body];
+}
+
+/** @param {string} path the email's */
+function cancelButton(path) {
+  const errors = errorSlot();
+  const button = h('button', { type: 'button', class: 'danger', onclick: () => void whileBusy(button, async () => {
+    try {
+      /** @type {EmailCancel} */
+      const answer = await api('POST', `${path}/cancel`);
+      navigate(location.hash, answer.cancelled ? 'The email was cancelled.'
+        : `The email could not be cancelled: it is ${answer.status} already.`);
+    } catch (err) {
+      errors.show(err);
+    }
+  }) }, 'Cancel');
+  return h('div', { class: 'actions' }, button, errors.node);
+}
+
+/** @param {Email} email */
+function emailDetails(email) {
+  return details([
+    ['ID', code(email.id)],
+    ['Status', badge(email.status)],
+    ['Mode', email.mode === 'test' ? 'test: kept in the sink, never sent' : 'live'],
+    ['From', email.from],
+    ['To', joined(email.to)],
+    ['Cc', joined(email.cc)],
+    ['Bcc', joined(email.bcc)],
+    ['Reply-To', joined(email.reply_to)],
+    ['Tags', email.tags.length > 0 ? email.tags.map((t) => h('span', { class: 'tag' }, t)) : none()],
+    ['Message-ID', code(email.message_id)],
+    ['Domain', email.domain_id ? domainLink(email.domain_id) : none()],
+    ['Created', time(email.created_at)],
+    ['Scheduled for', time(email.scheduled_at)],
+    ['Sent', time(email.sent_at)],
+    ['Updated', time(email.updated_at)],
+    ['Resent from', email.resent_from ? h('a', { href: hrefTo('emails', email.resent_from) }, email.resent_from) : none()],
+    ...Object.entries(email.headers).map(([name, value]) => /** @type {[string, Children]} */ ([name, value])),
+  ]);
+}
+
+/** @type {Column<Recipient>[]} */
+const RECIPIENT_COLUMNS = [
+  { header: 'Address', cell: (r) => r.email },
+  { header: 'Type', cell: (r) => r.type },
+  { header: 'Status', cell: (r) => badge(r.status), role: 'status' },
+  { header: 'SMTP code', cell: (r) => r.smtp_code },
+  { header: 'Detail', cell: (r) => r.detail, className: 'prose' },
+  { header: 'Updated', cell: (r) => time(r.updated_at), className: 'nowrap' },
+];
+
+/** @param {string} emailPath @returns {Column<Attachment & { index: number }>[]} */
+const attachmentColumns = (emailPath) => [
+  { header: 'File', cell: (a) => a.filename },
+  { header: 'Type', cell: (a) => a.content_type },
+  { header: 'Size', cell: (a) => formatBytes(a.size) },
+  { header: 'Content-ID', cell: (a) => a.content_id },
+  actionsColumn((a) => downloadButton(`${emailPath}/attachments/${a.index}`, a.filename)),
+];
+/** @type {Column<ApiEvent>[]} */
+const TIMELINE_COLUMNS = [
+  { header: 'Time', cell: (e) => time(e.created_at, true), className: 'nowrap' },
+  { header: 'Type', cell: (e) => e.type, className: 'nowrap', role: 'primary' },
+  { header: 'Recipient', cell: eventRecipient },
+  { header: 'Detail', cell: eventDetail, className: 'prose' },
+];

@@ -1,0 +1,76 @@
+// @ts-check
+// Events: the workspace's timeline of sent and received mail, and the short
+// line of what matters in an event that the emails' own timelines show too.
+import { pagedTable } from '../lists.js';
+import { clipped, clippedList, fill, formatTime, h, hrefTo, none, time } from '../ui.js';
+
+/** @typedef {import('../nav.js').Ctx} Ctx */
+/**
+ * @template T
+ * @typedef {import('../ui.js').Column<T>} Column
+ */
+/** @typedef {{ id: string, type: string, email_id: string | null, created_at: string, data: Record<string, unknown> }} ApiEvent */
+
+/** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
+export const EVENT_ROUTES = [
+  [/^\/events$/, showEvents],
+];
+
+/** Per-recipient events name one address; events about the whole email, the list. @param {ApiEvent} event */
+export function eventRecipient(event) {
+  const to = event.data.to;
+  if (Array.isArray(to)) return clippedList(to.map(String));
+  return typeof to === 'string' ? clipped(to) : '';
+}
+
+/** A short line of what matters in the event's data. @param {ApiEvent} event */
+export function eventDetail(event) {
+  const get = (/** @type {string} */ name) => {
+    const value = event.data[name];
+    return typeof value === 'string' || typeof value === 'number' ? String(value) : undefined;
+  };
+  const at = (/** @type {string} */ name) => {
+    const iso = get(name);
+    return iso && formatTime(iso, true);
+  };
+  const machine = event.data.machine === true && `automated${get('machine_reason') ? ` (${get('machine_reason')})` : ''}`;
+  /** @type {Record<string, () => Array<string | undefined | false>>} */
+  const describe = {
+    'email.scheduled': () => [at('scheduled_at') && `for ${at('scheduled_at')}`],
+    'email.queued': () => [at('send_at') && `sends at ${at('send_at')}`],
+    'email.delivered': () => [get('smtp_code'), get('mx_host') && `via ${get('mx_host')}`],
+    'email.delayed': () => [get('smtp_code'), get('reason'), get('attempt') && `attempt ${get('attempt')}`,
+      at('next_attempt_at') && `next try ${at('next_attempt_at')}`],
+    'email.bounced': () => [get('bounce_type') && `${get('bounce_type')} bounce (${get('bounce_subtype')})`,
+      get('smtp_code'), get('enhanced_status_code'), get('original_error')],
+    'email.complained': () => [get('feedback_type'), get('provider') !== 'unknown' && get('provider')],
+    'email.opened': () => [machine, get('user_agent')],
+    'email.clicked': () => [get('url'), machine],
+    'email.failed': () => [get('reason'), get('suppression_reason') && `suppressed: ${get('suppression_reason')}`],
+    'email.cancelled': () => [get('previous_status') && `was ${get('previous_status')}`],
+  };
+  return (describe[event.type]?.() ?? []).filter(Boolean).join(' · ');
+}
+
+/** Sent mail has its page, and so has received mail (email.received names an inbound id). @param {ApiEvent} event */
+function eventEmailLink(event) {
+  if (!event.email_id) return none();
+  return h('a', { href: hrefTo(event.type === 'email.received' ? 'inbound' : 'emails', event.email_id) },
+    h('code', null, event.email_id));
+}
+
+/** @param {Ctx} ctx */
+function showEvents({ view, query }) {
+  const list = h('div');
+  fill(view, h('h1', null, 'Events'), list);
+  /** @type {Column<ApiEvent>[]} */
+  const columns = [
+    { header: 'Time', cell: (e) => time(e.created_at, true), className: 'nowrap' },
+    { header: 'Type', cell: (e) => e.type, className: 'nowrap', role: 'primary' },
+    { header: 'Email', cell: eventEmailLink },
+    { header: 'Recipient', cell: eventRecipient },
+    { header: 'Detail', cell: eventDetail, className: 'prose' },
+  ];
+  return pagedTable(list, { api: '/v1/events', route: '/events', query, columns,
+    empty: 'No events yet. They are recorded as emails are sent, delivered, opened and clicked, and as mail is received.' });
+}
