@@ -33,6 +33,6 @@ export interface RateBucketsTable {
   bucket: string;
   tokens: number;
   updated_at: number;
-  /** Whether the last take was allowed: 1 or 0. */
+  /** How many takes the last statement granted, of the takes of one cost it carried (1 or 0 for one take). */
   allowed: number;
 }

@@ -40,6 +40,29 @@ describe('the rate limiter shared through the store', () => {
     }
   });
 
+  it('decides takes made at once, of one cost and of several, as one after another', async () => {
+    const clock = new ManualClock(1_700_000_000_000);
+    const shared = sharedRateLimiter(temp.store, clock);
+    const local = rateLimiter(clock);
+    const wide = { ...plan, burst: 20 };
+    // The first statement takes one; the rest gather while it runs and go in the next, by cost.
+    const costs = [1, 1, 1, 3, 1, 1, 3, 1, 1, 1, 1, 4, 1, 1, 1];
+    const decisions = await Promise.all(costs.map((cost) => shared.take('ws_1', 'live', wide, cost)));
+    const inTurn = [];
+    for (const cost of [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 3, 3, 4]) inTurn.push(await local.take('ws_1', 'live', wide, cost));
+    // Ones first (the first, then the gathered ones in their order), then the threes, then the four.
+    const order = [0, 1, 2, 4, 5, 7, 8, 9, 10, 12, 13, 14, 3, 6, 11];
+    expect(order.map((i) => decisions[i])).toEqual(inTurn);
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(inTurn.filter((d) => d.allowed).length);
+    expect(decisions[11]).toMatchObject({ allowed: false, remaining: 2 });
+
+    // A full bucket's first statement grants as many of its gathered takes as fit.
+    clock.advance(60_000);
+    const burst = await Promise.all(Array.from({ length: 30 }, () => shared.take('ws_1', 'live', wide, 1)));
+    expect(burst.map((d) => d.allowed)).toEqual([...Array(20).fill(true), ...Array(10).fill(false)]);
+    expect(burst.slice(0, 20).map((d) => d.remaining)).toEqual(Array.from({ length: 20 }, (_, i) => 19 - i));
+  });
+
   it('never refills backwards for a node whose clock is behind', async () => {
     const ahead = new ManualClock(1_700_000_010_000);
     const behind = new ManualClock(1_700_000_000_000);
