@@ -4,7 +4,7 @@ import type { Clock } from '../core/clock.js';
 import { newLeaseOwner } from '../core/lease-owner.js';
 import { workLoop } from '../core/work-loop.js';
 import { isStoreFull, isStoreRefusingWrites, type Store, type Tx } from '../store/db.js';
-import { extendLeases, freeGoneLeases } from '../store/lease.js';
+import { extendLeases, freeGoneLeases, heldBy } from '../store/lease.js';
 import {
   nextAttemptDelayMs, parseReply, classifyBounce,
   type BounceClassification, type DkimKey, type DkimSigner, type DomainDelivery, type RecipientVerdict,
@@ -175,6 +175,12 @@ interface Finished {
   kept?: Omit<KeptMessage, 'now'>;
   /** The message, when loading the row built it. */
   built?: Buffer;
+  /**
+   * Its outcome is being written again after a write that failed as the
+   * store went away: that write may have committed all the same (its answer
+   * lost with the connection).
+   */
+  writtenAgain?: boolean;
 }
 
 // RFC 7505 §4.2 asks for 556 with 5.1.10 on null MX; other permanent failures
@@ -303,7 +309,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   }
 
   /** Writes the outcomes of finished rows: the emails' records, kept sink messages and the queue changes. */
-  async function writeOutcomes(tx: Tx, rows: Finished[]): Promise<void> {
+  async function writeOutcomes(tx: Tx, finished: Finished[]): Promise<void> {
+    const rows = await withoutOutcomesWritten(tx, finished);
     const now = clock.now();
     for (const r of rows) if (r.kept) await keepMessage(tx, { ...r.kept, now });
     for (const r of rows) {
@@ -330,6 +337,20 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       else done.push(item.id);
     }
     await completeItems(tx, done);
+  }
+
+  /**
+   * `rows` less those written again whose outcome is in the store already:
+   * a row this worker no longer holds had its outcome committed by the write
+   * whose answer was lost (the row is gone or released), or was claimed by
+   * another node once its lease ran out, which writes what its own attempt
+   * found. Writing it again would add a second email.delayed, say.
+   */
+  async function withoutOutcomesWritten(tx: Tx, rows: Finished[]): Promise<Finished[]> {
+    const again = rows.filter((r) => r.writtenAgain).map((r) => r.item.id);
+    if (again.length === 0) return rows;
+    const held = await heldBy(tx, 'outbound_queue', again, owner);
+    return rows.filter((r) => !r.writtenAgain || held.has(r.item.id));
   }
 
   // An outcome is written at once: a message the remote took but whose outcome
@@ -470,6 +491,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
           return await recordOutcomes([finished]);
         } catch (err) {
           if (!isStoreRefusingWrites(err) || stopping.signal.aborted) throw err;
+          finished.writtenAgain = true;
           if (!waiting) {
             noteStorePause(err);
             waiting = true;

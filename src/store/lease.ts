@@ -131,6 +131,19 @@ export async function extendLeases(tx: Tx, table: LeasedTable, keys: readonly st
   await leaseView(tx).updateTable(viewed(table)).set(set).where(shape.key, 'in', [...keys]).where('lease_owner', '=', owner).execute();
 }
 
+/**
+ * Those of `keys` whose rows `owner` holds, read under a lock on PostgreSQL
+ * (lockedForUpdate): a row whose work was written back, or that another
+ * owner claimed, is not among them.
+ */
+export async function heldBy(tx: Tx, table: LeasedTable, keys: readonly string[], owner: string): Promise<Set<string>> {
+  if (keys.length === 0) return new Set();
+  const shape = SHAPES[table];
+  const rows = await lockedForUpdate(tx, leaseView(tx).selectFrom(viewed(table)).select(shape.key)
+    .where(shape.key, 'in', [...keys]).where('lease_owner', '=', owner)).execute();
+  return new Set(rows.map((r) => String((r as Record<string, unknown>)[shape.key])));
+}
+
 /** The lease columns of a row no one holds, due at `dueAt`. */
 export function freed(table: LeasedTable, now: number, dueAt = now): Record<string, number | null> {
   const shape = SHAPES[table];

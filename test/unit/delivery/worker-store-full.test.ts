@@ -24,7 +24,7 @@ const temp = useTempStore();
  */
 async function threeQueuedEmails(store: Store, extra: (tx: Tx, emailId: string) => Promise<void> = async () => undefined) {
   await store.write(async (tx) => {
-    for (let i = 0; i < 3; i++) await enqueue(tx, [{ workspaceId: 'ws_1', emailId: `em_${i}`, domains: ['rcpt.example'], dueAt: 0, lifetimeMs: 60_000, now: 0 }]);
+    for (let i = 0; i < 3; i++) await enqueue(tx, [{ workspaceId: 'ws_1', emailId: `em_${i}`, domains: ['rcpt.example'], dueAt: Date.now(), lifetimeMs: 86_400_000, now: Date.now() }]);
   });
   const sent = new Map<string, number>();
   const recorded = new Map<string, number>();
@@ -148,5 +148,45 @@ describe('the delivery worker while the store cannot be reached', () => {
     expect([...sent.values()]).toEqual([1, 1, 1]);
     expect([...recorded.values()]).toEqual([1, 1, 1]);
     expect(logged).toEqual(['the store cannot be reached: delivery pauses until it takes writes again']);
+  });
+});
+
+describe('the delivery worker when the answer to an outcome\'s commit is lost', () => {
+  it('writes a deferral once: the write that went through is not made again', async () => {
+    const refused = await connectionRefused();
+    // The first outcome write commits, then fails as a dropped connection would after COMMIT was sent.
+    let answersToLose = 0;
+    let writesAfterLoss = 0;
+    const store: Store = {
+      ...temp.store,
+      write: async (work, options) => {
+        if (answersToLose === 0) {
+          if (writesAfterLoss > 0) writesAfterLoss++;
+          return temp.store.write(work, options);
+        }
+        answersToLose--;
+        await temp.store.write(work, options);
+        writesAfterLoss = 1;
+        throw refused;
+      },
+    };
+    const { emails, sent, recorded, send } = await threeQueuedEmails(store);
+    const worker = createDeliveryWorker({
+      store, clock: systemClock, logger: pino({ level: 'silent' }), emails, sinkOnly: false, concurrency: 1, idleMs: 20,
+      signer: {} as DkimSigner,
+      async transport(d) {
+        send(d.recipients[0]);
+        if (sent.size === 1 && writesAfterLoss === 0) answersToLose = 1;
+        return d.recipients.map((recipient) => ({ recipient, status: 'deferred' as const, smtp_code: 450, response: '450 4.2.1 mailbox unavailable' }));
+      },
+    });
+    await runThroughRefusal(worker, recorded, 2_500, () => {
+      // The lost answer made the worker write again, and that write found the outcome there.
+      expect(writesAfterLoss).toBeGreaterThan(1);
+    }, () => undefined);
+    expect([...sent.values()]).toEqual([1, 1, 1]);
+    expect([...recorded.values()]).toEqual([1, 1, 1]);
+    const attempts = await temp.store.db.selectFrom('outbound_queue').select(['email_id', 'attempt', 'lease_owner']).orderBy('email_id').execute();
+    expect(attempts).toEqual(['em_0', 'em_1', 'em_2'].map((email_id) => ({ email_id, attempt: 1, lease_owner: null })));
   });
 });
