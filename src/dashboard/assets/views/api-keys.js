@@ -97,9 +97,11 @@ function createForm() {
   const errors = fieldErrors();
   const near = h('div');
   const name = h('input', { id: 'key-name', name: 'name', type: 'text', required: true, maxlength: 100, autocomplete: 'off' });
-  const boxes = SCOPES.map(([scope]) => h('input', { type: 'checkbox', id: `scope-${scope}`, value: scope, checked: scope === 'full_access' }));
-  const choices = SCOPES.map(([scope, what], i) => h('label', { for: `scope-${scope}`, class: 'scope-choice' }, boxes[i],
-    h('span', null, h('code', null, scope), h('span', { class: 'muted small' }, what))));
+  const boxes = SCOPES.map(([scope]) => h('input', { type: 'checkbox', id: `scope-${scope}`, value: scope, checked: scope === 'full_access',
+    'aria-describedby': `scope-${scope}-what` }));
+  // Named by the scope alone, what it allows read out after it.
+  const choices = SCOPES.map(([scope, what], i) => h('div', { class: 'scope-choice' }, boxes[i],
+    h('span', null, h('label', { for: `scope-${scope}` }, h('code', null, scope)), h('span', { id: `scope-${scope}-what`, class: 'muted small' }, what))));
   const [full, ...others] = boxes;
   // Full access holds every other scope: while it is ticked they are shown as included, not to be picked.
   const included = () => {

@@ -176,11 +176,14 @@ function settingsForm(view, domain, path) {
   const click = box('domain-click-tracking', domain.click_tracking);
   const inbound = box('domain-inbound', domain.inbound_enabled);
   const subdomain = h('input', { id: 'domain-tracking-subdomain', type: 'text', required: true, maxlength: 200, autocomplete: 'off',
-    value: domain.tracking_subdomain });
+    value: domain.tracking_subdomain, 'aria-describedby': 'domain-tracking-subdomain-hint' });
   const save = h('button', { type: 'submit' }, 'Save settings');
   /** A checkbox, its name and what it does. @param {HTMLInputElement} input @param {string} label @param {Children} hint */
-  const setting = (input, label, hint) => h('div', { class: 'setting' },
-    h('label', { for: input.id, class: 'choice plain' }, input, label), h('p', { class: 'muted small hint' }, hint));
+  const setting = (input, label, hint) => {
+    input.setAttribute('aria-describedby', `${input.id}-hint`);
+    return h('div', { class: 'setting' },
+      h('label', { for: input.id, class: 'choice plain' }, input, label), h('p', { id: `${input.id}-hint`, class: 'muted small hint' }, hint));
+  };
   return h('form', { class: 'panel domain-settings', novalidate: true, onsubmit: (event) => {
     event.preventDefault();
     void whileBusy(save, async () => {
@@ -201,7 +204,7 @@ function settingsForm(view, domain, path) {
   h('div', { class: 'setting' },
     h('label', { for: 'domain-tracking-subdomain' }, 'Tracking subdomain'),
     h('div', { class: 'subdomain-field' }, subdomain, h('span', { class: 'muted' }, `.${domain.name}`)),
-    h('p', { class: 'muted small hint' }, 'With either tracking on, a CNAME record for it is listed to publish (optional). '
+    h('p', { id: 'domain-tracking-subdomain-hint', class: 'muted small hint' }, 'With either tracking on, a CNAME record for it is listed to publish (optional). '
       + 'Tracking links use this host once that record is verified, and this server\'s own address until then.'),
     errors.slot('tracking_subdomain', 'Tracking subdomain')),
   setting(inbound, 'Inbound mail', [`Mailroom receives mail sent to addresses at ${domain.name}. Turning it on adds an MX record for `,

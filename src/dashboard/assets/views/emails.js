@@ -216,14 +216,16 @@ function rescheduleForm(path, scheduledAt) {
   // The form's one field: every refusal shows beside it.
   const near = errors.slot('scheduled_at', 'Send at');
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
-  const at = h('input', { id: 'reschedule-at', type: 'datetime-local', required: true, value: localInputValue(new Date(scheduledAt)) });
+  const shown = localInputValue(new Date(scheduledAt));
+  const at = h('input', { id: 'reschedule-at', type: 'datetime-local', required: true, value: shown, 'aria-describedby': 'reschedule-hint' });
   const submit = h('button', { type: 'submit', class: 'secondary' }, 'Reschedule');
   const form = h('form', { class: 'panel reschedule', novalidate: true, onsubmit: (event) => {
     event.preventDefault();
     void whileBusy(submit, async () => {
       try {
-        // An empty or unreadable input goes as typed: the API's refusal then says what it takes.
-        const chosen = at.value ? isoWithOffset(new Date(at.value)) : at.value;
+        // The input has no seconds: left as shown, the time keeps its own. An empty input goes as it is, for the
+        // API's refusal to say what it takes.
+        const chosen = at.value === shown ? scheduledAt : at.value && isoWithOffset(new Date(at.value));
         /** @type {Email} */
         const moved = await api('PATCH', path, { body: { scheduled_at: chosen } });
         navigate(location.hash, moved.status === 'scheduled' ? `The email is rescheduled for ${formatTime(moved.scheduled_at ?? '')}.`
@@ -235,7 +237,7 @@ function rescheduleForm(path, scheduledAt) {
   } },
   h('h2', null, 'Reschedule'),
   h('div', { class: 'inline-form' }, h('label', { for: 'reschedule-at' }, 'Send at'), at, submit),
-  h('p', { class: 'muted small hint' }, `In your time zone (${zone}); at most 30 days ahead.`),
+  h('p', { id: 'reschedule-hint', class: 'muted small hint' }, `In your time zone (${zone}); at most 30 days ahead.`),
   near);
   return form;
 }
