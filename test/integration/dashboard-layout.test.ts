@@ -36,6 +36,13 @@ describe('the dashboard\'s layout in Chromium', () => {
     });
     expect(sent.status).toBe(201);
     ids.email = sent.body.id;
+    const later = await t.api.post('/v1/emails', { from: `Billing <billing@${LONG_DOMAIN}>`, to: [LONG_TO], subject: 'Reminder: your trial ends soon', text: 'Soon.',
+      scheduled_at: 'in 2 days' });
+    expect(later.status).toBe(201);
+    ids.scheduled = later.body.id;
+    // The domain's page with every optional record, and a DKIM key waiting for its record.
+    expect((await t.api.patch(`/v1/domains/${domain.id}`, { open_tracking: true, inbound_enabled: true })).status).toBe(200);
+    expect((await t.api.post(`/v1/domains/${domain.id}/dkim/rotate`)).status).toBe(200);
     // More than a page of them (25), for the pager; the long one newest, on the first.
     for (let i = 0; i < 25; i++) expect((await t.api.post('/v1/suppressions', { email: `gone${i}@example.org` })).status).toBe(201);
     expect((await t.api.post('/v1/suppressions', { email: LONG_SUPPRESSED })).status).toBe(201);
@@ -58,6 +65,7 @@ describe('the dashboard\'s layout in Chromium', () => {
     ids.sent = done.body.id;
     expect((await t.api.post(`/v1/broadcasts/${ids.sent}/send`, {})).status).toBe(200);
     await t.mailroom.delivery.drain();
+    ids.key = (await t.api.get('/v1/api-keys')).body.data.find((k: { name: string }) => k.name === 'harness').id;
     const empty = await t.seed.workspace({ name: 'nothing yet' });
     emptyKey = (await t.seed.key({ workspaceId: empty.id, name: 'empty' })).token;
 
@@ -150,7 +158,7 @@ describe('the dashboard\'s layout in Chromium', () => {
 
   it('offers the way back to the list beside a record that cannot be read', async () => {
     for (const [route, list] of [['#/emails/em_doesnotexist', 'All emails'], ['#/webhooks/wh_doesnotexist', 'All endpoints'],
-      ['#/contacts/ct_doesnotexist', 'All contacts']]) {
+      ['#/contacts/ct_doesnotexist', 'All contacts'], ['#/api-keys/key_doesnotexist', 'All API keys']]) {
       await open(route);
       await page.getByRole('alert').waitFor();
       await page.getByRole('link', { name: `← ${list}` }).click();
@@ -247,7 +255,7 @@ describe('the dashboard\'s layout in Chromium', () => {
     const routes = ['#/emails', `#/emails/${ids.email}`, '#/domains', `#/domains/${ids.domain}`, '#/events', '#/analytics', '#/queue',
       '#/inbound', '#/templates', `#/templates/${ids.template}`, '#/broadcasts', '#/broadcasts/new', `#/broadcasts/${ids.draft}`,
       `#/broadcasts/${ids.sent}`, '#/contacts', `#/contacts/${ids.contact}`, '#/contacts/tags', '#/contacts/import', '#/suppressions', '#/webhooks',
-      `#/webhooks/${ids.webhook}`, '#/api-keys'];
+      `#/webhooks/${ids.webhook}`, '#/api-keys', `#/api-keys/${ids.key}`, `#/emails/${ids.scheduled}`];
     const wide: string[] = [];
     for (const route of routes) {
       await open(route);

@@ -1,10 +1,11 @@
 // @ts-check
-// API keys: the workspace's keys (masked), creating one (its token shown
-// once) and revoking one; revoking the key this tab uses signs it out.
+// API keys: the workspace's keys (masked), creating one with its scopes (its
+// token shown once), a key's page with the trail of writes it made, and
+// revoking one; revoking the key this tab uses signs it out.
 import { api, endSession, storedKey } from '../api.js';
-import { pagedTable } from '../lists.js';
+import { loadRecord, pagedTable } from '../lists.js';
 import { navigate } from '../nav.js';
-import { actionForm, actionsColumn, badge, fill, h, rowAction, time } from '../ui.js';
+import { actionsColumn, badge, clipped, code, details, fieldErrors, fill, h, none, rowAction, time, whileBusy } from '../ui.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /**
@@ -16,11 +17,56 @@ import { actionForm, actionsColumn, badge, fill, h, rowAction, time } from '../u
  * @typedef {{ id: string, name: string, mode: 'live' | 'test', token: string, scopes: string[],
  *   created_at: string, last_used_at: string | null, revoked_at: string | null }} ApiKey
  */
+/**
+ * @typedef {{ id: string, operation_id: string, method: string, path: string, status: number, resource_id: string | null,
+ *   request_id: string, ip: string | null, created_at: string }} Activity
+ */
+
+/** The scopes a key may hold (the contract's ApiKeyCreate), each with what it allows: first the bundles, then one by one. */
+const SCOPES = /** @type {Array<[string, string]>} */ ([
+  ['full_access', 'Everything, managing API keys included.'],
+  ['sending_access', 'Sending only: the same as emails:send.'],
+  ['emails:send', 'Send emails and attachments; reschedule, cancel and resend them.'],
+  ['emails:read', 'Read emails, their timelines, attachments and sources. The dashboard signs in with it.'],
+  ['domains:read', 'Read domains and their DNS records.'],
+  ['domains:write', 'Add, verify, change and delete domains; rotate their DKIM keys.'],
+  ['events:read', 'Read the event log.'],
+  ['contacts:read', 'Read contacts and tags.'],
+  ['contacts:write', 'Add, import, change, tag, unsubscribe and delete contacts; make and delete tags.'],
+  ['suppressions:read', 'Read the suppression list.'],
+  ['suppressions:write', 'Suppress addresses and lift suppressions.'],
+  ['webhooks:read', 'Read webhook endpoints and their deliveries.'],
+  ['webhooks:write', 'Add, change and delete endpoints; test, replay, rotate secrets.'],
+  ['inbound:read', 'Read received mail and its attachments.'],
+  ['analytics:read', 'Read sending statistics.'],
+  ['templates:read', 'Read templates, their versions and previews.'],
+  ['templates:write', 'Create, edit, publish, duplicate and delete templates.'],
+  ['broadcasts:read', 'Read broadcasts, their previews and audiences.'],
+  ['broadcasts:write', 'Create, edit, send, pause, resume, cancel and delete broadcasts.'],
+  ['queue:read', 'Read the delivery queue.'],
+  ['queue:write', 'Hold, release and retry queued mail.'],
+  ['api_keys:read', 'Read API keys and their activity.'],
+  ['api_keys:write', 'Create and revoke API keys.'],
+]);
+
+/** How many of SCOPES are bundles of the others. */
+const BUNDLES = 2;
+
+/** The dashboard page of a resource an activity row names, by its id's prefix. */
+const RESOURCE_ROUTES = /** @type {Record<string, string>} */ ({
+  em: 'emails', dom: 'domains', in: 'inbound', wh: 'webhooks', ct: 'contacts', bc: 'broadcasts', tpl: 'templates', key: 'api-keys',
+});
 
 /** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
 export const API_KEY_ROUTES = [
   [/^\/api-keys$/, showApiKeys],
+  [/^\/api-keys\/([^/]+)$/, showApiKey],
 ];
+
+/** @param {string} id */
+const keyHref = (id) => `#/api-keys/${encodeURIComponent(id)}`;
+/** @param {string} id */
+const keyPath = (id) => `/v1/api-keys/${encodeURIComponent(id)}`;
 
 /** The key as GET /v1/api-keys lists it: svc_<mode>_<first 4 of the lookup part>…<last 4>. @param {string} key */
 function maskedKey(key) {
@@ -30,25 +76,12 @@ function maskedKey(key) {
 
 /** @param {Ctx} ctx */
 function showApiKeys({ view, query }) {
-  const name = h('input', { id: 'key-name', name: 'name', type: 'text', required: true, maxlength: 100, autocomplete: 'off' });
   const list = h('div');
-  fill(view, h('h1', null, 'API keys'), list, h('h2', null, 'Create a key'),
-    h('p', { class: 'muted small' }, 'The new key has full access, in the mode of the key you are signed in with.'),
-    actionForm({ class: 'inline-form' }, async (errors) => {
-      try {
-        /** @type {ApiKey} */
-        const created = await api('POST', '/v1/api-keys', { body: { name: name.value.trim() } });
-        navigate('#/api-keys', newKeyNote(created));
-      } catch (err) {
-        errors.show(err);
-      }
-    },
-    h('label', { for: 'key-name' }, 'Key name'), name,
-    h('button', { type: 'submit' }, 'Create key')));
+  fill(view, h('h1', null, 'API keys'), list, createForm());
   const current = maskedKey(storedKey() ?? '');
   /** @type {Column<ApiKey>[]} */
   const columns = [
-    { header: 'Name', cell: (k) => k.name },
+    { header: 'Name', cell: (k) => h('a', { href: keyHref(k.id) }, k.name), role: 'primary' },
     { header: 'Mode', cell: (k) => badge(k.mode), role: 'status' },
     { header: 'Scopes', cell: (k) => k.scopes.join(', ') },
     { header: 'Created', cell: (k) => time(k.created_at), className: 'nowrap' },
@@ -58,6 +91,107 @@ function showApiKeys({ view, query }) {
   ];
   return pagedTable(list, { api: '/v1/api-keys', route: '/api-keys', query, columns, empty: 'No API keys.' });
 }
+
+/** The form that creates a key, with its scopes; the API's refusals show beside the field they name. */
+function createForm() {
+  const errors = fieldErrors();
+  const near = h('div');
+  const name = h('input', { id: 'key-name', name: 'name', type: 'text', required: true, maxlength: 100, autocomplete: 'off' });
+  const boxes = SCOPES.map(([scope]) => h('input', { type: 'checkbox', id: `scope-${scope}`, value: scope, checked: scope === 'full_access',
+    'aria-describedby': `scope-${scope}-what` }));
+  // Named by the scope alone, what it allows read out after it.
+  const choices = SCOPES.map(([scope, what], i) => h('div', { class: 'scope-choice' }, boxes[i],
+    h('span', null, h('label', { for: `scope-${scope}` }, h('code', null, scope)), h('span', { id: `scope-${scope}-what`, class: 'muted small' }, what))));
+  const [full, ...others] = boxes;
+  // Full access holds every other scope: while it is ticked they are shown as included, not to be picked.
+  const included = () => {
+    for (const box of others) box.disabled = full.checked;
+  };
+  full.addEventListener('change', included);
+  included();
+  const submit = h('button', { type: 'submit' }, 'Create key');
+  return h('form', { class: 'panel key-form', novalidate: true, onsubmit: (event) => {
+    event.preventDefault();
+    void whileBusy(submit, async () => {
+      const scopes = full.checked ? ['full_access'] : others.filter((b) => b.checked).map((b) => b.value);
+      try {
+        /** @type {ApiKey} */
+        const created = await api('POST', '/v1/api-keys', { body: { name: name.value.trim(), scopes } });
+        navigate('#/api-keys', newKeyNote(created));
+      } catch (err) {
+        errors.show(err, near);
+      }
+    });
+  } },
+  h('h2', null, 'Create a key'),
+  h('p', { class: 'muted small' }, 'In the mode of the key you are signed in with, and with no more than it holds.'),
+  h('div', { class: 'form-grid' }, h('label', { for: 'key-name' }, 'Key name'), h('div', null, name, errors.slot('name', 'Key name'))),
+  h('fieldset', { class: 'scope-choices' }, h('legend', null, 'Scopes'),
+    h('div', { class: 'scope-list scope-bundles' }, choices.slice(0, BUNDLES)),
+    h('p', { class: 'muted small' }, 'Or one by one, with full access unticked:'),
+    h('div', { class: 'scope-list' }, byArea(SCOPES.slice(BUNDLES).map(([scope]) => scope), choices.slice(BUNDLES)))),
+  errors.slot('scopes', 'Scopes'),
+  near, submit);
+}
+
+/**
+ * The choices of fine scopes, each area's together (`emails:send` with `emails:read`), so that a column does not part them.
+ * @param {string[]} scopes @param {HTMLElement[]} choices  in the same order
+ */
+function byArea(scopes, choices) {
+  /** @type {Map<string, HTMLElement[]>} */
+  const areas = new Map();
+  scopes.forEach((scope, i) => {
+    const area = scope.split(':')[0];
+    areas.set(area, [...areas.get(area) ?? [], choices[i]]);
+  });
+  return [...areas.values()].map((group) => h('div', { class: 'scope-area' }, group));
+}
+
+/** @param {Ctx} ctx */
+async function showApiKey({ view, id, query }) {
+  /** @type {ApiKey | undefined} */
+  const key = await loadRecord(view, 'API key', keyPath(id), { href: '#/api-keys', label: 'All API keys' });
+  if (!key) return;
+  const isCurrent = key.token === maskedKey(storedKey() ?? '');
+  const activity = h('div');
+  fill(view,
+    h('div', { class: 'title-row' }, h('h1', null, key.name), badge(key.mode), key.revoked_at && badge('revoked'),
+      h('span', { class: 'spacer' }), !key.revoked_at && revokeButton(key, isCurrent)),
+    h('p', null, h('a', { href: '#/api-keys' }, '← All API keys'), ' · id ', code(key.id)),
+    details([
+      ['Token', [code(key.token), isCurrent && h('span', { class: 'muted small' }, ' the key you are signed in with')]],
+      ['Scopes', key.scopes.map((s) => h('span', { class: 'tag' }, s))],
+      ['Created', time(key.created_at)],
+      ['Last used', time(key.last_used_at)],
+      ['Revoked', time(key.revoked_at)],
+    ]),
+    h('h2', null, 'Activity'),
+    h('p', { class: 'muted small' }, 'Every write the key made, newest first; reads are not recorded.'),
+    activity);
+  await pagedTable(activity, {
+    api: `${keyPath(id)}/activity`, route: `/api-keys/${encodeURIComponent(id)}`, query, columns: ACTIVITY_COLUMNS,
+    empty: 'No writes yet.',
+  });
+}
+
+/** The resource a write acted on: a link where it has a page here. @param {string | null} id */
+function resourceLink(id) {
+  if (!id) return none();
+  const section = RESOURCE_ROUTES[/^([a-z]+)_/.exec(id)?.[1] ?? ''];
+  return section ? h('a', { href: `#/${section}/${encodeURIComponent(id)}`, class: 'clip', title: id }, id) : clipped(id);
+}
+
+/** @type {Column<Activity>[]} */
+const ACTIVITY_COLUMNS = [
+  { header: 'Time', cell: (a) => time(a.created_at, true), className: 'nowrap' },
+  { header: 'Operation', cell: (a) => a.operation_id, role: 'primary' },
+  { header: 'Request', cell: (a) => clipped(`${a.method} ${a.path}`) },
+  { header: 'Status', cell: (a) => h('code', { class: a.status >= 400 ? 'http-refused' : null, title: `Request id ${a.request_id}` }, String(a.status)),
+    role: 'status' },
+  { header: 'Resource', cell: (a) => resourceLink(a.resource_id) },
+  { header: 'IP', cell: (a) => code(a.ip) },
+];
 
 /** The raw token is in the answer to createApiKey only. @param {ApiKey} key */
 function newKeyNote(key) {

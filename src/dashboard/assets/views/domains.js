@@ -1,19 +1,21 @@
 // @ts-check
 // Domains: the list, adding one, and a domain's page with the DNS records to
-// publish, their status, and a Verify button that checks them now.
+// publish and their status, a Verify button that checks them now, its
+// tracking and inbound settings, DKIM key rotation, and deleting it.
 import { api } from '../api.js';
 import { loadRecord, pagedTable } from '../lists.js';
 import { navigate, showNote } from '../nav.js';
-import { actionForm, badge, code, details, errorSlot, fill, h, hrefTo, table, time, whileBusy } from '../ui.js';
+import { actionForm, badge, code, confirmDialog, details, errorSlot, fieldErrors, fill, h, hrefTo, table, time, whileBusy } from '../ui.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
+/** @typedef {import('../ui.js').Children} Children */
 /**
  * @template T
  * @typedef {import('../ui.js').Column<T>} Column
  */
 /**
  * @typedef {{ record: string, type: string, name: string, value: string, priority?: number, required: boolean,
- *   status: string, detail?: string }} DomainRecord
+ *   status: string, detail?: string, key_state?: 'pending' | 'active' | 'retiring', removable_after?: string }} DomainRecord
  */
 /**
  * @typedef {{ id: string, name: string, status: string, status_reason: string | null, region: string,
@@ -80,44 +82,169 @@ async function showDomain({ view, id }) {
  */
 function renderDomain(view, domain, path) {
   const errors = errorSlot();
-  const verify = h('button', { type: 'button', onclick: () => void whileBusy(verify, async () => {
-    try {
-      // The answer is the domain after the check: show it as it is.
-      /** @type {Domain} */
-      const checked = await api('POST', `${path}/verify`);
-      renderDomain(view, checked, path);
-      showNote(`DNS checked: the domain is ${checked.status}.`);
-    } catch (err) {
-      errors.show(err);
-    }
-  }) }, 'Verify');
+  /** A button whose work shows its error under the row of buttons. @param {string} label @param {string | null} className
+   * @param {() => Promise<void>} work */
+  const action = (label, className, work) => {
+    const button = h('button', { type: 'button', class: className, onclick: () => void whileBusy(button, async () => {
+      fill(errors.node);
+      try {
+        await work();
+      } catch (err) {
+        errors.show(err);
+      }
+    }) }, label);
+    return button;
+  };
+  const verify = action('Verify', null, async () => {
+    // The answer is the domain after the check: show it as it is.
+    /** @type {Domain} */
+    const checked = await api('POST', `${path}/verify`);
+    renderDomain(view, checked, path);
+    showNote(`DNS checked: the domain is ${checked.status}.`);
+  });
+  const rotate = action('Rotate DKIM key', 'secondary', async () => {
+    if (!await confirmDialog(rotateQuestion(domain))) return;
+    /** @type {Domain} */
+    const rotated = await api('POST', `${path}/dkim/rotate`);
+    renderDomain(view, rotated, path);
+    showNote('A new DKIM key pair was made: publish its two records, marked “new key” below, beside the current ones, then press Verify. '
+      + 'Mail stays signed with the current key until the new one is seen in DNS.');
+  });
+  const remove = action('Delete', 'danger', async () => {
+    if (!await confirmDialog(deleteQuestion(domain))) return;
+    await api('DELETE', path);
+    navigate('#/domains', `${domain.name} was deleted.`);
+  });
   fill(view,
     h('h1', null, domain.name),
     h('p', null, badge(domain.status), domain.status_reason && h('span', { class: 'reason' }, domain.status_reason)),
-    h('div', { class: 'actions' }, verify, errors.node),
-    h('h2', null, 'DNS records'),
-    h('p', { class: 'muted small' }, 'Publish these at your DNS provider. Optional records are not needed to send.'),
-    table(DNS_COLUMNS, domain.records),
-    h('h2', null, 'Settings'),
+    h('div', { class: 'actions' }, verify, rotate, remove),
+    errors.node,
     details([
       ['ID', code(domain.id)],
       ['Region', domain.region],
       ['Return path', code(domain.return_path)],
-      ['Tracking subdomain', code(domain.tracking_subdomain)],
-      ['Open tracking', domain.open_tracking ? 'on' : 'off'],
-      ['Click tracking', domain.click_tracking ? 'on' : 'off'],
-      ['Inbound mail', domain.inbound_enabled ? 'on' : 'off'],
       ['Last checked', time(domain.last_checked_at)],
       ['Created', time(domain.created_at)],
-    ]));
+    ]),
+    h('h2', null, 'DNS records'),
+    h('p', { class: 'muted small' }, 'Publish these at your DNS provider. Optional records are not needed to send.'),
+    table(DNS_COLUMNS, domain.records),
+    h('h2', null, 'Settings'),
+    settingsForm(view, domain, path));
+}
+
+/** @param {Domain} domain */
+function rotateQuestion(domain) {
+  return {
+    title: `Rotate the DKIM key of ${domain.name}?`, confirm: 'Make a new key',
+    message: [
+      h('p', null, 'A new key pair (RSA and Ed25519) is made under new selectors, with two new TXT records to publish beside the current ones.'),
+      h('p', null, 'Nothing changes for mail until the new RSA record is seen in DNS: the current key signs it until then. '
+        + 'From then on the new key signs, and the old records may be deleted from DNS a week later (the list says when).'),
+      h('p', { class: 'muted small' }, 'A rotation cannot start while a new key is still waiting for its records.'),
+    ],
+  };
+}
+
+/** @param {Domain} domain */
+function deleteQuestion(domain) {
+  return {
+    title: `Delete ${domain.name}?`, confirm: 'Delete the domain', danger: true,
+    message: [
+      h('p', null, `Email from addresses at ${domain.name} can no longer be sent with a live key, through the API or SMTP.`),
+      h('p', null, 'Its DKIM keys are destroyed: adding the domain again makes new keys, with new records to publish.'),
+      domain.inbound_enabled && h('p', null, `Mail to ${domain.name} is no longer received here.`),
+      h('p', { class: 'muted small' }, 'The emails already sent from it stay listed.'),
+    ],
+  };
+}
+
+/**
+ * The settings PATCH changes, with what each does; what the change adds to the records is said after saving.
+ * @param {HTMLElement} view
+ * @param {Domain} domain
+ * @param {string} path
+ */
+function settingsForm(view, domain, path) {
+  const errors = fieldErrors();
+  const near = h('div');
+  const mxHost = domain.records.find((r) => r.record === 'MX_BOUNCE')?.value ?? 'this server';
+  /** @param {string} id @param {boolean} checked */
+  const box = (id, checked) => h('input', { id, type: 'checkbox', checked });
+  const open = box('domain-open-tracking', domain.open_tracking);
+  const click = box('domain-click-tracking', domain.click_tracking);
+  const inbound = box('domain-inbound', domain.inbound_enabled);
+  const subdomain = h('input', { id: 'domain-tracking-subdomain', type: 'text', required: true, maxlength: 200, autocomplete: 'off',
+    value: domain.tracking_subdomain, 'aria-describedby': 'domain-tracking-subdomain-hint' });
+  const save = h('button', { type: 'submit' }, 'Save settings');
+  /** A checkbox, its name and what it does. @param {HTMLInputElement} input @param {string} label @param {Children} hint */
+  const setting = (input, label, hint) => {
+    input.setAttribute('aria-describedby', `${input.id}-hint`);
+    return h('div', { class: 'setting' },
+      h('label', { for: input.id, class: 'choice plain' }, input, label), h('p', { id: `${input.id}-hint`, class: 'muted small hint' }, hint));
+  };
+  return h('form', { class: 'panel domain-settings', novalidate: true, onsubmit: (event) => {
+    event.preventDefault();
+    void whileBusy(save, async () => {
+      try {
+        /** @type {Domain} */
+        const updated = await api('PATCH', path, { body: {
+          open_tracking: open.checked, click_tracking: click.checked, inbound_enabled: inbound.checked, tracking_subdomain: subdomain.value.trim(),
+        } });
+        renderDomain(view, updated, path);
+        showNote(['The settings were saved.', ...recordChanges(domain, updated)].join(' '));
+      } catch (err) {
+        errors.show(err, near);
+      }
+    });
+  } },
+  setting(open, 'Open tracking', 'A tiny image in each HTML email records when it is opened (email.opened).'),
+  setting(click, 'Click tracking', 'Links in HTML emails pass through the tracking host, which records each click (email.clicked).'),
+  h('div', { class: 'setting' },
+    h('label', { for: 'domain-tracking-subdomain' }, 'Tracking subdomain'),
+    h('div', { class: 'subdomain-field' }, subdomain, h('span', { class: 'muted' }, `.${domain.name}`)),
+    h('p', { id: 'domain-tracking-subdomain-hint', class: 'muted small hint' }, 'With either tracking on, a CNAME record for it is listed to publish (optional). '
+      + 'Tracking links use this host once that record is verified, and this server\'s own address until then.'),
+    errors.slot('tracking_subdomain', 'Tracking subdomain')),
+  setting(inbound, 'Inbound mail', [`Mailroom receives mail sent to addresses at ${domain.name}. Turning it on adds an MX record for `,
+    code(domain.name), ' pointing at ', code(mxHost), ' (optional). Publishing it sends all of the domain\'s incoming mail here, instead of to the mail service it uses now.']),
+  near, save);
+}
+
+/**
+ * What a change of settings did to the records to publish.
+ * @param {Domain} before
+ * @param {Domain} after
+ */
+function recordChanges(before, after) {
+  const had = new Set(before.records.map((r) => `${r.record} ${r.name}`));
+  const has = new Set(after.records.map((r) => `${r.record} ${r.name}`));
+  const added = after.records.filter((r) => !had.has(`${r.record} ${r.name}`));
+  const removed = before.records.filter((r) => !has.has(`${r.record} ${r.name}`));
+  return [
+    ...added.map((r) => `${r.type === 'MX' ? 'An' : 'A'} ${r.type} record for ${r.name} was added below.`),
+    added.length > 0 && `Publish ${added.length === 1 ? 'it' : 'them'} at your DNS provider, then press Verify.`,
+    ...removed.map((r) => `The ${r.type} record for ${r.name} is no longer needed.`),
+  ].filter((s) => typeof s === 'string');
 }
 
 /** @type {Column<DomainRecord>[]} */
 const DNS_COLUMNS = [
-  { header: 'Record', cell: (r) => [r.record, !r.required && h('div', { class: 'muted small' }, 'optional')], className: 'nowrap' },
+  { header: 'Record', cell: (r) => [r.record, keyState(r) ?? (!r.required && h('div', { class: 'muted small' }, 'optional'))], className: 'nowrap' },
   { header: 'Type', cell: (r) => r.type },
   { header: 'Name', cell: (r) => h('code', { class: 'copyable' }, r.name), className: 'dns-name' },
   { header: 'Value', cell: (r) => h('code', { class: 'copyable' }, r.value), className: 'dns-value' },
   { header: 'Priority', cell: (r) => r.priority },
   { header: 'Status', cell: (r) => [badge(r.status), r.detail && h('div', { class: 'muted small' }, r.detail)], role: 'status' },
 ];
+
+/** Where a DKIM record is in a rotation; nothing for the key that signs. @param {DomainRecord} r */
+function keyState(r) {
+  if (r.key_state === 'pending') return h('div', { class: 'key-state' }, badge('new key'), h('div', { class: 'muted small' }, 'not signing until seen in DNS'));
+  if (r.key_state === 'retiring') {
+    return h('div', { class: 'key-state' }, badge('retiring'), h('div', { class: 'muted small' }, 'replaced; may be deleted from DNS after ',
+      r.removable_after ? time(r.removable_after) : 'a week'));
+  }
+  return undefined;
+}

@@ -1,14 +1,15 @@
 // @ts-check
 // Sent mail: the list with its filters (a broadcast's emails among them), and
 // an email's page: its details, recipients, attachments, timeline, body and,
-// on request, its source; a scheduled or pending email can be cancelled.
+// on request, its source; a scheduled or pending email can be cancelled, a
+// scheduled one moved to another time, and a sent one resent as a new email.
 import { api } from '../api.js';
 import { loadRecord, pagedTable } from '../lists.js';
 import { hashOf, navigate } from '../nav.js';
 import { bodyParts } from '../preview.js';
 import {
-  actionsColumn, badge, clipped, clippedList, code, details, downloadButton, errorBox, errorSlot, fill, formatBytes, h, hrefTo, joined,
-  labelled, loading, none, table, time, whileBusy,
+  actionsColumn, badge, clipped, clippedList, code, details, downloadButton, errorBox, errorSlot, fieldErrors, fill, formatBytes, formatTime, h,
+  hrefTo, joined, labelled, loading, none, table, time, whileBusy,
 } from '../ui.js';
 import { domainLink } from './domains.js';
 import { eventDetail, eventRecipient } from './events.js';
@@ -46,6 +47,8 @@ const TIMELINE_LIMIT = 100;
 const EMAIL_STATUSES = ['pending', 'scheduled', 'sent', 'delivered', 'failed', 'cancelled'];
 /** The statuses cancelEmail acts on; from `sent` on a message may be on the wire. */
 const CANCELLABLE = ['scheduled', 'pending'];
+/** The statuses resendEmail acts on: the email has gone out, or will not. */
+const RESENDABLE = ['sent', 'delivered', 'failed'];
 
 /** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
 export const EMAIL_ROUTES = [
@@ -111,6 +114,8 @@ async function showEmail({ view, id }) {
   fill(view,
     h('h1', null, email.subject || '(no subject)'),
     CANCELLABLE.includes(email.status) && cancelButton(path),
+    RESENDABLE.includes(email.status) && resendButton(path),
+    email.status === 'scheduled' && email.scheduled_at && rescheduleForm(path, email.scheduled_at),
     emailDetails(email),
     h('h2', null, 'Recipients'),
     table(RECIPIENT_COLUMNS, email.recipients),
@@ -161,6 +166,80 @@ function cancelButton(path) {
     }
   }) }, 'Cancel');
   return h('div', { class: 'actions' }, button, errors.node);
+}
+
+/** @param {string} path the email's */
+function resendButton(path) {
+  const errors = errorSlot();
+  const button = h('button', { type: 'button', class: 'secondary', onclick: () => void whileBusy(button, async () => {
+    try {
+      /** @type {Email} */
+      const copy = await api('POST', `${path}/resend`);
+      navigate(hrefTo('emails', copy.id), `Resent: this is the new email, ${copy.status}. The original is linked under “Resent from”.`);
+    } catch (err) {
+      errors.show(err);
+    }
+  }) }, 'Resend');
+  return h('div', { class: 'actions' }, button,
+    h('span', { class: 'muted small' }, 'Sends the same message to the same recipients again, as a new email.'), errors.node);
+}
+
+/**
+ * A date-time input's value (`2026-11-21T09:30`) for an instant, in the browser's zone.
+ * @param {Date} date
+ */
+function localInputValue(date) {
+  const pad = (/** @type {number} */ n) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
+}
+
+/**
+ * An instant as ISO 8601 with the browser's offset (`2026-11-21T09:30:00+01:00`): the time the person chose, as
+ * they read it.
+ * @param {Date} date
+ */
+function isoWithOffset(date) {
+  const offset = -date.getTimezoneOffset();
+  const sign = offset >= 0 ? '+' : '-';
+  const hours = String(Math.floor(Math.abs(offset) / 60)).padStart(2, '0');
+  const minutes = String(Math.abs(offset) % 60).padStart(2, '0');
+  return `${localInputValue(date)}:${String(date.getSeconds()).padStart(2, '0')}${sign}${hours}:${minutes}`;
+}
+
+/**
+ * Moves a scheduled email to another time, chosen in the browser's zone.
+ * @param {string} path the email's
+ * @param {string} scheduledAt  the current time of the schedule
+ */
+function rescheduleForm(path, scheduledAt) {
+  const errors = fieldErrors();
+  // The form's one field: every refusal shows beside it.
+  const near = errors.slot('scheduled_at', 'Send at');
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const shown = localInputValue(new Date(scheduledAt));
+  const at = h('input', { id: 'reschedule-at', type: 'datetime-local', required: true, value: shown, 'aria-describedby': 'reschedule-hint' });
+  const submit = h('button', { type: 'submit', class: 'secondary' }, 'Reschedule');
+  const form = h('form', { class: 'panel reschedule', novalidate: true, onsubmit: (event) => {
+    event.preventDefault();
+    void whileBusy(submit, async () => {
+      try {
+        // The input has no seconds: left as shown, the time keeps its own. An empty input goes as it is, for the
+        // API's refusal to say what it takes.
+        const chosen = at.value === shown ? scheduledAt : at.value && isoWithOffset(new Date(at.value));
+        /** @type {Email} */
+        const moved = await api('PATCH', path, { body: { scheduled_at: chosen } });
+        navigate(location.hash, moved.status === 'scheduled' ? `The email is rescheduled for ${formatTime(moved.scheduled_at ?? '')}.`
+          : `The time has come already: the email is ${moved.status}.`);
+      } catch (err) {
+        errors.show(err, near);
+      }
+    });
+  } },
+  h('h2', null, 'Reschedule'),
+  h('div', { class: 'inline-form' }, h('label', { for: 'reschedule-at' }, 'Send at'), at, submit),
+  h('p', { id: 'reschedule-hint', class: 'muted small hint' }, `In your time zone (${zone}); at most 30 days ahead.`),
+  near);
+  return form;
 }
 
 /** @param {Email} email */

@@ -1,17 +1,24 @@
 // @ts-check
 // Suppressions: the addresses no email of the workspace is sent to, and why;
-// one can be removed.
-import { api } from '../api.js';
+// found by address or reason, added by hand, and removed.
+import { api, ApiError } from '../api.js';
 import { pagedTable } from '../lists.js';
-import { navigate } from '../nav.js';
-import { actionsColumn, clipped, fill, h, rowAction, time } from '../ui.js';
+import { hashOf, navigate } from '../nav.js';
+import { actionsColumn, clipped, fieldErrors, fill, h, labelled, rowAction, time, whileBusy } from '../ui.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /**
  * @template T
  * @typedef {import('../ui.js').Column<T>} Column
  */
-/** @typedef {{ id: string, email: string, reason: string, created_at: string }} Suppression */
+/** @typedef {'hard_bounce' | 'complaint' | 'unsubscribe' | 'manual'} Reason */
+/** @typedef {{ id: string, email: string, reason: Reason, created_at: string }} Suppression */
+
+/** The reasons, as the list's filter offers them. */
+const REASONS = /** @type {Array<[Reason, string]>} */ ([['hard_bounce', 'Hard bounce'], ['complaint', 'Complaint'],
+  ['unsubscribe', 'Unsubscribe'], ['manual', 'Added by hand']]);
+/** The list's filters, named as the API names them. */
+const FILTERS = ['email', 'reason'];
 
 /** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
 export const SUPPRESSION_ROUTES = [
@@ -20,12 +27,24 @@ export const SUPPRESSION_ROUTES = [
 
 /** @param {Ctx} ctx */
 function showSuppressions({ view, query }) {
+  const email = h('input', { id: 'filter-email', type: 'search', value: query.get('email') ?? '', autocomplete: 'off',
+    placeholder: 'the whole address' });
+  const reason = h('select', { id: 'filter-reason' }, h('option', { value: '' }, 'any'),
+    REASONS.map(([value, label]) => h('option', { value, selected: query.get('reason') === value }, label)));
+  const filters = h('form', { class: 'filters', role: 'search', onsubmit: (event) => {
+    event.preventDefault();
+    const q = new URLSearchParams();
+    if (email.value.trim()) q.set('email', email.value.trim());
+    if (reason.value) q.set('reason', reason.value);
+    navigate(hashOf('/suppressions', q));
+  } }, labelled('Address', email), labelled('Reason', reason), h('button', { type: 'submit' }, 'Search'));
   const list = h('div');
-  fill(view, h('h1', null, 'Suppressions'), h('p', { class: 'muted' }, 'No email of this workspace is sent to these addresses.'), list);
+  fill(view, h('h1', null, 'Suppressions'), h('p', { class: 'muted' }, 'No email of this workspace is sent to these addresses.'),
+    filters, list, addForm());
   /** @type {Column<Suppression>[]} */
   const columns = [
-    { header: 'Email', cell: (s) => clipped(s.email) },
-    { header: 'Reason', cell: (s) => s.reason },
+    { header: 'Email', cell: (s) => clipped(s.email), role: 'primary' },
+    { header: 'Reason', cell: (s) => REASONS.find(([r]) => r === s.reason)?.[1] ?? s.reason },
     { header: 'Created', cell: (s) => time(s.created_at), className: 'nowrap' },
     actionsColumn((s) => rowAction('Remove', 'secondary',
       `Remove ${s.email} from the suppression list? Email to it will be sent again.`, async () => {
@@ -33,6 +52,38 @@ function showSuppressions({ view, query }) {
         navigate(location.hash, `${s.email} is no longer suppressed.`);
       })),
   ];
-  return pagedTable(list, { api: '/v1/suppressions', route: '/suppressions', query, columns,
-    empty: 'No suppressed addresses. An address is added when it bounces hard, complains or unsubscribes, or through the API.' });
+  return pagedTable(list, { api: '/v1/suppressions', route: '/suppressions', query, filters: FILTERS, columns,
+    empty: FILTERS.some((f) => query.has(f))
+      ? ['No suppression matches. The address is matched whole. ', h('a', { href: '#/suppressions' }, 'Show all suppressions')]
+      : 'No suppressed addresses. An address is added when it bounces hard, complains or unsubscribes, through the API, or below.' });
+}
+
+/** Suppresses an address by hand; the API's refusal shows beside the address. */
+function addForm() {
+  const errors = fieldErrors();
+  // The form's one field: every refusal shows beside it.
+  const near = errors.slot('email', 'Email address');
+  const email = h('input', { id: 'new-suppression', type: 'email', required: true, maxlength: 320, autocomplete: 'off',
+    placeholder: 'someone@example.com' });
+  const submit = h('button', { type: 'submit' }, 'Suppress');
+  return h('form', { class: 'panel suppression-form', novalidate: true, onsubmit: (event) => {
+    event.preventDefault();
+    void whileBusy(submit, async () => {
+      try {
+        /** @type {Suppression} */
+        const added = await api('POST', '/v1/suppressions', { body: { email: email.value.trim() } });
+        navigate(hashOf('/suppressions', new URLSearchParams({ email: added.email })), `${added.email} is suppressed: no email of this workspace goes to it.`);
+      } catch (err) {
+        errors.show(err, near);
+        // Already there: the refusal leads to it.
+        if (err instanceof ApiError && err.code === 'already_exists') {
+          near.append(h('p', null, h('a', { href: hashOf('/suppressions', new URLSearchParams({ email: email.value.trim() })) }, 'Show it in the list')));
+        }
+      }
+    });
+  } },
+  h('h2', null, 'Suppress an address'),
+  h('p', { class: 'muted small' }, 'Email to it is skipped, as after a hard bounce; the reason is recorded as added by hand. Its contact, if any, keeps its status.'),
+  h('div', { class: 'inline-form' }, h('label', { for: 'new-suppression' }, 'Email address'), email, submit),
+  near);
 }
