@@ -20,6 +20,8 @@ interface Case {
   token: string | null;
   /** Statuses the answer must be one of, beyond "below 500". */
   expect?: number[];
+  /** The parameter a refusal must name: the answer is then a 400 or 422 validation_error with this param. */
+  refusedAs?: string;
 }
 
 interface Operation {
@@ -224,16 +226,23 @@ function sweepCases(ops: Operation[], resolve: (s: Json) => Json, ids: Record<st
         ['an id of 2,000 characters', 'a'.repeat(2_000)],
         ['a non-ASCII id', encodeURIComponent(`${prefix ?? 'x'}_é漢字😀`)],
         ['an id with %FF', `${prefix ?? 'x'}_%FF%FE`],
+        ['an id with %G1', `${prefix ?? 'x'}_%G1`],
         ['a negative number', '-1'],
         ['a huge number', '99999999999999999999999'],
       ];
-      for (const [label, value] of variants) add(`path ${param} as ${label}`, { path: fill(op.template, { ...ids, [param]: value }) });
+      for (const [label, value] of variants) {
+        // A percent-encoding that is not UTF-8, or not one at all, is a malformed request, named.
+        add(`path ${param} as ${label}`, { path: fill(op.template, { ...ids, [param]: value }), refusedAs: /%FF|%G1/.test(value) ? param : undefined });
+      }
     }
 
     for (const parameter of op.query) {
       const name = encodeURIComponent(parameter.name);
-      const values = ['-1', '99999999999999999999999', '1.5', 'not-a-known-value', '', '%FF%C0%AF', 'a%00b', encodeURIComponent('é'.repeat(2_000))];
+      const values = ['-1', '99999999999999999999999', '1.5', 'not-a-known-value', '', 'a%00b', encodeURIComponent('é'.repeat(2_000))];
       for (const value of values) add(`query ${parameter.name}=${value.slice(0, 20)}`, { path: `${realPath}?${name}=${value}` });
+      for (const value of ['%FF%C0%AF', '%G1', 'a%']) {
+        add(`query ${parameter.name}=${value} (not percent-encoded UTF-8)`, { path: `${realPath}?${name}=${value}`, refusedAs: parameter.name });
+      }
       add(`query ${parameter.name} repeated`, { path: `${realPath}?${name}=1&${name}=2` });
       add(`query ${parameter.name}[] bracketed`, { path: `${realPath}?${name}[a]=1` });
     }
@@ -271,6 +280,12 @@ function sweepCases(ops: Operation[], resolve: (s: Json) => Json, ids: Record<st
 interface Answer {
   status: number;
   text: string;
+}
+
+function refusedNaming(status: number, text: string, param: string): boolean {
+  if (status !== 400 && status !== 422) return false;
+  const { error } = JSON.parse(text) as { error: { code: string; param?: string } };
+  return error.code === 'validation_error' && error.param === param;
 }
 
 async function send(url: string, c: Case): Promise<Answer> {
@@ -347,6 +362,9 @@ describe('bad input on every operation', () => {
       const { status, text } = answer;
       if (status >= 500) failures.push(`${c.label}: ${status} ${text.slice(0, 200)}`);
       else if (c.expect && !c.expect.includes(status)) failures.push(`${c.label}: ${status}, expected ${c.expect.join('/')}`);
+      else if (c.refusedAs !== undefined && !refusedNaming(status, text, c.refusedAs)) {
+        failures.push(`${c.label}: expected a validation_error naming '${c.refusedAs}', got ${status} ${text.slice(0, 200)}`);
+      }
       if (status >= 400) {
         let body: unknown;
         try {
