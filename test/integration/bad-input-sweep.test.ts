@@ -53,6 +53,31 @@ const WRONG_TYPES: Array<[string, string]> = [
 const NUMBER_EDGES: Array<[string, string]> = [['1e309', '1e309'], ['-0', '-0'], ['2**64', '18446744073709551616'], ['1.5', '1.5'], ['-1', '-1']];
 const STRING_EDGES: Array<[string, string]> = [['a NUL', '"a\\u0000b"'], ['a lone surrogate', '"a\\ud800b"'], ['a control character', '"a\\u001bb"']];
 
+/**
+ * Control characters in text, and the kinds of text (the schema's format;
+ * no format is one line) that refuse each: the rule of schema/openapi.yaml's
+ * conventions, so that a new text field is held to it without a line here.
+ */
+const TEXT_EDGES: Array<[string, string, TextKind[]]> = [
+  ['a BEL', '"a\\u0007b"', ['single-line', 'header-value', 'multi-line']],
+  ['a DEL', '"a\\u007fb"', ['single-line', 'header-value', 'multi-line']],
+  ['a C1 control', '"a\\u0085b"', ['single-line', 'header-value', 'multi-line']],
+  ['a form feed', '"a\\fb"', ['single-line', 'header-value', 'multi-line']],
+  ['a line break', '"a\\nb"', ['single-line', 'header-value']],
+  ['a CR', '"a\\rb"', ['single-line', 'header-value']],
+  ['a TAB', '"a\\tb"', ['single-line']],
+];
+type TextKind = 'single-line' | 'header-value' | 'multi-line' | 'message-body';
+
+/** The kind of text a property's schema takes, or undefined when it takes no string. */
+function textKindOf(schema: Json, resolve: (s: Json) => Json): TextKind | undefined {
+  const branches = [schema, ...(schema.oneOf ?? []), ...(schema.anyOf ?? [])].map(resolve);
+  const text = branches.find((b) => [b.type].flat().includes('string') && b.enum === undefined);
+  if (!text) return undefined;
+  if (text.contentEncoding !== undefined || text.contentMediaType !== undefined) return 'message-body';
+  return (text.format ?? 'single-line') as TextKind;
+}
+
 /** The types a property's schema takes (all of them when it does not say). */
 function typesOf(schema: Json, resolve: (s: Json) => Json): Set<string> {
   const branches = [schema, ...(schema.oneOf ?? []), ...(schema.anyOf ?? [])].map(resolve);
@@ -267,7 +292,15 @@ function sweepCases(ops: Operation[], resolve: (s: Json) => Json, ids: Record<st
       ];
       for (const [label, body, expect] of whole) add(`body as ${label}`, { body, expect });
       for (const [path, value, schema] of propertiesOf(base!, op.bodySchema, resolve)) {
-        for (const [label, raw] of badValuesFor(schema, resolve)) add(`body ${path.join('.')} as ${label}`, { body: withValueAt(base!, path, raw) });
+        const param = path.join('.');
+        for (const [label, raw] of badValuesFor(schema, resolve)) {
+          // PostgreSQL could not store a NUL, wherever it is.
+          add(`body ${param} as ${label}`, { body: withValueAt(base!, path, raw), refusedAs: label === 'a NUL' ? param : undefined });
+        }
+        const kind = textKindOf(schema, resolve);
+        for (const [label, raw, refusedBy] of kind ? TEXT_EDGES : []) {
+          add(`body ${param} (${kind}) with ${label}`, { body: withValueAt(base!, path, raw), refusedAs: refusedBy.includes(kind!) ? param : undefined });
+        }
         if (path.length === 1 && (typesOf(schema, resolve).has('string') || typeof value === 'string')) {
           add(`body ${path.join('.')} near the body limit`, { body: withValueAt(base!, path, JSON.stringify('a'.repeat(NEAR_BODY_LIMIT))) });
         }
