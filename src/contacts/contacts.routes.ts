@@ -11,8 +11,11 @@ export function contactsRoutes(contacts: ContactsService): Router<AppState> {
     contacts.create(auth.workspaceId, body)));
   // A bulk request of 1000 contacts is one request for the rate limit; its
   // size is bounded by the 1000-item limit instead.
-  r.post('/bulk', op('bulkUpsertContacts', { scope: 'contacts:write', idempotent: true, maxBodyBytes: 4 * 1024 * 1024 }, ({ auth, body }) =>
-    contacts.bulk(auth.workspaceId, body.contacts)));
+  r.post('/bulk', op('bulkUpsertContacts', { scope: 'contacts:write', idempotent: true, maxBodyBytes: 4 * 1024 * 1024 }, ({ auth, body, check }) =>
+    contacts.bulk(auth.workspaceId, body.contacts, (item) => {
+      const checked = check('ContactCreate', item);
+      return 'problem' in checked ? checked.problem : undefined;
+    })));
   r.put('/by-email/:email', op('upsertContactByEmail', { scope: 'contacts:write' }, ({ auth, params, body }) =>
     contacts.upsertByEmail(auth.workspaceId, params.email, body)));
   r.get('/:contact_id', op('getContact', { scope: 'contacts:read' }, ({ auth, params }) =>

@@ -51,8 +51,12 @@ export interface ContactsService {
   list(workspaceId: string, query: ContactQuery, page: PageQuery): Promise<Page<Contact>>;
   /** 422 already_exists when a live contact has the address. */
   create(workspaceId: string, input: ContactInput): Promise<Contact>;
-  /** Upserts by address in one transaction; invalid items are reported, the rest applied. */
-  bulk(workspaceId: string, items: unknown[]): Promise<BulkResult>;
+  /**
+   * Upserts by address in one transaction; invalid items are reported, the
+   * rest applied. `schemaProblem` checks an item against the contract's
+   * ContactCreate (its text rules, its lengths).
+   */
+  bulk(workspaceId: string, items: unknown[], schemaProblem: SchemaCheck): Promise<BulkResult>;
   upsertByEmail(workspaceId: string, email: string, changes: ContactChanges): Promise<Contact>;
   get(workspaceId: string, id: string): Promise<Contact>;
   /** The live contacts among these addresses, keyed by normalised address (templates fill `contact` from them). */
@@ -119,8 +123,11 @@ const BULK_ITEM_FIELDS = new Set(['email', 'name', 'tags', 'properties']);
 
 const checkProperties = (input: unknown, param: string) => (input === undefined ? undefined : checkPropertiesPatch(input, param));
 
+/** What is wrong with a value under a schema of the contract, if anything. */
+export type SchemaCheck = (value: unknown) => { message: string; param?: string } | undefined;
+
 /** Validates one bulk item the way the schema and rules validate a single create. */
-function checkBulkItem(item: unknown, index: number): ValidInput {
+function checkBulkItem(item: unknown, index: number, schemaProblem: SchemaCheck): ValidInput {
   const at = `contacts.${index}`;
   if (typeof item !== 'object' || item === null || Array.isArray(item)) throw invalid('Each item is a contact object.', at);
   const o = item as Record<string, unknown>;
@@ -131,6 +138,8 @@ function checkBulkItem(item: unknown, index: number): ValidInput {
   if (o.tags !== undefined && !(Array.isArray(o.tags) && o.tags.every((t) => typeof t === 'string'))) {
     throw invalid('tags is an array of tag names.', `${at}.tags`);
   }
+  const problem = schemaProblem(item);
+  if (problem) throw invalid(problem.message, problem.param === undefined ? at : `${at}.${problem.param}`);
   return {
     email: checkAddress(o.email, `${at}.email`),
     name: checkName(o.name as string | null | undefined, `${at}.name`),
@@ -259,7 +268,7 @@ export function contactsService(deps: {
       });
     },
 
-    async bulk(ws, items) {
+    async bulk(ws, items, schemaProblem) {
       if (items.length > MAX_BULK_CONTACTS) throw invalid(`At most ${MAX_BULK_CONTACTS} contacts per request.`, 'contacts');
       const errors: BulkError[] = [];
       const valid: Array<ValidInput & { index: number }> = [];
@@ -268,7 +277,7 @@ export function contactsService(deps: {
         const raw = (item as { email?: unknown } | null)?.email;
         const email = typeof raw === 'string' ? raw : null;
         try {
-          const v = checkBulkItem(item, index);
+          const v = checkBulkItem(item, index, schemaProblem);
           if (seen.has(v.email)) {
             errors.push({ index, email, code: 'duplicate_in_request', message: `${v.email} appears earlier in this request; only the first is applied.` });
             return;

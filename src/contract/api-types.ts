@@ -2076,7 +2076,7 @@ export interface components {
             next_cursor?: string;
         };
         AttachmentCreate: {
-            /** @description The file in base64. */
+            /** @description The file in base64 (line breaks and spaces between the characters are ignored). */
             content: string;
             filename: string;
             content_type?: string;
@@ -2123,9 +2123,22 @@ export interface components {
             name: string;
             from?: string;
             reply_to?: components["schemas"]["EmailAddressField"];
+            /**
+             * Format: header-value
+             * @description One line: a TAB is kept (white space in a header, RFC 5322), a line break or another control character is a validation_error.
+             */
             subject?: string;
+            /** @description One line, without control characters. */
             preview_text?: string;
+            /**
+             * Format: message-body
+             * @description Taken as written, TAB, CR, LF and form feeds included; only a NUL character is refused.
+             */
             html?: string;
+            /**
+             * Format: message-body
+             * @description Taken as written, TAB, CR, LF and form feeds included; only a NUL character is refused.
+             */
             text?: string;
             template?: components["schemas"]["BroadcastTemplateInput"];
             audience?: components["schemas"]["BroadcastAudienceInput"];
@@ -2136,9 +2149,13 @@ export interface components {
             name?: string;
             from?: string | null;
             reply_to?: components["schemas"]["EmailAddressField"] | null;
+            /** @description One line: a TAB is kept (white space in a header, RFC 5322), a line break or another control character is a validation_error. */
             subject?: string | null;
+            /** @description One line, without control characters. */
             preview_text?: string | null;
+            /** @description Taken as written, TAB, CR, LF and form feeds included; only a NUL character is refused. */
             html?: string | null;
+            /** @description Taken as written, TAB, CR, LF and form feeds included; only a NUL character is refused. */
             text?: string | null;
             template?: components["schemas"]["BroadcastTemplateInput"] | null;
             audience?: components["schemas"]["BroadcastAudienceInput"];
@@ -2266,7 +2283,7 @@ export interface components {
         EngagementTier: "no_data" | "new" | "engaged" | "at_risk" | "inactive" | "cold";
         /** @description Tag names, matched without regard to case; missing tags are created. */
         ContactTagNames: string[];
-        /** @description Properties to set, merged into the contact's; null removes one. */
+        /** @description Properties to set, merged into the contact's; null removes one. A text value may hold TAB, CR and LF; another control character is a validation_error. */
         ContactPropertiesInput: {
             [key: string]: string | number | boolean | null;
         };
@@ -2287,6 +2304,10 @@ export interface components {
             properties?: components["schemas"]["ContactPropertiesInput"];
         };
         ContactUnsubscribe: {
+            /**
+             * Format: multi-line
+             * @description TAB, CR and LF are kept; another control character is a validation_error.
+             */
             reason?: string;
         };
         ContactBulkRequest: {
@@ -2420,7 +2441,7 @@ export interface components {
         EmailAddressField: string | string[];
         /** @description Exactly one of `content` (base64, with `filename`) and `attachment_id`. */
         EmailAttachmentInput: {
-            /** @description The file in base64. */
+            /** @description The file in base64 (line breaks and spaces between the characters are ignored). */
             content?: string;
             /** @description An upload from POST /attachments, within its 24 hours. */
             attachment_id?: string;
@@ -2437,10 +2458,23 @@ export interface components {
             cc?: components["schemas"]["EmailAddressField"];
             bcc?: components["schemas"]["EmailAddressField"];
             reply_to?: components["schemas"]["EmailAddressField"];
+            /**
+             * Format: header-value
+             * @description One line: a TAB is kept (white space in a header, RFC 5322), a line break or another control character is a validation_error.
+             */
             subject?: string;
+            /**
+             * Format: message-body
+             * @description Taken as written, TAB, CR, LF and form feeds included; only a NUL character is refused.
+             */
             html?: string;
+            /**
+             * Format: message-body
+             * @description Taken as written, TAB, CR, LF and form feeds included; only a NUL character is refused.
+             */
             text?: string;
             template?: components["schemas"]["EmailTemplateInput"];
+            /** @description Custom header fields by name. A value is one line: a TAB is kept, a line break or other control character is a validation_error (the message builder folds long values itself). */
             headers?: {
                 [key: string]: string;
             };
@@ -2937,7 +2971,15 @@ export interface components {
         };
         /** @description Lower-case letters, digits, ".", "_" and "-", starting with a letter; 64 at most; not starting with tpl_. */
         TemplateAlias: string;
+        /**
+         * Format: multi-line
+         * @description A template source: TAB, CR and LF are kept (line breaks become one space in the rendered subject); another control character is a validation_error.
+         */
         TemplateSubject: string;
+        /**
+         * Format: message-body
+         * @description Taken as written, TAB, CR, LF and form feeds included; only a NUL character is refused.
+         */
         TemplateSource: string;
         TemplateVariableInput: {
             key: string;
@@ -2994,6 +3036,10 @@ export interface components {
             version?: number;
         };
         TemplatePreview: {
+            /**
+             * Format: multi-line
+             * @description A template source: TAB, CR and LF are kept (line breaks become one space in the rendered subject); another control character is a validation_error.
+             */
             subject?: string;
             html?: components["schemas"]["TemplateSource"];
             text?: components["schemas"]["TemplateSource"];

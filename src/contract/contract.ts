@@ -87,21 +87,89 @@ function deref(doc: Json, node: Json): Json {
   return deref(doc, path.reduce((o: Json, k: string) => o?.[k], doc));
 }
 
-function newAjv(doc: Json, coerce: boolean): Ajv2020 {
+/**
+ * The control characters each kind of request text refuses. A string the
+ * schema gives no format (and no content annotation) is one line of text: a
+ * name, an address, an id. U+0000 is left to refuseNulCharacters, which
+ * refuses it in every string and key, whatever its format.
+ */
+const TEXT_FORMATS = {
+  // Names, addresses, ids: shown in lists, CSV exports and headers, where no control character means anything.
+  'single-line': { refused: /[\u0001-\u001f\u007f-\u009f]/, rule: 'must be one line of text, without control characters (U+0000 to U+001F, U+007F to U+009F)' },
+  // A header's unstructured text (RFC 5322 §3.2.5): TAB is white space there; line breaks are the folding the message builder does itself.
+  'header-value': { refused: /[\u0001-\u0008\u000a-\u001f\u007f-\u009f]/, rule: 'must be one line of text, without control characters other than TAB' },
+  // A note of several lines (an unsubscribe reason, a contact's property).
+  'multi-line': { refused: /[\u0001-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/, rule: 'must not contain control characters other than TAB, CR and LF' },
+  // A message body or template source: taken as written (form feeds and the like do occur in real mail).
+  'message-body': {},
+} satisfies Record<string, { refused?: RegExp; rule?: string }>;
+type TextFormat = keyof typeof TEXT_FORMATS;
+const DEFAULT_TEXT_FORMAT: TextFormat = 'single-line';
+
+const isTextFormat = (format: unknown): format is TextFormat => typeof format === 'string' && Object.hasOwn(TEXT_FORMATS, format);
+
+/**
+ * Whether `text` keeps to a text format's rule, NUL included: for text made
+ * after the schema's check, such as a subject rendered from a template.
+ */
+export function fitsTextFormat(format: TextFormat, text: string): boolean {
+  const { refused } = TEXT_FORMATS[format] as { refused?: RegExp };
+  return !text.includes('\0') && !refused?.test(text);
+}
+
+/** Keywords whose values are schemas, or maps or lists of schemas, that a value's own parts are checked against. */
+const SUBSCHEMA_KEYWORDS = ['items', 'prefixItems', 'additionalProperties', 'oneOf', 'anyOf', 'allOf'];
+const SUBSCHEMA_MAPS = ['properties', 'patternProperties', '$defs'];
+
+/**
+ * The schema with the default text format on every string it declares
+ * without a format of its own (or a content annotation: base64, a media
+ * type), so that a new text field of a request is one line unless its schema
+ * says otherwise. if/then/else and not only test a value's shape; the
+ * properties themselves carry the rule.
+ */
+function withDefaultTextFormat(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(withDefaultTextFormat);
+  if (!node || typeof node !== 'object') return node;
+  const schema: Json = { ...node };
+  const declaresText = [schema.type].flat().includes('string') && schema.enum === undefined && schema.const === undefined;
+  if (declaresText && schema.format === undefined && schema.contentEncoding === undefined && schema.contentMediaType === undefined) {
+    schema.format = DEFAULT_TEXT_FORMAT;
+  }
+  for (const key of SUBSCHEMA_KEYWORDS) if (schema[key] !== undefined) schema[key] = withDefaultTextFormat(schema[key]);
+  for (const key of SUBSCHEMA_MAPS) {
+    if (schema[key]) schema[key] = Object.fromEntries(Object.entries(schema[key] as Json).map(([k, v]) => [k, withDefaultTextFormat(v)]));
+  }
+  return schema;
+}
+
+/**
+ * An ajv for the document. Request schemas (`requests`) get the text formats'
+ * default on their strings; response schemas are as written, since they show
+ * what was received from elsewhere too (an inbound message, a server's reply).
+ */
+function newAjv(doc: Json, { coerce = false, requests = false } = {}): Ajv2020 {
   // strictSchema: an unknown keyword (a typo, or text that YAML turned into a key) fails the start instead of being ignored.
   const ajv = new Ajv2020({
     allErrors: false, strictSchema: true, strictTypes: false, strictTuples: false, strictRequired: false,
     coerceTypes: coerce ? 'array' : false, useDefaults: true,
   });
   addFormats(ajv);
-  ajv.addSchema({ $id: COMPONENTS_ID, $defs: rewriteRefs(doc.components?.schemas ?? {}) as Json });
+  for (const [name, { refused }] of Object.entries<{ refused?: RegExp }>(TEXT_FORMATS)) {
+    ajv.addFormat(name, { type: 'string', validate: refused ? (text: string) => !refused.test(text) : () => true });
+  }
+  // As the $defs of one schema, the components' strings get the default like any other.
+  const components = { $id: COMPONENTS_ID, $defs: rewriteRefs(doc.components?.schemas ?? {}) };
+  ajv.addSchema((requests ? withDefaultTextFormat(components) : components) as Json);
   return ajv;
 }
 
 export function loadContract(dir = SCHEMA_DIR): Contract {
   const document = loadDocument(dir);
-  const bodyAjv = newAjv(document, false);
-  const queryAjv = newAjv(document, true);
+  const bodyAjv = newAjv(document, { requests: true });
+  const responseAjv = newAjv(document);
+  // Query and path parameters are checked for control characters as they are read (src/http/op.ts).
+  const queryAjv = newAjv(document, { coerce: true });
   const ops = new Map<string, CompiledOperation>();
   const responseSchemas = new Map<string, Json>();
 
@@ -128,7 +196,7 @@ export function loadContract(dir = SCHEMA_DIR): Contract {
         id,
         method: method.toUpperCase(),
         path,
-        body: bodySchema ? bodyAjv.compile(rewriteRefs(bodySchema) as Json) : undefined,
+        body: bodySchema ? bodyAjv.compile(withDefaultTextFormat(rewriteRefs(bodySchema)) as Json) : undefined,
         query: queryAjv.compile(objectSchema('query')),
         params: queryAjv.compile(objectSchema('path')),
         arrayParams: new Set(queryParams.filter((p) => p.schema?.type === 'array').map((p) => p.name)),
@@ -155,7 +223,7 @@ export function loadContract(dir = SCHEMA_DIR): Contract {
       if (!schema) return status === 204 && (body === undefined || body === '') ? undefined : `no response schema for ${key}`;
       let validate = responseValidators.get(key);
       if (!validate) {
-        validate = bodyAjv.compile(rewriteRefs(schema) as Json);
+        validate = responseAjv.compile(rewriteRefs(schema) as Json);
         responseValidators.set(key, validate);
       }
       return validate(body) ? undefined : describeAjvError(validate.errors?.[0]).message;
@@ -238,14 +306,19 @@ export function describeAjvError(e: ErrorObject | undefined, root?: string): { m
       const param = where((e.params as { additionalProperty: string }).additionalProperty);
       return { message: `Unknown field '${param}'.`, param };
     }
+    case 'format': {
+      const format = (e.params as { format: string }).format;
+      const rule = isTextFormat(format) ? (TEXT_FORMATS[format] as { rule?: string }).rule : undefined;
+      if (rule === undefined) break;
+      const param = where();
+      return { message: `'${param}' ${rule}.`, param };
+    }
     case 'enum': {
       const param = where();
       const allowed = (e.params as { allowedValues: unknown[] }).allowedValues.map(String).join(', ');
       return { message: `'${param}' must be one of: ${allowed}.`, param };
     }
-    default: {
-      const param = where();
-      return { message: param ? `'${param}' ${e.message}.` : `The request body ${e.message}.`, param };
-    }
   }
+  const param = where();
+  return { message: param ? `'${param}' ${e.message}.` : `The request body ${e.message}.`, param };
 }

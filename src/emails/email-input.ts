@@ -1,5 +1,6 @@
 import { AppError } from '../core/errors.js';
 import type { Schema } from '../contract/operations.js';
+import { fitsTextFormat } from '../contract/contract.js';
 import { checkContentType, checkFilename, decodeBase64, defaultContentType } from '../attachments/index.js';
 import { addressKey, mailDomain, parseMailbox, type Mailbox } from './addresses.js';
 import { parseScheduleTime } from './schedule-time.js';
@@ -153,7 +154,7 @@ function checkHeaders(headers: Record<string, string>): void {
     if (seen.has(lower)) throw invalid(param, `The ${name} header is given twice.`);
     seen.add(lower);
     if (LINE_BREAK.test(value)) throw invalid(param, `The value of ${name} contains a line break.`);
-    if (CONTROL.test(value.replace(/\t/g, ''))) throw invalid(param, `The value of ${name} contains a control character.`);
+    if (!fitsTextFormat('header-value', value)) throw invalid(param, `The value of ${name} contains a control character.`);
     if (value.length > MAX_HEADER_VALUE) throw invalid(param, `The value of ${name} is over ${MAX_HEADER_VALUE} characters (RFC 5322 §2.1.1).`);
     if (UNFOLDABLE_WORD.test(value)) {
       throw invalid(param, `The value of ${name} holds a word over ${MAX_HEADER_WORD} characters, which no folding fits in a line of ${MAX_HEADER_VALUE} (RFC 5322 §2.1.1).`);
@@ -215,7 +216,8 @@ export function normaliseEmail(body: ContentBody, now: number): EmailDraft {
   }
 
   if (body.html === undefined && body.text === undefined) throw invalid('html', 'Give html, text or both.');
-  if (CONTROL.test(body.subject.replace(/\t/g, ''))) throw invalid('subject', "'subject' contains a line break or control character.");
+  // The subject of a template is checked here, once rendered; the payload's own, by the schema as well.
+  if (!fitsTextFormat('header-value', body.subject)) throw invalid('subject', "'subject' contains a line break or control character.");
 
   const headers = body.headers ?? {};
   checkHeaders(headers);

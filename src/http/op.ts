@@ -252,8 +252,42 @@ function queryValue(operation: CompiledOperation, name: string, value: string | 
   return values[0];
 }
 
+/** Whether a percent-encoded URL part decodes to UTF-8 text: not "%FF" (no UTF-8), not "%G1" or a lone "%" (no escape at all). */
+function decodable(encoded: string): boolean {
+  try {
+    decodeURIComponent(encoded);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Refuses a query or path parameter whose percent-encoding is malformed,
+ * naming it: Koa's query parser and the router decode such text leniently
+ * (U+FFFD for %FF, "%G1" as it is), and the request would then filter or
+ * look up something the client never wrote.
+ */
+function refuseMalformedEncoding(ctx: Context, operation: CompiledOperation): void {
+  const bad = (param: string) => new AppError('validation_error', `'${param}' is not valid percent-encoded UTF-8.`, { status: 400, param });
+  for (const pair of ctx.querystring ? ctx.querystring.split('&') : []) {
+    const [name, value = ''] = pair.split(/=(.*)/s);
+    // A name that does not decode is named as it was written.
+    if (!decodable(name)) throw bad(name);
+    if (!decodable(value)) throw bad(decodeURIComponent(name));
+  }
+  // The path's segments, from the end, line up with the operation's: a parameter holds no raw '/'.
+  const template = operation.path.split('/').reverse();
+  const segments = ctx.path.replace(/\/$/, '').split('/').reverse();
+  template.forEach((part, i) => {
+    const name = /^\{(.+)\}$/.exec(part)?.[1];
+    if (name !== undefined && !decodable(segments[i] ?? '')) throw bad(name);
+  });
+}
+
 function validate<Id extends OperationId>(ctx: Context, deps: HttpDeps, operation: CompiledOperation, auth: AuthContext,
   params: Record<string, string>, rawBody: unknown, mayHoldNul: boolean): OpInput<Id> {
+  refuseMalformedEncoding(ctx, operation);
   // No record's id or address holds a control character; PostgreSQL could not even compare one with a NUL.
   const controlled = Object.keys(params).find((name) => CONTROL_CHARACTER.test(params[name]));
   if (controlled !== undefined) throw new AppError('not_found', `No record has a '${controlled}' with control characters.`, { param: controlled });

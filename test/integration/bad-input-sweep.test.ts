@@ -20,6 +20,8 @@ interface Case {
   token: string | null;
   /** Statuses the answer must be one of, beyond "below 500". */
   expect?: number[];
+  /** The parameter a refusal must name: the answer is then a 400 or 422 validation_error with this param. */
+  refusedAs?: string;
 }
 
 interface Operation {
@@ -50,6 +52,31 @@ const WRONG_TYPES: Array<[string, string]> = [
 ];
 const NUMBER_EDGES: Array<[string, string]> = [['1e309', '1e309'], ['-0', '-0'], ['2**64', '18446744073709551616'], ['1.5', '1.5'], ['-1', '-1']];
 const STRING_EDGES: Array<[string, string]> = [['a NUL', '"a\\u0000b"'], ['a lone surrogate', '"a\\ud800b"'], ['a control character', '"a\\u001bb"']];
+
+/**
+ * Control characters in text, and the kinds of text (the schema's format;
+ * no format is one line) that refuse each: the rule of schema/openapi.yaml's
+ * conventions, so that a new text field is held to it without a line here.
+ */
+const TEXT_EDGES: Array<[string, string, TextKind[]]> = [
+  ['a BEL', '"a\\u0007b"', ['single-line', 'header-value', 'multi-line']],
+  ['a DEL', '"a\\u007fb"', ['single-line', 'header-value', 'multi-line']],
+  ['a C1 control', '"a\\u0085b"', ['single-line', 'header-value', 'multi-line']],
+  ['a form feed', '"a\\fb"', ['single-line', 'header-value', 'multi-line']],
+  ['a line break', '"a\\nb"', ['single-line', 'header-value']],
+  ['a CR', '"a\\rb"', ['single-line', 'header-value']],
+  ['a TAB', '"a\\tb"', ['single-line']],
+];
+type TextKind = 'single-line' | 'header-value' | 'multi-line' | 'message-body';
+
+/** The kind of text a property's schema takes, or undefined when it takes no string. */
+function textKindOf(schema: Json, resolve: (s: Json) => Json): TextKind | undefined {
+  const branches = [schema, ...(schema.oneOf ?? []), ...(schema.anyOf ?? [])].map(resolve);
+  const text = branches.find((b) => [b.type].flat().includes('string') && b.enum === undefined);
+  if (!text) return undefined;
+  if (text.contentEncoding !== undefined || text.contentMediaType !== undefined) return 'message-body';
+  return (text.format ?? 'single-line') as TextKind;
+}
 
 /** The types a property's schema takes (all of them when it does not say). */
 function typesOf(schema: Json, resolve: (s: Json) => Json): Set<string> {
@@ -224,16 +251,23 @@ function sweepCases(ops: Operation[], resolve: (s: Json) => Json, ids: Record<st
         ['an id of 2,000 characters', 'a'.repeat(2_000)],
         ['a non-ASCII id', encodeURIComponent(`${prefix ?? 'x'}_é漢字😀`)],
         ['an id with %FF', `${prefix ?? 'x'}_%FF%FE`],
+        ['an id with %G1', `${prefix ?? 'x'}_%G1`],
         ['a negative number', '-1'],
         ['a huge number', '99999999999999999999999'],
       ];
-      for (const [label, value] of variants) add(`path ${param} as ${label}`, { path: fill(op.template, { ...ids, [param]: value }) });
+      for (const [label, value] of variants) {
+        // A percent-encoding that is not UTF-8, or not one at all, is a malformed request, named.
+        add(`path ${param} as ${label}`, { path: fill(op.template, { ...ids, [param]: value }), refusedAs: /%FF|%G1/.test(value) ? param : undefined });
+      }
     }
 
     for (const parameter of op.query) {
       const name = encodeURIComponent(parameter.name);
-      const values = ['-1', '99999999999999999999999', '1.5', 'not-a-known-value', '', '%FF%C0%AF', 'a%00b', encodeURIComponent('é'.repeat(2_000))];
+      const values = ['-1', '99999999999999999999999', '1.5', 'not-a-known-value', '', 'a%00b', encodeURIComponent('é'.repeat(2_000))];
       for (const value of values) add(`query ${parameter.name}=${value.slice(0, 20)}`, { path: `${realPath}?${name}=${value}` });
+      for (const value of ['%FF%C0%AF', '%G1', 'a%']) {
+        add(`query ${parameter.name}=${value} (not percent-encoded UTF-8)`, { path: `${realPath}?${name}=${value}`, refusedAs: parameter.name });
+      }
       add(`query ${parameter.name} repeated`, { path: `${realPath}?${name}=1&${name}=2` });
       add(`query ${parameter.name}[] bracketed`, { path: `${realPath}?${name}[a]=1` });
     }
@@ -258,7 +292,15 @@ function sweepCases(ops: Operation[], resolve: (s: Json) => Json, ids: Record<st
       ];
       for (const [label, body, expect] of whole) add(`body as ${label}`, { body, expect });
       for (const [path, value, schema] of propertiesOf(base!, op.bodySchema, resolve)) {
-        for (const [label, raw] of badValuesFor(schema, resolve)) add(`body ${path.join('.')} as ${label}`, { body: withValueAt(base!, path, raw) });
+        const param = path.join('.');
+        for (const [label, raw] of badValuesFor(schema, resolve)) {
+          // PostgreSQL could not store a NUL, wherever it is.
+          add(`body ${param} as ${label}`, { body: withValueAt(base!, path, raw), refusedAs: label === 'a NUL' ? param : undefined });
+        }
+        const kind = textKindOf(schema, resolve);
+        for (const [label, raw, refusedBy] of kind ? TEXT_EDGES : []) {
+          add(`body ${param} (${kind}) with ${label}`, { body: withValueAt(base!, path, raw), refusedAs: refusedBy.includes(kind!) ? param : undefined });
+        }
         if (path.length === 1 && (typesOf(schema, resolve).has('string') || typeof value === 'string')) {
           add(`body ${path.join('.')} near the body limit`, { body: withValueAt(base!, path, JSON.stringify('a'.repeat(NEAR_BODY_LIMIT))) });
         }
@@ -271,6 +313,12 @@ function sweepCases(ops: Operation[], resolve: (s: Json) => Json, ids: Record<st
 interface Answer {
   status: number;
   text: string;
+}
+
+function refusedNaming(status: number, text: string, param: string): boolean {
+  if (status !== 400 && status !== 422) return false;
+  const { error } = JSON.parse(text) as { error: { code: string; param?: string } };
+  return error.code === 'validation_error' && error.param === param;
 }
 
 async function send(url: string, c: Case): Promise<Answer> {
@@ -347,6 +395,9 @@ describe('bad input on every operation', () => {
       const { status, text } = answer;
       if (status >= 500) failures.push(`${c.label}: ${status} ${text.slice(0, 200)}`);
       else if (c.expect && !c.expect.includes(status)) failures.push(`${c.label}: ${status}, expected ${c.expect.join('/')}`);
+      else if (c.refusedAs !== undefined && !refusedNaming(status, text, c.refusedAs)) {
+        failures.push(`${c.label}: expected a validation_error naming '${c.refusedAs}', got ${status} ${text.slice(0, 200)}`);
+      }
       if (status >= 400) {
         let body: unknown;
         try {

@@ -71,6 +71,36 @@ describe('requests refused before any handler', () => {
     expect((await t.api.get('/v1/events?to=ab.cd')).status).toBe(200);
   });
 
+  it('a query or path parameter whose percent-encoding is not UTF-8, or not one at all, is 400 naming it', async () => {
+    const contact = (await t.api.get('/v1/contacts')).body.data[0];
+    const refused: Array<[string, string, string]> = [
+      // Leniently decoded, %FF would have been searched as U+FFFD, and %G1 as the three characters.
+      ['GET', '/v1/emails?to=%FF', 'to'], ['GET', '/v1/emails?to=ab%C0%AF', 'to'], ['GET', '/v1/emails?subject=%G1', 'subject'],
+      ['GET', '/v1/emails?subject=100%', 'subject'], ['GET', '/v1/emails?limit=5&from=%E9t%E9', 'from'],
+      ['GET', '/v1/contacts?email=%ED%A0%80', 'email'], ['GET', '/v1/emails?starting_after=%FF', 'starting_after'],
+      ['GET', '/v1/emails?t%FFo=x', 't%FFo'],
+      ['PUT', '/v1/contacts/by-email/%FF', 'email'], ['PUT', '/v1/contacts/by-email/ab%G1@remote.test', 'email'],
+      ['GET', `/v1/contacts/${contact.id}%FF`, 'contact_id'], ['GET', `/v1/contacts/${contact.id}%FF/`, 'contact_id'],
+      ['GET', '/v1/emails/em_%E9/events', 'email_id'],
+    ];
+    for (const [method, path, param] of refused) {
+      const res = await t.api.request(method, path, method === 'PUT' ? { body: { name: 'x' } } : {});
+      expect(res.status, `${method} ${path}`).toBe(400);
+      expect(res.body.error, `${method} ${path}`).toMatchObject({ code: 'validation_error', param, message: `'${param}' is not valid percent-encoded UTF-8.` });
+    }
+    expect((await t.api.get('/v1/contacts?email=%FF')).status).toBe(400);
+    // Valid UTF-8, percent-encoded or not, is read as usual.
+    expect((await t.api.post('/v1/emails', { from: 'a@acme.test', to: 'rené@remote.test', subject: 'Café', text: 'x' })).status).toBe(201);
+    expect((await t.api.get('/v1/emails?to=ren%C3%A9')).body.data.map((e: { to: string[] }) => e.to)).toEqual([['rené@remote.test']]);
+    expect((await t.api.get('/v1/emails?subject=Caf%C3%A9+')).status).toBe(200);
+    expect((await t.api.get('/v1/emails?subject=Caf%C3%A9')).body.data).toHaveLength(1);
+    expect((await t.api.get('/v1/emails?subject=100%25')).body.data).toEqual([]);
+    const upserted = await t.api.put('/v1/contacts/by-email/ren%C3%A9%40remote.test', { name: 'René' });
+    expect(upserted.status).toBe(200);
+    expect(upserted.body).toMatchObject({ email: 'rené@remote.test', name: 'René' });
+    expect((await t.api.get(`/v1/contacts/${upserted.body.id}`)).body.name).toBe('René');
+  });
+
   it('a limit given twice, or spelled otherwise than in decimal digits, is 400', async () => {
     for (const query of ['limit=5&limit=6', 'limit=5&limit=5', 'limit=0x10', 'limit=1e1', 'limit=%205', 'limit=%2B5', 'limit=5.0', 'limit=']) {
       const res = await t.api.get(`/v1/emails?${query}`);

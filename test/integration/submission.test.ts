@@ -174,6 +174,20 @@ describe('SMTP submission', () => {
     expect(nulHtml?.response).toMatch(/^550 5\.6\.0 'html' must not contain a NUL character/);
   });
 
+  it('holds a submitted Subject to the API\'s rule: a TAB is kept, another control character is refused for good', async () => {
+    const tabbed = await submit(t.submissionPort, t.token, { from: 'ann@example.test', to: 'r@remote.test', subject: 'Order\t42', text: 'x' });
+    expect((await t.api.get(`/v1/emails/${queuedId(tabbed.response)}`)).body.subject).toBe('Order\t42');
+    // Written as encoded-words by the client; decoded, they are control characters the stored subject would carry.
+    for (const control of ['\u0007', '\u007f', '\u0085']) {
+      const refused = await submit(t.submissionPort, t.token, { from: 'ann@example.test', to: 'r@remote.test', subject: `Order${control}42`, text: 'x' })
+        .then(() => undefined, (e: { response?: string }) => e);
+      expect(refused?.response, JSON.stringify(control)).toMatch(/^550 5\.6\.0 'subject' must be one line of text, without control characters other than TAB/);
+    }
+    // The body is the client's own and kept as written, form feeds and all.
+    const paged = await submit(t.submissionPort, t.token, { from: 'ann@example.test', to: 'r@remote.test', subject: 'Pages', text: 'one\fthree\u0085' });
+    expect((await t.api.get(`/v1/emails/${queuedId(paged.response)}`)).body.text).toMatch(/^one\fthree\u0085/);
+  });
+
   it('does not send to a suppressed address, as the API does not', async () => {
     expect((await t.api.post('/v1/suppressions', { email: 'blocked@remote.test' })).status).toBe(201);
     const info = await submit(t.submissionPort, t.token, { from: 'ann@example.test', to: 'blocked@remote.test', subject: 'x', text: 'x' });
