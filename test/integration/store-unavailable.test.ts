@@ -11,8 +11,9 @@ import { startPgBouncer } from '../helpers/pgbouncer.js';
 import { eventually, sendRaw, startSmtpTestApp, type SmtpTestApp } from '../helpers/smtp-app.js';
 
 // A store that cannot be reached for a while (PostgreSQL or its pooler
-// restarting; a SQLite file locked by another process) refuses requests with
-// a retryable 503 and SMTP 451, and the delivery worker holds the outcomes of
+// restarting, or stopped and answering nothing; a SQLite file locked by
+// another process) refuses requests with a retryable 503 and SMTP 451, within
+// the store's bounds rather than hanging, and the delivery worker holds the outcomes of
 // messages the remote already took until it can write them: nothing is lost,
 // and nothing goes out twice.
 
