@@ -141,7 +141,8 @@ async function run(argv: string[]): Promise<number> {
       if (sub !== 'copy') throw new UsageError(sub ? `unknown store command '${sub}'` : 'store takes a command: copy');
       if (typeof own.to !== 'string' || !/^postgres(ql)?:\/\//.test(own.to)) throw new UsageError('--to postgres://USER:PASSWORD@HOST:PORT/DATABASE is required');
       if (!config.databaseUrl.startsWith('sqlite:')) throw new UsageError('store copy copies a SQLite store: MAILROOM_DATABASE_URL names another');
-      const target = openStore(own.to);
+      // One transaction of large batches, run with the server stopped: its statements are not limited, as migrations are not.
+      const target = openStore(own.to, { postgresTimeouts: { queryMs: 0 } });
       try {
         const copied = await copySqliteToPostgres(config.databaseUrl.replace(/^sqlite:/, ''), target, (line) => console.log(`  ${line}`));
         const rows = copied.reduce((n, t) => n + t.rows, 0);

@@ -26,6 +26,8 @@ export interface Config {
   databaseUrl: string;
   databasePoolSize: number;
   databasePreparedStatements: boolean;
+  databaseConnectTimeout: number;
+  databaseQueryTimeout: number;
   httpHost: string;
   httpPort: number;
   publicUrl: string;
@@ -91,6 +93,14 @@ export const CONFIG_KEYS: Record<keyof Config, ConfigKeyDoc> = {
   databasePreparedStatements: {
     env: 'MAILROOM_DATABASE_PREPARED_STATEMENTS',
     doc: 'PostgreSQL: prepare the fixed statements once per connection (default true). false behind a pooler in transaction mode that cannot keep them (PgBouncer before 1.21, or without max_prepared_statements).',
+  },
+  databaseConnectTimeout: {
+    env: 'MAILROOM_DATABASE_CONNECT_TIMEOUT',
+    doc: 'PostgreSQL: seconds to open a connection, or to wait for a free one of the pool, before the store counts as unavailable (default 5).',
+  },
+  databaseQueryTimeout: {
+    env: 'MAILROOM_DATABASE_QUERY_TIMEOUT',
+    doc: 'PostgreSQL: seconds to wait for the answer to one statement before the store counts as unavailable and the connection is closed (default 30; migrations wait as long as they take).',
   },
   httpHost: { env: 'MAILROOM_HTTP_HOST', doc: 'Address the HTTP server binds (default 127.0.0.1; 0.0.0.0 for all).' },
   httpPort: { env: 'MAILROOM_HTTP_PORT', doc: 'HTTP port (default 3000; 0 picks a free one).' },
@@ -243,6 +253,8 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Readonl
     databaseUrl,
     databasePoolSize: int('databasePoolSize', 10, 1, 1000),
     databasePreparedStatements: bool('databasePreparedStatements', true),
+    databaseConnectTimeout: int('databaseConnectTimeout', 5, 1, 600),
+    databaseQueryTimeout: int('databaseQueryTimeout', 30, 1, 3600),
     httpHost,
     httpPort,
     publicUrl,

@@ -110,7 +110,11 @@ export interface StartOptions {
 
 /** Opens the store (migrating it) and builds the services; used by serve and by the CLI commands. */
 export async function openServices(config: Config, clock: Clock = systemClock, logger: Logger = createLogger(config.logLevel)): Promise<Services> {
-  const store = openStore(config.databaseUrl, { poolSize: config.databasePoolSize, preparedStatements: config.databasePreparedStatements });
+  const store = openStore(config.databaseUrl, {
+    poolSize: config.databasePoolSize,
+    preparedStatements: config.databasePreparedStatements,
+    postgresTimeouts: { connectMs: config.databaseConnectTimeout * 1000, queryMs: config.databaseQueryTimeout * 1000 },
+  });
   await store.migrate();
   const keyring = openKeyring(config.dataDir, config.secret);
   await checkMasterSecret(store, keyring.storeCheckKey).catch(async (err: unknown) => {

@@ -1,5 +1,4 @@
 import Sqlite from 'better-sqlite3';
-import type pg from 'pg';
 import { closeSync, existsSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -10,7 +9,7 @@ import {
 import type { Database } from './tables.js';
 import { migrations } from './migrations/index.js';
 import { isPostgres } from './schema-helpers.js';
-import { isPostgresUrl, isUnusableStatement, nameStatement, postgresPool } from './postgres.js';
+import { DEFAULT_POSTGRES_TIMEOUTS, QUERY_TIMEOUT_MESSAGE, isPostgresUrl, isUnusableStatement, nameStatement, postgresPool, type PostgresTimeouts } from './postgres.js';
 import { walCheckpointer, type WalCheckpointer } from './wal-checkpointer.js';
 
 export type Db = Kysely<Database>;
@@ -272,12 +271,14 @@ const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE',
 /**
  * What node-postgres throws with no code: a connection that closed under a
  * query or before its greeting; a new connection past connectionTimeoutMillis;
- * a wait for a free client of the pool past it.
+ * a wait for a free client of the pool past it; a statement unanswered past
+ * query_timeout.
  */
 const UNAVAILABLE_PG_MESSAGES = new Set([
   'Connection terminated unexpectedly',
   'Connection terminated due to connection timeout',
   'timeout exceeded when trying to connect',
+  QUERY_TIMEOUT_MESSAGE,
 ]);
 
 /**
@@ -486,12 +487,18 @@ export interface StoreOptions {
   poolSize?: number;
   /** Whether a store on PostgreSQL runs its fixed texts as named prepared statements (default true). */
   preparedStatements?: boolean;
+  /** How long a store on PostgreSQL waits for a server that does not answer (default DEFAULT_POSTGRES_TIMEOUTS; queryMs 0: no limit). */
+  postgresTimeouts?: Partial<PostgresTimeouts>;
 }
 
 /** A store on the database the URL names: `sqlite:PATH` (or `sqlite::memory:`), or `postgres://…`. */
 export function openStore(databaseUrl: string, options: StoreOptions = {}): Store {
   return isPostgresUrl(databaseUrl)
-    ? openPostgresStore(postgresPool(databaseUrl, { poolSize: options.poolSize ?? 10, preparedStatements: options.preparedStatements ?? true }))
+    ? openPostgresStore(databaseUrl, {
+      poolSize: options.poolSize ?? 10,
+      preparedStatements: options.preparedStatements ?? true,
+      timeouts: { ...DEFAULT_POSTGRES_TIMEOUTS, ...options.postgresTimeouts },
+    })
     : openSqliteStore(databaseUrl, options);
 }
 
@@ -514,13 +521,32 @@ const isTransientConflict = (err: unknown) => ['40P01', '40001'].includes((err a
 /** Runs of a PostgreSQL write unit after its first, for a stale statement or a transient conflict. */
 const UNIT_RETRIES = 3;
 
+type PostgresPoolOptions = Required<Parameters<typeof postgresPool>[1]>;
+
+const postgresDb = (url: string, o: PostgresPoolOptions) =>
+  new Kysely<Database>({ dialect: new PostgresDialect({ pool: postgresPool(url, o) }), plugins: [inlineLimits] });
+
+/**
+ * Migrates on a pool of its own whose statements have no time limit: an
+ * index built over a large table may take minutes. Connecting is bounded
+ * as for the store.
+ */
+async function migrateUnbounded(url: string, o: PostgresPoolOptions): Promise<string[]> {
+  const db = postgresDb(url, { ...o, timeouts: { ...o.timeouts, queryMs: 0 } });
+  try {
+    return await migrateToLatest(db);
+  } finally {
+    await db.destroy();
+  }
+}
+
 /**
  * PostgreSQL: a pool of connections, a transaction per write unit. There is
  * no group commit to arrange: the server makes each commit durable before it
  * answers, and concurrent transactions share its WAL flushes by themselves.
  */
-function openPostgresStore(pool: pg.Pool): Store {
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }), plugins: [inlineLimits] });
+function openPostgresStore(url: string, o: PostgresPoolOptions): Store {
+  const db = postgresDb(url, o);
   const inFlight = new Set<Promise<unknown>>();
   const store: Store = {
     db,
@@ -553,7 +579,7 @@ function openPostgresStore(pool: pg.Pool): Store {
     async backup() {
       throw new Error('backup copies a SQLite database; for PostgreSQL use pg_dump (or a base backup) instead');
     },
-    migrate: () => migrateToLatest(db),
+    migrate: () => migrateUnbounded(url, o),
     async close() {
       while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
       await db.destroy();

@@ -101,10 +101,15 @@ function renameUnusable(text: string): void {
 
 type Query = (...args: unknown[]) => Promise<unknown>;
 
+/** Replaces the client's query function with one that runs through `wrap`. */
+function wrapQuery(client: pg.PoolClient, wrap: (query: Query, args: unknown[]) => Promise<unknown>): void {
+  const query = client.query.bind(client) as Query;
+  (client as unknown as { query: Query }).query = (...args) => wrap(query, args);
+}
+
 /** Makes the client run the named texts as named statements (Kysely calls query(text, values)). */
 function withNamedStatements(client: pg.PoolClient): void {
-  const query = client.query.bind(client) as Query;
-  (client as unknown as { query: Query }).query = (...args) => {
+  wrapQuery(client, (query, args) => {
     const [text, values] = args;
     const named = args.length === 2 && typeof text === 'string' && Array.isArray(values) ? statementNames.get(text) : undefined;
     if (!named) return query(...args);
@@ -112,12 +117,72 @@ function withNamedStatements(client: pg.PoolClient): void {
       if (isUnusableStatement(err) && statementNames.get(text as string) === named) renameUnusable(text as string);
       throw err;
     });
-  };
+  });
 }
 
-export function postgresPool(url: string, o: { poolSize: number; preparedStatements: boolean }): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max: o.poolSize, types: typeParsers() });
+/** What node-postgres rejects a query with once query_timeout passes without its answer. */
+export const QUERY_TIMEOUT_MESSAGE = 'Query read timeout';
+
+/**
+ * Closes a client whose query timed out. node-postgres leaves such a client
+ * open and queryable: its next query would wait behind the late answer (a
+ * stopped server's, forever), and the pool would hand it out again. Closed,
+ * the pool drops it on release. The statements asked of it meanwhile (the
+ * ROLLBACK of the transaction it was in) fail at once with the timeout, so
+ * the unit's caller sees that error rather than pg's "Client was closed".
+ */
+function closedOnTimeout(client: pg.PoolClient): void {
+  let timedOut: Error | undefined;
+  wrapQuery(client, (query, args) => {
+    if (timedOut) return Promise.reject(timedOut);
+    const running = query(...args);
+    // A query given a callback or a Submittable returns no promise.
+    if (typeof running?.then !== 'function') return running;
+    return running.catch((err: unknown) => {
+      if (err instanceof Error && err.message === QUERY_TIMEOUT_MESSAGE && !timedOut) {
+        timedOut = err;
+        client.end().catch(() => undefined);
+      }
+      throw err;
+    });
+  });
+}
+
+/**
+ * How long a store on PostgreSQL waits, in milliseconds, before it gives up
+ * on a server (or pooler) that does not answer, and calls the store
+ * unavailable: to open a connection or get a free one from the pool
+ * (`connectMs`), and for the answer to one statement (`queryMs`; 0 waits
+ * for ever, as the migrations do). PostgreSQL's own statement_timeout
+ * cannot do this: a stopped or unreachable server never sends its error.
+ */
+export interface PostgresTimeouts {
+  connectMs: number;
+  queryMs: number;
+}
+
+export const DEFAULT_POSTGRES_TIMEOUTS: PostgresTimeouts = { connectMs: 5_000, queryMs: 30_000 };
+
+/**
+ * TCP keepalive on idle connections after this long: a firewall or NAT on the
+ * way keeps their state, and a peer gone for good (a host powered off, a
+ * partition) is found by the kernel's probes rather than by the next query.
+ */
+export const KEEPALIVE_IDLE_MS = 10_000;
+
+export function postgresPool(url: string, o: { poolSize: number; preparedStatements: boolean; timeouts?: PostgresTimeouts }): pg.Pool {
+  const timeouts = o.timeouts ?? DEFAULT_POSTGRES_TIMEOUTS;
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: o.poolSize,
+    types: typeParsers(),
+    connectionTimeoutMillis: timeouts.connectMs,
+    query_timeout: timeouts.queryMs,
+    keepAlive: true,
+    keepAliveInitialDelayMillis: KEEPALIVE_IDLE_MS,
+  });
   if (o.preparedStatements) pool.on('connect', withNamedStatements);
+  if (timeouts.queryMs > 0) pool.on('connect', closedOnTimeout);
   // An idle connection the server closes (a restart, an administrator) is
   // dropped by the pool, which opens another for the next query; without a
   // listener the 'error' event would end the process.

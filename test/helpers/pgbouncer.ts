@@ -23,6 +23,14 @@ export interface TestPgBouncer {
   down(): Promise<void>;
   /** Starts the pooler again on the same port; resolves once it answers. */
   up(): Promise<void>;
+  /**
+   * Stops the pooler's process (SIGSTOP) without closing anything: its
+   * kernel still takes connections and data, and nothing is answered, as a
+   * hung server or a partition behaves.
+   */
+  freeze(): void;
+  /** Lets a frozen pooler go on (SIGCONT). */
+  thaw(): void;
   stop(): Promise<void>;
 }
 
@@ -53,8 +61,28 @@ export async function startPgBouncer(databaseUrl: string, serverConnections: num
   url.host = `127.0.0.1:${port}`;
 
   let running: { child: ChildProcess; exited: Promise<unknown> } | undefined;
+  let frozen = false;
+  /** PgBouncer's own pid: runuser, when the tests run as root, is its parent. */
+  const pgbouncerPid = () => {
+    const pid = Number(readIfThere(join(dir, 'pgbouncer.pid')));
+    if (!running || !(pid > 0)) throw new Error('PgBouncer is not running');
+    return pid;
+  };
+  const freeze = () => {
+    process.kill(pgbouncerPid(), 'SIGSTOP');
+    frozen = true;
+  };
+  // runuser stops itself when its child stops, and must be continued too.
+  const thaw = () => {
+    if (!frozen) return;
+    frozen = false;
+    process.kill(pgbouncerPid(), 'SIGCONT');
+    running?.child.kill('SIGCONT');
+  };
   const down = async () => {
     if (!running) return;
+    // A frozen pooler would take SIGTERM only once continued.
+    thaw();
     const { child, exited } = running;
     running = undefined;
     // PgBouncer itself, by its pid; runuser then exits with it (signalled, it
@@ -88,7 +116,7 @@ export async function startPgBouncer(databaseUrl: string, serverConnections: num
     rmSync(dir, { recursive: true, force: true });
     throw err;
   }
-  return { url: url.toString(), down, up, stop };
+  return { url: url.toString(), down, up, freeze, thaw, stop };
 }
 
 /** Resolves once the pooler at `url` runs a query; rejects past the start deadline or once `gone()`. */

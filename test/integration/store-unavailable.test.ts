@@ -11,8 +11,9 @@ import { startPgBouncer } from '../helpers/pgbouncer.js';
 import { eventually, sendRaw, startSmtpTestApp, type SmtpTestApp } from '../helpers/smtp-app.js';
 
 // A store that cannot be reached for a while (PostgreSQL or its pooler
-// restarting; a SQLite file locked by another process) refuses requests with
-// a retryable 503 and SMTP 451, and the delivery worker holds the outcomes of
+// restarting, or stopped and answering nothing; a SQLite file locked by
+// another process) refuses requests with a retryable 503 and SMTP 451, within
+// the store's bounds rather than hanging, and the delivery worker holds the outcomes of
 // messages the remote already took until it can write them: nothing is lost,
 // and nothing goes out twice.
 
@@ -81,6 +82,67 @@ describe.skipIf(!onPostgres)('a node whose PostgreSQL pooler stops for a few sec
       await t?.close();
       await mx.stop();
       await testDns.stop();
+      await bouncer.stop();
+      await database.drop();
+    }
+  });
+});
+
+describe.skipIf(!onPostgres)('a node whose PostgreSQL pooler stops answering (SIGSTOP) for a few seconds', () => {
+  it('answers 503 store_unavailable and SMTP 451 within its bounds, not a hang, and serves again once the pooler goes on', async () => {
+    const database = await createTestDatabase();
+    const bouncer = await startPgBouncer(database.url, 4);
+    let t: SmtpTestApp | undefined;
+    try {
+      t = await startSmtpTestApp({
+        env: {
+          MAILROOM_DATABASE_URL: bouncer.url,
+          MAILROOM_DATABASE_PREPARED_STATEMENTS: 'false',
+          MAILROOM_DATABASE_CONNECT_TIMEOUT: '1',
+          MAILROOM_DATABASE_QUERY_TIMEOUT: '1',
+        },
+      });
+      const app = t;
+      await app.seed.activeDomain('acme.test');
+      const send = (to: string) => app.api.post('/v1/emails', { from: 'ann@acme.test', to, subject: 'While the store hangs', text: 'Hello.' });
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) {
+        const res = await send(`r${i}@rcpt.test`);
+        expect(res.status).toBe(201);
+        ids.push(res.body.id);
+      }
+
+      bouncer.freeze();
+      // A wait for a free connection, then a connection or a statement: two bounds of a second at most.
+      const within = async <T>(work: () => Promise<T>): Promise<T> => {
+        const started = performance.now();
+        const result = await work();
+        expect(performance.now() - started).toBeLessThan(2_000 + 1_500);
+        return result;
+      };
+      expectStoreUnavailable(await within(() => send('late@rcpt.test')), 'createEmail');
+      expectStoreUnavailable(await within(() => app.api.get(`/v1/emails/${ids[0]}`)), 'getEmail');
+      const submitted = await within(() => sendRaw(app.submissionPort, { from: 'ann@acme.test', to: ['r9@rcpt.test'] }, 'From: ann@acme.test\r\nTo: r9@rcpt.test\r\nSubject: x\r\n\r\nx\r\n', { user: 'apikey', pass: app.token })
+        .catch((err: unknown) => err));
+      expect(submitted).toMatchObject({ responseCode: 451, response: expect.stringMatching(/^451 4\.3\.0 /) });
+      expectStoreUnavailable(await within(() => send('later@rcpt.test')), 'createEmail');
+      bouncer.thaw();
+
+      // The same node, not restarted, takes and keeps mail again; what it took before is all there.
+      const after = await eventually(async () => {
+        const res = await send('after@rcpt.test');
+        return res.status === 201 ? res : undefined;
+      }, 10_000, 'a send taken after the pooler went on');
+      ids.push(after.body.id);
+      for (const id of ids) {
+        await eventually(async () => ((await app.api.get(`/v1/emails/${id}`)).body.status === 'delivered' ? true : undefined), 10_000, `${id} delivered`);
+      }
+      // Nothing refused was kept either.
+      const { rows } = await sql<{ id: string }>`SELECT id FROM emails`.execute(app.mailroom.services.store.db);
+      expect(rows.map((r) => r.id).sort()).toEqual([...ids].sort());
+    } finally {
+      bouncer.thaw();
+      await t?.close();
       await bouncer.stop();
       await database.drop();
     }

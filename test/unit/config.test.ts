@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, describeConfig, flagsToEnv, loadConfig } from '../../src/config.js';
+import { DEFAULT_POSTGRES_TIMEOUTS } from '../../src/store/postgres.js';
 
 describe('configuration', () => {
   it('has working defaults', () => {
@@ -52,6 +53,16 @@ describe('configuration', () => {
     expect(() => loadConfig({ MAILROOM_DATABASE_PREPARED_STATEMENTS: 'sometimes' })).toThrow(/MAILROOM_DATABASE_PREPARED_STATEMENTS must be true or false/);
     const shown = Object.fromEntries(describeConfig(c).map((e) => [e.env, e.value]));
     expect(shown.MAILROOM_DATABASE_URL).toBe('postgres://mail:****@db.internal:5432/mailroom');
+  });
+
+  it('takes how long to wait for PostgreSQL, in seconds, with the store\'s defaults', () => {
+    const defaults = loadConfig({});
+    expect(defaults.databaseConnectTimeout * 1000).toBe(DEFAULT_POSTGRES_TIMEOUTS.connectMs);
+    expect(defaults.databaseQueryTimeout * 1000).toBe(DEFAULT_POSTGRES_TIMEOUTS.queryMs);
+    expect(loadConfig({ MAILROOM_DATABASE_CONNECT_TIMEOUT: '2', MAILROOM_DATABASE_QUERY_TIMEOUT: '120' }))
+      .toMatchObject({ databaseConnectTimeout: 2, databaseQueryTimeout: 120 });
+    expect(() => loadConfig({ MAILROOM_DATABASE_QUERY_TIMEOUT: '0' })).toThrow(/MAILROOM_DATABASE_QUERY_TIMEOUT must be a whole number from 1 to 3600/);
+    expect(() => loadConfig({ MAILROOM_DATABASE_CONNECT_TIMEOUT: '0.5' })).toThrow(/MAILROOM_DATABASE_CONNECT_TIMEOUT must be a whole number from 1 to 600/);
   });
 
   it('masks secrets when described', () => {

@@ -10,7 +10,7 @@ import { isStoreFull, isStoreRefusingWrites, isStoreUnavailable } from '../../..
 
 // The classifier is fed the errors the drivers really throw, made to happen
 // here: a port with nothing behind it, a server that hangs up or never
-// answers, a backend terminated by an administrator, a SQLite lock held by
+// answers (before or after the login), a backend terminated by an administrator, a SQLite lock held by
 // another connection.
 
 const rejection = async (work: () => Promise<unknown>): Promise<unknown> => work().then(() => { throw new Error('did not fail'); }, (err: unknown) => err);
@@ -24,6 +24,15 @@ async function listening(onConnection: (socket: net.Socket) => void): Promise<{ 
     url: `postgres://u:p@127.0.0.1:${(server.address() as net.AddressInfo).port}/db`,
     close: () => { for (const s of sockets) s.destroy(); server.close(); },
   };
+}
+
+/** Greets a client as a server that asks no password (AuthenticationOk, ReadyForQuery), then never answers: a server stopped after the login. */
+function greetThenSilent(socket: net.Socket): void {
+  socket.once('data', () => {
+    const authenticationOk = Buffer.from([0x52, 0, 0, 0, 8, 0, 0, 0, 0]);
+    const readyForQuery = Buffer.from([0x5a, 0, 0, 0, 5, 0x49]);
+    socket.write(Buffer.concat([authenticationOk, readyForQuery]));
+  });
 }
 
 async function onePoolQuery(url: string, options: pg.PoolConfig = {}): Promise<unknown> {
@@ -63,6 +72,16 @@ describe('isStoreUnavailable', () => {
     expect(isStoreUnavailable(connecting)).toBe(true);
     expect(waiting).toMatchObject({ message: 'timeout exceeded when trying to connect' });
     expect(isStoreUnavailable(waiting)).toBe(true);
+  });
+
+  it('is true for a statement unanswered past query_timeout (node-postgres: no code, "Query read timeout")', async () => {
+    const stopped = await listening(greetThenSilent);
+    const err = await onePoolQuery(stopped.url, { query_timeout: 200 });
+    stopped.close();
+    expect(err).toMatchObject({ message: 'Query read timeout' });
+    expect((err as { code?: string }).code).toBeUndefined();
+    expect(isStoreUnavailable(err)).toBe(true);
+    expect(isStoreRefusingWrites(err)).toBe(true);
   });
 
   it('is true for SQLITE_BUSY: the write lock held by another connection past busy_timeout', () => {
