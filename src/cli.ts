@@ -8,6 +8,7 @@ import { SecretMismatchError } from './store/secret-check.js';
 import { copySqliteToPostgres, StoreCopyError } from './store/copy.js';
 import { openStore } from './store/db.js';
 import { isScope } from './core/scopes.js';
+import { fitsTextFormat } from './contract/contract.js';
 
 const USAGE = `mailroom — self-hosted email platform
 
@@ -107,6 +108,8 @@ async function run(argv: string[]): Promise<number> {
   const json = own.json === true;
   const requireName = () => {
     if (typeof own.name !== 'string' || own.name.trim() === '') throw new UsageError('--name NAME is required');
+    // The API's rule for names: one line, no control characters.
+    if (!fitsTextFormat('single-line', own.name)) throw new UsageError('--name must be one line of text, without control characters');
     return own.name;
   };
 

@@ -106,8 +106,9 @@ describe('mailroom CLI', () => {
     expect(listed.map((k) => k.name)).toEqual(expect.arrayContaining(['harness', 'doomed']));
     expect(listed.find((k) => k.id === made.id)!.token).not.toBe(made.token);
     expect((await mailroom(['keys', 'list'], t)).stdout).toContain(made.id);
-    // A name with an escape sequence and a line break, made through the API, is shown written out, not obeyed.
-    expect((await t.api.post('/v1/api-keys', { name: 'evil\u001b[2J\nforged line' })).status).toBe(201);
+    // The API refuses a name with an escape sequence and a line break; one kept from before that rule is shown written out, not obeyed.
+    expect((await t.api.post('/v1/api-keys', { name: 'evil\u001b[2J\nforged line' })).status).toBe(422);
+    await t.seed.key({ name: 'evil\u001b[2J\nforged line' });
     const text = (await mailroom(['keys', 'list'], t)).stdout;
     expect(text).toContain('evil\\u001b[2J\\u000aforged line');
     expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
@@ -145,6 +146,7 @@ describe('mailroom CLI', () => {
   it('fails with a clear message on bad usage and bad configuration', async () => {
     await using t = await startTestApp();
     await expect(mailroom(['keys', 'create'], t)).rejects.toMatchObject({ code: 64, stderr: expect.stringContaining('--name NAME is required') });
+    await expect(mailroom(['keys', 'create', '--name', 'two\nlines'], t)).rejects.toMatchObject({ code: 64, stderr: expect.stringContaining('--name must be one line') });
     await expect(mailroom(['keys', 'create', '--name', 'x', '--workspace', 'nope'], t)).rejects.toMatchObject({ stderr: expect.stringContaining("no workspace 'nope'") });
     await expect(mailroom(['keys', 'create', '--name', 'x', '--scopes', 'root'], t)).rejects.toMatchObject({ stderr: expect.stringContaining("unknown scope 'root'") });
     await expect(mailroom(['config', '--http-port', '99999'], t)).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('MAILROOM_HTTP_PORT must be a whole number') });
