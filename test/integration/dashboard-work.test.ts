@@ -133,7 +133,7 @@ describe('work of many requests in the dashboard, in Chromium', () => {
       await summary.waitFor();
       // Not the Retry-After's hours, nor ten tries a second apart.
       expect(Date.now() - started).toBeLessThan(3_000);
-      expect(await summary.locator('.bulk-stopped').textContent()).toBe('Stopped at the daily send quota, which waiting will not lift: '
+      expect(await summary.locator('.bulk-stopped').textContent()).toBe('Stopped at the daily send quota, which waiting will not lift. '
         + 'This would exceed the daily send quota of 100 emails (100 used today, UTC); it resets at UTC midnight.');
       expect(await summary.textContent()).toContain('Tagged 3 contacts with “capped”.');
       expect(await summary.textContent()).toContain('7 contacts were not done: act on them again once the limit allows.');
@@ -141,6 +141,7 @@ describe('work of many requests in the dashboard, in Chromium', () => {
       expect(await summary.locator('.bulk-failures').count()).toBe(0);
       expect(calls).toBe(4);
       expect(await summary.getAttribute('class')).toContain('warn');
+      await shots(page, 'quota-stopped');
     } finally {
       await page.close();
     }
@@ -187,7 +188,7 @@ describe('work of many requests in the dashboard, in Chromium', () => {
       const summary = page.locator('.import-summary');
       await summary.waitFor();
       expect(await summary.locator('h2').textContent()).toBe('Import stopped');
-      expect(await summary.getByRole('alert').textContent()).toBe('Stopped at the monthly send quota, which waiting will not lift: '
+      expect(await summary.getByRole('alert').textContent()).toBe('Stopped at the monthly send quota, which waiting will not lift. '
         + 'This would exceed the monthly send quota of 3000 emails (3000 used this month, UTC).');
       expect(await summary.textContent()).toContain('Import the file again to finish once the limit allows');
       expect(calls).toBe(1);

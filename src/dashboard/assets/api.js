@@ -97,15 +97,15 @@ export function passesByWaiting(err) {
 }
 
 /**
- * The 429 of a limit that waiting will not lift, said plainly with the API's message; undefined for any other error.
- * Work of many calls stops at it: each further call would be refused the same.
+ * Which limit a 429 that waiting will not lift names, said plainly, to put before the API's message; undefined for
+ * any other error. Work of many calls stops at it: each further call would be refused the same.
  * @param {unknown} err
  */
 export function limitReached(err) {
   if (!(err instanceof ApiError && err.status === 429) || passesByWaiting(err)) return undefined;
   const limit = err.code === 'daily_quota_exceeded' ? 'the daily send quota'
     : err.code === 'monthly_quota_exceeded' ? 'the monthly send quota' : 'a limit of the API';
-  return `Stopped at ${limit}, which waiting will not lift: ${err.message}`;
+  return `Stopped at ${limit}, which waiting will not lift.`;
 }
 
 /**

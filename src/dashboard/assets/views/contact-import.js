@@ -367,7 +367,8 @@ function importSummary({ created, updated, failures, stopped }) {
     h('span', { class: 'stat-label' }, label), h('span', { class: 'stat-value' }, value.toLocaleString()));
   const limit = stopped && limitReached(stopped.err);
   return h('div', null,
-    stopped && [limit ? h('div', { class: 'error-box' }, h('p', { role: 'alert' }, limit)) : errorBox(stopped.err),
+    stopped && [limit ? h('div', { class: 'error-box' }, h('p', { role: 'alert' }, h('strong', null, limit), ' ', /** @type {Error} */ (stopped.err).message))
+      : errorBox(stopped.err),
       h('p', null, `The rows from line ${stopped.line} on were not sent. Import the file again to finish${limit ? ' once the limit allows' : ''}: addresses already imported are updated, not added twice.`)],
     h('div', { class: 'stat-cards import-stats' }, stat('Created', created, 'created'), stat('Updated', updated, 'updated'),
       stat('Failed', failures.length, 'failed')),

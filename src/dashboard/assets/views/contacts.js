@@ -288,15 +288,15 @@ function tagsOf(contacts) {
  * @param {Contact[]} contacts
  * @param {(contact: Contact) => Promise<Outcome>} call
  * @param {(done: number) => void} progress  hears how many are done
- * @returns {Promise<{ results: Result[], stopped: string | undefined }>}  the results in the contacts' order; `stopped`:
- *   the limit that stopped it, said plainly
+ * @returns {Promise<{ results: Result[], stopped: ApiError | undefined }>}  the results in the contacts' order; `stopped`: the
+ *   refusal of the limit that stopped it
  */
 async function eachAtMost(contacts, call, progress) {
   /** @type {Result[]} */
   const results = contacts.map((contact) => ({ contact }));
   let next = 0;
   let done = 0;
-  /** @type {string | undefined} */
+  /** @type {ApiError | undefined} */
   let stopped;
   const worker = async () => {
     while (next < contacts.length && stopped === undefined) {
@@ -305,7 +305,7 @@ async function eachAtMost(contacts, call, progress) {
         result.outcome = await waitingOutRateLimit(() => call(result.contact));
       } catch (err) {
         result.err = err;
-        stopped ??= limitReached(err);
+        if (err instanceof ApiError && limitReached(err)) stopped ??= err;
       }
       progress(++done);
     }
@@ -399,7 +399,7 @@ async function deleteAction(contacts) {
  * get to, then each contact it failed for, with the API's reason.
  * @param {BulkAction} action
  * @param {Result[]} results
- * @param {string} [stopped]  the limit that stopped it
+ * @param {ApiError} [stopped]  the refusal of the limit that stopped it
  */
 function summary(action, results, stopped) {
   /** @type {Record<Outcome, number>} */
@@ -409,7 +409,7 @@ function summary(action, results, stopped) {
   const failed = results.filter((r) => r.err !== undefined && limitReached(r.err) === undefined);
   const notDone = results.filter((r) => !r.outcome).length - failed.length;
   return h('div', { role: 'status', class: failed.length > 0 || stopped ? 'flash warn bulk-summary' : 'flash bulk-summary' },
-    stopped && h('p', { class: 'bulk-stopped' }, h('strong', null, stopped)),
+    stopped && h('p', { class: 'bulk-stopped' }, h('strong', null, limitReached(stopped)), ' ', stopped.message),
     h('p', null, action.said(counts).join(' ')),
     notDone > 0 && h('p', null, `${count(notDone, 'contact was', 'contacts were')} not done: act on them again once the limit allows.`),
     failed.length > 0 && [h('p', null, `Failed for ${contactCount(failed.length)}:`),
