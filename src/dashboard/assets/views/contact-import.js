@@ -198,6 +198,7 @@ function chunks(rows) {
  * Sends the rows in chunks, calling `progress` after each; stops at the first request that fails.
  * @param {CsvRow[]} rows
  * @param {(done: number) => void} progress
+ * @returns {Promise<ImportResult>}
  */
 async function importRows(rows, progress) {
   let created = 0;
