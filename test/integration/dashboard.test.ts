@@ -37,7 +37,7 @@ describe('the dashboard files', () => {
   it('serves the page, script and stylesheet with a policy that allows only their own origin', async () => {
     for (const [path, type] of [['/dashboard/', 'text/html'], ['/dashboard/app.js', 'text/javascript'], ['/dashboard/app.css', 'text/css'],
       ['/dashboard/vendor/uplot.js', 'text/javascript'], ['/dashboard/vendor/uplot.css', 'text/css'], ['/dashboard/vendor/papaparse.js', 'text/javascript'],
-      ['/dashboard/views/contacts.js', 'text/javascript'], ['/dashboard/views/contact-import.js', 'text/javascript']]) {
+      ['/dashboard/views/contacts.js', 'text/javascript'], ['/dashboard/views/contact-import.js', 'text/javascript'], ['/dashboard/work.js', 'text/javascript']]) {
       const res = await fetch(t.url + path);
       expect(res.status, path).toBe(200);
       expect(res.headers.get('content-type')).toBe(`${type}; charset=utf-8`);

@@ -93,7 +93,29 @@ export async function request(key, method, path, options = {}) {
 const RATE_LIMIT_TRIES = 10;
 
 /**
+ * Whether waiting lifts the refusal: the request rate's 429 names its wait in Retry-After. A send quota's 429 does
+ * not pass by waiting a moment (the daily one names hours, to UTC midnight; the monthly one names none).
+ * @param {unknown} err
+ */
+export function passesByWaiting(err) {
+  return err instanceof ApiError && err.status === 429 && err.code === 'rate_limit_exceeded' && err.retryAfter !== undefined;
+}
+
+/**
+ * Which limit a 429 that waiting will not lift names, said plainly, to put before the API's message; undefined for
+ * any other error. Work of many calls stops at it: each further call would be refused the same.
+ * @param {unknown} err
+ */
+export function limitReached(err) {
+  if (!(err instanceof ApiError && err.status === 429) || passesByWaiting(err)) return undefined;
+  const limit = err.code === 'daily_quota_exceeded' ? 'the daily send quota'
+    : err.code === 'monthly_quota_exceeded' ? 'the monthly send quota' : 'a limit of the API';
+  return `Stopped at ${limit}, which waiting will not lift.`;
+}
+
+/**
  * Makes `call`, and again while the rate limit refuses it, each time after the wait its Retry-After names.
+ * Any other refusal, a quota's 429 among them, is thrown at once.
  * Only for calls that a 429 refuses whole, so that nothing is applied twice.
  * @template T
  * @param {() => Promise<T>} call
@@ -104,8 +126,9 @@ export async function waitingOutRateLimit(call) {
     try {
       return await call();
     } catch (err) {
-      if (!(err instanceof ApiError && err.status === 429 && attempt < RATE_LIMIT_TRIES)) throw err;
-      await new Promise((resolve) => setTimeout(resolve, (err.retryAfter ?? 1) * 1000));
+      if (!(passesByWaiting(err) && attempt < RATE_LIMIT_TRIES)) throw err;
+      const seconds = /** @type {ApiError} */ (err).retryAfter ?? 1;
+      await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
     }
   }
 }

@@ -3,9 +3,12 @@
 // Papa Parse, shown as read (rows, and what each column becomes) before
 // anything is sent, then upserted through POST /v1/contacts/bulk a thousand
 // rows at a time, with progress, and summed up: created, updated, and each
-// failed row by its line in the file, with the API's reason.
-import { api, waitingOutRateLimit } from '../api.js';
+// failed row by its line in the file, with the API's reason. Once the person
+// has gone to another page, the notice of work under way shows the progress
+// and the summary.
+import { api, limitReached, waitingOutRateLimit } from '../api.js';
 import { attach, code, count, errorBox, fill, h, progressBar, table, whileBusy } from '../ui.js';
+import { startWork } from '../work.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /** @typedef {import('../ui.js').Children} Children */
@@ -189,10 +192,13 @@ function chunks(rows) {
   return out;
 }
 
+/** @typedef {{ created: number, updated: number, failures: Failure[], stopped: { line: number, err: unknown } | undefined }} ImportResult */
+
 /**
  * Sends the rows in chunks, calling `progress` after each; stops at the first request that fails.
  * @param {CsvRow[]} rows
  * @param {(done: number) => void} progress
+ * @returns {Promise<ImportResult>}
  */
 async function importRows(rows, progress) {
   let created = 0;
@@ -294,10 +300,18 @@ function showReading(where, reading, encoding) {
   const actions = h('div', { class: 'actions import-actions' }, start,
     rows.length > BULK_LIMIT && h('span', { class: 'muted small' }, `Sent ${BULK_LIMIT.toLocaleString()} at a time at most.`));
   start.addEventListener('click', () => void whileBusy(start, async () => {
-    const progress = (/** @type {number} */ done) => fill(actions, progressBar(done, rows.length, 'Rows imported'));
+    const work = startWork({ title: `Importing ${count(rows.length, 'contact', 'contacts')}`, back: { href: '#/contacts', label: 'See the contacts' },
+      origin: where, total: rows.length, counted: 'Rows imported' });
+    const progress = (/** @type {number} */ done) => {
+      fill(actions, progressBar(done, rows.length, 'Rows imported'));
+      work.progress(done);
+    };
     progress(0);
     const result = await importRows(rows, progress);
-    showSummary(summary, { ...result, failures: [...skipped, ...result.failures].sort((a, b) => a.line - b.line) });
+    const sorted = { ...result, failures: [...skipped, ...result.failures].sort((a, b) => a.line - b.line) };
+    // Shown here only when still on the page: elsewhere, the notice shows it.
+    const ended = { stopped: sorted.stopped !== undefined, failed: sorted.failures.length > 0 };
+    if (work.finish(importSummary(sorted), ended)) showSummary(summary, sorted);
   }));
   fill(where,
     h('section', { class: 'panel import-reading' },
@@ -334,21 +348,30 @@ function failureTable(failures) {
   ];
 }
 
+/** @param {HTMLElement} where @param {ImportResult} result */
+function showSummary(where, result) {
+  fill(where, h('section', { class: 'panel import-summary', 'aria-live': 'polite' },
+    h('h2', null, result.stopped ? 'Import stopped' : 'Import finished'),
+    importSummary(result),
+    h('p', null, h('a', { href: '#/contacts' }, 'See the contacts →'))));
+  where.scrollIntoView({ block: 'nearest' });
+}
+
 /**
- * @param {HTMLElement} where
- * @param {{ created: number, updated: number, failures: Failure[], stopped: { line: number, err: unknown } | undefined }} result
+ * What an import did: why it stopped, if it did (a limit that waiting will not lift said as such), the counts, and
+ * each failed row by its line.
+ * @param {ImportResult} result
  */
-function showSummary(where, { created, updated, failures, stopped }) {
+function importSummary({ created, updated, failures, stopped }) {
   /** @param {string} label @param {number} value @param {string} key */
   const stat = (label, value, key) => h('div', { class: 'stat', 'data-stat': key },
     h('span', { class: 'stat-label' }, label), h('span', { class: 'stat-value' }, value.toLocaleString()));
-  fill(where, h('section', { class: 'panel import-summary', 'aria-live': 'polite' },
-    h('h2', null, stopped ? 'Import stopped' : 'Import finished'),
-    stopped && [errorBox(stopped.err),
-      h('p', null, `The rows from line ${stopped.line} on were not sent. Import the file again to finish: addresses already imported are updated, not added twice.`)],
+  const limit = stopped && limitReached(stopped.err);
+  return h('div', null,
+    stopped && [limit ? h('div', { class: 'error-box' }, h('p', { role: 'alert' }, h('strong', null, limit), ' ', /** @type {Error} */ (stopped.err).message))
+      : errorBox(stopped.err),
+      h('p', null, `The rows from line ${stopped.line} on were not sent. Import the file again to finish${limit ? ' once the limit allows' : ''}: addresses already imported are updated, not added twice.`)],
     h('div', { class: 'stat-cards import-stats' }, stat('Created', created, 'created'), stat('Updated', updated, 'updated'),
       stat('Failed', failures.length, 'failed')),
-    failures.length > 0 && [h('h3', null, 'Rows that failed'), ...failureTable(failures)],
-    h('p', null, h('a', { href: '#/contacts' }, 'See the contacts →'))));
-  where.scrollIntoView({ block: 'nearest' });
+    failures.length > 0 && [h('h3', null, 'Rows that failed'), ...failureTable(failures)]);
 }

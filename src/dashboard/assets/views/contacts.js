@@ -3,13 +3,14 @@
 // status, engagement, tag), a form to add one, and each contact's page (its
 // name, properties and tags, unsubscribe and delete); and the tags, on a page
 // of their own. Importing a CSV file is views/contact-import.js.
-import { api, ApiError, waitingOutRateLimit } from '../api.js';
+import { api, ApiError, limitReached, waitingOutRateLimit } from '../api.js';
 import { everyItem, loadRecord, pagedTable } from '../lists.js';
 import { hashOf, navigate } from '../nav.js';
 import {
   actionsColumn, badge, clipped, code, confirmDialog, count, details, errorBox, fieldErrors, fill, h, labelled, loading, none, progressBar, rowAction,
   rowSelection, table, time, whileBusy,
 } from '../ui.js';
+import { startWork } from '../work.js';
 import { CONTACT_IMPORT_ROUTES } from './contact-import.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
@@ -181,10 +182,12 @@ function addContactForm() {
  * already, deleted already), `cleaned` kept cleaned by an unsubscribe (no email goes to it either way).
  * @typedef {'done' | 'already' | 'cleaned'} Outcome
  */
-/** @typedef {{ contact: Contact, outcome?: Outcome, err?: unknown }} Result */
+/** What became of one contact: neither `outcome` nor `err` when it was not tried. @typedef {{ contact: Contact, outcome?: Outcome, err?: unknown }} Result */
 /**
- * An action on the contacts picked: its name while it runs, the call for one contact, and the summary's sentences.
- * @typedef {{ doing: string, call: (contact: Contact) => Promise<Outcome>, said: (counts: Record<Outcome, number>) => string[] }} BulkAction
+ * An action on the contacts picked: what it does to them ("Deleting 3 contacts") while it runs, the call for one
+ * contact, and the summary's sentences.
+ * @typedef {{ doing: (contacts: string) => string, call: (contact: Contact) => Promise<Outcome>,
+ *   said: (counts: Record<Outcome, number>) => string[] }} BulkAction
  */
 
 /** @param {number} n */
@@ -195,6 +198,7 @@ const hasTag = (contact, tag) => contact.tags.some((t) => t.id === tag.id);
 /**
  * The bar above the list while contacts are picked: how many, and what to do with them. An action runs on them a few
  * at a time, with its progress in the bar, then the list is drawn again (its filters and page kept) under a summary.
+ * Once the person has gone to another page, the progress and the summary show in the notice of work under way.
  * @param {Tag[]} tags  the workspace's, offered by Add tag
  * @param {() => Contact[]} picked
  * @param {() => void} clear
@@ -240,14 +244,21 @@ function selectionBar(tags, picked, clear, list) {
   const run = async (action) => {
     const contacts = picked();
     const hash = location.hash;
+    const doing = action.doing(contactCount(contacts.length));
     controls.hidden = true;
     list.inert = true;
-    const show = (/** @type {number} */ done) => fill(progress, h('span', null, `${action.doing}…`),
-      progressBar(done, contacts.length, 'Contacts done'));
+    const work = startWork({ title: doing, back: { href: hash, label: 'Back to the contacts' }, origin: node,
+      total: contacts.length, counted: 'Contacts done' });
+    const show = (/** @type {number} */ done) => {
+      fill(progress, h('span', null, `${doing}…`), progressBar(done, contacts.length, 'Contacts done'));
+      work.progress(done);
+    };
     show(0);
-    const results = await eachAtMost(contacts, action.call, show);
-    // Drawn again only when still shown: the person may have gone elsewhere meanwhile.
-    if (node.isConnected && location.hash === hash) navigate(hash, summary(action, results));
+    const { results, stopped } = await eachAtMost(contacts, action.call, show);
+    const said = summary(action, results, stopped);
+    // Drawn again only when still shown: the person may have gone elsewhere meanwhile, where the notice shows it.
+    const failed = results.some((r) => r.err !== undefined);
+    if (work.finish(said, { stopped: stopped !== undefined, failed })) navigate(hash, said);
   };
   return {
     node,
@@ -272,31 +283,35 @@ function tagsOf(contacts) {
 }
 
 /**
- * Calls `call` for each contact, AT_ONCE at a time, each call waiting out the rate limit.
+ * Calls `call` for each contact, AT_ONCE at a time, each call waiting out the rate limit. A limit that waiting will
+ * not lift stops it: the contacts after it are not tried, as each would be refused the same.
  * @param {Contact[]} contacts
  * @param {(contact: Contact) => Promise<Outcome>} call
  * @param {(done: number) => void} progress  hears how many are done
- * @returns {Promise<Result[]>}  in the contacts' order
+ * @returns {Promise<{ results: Result[], stopped: ApiError | undefined }>}  the results in the contacts' order; `stopped`: the
+ *   refusal of the limit that stopped it
  */
 async function eachAtMost(contacts, call, progress) {
   /** @type {Result[]} */
-  const results = [];
+  const results = contacts.map((contact) => ({ contact }));
   let next = 0;
   let done = 0;
+  /** @type {ApiError | undefined} */
+  let stopped;
   const worker = async () => {
-    while (next < contacts.length) {
-      const index = next++;
-      const contact = contacts[index];
+    while (next < contacts.length && stopped === undefined) {
+      const result = results[next++];
       try {
-        results[index] = { contact, outcome: await waitingOutRateLimit(() => call(contact)) };
+        result.outcome = await waitingOutRateLimit(() => call(result.contact));
       } catch (err) {
-        results[index] = { contact, err };
+        result.err = err;
+        if (err instanceof ApiError && limitReached(err)) stopped ??= err;
       }
       progress(++done);
     }
   };
   await Promise.all(Array.from({ length: Math.min(AT_ONCE, contacts.length) }, worker));
-  return results;
+  return { results, stopped };
 }
 
 /** @param {string} name  as typed or picked @param {Tag[]} tags  the workspace's @returns {Promise<BulkAction>} */
@@ -306,7 +321,7 @@ async function addTagAction(name, tags) {
   /** @type {TagRef & { created?: boolean }} */
   const tag = tags.find((t) => t.name.toLowerCase() === name.toLowerCase()) ?? await tagNamed(name);
   return {
-    doing: 'Tagging',
+    doing: (contacts) => `Tagging ${contacts} with “${tag.name}”`,
     call: async (c) => {
       await api('POST', `${contactPath(c.id)}/tags/${encodeURIComponent(tag.id)}`);
       return hasTag(c, tag) ? 'already' : 'done';
@@ -320,7 +335,7 @@ async function addTagAction(name, tags) {
 async function removeTagAction(tag) {
   if (!tag) throw new Error('Pick the tag to remove.');
   return {
-    doing: 'Removing the tag',
+    doing: (contacts) => `Taking “${tag.name}” off ${contacts}`,
     call: async (c) => {
       await api('DELETE', `${contactPath(c.id)}/tags/${encodeURIComponent(tag.id)}`);
       return hasTag(c, tag) ? 'done' : 'already';
@@ -341,7 +356,7 @@ async function unsubscribeAction(contacts) {
   });
   if (!asked) return undefined;
   return {
-    doing: 'Unsubscribing',
+    doing: (contacts) => `Unsubscribing ${contacts}`,
     call: async (c) => {
       /** @type {Contact} */
       const after = await api('POST', `${contactPath(c.id)}/unsubscribe`, { body: { reason: 'Unsubscribed in the dashboard' } });
@@ -363,7 +378,7 @@ async function deleteAction(contacts) {
   });
   if (!asked) return undefined;
   return {
-    doing: 'Deleting',
+    doing: (contacts) => `Deleting ${contacts}`,
     call: async (c) => {
       try {
         await api('DELETE', contactPath(c.id));
@@ -380,17 +395,23 @@ async function deleteAction(contacts) {
 }
 
 /**
- * What an action did, shown above the list drawn again: its counts, then each contact it failed for, with the API's reason.
+ * What an action did, shown above the list drawn again: the limit that stopped it, its counts, how many it did not
+ * get to, then each contact it failed for, with the API's reason.
  * @param {BulkAction} action
  * @param {Result[]} results
+ * @param {ApiError} [stopped]  the refusal of the limit that stopped it
  */
-function summary(action, results) {
+function summary(action, results, stopped) {
   /** @type {Record<Outcome, number>} */
   const counts = { done: 0, already: 0, cleaned: 0 };
   for (const r of results) if (r.outcome) counts[r.outcome]++;
-  const failed = results.filter((r) => !r.outcome);
-  return h('div', { role: 'status', class: failed.length > 0 ? 'flash warn bulk-summary' : 'flash bulk-summary' },
+  // Refused by the limit: not done, like those never tried, and said once above rather than per contact.
+  const failed = results.filter((r) => r.err !== undefined && limitReached(r.err) === undefined);
+  const notDone = results.filter((r) => !r.outcome).length - failed.length;
+  return h('div', { role: 'status', class: failed.length > 0 || stopped ? 'flash warn bulk-summary' : 'flash bulk-summary' },
+    stopped && h('p', { class: 'bulk-stopped' }, h('strong', null, limitReached(stopped)), ' ', stopped.message),
     h('p', null, action.said(counts).join(' ')),
+    notDone > 0 && h('p', null, `${count(notDone, 'contact was', 'contacts were')} not done: act on them again once the limit allows.`),
     failed.length > 0 && [h('p', null, `Failed for ${contactCount(failed.length)}:`),
       h('ul', { class: 'bulk-failures' }, failed.map((r) => h('li', null, h('strong', null, r.contact.email), ': ',
         r.err instanceof Error ? r.err.message : String(r.err))))]);

@@ -1,0 +1,78 @@
+// @ts-check
+// Work of many requests (an action on many contacts, an import) goes on when
+// the person opens another page: the view that started it shows its progress
+// and summary while it is on the page; elsewhere a notice above every view
+// does, with a link back, until dismissed. Closing the tab stops the
+// requests, so the browser asks first while any are still going.
+import { byId, fill, h, progressBar } from './ui.js';
+
+/** @typedef {import('./ui.js').Children} Children */
+/**
+ * @typedef {{ title: string, back: { href: string, label: string }, origin: HTMLElement, total: number, counted: string,
+ *   done: number, summary?: Children, stopped?: boolean, failed?: boolean }} Work
+ */
+
+/** @type {Set<Work>} */
+const works = new Set();
+
+/** A work's notice: while it runs, its progress; once ended, its summary and a way to put it away. @param {Work} work */
+function notice(work) {
+  const ended = work.summary !== undefined;
+  const heading = ended ? `${work.title}: ${work.stopped ? 'stopped' : 'finished'}` : `${work.title}…`;
+  return h('section', { class: `work-notice${ended ? ' ended' : ''}${work.stopped || work.failed ? ' warn' : ''}`, 'aria-label': heading },
+    h('div', { class: 'work-head' },
+      h('strong', { class: 'work-title' }, heading),
+      h('a', { href: work.back.href, class: 'work-back' }, work.back.label),
+      ended && h('button', { type: 'button', class: 'secondary work-dismiss', onclick: () => {
+        works.delete(work);
+        render();
+      } }, 'Dismiss')),
+    ended
+      ? h('div', { class: 'work-summary' }, work.summary)
+      : [progressBar(work.done, work.total, work.counted),
+        h('p', { class: 'muted small' }, 'It goes on while you use other pages; closing or reloading this tab stops it.')]);
+}
+
+/** Draws the notices of work whose view is gone: a view on the page shows its own. */
+function render() {
+  const shown = [...works].filter((w) => w.summary !== undefined || !w.origin.isConnected);
+  fill(byId('work'), shown.map(notice));
+}
+
+/**
+ * Starts the notice of a work; the view that starts it keeps showing it too while on the page.
+ * @param {{ title: string, back: { href: string, label: string }, origin: HTMLElement, total: number, counted: string }} spec
+ *   `title`: what is done, as a heading ("Tagging 24 contacts"); `back`: the view to return to; `origin`: an element of
+ *   the starting view, gone from the page once the person leaves it; `counted`: what the progress bar counts
+ */
+export function startWork(spec) {
+  /** @type {Work} */
+  const work = { ...spec, done: 0 };
+  works.add(work);
+  return {
+    /** @param {number} done */
+    progress(done) {
+      work.done = done;
+      render();
+    },
+    /**
+     * Ends the work. Its summary stays in a notice when its view is gone; answers true when the view is still on the
+     * page, to show the summary itself.
+     * @param {Children} summary
+     * @param {{ stopped?: boolean, failed?: boolean }} [how]  stopped before the end; failed for some of what it did
+     */
+    finish(summary, { stopped = false, failed = false } = {}) {
+      fill(byId('work-said'), `${work.title}: ${stopped ? 'stopped' : 'finished'}.`);
+      if (work.origin.isConnected) works.delete(work);
+      else Object.assign(work, { summary, stopped, failed });
+      render();
+      return work.origin.isConnected;
+    },
+  };
+}
+
+// A route draws its view after the hashchange listeners run: the notices are drawn again once it has.
+window.addEventListener('hashchange', () => setTimeout(render));
+window.addEventListener('beforeunload', (event) => {
+  if ([...works].some((w) => w.summary === undefined)) event.preventDefault();
+});
