@@ -101,10 +101,13 @@ describe('operating the dashboard in Chromium', () => {
       const wanted = `${target.toISOString().slice(0, 10)}T09:30`;
       await input.fill(wanted);
       await zoned.getByRole('button', { name: 'Reschedule' }).click();
+      // The first reschedule's note reads the same until the page is drawn again: wait for the new time itself.
+      const movedTo = new Date(Date.parse(`${wanted}:00Z`) - ZONE_OFFSET_MS).toISOString();
+      await expect.poll(async () => (await t.api.get(`/v1/emails/${scheduled.id}`)).body.scheduled_at).toBe(movedTo);
       await note(zoned, 'The email is rescheduled for');
       const moved = (await t.api.get(`/v1/emails/${scheduled.id}`)).body;
-      expect(moved).toMatchObject({ status: 'scheduled', scheduled_at: new Date(Date.parse(`${wanted}:00Z`) - ZONE_OFFSET_MS).toISOString() });
-      expect(await zoned.getByLabel('Send at').inputValue()).toBe(wanted);
+      expect(moved).toMatchObject({ status: 'scheduled', scheduled_at: movedTo });
+      await expect.poll(() => zoned.getByLabel('Send at').inputValue()).toBe(wanted);
 
       const slot = zoned.locator('.field-error[data-field="scheduled_at"]');
       await zoned.getByLabel('Send at').fill(`${new Date(Date.now() - 2 * DAY).toISOString().slice(0, 10)}T09:30`);
@@ -253,8 +256,9 @@ describe('operating the dashboard in Chromium', () => {
       await page.getByLabel('Address', { exact: true }).fill('second@example.org');
       await page.getByRole('button', { name: 'Search' }).click();
       await page.waitForFunction(() => (globalThis as unknown as { location: { hash: string } }).location.hash.includes('email='));
+      // The unfiltered list holds the address too: wait for the filtered one.
+      await expect.poll(() => page.locator('main tbody tr').count()).toBe(1);
       await page.locator('main tbody tr', { hasText: 'second@example.org' }).waitFor();
-      expect(await page.locator('main tbody tr').count()).toBe(1);
 
       const contact = (await t.api.post('/v1/contacts', { email: 'leaving@example.org' })).body;
       expect((await t.api.post(`/v1/contacts/${contact.id}/unsubscribe`, {})).status).toBe(200);
@@ -262,8 +266,8 @@ describe('operating the dashboard in Chromium', () => {
       await page.getByLabel('Reason').selectOption({ label: 'Unsubscribe' });
       await page.getByRole('button', { name: 'Search' }).click();
       await page.waitForFunction(() => (globalThis as unknown as { location: { hash: string } }).location.hash.includes('reason=unsubscribe'));
+      await expect.poll(() => page.locator('main tbody tr').count()).toBe(1);
       await page.locator('main tbody tr', { hasText: 'leaving@example.org' }).waitFor();
-      expect(await page.locator('main tbody tr').count()).toBe(1);
     });
 
     it('show beside the address why it cannot be suppressed', async () => {
