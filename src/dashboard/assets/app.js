@@ -6,7 +6,7 @@
 // here; email HTML is only ever shown inside a sandboxed frame.
 //
 // This module signs in and routes; shared pieces live in ui.js, api.js,
-// nav.js, lists.js and preview.js, and views in views/<area>.js.
+// nav.js, lists.js, preview.js and work.js, and views in views/<area>.js.
 import { forgetKey, request, storedKey, storeKey, whenSessionEnds } from './api.js';
 import { takePendingNote } from './nav.js';
 import { byId, errorSlot, fill, h, whileBusy } from './ui.js';
