@@ -89,7 +89,7 @@ async function checkSpf(spec: DnsRecordSpec, deps: DomainCheckDeps): Promise<Che
   const publish = `publish ${recordText(spec)}, or add a:${deps.hostname} before the "all" of the record there`;
   const addresses = await deps.hostAddresses;
   if (!addresses || addresses.length === 0) {
-    return warn('domain', check, `could not be evaluated: MAILROOM_HOSTNAME ${deps.hostname} has no address to evaluate it for (see the identity checks)`);
+    return warn('domain', check, `could not be checked: MAILROOM_HOSTNAME ${deps.hostname} has no known address to evaluate it for (see the identity checks)`);
   }
   const results = await Promise.all(addresses.map(async (ip) => {
     const { status, rr } = await spf({ sender: `postmaster@${spec.name}`, ip, helo: deps.hostname, mta: deps.hostname, resolver: deps.spfResolver })

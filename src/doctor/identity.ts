@@ -78,17 +78,17 @@ async function checkReverse(host: string, address: string, dns: HostLookup): Pro
   const check = `PTR ${address}`;
   const fix = `have the provider of ${address} set its reverse DNS: PTR ${reverseName(address)} ${host}`;
   let names: string[];
+  const confirmed: string[] = [];
   try {
     names = (await recordsAt(dns.reverse(address))).map((n) => n.toLowerCase().replace(/\.$/, ''));
+    for (const name of names) {
+      const forward = await Promise.all([recordsAt(dns.resolve4(name)), recordsAt(dns.resolve6(name))]);
+      if (forward.flat().some((a) => sameAddress(a, address))) confirmed.push(name);
+    }
   } catch (err) {
     return warn('identity', check, couldNotCheck(err));
   }
   if (names.length === 0) return fail('identity', check, `${address} has no reverse DNS (PTR) record`, fix);
-  const confirmed: string[] = [];
-  for (const name of names) {
-    const forward = await Promise.all([recordsAt(dns.resolve4(name)), recordsAt(dns.resolve6(name))]).catch(() => [[], []]);
-    if (forward.flat().some((a) => sameAddress(a, address))) confirmed.push(name);
-  }
   if (confirmed.includes(host)) return ok('identity', check, `${address} points back to ${host}, which resolves to it`);
   if (confirmed.length > 0) {
     return warn('identity', check, `${address} points back to ${confirmed.join(', ')}, not to MAILROOM_HOSTNAME ${host}`,
