@@ -123,7 +123,7 @@ async function run(argv: string[]): Promise<number> {
       for (const { env, value, doc } of describeConfig(config)) console.log(`${env}=${value}\n    # ${doc}`);
       return 0;
     case 'doctor': {
-      if (own.domain === true || own.domain === '') throw new UsageError('--domain needs a domain name');
+      if (own.domain === '') throw new UsageError('--domain needs a domain name');
       const report = await runDoctor(config, { domain: typeof own.domain === 'string' ? own.domain : undefined });
       print(json, report, formatReport(report, shown));
       // Warnings are worth reading but do not make the server unready.

@@ -256,5 +256,9 @@ describe('mailroom doctor', () => {
     expect(text!.stdout).toContain(`  ok    PTR ${HOST_IP}: ${HOST_IP} points back to ${HOST}, which resolves to it`);
     expect(text!.stdout).toContain('  fail  domains: no workspace has the domain nowhere.test');
     expect(text!.stdout).toMatch(/\n\d+ ok, \d+ warnings?, 1 failed\.\n$/);
+
+    const usage = await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'doctor', '--domain'], { cwd: root })
+      .then(() => undefined, (e: { code: number; stderr: string }) => e);
+    expect(usage).toMatchObject({ code: 64, stderr: expect.stringContaining('--domain needs a value') });
   });
 });
