@@ -5,13 +5,14 @@
 // store. It only reads: no stored status changes.
 import { promises as dnsPromises } from 'node:dns';
 import type { Config } from '../config.js';
-import { allDomains } from '../domains/domains.repo.js';
+import type { Db } from '../store/db.js';
+import { allDomains, type StoredDomain } from '../domains/domains.repo.js';
 import { trackingTargetFor } from '../domains/domains.service.js';
 import { normaliseDomainName } from '../domains/domain-name.js';
 import { mailauthResolver } from '../domains/mailauth-resolver.js';
-import { checkDomain, domainsNotChecked } from './domains.js';
+import { checkDomain } from './domains.js';
 import { checkIdentity, couldNotCheck } from './identity.js';
-import { fail, reportOf, warn, type CheckArea, type CheckResult, type DoctorReport } from './report.js';
+import { fail, reportOf, warn, type CheckResult, type DoctorReport } from './report.js';
 import { checkPublicUrl, checkTls } from './settings.js';
 import { checkStore, openStoreToCheck } from './store.js';
 
@@ -26,23 +27,22 @@ const DNS_TIMEOUT_MS = 2_000;
 export interface DoctorOptions {
   /** Check this domain only (in every workspace that has it). */
   domain?: string;
-  now?: number;
 }
 
 export async function runDoctor(config: Config, options: DoctorOptions = {}): Promise<DoctorReport> {
-  const now = options.now ?? Date.now();
   const dns = new dnsPromises.Resolver({ timeout: DNS_TIMEOUT_MS, tries: 2 });
   if (config.dnsServers.length > 0) dns.setServers(config.dnsServers);
   const opened = openStoreToCheck(config);
   try {
-    const identity = bounded('identity', 'host name', () => checkIdentity(config.hostname, dns));
-    const hostAddresses = identity.then((i) => ('addresses' in i ? i.addresses : undefined));
+    const identity = bounded(() => checkIdentity(config.hostname, dns), (reason) => ({ checks: [warn('identity', 'host name', reason)], addresses: undefined }));
+    const hostAddresses = identity.then((i) => i.addresses);
+    const store = opened.store;
     const [identityChecks, domainChecks, tlsChecks, urlChecks, storeChecks] = await Promise.all([
-      identity.then((i) => ('checks' in i ? i.checks : i)),
-      opened.store ? domainsChecks(opened.store.db, config, dns, hostAddresses, options.domain) : [domainsNotChecked('there is no database')],
-      bounded('tls', 'certificate', () => checkTls(config, now)),
+      identity.then((i) => i.checks),
+      store ? domainsChecks(store.db, config, dns, hostAddresses, options.domain) : [warn('domain', 'domains', 'could not be checked: there is no database')],
+      bounded(() => checkTls(config, Date.now()), (reason) => [warn('tls', 'certificate', reason)]),
       checkPublicUrl(config),
-      opened.store ? bounded('store', 'database', () => checkStore(opened.store!, config)) : opened.checks,
+      store ? bounded(() => checkStore(store, config), (reason) => [warn('store', 'database', reason)]) : opened.checks,
     ]);
     return reportOf([...identityChecks, ...domainChecks, ...tlsChecks, ...urlChecks, ...storeChecks]);
   } finally {
@@ -52,7 +52,7 @@ export async function runDoctor(config: Config, options: DoctorOptions = {}): Pr
   }
 }
 
-async function domainsChecks(db: Parameters<typeof allDomains>[0], config: Config, dns: dnsPromises.Resolver,
+async function domainsChecks(db: Db, config: Config, dns: dnsPromises.Resolver,
   hostAddresses: Promise<string[] | undefined>, only: string | undefined): Promise<CheckResult[]> {
   let name: string | undefined;
   if (only !== undefined) {
@@ -60,12 +60,8 @@ async function domainsChecks(db: Parameters<typeof allDomains>[0], config: Confi
     if (!normalised.ok) return [fail('domain', 'domains', `'${only}' is not a domain name: ${normalised.reason}`, 'give --domain a domain name, e.g. example.com')];
     name = normalised.name;
   }
-  let domains;
-  try {
-    domains = await allDomains(db, name);
-  } catch (err) {
-    return [domainsNotChecked(`the domains cannot be read: ${(err as Error).message}`)];
-  }
+  const domains = await bounded<StoredDomain[] | string>(() => allDomains(db, name), (reason) => reason);
+  if (typeof domains === 'string') return [warn('domain', 'domains', domains)];
   if (domains.length === 0) {
     return name === undefined
       ? [warn('domain', 'domains', 'no sending domain in any workspace yet', 'add one: POST /v1/domains, or the dashboard\'s Domains view')]
@@ -75,24 +71,24 @@ async function domainsChecks(db: Parameters<typeof allDomains>[0], config: Confi
     dns, spfResolver: mailauthResolver(dns), hostname: config.hostname.toLowerCase().replace(/\.$/, ''),
     trackingTarget: trackingTargetFor(config.publicUrl, config.hostname), hostAddresses,
   };
-  const perDomain = await Promise.all(domains.map((d) => bounded('domain', d.name, () => checkDomain(d, deps))
+  const perDomain = await Promise.all(domains.map((d) => bounded(() => checkDomain(d, deps), (reason) => [warn('domain', 'records', reason)])
     .then((checks) => checks.map((c) => ({ ...c, domain: d.name, workspace_id: d.workspaceId })))));
   return perDomain.flat();
 }
 
 /**
- * The check's outcome, or one warning when it takes longer than
- * CHECK_TIMEOUT_MS or fails for a reason of its own (a resolver or a store
- * that does not answer): a check that cannot be made is not a failure of
- * the setup.
+ * The check's outcome, or what `instead` makes of the reason it has none: it
+ * took longer than CHECK_TIMEOUT_MS, or failed for a reason of its own (a
+ * resolver or a store that does not answer). A check that cannot be made
+ * warns; it is not a failure of the setup.
  */
-async function bounded<T>(area: CheckArea, check: string, work: () => Promise<T>): Promise<T | CheckResult[]> {
+async function bounded<T>(work: () => Promise<T>, instead: (reason: string) => T): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<CheckResult[]>((resolve) => {
-    timer = setTimeout(() => resolve([warn(area, check, `could not be checked: no answer within ${CHECK_TIMEOUT_MS / 1000} s`)]), CHECK_TIMEOUT_MS);
+  const timedOut = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(instead(`could not be checked: no answer within ${CHECK_TIMEOUT_MS / 1000} s`)), CHECK_TIMEOUT_MS);
   });
   try {
-    return await Promise.race([work().catch((err: unknown) => [warn(area, check, couldNotCheck(err))]), timedOut]);
+    return await Promise.race([work().catch((err: unknown) => instead(couldNotCheck(err))), timedOut]);
   } finally {
     clearTimeout(timer);
   }

@@ -104,6 +104,3 @@ async function checkSpf(spec: DnsRecordSpec, deps: DomainCheckDeps): Promise<Che
   if (failing.every((r) => r.result === 'temperror' || r.result === 'temperr')) return warn('domain', check, `could not be checked: ${said}`);
   return fail('domain', check, `${said}${published}: receivers do not take mail from this server as the domain's`, publish);
 }
-
-/** The domain checks when the store could not be read. */
-export const domainsNotChecked = (reason: string): CheckResult => warn('domain', 'domains', `could not be checked: ${reason}`);

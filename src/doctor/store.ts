@@ -29,6 +29,7 @@ export function openStoreToCheck(config: Pick<Config, 'databaseUrl' | 'databaseP
       checks: [fail('store', 'database', `no database at ${file}`, 'start Mailroom (or run mailroom migrate) with this MAILROOM_DATA_DIR / MAILROOM_DATABASE_URL, or point them at the existing database')],
     };
   }
+  // PostgreSQL's connect and statement timeouts (the store's defaults) end the wait for a server that never answers.
   return { store: openStore(config.databaseUrl, { poolSize: 2, preparedStatements: config.databasePreparedStatements }), checks: [] };
 }
 

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createSocket, type Socket } from 'node:dgram';
+import { createServer, type AddressInfo, type Socket as TcpSocket } from 'node:net';
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -246,6 +247,23 @@ describe('mailroom doctor', () => {
       expect(readdirSync(empty)).toEqual([]);
     } finally {
       rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
+  it('fails a database server that takes the connection and never answers, within its bound', async () => {
+    const held: TcpSocket[] = [];
+    const silent = createServer((socket) => void held.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `postgres://mailroom:secret@127.0.0.1:${(silent.address() as AddressInfo).port}/mailroom`;
+      const { code, report, ms } = await doctor({ MAILROOM_DATABASE_URL: url });
+      expect(code).toBe(1);
+      expect(find(report, 'database')).toMatchObject({ status: 'fail', found: expect.stringContaining('cannot be read') });
+      expect(find(report, 'domains')).toMatchObject({ status: 'warn', found: expect.stringMatching(/^could not be checked/) });
+      expect(ms).toBeLessThan(20_000);
+    } finally {
+      for (const socket of held) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
     }
   });
 
