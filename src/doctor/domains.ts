@@ -32,7 +32,7 @@ export async function checkDomain(d: StoredDomain, deps: DomainCheckDeps): Promi
   const checked = await checkRecords(specs.filter((r) => r.record !== 'SPF'), deps.dns);
   return Promise.all(specs.map((spec) => (spec.record === 'SPF'
     ? checkSpf(spec, deps)
-    : judge(spec, checked.find((c) => c.name === spec.name && c.record === spec.record && c.value === spec.value)!, deps))));
+    : judge({ ...spec, record: spec.record }, checked.find((c) => c.name === spec.name && c.record === spec.record && c.value === spec.value)!, deps))));
 }
 
 /**
@@ -41,7 +41,7 @@ export async function checkDomain(d: StoredDomain, deps: DomainCheckDeps): Promi
  * providers require of bulk senders, and the domain's MX when inbound mail is
  * on. The rest only warn: mail still goes out without them.
  */
-async function judge(spec: DnsRecordSpec, c: CheckedRecord, deps: DomainCheckDeps): Promise<CheckResult> {
+async function judge(spec: DnsRecordSpec & { record: Exclude<DnsRecordSpec['record'], 'SPF'> }, c: CheckedRecord, deps: DomainCheckDeps): Promise<CheckResult> {
   const check = `${spec.record} ${spec.name}`;
   const publish = `publish ${recordText(spec)}`;
   if (c.detail === TEMPORARY_DNS_ERROR) return warn('domain', check, `could not be checked: ${TEMPORARY_DNS_ERROR}`);
@@ -56,11 +56,11 @@ async function judge(spec: DnsRecordSpec, c: CheckedRecord, deps: DomainCheckDep
   return severity === 'fail' ? fail('domain', check, `${found}; ${why}`, publish) : warn('domain', check, `${found}; ${why}`, publish);
 }
 
-const WHY_MISSING: Record<DnsRecordSpec['record'] | 'DKIM_PENDING', string> = {
+/** What goes wrong without the record (SPF is evaluated, not judged here). */
+const WHY_MISSING: Record<Exclude<DnsRecordSpec['record'], 'SPF'> | 'DKIM_PENDING', string> = {
   DKIM: 'receivers cannot verify the signatures, and DMARC fails',
   DKIM_ED25519: 'mail is signed with the RSA key only until it is published',
   DKIM_PENDING: 'the new key of a rotation signs once its record is seen',
-  SPF: '',
   MX_BOUNCE: 'bounces to the return path do not come back to Mailroom',
   MX_INBOUND: 'inbound mail is on, but mail to the domain does not reach this server',
   DMARC: 'Gmail and Yahoo require a DMARC record of bulk senders',
