@@ -50,7 +50,10 @@ async function judge(spec: DnsRecordSpec & { record: Exclude<DnsRecordSpec['reco
   if (spec.keyState === 'retiring') {
     return ok('domain', check, c.status === 'verified' ? 'retiring key, still published (it may be removed a week after it stopped signing)' : 'retiring key, record removed');
   }
-  if (c.status === 'verified') return ok('domain', check, spec.record.startsWith('DKIM') ? 'matches the key Mailroom signs with' : found);
+  if (c.status === 'verified') {
+    if (spec.keyState === 'pending') return ok('domain', check, 'the new key of a rotation is published: it signs once a verification sees it');
+    return ok('domain', check, spec.record.startsWith('DKIM') ? 'matches the key Mailroom signs with' : found);
+  }
   const severity: CheckStatus = spec.required || spec.record === 'DMARC' || spec.record === 'MX_INBOUND' ? 'fail' : 'warn';
   const why = WHY_MISSING[spec.keyState === 'pending' ? 'DKIM_PENDING' : spec.record];
   return severity === 'fail' ? fail('domain', check, `${found}; ${why}`, publish) : warn('domain', check, `${found}; ${why}`, publish);

@@ -191,6 +191,21 @@ describe('mailroom doctor', () => {
     expect(new Set(report.checks.filter((c) => c.area === 'domain').map((c) => c.domain))).toEqual(new Set([DOMAIN]));
   });
 
+  it('warns of the new key of a DKIM rotation until its record is published, and exits 0', async () => {
+    const { body: created } = await t.api.post('/v1/domains', { name: 'rotating.test' });
+    const { body: rotated } = await t.api.post(`/v1/domains/${created.id}/dkim/rotate`);
+    const pending = rotated.records.filter((r: ApiRecord & { key_state?: string }) => r.key_state === 'pending') as ApiRecord[];
+    expect(pending.map((r) => r.record).sort()).toEqual(['DKIM', 'DKIM_ED25519']);
+    const domainZone = goodZone(rotated.records).filter((r) => r.name.endsWith('rotating.test') && !pending.some((p) => p.name === r.name));
+    await dns.set([...zone, ...domainZone]);
+    const { code, report } = await doctor({}, ['--domain', 'rotating.test']);
+    expect(report.checks.filter((c) => c.status !== 'ok' && c.check !== 'free space').map((c) => c.check).sort()).toEqual(pending.map((r) => `${r.record} ${r.name}`).sort());
+    expect(find(report, `DKIM ${pending.find((r) => r.record === 'DKIM')!.name}`)).toMatchObject({
+      status: 'warn', found: expect.stringContaining('the new key of a rotation'),
+    });
+    expect(code).toBe(0);
+  });
+
   it('warns of DMARC p=none and exits 0', async () => {
     await dns.set(replacing(zone, 'TXT', `_dmarc.${DOMAIN}`, { type: 'TXT', name: `_dmarc.${DOMAIN}`, value: 'v=DMARC1; p=none;' }));
     const { code, report } = await doctor({}, ['--domain', DOMAIN]);
