@@ -9,6 +9,8 @@ import { copySqliteToPostgres, StoreCopyError } from './store/copy.js';
 import { openStore } from './store/db.js';
 import { isScope } from './core/scopes.js';
 import { fitsTextFormat } from './contract/contract.js';
+import { runDoctor } from './doctor/doctor.js';
+import { formatReport } from './doctor/report.js';
 
 const USAGE = `mailroom — self-hosted email platform
 
@@ -24,6 +26,7 @@ Usage:
   mailroom backup FILE                         a consistent copy of the database, also while the server runs
   mailroom store copy --to postgres://…         copy this SQLite store into an empty PostgreSQL database
   mailroom config                              print the effective configuration (secrets masked)
+  mailroom doctor [--domain NAME] [--json]      check DNS, reverse DNS, TLS and the store: ready to send and receive?
 
   mailroom --version | -v                      print the version
   mailroom [COMMAND] --help | -h                this help, or one command's
@@ -39,7 +42,7 @@ function usageOf(command: string): string {
 /** The configuration flags: each MAILROOM_* variable as --kebab-case. */
 const CONFIG_FLAGS = new Set(Object.values(CONFIG_KEYS).map((k) => k.env.replace(/^MAILROOM_/, '').toLowerCase().replace(/_/g, '-')));
 
-const COMMAND_FLAGS = ['name', 'workspace', 'test', 'scopes', 'json', 'plan', 'to', 'help', 'version'];
+const COMMAND_FLAGS = ['name', 'workspace', 'test', 'scopes', 'json', 'plan', 'to', 'domain', 'help', 'version'];
 
 const BOOLEAN_FLAGS = new Set(['test', 'json', 'help', 'version']);
 const SHORT_FLAGS: Record<string, string> = { '-h': '--help', '-v': '--version' };
@@ -119,6 +122,13 @@ async function run(argv: string[]): Promise<number> {
     case 'config':
       for (const { env, value, doc } of describeConfig(config)) console.log(`${env}=${value}\n    # ${doc}`);
       return 0;
+    case 'doctor': {
+      if (own.domain === '') throw new UsageError('--domain needs a domain name');
+      const report = await runDoctor(config, { domain: typeof own.domain === 'string' ? own.domain : undefined });
+      print(json, report, formatReport(report, shown));
+      // Warnings are worth reading but do not make the server unready.
+      return report.status === 'fail' ? 1 : 0;
+    }
     case 'migrate': {
       const services = await openServices(config);
       console.log('Database is at the latest migration.');

@@ -231,6 +231,17 @@ export async function lockActiveDomains(tx: Tx, ws: string): Promise<string[]> {
 }
 
 /**
+ * Every domain of every workspace, or those of one name, in the order they
+ * were added. It spans workspaces for `mailroom doctor`, which checks them all.
+ */
+export async function allDomains(db: Db, name?: string): Promise<StoredDomain[]> {
+  const rows = await db.selectFrom('domains').selectAll()
+    .$if(name !== undefined, (q) => q.where('name', '=', name!))
+    .orderBy('pos', 'asc').execute();
+  return rows.map(toStored);
+}
+
+/**
  * Domains whose planned check is due, oldest plan first. This one query spans
  * workspaces: it serves the re-check task, which works for all of them.
  */

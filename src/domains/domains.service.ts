@@ -165,20 +165,23 @@ function promoteVerifiedKeys(keys: readonly StoredDkimKey[], verifiedNames: Read
   });
 }
 
+/** The records a stored domain needs on a server with this host name and tracking target: the list its API page shows. */
+export function domainRecordSpecs(d: StoredDomain, server: { mxHost: string; trackingTarget: string }): DnsRecordSpec[] {
+  return recordsFor(d.name, {
+    dkim: d.dkim,
+    returnPathSubdomain: d.returnPathSubdomain,
+    mxHost: server.mxHost,
+    inboundEnabled: d.inboundEnabled,
+    trackingSubdomain: d.trackingSubdomain,
+    trackingEnabled: d.openTracking || d.clickTracking,
+    trackingTarget: server.trackingTarget,
+  });
+}
+
 export function domainsService(deps: DomainsDeps): DomainsService {
   const { store, clock, logger, sealKey, dns } = deps;
 
-  function specsFor(d: StoredDomain): DnsRecordSpec[] {
-    return recordsFor(d.name, {
-      dkim: d.dkim,
-      returnPathSubdomain: d.returnPathSubdomain,
-      mxHost: deps.mxHost,
-      inboundEnabled: d.inboundEnabled,
-      trackingSubdomain: d.trackingSubdomain,
-      trackingEnabled: d.openTracking || d.clickTracking,
-      trackingTarget: deps.trackingTarget,
-    });
-  }
+  const specsFor = (d: StoredDomain): DnsRecordSpec[] => domainRecordSpecs(d, deps);
 
   /**
    * The records the domain needs now, each with the outcome of its last

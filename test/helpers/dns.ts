@@ -13,15 +13,20 @@ import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { promises as dns } from 'node:dns';
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
-import { createServer, isIPv4, isIPv6 } from 'node:net';
+import { createServer, isIP, isIPv4, isIPv6 } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 
+// An A or AAAA record also answers the reverse lookup of the first address of
+// its name, pointing back at it (dnsmasq's --host-record), unless a PTR record
+// names that address or the record says `reverse: false`. Such a record is
+// served raw, and its name then answers NXDOMAIN, not NODATA, for other types.
 export type DnsRecord =
-  | { type: 'A'; name: string; address: string }
-  | { type: 'AAAA'; name: string; address: string }
+  | { type: 'A'; name: string; address: string; reverse?: false }
+  | { type: 'AAAA'; name: string; address: string; reverse?: false }
   | { type: 'MX'; name: string; exchange: string; priority: number } // exchange '.' = null MX (RFC 7505)
   | { type: 'TXT'; name: string; value: string | string[] } // string[] = one TXT record split in chunks
-  | { type: 'CNAME'; name: string; target: string };
+  | { type: 'CNAME'; name: string; target: string }
+  | { type: 'PTR'; name: string; target: string }; // name: an IPv4 or IPv6 address, published under in-addr.arpa or ip6.arpa
 
 export interface TestDns {
   host: '127.0.0.1';
@@ -354,14 +359,18 @@ function servfailReply(query: Buffer): Buffer | undefined {
 
 /** The dnsmasq option serving one record; throws on a malformed record. */
 function recordOption(record: DnsRecord): string {
-  const name = dnsName(record.name, `${record.type} record name`);
+  const name = dnsName(ownerName(record), `${record.type} record name`);
   switch (record.type) {
     case 'A':
       if (!isIPv4(record.address)) throw new Error(`test DNS: A record ${name}: not an IPv4 address: ${record.address}`);
+      if (record.reverse === false) return `--dns-rr=${name},1,${Buffer.from(record.address.split('.').map(Number)).toString('hex')}`;
       return `--host-record=${name},${record.address}`;
     case 'AAAA':
       if (!isIPv6(record.address)) throw new Error(`test DNS: AAAA record ${name}: not an IPv6 address: ${record.address}`);
+      if (record.reverse === false) return `--dns-rr=${name},28,${ipv6Bytes(record.address).toString('hex')}`;
       return `--host-record=${name},${record.address}`;
+    case 'PTR':
+      return `--ptr-record=${name},${dnsName(record.target, 'PTR target')}`;
     case 'MX': {
       const { priority } = record;
       if (!Number.isInteger(priority) || priority < 0 || priority > 0xffff) {
@@ -378,8 +387,33 @@ function recordOption(record: DnsRecord): string {
   }
 }
 
+/** The name a record is published at: for PTR, the address's name under in-addr.arpa or ip6.arpa. */
+function ownerName(record: DnsRecord): string {
+  if (record.type !== 'PTR') return record.name;
+  if (isIPv4(record.name)) return `${record.name.split('.').reverse().join('.')}.in-addr.arpa`;
+  if (isIPv6(record.name)) return `${[...ipv6Bytes(record.name).toString('hex')].reverse().join('.')}.ip6.arpa`;
+  throw new Error(`test DNS: PTR record: not an IP address: ${record.name}`);
+}
+
+/** The 16 bytes of an IPv6 address, however it is written (:: and a dotted IPv4 tail included). */
+function ipv6Bytes(address: string): Buffer {
+  const [head, tail = ''] = address.includes('::') ? address.split('::') : [address, undefined];
+  const groups = (part: string | undefined) => (part ? part.split(':').flatMap((g) => (isIP(g) === 4 ? ipv4Groups(g) : [g])) : []);
+  const left = groups(head);
+  const right = groups(tail);
+  const all = address.includes('::') ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right] : left;
+  return Buffer.from(all.map((g) => g.padStart(4, '0')).join(''), 'hex');
+}
+
+function ipv4Groups(address: string): string[] {
+  const hex = Buffer.from(address.split('.').map(Number)).toString('hex');
+  return [hex.slice(0, 4), hex.slice(4)];
+}
+
 function namesIn(record: DnsRecord): string[] {
   switch (record.type) {
+    case 'PTR':
+      return [ownerName(record), record.target];
     case 'MX':
       return record.exchange === '.' ? [record.name] : [record.name, record.exchange];
     case 'CNAME':

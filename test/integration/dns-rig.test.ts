@@ -18,6 +18,10 @@ const records: DnsRecord[] = [
   { type: 'TXT', name: 'mail.test', value: 'v=spf1 ip4:192.0.2.0/24 -all' },
   { type: 'CNAME', name: 'alias.mail.test', target: 'mx1.mail.test' },
   { type: 'A', name: 'www.example.org', address: '192.0.2.80' },
+  { type: 'A', name: 'bare.mail.test', address: '192.0.2.90', reverse: false },
+  { type: 'AAAA', name: 'bare.mail.test', address: '2001:db8::90', reverse: false },
+  { type: 'PTR', name: '192.0.2.2', target: 'other.mail.test' },
+  { type: 'PTR', name: '2001:db8::1', target: 'other.mail.test' },
 ];
 
 describe('test DNS rig (dnsmasq)', () => {
@@ -56,6 +60,17 @@ describe('test DNS rig (dnsmasq)', () => {
     expect((await resolver.resolve4('mx1.mail.test')).sort()).toEqual(['192.0.2.1', '192.0.2.2']);
     expect(await resolver.resolve6('mx1.mail.test')).toEqual(['2001:db8::1']);
     expect(await resolver.resolve4('www.example.org')).toEqual(['192.0.2.80']);
+  });
+
+  it('answers reverse lookups: the first address of an A record\'s name, PTR records over that, none with reverse: false', async () => {
+    expect(await resolver.reverse('192.0.2.1')).toEqual(['mx1.mail.test']);
+    expect(await resolver.reverse('192.0.2.80')).toEqual(['www.example.org']);
+    expect(await resolver.reverse('192.0.2.2')).toEqual(['other.mail.test']);
+    expect(await resolver.reverse('2001:db8::1')).toEqual(['other.mail.test']);
+    expect(await resolver.resolve4('bare.mail.test')).toEqual(['192.0.2.90']);
+    expect(await resolver.resolve6('bare.mail.test')).toEqual(['2001:db8::90']);
+    await expect(resolver.reverse('192.0.2.90')).rejects.toMatchObject({ code: 'ENOTFOUND' });
+    await expect(resolver.reverse('2001:db8::90')).rejects.toMatchObject({ code: 'ENOTFOUND' });
   });
 
   it('serves a TXT record as the chunks it was given', async () => {

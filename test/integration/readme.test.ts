@@ -38,6 +38,9 @@ const RUN_ELSEWHERE: Record<string, string> = {
     'cluster.test.ts starts three nodes this way on one database of the private PostgreSQL cluster that .ci/run starts (npm run test:postgres)',
   'npx mailroom store copy --to postgres://mailroom:PASSWORD@db.internal:5432/mailroom':
     'store-copy.test.ts runs mailroom store copy into a database of that cluster, and starts Mailroom on it',
+  'npx mailroom doctor                       # add --domain example.com for one domain, --json for a script':
+    'doctor.test.ts runs mailroom doctor against a DNS server of its own (dnsmasq), which the checks need',
+  'Server identity (MAILROOM_HOSTNAME)': 'the output of mailroom doctor, not a command; doctor.test.ts checks the lines of that output',
   'npm run typecheck      # tsc, no emit': '.ci/run runs the typecheck, npm test, npm run test:postgres and itself; contract.test.ts runs the generator of npm run contract:types; npm run bench is a measurement that takes minutes, not a test',
 };
 

@@ -1,0 +1,61 @@
+// The store, opened as the other commands open it but only read: no
+// migration is run and nothing is written, so a server running beside the
+// check is not disturbed, and a store left behind shows as such.
+import { existsSync } from 'node:fs';
+import { statfs } from 'node:fs/promises';
+import { sql } from 'kysely';
+import type { Config } from '../config.js';
+import { openStore, type Store } from '../store/db.js';
+import { fail, ok, warn, type CheckResult } from './report.js';
+
+/** Less free space than this under a SQLite store warns: a full disk makes Mailroom refuse new work. */
+export const LOW_FREE_BYTES = 1024 ** 3;
+
+const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
+
+export interface OpenedStore {
+  store: Store | undefined;
+  checks: CheckResult[];
+}
+
+const sqliteFileOf = (databaseUrl: string) => (databaseUrl.startsWith('sqlite:') ? databaseUrl.slice('sqlite:'.length) : undefined);
+
+/** Opens the store unless there is none to open (a SQLite file never created), and says so. */
+export function openStoreToCheck(config: Pick<Config, 'databaseUrl' | 'databasePreparedStatements'>): OpenedStore {
+  const file = sqliteFileOf(config.databaseUrl);
+  if (file !== undefined && file !== ':memory:' && !existsSync(file)) {
+    return {
+      store: undefined,
+      checks: [fail('store', 'database', `no database at ${file}`, 'start Mailroom (or run mailroom migrate) with this MAILROOM_DATA_DIR / MAILROOM_DATABASE_URL, or point them at the existing database')],
+    };
+  }
+  // PostgreSQL's connect and statement timeouts (the store's defaults) end the wait for a server that never answers.
+  return { store: openStore(config.databaseUrl, { poolSize: 2, preparedStatements: config.databasePreparedStatements }), checks: [] };
+}
+
+export async function checkStore(store: Store, config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<CheckResult[]> {
+  const checks: CheckResult[] = [];
+  try {
+    await sql`SELECT 1`.execute(store.db);
+  } catch (err) {
+    return [fail('store', 'database', `cannot be read: ${(err as Error).message}`, 'check MAILROOM_DATABASE_URL, and that the database server runs')];
+  }
+  const file = sqliteFileOf(config.databaseUrl);
+  checks.push(ok('store', 'database', file === undefined ? 'PostgreSQL answers' : `${file} answers`));
+  const pending = await store.pendingMigrations();
+  checks.push(pending.length === 0
+    ? ok('store', 'migrations', 'up to date')
+    : fail('store', 'migrations', `${pending.length} not run: ${pending.join(', ')}`, 'run mailroom migrate (mailroom serve runs them too as it starts)'));
+  if (file !== undefined && file !== ':memory:') checks.push(await freeSpace(config.dataDir));
+  return checks;
+}
+
+async function freeSpace(dir: string): Promise<CheckResult> {
+  const fs = await statfs(dir);
+  const free = fs.bavail * fs.bsize;
+  if (free < LOW_FREE_BYTES) {
+    return warn('store', 'free space', `${gib(free)} free on the filesystem of ${dir}`,
+      `free some space there, or move the data dir to a larger disk: under ${gib(LOW_FREE_BYTES)} a burst of mail can fill it`);
+  }
+  return ok('store', 'free space', `${gib(free)} free on the filesystem of ${dir}`);
+}
