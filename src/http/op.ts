@@ -269,6 +269,8 @@ function decodable(encoded: string): boolean {
  * look up something the client never wrote.
  */
 function refuseMalformedEncoding(ctx: Context, operation: CompiledOperation): void {
+  // Only an escape can be malformed; most requests have none.
+  if (!ctx.querystring.includes('%') && !ctx.path.includes('%')) return;
   const bad = (param: string) => new AppError('validation_error', `'${param}' is not valid percent-encoded UTF-8.`, { status: 400, param });
   for (const pair of ctx.querystring ? ctx.querystring.split('&') : []) {
     const [name, value = ''] = pair.split(/=(.*)/s);
