@@ -31,18 +31,26 @@ export function deriveKeyring(master: Buffer): Keyring {
 
 /** The master secret from config, or the one in DATA_DIR/master.key (created on first use, mode 0600). */
 export function openKeyring(dataDir: string, configuredSecret: string | null): Keyring {
-  if (configuredSecret) return deriveKeyring(Buffer.from(configuredSecret, 'utf8'));
-  const file = join(dataDir, 'master.key');
-  if (!existsSync(file)) {
+  if (!configuredSecret && !existsSync(masterKeyFile(dataDir))) {
     mkdirSync(dataDir, { recursive: true });
     try {
       // 'wx' fails if another process created it first; then we read theirs.
-      writeFileSync(file, randomBytes(32).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
+      writeFileSync(masterKeyFile(dataDir), randomBytes(32).toString('base64') + '\n', { mode: 0o600, flag: 'wx' });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
   }
+  return existingKeyring(dataDir, configuredSecret)!;
+}
+
+/** The keyring of the master secret this node has, without making one: undefined when there is none yet. */
+export function existingKeyring(dataDir: string, configuredSecret: string | null): Keyring | undefined {
+  if (configuredSecret) return deriveKeyring(Buffer.from(configuredSecret, 'utf8'));
+  const file = masterKeyFile(dataDir);
+  if (!existsSync(file)) return undefined;
   const master = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
   if (master.length < 32) throw new Error(`${file} does not hold a 32-byte base64 secret`);
   return deriveKeyring(master);
 }
+
+export const masterKeyFile = (dataDir: string) => join(dataDir, 'master.key');

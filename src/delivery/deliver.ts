@@ -190,32 +190,51 @@ export async function deliverToDomain(delivery: DomainDelivery, deps: DirectDeps
   return deliverThrough(hosts, { port: deps.port, tls: 'opportunistic' }, delivery, deps, deps.maxConnectionAttempts ?? 5);
 }
 
+/** A smarthost as MAILROOM_RELAY_URL names it: where to connect, how, and as whom. */
+export interface Relay {
+  hostname: string;
+  target: Omit<SmtpTarget, 'address' | 'hostname'>;
+}
+
 /**
- * Delivers through a smarthost given as a URL: smtp://user:pass@host:port
- * (STARTTLS when offered, port 587 by default) or smtps://... (TLS from the
- * start, RFC 8314, port 465 by default, certificate checked).
+ * A smarthost given as a URL: smtp://user:pass@host:port (STARTTLS when
+ * offered, port 587 by default) or smtps://... (TLS from the start, RFC 8314,
+ * port 465 by default, certificate checked).
  */
-export async function deliverViaRelay(relayUrl: string | URL, message: OutboundMessage, deps: RelayDeps): Promise<RecipientVerdict[]> {
+export function relayOf(relayUrl: string | URL): Relay {
   const url = new URL(relayUrl);
   const implicit = url.protocol === 'smtps:';
   if (!implicit && url.protocol !== 'smtp:') throw new Error(`relay URL must be smtp:// or smtps://, not ${url.protocol}`);
-  const hostname = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const user = decodeURIComponent(url.username);
+  return {
+    hostname: url.hostname.replace(/^\[(.*)\]$/, '$1'),
+    target: {
+      port: Number(url.port || (implicit ? 465 : 587)),
+      tls: implicit ? 'implicit' : 'opportunistic',
+      verifyCertificate: implicit,
+      ...(user && { auth: { user, pass: decodeURIComponent(url.password) } }),
+    },
+  };
+}
+
+/**
+ * The relay's addresses, through the system resolver rather than
+ * MAILROOM_DNS_SERVERS: a smarthost is often a name only the local network
+ * knows (/etc/hosts, a container network).
+ */
+export async function relayAddresses(hostname: string): Promise<string[]> {
+  return net.isIP(hostname) ? [hostname] : (await lookup(hostname, { all: true })).map((a) => a.address);
+}
+
+/** Delivers through the smarthost of `relayUrl` (relayOf). */
+export async function deliverViaRelay(relayUrl: string | URL, message: OutboundMessage, deps: RelayDeps): Promise<RecipientVerdict[]> {
+  const { hostname, target } = relayOf(relayUrl);
   let addresses: string[];
   try {
-    // The system resolver, not MAILROOM_DNS_SERVERS: a smarthost is often a name only the
-    // local network knows (/etc/hosts, a container network).
-    addresses = net.isIP(hostname) ? [hostname] : (await lookup(hostname, { all: true })).map((a) => a.address);
+    addresses = await relayAddresses(hostname);
   } catch (err) {
     const reply = `4.4.3 cannot resolve relay ${hostname}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`;
     return [...new Set(message.recipients)].map((recipient) => outcome(recipient, reply, undefined, undefined));
   }
-  const target = {
-    port: Number(url.port || (implicit ? 465 : 587)),
-    tls: implicit ? ('implicit' as const) : ('opportunistic' as const),
-    verifyCertificate: implicit,
-    ...(user && { auth: { user, pass: decodeURIComponent(url.password) } }),
-  };
-  const host = { name: hostname, addresses };
-  return deliverThrough([host], target, message, deps, addresses.length);
+  return deliverThrough([{ name: hostname, addresses }], target, message, deps, addresses.length);
 }

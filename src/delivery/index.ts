@@ -18,6 +18,8 @@ export {
 export {
   deliverToDomain,
   deliverViaRelay,
+  relayAddresses,
+  relayOf,
   type DirectDeps,
   type DomainDelivery,
   type OutboundMessage,

@@ -10,6 +10,7 @@ import { allDomains, type StoredDomain } from '../domains/domains.repo.js';
 import { trackingTargetFor } from '../domains/domains.service.js';
 import { normaliseDomainName } from '../domains/domain-name.js';
 import { mailauthResolver } from '../domains/mailauth-resolver.js';
+import { checkDelivery, sendsFromOwnAddresses } from './delivery.js';
 import { checkDomain } from './domains.js';
 import { checkIdentity, couldNotCheck } from './identity.js';
 import { fail, reportOf, warn, type CheckResult, type DoctorReport } from './report.js';
@@ -34,17 +35,19 @@ export async function runDoctor(config: Config, options: DoctorOptions = {}): Pr
   if (config.dnsServers.length > 0) dns.setServers(config.dnsServers);
   const opened = openStoreToCheck(config);
   try {
-    const identity = bounded(() => checkIdentity(config.hostname, dns), (reason) => ({ checks: [warn('identity', 'host name', reason)], addresses: undefined }));
+    const identity = bounded(() => checkIdentity(config.hostname, dns, sendsFromOwnAddresses(config)),
+      (reason) => ({ checks: [warn('identity', 'host name', reason)], addresses: undefined }));
     const hostAddresses = identity.then((i) => i.addresses);
     const store = opened.store;
-    const [identityChecks, domainChecks, tlsChecks, urlChecks, storeChecks] = await Promise.all([
+    const [identityChecks, deliveryChecks, domainChecks, tlsChecks, urlChecks, storeChecks] = await Promise.all([
       identity.then((i) => i.checks),
+      bounded(() => checkDelivery(config), (reason) => [warn('delivery', 'relay', reason)]),
       store ? domainsChecks(store.db, config, dns, hostAddresses, options.domain) : [warn('domain', 'domains', 'could not be checked: there is no database')],
       bounded(() => checkTls(config, Date.now()), (reason) => [warn('tls', 'certificate', reason)]),
       checkPublicUrl(config),
       store ? bounded(() => checkStore(store, config), (reason) => [warn('store', 'database', reason)]) : opened.checks,
     ]);
-    return reportOf([...identityChecks, ...domainChecks, ...tlsChecks, ...urlChecks, ...storeChecks]);
+    return reportOf([...identityChecks, ...deliveryChecks, ...domainChecks, ...tlsChecks, ...urlChecks, ...storeChecks]);
   } finally {
     // Queries still out (a dead resolver) would keep the process waiting for their timeouts.
     dns.cancel();
@@ -69,7 +72,7 @@ async function domainsChecks(db: Db, config: Config, dns: dnsPromises.Resolver,
   }
   const deps = {
     dns, spfResolver: mailauthResolver(dns), hostname: config.hostname.toLowerCase().replace(/\.$/, ''),
-    trackingTarget: trackingTargetFor(config.publicUrl, config.hostname), hostAddresses,
+    trackingTarget: trackingTargetFor(config.publicUrl, config.hostname), hostAddresses, delivery: config.delivery,
   };
   const perDomain = await Promise.all(domains.map((d) => bounded(() => checkDomain(d, deps), (reason) => [warn('domain', 'records', reason)])
     .then((checks) => checks.map((c) => ({ ...c, domain: d.name, workspace_id: d.workspaceId })))));

@@ -2,6 +2,7 @@
 // record list and comparison), without storing anything. SPF is evaluated for
 // the server's own addresses, as a receiver would, rather than compared.
 import { spf, type DNSResolver } from 'mailauth';
+import type { Config } from '../config.js';
 import type { DnsRecordSpec } from '../domains/dns-records.js';
 import type { StoredDomain } from '../domains/domains.repo.js';
 import { domainRecordSpecs } from '../domains/domains.service.js';
@@ -18,6 +19,8 @@ export interface DomainCheckDeps {
   trackingTarget: string;
   /** The host name's addresses, once known; undefined when they could not be looked up. */
   hostAddresses: Promise<string[] | undefined>;
+  /** MAILROOM_DELIVERY: SPF is evaluated for this server's addresses only when they are the ones receivers see. */
+  delivery: Config['delivery'];
 }
 
 /** The TXT or MX a user publishes for a record, as the domain's page lists it. */
@@ -90,6 +93,10 @@ async function dmarcPolicy(spec: DnsRecordSpec, dns: DnsLookup): Promise<CheckRe
 async function checkSpf(spec: DnsRecordSpec, deps: DomainCheckDeps): Promise<CheckResult> {
   const check = `SPF ${spec.name}`;
   const publish = `publish ${recordText(spec)}, or add a:${deps.hostname} before the "all" of the record there`;
+  if (deps.delivery === 'relay') {
+    return ok('domain', check, 'not evaluated: mail leaves through the relay, so receivers check its addresses against this record (its provider names the include: to add)');
+  }
+  if (deps.delivery === 'sink') return ok('domain', check, 'not evaluated: nothing is sent (MAILROOM_DELIVERY=sink)');
   const addresses = await deps.hostAddresses;
   if (!addresses || addresses.length === 0) {
     return warn('domain', check, `could not be checked: MAILROOM_HOSTNAME ${deps.hostname} has no known address to evaluate it for (see the identity checks)`);

@@ -45,7 +45,8 @@ function expandIpv6(address: string): string {
 
 const sameAddress = (a: string, b: string) => (isIPv4(a) ? a === b : expandIpv6(a) === expandIpv6(b));
 
-export async function checkIdentity(hostname: string, dns: HostLookup): Promise<Identity> {
+/** `reverse`: whether receivers look this server's addresses up in reverse (it delivers to MX hosts itself). */
+export async function checkIdentity(hostname: string, dns: HostLookup, reverse: boolean): Promise<Identity> {
   const name = normaliseDomainName(hostname);
   if (!name.ok || !name.name.includes('.')) {
     return {
@@ -69,7 +70,8 @@ export async function checkIdentity(hostname: string, dns: HostLookup): Promise<
     };
   }
   const checks = [ok('identity', 'host name', `${host} resolves to ${addresses.join(', ')}`)];
-  checks.push(...await Promise.all(addresses.map((address) => checkReverse(host, address, dns))));
+  if (reverse) checks.push(...await Promise.all(addresses.map((address) => checkReverse(host, address, dns))));
+  else checks.push(ok('identity', 'reverse DNS', 'not checked: mail does not leave from this server\'s addresses (see Delivery)'));
   return { checks, addresses };
 }
 

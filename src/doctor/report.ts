@@ -3,7 +3,7 @@
 
 export type CheckStatus = 'ok' | 'warn' | 'fail';
 
-export type CheckArea = 'identity' | 'domain' | 'tls' | 'public_url' | 'store';
+export type CheckArea = 'identity' | 'delivery' | 'domain' | 'tls' | 'public_url' | 'store';
 
 export interface CheckResult {
   area: CheckArea;
@@ -38,6 +38,7 @@ export function reportOf(checks: CheckResult[]): DoctorReport {
 
 const TITLES: Record<CheckArea, string> = {
   identity: 'Server identity (MAILROOM_HOSTNAME)',
+  delivery: 'Delivery (MAILROOM_DELIVERY)',
   domain: 'Domains',
   tls: 'TLS (MAILROOM_TLS_CERT)',
   public_url: 'Public URL (MAILROOM_PUBLIC_URL)',

@@ -5,7 +5,9 @@ import { existsSync } from 'node:fs';
 import { statfs } from 'node:fs/promises';
 import { sql } from 'kysely';
 import type { Config } from '../config.js';
-import { openStore, type Store } from '../store/db.js';
+import { existingKeyring, masterKeyFile, type Keyring } from '../keyring.js';
+import { openStore, type Db, type Store } from '../store/db.js';
+import { isSecretOf, SECRET_MISMATCH_FIX, storedSecretCheck } from '../store/secret-check.js';
 import { fail, ok, warn, type CheckResult } from './report.js';
 
 /** Less free space than this under a SQLite store warns: a full disk makes Mailroom refuse new work. */
@@ -33,7 +35,7 @@ export function openStoreToCheck(config: Pick<Config, 'databaseUrl' | 'databaseP
   return { store: openStore(config.databaseUrl, { poolSize: 2, preparedStatements: config.databasePreparedStatements }), checks: [] };
 }
 
-export async function checkStore(store: Store, config: Pick<Config, 'databaseUrl' | 'dataDir'>): Promise<CheckResult[]> {
+export async function checkStore(store: Store, config: Pick<Config, 'databaseUrl' | 'dataDir' | 'secret'>): Promise<CheckResult[]> {
   const checks: CheckResult[] = [];
   try {
     await sql`SELECT 1`.execute(store.db);
@@ -46,8 +48,36 @@ export async function checkStore(store: Store, config: Pick<Config, 'databaseUrl
   checks.push(pending.length === 0
     ? ok('store', 'migrations', 'up to date')
     : fail('store', 'migrations', `${pending.length} not run: ${pending.join(', ')}`, 'run mailroom migrate (mailroom serve runs them too as it starts)'));
+  if (pending.length === 0) checks.push(await checkSecret(store.db, config));
   if (file !== undefined && file !== ':memory:') checks.push(await freeSpace(config.dataDir));
   return checks;
+}
+
+/**
+ * Whether this node's master secret is the one the store was set up under
+ * (store/secret-check.ts), read without writing: a node with another one, or
+ * with none yet (it would make one), refuses to start on this store.
+ */
+async function checkSecret(db: Db, config: Pick<Config, 'dataDir' | 'secret'>): Promise<CheckResult> {
+  const where = config.secret ? 'MAILROOM_SECRET' : masterKeyFile(config.dataDir);
+  let keyring: Keyring | undefined;
+  try {
+    keyring = existingKeyring(config.dataDir, config.secret);
+  } catch (err) {
+    return fail('store', 'master secret', (err as Error).message, `put back the data dir's master.key, or ${SECRET_MISMATCH_FIX}`);
+  }
+  const stored = await storedSecretCheck(db);
+  if (stored === undefined) {
+    return ok('store', 'master secret', keyring
+      ? `no node has started on this store yet: the first start records that it is set up under ${where}`
+      : `none yet: the first start makes ${where} (or set MAILROOM_SECRET)`);
+  }
+  if (!keyring) {
+    return fail('store', 'master secret', `the store was set up under a master secret this node does not have (no MAILROOM_SECRET, no ${where}): it would make a new one and refuse to start`, SECRET_MISMATCH_FIX);
+  }
+  return isSecretOf(stored, keyring.storeCheckKey)
+    ? ok('store', 'master secret', `${where} is the secret the store was set up under`)
+    : fail('store', 'master secret', `${where} is not the secret the store was set up under: this node refuses to start on it`, SECRET_MISMATCH_FIX);
 }
 
 async function freeSpace(dir: string): Promise<CheckResult> {

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Store } from './db.js';
+import type { Db, Store, Tx } from './db.js';
 
 // Every node on one store must derive its keys from the same master secret:
 // a node with another secret would mint API keys, cursors, tracking and
@@ -12,18 +12,31 @@ export class SecretMismatchError extends Error {}
 
 const SETTING = 'master_secret_check';
 
-/** `checkKey` is the keyring's key for this check. */
+export const SECRET_MISMATCH_FIX = 'set the same MAILROOM_SECRET on every node of one database (or copy the first node\'s DATA_DIR/master.key)';
+
+/** The check value of the secret whose keyring's check key is `checkKey`. */
+const checkValueOf = (checkKey: Buffer) => createHmac('sha256', checkKey).update('mailroom store secret check').digest('base64url');
+
+/** The check value the store was set up under; undefined before any node has started on it. */
+export async function storedSecretCheck(db: Db | Tx): Promise<string | undefined> {
+  return (await db.selectFrom('store_settings').select('value').where('name', '=', SETTING).executeTakeFirst())?.value;
+}
+
+/** Whether `stored` is the check value of the secret behind `checkKey`, compared in constant time. */
+export function isSecretOf(stored: string, checkKey: Buffer): boolean {
+  const [a, b] = [Buffer.from(stored), Buffer.from(checkValueOf(checkKey))];
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** `checkKey` is the keyring's key for this check. Records the check value on the store's first start. */
 export async function checkMasterSecret(store: Store, checkKey: Buffer): Promise<void> {
-  const mine = createHmac('sha256', checkKey).update('mailroom store secret check').digest('base64url');
   const stored = await store.write(async (tx) => {
-    await tx.insertInto('store_settings').values({ name: SETTING, value: mine })
+    await tx.insertInto('store_settings').values({ name: SETTING, value: checkValueOf(checkKey) })
       .onConflict((oc) => oc.column('name').doNothing()).execute();
-    return (await tx.selectFrom('store_settings').select('value').where('name', '=', SETTING).executeTakeFirstOrThrow()).value;
+    return (await storedSecretCheck(tx))!;
   });
-  const [a, b] = [Buffer.from(stored), Buffer.from(mine)];
-  if (a.length !== b.length || !timingSafeEqual(a, b)) {
-    throw new SecretMismatchError('This database was set up under another master secret. Every node on one database must share it: '
-      + 'set the same MAILROOM_SECRET on all of them (or copy the first node\'s DATA_DIR/master.key). Starting with another one '
-      + 'would make API keys, links and sealed DKIM keys that the other nodes reject.');
+  if (!isSecretOf(stored, checkKey)) {
+    throw new SecretMismatchError(`This database was set up under another master secret: ${SECRET_MISMATCH_FIX}. `
+      + 'Starting with another one would make API keys, links and sealed DKIM keys that the other nodes reject.');
   }
 }

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CheckResult, DoctorReport } from '../../src/doctor/report.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { startDns, type DnsRecord, type TestDns } from '../helpers/dns.js';
+import { startScriptedMx } from '../helpers/mx.js';
 
 // `mailroom doctor` as an operator runs it: a child process on the store of a
 // running server, asking a real DNS server (dnsmasq on loopback) about the
@@ -279,6 +280,78 @@ describe('mailroom doctor', () => {
     } finally {
       for (const socket of held) socket.destroy();
       await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
+  it('checks a relay by logging in to it, and judges neither SPF nor reverse DNS on this server\'s addresses then', async () => {
+    // The zone fails both for this server's addresses: neither matters when a relay sends.
+    await dns.set(replacing(replacing(zone, 'PTR', HOST_IP), 'TXT', `bounces.${DOMAIN}`, { type: 'TXT', name: `bounces.${DOMAIN}`, value: 'v=spf1 -all' }));
+    await using relay = await startScriptedMx({
+      tls: true,
+      server: {
+        authOptional: false,
+        onAuth: (auth, _session, callback) => (auth.username === 'app' && auth.password === 'right'
+          ? callback(null, { user: auth.username })
+          : callback(Object.assign(new Error('5.7.8 Authentication credentials invalid'), { responseCode: 535 }))),
+      },
+    });
+    const relayEnv = (pass: string, port = relay.port) => ({ MAILROOM_DELIVERY: 'relay', MAILROOM_RELAY_URL: `smtp://app:${pass}@127.0.0.1:${port}` });
+
+    const good = await doctor(relayEnv('right'), ['--domain', DOMAIN]);
+    expect(find(good.report, `relay 127.0.0.1:${relay.port}`)).toMatchObject({ status: 'ok', found: '[127.0.0.1] takes a session, logged in as app' });
+    expect(find(good.report, `SPF bounces.${DOMAIN}`)).toMatchObject({ status: 'ok', found: expect.stringMatching(/^not evaluated: mail leaves through the relay/) });
+    expect(find(good.report, 'reverse DNS')).toMatchObject({ status: 'ok' });
+    expect(good.report.checks.some((c) => c.check.startsWith('PTR '))).toBe(false);
+    expect(notOk(good.report).filter((c) => !c.startsWith('free space'))).toEqual([]);
+    expect(good.code).toBe(0);
+    // The session ended with QUIT and sent no mail.
+    expect(relay.commands.map((c) => c.line.split(' ')[0].toUpperCase())).toEqual(expect.arrayContaining(['EHLO', 'STARTTLS', 'AUTH', 'QUIT']));
+    expect(relay.received).toEqual([]);
+
+    const refused = await doctor(relayEnv('wrong'), ['--domain', DOMAIN]);
+    expect(refused.code).toBe(1);
+    expect(find(refused.report, `relay 127.0.0.1:${relay.port}`)).toMatchObject({
+      status: 'fail', found: expect.stringContaining('535'), fix: expect.stringContaining('MAILROOM_RELAY_URL'),
+    });
+
+    const closed = await new Promise<number>((resolve) => {
+      const probe = createServer();
+      probe.listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const nobody = await doctor(relayEnv('right', closed), ['--domain', DOMAIN]);
+    expect(find(nobody.report, `relay 127.0.0.1:${closed}`)).toMatchObject({ status: 'fail', found: expect.stringContaining('ECONNREFUSED') });
+  });
+
+  it('warns that a mail catcher sends nothing, and does not evaluate SPF for it', async () => {
+    await dns.set(zone);
+    const { code, report } = await doctor({ MAILROOM_DELIVERY: 'sink' }, ['--domain', DOMAIN]);
+    expect(find(report, 'mode')).toMatchObject({ area: 'delivery', status: 'warn', fix: expect.stringContaining('MAILROOM_DELIVERY=direct') });
+    expect(find(report, `SPF bounces.${DOMAIN}`).found).toBe('not evaluated: nothing is sent (MAILROOM_DELIVERY=sink)');
+    expect(code).toBe(0);
+  });
+
+  it('says whether this node has the master secret the store was set up under, without making one', async () => {
+    await dns.set(zone);
+    expect(find((await doctor()).report, 'master secret')).toMatchObject({ status: 'ok', found: expect.stringContaining('is the secret the store was set up under') });
+
+    const other = await doctor({ MAILROOM_SECRET: 'another secret of this deployment, not the first node\'s' });
+    expect(other.code).toBe(1);
+    expect(find(other.report, 'master secret')).toMatchObject({
+      status: 'fail', found: 'MAILROOM_SECRET is not the secret the store was set up under: this node refuses to start on it',
+      fix: expect.stringContaining('MAILROOM_SECRET'),
+    });
+
+    // A second node's data dir, sharing the database but holding no master.key yet.
+    const bare = mkdtempSync(join(tmpdir(), 'mailroom-doctor-node-'));
+    try {
+      const second = await doctor({ MAILROOM_DATA_DIR: bare });
+      expect(find(second.report, 'master secret')).toMatchObject({ status: 'fail', found: expect.stringContaining('this node does not have') });
+      expect(readdirSync(bare)).toEqual([]);
+    } finally {
+      rmSync(bare, { recursive: true, force: true });
     }
   });
 
