@@ -33,6 +33,8 @@ export interface CompiledOperation {
   paged: boolean;
   /** 422 where the operation lists it, else 400 (the spec's per-operation statuses). */
   validationStatus: 400 | 422;
+  /** The path names a record to find (the operation lists 404), rather than one it may create. */
+  pathFindsRecord: boolean;
 }
 
 export interface Contract {
@@ -203,6 +205,7 @@ export function loadContract(dir = SCHEMA_DIR): Contract {
         integerParams: new Set(queryParams.filter((p) => p.schema?.type === 'integer').map((p) => p.name)),
         paged: queryParams.some((p) => p.name === 'limit'),
         validationStatus: operation.responses?.['422'] ? 422 : 400,
+        pathFindsRecord: Boolean(operation.responses?.['404']),
       });
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         const schema = deref(document, response as Json)?.content?.['application/json']?.schema;

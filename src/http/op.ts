@@ -287,15 +287,30 @@ function refuseMalformedEncoding(ctx: Context, operation: CompiledOperation): vo
   });
 }
 
+/**
+ * A path parameter no record could have: nothing found where the path names a
+ * record to find, a validation error where the operation would create one
+ * (PUT /contacts/by-email/{email}, which lists no 404).
+ */
+function pathRefusal(operation: CompiledOperation, message: string, param: string | undefined): AppError {
+  return operation.pathFindsRecord
+    ? new AppError('not_found', message, { param })
+    : new AppError('validation_error', message, { status: operation.validationStatus, param });
+}
+
 function validate<Id extends OperationId>(ctx: Context, deps: HttpDeps, operation: CompiledOperation, auth: AuthContext,
   params: Record<string, string>, rawBody: unknown, mayHoldNul: boolean): OpInput<Id> {
   refuseMalformedEncoding(ctx, operation);
   // No record's id or address holds a control character; PostgreSQL could not even compare one with a NUL.
   const controlled = Object.keys(params).find((name) => CONTROL_CHARACTER.test(params[name]));
-  if (controlled !== undefined) throw new AppError('not_found', `No record has a '${controlled}' with control characters.`, { param: controlled });
+  if (controlled !== undefined) {
+    throw operation.pathFindsRecord
+      ? new AppError('not_found', `No record has a '${controlled}' with control characters.`, { param: controlled })
+      : new AppError('validation_error', `'${controlled}' must not contain control characters.`, { status: operation.validationStatus, param: controlled });
+  }
   if (!operation.params(params)) {
     const e = describeAjvError(operation.params.errors?.[0]);
-    throw new AppError('not_found', e.message, { param: e.param });
+    throw pathRefusal(operation, e.message, e.param);
   }
   const query: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(ctx.query)) query[name] = queryValue(operation, name, value);
