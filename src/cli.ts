@@ -11,6 +11,7 @@ import { isScope } from './core/scopes.js';
 import { fitsTextFormat } from './contract/contract.js';
 import { runDoctor } from './doctor/doctor.js';
 import { formatReport } from './doctor/report.js';
+import type { QueueDestination } from './queue/index.js';
 
 const USAGE = `mailroom — self-hosted email platform
 
@@ -22,6 +23,9 @@ Usage:
   mailroom workspaces create --name NAME [--plan PLAN] [--json]
   mailroom workspaces list [--json]
   mailroom workspaces set-plan NAME_OR_ID PLAN [--json]   change plan; clears the send quota counts
+  mailroom queue [--workspace NAME_OR_ID] [--json]   what waits for delivery, per destination domain (as mailq)
+  mailroom queue hold DOMAIN [--workspace …]     deliver nothing to DOMAIN until it is released
+  mailroom queue release DOMAIN [--workspace …]  deliver to DOMAIN again
   mailroom migrate                             apply database migrations
   mailroom backup FILE                         a consistent copy of the database, also while the server runs
   mailroom store copy --to postgres://…         copy this SQLite store into an empty PostgreSQL database
@@ -186,6 +190,8 @@ async function run(argv: string[]): Promise<number> {
       }
       return 0;
     }
+    case 'queue':
+      return steerQueue(config, sub, positionals[2], own, json);
     case 'keys': {
       if (sub === 'list' || sub === 'revoke') return manageKeys(config, sub, positionals[2], own, json);
       if (sub !== 'create') throw new UsageError('keys takes create, list or revoke');
@@ -238,6 +244,74 @@ async function manageKeys(config: Config, sub: 'list' | 'revoke', keyId: string 
   } finally {
     await services.store.close();
   }
+}
+
+/**
+ * The outbound queue of the workspace named by --workspace, or of every
+ * workspace: listed, held or released, straight in the store; a running
+ * server sees a change at its next look at the queue, within a second.
+ * Retrying is left to the API (POST /v1/queue/retry) and the dashboard: a
+ * destination a server rests after failures is that server's to wake.
+ */
+async function steerQueue(config: Config, sub: string | undefined, domain: string | undefined, own: Record<string, string | boolean>, json: boolean): Promise<number> {
+  if (sub !== undefined && sub !== 'hold' && sub !== 'release') throw new UsageError(`queue takes hold or release, not '${sub}'`);
+  if ((sub === 'hold' || sub === 'release') && !domain) throw new UsageError(`queue ${sub} takes the DOMAIN`);
+  const services = await openServices(config);
+  try {
+    let workspaces = await services.workspaces.list();
+    if (typeof own.workspace === 'string') {
+      const ws = await services.workspaces.find(own.workspace);
+      if (!ws) throw new UsageError(`no workspace '${own.workspace}'`);
+      workspaces = [ws];
+    }
+    const { queue } = services;
+    if (sub === undefined) {
+      const listed = [];
+      for (const ws of workspaces) {
+        const destinations = [];
+        for (let offset = 0; ;) {
+          const page = await queue.destinations(ws.id, { limit: 100, offset, cursor: String });
+          destinations.push(...page.data);
+          if (!page.has_more) break;
+          offset += page.data.length;
+        }
+        if (destinations.length > 0) listed.push({ workspace_id: ws.id, workspace: ws.name, destinations });
+      }
+      print(json, listed, listed.map((w) => queueTable(shown(w.workspace), w.workspace_id, w.destinations)).join('\n\n') || 'Nothing waits for delivery.');
+      return 0;
+    }
+    if (sub === 'hold') {
+      const held = [];
+      for (const ws of workspaces) held.push({ workspace_id: ws.id, ...await queue.hold(ws.id, domain!) });
+      print(json, held, `Mail to ${held[0].domain} is held in ${held.length} workspace${held.length === 1 ? '' : 's'}: nothing is delivered to it until it is released.`);
+      return 0;
+    }
+    const released = [];
+    for (const ws of workspaces) {
+      const done = await queue.release(ws.id, domain!).catch((err: unknown) => {
+        if (err instanceof AppError && err.code === 'invalid_state') return undefined;
+        throw err;
+      });
+      if (done) released.push({ workspace_id: ws.id, ...done });
+    }
+    if (released.length === 0) throw new AppError('invalid_state', `Mail to ${domain} is not held${typeof own.workspace === 'string' ? '' : ' in any workspace'}.`);
+    print(json, released, `Mail to ${released[0].domain} is delivered again, in ${released.length} workspace${released.length === 1 ? '' : 's'}.`);
+    return 0;
+  } finally {
+    await services.store.close();
+  }
+}
+
+/** One workspace's destinations as mailq shows a queue: a line each, with what waits and the last reply. */
+function queueTable(workspace: string, workspaceId: string, destinations: QueueDestination[]): string {
+  const rows = destinations.map((d) => [
+    shown(d.domain), String(d.queued), String(d.deferred), String(d.emails), d.oldest_at,
+    d.held ? `held since ${d.held_at}` : (d.next_attempt_at ?? ''), shown(d.last_reply?.text ?? ''),
+  ]);
+  const header = ['DOMAIN', 'QUEUED', 'DEFERRED', 'EMAILS', 'OLDEST', 'NEXT ATTEMPT', 'LAST REPLY'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join('  ').trimEnd();
+  return [`Workspace ${workspace} (${workspaceId})`, ...[header, ...rows].map((r) => `  ${line(r)}`)].join('\n');
 }
 
 async function serve(config: Config): Promise<number> {

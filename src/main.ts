@@ -47,7 +47,7 @@ import { metricsRoutes } from './metrics/metrics.routes.js';
 import {
   destinationSummaries, holdDestination, queueDepth, releaseDestination, retryNow, waitingItems,
 } from './delivery/queue.repo.js';
-import { queueRoutes, queueService } from './queue/index.js';
+import { queueRoutes, queueService, type QueueService } from './queue/index.js';
 import { providerForMx } from './delivery/provider.js';
 import { sinkMessagesFor } from './delivery/sink.js';
 import { templatesRoutes, templatesService, type TemplatesService } from './templates/index.js';
@@ -79,6 +79,8 @@ export interface Services {
   webhooks: WebhooksService;
   /** The webhooks engine (tests call drain()). */
   webhookDispatcher: Dispatcher;
+  /** The outbound queue as operators steer it (API, dashboard, command line). */
+  queue: QueueService & { onRetry(wake: (domain?: string) => void): void };
   analytics: AnalyticsService;
   inbound: InboundService;
   tracking: TrackingService;
@@ -153,10 +155,28 @@ export async function openServices(config: Config, clock: Clock = systemClock, l
     sendDelaySeconds: config.sendDelaySeconds, deliveryLifetimeMs: DEFAULT_MAX_LIFETIME_MS, liveFromAnyDomain: config.delivery === 'sink',
     keptMessage: async (emailId) => (await sinkMessagesFor(store.db, emailId))[0]?.raw,
   });
+  // Rows retried or released are due at once; a delivery worker of this process, once running, is told so.
+  let wakeDelivery: (domain?: string) => void = () => undefined;
+  const queue = queueService({
+    clock,
+    queue: {
+      summaries: (ws) => destinationSummaries(store.db, ws),
+      items: (ws, f, page, now) => waitingItems(store.db, ws, f, page, now),
+      retry: (ws, f, now) => store.write((tx) => retryNow(tx, ws, f, now)),
+      hold: (ws, domain, now) => store.write((tx) => holdDestination(tx, ws, domain, now)),
+      release: (ws, domain, now) => store.write((tx) => releaseDestination(tx, ws, domain, now)),
+      wake: (domain) => wakeDelivery(domain),
+      emailExists: (ws, id) => emails.get(ws, id).then(() => true, (err: unknown) => {
+        if (err instanceof AppError && err.code === 'not_found') return false;
+        throw err;
+      }),
+    },
+  });
   return {
     store,
     keyring,
     workspaces,
+    queue: { ...queue, onRetry: (wake) => void (wakeDelivery = wake) },
     inbound: inboundService({
       store, clock, logger, hostname: config.hostname, suppressions, retentionDays: config.inboundRetentionDays,
       postmaster: postmasterMaildir(join(config.dataDir, 'postmaster'), { clock }),
@@ -274,27 +294,10 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
       return problems;
     },
   };
-  // The queue view steers the delivery worker, which starts with the engines below.
-  let wakeDelivery: (domain?: string) => void = () => undefined;
-  const queue = queueService({
-    clock,
-    queue: {
-      summaries: (ws) => destinationSummaries(store.db, ws),
-      items: (ws, f, page, now) => waitingItems(store.db, ws, f, page, now),
-      retry: (ws, f, now) => store.write((tx) => retryNow(tx, ws, f, now)),
-      hold: (ws, domain, now) => store.write((tx) => holdDestination(tx, ws, domain, now)),
-      release: (ws, domain, now) => store.write((tx) => releaseDestination(tx, ws, domain, now)),
-      wake: (domain) => wakeDelivery(domain),
-      emailExists: (ws, id) => services.emails.get(ws, id).then(() => true, (err: unknown) => {
-        if (err instanceof AppError && err.code === 'not_found') return false;
-        throw err;
-      }),
-    },
-  });
   const routers = [healthRoutes(readiness), metricsRoutes(metrics, config.metricsToken), apiKeysRoutes(services.apiKeys), domainsRoutes(services.domains),
     tagsRoutes(services.tags), contactsRoutes(services.contacts), suppressionsRoutes(services.suppressions),
     unsubscribeRoutes(services.unsubscribe, services.contacts), emailsRoutes(services.emails), attachmentsRoutes(services.attachments),
-    templatesRoutes(services.templates), broadcastsRoutes(services.broadcasts), queueRoutes(queue),
+    templatesRoutes(services.templates), broadcastsRoutes(services.broadcasts), queueRoutes(services.queue),
     eventsRoutes(services.events), webhooksRoutes(services.webhooks), analyticsRoutes(services.analytics),
     inboundRoutes(services.inbound), trackingRoutes(services.tracking), dashboardRoutes(), rootRedirect()];
   const app = createApp(httpDeps, routers);
@@ -388,7 +391,7 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
       }),
     }),
   });
-  wakeDelivery = (domain) => delivery.retryNow(domain);
+  services.queue.onRetry((domain) => delivery.retryNow(domain));
   startEngine('delivery worker', delivery.run(stopping.signal));
   startEngine('due poller', runDuePoller({ emails: services.emails, clock, logger }, stopping.signal));
   startEngine('broadcast sender', runBroadcastSender({ broadcasts: services.broadcasts, clock, logger, owner: newLeaseOwner() }, stopping.signal));

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { apiClient, startTestApp, type TestApp } from '../helpers/app.js';
+import { apiClient, SENDING_ENV, startTestApp, type TestApp } from '../helpers/app.js';
+import { until } from '../helpers/child-server.js';
 import { createTestDatabase, testDatabaseUrl } from '../helpers/database.js';
 
 const run = promisify(execFile);
@@ -122,6 +123,39 @@ describe('mailroom CLI', () => {
     expect(status).toBe(401);
     await expect(mailroom(['keys', 'revoke', 'key_nope'], t)).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining('key_nope') });
     await expect(mailroom(['keys', 'revoke'], t)).rejects.toMatchObject({ code: 64 });
+  });
+
+  it('lists the outbound queue per destination, and holds and releases a destination in the store of a running server', async () => {
+    // The relay refuses connections: mail waits, deferred.
+    await using t = await startTestApp({ env: SENDING_ENV });
+    await t.seed.activeDomain('acme.test');
+    const sent = await t.api.post('/v1/emails', { from: 'ann@acme.test', to: ['a@far.test', 'b@far.test'], subject: 'Hi', text: 'x' });
+    expect(sent.status).toBe(201);
+    const waiting = () => t.api.get('/v1/queue/items?domain=far.test').then((r) => r.body.data[0]);
+    await until('a deferral', async () => ((await waiting())?.state === 'deferred' ? true : undefined));
+
+    const listed = JSON.parse((await mailroom(['queue', '--json'], t)).stdout);
+    expect(listed).toEqual([{
+      workspace_id: t.workspaceId, workspace: 'default',
+      destinations: [expect.objectContaining({ domain: 'far.test', queued: 0, deferred: 2, emails: 1, held: false, last_reply: expect.objectContaining({ text: expect.any(String) }) })],
+    }]);
+    const table = (await mailroom(['queue'], t)).stdout.split('\n');
+    expect(table[0]).toBe(`Workspace default (${t.workspaceId})`);
+    expect(table[1]).toMatch(/^ {2}DOMAIN +QUEUED +DEFERRED +EMAILS +OLDEST +NEXT ATTEMPT +LAST REPLY$/);
+    expect(table[2]).toMatch(/^ {2}far\.test +0 +2 +1 +\d{4}-\d\d-\d\dT/);
+
+    expect((await mailroom(['queue', 'hold', 'far.test'], t)).stdout).toContain('Mail to far.test is held in 1 workspace');
+    expect((await t.api.get('/v1/queue')).body.data[0]).toMatchObject({ domain: 'far.test', held: true, next_attempt_at: null });
+    expect((await mailroom(['queue'], t)).stdout).toMatch(/far\.test +0 +2 +1 +\S+ +held since \d{4}-/);
+    expect((await mailroom(['queue', 'release', 'far.test', '--json'], t)).stdout).toContain('"held":false');
+    expect((await t.api.get('/v1/queue')).body.data[0]).toMatchObject({ held: false });
+    const refused = (args: string[]) => mailroom(args, t).then(() => undefined, (e: { code: number; stderr: string }) => e);
+    expect(await refused(['queue', 'release', 'far.test'])).toMatchObject({ code: 1, stderr: 'mailroom: Mail to far.test is not held in any workspace.\n' });
+
+    expect(await refused(['queue', 'hold'])).toMatchObject({ code: 64, stderr: expect.stringContaining('queue hold takes the DOMAIN') });
+    expect(await refused(['queue', 'retry'])).toMatchObject({ code: 64, stderr: expect.stringContaining("queue takes hold or release, not 'retry'") });
+    expect(await refused(['queue', 'hold', 'not a domain'])).toMatchObject({ code: 1, stderr: expect.stringMatching(/^mailroom: 'not a domain' is not a domain name/) });
+    expect(await refused(['queue', '--workspace', 'nowhere'])).toMatchObject({ code: 64, stderr: expect.stringContaining("no workspace 'nowhere'") });
   });
 
   it('says in one line that the HTTP port is taken, and warns of a host name that is not fully qualified', async () => {
