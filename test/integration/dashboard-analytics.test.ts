@@ -93,4 +93,24 @@ describe('the Analytics view in Chromium', () => {
     await cardIs('sent', '1');
     expect(page.url()).toContain('range=24h');
   });
+
+  it('counts whole UTC days, each named by its UTC date, in a browser west of UTC', async () => {
+    const west = await browser.newPage({ viewport: { width: 1280, height: 900 }, timezoneId: 'America/Los_Angeles', locale: 'en-US' });
+    try {
+      west.setDefaultTimeout(10_000);
+      await west.goto(`${t.url}/dashboard/#/analytics?range=7d`);
+      await west.getByLabel('API key').fill(t.token);
+      await west.getByRole('button', { name: 'Sign in' }).click();
+      await west.getByRole('heading', { name: 'By day' }).waitFor();
+      await west.locator('.stat[data-series="sent"] .stat-value', { hasText: /^3$/ }).waitFor();
+      const days = await west.locator('table:not(.u-legend) tbody tr td:first-child').allTextContents();
+      const utcDate = (daysAgo: number) => new Date(Date.now() - daysAgo * 86_400_000).toLocaleDateString('en-US', { dateStyle: 'medium', timeZone: 'UTC' });
+      // Today's sends are on today's UTC date, and the week is seven whole days, newest first.
+      expect(days).toEqual(Array.from({ length: 7 }, (_, i) => utcDate(i)));
+      expect(await west.locator('table:not(.u-legend) thead th').first().textContent()).toBe('Day (UTC)');
+      expect(await west.locator('table:not(.u-legend) tbody tr').first().locator('td').nth(1).textContent()).toBe('3');
+    } finally {
+      await west.close();
+    }
+  });
 });

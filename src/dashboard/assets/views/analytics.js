@@ -22,6 +22,7 @@ const STYLE = {
 };
 const RANGES = [['24h', 'Last 24 hours', 24, 'hour'], ['7d', 'Last 7 days', 7 * 24, 'day'], ['30d', 'Last 30 days', 30 * 24, 'day']];
 const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
 const CHART_HEIGHT = 260;
 /** Counts are whole: the y axis steps by 1, 2, 5, 10, 20, 50… and never draws 0.5. */
 const COUNT_STEPS = Array.from({ length: 10 }, (_, e) => [1, 2, 5].map((m) => m * 10 ** e)).flat();
@@ -63,6 +64,7 @@ function drawChart(uPlot, where, buckets, granularity) {
   const count = (/** @type {unknown} */ _, /** @type {number | null} */ v) => (v === null ? '—' : v.toLocaleString());
   const plot = new uPlot({
     width: where.clientWidth,
+    ...(granularity === 'day' && { tzDate: (/** @type {number} */ ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC') }),
     height: CHART_HEIGHT,
     scales: { y: { range: (_, __, max) => [0, Math.max(4, Math.ceil(max * 1.1))] } },
     axes: [{ ...axis, incrs: TIME_STEPS[granularity] }, { ...axis, incrs: COUNT_STEPS, values: (_, ticks) => ticks.map((t) => t.toLocaleString()) }],
@@ -92,7 +94,8 @@ function drawChart(uPlot, where, buckets, granularity) {
  * @param {string} iso @param {'hour' | 'day'} granularity
  */
 function bucketStart(iso, granularity) {
-  return granularity === 'hour' ? formatTime(iso) : new Date(iso).toLocaleDateString(undefined, { dateStyle: 'medium' });
+  // Days are the API's: UTC days, named by their UTC date wherever the browser is.
+  return granularity === 'hour' ? formatTime(iso) : new Date(iso).toLocaleDateString(undefined, { dateStyle: 'medium', timeZone: 'UTC' });
 }
 
 /** @param {Ctx} ctx */
@@ -123,7 +126,10 @@ async function showAnalytics({ view, query }) {
     for (const d of domains.data) domainSelect.append(h('option', { value: d.id, selected: d.id === domainId }, d.name));
     const now = Date.now();
     const to = new Date(Math.ceil(now / HOUR_MS) * HOUR_MS);
-    const from = new Date(to.getTime() - Number(range[2]) * HOUR_MS);
+    // By day, whole days: today's and the days before it, each a bucket (not a sliver of the first one).
+    const from = range[3] === 'day'
+      ? new Date(Math.floor(now / DAY_MS) * DAY_MS - (Number(range[2]) - 24) * HOUR_MS)
+      : new Date(to.getTime() - Number(range[2]) * HOUR_MS);
     const params = new URLSearchParams({ from: from.toISOString(), to: to.toISOString(), granularity: String(range[3]), mode });
     if (domainId) params.set('domain_id', domainId);
     const [answer, uPlot] = await Promise.all([api('GET', '/v1/analytics', { query: params }), loadUPlot()]);
@@ -140,7 +146,7 @@ async function showAnalytics({ view, query }) {
       h('div', { class: 'chart-wrap' }, chart),
       h('h2', null, range[3] === 'hour' ? 'By hour' : 'By day'),
       table([
-        { header: 'From', cell: (b) => bucketStart(b.start, answer.granularity), className: 'nowrap' },
+        { header: answer.granularity === 'hour' ? 'Hour' : 'Day (UTC)', cell: (b) => bucketStart(b.start, answer.granularity), className: 'nowrap' },
         ...SERIES.map((s) => ({ header: s, cell: (/** @type {Bucket} */ b) => b[s].toLocaleString(), className: 'num' })),
       ], [...series].reverse()));
     drawChart(uPlot, chart, series, answer.granularity);
