@@ -24,6 +24,7 @@ Usage:
   mailroom workspaces list [--json]
   mailroom workspaces set-plan NAME_OR_ID PLAN [--json]   change plan; clears the send quota counts
   mailroom queue [--workspace NAME_OR_ID] [--json]   what waits for delivery, per destination domain (as mailq)
+  mailroom queue retry [DOMAIN] [--workspace …]  make waiting mail due now: every destination, or DOMAIN
   mailroom queue hold DOMAIN [--workspace …]     deliver nothing to DOMAIN until it is released
   mailroom queue release DOMAIN [--workspace …]  deliver to DOMAIN again
   mailroom migrate                             apply database migrations
@@ -248,13 +249,12 @@ async function manageKeys(config: Config, sub: 'list' | 'revoke', keyId: string 
 
 /**
  * The outbound queue of the workspace named by --workspace, or of every
- * workspace: listed, held or released, straight in the store; a running
- * server sees a change at its next look at the queue, within a second.
- * Retrying is left to the API (POST /v1/queue/retry) and the dashboard: a
- * destination a server rests after failures is that server's to wake.
+ * workspace: listed, retried, held or released, straight in the store. A
+ * running server sees the change at its next look at the queue, within a
+ * second, and a retry ends the rest of a destination it paused.
  */
 async function steerQueue(config: Config, sub: string | undefined, domain: string | undefined, own: Record<string, string | boolean>, json: boolean): Promise<number> {
-  if (sub !== undefined && sub !== 'hold' && sub !== 'release') throw new UsageError(`queue takes hold or release, not '${sub}'`);
+  if (sub !== undefined && !['retry', 'hold', 'release'].includes(sub)) throw new UsageError(`queue takes retry, hold or release, not '${sub}'`);
   if ((sub === 'hold' || sub === 'release') && !domain) throw new UsageError(`queue ${sub} takes the DOMAIN`);
   const services = await openServices(config);
   try {
@@ -278,6 +278,12 @@ async function steerQueue(config: Config, sub: string | undefined, domain: strin
         if (destinations.length > 0) listed.push({ workspace_id: ws.id, workspace: ws.name, destinations });
       }
       print(json, listed, listed.map((w) => queueTable(shown(w.workspace), w.workspace_id, w.destinations)).join('\n\n') || 'Nothing waits for delivery.');
+      return 0;
+    }
+    if (sub === 'retry') {
+      let retried = 0;
+      for (const ws of workspaces) retried += (await queue.retry(ws.id, domain === undefined ? {} : { domain })).retried;
+      print(json, { object: 'queue_retry', retried }, `${retried} waiting email${retried === 1 ? '' : 's'} to ${domain ?? 'every destination'} made due now.`);
       return 0;
     }
     if (sub === 'hold') {

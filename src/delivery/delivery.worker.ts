@@ -10,7 +10,7 @@ import {
   type BounceClassification, type DkimKey, type DkimSigner, type DomainDelivery, type RecipientVerdict,
 } from './index.js';
 import {
-  completeItems, dueRows, leaseRows, nextDueAt, postponeDestination, retryItem, type QueueItem,
+  completeItems, dueRows, leaseRows, nextDueAt, postponeDestination, retryItem, retryMark, type QueueItem,
 } from './queue.repo.js';
 import { DestinationGate, type DestinationStatus, type DestinationVerdict } from './destinations.js';
 import { isSlowDownReply } from './retry-schedule.js';
@@ -134,6 +134,8 @@ const READY_AHEAD_SHARE = 2;
 const CANDIDATES_PER_SLOT = 4;
 const DEFAULT_LEASE_MS = 120_000;
 const DEFAULT_IDLE_MS = 250;
+/** While a destination rests, how often the worker looks whether another process was asked to retry. */
+const RETRY_MARK_CHECK_MS = 1_000;
 /** Waiting for in-flight deliveries at shutdown; their leases cover whatever does not finish. */
 const SHUTDOWN_GRACE_MS = 10_000;
 const DRAIN_MAX_ROUNDS = 1000;
@@ -229,6 +231,20 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     logger.error({ err }, `${isStoreFull(err) ? 'the store is full' : 'the store cannot be reached'}: delivery pauses until it takes writes again`);
   }
   const freeSlots = () => Math.min(concurrency - attempting, unrecordedRoom());
+
+  /** The retry mark last read, and when: a retry asked of another process ends this worker's rests (retryMark). */
+  let retrySeen: { mark: string | undefined; at: number } | undefined;
+  async function endRestsOnRetryElsewhere(now: number): Promise<void> {
+    if (!gate.anyResting(now)) {
+      // A retry asked before a rest began does not end it.
+      retrySeen = undefined;
+      return;
+    }
+    if (retrySeen && now - retrySeen.at < RETRY_MARK_CHECK_MS) return;
+    const mark = await retryMark(store.db);
+    if (retrySeen && mark !== retrySeen.mark) gate.wakeAll();
+    retrySeen = { mark, at: now };
+  }
 
   /** Domains a claim leaves out now: those at their share or resting (in relay mode the smarthost is all of them). */
   function closedDomains(now: number): string[] | 'all' {
@@ -522,6 +538,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       let free: number;
       let claimed: QueueItem[];
       try {
+        await endRestsOnRetryElsewhere(clock.now());
         if (idle && freeSlots() > 0) {
           // An idle worker reads before it claims (a write transaction): an idle round is this one read.
           const now = clock.now();

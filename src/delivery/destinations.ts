@@ -111,6 +111,17 @@ export class DestinationGate {
     return closed;
   }
 
+  /** Whether a destination rests now. */
+  anyResting(now: number): boolean {
+    for (const s of this.states.values()) if (s.restUntil > now) return true;
+    return false;
+  }
+
+  /** Ends every rest early (see wake). */
+  wakeAll(): void {
+    for (const destination of this.states.keys()) this.wake(destination);
+  }
+
   /** When the earliest resting destination opens again, if one rests. */
   nextOpening(now: number): number | undefined {
     let earliest: number | undefined;

@@ -125,7 +125,7 @@ describe('mailroom CLI', () => {
     await expect(mailroom(['keys', 'revoke'], t)).rejects.toMatchObject({ code: 64 });
   });
 
-  it('lists the outbound queue per destination, and holds and releases a destination in the store of a running server', async () => {
+  it('lists the outbound queue per destination, and retries, holds and releases a destination in the store of a running server', async () => {
     // The relay refuses connections: mail waits, deferred.
     await using t = await startTestApp({ env: SENDING_ENV });
     await t.seed.activeDomain('acme.test');
@@ -150,10 +150,17 @@ describe('mailroom CLI', () => {
     expect((await mailroom(['queue', 'release', 'far.test', '--json'], t)).stdout).toContain('"held":false');
     expect((await t.api.get('/v1/queue')).body.data[0]).toMatchObject({ held: false });
     const refused = (args: string[]) => mailroom(args, t).then(() => undefined, (e: { code: number; stderr: string }) => e);
+
+    // The relay could not be reached, so the server rests it until the row's retry time, minutes away; a retry
+    // asked here (another process) makes the row due and ends that rest: the server tries again at once.
+    expect(Date.parse((await waiting()).next_attempt_at) - Date.now()).toBeGreaterThan(60_000);
+    expect(JSON.parse((await mailroom(['queue', 'retry', 'far.test', '--json'], t)).stdout)).toEqual({ object: 'queue_retry', retried: 1 });
+    await until('a second attempt', async () => ((await waiting())?.attempts === 2 ? true : undefined));
+
     expect(await refused(['queue', 'release', 'far.test'])).toMatchObject({ code: 1, stderr: 'mailroom: Mail to far.test is not held in any workspace.\n' });
 
     expect(await refused(['queue', 'hold'])).toMatchObject({ code: 64, stderr: expect.stringContaining('queue hold takes the DOMAIN') });
-    expect(await refused(['queue', 'retry'])).toMatchObject({ code: 64, stderr: expect.stringContaining("queue takes hold or release, not 'retry'") });
+    expect(await refused(['queue', 'flush'])).toMatchObject({ code: 64, stderr: expect.stringContaining("queue takes retry, hold or release, not 'flush'") });
     expect(await refused(['queue', 'hold', 'not a domain'])).toMatchObject({ code: 1, stderr: expect.stringMatching(/^mailroom: 'not a domain' is not a domain name/) });
     expect(await refused(['queue', '--workspace', 'nowhere'])).toMatchObject({ code: 64, stderr: expect.stringContaining("no workspace 'nowhere'") });
   });
