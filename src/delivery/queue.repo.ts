@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type RawBuilder } from 'kysely';
 import { compiledOn, insertRows, paddedInList, runShaped, type Db, type Tx } from '../store/db.js';
+import { readSetting, writeSetting } from '../store/settings.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { claimLeases, lockedForClaim, lockedForUpdate } from '../store/lease.js';
 import { newId } from '../core/ids.js';
@@ -401,9 +402,7 @@ export async function retryNow(tx: Tx, ws: string, f: { domain?: string; emailId
     .executeTakeFirst();
   // Other processes (the other nodes; a server, when the command line retries) rest destinations in their
   // own memory: a new mark tells them a retry was asked (retryMark), so their rests end too.
-  const mark = randomUUID();
-  await tx.insertInto('store_settings').values({ name: RETRY_MARK, value: mark })
-    .onConflict((oc) => oc.column('name').doUpdateSet({ value: mark })).execute();
+  await writeSetting(tx, RETRY_MARK, randomUUID());
   return Number(res.numUpdatedRows);
 }
 
@@ -411,7 +410,7 @@ const RETRY_MARK = 'queue_retry_mark';
 
 /** The mark of the latest retry asked of any process (undefined before the first): a change means a new one. */
 export async function retryMark(db: Db): Promise<string | undefined> {
-  return (await db.selectFrom('store_settings').select('value').where('name', '=', RETRY_MARK).executeTakeFirst())?.value;
+  return readSetting(db, RETRY_MARK);
 }
 
 /** Holds the workspace's mail to `domain`; returns since when it is held (a second hold keeps the first one's time). */

@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Db, Store, Tx } from './db.js';
+import { readSetting, writeSetting } from './settings.js';
 
 // Every node on one store must derive its keys from the same master secret:
 // a node with another secret would mint API keys, cursors, tracking and
@@ -19,7 +20,7 @@ const checkValueOf = (checkKey: Buffer) => createHmac('sha256', checkKey).update
 
 /** The check value the store was set up under; undefined before any node has started on it. */
 export async function storedSecretCheck(db: Db | Tx): Promise<string | undefined> {
-  return (await db.selectFrom('store_settings').select('value').where('name', '=', SETTING).executeTakeFirst())?.value;
+  return readSetting(db, SETTING);
 }
 
 /** Whether `stored` is the check value of the secret behind `checkKey`, compared in constant time. */
@@ -31,8 +32,7 @@ export function isSecretOf(stored: string, checkKey: Buffer): boolean {
 /** `checkKey` is the keyring's key for this check. Records the check value on the store's first start. */
 export async function checkMasterSecret(store: Store, checkKey: Buffer): Promise<void> {
   const stored = await store.write(async (tx) => {
-    await tx.insertInto('store_settings').values({ name: SETTING, value: checkValueOf(checkKey) })
-      .onConflict((oc) => oc.column('name').doNothing()).execute();
+    await writeSetting(tx, SETTING, checkValueOf(checkKey), { keep: true });
     return (await storedSecretCheck(tx))!;
   });
   if (!isSecretOf(stored, checkKey)) {
