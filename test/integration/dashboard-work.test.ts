@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page, Route } from 'playwright-core';
 import { apiClient, startTestApp, type TestApp } from '../helpers/app.js';
 import { launchChromium, signedInDashboard } from '../helpers/browser.js';
+import { until } from '../helpers/child-server.js';
 
 // Work of many requests in the dashboard, in Chromium: an action on many
 // contacts and a CSV import go on when the person opens another page, their
@@ -146,6 +147,60 @@ describe('work of many requests in the dashboard, in Chromium', () => {
       expect(calls).toBe(4);
       expect(await summary.getAttribute('class')).toContain('warn');
       await shots(page, 'quota-stopped');
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('signing out asks while work runs, then stops it and puts its notice away, the sign-in form alone on the page', async () => {
+    const emails = Array.from({ length: 12 }, (_, i) => `leaving${String(i).padStart(2, '0')}@example.com`);
+    expect((await t.api.post('/v1/contacts/bulk', { contacts: emails.map((email) => ({ email })) })).body).toMatchObject({ created: 12 });
+    const page = await signedInDashboard(browser, t.url, t.token, '/contacts?email=leaving', 'Contacts');
+    // The first calls held until the person has signed out; any call after them would carry on the work.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    let calls = 0;
+    let answered = 0;
+    await page.route('**/v1/contacts/*/tags/*', async (route: Route) => {
+      calls++;
+      await held;
+      await route.continue();
+      answered++;
+    });
+    try {
+      await page.locator('main tbody tr').first().waitFor();
+      await page.getByLabel('Select all on this page').check();
+      const bar = page.getByRole('region', { name: 'Selected contacts' });
+      await bar.getByLabel('Tag to add').fill('parting');
+      await bar.getByRole('button', { name: 'Add tag' }).click();
+      await page.getByRole('link', { name: 'Emails', exact: true }).click();
+      await notices(page).getByText('Tagging 12 contacts with “parting”…').waitFor();
+      await until('the first calls', () => (calls > 0 ? true : undefined));
+
+      // Asked as closing the tab is; declining keeps the session and the work.
+      const questions: string[] = [];
+      page.once('dialog', (dialog) => { questions.push(dialog.message()); void dialog.dismiss(); });
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      expect(questions).toEqual(['Work is still under way in this tab. Signing out stops it where it is. Sign out?']);
+      expect(await notices(page).count()).toBe(1);
+      expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(1);
+
+      page.once('dialog', (dialog) => void dialog.accept());
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByRole('heading', { name: 'Mailroom dashboard' }).waitFor();
+      expect(await notices(page).count()).toBe(0);
+      expect(await leavingIsQuestioned(page)).toBe(false);
+      await shots(page, 'signed-out');
+
+      const inFlight = calls;
+      release();
+      await until('the calls under way to be answered', () => (answered === inFlight ? true : undefined));
+      // Answered once more by the page itself, after the workers have taken their next turn.
+      await page.evaluate(() => new Promise((resolve) => setTimeout(resolve)));
+      expect(calls).toBe(inFlight);
+      expect(inFlight).toBeLessThan(12);
+      expect(await notices(page).count()).toBe(0);
+      expect(await page.locator('#work-said').textContent()).toBe('');
     } finally {
       await page.close();
     }

@@ -3,13 +3,14 @@
 // the person opens another page: the view that started it shows its progress
 // and summary while it is on the page; elsewhere a notice above every view
 // does, with a link back, until dismissed. Closing the tab stops the
-// requests, so the browser asks first while any are still going.
+// requests, so the browser asks first while any are still going; signing out
+// stops them too, and puts the notices away.
 import { byId, fill, h, progressBar } from './ui.js';
 
 /** @typedef {import('./ui.js').Children} Children */
 /**
  * @typedef {{ title: string, back: { href: string, label: string }, origin: HTMLElement, total: number, counted: string,
- *   done: number, summary?: Children, stopped?: boolean, failed?: boolean }} Work
+ *   done: number, summary?: Children, stopped?: boolean, failed?: boolean, cancelled?: boolean }} Work
  */
 
 /** @type {Set<Work>} */
@@ -50,6 +51,10 @@ export function startWork(spec) {
   const work = { ...spec, done: 0 };
   works.add(work);
   return {
+    /** Whether the session ended under it: no further request is to be made, nor anything shown. */
+    cancelled() {
+      return work.cancelled === true;
+    },
     /** @param {number} done */
     progress(done) {
       work.done = done;
@@ -62,6 +67,7 @@ export function startWork(spec) {
      * @param {{ stopped?: boolean, failed?: boolean }} [how]  stopped before the end; failed for some of what it did
      */
     finish(summary, { stopped = false, failed = false } = {}) {
+      if (work.cancelled) return false;
       fill(byId('work-said'), `${work.title}: ${stopped ? 'stopped' : 'finished'}.`);
       if (work.origin.isConnected) works.delete(work);
       else Object.assign(work, { summary, stopped, failed });
@@ -71,8 +77,20 @@ export function startWork(spec) {
   };
 }
 
+/** Whether any work is still making requests. */
+export function workRunning() {
+  return [...works].some((w) => w.summary === undefined);
+}
+
+/** The session ended: work under way makes no further request (a key signed in next must not carry it on), and every notice goes. */
+export function cancelAllWork() {
+  for (const work of works) work.cancelled = true;
+  works.clear();
+  render();
+}
+
 // A route draws its view after the hashchange listeners run: the notices are drawn again once it has.
 window.addEventListener('hashchange', () => setTimeout(render));
 window.addEventListener('beforeunload', (event) => {
-  if ([...works].some((w) => w.summary === undefined)) event.preventDefault();
+  if (workRunning()) event.preventDefault();
 });

@@ -195,18 +195,20 @@ function chunks(rows) {
 /** @typedef {{ created: number, updated: number, failures: Failure[], stopped: { line: number, err: unknown } | undefined }} ImportResult */
 
 /**
- * Sends the rows in chunks, calling `progress` after each; stops at the first request that fails.
+ * Sends the rows in chunks, calling `progress` after each; stops at the first request that fails, or once cancelled.
  * @param {CsvRow[]} rows
  * @param {(done: number) => void} progress
+ * @param {() => boolean} cancelled  true once the session has ended
  * @returns {Promise<ImportResult>}
  */
-async function importRows(rows, progress) {
+async function importRows(rows, progress, cancelled) {
   let created = 0;
   let updated = 0;
   let done = 0;
   /** @type {Failure[]} */
   const failures = [];
   for (const chunk of chunks(rows)) {
+    if (cancelled()) break;
     try {
       const answer = await bulk(chunk.map((r) => r.item));
       created += answer.created;
@@ -307,7 +309,7 @@ function showReading(where, reading, encoding) {
       work.progress(done);
     };
     progress(0);
-    const result = await importRows(rows, progress);
+    const result = await importRows(rows, progress, work.cancelled);
     const sorted = { ...result, failures: [...skipped, ...result.failures].sort((a, b) => a.line - b.line) };
     // Shown here only when still on the page: elsewhere, the notice shows it.
     const ended = { stopped: sorted.stopped !== undefined, failed: sorted.failures.length > 0 };

@@ -254,7 +254,7 @@ function selectionBar(tags, picked, clear, list) {
       work.progress(done);
     };
     show(0);
-    const { results, stopped } = await eachAtMost(contacts, action.call, show);
+    const { results, stopped } = await eachAtMost(contacts, action.call, show, work.cancelled);
     const said = summary(action, results, stopped);
     // Drawn again only when still shown: the person may have gone elsewhere meanwhile, where the notice shows it.
     const failed = results.some((r) => r.err !== undefined);
@@ -288,10 +288,11 @@ function tagsOf(contacts) {
  * @param {Contact[]} contacts
  * @param {(contact: Contact) => Promise<Outcome>} call
  * @param {(done: number) => void} progress  hears how many are done
+ * @param {() => boolean} cancelled  true once the session has ended: no contact is tried after
  * @returns {Promise<{ results: Result[], stopped: ApiError | undefined }>}  the results in the contacts' order; `stopped`: the
  *   refusal of the limit that stopped it
  */
-async function eachAtMost(contacts, call, progress) {
+async function eachAtMost(contacts, call, progress, cancelled) {
   /** @type {Result[]} */
   const results = contacts.map((contact) => ({ contact }));
   let next = 0;
@@ -299,7 +300,7 @@ async function eachAtMost(contacts, call, progress) {
   /** @type {ApiError | undefined} */
   let stopped;
   const worker = async () => {
-    while (next < contacts.length && stopped === undefined) {
+    while (next < contacts.length && stopped === undefined && !cancelled()) {
       const result = results[next++];
       try {
         result.outcome = await waitingOutRateLimit(() => call(result.contact));
