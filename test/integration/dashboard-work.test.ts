@@ -1,8 +1,11 @@
+import { fork } from 'node:child_process';
+import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page, Route } from 'playwright-core';
 import { apiClient, startTestApp, type TestApp } from '../helpers/app.js';
 import { launchChromium, signedInDashboard } from '../helpers/browser.js';
 import { until } from '../helpers/child-server.js';
+import { onPostgres } from '../helpers/database.js';
 
 // Work of many requests in the dashboard, in Chromium: an action on many
 // contacts and a CSV import go on when the person opens another page, their
@@ -205,6 +208,39 @@ describe('work of many requests in the dashboard, in Chromium', () => {
       await page.close();
     }
   });
+
+  // Another process holding the SQLite file's write lock past busy_timeout (5 s) makes the API answer 503
+  // store_unavailable with Retry-After: 5, as a PostgreSQL restart would.
+  it.skipIf(onPostgres)('waits out a 503 of a store briefly unavailable, saying so, then goes on', async () => {
+    const file = t.databaseUrl.replace(/^sqlite:/, '');
+    const page = await signedInDashboard(browser, t.url, t.token, '/contacts/import', 'Import contacts');
+    const holder = fork(resolve(import.meta.dirname, '../helpers/sqlite-lock-holder.ts'), [file, '7000'], { execArgv: ['--import', 'tsx'], stdio: 'ignore' });
+    const exited = new Promise((r) => holder.once('exit', r));
+    try {
+      await new Promise<void>((resolve, reject) => {
+        holder.once('message', () => resolve());
+        holder.once('exit', (code) => reject(new Error(`the lock holder exited (${code}) before it held the lock`)));
+      });
+      await page.getByText('Or paste the text').click();
+      await page.getByLabel('CSV text').fill('email\nheld1@example.com\nheld2@example.com\n');
+      await page.getByRole('button', { name: 'Read the text' }).click();
+      await page.getByRole('button', { name: 'Import 2 contacts' }).click();
+      const held = page.locator('.import-actions .progress-held');
+      await held.waitFor({ timeout: 15_000 });
+      expect(await held.textContent()).toBe('The server\'s store is briefly unavailable: trying again in 5 s (wait 1 of 4).');
+      await page.getByRole('link', { name: 'Emails', exact: true }).click();
+      const notice = notices(page);
+      expect(await notice.locator('.progress-held').textContent()).toBe('The server\'s store is briefly unavailable: trying again in 5 s (wait 1 of 4).');
+      await shots(page, 'store-wait');
+      await notice.getByText('Importing 2 contacts: finished').waitFor({ timeout: 30_000 });
+      expect(await notice.locator('[data-stat="created"] .stat-value').textContent()).toBe('2');
+      await notice.getByRole('button', { name: 'Dismiss' }).click();
+    } finally {
+      holder.kill();
+      await exited;
+      await page.close();
+    }
+  }, 60_000);
 
   it('finishes an import while another page is open, and stops an import at the monthly quota with its message', async () => {
     const page = await signedInDashboard(browser, t.url, t.token, '/contacts/import', 'Import contacts');

@@ -10,7 +10,7 @@ import { byId, fill, h, progressBar } from './ui.js';
 /** @typedef {import('./ui.js').Children} Children */
 /**
  * @typedef {{ title: string, back: { href: string, label: string }, origin: HTMLElement, total: number, counted: string,
- *   done: number, summary?: Children, stopped?: boolean, failed?: boolean, cancelled?: boolean }} Work
+ *   done: number, held?: string, summary?: Children, stopped?: boolean, failed?: boolean, cancelled?: boolean }} Work
  */
 
 /** @type {Set<Work>} */
@@ -30,7 +30,7 @@ function notice(work) {
       } }, 'Dismiss')),
     ended
       ? h('div', { class: 'work-summary' }, work.summary)
-      : [progressBar(work.done, work.total, work.counted),
+      : [progressBar(work.done, work.total, work.counted, work.held),
         h('p', { class: 'muted small' }, 'It goes on while you use other pages; closing or reloading this tab stops it.')]);
 }
 
@@ -55,9 +55,9 @@ export function startWork(spec) {
     cancelled() {
       return work.cancelled === true;
     },
-    /** @param {number} done */
-    progress(done) {
-      work.done = done;
+    /** @param {number} done @param {string} [held]  why it is waiting, if it is */
+    progress(done, held) {
+      Object.assign(work, { done, held });
       render();
     },
     /**

@@ -160,13 +160,17 @@ function bulkItem(columns, cells) {
 // ---------------------------------------------------------------------------
 // Importing
 
-/** One bulk request, tried again while the rate limit refuses it (it is refused whole, so nothing is applied twice). @param {BulkItem[]} items */
-function bulk(items) {
+/**
+ * One bulk request, tried again while the rate limit refuses it or the store is briefly unavailable (it is refused
+ * whole, so nothing is applied twice).
+ * @param {BulkItem[]} items @param {(sentence: string | undefined) => void} onStoreWait
+ */
+function bulk(items, onStoreWait) {
   return waitingOutRateLimit(async () => {
     /** @type {BulkResult} */
     const answer = await api('POST', '/v1/contacts/bulk', { body: { contacts: items } });
     return answer;
-  });
+  }, onStoreWait);
 }
 
 /**
@@ -197,7 +201,7 @@ function chunks(rows) {
 /**
  * Sends the rows in chunks, calling `progress` after each; stops at the first request that fails, or once cancelled.
  * @param {CsvRow[]} rows
- * @param {(done: number) => void} progress
+ * @param {(done: number, held?: string) => void} progress  hears how many are done, and why it waits when it does
  * @param {() => boolean} cancelled  true once the session has ended
  * @returns {Promise<ImportResult>}
  */
@@ -210,7 +214,7 @@ async function importRows(rows, progress, cancelled) {
   for (const chunk of chunks(rows)) {
     if (cancelled()) break;
     try {
-      const answer = await bulk(chunk.map((r) => r.item));
+      const answer = await bulk(chunk.map((r) => r.item), (held) => progress(done, held));
       created += answer.created;
       updated += answer.updated;
       for (const e of answer.errors) failures.push({ line: chunk[e.index].line, email: e.email, message: e.message });
@@ -304,9 +308,10 @@ function showReading(where, reading, encoding) {
   start.addEventListener('click', () => void whileBusy(start, async () => {
     const work = startWork({ title: `Importing ${count(rows.length, 'contact', 'contacts')}`, back: { href: '#/contacts', label: 'See the contacts' },
       origin: where, total: rows.length, counted: 'Rows imported' });
-    const progress = (/** @type {number} */ done) => {
-      fill(actions, progressBar(done, rows.length, 'Rows imported'));
-      work.progress(done);
+    /** @param {number} done @param {string} [held] */
+    const progress = (done, held) => {
+      fill(actions, progressBar(done, rows.length, 'Rows imported', held));
+      work.progress(done, held);
     };
     progress(0);
     const result = await importRows(rows, progress, work.cancelled);

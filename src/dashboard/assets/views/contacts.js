@@ -249,12 +249,19 @@ function selectionBar(tags, picked, clear, list) {
     list.inert = true;
     const work = startWork({ title: doing, back: { href: hash, label: 'Back to the contacts' }, origin: node,
       total: contacts.length, counted: 'Contacts done' });
-    const show = (/** @type {number} */ done) => {
-      fill(progress, h('span', null, `${doing}…`), progressBar(done, contacts.length, 'Contacts done'));
-      work.progress(done);
+    let done = 0;
+    /** @type {string | undefined} */
+    let held;
+    const show = () => {
+      fill(progress, h('span', null, `${doing}…`), progressBar(done, contacts.length, 'Contacts done', held));
+      work.progress(done, held);
     };
-    show(0);
-    const { results, stopped } = await eachAtMost(contacts, action.call, show, work.cancelled);
+    show();
+    const { results, stopped } = await eachAtMost(contacts, action.call, {
+      progress: (n) => { done = n; show(); },
+      onStoreWait: (sentence) => { held = sentence; show(); },
+      cancelled: work.cancelled,
+    });
     const said = summary(action, results, stopped);
     // Drawn again only when still shown: the person may have gone elsewhere meanwhile, where the notice shows it.
     const failed = results.some((r) => r.err !== undefined);
@@ -287,12 +294,13 @@ function tagsOf(contacts) {
  * not lift stops it: the contacts after it are not tried, as each would be refused the same.
  * @param {Contact[]} contacts
  * @param {(contact: Contact) => Promise<Outcome>} call
- * @param {(done: number) => void} progress  hears how many are done
- * @param {() => boolean} cancelled  true once the session has ended: no contact is tried after
+ * @param {{ progress: (done: number) => void, onStoreWait: (sentence: string | undefined) => void, cancelled: () => boolean }} hooks
+ *   `progress` hears how many are done; `onStoreWait` hears that calls wait for the store, and when they no longer
+ *   do; `cancelled` is true once the session has ended: no contact is tried after
  * @returns {Promise<{ results: Result[], stopped: ApiError | undefined }>}  the results in the contacts' order; `stopped`: the
  *   refusal of the limit that stopped it
  */
-async function eachAtMost(contacts, call, progress, cancelled) {
+async function eachAtMost(contacts, call, { progress, onStoreWait, cancelled }) {
   /** @type {Result[]} */
   const results = contacts.map((contact) => ({ contact }));
   let next = 0;
@@ -303,7 +311,7 @@ async function eachAtMost(contacts, call, progress, cancelled) {
     while (next < contacts.length && stopped === undefined && !cancelled()) {
       const result = results[next++];
       try {
-        result.outcome = await waitingOutRateLimit(() => call(result.contact));
+        result.outcome = await waitingOutRateLimit(() => call(result.contact), onStoreWait);
       } catch (err) {
         result.err = err;
         if (err instanceof ApiError && limitReached(err)) stopped ??= err;
