@@ -209,6 +209,70 @@ describe('work of many requests in the dashboard, in Chromium', () => {
     }
   });
 
+  it('back on the contacts while an action or an import runs, the controls that would start it again are disabled, saying why', async () => {
+    const emails = Array.from({ length: 6 }, (_, i) => `twice${i}@example.com`);
+    expect((await t.api.post('/v1/contacts/bulk', { contacts: emails.map((email) => ({ email })) })).body).toMatchObject({ created: 6 });
+    const page = await signedInDashboard(browser, t.url, t.token, '/contacts?email=twice', 'Contacts');
+    // The calls held until the person has come back and seen the controls held.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    await page.route('**/v1/contacts/*/tags/*', async (route: Route) => {
+      await held;
+      await route.continue();
+    });
+    try {
+      await page.locator('main tbody tr').first().waitFor();
+      await page.getByLabel('Select all on this page').check();
+      const bar = page.getByRole('region', { name: 'Selected contacts' });
+      await bar.getByLabel('Tag to add').fill('once');
+      await bar.getByRole('button', { name: 'Add tag' }).click();
+      await page.getByRole('link', { name: 'Emails', exact: true }).click();
+      const notice = notices(page);
+      await notice.getByRole('link', { name: 'Back to the contacts' }).click();
+      await page.locator('main tbody tr').first().waitFor();
+      // Its progress shows in the notice on the page it started on, now that the view has been drawn anew.
+      expect(await notice.getByText('Tagging 6 contacts with “once”…').count()).toBe(1);
+      await page.getByLabel('Select all on this page').check();
+      for (const name of ['Add tag', 'Remove tag', 'Unsubscribe', 'Delete']) expect(await bar.getByRole('button', { name }).isDisabled()).toBe(true);
+      const why = bar.getByRole('note');
+      expect(await why.textContent()).toBe('Tagging 6 contacts with “once” is still under way: see its progress. Start again once it has ended.');
+      await shots(page, 'held-bulk');
+      release();
+      await notice.getByText('Tagging 6 contacts with “once”: finished').waitFor();
+      expect(await bar.getByRole('button', { name: 'Add tag' }).isEnabled()).toBe(true);
+      expect(await why.count()).toBe(0);
+      await notice.getByRole('button', { name: 'Dismiss' }).click();
+      await page.unroute('**/v1/contacts/*/tags/*');
+
+      let releaseImport = () => {};
+      const importHeld = new Promise<void>((resolve) => { releaseImport = resolve; });
+      await page.route('**/v1/contacts/bulk', async (route: Route) => {
+        await importHeld;
+        await route.continue();
+      });
+      const readPasted = async () => {
+        await page.getByText('Or paste the text').click();
+        await page.getByLabel('CSV text').fill('email\ntwice9@example.com\n');
+        await page.getByRole('button', { name: 'Read the text' }).click();
+      };
+      await page.goto(`${t.url}/dashboard/#/contacts/import`);
+      await readPasted();
+      await page.getByRole('button', { name: 'Import 1 contact' }).click();
+      await page.getByRole('link', { name: '← All contacts' }).click();
+      await page.getByRole('link', { name: 'Import CSV' }).click();
+      await readPasted();
+      expect(await page.getByRole('button', { name: 'Import 1 contact' }).isDisabled()).toBe(true);
+      expect(await page.locator('.import-actions').getByRole('note').textContent())
+        .toBe('Importing 1 contact is still under way: see its progress. Start again once it has ended.');
+      await shots(page, 'held-import');
+      releaseImport();
+      await notice.getByText('Importing 1 contact: finished').waitFor();
+      expect(await page.getByRole('button', { name: 'Import 1 contact' }).isEnabled()).toBe(true);
+    } finally {
+      await page.close();
+    }
+  });
+
   // Another process holding the SQLite file's write lock past busy_timeout (5 s) makes the API answer 503
   // store_unavailable with Retry-After: 5, as a PostgreSQL restart would.
   it.skipIf(onPostgres)('waits out a 503 of a store briefly unavailable, saying so, then goes on', async () => {

@@ -9,12 +9,14 @@ import { byId, fill, h, progressBar } from './ui.js';
 
 /** @typedef {import('./ui.js').Children} Children */
 /**
- * @typedef {{ title: string, back: { href: string, label: string }, origin: HTMLElement, total: number, counted: string,
+ * @typedef {{ title: string, kind: string, back: { href: string, label: string }, origin: HTMLElement, total: number, counted: string,
  *   done: number, held?: string, summary?: Children, stopped?: boolean, failed?: boolean, cancelled?: boolean }} Work
  */
 
 /** @type {Set<Work>} */
 const works = new Set();
+/** Controls held while work of a kind runs, each answering false once its view has gone for good. @type {Set<() => boolean>} */
+const holds = new Set();
 
 /** A work's notice: while it runs, its progress; once ended, its summary and a way to put it away. @param {Work} work */
 function notice(work) {
@@ -38,12 +40,35 @@ function notice(work) {
 function render() {
   const shown = [...works].filter((w) => w.summary !== undefined || !w.origin.isConnected);
   fill(byId('work'), shown.map(notice));
+  for (const hold of holds) if (!hold()) holds.delete(hold);
+}
+
+/**
+ * Keeps `controls` disabled while work of `kind` runs, which they would start a second time, with the reason and a
+ * link to its progress in `reason`; enabled again once it has ended.
+ * @param {string} kind @param {HTMLButtonElement[]} controls @param {HTMLElement} reason  on the same view as the controls
+ */
+export function holdWhileRunning(kind, controls, reason) {
+  let shown = false;
+  const hold = () => {
+    if (shown && !reason.isConnected) return false;
+    shown ||= reason.isConnected;
+    const running = [...works].find((w) => w.kind === kind && w.summary === undefined);
+    for (const control of controls) control.disabled = running !== undefined;
+    fill(reason, running && h('p', { class: 'work-held muted small', role: 'note' }, `${running.title} is still under way: `,
+      // Not a route: its notice is above every view.
+      h('button', { type: 'button', class: 'work-show', onclick: () => byId('work').scrollIntoView() }, 'see its progress'),
+      '. Start again once it has ended.'));
+    return true;
+  };
+  hold();
+  holds.add(hold);
 }
 
 /**
  * Starts the notice of a work; the view that starts it keeps showing it too while on the page.
- * @param {{ title: string, back: { href: string, label: string }, origin: HTMLElement, total: number, counted: string }} spec
- *   `title`: what is done, as a heading ("Tagging 24 contacts"); `back`: the view to return to; `origin`: an element of
+ * @param {{ title: string, kind: string, back: { href: string, label: string }, origin: HTMLElement, total: number, counted: string }} spec
+ *   `title`: what is done, as a heading ("Tagging 24 contacts"); `kind`: which controls start it (see holdWhileRunning); `back`: the view to return to; `origin`: an element of
  *   the starting view, gone from the page once the person leaves it; `counted`: what the progress bar counts
  */
 export function startWork(spec) {

@@ -8,7 +8,7 @@
 // and the summary.
 import { api, limitReached, waitingOutRateLimit } from '../api.js';
 import { attach, code, count, errorBox, fill, h, progressBar, table, whileBusy } from '../ui.js';
-import { startWork } from '../work.js';
+import { holdWhileRunning, startWork } from '../work.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /** @typedef {import('../ui.js').Children} Children */
@@ -30,6 +30,8 @@ import { startWork } from '../work.js';
 
 /** bulkUpsertContacts takes at most this many contacts a request… */
 const BULK_LIMIT = 1000;
+/** The kind of work of an import. */
+const IMPORT_WORK = 'contacts-import';
 /** …in a body of at most 4 MiB: a file of many long properties is sent in smaller requests (a little room kept for the wrapper). */
 const BULK_BYTES = 4 * 1024 * 1024 - 1024;
 /** Rows shown as read, before importing. */
@@ -303,10 +305,14 @@ function showReading(where, reading, encoding) {
   const summary = h('div');
   const start = h('button', { type: 'button', disabled: rows.length === 0 }, `Import ${count(rows.length, 'contact', 'contacts')}`);
   // The button gives way to the progress: an import is started once.
+  const held = h('div');
   const actions = h('div', { class: 'actions import-actions' }, start,
-    rows.length > BULK_LIMIT && h('span', { class: 'muted small' }, `Sent ${BULK_LIMIT.toLocaleString()} at a time at most.`));
+    rows.length > BULK_LIMIT && h('span', { class: 'muted small' }, `Sent ${BULK_LIMIT.toLocaleString()} at a time at most.`), held);
+  // One import at a time: a second of the same file would race the first over the same addresses.
+  // (With no row to import, the button stays disabled anyway.)
+  holdWhileRunning(IMPORT_WORK, rows.length > 0 ? [start] : [], held);
   start.addEventListener('click', () => void whileBusy(start, async () => {
-    const work = startWork({ title: `Importing ${count(rows.length, 'contact', 'contacts')}`, back: { href: '#/contacts', label: 'See the contacts' },
+    const work = startWork({ title: `Importing ${count(rows.length, 'contact', 'contacts')}`, kind: IMPORT_WORK, back: { href: '#/contacts', label: 'See the contacts' },
       origin: where, total: rows.length, counted: 'Rows imported' });
     /** @param {number} done @param {string} [held] */
     const progress = (done, held) => {

@@ -10,7 +10,7 @@ import {
   actionsColumn, badge, clipped, code, confirmDialog, count, details, errorBox, fieldErrors, fill, h, labelled, loading, none, progressBar, rowAction,
   rowSelection, table, time, whileBusy,
 } from '../ui.js';
-import { startWork } from '../work.js';
+import { holdWhileRunning, startWork } from '../work.js';
 import { CONTACT_IMPORT_ROUTES } from './contact-import.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
@@ -34,6 +34,8 @@ const FILTERS = ['email', 'status', 'engagement_tier', 'tag_id'];
 const ROW_TAGS = 3;
 /** Contacts acted on at once by an action on several: quicker than one by one, gentler on the rate limit than all. */
 const AT_ONCE = 4;
+/** The kind of work of an action on many contacts. */
+const BULK_WORK = 'contacts-bulk';
 
 /** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
 export const CONTACT_ROUTES = [
@@ -226,6 +228,13 @@ function selectionBar(tags, picked, clear, list) {
     return button;
   };
   const addTag = actionButton('Add tag', 'secondary', () => addTagAction(tagName.value.trim(), tags));
+  const actions = [addTag,
+    actionButton('Remove tag', 'secondary', async () => removeTagAction(tagsOf(picked()).find((t) => t.id === untag.value))),
+    actionButton('Unsubscribe', 'secondary', () => unsubscribeAction(picked())),
+    actionButton('Delete', 'danger', () => deleteAction(picked()))];
+  // One action on many contacts at a time: a second would race the first over the same contacts.
+  const held = h('div', { class: 'selection-held' });
+  holdWhileRunning(BULK_WORK, actions, held);
   const controls = h('div', { class: 'selection-actions' },
     // A form, so that Enter in the name adds the tag.
     h('form', { class: 'selection-group', onsubmit: (event) => {
@@ -233,11 +242,9 @@ function selectionBar(tags, picked, clear, list) {
       addTag.click();
     } }, h('label', { for: 'bulk-tag', class: 'visually-hidden' }, 'Tag to add'), tagName,
     h('datalist', { id: 'bulk-tag-names' }, tags.map((t) => h('option', { value: t.name }))), addTag),
-    h('span', { class: 'selection-group' }, h('label', { for: 'bulk-untag', class: 'visually-hidden' }, 'Tag to remove'), untag,
-      actionButton('Remove tag', 'secondary', async () => removeTagAction(tagsOf(picked()).find((t) => t.id === untag.value)))),
-    actionButton('Unsubscribe', 'secondary', () => unsubscribeAction(picked())),
-    actionButton('Delete', 'danger', () => deleteAction(picked())),
-    h('button', { type: 'button', class: 'secondary', onclick: clear }, 'Clear selection'));
+    h('span', { class: 'selection-group' }, h('label', { for: 'bulk-untag', class: 'visually-hidden' }, 'Tag to remove'), untag, actions[1]),
+    actions.slice(2),
+    h('button', { type: 'button', class: 'secondary', onclick: clear }, 'Clear selection'), held);
   const node = h('section', { class: 'selection-bar', 'aria-label': 'Selected contacts', hidden: true }, selected, controls, progress, errors);
 
   /** @param {BulkAction} action */
@@ -247,7 +254,7 @@ function selectionBar(tags, picked, clear, list) {
     const doing = action.doing(contactCount(contacts.length));
     controls.hidden = true;
     list.inert = true;
-    const work = startWork({ title: doing, back: { href: hash, label: 'Back to the contacts' }, origin: node,
+    const work = startWork({ title: doing, kind: BULK_WORK, back: { href: hash, label: 'Back to the contacts' }, origin: node,
       total: contacts.length, counted: 'Contacts done' });
     let done = 0;
     /** @type {string | undefined} */
