@@ -120,6 +120,18 @@ describe('operating the dashboard in Chromium', () => {
       expect((await t.api.get(`/v1/emails/${scheduled.id}`)).body.scheduled_at).toBe(moved.scheduled_at);
     });
 
+    it('is rescheduled from pending, before delivery has taken it, as the API allows', async () => {
+      const pending = await send();
+      expect((await t.api.get(`/v1/emails/${pending.id}`)).body.status).toBe('pending');
+      await open(zoned, `#/emails/${pending.id}`, 'Your receipt');
+      // Offered an hour from now.
+      expect(await zoned.getByLabel('Send at').inputValue()).not.toBe('');
+      await zoned.getByRole('button', { name: 'Reschedule' }).click();
+      await note(zoned, 'The email is rescheduled for');
+      expect((await t.api.get(`/v1/emails/${pending.id}`)).body.status).toBe('scheduled');
+      await shot(zoned, 'email-pending-rescheduled');
+    });
+
     it('offers no reschedule once an email is no longer scheduled', async () => {
       const sent = await send();
       await t.mailroom.delivery.drain();
