@@ -61,6 +61,30 @@ describe('work of many requests in the dashboard, in Chromium', () => {
     return event.defaultPrevented;
   });
 
+  /** Holds the page's calls matching `pattern` until released, counting them as they come and as they are answered. */
+  const holdCalls = async (page: Page, pattern: string) => {
+    let release = () => {};
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    const counts = { calls: 0, answered: 0 };
+    await page.route(pattern, async (route: Route) => {
+      counts.calls++;
+      await held;
+      await route.continue();
+      counts.answered++;
+    });
+    return { counts, release: () => release() };
+  };
+
+  /** Picks every contact listed and starts tagging them with `tag`; answers the selection bar. */
+  const tagAllListed = async (page: Page, tag: string) => {
+    await page.locator('main tbody tr').first().waitFor();
+    await page.getByLabel('Select all on this page').check();
+    const bar = page.getByRole('region', { name: 'Selected contacts' });
+    await bar.getByLabel('Tag to add').fill(tag);
+    await bar.getByRole('button', { name: 'Add tag' }).click();
+    return bar;
+  };
+
   it('goes on while another page is open, with its progress there, then its summary, and asks before the tab closes meanwhile', async () => {
     // The free plan's two requests a second make 24 contacts take several seconds: real 429s, waited out.
     const ws = await t.seed.workspace({ plan: 'free' });
@@ -70,11 +94,7 @@ describe('work of many requests in the dashboard, in Chromium', () => {
     expect((await api.post('/v1/contacts/bulk', { contacts: emails.map((email) => ({ email })) })).body).toMatchObject({ created: 24 });
     const page = await signedInDashboard(browser, t.url, token, '/contacts', 'Contacts');
     try {
-      await page.locator('main tbody tr').first().waitFor();
-      await page.getByLabel('Select all on this page').check();
-      const bar = page.getByRole('region', { name: 'Selected contacts' });
-      await bar.getByLabel('Tag to add').fill('spring');
-      await bar.getByRole('button', { name: 'Add tag' }).click();
+      const bar = await tagAllListed(page, 'spring');
       await bar.getByRole('progressbar', { name: 'Contacts done' }).waitFor();
       // On its own page the bar shows the progress: no notice besides.
       expect(await notices(page).count()).toBe(0);
@@ -160,25 +180,12 @@ describe('work of many requests in the dashboard, in Chromium', () => {
     expect((await t.api.post('/v1/contacts/bulk', { contacts: emails.map((email) => ({ email })) })).body).toMatchObject({ created: 12 });
     const page = await signedInDashboard(browser, t.url, t.token, '/contacts?email=leaving', 'Contacts');
     // The first calls held until the person has signed out; any call after them would carry on the work.
-    let release = () => {};
-    const held = new Promise<void>((resolve) => { release = resolve; });
-    let calls = 0;
-    let answered = 0;
-    await page.route('**/v1/contacts/*/tags/*', async (route: Route) => {
-      calls++;
-      await held;
-      await route.continue();
-      answered++;
-    });
+    const { counts, release } = await holdCalls(page, '**/v1/contacts/*/tags/*');
     try {
-      await page.locator('main tbody tr').first().waitFor();
-      await page.getByLabel('Select all on this page').check();
-      const bar = page.getByRole('region', { name: 'Selected contacts' });
-      await bar.getByLabel('Tag to add').fill('parting');
-      await bar.getByRole('button', { name: 'Add tag' }).click();
+      await tagAllListed(page, 'parting');
       await page.getByRole('link', { name: 'Emails', exact: true }).click();
       await notices(page).getByText('Tagging 12 contacts with “parting”…').waitFor();
-      await until('the first calls', () => (calls > 0 ? true : undefined));
+      await until('the first calls', () => (counts.calls > 0 ? true : undefined));
 
       // Asked as closing the tab is; declining keeps the session and the work.
       const questions: string[] = [];
@@ -195,12 +202,12 @@ describe('work of many requests in the dashboard, in Chromium', () => {
       expect(await leavingIsQuestioned(page)).toBe(false);
       await shots(page, 'signed-out');
 
-      const inFlight = calls;
+      const inFlight = counts.calls;
       release();
-      await until('the calls under way to be answered', () => (answered === inFlight ? true : undefined));
+      await until('the calls under way to be answered', () => (counts.answered === inFlight ? true : undefined));
       // Answered once more by the page itself, after the workers have taken their next turn.
       await page.evaluate(() => new Promise((resolve) => setTimeout(resolve)));
-      expect(calls).toBe(inFlight);
+      expect(counts.calls).toBe(inFlight);
       expect(inFlight).toBeLessThan(12);
       expect(await notices(page).count()).toBe(0);
       expect(await page.locator('#work-said').textContent()).toBe('');
@@ -214,18 +221,9 @@ describe('work of many requests in the dashboard, in Chromium', () => {
     expect((await t.api.post('/v1/contacts/bulk', { contacts: emails.map((email) => ({ email })) })).body).toMatchObject({ created: 6 });
     const page = await signedInDashboard(browser, t.url, t.token, '/contacts?email=twice', 'Contacts');
     // The calls held until the person has come back and seen the controls held.
-    let release = () => {};
-    const held = new Promise<void>((resolve) => { release = resolve; });
-    await page.route('**/v1/contacts/*/tags/*', async (route: Route) => {
-      await held;
-      await route.continue();
-    });
+    const { release } = await holdCalls(page, '**/v1/contacts/*/tags/*');
     try {
-      await page.locator('main tbody tr').first().waitFor();
-      await page.getByLabel('Select all on this page').check();
-      const bar = page.getByRole('region', { name: 'Selected contacts' });
-      await bar.getByLabel('Tag to add').fill('once');
-      await bar.getByRole('button', { name: 'Add tag' }).click();
+      const bar = await tagAllListed(page, 'once');
       await page.getByRole('link', { name: 'Emails', exact: true }).click();
       const notice = notices(page);
       await notice.getByRole('link', { name: 'Back to the contacts' }).click();
@@ -244,12 +242,7 @@ describe('work of many requests in the dashboard, in Chromium', () => {
       await notice.getByRole('button', { name: 'Dismiss' }).click();
       await page.unroute('**/v1/contacts/*/tags/*');
 
-      let releaseImport = () => {};
-      const importHeld = new Promise<void>((resolve) => { releaseImport = resolve; });
-      await page.route('**/v1/contacts/bulk', async (route: Route) => {
-        await importHeld;
-        await route.continue();
-      });
+      const { release: releaseImport } = await holdCalls(page, '**/v1/contacts/bulk');
       const readPasted = async () => {
         await page.getByText('Or paste the text').click();
         await page.getByLabel('CSV text').fill('email\ntwice9@example.com\n');
@@ -310,12 +303,7 @@ describe('work of many requests in the dashboard, in Chromium', () => {
     const page = await signedInDashboard(browser, t.url, t.token, '/contacts/import', 'Import contacts');
     try {
       // The bulk request held until the person has left the page.
-      let release = () => {};
-      const held = new Promise<void>((resolve) => { release = resolve; });
-      await page.route('**/v1/contacts/bulk', async (route: Route) => {
-        await held;
-        await route.continue();
-      });
+      const { release } = await holdCalls(page, '**/v1/contacts/bulk');
       await page.getByText('Or paste the text').click();
       await page.getByLabel('CSV text').fill('email,name\naway1@example.com,Ann\naway2@example.com,Bo\nnot an address,Cy\n');
       await page.getByRole('button', { name: 'Read the text' }).click();
