@@ -120,6 +120,27 @@ describe('operating the dashboard in Chromium', () => {
       expect((await t.api.get(`/v1/emails/${scheduled.id}`)).body.scheduled_at).toBe(moved.scheduled_at);
     });
 
+    it('is rescheduled from pending, before delivery has taken it, as the API allows', async () => {
+      // New emails held as pending an hour, so that delivery does not take this one first.
+      await using held = await startTestApp({ env: { MAILROOM_SEND_DELAY: '3600' } });
+      await held.seed.activeDomain('acme.test');
+      const res = await held.api.post('/v1/emails', { from: 'ann@acme.test', to: ['delivered@mailroom.test'], subject: 'Held back', text: 'Hi.' });
+      expect(res.body.status).toBe('pending');
+      const heldPage = await signedInDashboard(browser, held.url, held.token, `/emails/${res.body.id}`, 'Held back');
+      try {
+        // Offered an hour from now.
+        expect(await heldPage.getByLabel('Send at').inputValue()).not.toBe('');
+        await heldPage.getByRole('button', { name: 'Reschedule' }).click();
+        await note(heldPage, 'The email is rescheduled for');
+        expect((await held.api.get(`/v1/emails/${res.body.id}`)).body.status).toBe('scheduled');
+        await shot(heldPage, 'email-pending-rescheduled');
+        await heldPage.setViewportSize({ width: 390, height: 844 });
+        await shot(heldPage, 'email-pending-rescheduled-390');
+      } finally {
+        await heldPage.close();
+      }
+    });
+
     it('offers no reschedule once an email is no longer scheduled', async () => {
       const sent = await send();
       await t.mailroom.delivery.drain();

@@ -91,6 +91,14 @@ export async function request(key, method, path, options = {}) {
 
 /** A call refused for the rate limit is tried again after its Retry-After, this many times at most. */
 const RATE_LIMIT_TRIES = 10;
+/** A call refused while the store is unavailable is tried again this many times at most, each wait at most this long. */
+const STORE_WAITS = 4;
+const STORE_WAIT_MAX_SECONDS = 30;
+
+/** Whether the store was briefly unavailable: the whole request was refused, and its Retry-After names when to come back. @param {unknown} err */
+function storeUnavailable(err) {
+  return err instanceof ApiError && err.status === 503 && err.code === 'store_unavailable';
+}
 
 /**
  * Whether waiting lifts the refusal: the request rate's 429 names its wait in Retry-After. A send quota's 429 does
@@ -102,11 +110,13 @@ export function passesByWaiting(err) {
 }
 
 /**
- * Which limit a 429 that waiting will not lift names, said plainly, to put before the API's message; undefined for
- * any other error. Work of many calls stops at it: each further call would be refused the same.
+ * Which limit a 429 that waiting will not lift names, or that the store stayed unavailable through every wait, said
+ * plainly, to put before the API's message; undefined for any other error. Work of many calls stops at it: each
+ * further call would be refused the same.
  * @param {unknown} err
  */
 export function limitReached(err) {
+  if (storeUnavailable(err)) return `Stopped: the server's store stayed unavailable through ${STORE_WAITS} waits. Try again in a few minutes.`;
   if (!(err instanceof ApiError && err.status === 429) || passesByWaiting(err)) return undefined;
   const limit = err.code === 'daily_quota_exceeded' ? 'the daily send quota'
     : err.code === 'monthly_quota_exceeded' ? 'the monthly send quota' : 'a limit of the API';
@@ -114,20 +124,33 @@ export function limitReached(err) {
 }
 
 /**
- * Makes `call`, and again while the rate limit refuses it, each time after the wait its Retry-After names.
- * Any other refusal, a quota's 429 among them, is thrown at once.
- * Only for calls that a 429 refuses whole, so that nothing is applied twice.
+ * Makes `call`, and again while the rate limit refuses it, or the store is briefly unavailable (a 503), each time
+ * after the wait its Retry-After names; a store's wait is told to `onStoreWait` first, as a sentence to show, and
+ * the sentence is taken back (undefined) once the call is answered. Any other refusal, a quota's 429 among them, is
+ * thrown at once, as is the last refusal past the bounds. Only for calls that a 429 or a 503 refuses whole, so that
+ * nothing is applied twice.
  * @template T
  * @param {() => Promise<T>} call
+ * @param {(sentence: string | undefined) => void} [onStoreWait]
  * @returns {Promise<T>}
  */
-export async function waitingOutRateLimit(call) {
+export async function waitingOutRateLimit(call, onStoreWait = () => {}) {
+  let storeWaits = 0;
   for (let attempt = 1; ; attempt++) {
     try {
-      return await call();
+      const answer = await call();
+      if (storeWaits > 0) onStoreWait(undefined);
+      return answer;
     } catch (err) {
-      if (!(passesByWaiting(err) && attempt < RATE_LIMIT_TRIES)) throw err;
-      const seconds = /** @type {ApiError} */ (err).retryAfter ?? 1;
+      const rateLimited = passesByWaiting(err) && attempt < RATE_LIMIT_TRIES;
+      const storeDown = storeUnavailable(err) && storeWaits < STORE_WAITS;
+      if (!rateLimited && !storeDown) throw err;
+      let seconds = /** @type {ApiError} */ (err).retryAfter ?? 1;
+      if (storeDown) {
+        seconds = Math.min(seconds, STORE_WAIT_MAX_SECONDS);
+        storeWaits++;
+        onStoreWait(`The server's store is briefly unavailable: trying again in ${seconds} s (wait ${storeWaits} of ${STORE_WAITS}).`);
+      }
       await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
     }
   }

@@ -10,6 +10,7 @@
 import { forgetKey, request, storedKey, storeKey, whenSessionEnds } from './api.js';
 import { takePendingNote } from './nav.js';
 import { byId, errorSlot, fill, h, whileBusy } from './ui.js';
+import { cancelAllWork, workRunning } from './work.js';
 import { EMAIL_ROUTES } from './views/emails.js';
 import { DOMAIN_ROUTES } from './views/domains.js';
 import { EVENT_ROUTES } from './views/events.js';
@@ -31,6 +32,7 @@ import { CONTACT_ROUTES } from './views/contacts.js';
 /** @param {string} [message] why the session ended, shown in the sign-in form */
 function signOut(message) {
   forgetKey();
+  cancelAllWork();
   showSignIn(message);
 }
 
@@ -88,7 +90,10 @@ function showApp() {
       NAV.map(([section, label]) => h('a', { href: `#/${section}`, 'data-section': section }, label))),
     h('span', { class: `badge mode-${mode}`, title: mode === 'test' ? 'Test keys never send real mail.' : null },
       `${mode} mode`),
-    h('button', { type: 'button', class: 'secondary', onclick: () => signOut() }, 'Sign out'));
+    h('button', { type: 'button', class: 'secondary', onclick: () => {
+      // Asked as closing the tab is: signing out stops the work under way.
+      if (!workRunning() || confirm('Work is still under way in this tab. Signing out stops it where it is. Sign out?')) signOut();
+    } }, 'Sign out'));
   route();
 }
 

@@ -358,18 +358,20 @@ export function fieldErrors() {
 }
 
 /**
- * A bar of `done` out of `total`, with the count written beside it.
+ * A bar of `done` out of `total`, with the count written beside it, and under it why it is held up, if it is.
  * @param {number} done
  * @param {number} total
  * @param {string} label  what is counted, for screen readers
+ * @param {string} [held]  a sentence saying what it waits for
  */
-export function progressBar(done, total, label) {
+export function progressBar(done, total, label, held) {
   const share = total > 0 ? Math.min(1, done / total) : 0;
   return h('div', { class: 'progress' },
     h('div', { class: 'progress-track', role: 'progressbar', 'aria-label': label, 'aria-valuemin': 0, 'aria-valuemax': total,
       'aria-valuenow': done },
     h('div', { class: `progress-fill${share === 1 ? ' complete' : ''}`, style: `width:${(share * 100).toFixed(1)}%` })),
-    h('span', { class: 'progress-count' }, `${done.toLocaleString()} of ${total.toLocaleString()}`));
+    h('span', { class: 'progress-count' }, `${done.toLocaleString()} of ${total.toLocaleString()}`),
+    held && h('p', { class: 'progress-held', role: 'status' }, held));
 }
 
 /**

@@ -3,17 +3,20 @@
 // the person opens another page: the view that started it shows its progress
 // and summary while it is on the page; elsewhere a notice above every view
 // does, with a link back, until dismissed. Closing the tab stops the
-// requests, so the browser asks first while any are still going.
+// requests, so the browser asks first while any are still going; signing out
+// stops them too, and puts the notices away.
 import { byId, fill, h, progressBar } from './ui.js';
 
 /** @typedef {import('./ui.js').Children} Children */
 /**
- * @typedef {{ title: string, back: { href: string, label: string }, origin: HTMLElement, total: number, counted: string,
- *   done: number, summary?: Children, stopped?: boolean, failed?: boolean }} Work
+ * @typedef {{ title: string, kind: string, back: { href: string, label: string }, origin: HTMLElement, total: number, counted: string,
+ *   done: number, held?: string, summary?: Children, stopped?: boolean, failed?: boolean, cancelled?: boolean }} Work
  */
 
 /** @type {Set<Work>} */
 const works = new Set();
+/** Controls held while work of a kind runs, each answering false once its view has gone for good. @type {Set<() => boolean>} */
+const holds = new Set();
 
 /** A work's notice: while it runs, its progress; once ended, its summary and a way to put it away. @param {Work} work */
 function notice(work) {
@@ -29,7 +32,7 @@ function notice(work) {
       } }, 'Dismiss')),
     ended
       ? h('div', { class: 'work-summary' }, work.summary)
-      : [progressBar(work.done, work.total, work.counted),
+      : [progressBar(work.done, work.total, work.counted, work.held),
         h('p', { class: 'muted small' }, 'It goes on while you use other pages; closing or reloading this tab stops it.')]);
 }
 
@@ -37,12 +40,35 @@ function notice(work) {
 function render() {
   const shown = [...works].filter((w) => w.summary !== undefined || !w.origin.isConnected);
   fill(byId('work'), shown.map(notice));
+  for (const hold of holds) if (!hold()) holds.delete(hold);
+}
+
+/**
+ * Keeps `controls` disabled while work of `kind` runs, which they would start a second time, with the reason and a
+ * link to its progress in `reason`; enabled again once it has ended.
+ * @param {string} kind @param {HTMLButtonElement[]} controls @param {HTMLElement} reason  on the same view as the controls
+ */
+export function holdWhileRunning(kind, controls, reason) {
+  let shown = false;
+  const hold = () => {
+    if (shown && !reason.isConnected) return false;
+    shown ||= reason.isConnected;
+    const running = [...works].find((w) => w.kind === kind && w.summary === undefined);
+    for (const control of controls) control.disabled = running !== undefined;
+    fill(reason, running && h('p', { class: 'work-held muted small', role: 'note' }, `${running.title} is still under way: `,
+      // Not a route: its notice is above every view.
+      h('button', { type: 'button', class: 'work-show', onclick: () => byId('work').scrollIntoView() }, 'see its progress'),
+      '. Start again once it has ended.'));
+    return true;
+  };
+  hold();
+  holds.add(hold);
 }
 
 /**
  * Starts the notice of a work; the view that starts it keeps showing it too while on the page.
- * @param {{ title: string, back: { href: string, label: string }, origin: HTMLElement, total: number, counted: string }} spec
- *   `title`: what is done, as a heading ("Tagging 24 contacts"); `back`: the view to return to; `origin`: an element of
+ * @param {{ title: string, kind: string, back: { href: string, label: string }, origin: HTMLElement, total: number, counted: string }} spec
+ *   `title`: what is done, as a heading ("Tagging 24 contacts"); `kind`: which controls start it (see holdWhileRunning); `back`: the view to return to; `origin`: an element of
  *   the starting view, gone from the page once the person leaves it; `counted`: what the progress bar counts
  */
 export function startWork(spec) {
@@ -50,9 +76,13 @@ export function startWork(spec) {
   const work = { ...spec, done: 0 };
   works.add(work);
   return {
-    /** @param {number} done */
-    progress(done) {
-      work.done = done;
+    /** Whether the session ended under it: no further request is to be made, nor anything shown. */
+    cancelled() {
+      return work.cancelled === true;
+    },
+    /** @param {number} done @param {string} [held]  why it is waiting, if it is */
+    progress(done, held) {
+      Object.assign(work, { done, held });
       render();
     },
     /**
@@ -62,6 +92,7 @@ export function startWork(spec) {
      * @param {{ stopped?: boolean, failed?: boolean }} [how]  stopped before the end; failed for some of what it did
      */
     finish(summary, { stopped = false, failed = false } = {}) {
+      if (work.cancelled) return false;
       fill(byId('work-said'), `${work.title}: ${stopped ? 'stopped' : 'finished'}.`);
       if (work.origin.isConnected) works.delete(work);
       else Object.assign(work, { summary, stopped, failed });
@@ -71,8 +102,20 @@ export function startWork(spec) {
   };
 }
 
+/** Whether any work is still making requests. */
+export function workRunning() {
+  return [...works].some((w) => w.summary === undefined);
+}
+
+/** The session ended: work under way makes no further request (a key signed in next must not carry it on), and every notice goes. */
+export function cancelAllWork() {
+  for (const work of works) work.cancelled = true;
+  works.clear();
+  render();
+}
+
 // A route draws its view after the hashchange listeners run: the notices are drawn again once it has.
 window.addEventListener('hashchange', () => setTimeout(render));
 window.addEventListener('beforeunload', (event) => {
-  if ([...works].some((w) => w.summary === undefined)) event.preventDefault();
+  if (workRunning()) event.preventDefault();
 });

@@ -8,7 +8,7 @@
 // and the summary.
 import { api, limitReached, waitingOutRateLimit } from '../api.js';
 import { attach, code, count, errorBox, fill, h, progressBar, table, whileBusy } from '../ui.js';
-import { startWork } from '../work.js';
+import { holdWhileRunning, startWork } from '../work.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /** @typedef {import('../ui.js').Children} Children */
@@ -30,6 +30,8 @@ import { startWork } from '../work.js';
 
 /** bulkUpsertContacts takes at most this many contacts a request… */
 const BULK_LIMIT = 1000;
+/** The kind of work of an import. */
+const IMPORT_WORK = 'contacts-import';
 /** …in a body of at most 4 MiB: a file of many long properties is sent in smaller requests (a little room kept for the wrapper). */
 const BULK_BYTES = 4 * 1024 * 1024 - 1024;
 /** Rows shown as read, before importing. */
@@ -160,13 +162,17 @@ function bulkItem(columns, cells) {
 // ---------------------------------------------------------------------------
 // Importing
 
-/** One bulk request, tried again while the rate limit refuses it (it is refused whole, so nothing is applied twice). @param {BulkItem[]} items */
-function bulk(items) {
+/**
+ * One bulk request, tried again while the rate limit refuses it or the store is briefly unavailable (it is refused
+ * whole, so nothing is applied twice).
+ * @param {BulkItem[]} items @param {(sentence: string | undefined) => void} onStoreWait
+ */
+function bulk(items, onStoreWait) {
   return waitingOutRateLimit(async () => {
     /** @type {BulkResult} */
     const answer = await api('POST', '/v1/contacts/bulk', { body: { contacts: items } });
     return answer;
-  });
+  }, onStoreWait);
 }
 
 /**
@@ -195,20 +201,22 @@ function chunks(rows) {
 /** @typedef {{ created: number, updated: number, failures: Failure[], stopped: { line: number, err: unknown } | undefined }} ImportResult */
 
 /**
- * Sends the rows in chunks, calling `progress` after each; stops at the first request that fails.
+ * Sends the rows in chunks, calling `progress` after each; stops at the first request that fails, or once cancelled.
  * @param {CsvRow[]} rows
- * @param {(done: number) => void} progress
+ * @param {(done: number, held?: string) => void} progress  hears how many are done, and why it waits when it does
+ * @param {() => boolean} cancelled  true once the session has ended
  * @returns {Promise<ImportResult>}
  */
-async function importRows(rows, progress) {
+async function importRows(rows, progress, cancelled) {
   let created = 0;
   let updated = 0;
   let done = 0;
   /** @type {Failure[]} */
   const failures = [];
   for (const chunk of chunks(rows)) {
+    if (cancelled()) break;
     try {
-      const answer = await bulk(chunk.map((r) => r.item));
+      const answer = await bulk(chunk.map((r) => r.item), (held) => progress(done, held));
       created += answer.created;
       updated += answer.updated;
       for (const e of answer.errors) failures.push({ line: chunk[e.index].line, email: e.email, message: e.message });
@@ -297,17 +305,22 @@ function showReading(where, reading, encoding) {
   const summary = h('div');
   const start = h('button', { type: 'button', disabled: rows.length === 0 }, `Import ${count(rows.length, 'contact', 'contacts')}`);
   // The button gives way to the progress: an import is started once.
+  const held = h('div');
   const actions = h('div', { class: 'actions import-actions' }, start,
-    rows.length > BULK_LIMIT && h('span', { class: 'muted small' }, `Sent ${BULK_LIMIT.toLocaleString()} at a time at most.`));
+    rows.length > BULK_LIMIT && h('span', { class: 'muted small' }, `Sent ${BULK_LIMIT.toLocaleString()} at a time at most.`), held);
+  // One import at a time: a second of the same file would race the first over the same addresses.
+  // (With no row to import, the button stays disabled anyway.)
+  holdWhileRunning(IMPORT_WORK, rows.length > 0 ? [start] : [], held);
   start.addEventListener('click', () => void whileBusy(start, async () => {
-    const work = startWork({ title: `Importing ${count(rows.length, 'contact', 'contacts')}`, back: { href: '#/contacts', label: 'See the contacts' },
+    const work = startWork({ title: `Importing ${count(rows.length, 'contact', 'contacts')}`, kind: IMPORT_WORK, back: { href: '#/contacts', label: 'See the contacts' },
       origin: where, total: rows.length, counted: 'Rows imported' });
-    const progress = (/** @type {number} */ done) => {
-      fill(actions, progressBar(done, rows.length, 'Rows imported'));
-      work.progress(done);
+    /** @param {number} done @param {string} [held] */
+    const progress = (done, held) => {
+      fill(actions, progressBar(done, rows.length, 'Rows imported', held));
+      work.progress(done, held);
     };
     progress(0);
-    const result = await importRows(rows, progress);
+    const result = await importRows(rows, progress, work.cancelled);
     const sorted = { ...result, failures: [...skipped, ...result.failures].sort((a, b) => a.line - b.line) };
     // Shown here only when still on the page: elsewhere, the notice shows it.
     const ended = { stopped: sorted.stopped !== undefined, failed: sorted.failures.length > 0 };

@@ -10,7 +10,7 @@ import {
   actionsColumn, badge, clipped, code, confirmDialog, count, details, errorBox, fieldErrors, fill, h, labelled, loading, none, progressBar, rowAction,
   rowSelection, table, time, whileBusy,
 } from '../ui.js';
-import { startWork } from '../work.js';
+import { holdWhileRunning, startWork } from '../work.js';
 import { CONTACT_IMPORT_ROUTES } from './contact-import.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
@@ -34,6 +34,8 @@ const FILTERS = ['email', 'status', 'engagement_tier', 'tag_id'];
 const ROW_TAGS = 3;
 /** Contacts acted on at once by an action on several: quicker than one by one, gentler on the rate limit than all. */
 const AT_ONCE = 4;
+/** The kind of work of an action on many contacts. */
+const BULK_WORK = 'contacts-bulk';
 
 /** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
 export const CONTACT_ROUTES = [
@@ -226,6 +228,13 @@ function selectionBar(tags, picked, clear, list) {
     return button;
   };
   const addTag = actionButton('Add tag', 'secondary', () => addTagAction(tagName.value.trim(), tags));
+  const actions = [addTag,
+    actionButton('Remove tag', 'secondary', async () => removeTagAction(tagsOf(picked()).find((t) => t.id === untag.value))),
+    actionButton('Unsubscribe', 'secondary', () => unsubscribeAction(picked())),
+    actionButton('Delete', 'danger', () => deleteAction(picked()))];
+  // One action on many contacts at a time: a second would race the first over the same contacts.
+  const held = h('div', { class: 'selection-held' });
+  holdWhileRunning(BULK_WORK, actions, held);
   const controls = h('div', { class: 'selection-actions' },
     // A form, so that Enter in the name adds the tag.
     h('form', { class: 'selection-group', onsubmit: (event) => {
@@ -233,11 +242,9 @@ function selectionBar(tags, picked, clear, list) {
       addTag.click();
     } }, h('label', { for: 'bulk-tag', class: 'visually-hidden' }, 'Tag to add'), tagName,
     h('datalist', { id: 'bulk-tag-names' }, tags.map((t) => h('option', { value: t.name }))), addTag),
-    h('span', { class: 'selection-group' }, h('label', { for: 'bulk-untag', class: 'visually-hidden' }, 'Tag to remove'), untag,
-      actionButton('Remove tag', 'secondary', async () => removeTagAction(tagsOf(picked()).find((t) => t.id === untag.value)))),
-    actionButton('Unsubscribe', 'secondary', () => unsubscribeAction(picked())),
-    actionButton('Delete', 'danger', () => deleteAction(picked())),
-    h('button', { type: 'button', class: 'secondary', onclick: clear }, 'Clear selection'));
+    h('span', { class: 'selection-group' }, h('label', { for: 'bulk-untag', class: 'visually-hidden' }, 'Tag to remove'), untag, actions[1]),
+    actions.slice(2),
+    h('button', { type: 'button', class: 'secondary', onclick: clear }, 'Clear selection'), held);
   const node = h('section', { class: 'selection-bar', 'aria-label': 'Selected contacts', hidden: true }, selected, controls, progress, errors);
 
   /** @param {BulkAction} action */
@@ -247,14 +254,21 @@ function selectionBar(tags, picked, clear, list) {
     const doing = action.doing(contactCount(contacts.length));
     controls.hidden = true;
     list.inert = true;
-    const work = startWork({ title: doing, back: { href: hash, label: 'Back to the contacts' }, origin: node,
+    const work = startWork({ title: doing, kind: BULK_WORK, back: { href: hash, label: 'Back to the contacts' }, origin: node,
       total: contacts.length, counted: 'Contacts done' });
-    const show = (/** @type {number} */ done) => {
-      fill(progress, h('span', null, `${doing}…`), progressBar(done, contacts.length, 'Contacts done'));
-      work.progress(done);
+    let done = 0;
+    /** @type {string | undefined} */
+    let held;
+    const show = () => {
+      fill(progress, h('span', null, `${doing}…`), progressBar(done, contacts.length, 'Contacts done', held));
+      work.progress(done, held);
     };
-    show(0);
-    const { results, stopped } = await eachAtMost(contacts, action.call, show);
+    show();
+    const { results, stopped } = await eachAtMost(contacts, action.call, {
+      progress: (n) => { done = n; show(); },
+      onStoreWait: (sentence) => { held = sentence; show(); },
+      cancelled: work.cancelled,
+    });
     const said = summary(action, results, stopped);
     // Drawn again only when still shown: the person may have gone elsewhere meanwhile, where the notice shows it.
     const failed = results.some((r) => r.err !== undefined);
@@ -287,11 +301,13 @@ function tagsOf(contacts) {
  * not lift stops it: the contacts after it are not tried, as each would be refused the same.
  * @param {Contact[]} contacts
  * @param {(contact: Contact) => Promise<Outcome>} call
- * @param {(done: number) => void} progress  hears how many are done
+ * @param {{ progress: (done: number) => void, onStoreWait: (sentence: string | undefined) => void, cancelled: () => boolean }} hooks
+ *   `progress` hears how many are done; `onStoreWait` hears that calls wait for the store, and when they no longer
+ *   do; `cancelled` is true once the session has ended: no contact is tried after
  * @returns {Promise<{ results: Result[], stopped: ApiError | undefined }>}  the results in the contacts' order; `stopped`: the
  *   refusal of the limit that stopped it
  */
-async function eachAtMost(contacts, call, progress) {
+async function eachAtMost(contacts, call, { progress, onStoreWait, cancelled }) {
   /** @type {Result[]} */
   const results = contacts.map((contact) => ({ contact }));
   let next = 0;
@@ -299,10 +315,10 @@ async function eachAtMost(contacts, call, progress) {
   /** @type {ApiError | undefined} */
   let stopped;
   const worker = async () => {
-    while (next < contacts.length && stopped === undefined) {
+    while (next < contacts.length && stopped === undefined && !cancelled()) {
       const result = results[next++];
       try {
-        result.outcome = await waitingOutRateLimit(() => call(result.contact));
+        result.outcome = await waitingOutRateLimit(() => call(result.contact), onStoreWait);
       } catch (err) {
         result.err = err;
         if (err instanceof ApiError && limitReached(err)) stopped ??= err;

@@ -47,6 +47,8 @@ const TIMELINE_LIMIT = 100;
 const EMAIL_STATUSES = ['pending', 'scheduled', 'sent', 'delivered', 'failed', 'cancelled'];
 /** The statuses cancelEmail acts on; from `sent` on a message may be on the wire. */
 const CANCELLABLE = ['scheduled', 'pending'];
+/** The statuses rescheduleEmail acts on: not yet handed to delivery. */
+const RESCHEDULABLE = ['scheduled', 'pending'];
 /** The statuses resendEmail acts on: the email has gone out, or will not. */
 const RESENDABLE = ['sent', 'delivered', 'failed'];
 
@@ -115,7 +117,7 @@ async function showEmail({ view, id }) {
     h('h1', null, email.subject || '(no subject)'),
     CANCELLABLE.includes(email.status) && cancelButton(path),
     RESENDABLE.includes(email.status) && resendButton(path),
-    email.status === 'scheduled' && email.scheduled_at && rescheduleForm(path, email.scheduled_at),
+    RESCHEDULABLE.includes(email.status) && rescheduleForm(path, email.scheduled_at),
     emailDetails(email),
     h('h2', null, 'Recipients'),
     table(RECIPIENT_COLUMNS, email.recipients),
@@ -206,17 +208,20 @@ function isoWithOffset(date) {
   return `${localInputValue(date)}:${String(date.getSeconds()).padStart(2, '0')}${sign}${hours}:${minutes}`;
 }
 
+/** A pending email is offered a time an hour from now to move it to. */
+const RESCHEDULE_AHEAD_MS = 60 * 60 * 1000;
+
 /**
- * Moves a scheduled email to another time, chosen in the browser's zone.
+ * Moves a scheduled email, or a pending one not yet handed to delivery, to another time, chosen in the browser's zone.
  * @param {string} path the email's
- * @param {string} scheduledAt  the current time of the schedule
+ * @param {string | null} scheduledAt  the current time of the schedule; null for a pending email
  */
 function rescheduleForm(path, scheduledAt) {
   const errors = fieldErrors();
   // The form's one field: every refusal shows beside it.
   const near = errors.slot('scheduled_at', 'Send at');
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
-  const shown = localInputValue(new Date(scheduledAt));
+  const shown = localInputValue(scheduledAt ? new Date(scheduledAt) : new Date(Date.now() + RESCHEDULE_AHEAD_MS));
   const at = h('input', { id: 'reschedule-at', type: 'datetime-local', required: true, value: shown, 'aria-describedby': 'reschedule-hint' });
   const submit = h('button', { type: 'submit', class: 'secondary' }, 'Reschedule');
   const form = h('form', { class: 'panel reschedule', novalidate: true, onsubmit: (event) => {
@@ -225,7 +230,7 @@ function rescheduleForm(path, scheduledAt) {
       try {
         // The input has no seconds: left as shown, the time keeps its own. An empty input goes as it is, for the
         // API's refusal to say what it takes.
-        const chosen = at.value === shown ? scheduledAt : at.value && isoWithOffset(new Date(at.value));
+        const chosen = scheduledAt && at.value === shown ? scheduledAt : at.value && isoWithOffset(new Date(at.value));
         /** @type {Email} */
         const moved = await api('PATCH', path, { body: { scheduled_at: chosen } });
         navigate(location.hash, moved.status === 'scheduled' ? `The email is rescheduled for ${formatTime(moved.scheduled_at ?? '')}.`
