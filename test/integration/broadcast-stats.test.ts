@@ -6,6 +6,7 @@ import { recordRecipientOutcomes } from '../../src/emails/outcomes.js';
 import { appendEvents } from '../../src/events/index.js';
 import * as statsMigration from '../../src/store/migrations/0027_broadcast_stats.js';
 import * as recipientBroadcastMigration from '../../src/store/migrations/0031_recipient_broadcast.js';
+import * as unsubscribeRaceMigration from '../../src/store/migrations/0035_unsubscribe_race.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/smtp-app.js';
 
@@ -192,6 +193,11 @@ describe('broadcast stats', () => {
     expect(named.filter((r) => r.ofEmail === null)).toHaveLength(1);
     for (const row of named) expect(row.ofRecipient).toBe(row.ofEmail);
     expect(await expectKept(app, id, 'after the recipients name their broadcast')).toEqual(last);
+    // A counter an unsubscribe and an email made side by side left short is counted again.
+    await unsubscribeRaceMigration.down(db);
+    await store.write((tx) => tx.updateTable('broadcast_stats').set({ unsubscribed: 0 }).where('broadcast_id', '=', id).execute());
+    await db.transaction().execute((tx) => unsubscribeRaceMigration.up(tx));
+    expect(await expectKept(app, id, 'counted again')).toEqual(last);
   });
 
   it('count the emails a cancel stops, and no broadcast before its first email', async () => {

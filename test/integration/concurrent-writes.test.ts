@@ -295,6 +295,43 @@ describe('a broadcast changed through two nodes at once', () => {
     await expect(edit).rejects.toMatchObject({ code: 'broadcast_not_editable' });
     expect((await nodes.a.broadcasts.get(ws, id)).subject).toBe('News');
   });
+
+  it.runIf(onPostgres)('counts a contact as unsubscribed when the unsubscribe and its email are made side by side, in either order', async () => {
+    await using nodes = await openTwoNodes();
+    const ws = nodes.workspaceId;
+    const { id } = await nodes.a.broadcasts.create(ws, content);
+    const emailFor = (contact: { id: string; email: string }) => [{ contactId: contact.id, body: { from: content.from, to: [contact.email], subject: 'News', text: 'Hello.' } }];
+
+    // The email made first, its transaction still open when the contact unsubscribes on the other node.
+    const first = await nodes.a.contacts.create(ws, { email: 'first@rcpt.test' });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let made!: () => void;
+    const madeButOpen = new Promise<void>((resolve) => (made = resolve));
+    const making = nodes.a.emails.sendForBroadcast(senderOf(nodes), id, emailFor(first), async () => { made(); await released; });
+    await Promise.race([madeButOpen, making]);
+    const unsubscribing = nodes.b.contacts.unsubscribe(ws, first.id);
+    await blockedOrDone(nodes.a.store.db, unsubscribing);
+    release();
+    await making;
+    await unsubscribing;
+
+    // The unsubscribe first, stamped after the time its email is made with
+    // (taken before that email's transaction begins), and still open.
+    const second = await nodes.a.contacts.create(ws, { email: 'second@rcpt.test' });
+    const unsubscribe = await heldTransaction(nodes.b.store.db, async (tx) => void await tx.updateTable('contacts')
+      .set({ status: 'unsubscribed', unsubscribed_at: Date.now() + 60_000 }).where('id', '=', second.id).execute());
+    const makingSecond = nodes.a.emails.sendForBroadcast(senderOf(nodes), id, emailFor(second), async () => undefined);
+    await blockedOrDone(nodes.a.store.db, makingSecond);
+    await unsubscribe.commit();
+    await makingSecond;
+
+    const recounted = await nodes.a.store.db.selectFrom('emails as e').innerJoin('contacts as c', 'c.id', 'e.contact_id')
+      .select((eb) => eb.fn.countAll<number>().as('n')).where('e.broadcast_id', '=', id)
+      .whereRef('c.unsubscribed_at', '>=', 'e.created_at').executeTakeFirstOrThrow();
+    expect(Number(recounted.n)).toBe(2);
+    expect((await nodes.a.broadcasts.get(ws, id)).stats).toMatchObject({ emails_created: 2, unsubscribed: 2 });
+  });
 });
 
 describe('a template changed through two nodes at once', () => {

@@ -31,6 +31,9 @@ const engagementCounts = (type: string) =>
 /** Whether the email's contact had unsubscribed by the time the email was made (1 or 0). */
 const unsubscribedBefore = (e: string) =>
   `CASE WHEN EXISTS (SELECT 1 FROM contacts c WHERE c.id = ${e}.contact_id AND c.unsubscribed_at >= ${e}.created_at) THEN 1 ELSE 0 END`;
+/** The broadcast's unsubscribed counter counted from its emails, in an UPDATE of broadcast_stats. */
+export const UNSUBSCRIBED_RECOUNT =
+  `(SELECT sum(${unsubscribedBefore('e')}) FROM emails e WHERE e.broadcast_id = broadcast_stats.broadcast_id)`;
 const broadcastOf = (emailId: string) => `(SELECT broadcast_id FROM emails WHERE id = ${emailId})`;
 /** The broadcasts of the contact's emails made at or before its unsubscribe (one email a broadcast and contact). */
 const broadcastsBefore = (contact: string) =>
@@ -97,7 +100,7 @@ async function backfill(db: Kysely<unknown>): Promise<void> {
   await sql.raw(`UPDATE broadcast_stats SET
     ${OUTCOMES.map((o) => `${o} = ${recipients(o)}`).join(', ')},
     ${Object.entries(ENGAGEMENTS).map(([counter, type]) => `${counter} = ${engaged(type)}`).join(', ')},
-    unsubscribed = (SELECT sum(${unsubscribedBefore('e')}) FROM emails e WHERE ${ofBroadcast})`).execute(db);
+    unsubscribed = ${UNSUBSCRIBED_RECOUNT}`).execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
