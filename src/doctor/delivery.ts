@@ -5,7 +5,7 @@
 // and it accepts the login. A mail catcher (sink) sends nothing at all.
 import type { Config } from '../config.js';
 import { RFC5321_TIMEOUTS, relayAddresses, relayOf, SmtpSession, SmtpSessionError } from '../delivery/index.js';
-import { couldNotCheck } from './identity.js';
+import { whyFailed } from './identity.js';
 import { fail, ok, warn, type CheckResult } from './report.js';
 
 /** How long the relay has to answer each step of the session (connect, greeting, EHLO, STARTTLS, AUTH). */
@@ -34,7 +34,7 @@ async function checkRelay(relayUrl: string, heloName: string): Promise<CheckResu
   try {
     addresses = await relayAddresses(hostname);
   } catch (err) {
-    return fail('delivery', check, `${hostname} does not resolve: ${couldNotCheck(err).replace(/^could not be checked: /, '')}`, fix);
+    return fail('delivery', check, `${hostname} does not resolve: ${whyFailed(err)}`, fix);
   }
   const steps = { connectMs: RELAY_STEP_TIMEOUT_MS, greetingMs: RELAY_STEP_TIMEOUT_MS, commandMs: RELAY_STEP_TIMEOUT_MS };
   let session: SmtpSession;

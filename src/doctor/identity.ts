@@ -25,8 +25,10 @@ export async function recordsAt<T>(lookup: Promise<T[]>): Promise<T[]> {
   });
 }
 
-export const couldNotCheck = (err: unknown): string =>
-  `could not be checked: ${(err as { code?: string }).code ?? (err as Error).message ?? String(err)}`;
+/** What went wrong, in a word where there is one: the error's code (ENOTFOUND, ETIMEOUT), else its message. */
+export const whyFailed = (err: unknown): string => (err as { code?: string }).code ?? (err as Error).message ?? String(err);
+
+export const couldNotCheck = (err: unknown): string => `could not be checked: ${whyFailed(err)}`;
 
 /** The name reverse DNS looks an address up under. */
 export function reverseName(address: string): string {

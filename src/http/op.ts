@@ -292,10 +292,10 @@ function refuseMalformedEncoding(ctx: Context, operation: CompiledOperation): vo
  * record to find, a validation error where the operation would create one
  * (PUT /contacts/by-email/{email}, which lists no 404).
  */
-function pathRefusal(operation: CompiledOperation, message: string, param: string | undefined): AppError {
+function pathRefusal(operation: CompiledOperation, param: string | undefined, said: { notFound: string; invalid: string }): AppError {
   return operation.pathFindsRecord
-    ? new AppError('not_found', message, { param })
-    : new AppError('validation_error', message, { status: operation.validationStatus, param });
+    ? new AppError('not_found', said.notFound, { param })
+    : new AppError('validation_error', said.invalid, { status: operation.validationStatus, param });
 }
 
 function validate<Id extends OperationId>(ctx: Context, deps: HttpDeps, operation: CompiledOperation, auth: AuthContext,
@@ -304,13 +304,13 @@ function validate<Id extends OperationId>(ctx: Context, deps: HttpDeps, operatio
   // No record's id or address holds a control character; PostgreSQL could not even compare one with a NUL.
   const controlled = Object.keys(params).find((name) => CONTROL_CHARACTER.test(params[name]));
   if (controlled !== undefined) {
-    throw operation.pathFindsRecord
-      ? new AppError('not_found', `No record has a '${controlled}' with control characters.`, { param: controlled })
-      : new AppError('validation_error', `'${controlled}' must not contain control characters.`, { status: operation.validationStatus, param: controlled });
+    throw pathRefusal(operation, controlled, {
+      notFound: `No record has a '${controlled}' with control characters.`, invalid: `'${controlled}' must not contain control characters.`,
+    });
   }
   if (!operation.params(params)) {
     const e = describeAjvError(operation.params.errors?.[0]);
-    throw pathRefusal(operation, e.message, e.param);
+    throw pathRefusal(operation, e.param, { notFound: e.message, invalid: e.message });
   }
   const query: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(ctx.query)) query[name] = queryValue(operation, name, value);
