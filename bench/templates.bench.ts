@@ -1,4 +1,5 @@
-import { compileSource, htmlToPlainText, renderSource, type CompiledSource } from '../src/templates/template-engine.js';
+import { htmlToPlainTextHere } from '../src/templates/plain-text.js';
+import { compileSource, renderSource, type CompiledSource } from '../src/templates/template-engine.js';
 import { compare, fmt, load, median } from './lib.js';
 import { startBenchSender } from './sends.bench.js';
 
@@ -102,7 +103,7 @@ export function benchRenders(rounds: number, seconds = 1): RenderBench {
   const recipients = Array.from({ length: 1000 }, (_, i) => valuesFor(i));
   const replace = stringReplacer(source);
   const liquid = (values: Values) => renderSource(compiled, values);
-  const withText = (values: Values) => htmlToPlainText(renderSource(compiled, values).html!);
+  const withText = (values: Values) => htmlToPlainTextHere(renderSource(compiled, values).html!);
   // Both must write the same email.
   if (liquid(recipients[7]).html !== replace(recipients[7])) throw new Error('bench: Liquid and string replacement disagree');
   const sides = [replace, liquid, withText];
@@ -133,7 +134,7 @@ export async function benchTemplateSends(rounds: number) {
       variables: VARIABLES.map((key) => ({ key, type: 'string' as const, required: true })),
     };
     // html-to-text capitalises headings, placeholders in them too.
-    const textSource = htmlToPlainText(version.html).replace(/\{\{ (\w+) \}\}/g, (p) => p.toLowerCase());
+    const textSource = htmlToPlainTextHere(version.html).replace(/\{\{ (\w+) \}\}/g, (p) => p.toLowerCase());
     for (const t of [{ alias: 'receipt', ...version }, { alias: 'receipt-text', ...version, text: textSource }]) {
       const created = await templates.create(ws, { name: t.alias, ...t });
       await templates.publish(ws, created.id);

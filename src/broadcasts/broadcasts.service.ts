@@ -239,9 +239,9 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
   }
 
   /** One contact's email: rendered for it, with the preview text and, when the content has none, an unsubscribe link. */
-  function messageFor(b: StoredBroadcast, content: CompiledContent, contact: ContactFacts | undefined, to: string, untilMs?: number) {
+  async function messageFor(b: StoredBroadcast, content: CompiledContent, contact: ContactFacts | undefined, to: string, untilMs?: number) {
     const url = deps.unsubscribeUrl(b.workspaceId, to);
-    const rendered = content.render({ contact: contactData(contact), unsubscribe_url: url }, untilMs);
+    const rendered = await content.render({ contact: contactData(contact), unsubscribe_url: url }, untilMs);
     const html = rendered.html !== null && b.previewText !== null ? withPreviewText(rendered.html, b.previewText) : rendered.html;
     return { subject: rendered.subject, ...withUnsubscribeFooter({ html, text: rendered.text }, url) };
   }
@@ -253,10 +253,10 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
    * the chunk stops with a 422 that pauses the broadcast for a person to
    * look: a contact is never left out for want of time.
    */
-  function chunkMessage(b: StoredBroadcast, content: CompiledContent, c: AudienceContact) {
+  async function chunkMessage(b: StoredBroadcast, content: CompiledContent, c: AudienceContact) {
     for (let tries = 1; ; tries++) {
       try {
-        return messageFor(b, content, c, c.email);
+        return await messageFor(b, content, c, c.email);
       } catch (err) {
         if (!(err instanceof RenderOverTime)) throw err;
         if (tries === RENDER_TRIES) {
@@ -273,7 +273,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
     return from;
   }
 
-  function emailBody(b: StoredBroadcast, content: CompiledContent, from: string, to: string, message: ReturnType<typeof messageFor>) {
+  function emailBody(b: StoredBroadcast, content: CompiledContent, from: string, to: string, message: Awaited<ReturnType<typeof messageFor>>) {
     const replyTo = b.replyTo.length > 0 ? b.replyTo : content.replyTo ?? [];
     return {
       from, to, subject: message.subject, ...(message.html !== null && { html: message.html }), text: message.text,
@@ -326,16 +326,18 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
     }
     const content = await compile(b);
     const from = fromOf(b, content);
-    const items: BroadcastItem[] = [];
-    for (const c of page) {
+    // Rendered side by side: a text part derived from long html is made on a thread meanwhile.
+    const made = await Promise.all(page.map(async (c): Promise<BroadcastItem | undefined> => {
       try {
-        const message = chunkMessage(b, content, c);
-        items.push({ contactId: c.id, body: emailBody(b, content, from, c.email, message) });
+        const message = await chunkMessage(b, content, c);
+        return { contactId: c.id, body: emailBody(b, content, from, c.email, message) };
       } catch (err) {
         if (!(err instanceof AppError) || err instanceof RenderOverTime) throw err;
         logger.warn({ broadcast_id: b.id, contact_id: c.id, err: err.message }, 'broadcast: no email for a contact whose message could not be rendered');
+        return undefined;
       }
-    }
+    }));
+    const items = made.filter((item) => item !== undefined);
     const result = await deps.emails.sendForBroadcast(sender, b.id, items, progress).catch(unlessAbandoned);
     for (const r of result?.refused ?? []) {
       logger.warn({ broadcast_id: b.id, contact_id: r.contactId, err: r.error.message }, 'broadcast: no email for a contact it could not be sent to');
@@ -436,7 +438,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
       const contact = await deps.contacts.byId(ws, contactId);
       if (!contact) throw new AppError('validation_error', `No contact '${contactId}' in this workspace.`, { param: 'contact_id' });
       const content = await compile(b);
-      const message = messageFor(b, content, contact, contact.email);
+      const message = await messageFor(b, content, contact, contact.email);
       return { object: 'broadcast_render', contact_id: contact.id, to: contact.email, ...message };
     },
 
@@ -448,7 +450,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
       const data: Array<{ to: string; email_id: string }> = [];
       for (const address of to) {
         const contact = contacts.get(address.trim().toLowerCase());
-        const message = messageFor(b, content, contact, address);
+        const message = await messageFor(b, content, contact, address);
         const email = await deps.emails.create(sender, {
           ...emailBody(b, content, from, address, { ...message, subject: `[Test] ${message.subject}` }), tags: ['broadcast_test'],
         });
@@ -474,7 +476,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
       }
       // The content must render for a contact: a sample of the audience, or an empty one.
       const [sample] = await deps.audience.page(ws, filterOf(b.audience), { afterPos: 0, limit: 1 });
-      messageFor(b, content, sample && { id: sample.id, email: sample.email, name: sample.name }, sample?.email ?? 'sample@example.com');
+      await messageFor(b, content, sample && { id: sample.id, email: sample.email, name: sample.name }, sample?.email ?? 'sample@example.com');
       const set = at === undefined
         ? { status: 'sending' as const, scheduled_at: null, mode: sender.mode, ...(await fixAudience(b, now)) }
         : { status: 'scheduled' as const, scheduled_at: at, mode: sender.mode };

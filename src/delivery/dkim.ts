@@ -8,13 +8,13 @@
 // dkimVerify checks the output in the tests.
 //
 // The RSA private-key operation (about a millisecond for 2048 bits) runs on a
-// small pool of worker threads so a burst of messages does not stall the event
-// loop; canonicalisation and hashing stay on the calling thread, done once for
+// few threads (core/thread-pool.ts) so a burst of messages does not stall the
+// event loop; canonicalisation and hashing stay on the calling thread, done once for
 // all the keys that sign a message.
 
 import { createHash, createPrivateKey, sign as cryptoSign, type KeyObject } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import { ThreadPool } from '../core/thread-pool.js';
 
 export interface DkimKey {
   /** Signing domain, the d= tag. */
@@ -223,178 +223,94 @@ function signData(algorithm: Algorithm, data: string, key: KeyObject): string {
 }
 
 // ---------------------------------------------------------------------------
-// Worker pool for the RSA private-key operation
+// Threads for the RSA private-key operation
 
-// Plain JavaScript run with `eval`, so the same code works from the TypeScript
-// sources (tests) and from dist/. It signs as signData() does. Keys arrive
-// once per worker as KeyObjects (they can be posted between threads) and are
-// kept by id; the main thread tells a worker which keys to drop, so both sides
-// bound the cache alike. A job carries every signature of one message; the
-// jobs of one turn of the event loop go to a worker, and come back, as one
-// message, since each message between threads has a cost of its own. Both
-// ways they travel as one flat array of numbers, strings and keys
-// (encodeJobs): a copied object costs a copy of each of its property names
-// as well, which made the copy of the objects cost about twice as much.
+// A thread signs as signData() does. Keys arrive once per thread as KeyObjects
+// (they can be posted between threads) and are kept by id; the main thread
+// tells a thread which keys to drop, so both sides bound the cache alike. A
+// job carries every signature of one message, as one flat array (see
+// encodeJob).
 
-/** Entries of one signature in the flat array of jobs: key id, algorithm, data, and the key or 0. */
+/** Entries of one signature in a job: key id, algorithm, data, and the key or 0. */
 const SIGNATURE_STRIDE = 4;
 
-const WORKER_SOURCE = `
-const { parentPort } = require('node:worker_threads');
+const SIGNING_THREAD = `
 const { createHash, sign } = require('node:crypto');
 const keys = new Map();
-parentPort.on('message', (jobs) => {
-  const out = [];
-  for (let i = 0; i < jobs.length;) {
-    const id = jobs[i++];
-    for (let n = jobs[i++]; n > 0; n--) keys.delete(jobs[i++]);
-    const count = jobs[i++];
-    const end = i + count * ${SIGNATURE_STRIDE};
-    try {
-      const signatures = [];
-      for (; i < end; i += ${SIGNATURE_STRIDE}) {
-        const keyId = jobs[i], algorithm = jobs[i + 1], data = jobs[i + 2], key = jobs[i + 3];
-        if (key) keys.set(keyId, key);
-        const bytes = Buffer.from(data, 'latin1');
-        const signature = algorithm === 'ed25519-sha256'
-          ? sign(null, createHash('sha256').update(bytes).digest(), keys.get(keyId))
-          : sign('sha256', bytes, keys.get(keyId));
-        signatures.push(signature.toString('base64'));
-      }
-      out.push(id, signatures.length, ...signatures);
-    } catch (err) {
-      i = end;
-      out.push(id, -1, String((err && err.message) || err));
-    }
+function handle(job) {
+  let i = 0;
+  for (let n = job[i++]; n > 0; n--) keys.delete(job[i++]);
+  const signatures = [];
+  for (let n = job[i++]; n > 0; n--, i += ${SIGNATURE_STRIDE}) {
+    const keyId = job[i], algorithm = job[i + 1], data = job[i + 2], key = job[i + 3];
+    if (key) keys.set(keyId, key);
+    const bytes = Buffer.from(data, 'latin1');
+    signatures.push((algorithm === 'ed25519-sha256'
+      ? sign(null, createHash('sha256').update(bytes).digest(), keys.get(keyId))
+      : sign('sha256', bytes, keys.get(keyId))).toString('base64'));
   }
-  parentPort.postMessage(out);
-});
+  return signatures;
+}
 `;
 
-/** Keys each worker keeps; past this the least recently used is dropped and re-sent when needed again. */
+/** Keys each thread keeps; past this the least recently used is dropped and re-sent when needed again. */
 const MAX_KEYS_PER_WORKER = 256;
-
-interface Job {
-  id: number;
-  evict: number[];
-  signatures: Array<{ keyId: number; algorithm: Algorithm; data: string; key?: KeyObject }>;
-}
-
-interface PoolWorker {
-  worker: Worker;
-  pending: Map<number, { resolve: (signatures: string[]) => void; reject: (err: Error) => void }>;
-  /** Ids of the keys the worker holds, least recently used first. */
-  known: Set<number>;
-  /** Jobs of this turn of the event loop, posted together at its end. */
-  outbox: Job[];
-}
 
 interface Signing { key: KeyObject; algorithm: Algorithm; data: string }
 
-/** Jobs as the worker reads them: each job's id, its evictions (count, ids), its signatures (count, SIGNATURE_STRIDE entries each). */
-function encodeJobs(jobs: readonly Job[]): unknown[] {
-  const flat: unknown[] = [];
-  for (const { id, evict, signatures } of jobs) {
-    flat.push(id, evict.length, ...evict, signatures.length);
-    for (const { keyId, algorithm, data, key } of signatures) flat.push(keyId, algorithm, data, key ?? 0);
-  }
+/** A job as the thread reads it: its evictions (count, ids), its signatures (count, SIGNATURE_STRIDE entries each). */
+function encodeJob(evict: readonly number[], signatures: ReadonlyArray<{ keyId: number; algorithm: Algorithm; data: string; key?: KeyObject }>): unknown[] {
+  const flat: unknown[] = [evict.length, ...evict, signatures.length];
+  for (const { keyId, algorithm, data, key } of signatures) flat.push(keyId, algorithm, data, key ?? 0);
   return flat;
 }
 
 class SigningPool {
-  private readonly workers: PoolWorker[] = [];
+  /** Per thread, the ids of the keys it holds, least recently used first. */
+  private readonly threads: ThreadPool<Set<number>>;
   private readonly keyIds = new WeakMap<KeyObject, number>();
   private nextKeyId = 1;
-  private nextJobId = 1;
-  private closed = false;
 
-  constructor(private readonly size: number) {}
+  constructor(size: number) {
+    this.threads = new ThreadPool('DKIM signing', { source: SIGNING_THREAD }, size, () => new Set<number>());
+  }
 
-  /** The b= values of `signings`, in order, made by one worker in one round trip. */
+  /** The b= values of `signings`, in order, made by one thread in one round trip. */
   sign(signings: readonly Signing[]): Promise<string[]> {
-    if (this.closed) return Promise.reject(new Error('DKIM signer is closed'));
     if (signings.length > MAX_KEYS_PER_WORKER) return Promise.reject(new Error(`DKIM signs with ${MAX_KEYS_PER_WORKER} keys at most`));
-    const w = this.pick();
     const keyIdOf = (key: KeyObject) => {
       let keyId = this.keyIds.get(key);
       if (keyId === undefined) this.keyIds.set(key, (keyId = this.nextKeyId++));
       return keyId;
     };
     const ids = signings.map((s) => keyIdOf(s.key));
-    // The keys of this job become the most recently used first, so making room below never drops one of them.
-    const unknown = new Set<number>();
-    for (const keyId of ids) {
-      if (w.known.delete(keyId)) w.known.add(keyId);
-      else unknown.add(keyId);
-    }
-    const evict: number[] = [];
-    for (const keyId of unknown) {
-      if (w.known.size >= MAX_KEYS_PER_WORKER) {
-        const oldest = w.known.values().next().value!;
-        w.known.delete(oldest);
-        evict.push(oldest);
+    return this.threads.run<string[]>((known) => {
+      // The keys of this job become the most recently used first, so making room below never drops one of them.
+      const unknown = new Set<number>();
+      for (const keyId of ids) {
+        if (known.delete(keyId)) known.add(keyId);
+        else unknown.add(keyId);
       }
-      w.known.add(keyId);
-    }
-    const signatures = signings.map(({ key, algorithm, data }, i) => {
-      const keyId = ids[i];
-      // A key goes along the first time this worker needs it (once, if two signatures use it).
-      const send = unknown.delete(keyId);
-      return { keyId, algorithm, data, ...(send && { key }) };
-    });
-    const id = this.nextJobId++;
-    return new Promise<string[]>((resolve, reject) => {
-      w.pending.set(id, { resolve, reject });
-      // A worker with work keeps the process alive; an idle one does not.
-      w.worker.ref();
-      if (w.outbox.push({ id, evict, signatures }) === 1) setImmediate(() => this.post(w));
-    });
-  }
-
-  private post(w: PoolWorker): void {
-    const jobs = w.outbox;
-    w.outbox = [];
-    if (this.workers.includes(w)) w.worker.postMessage(encodeJobs(jobs));
-  }
-
-  /** The least busy worker, or a new one while the pool is below its size and all are busy. */
-  private pick(): PoolWorker {
-    const idlest = this.workers.reduce<PoolWorker | undefined>((a, b) => (a && a.pending.size <= b.pending.size ? a : b), undefined);
-    if (idlest && (idlest.pending.size === 0 || this.workers.length >= this.size)) return idlest;
-    return this.spawn();
-  }
-
-  private spawn(): PoolWorker {
-    const w: PoolWorker = { worker: new Worker(WORKER_SOURCE, { eval: true }), pending: new Map(), known: new Set(), outbox: [] };
-    // Each job's id, then the count of its signatures and the signatures, or -1 and why it failed.
-    w.worker.on('message', (results: Array<number | string>) => {
-      for (let i = 0; i < results.length;) {
-        const id = results[i] as number;
-        const count = results[i + 1] as number;
-        const job = w.pending.get(id);
-        w.pending.delete(id);
-        if (count < 0) job?.reject(new Error(`DKIM signing failed: ${results[i + 2]}`));
-        else job?.resolve(results.slice(i + 2, i + 2 + count) as string[]);
-        i += count < 0 ? 3 : 2 + count;
+      const evict: number[] = [];
+      for (const keyId of unknown) {
+        if (known.size >= MAX_KEYS_PER_WORKER) {
+          const oldest = known.values().next().value!;
+          known.delete(oldest);
+          evict.push(oldest);
+        }
+        known.add(keyId);
       }
-      if (w.pending.size === 0) w.worker.unref();
+      return encodeJob(evict, signings.map(({ key, algorithm, data }, i) => {
+        const keyId = ids[i];
+        // A key goes along the first time this thread needs it (once, if two signatures use it).
+        const send = unknown.delete(keyId);
+        return { keyId, algorithm, data, ...(send && { key }) };
+      }));
     });
-    const fail = (err: Error) => {
-      const index = this.workers.indexOf(w);
-      if (index >= 0) this.workers.splice(index, 1);
-      for (const job of w.pending.values()) job.reject(err);
-      w.pending.clear();
-    };
-    w.worker.on('error', fail);
-    w.worker.on('exit', (code) => fail(new Error(`DKIM signing worker exited (${code})`)));
-    this.workers.push(w);
-    return w;
   }
 
-  async close(): Promise<void> {
-    this.closed = true;
-    const workers = this.workers.splice(0);
-    await Promise.all(workers.map((w) => w.worker.terminate()));
+  close(): Promise<void> {
+    return this.threads.close();
   }
 }
 

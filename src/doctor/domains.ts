@@ -23,9 +23,18 @@ export interface DomainCheckDeps {
   delivery: Config['delivery'];
 }
 
-/** The TXT or MX a user publishes for a record, as the domain's page lists it. */
+/** A TXT record's character-strings hold at most 255 bytes each (RFC 1035 §3.3): a longer value is written as several. */
+const TXT_STRING_MAX = 255;
+
+/** A TXT value as a zone file takes it: quoted, cut into strings of at most 255 characters (an RSA key's value is longer). */
+function quotedTxt(value: string): string {
+  const strings = value.match(new RegExp(`[^]{1,${TXT_STRING_MAX}}`, 'g')) ?? [''];
+  return strings.map((s) => `"${s}"`).join(' ');
+}
+
+/** The TXT or MX a user publishes for a record, as a zone file writes it. */
 export function recordText(r: DnsRecordSpec): string {
-  if (r.type === 'TXT') return `TXT ${r.name} "${r.value}"`;
+  if (r.type === 'TXT') return `TXT ${r.name} ${quotedTxt(r.value)}`;
   if (r.type === 'MX') return `MX ${r.name} ${r.priority ?? 10} ${r.value}`;
   return `CNAME ${r.name} ${r.value}`;
 }

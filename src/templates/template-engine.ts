@@ -1,5 +1,4 @@
 import { Context, Liquid, LiquidError, toValue, toValueSync, type Emitter, type Template } from 'liquidjs';
-import { compile as compileHtmlToText } from 'html-to-text';
 
 // Liquid, set up for sources written by API users and rendered with data from
 // API requests, many tenants in one process:
@@ -172,26 +171,6 @@ export function renderSource(compiled: CompiledSource, data: Record<string, unkn
     html: compiled.html && render('html', compiled.html),
     text: compiled.text && render('text', compiled.text),
   };
-}
-
-// Links as "text [url]" (html-to-text's default, the href left out when it is
-// the text), images and hidden elements (a preheader) left out, the cells of
-// layout tables one to a line, lines wrapped at 78 (RFC 5322 §2.1.1).
-const ONE_LINE = { leadingLineBreaks: 1, trailingLineBreaks: 1 };
-const toPlainText = compileHtmlToText({
-  wordwrap: 78,
-  selectors: [
-    { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
-    { selector: 'img', format: 'skip' },
-    { selector: '[style*="display:none"]', format: 'skip' },
-    { selector: '[style*="display: none"]', format: 'skip' },
-    ...['table', 'tr', 'td', 'th'].map((selector) => ({ selector, format: 'block', options: ONE_LINE })),
-  ],
-});
-
-/** The text part of a message that has only HTML. */
-export function htmlToPlainText(html: string): string {
-  return toPlainText(html);
 }
 
 /**

@@ -5,8 +5,9 @@ import { writeCheckingUnique, type Store, type Tx } from '../store/db.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import { parseMailbox, type RenderedTemplate, type TemplatesPort } from '../emails/index.js';
 import {
-  CompiledCache, compileSource, htmlToPlainText, renderSource, RenderFailure, type CompiledSource, type Part, type SourceProblem,
+  CompiledCache, compileSource, renderSource, RenderFailure, type CompiledSource, type Part, type SourceProblem,
 } from './template-engine.js';
+import { htmlToPlainText } from './plain-text.js';
 import { bindValues, checkDeclarations, undeclaredUses, type DeclarationInput, type Problem, type VariableDeclaration } from './variables.js';
 import {
   aliasOwner, deleteTemplate, findTemplateHead, findTemplateHeadForUpdate, findVersion, findVersionRow, getTemplate, insertTemplate, insertVersion,
@@ -62,7 +63,7 @@ export interface CompiledContent {
   from: string | null;
   replyTo: string[] | null;
   /** One recipient's message; a render that fails is 422 template_render_failed (a RenderOverTime when its time ran out). */
-  render(data: { contact: Record<string, unknown>; unsubscribe_url: string }, untilMs?: number): { subject: string; html: string | null; text: string };
+  render(data: { contact: Record<string, unknown>; unsubscribe_url: string }, untilMs?: number): Promise<{ subject: string; html: string | null; text: string }>;
 }
 
 export interface TemplatesService extends TemplatesPort {
@@ -76,7 +77,7 @@ export interface TemplatesService extends TemplatesPort {
   duplicate(workspaceId: string, ref: string, body: { name?: string; alias?: string }): Promise<Template>;
   remove(workspaceId: string, ref: string): Promise<void>;
   render(workspaceId: string, ref: string, body: { variables?: Record<string, unknown>; version?: number }): Promise<RenderResult>;
-  preview(body: TemplatePreviewBody): RenderResult;
+  preview(body: TemplatePreviewBody): Promise<RenderResult>;
   /**
    * Checks sources written for many recipients, which may read `contact` and
    * `unsubscribe_url` only (422 template_invalid, every problem listed).
@@ -293,10 +294,10 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
   }
 
   /** Renders a prepared version; the text part is derived from the html when the version has none. */
-  function render(compiled: CompiledSource, data: Record<string, unknown>, param: (part: Part) => string, untilMs?: number) {
+  async function render(compiled: CompiledSource, data: Record<string, unknown>, param: (part: Part) => string, untilMs?: number) {
+    let out: ReturnType<typeof renderSource>;
     try {
-      const out = renderSource(compiled, data, untilMs);
-      return { subject: normaliseSubject(out.subject), html: out.html, text: out.text ?? htmlToPlainText(out.html ?? '') };
+      out = renderSource(compiled, data, untilMs);
     } catch (err) {
       if (!(err instanceof RenderFailure)) throw err;
       const at = { part: err.part, line: err.line, column: err.column };
@@ -305,6 +306,7 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
         ...(err.line !== undefined && { line: err.line, column: err.column }),
       }], err.overTime ? RenderOverTime : AppError);
     }
+    return { subject: normaliseSubject(out.subject), html: out.html, text: out.text ?? await htmlToPlainText(out.html ?? '') };
   }
 
   function bind(declarations: VariableDeclaration[], values: Record<string, unknown>, param: string, samples: boolean) {
@@ -429,16 +431,16 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
       const p = await prepared(t.id, n);
       if (!p) throw new AppError('not_found', `No template with id or alias '${ref}'.`);
       const data = { contact: {}, unsubscribe_url: '', ...bind(p.declarations, body.variables ?? {}, 'variables', true) };
-      return { object: 'template_render', ...render(p.compiled, data, (part) => part) };
+      return { object: 'template_render', ...(await render(p.compiled, data, (part) => part)) };
     },
 
-    preview(body) {
+    async preview(body) {
       const { content, compiled } = checkContent({
         subject: body.subject ?? '', html: body.html ?? null, text: body.text ?? null, from: null, replyTo: null,
         variables: [], variablesInput: body.variables ?? [],
       });
       const data = { contact: {}, unsubscribe_url: '', ...bind(content.variables, body.data ?? {}, 'data', true) };
-      return { object: 'template_render', ...render(compiled, data, (part) => part) };
+      return { object: 'template_render', ...(await render(compiled, data, (part) => part)) };
     },
 
     async renderForSends(ws, sends) {
@@ -467,7 +469,7 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
         return !(r instanceof AppError) && s.to !== undefined && r.prepared.compiled.globals.has('contact') ? [s.to] : [];
       });
       const contacts = wanted.length > 0 ? await deps.contacts(ws, wanted) : new Map<string, ContactFacts>();
-      return sends.map((s, i): RenderedTemplate | AppError => {
+      return Promise.all(sends.map(async (s, i): Promise<RenderedTemplate | AppError> => {
         const r = resolved[i];
         if (r instanceof AppError) return r;
         try {
@@ -476,13 +478,13 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
             contact: contactData(s.to === undefined ? undefined : contacts.get(s.to.trim().toLowerCase())),
             unsubscribe_url: s.unsubscribeUrl ?? '',
           };
-          const out = render(r.prepared.compiled, data, () => 'template', untilMs);
+          const out = await render(r.prepared.compiled, data, () => 'template', untilMs);
           return { templateId: r.head.id, version: r.version, ...out, from: r.prepared.from, replyTo: r.prepared.replyTo };
         } catch (err) {
           if (err instanceof AppError) return err;
           throw err;
         }
-      });
+      }));
     },
 
     checkSources(source) {

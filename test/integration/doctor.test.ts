@@ -186,7 +186,7 @@ describe('mailroom doctor', () => {
     const { code, report } = await doctor({}, ['--domain', DOMAIN]);
     expect(code).toBe(1);
     expect(find(report, `DKIM ${dkim().name}`)).toMatchObject({
-      status: 'fail', found: expect.stringContaining('different public key'), fix: `publish TXT ${dkim().name} "${dkim().value}"`,
+      status: 'fail', found: expect.stringContaining('different public key'), fix: `publish TXT ${dkim().name} "${dkim().value.slice(0, 255)}" "${dkim().value.slice(255)}"`,
     });
     // --domain keeps to that domain.
     expect(new Set(report.checks.filter((c) => c.area === 'domain').map((c) => c.domain))).toEqual(new Set([DOMAIN]));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  CompiledCache, compileSource, htmlToPlainText, MAX_OUTPUT_CHARS, renderSource, RenderFailure, type CompiledSource,
+  CompiledCache, compileSource, MAX_OUTPUT_CHARS, renderSource, RenderFailure, type CompiledSource,
 } from '../../../src/templates/template-engine.js';
 
 const compiled = (source: { subject?: string; html?: string | null; text?: string | null }): CompiledSource => {
@@ -108,22 +108,6 @@ describe('renderSource', () => {
 
   it('writes dates in UTC', () => {
     expect(renderSource(compiled({ subject: '{{ at | date: "%Y-%m-%d %H:%M" }}' }), { at: '2026-11-21T23:30:00Z' }).subject).toBe('2026-11-21 23:30');
-  });
-});
-
-describe('htmlToPlainText', () => {
-  it('keeps links as text [url], skips images, and wraps at 78', () => {
-    const text = htmlToPlainText(`<p>Read <a href="https://example.com/a">the guide</a> or visit <a href="https://example.com">https://example.com</a>.</p>
-      <img src="https://example.com/p.png" alt="pixel"><p>${'word '.repeat(30)}</p>`);
-    expect(text).toContain('Read the guide [https://example.com/a] or visit https://example.com.');
-    expect(text).not.toContain('pixel');
-    expect(Math.max(...text.split('\n').map((l) => l.length))).toBeLessThanOrEqual(78);
-  });
-
-  it('puts the cells of layout tables one to a line and leaves hidden preheaders out', () => {
-    const text = htmlToPlainText(`<div style="display:none;max-height:0">Preheader</div><div style="display: none">Also hidden</div>
-      <table><tr><td>Item 1</td><td>$7.00</td></tr><tr><td>Total</td><td>$7.00</td></tr></table>`);
-    expect(text).toBe('Item 1\n$7.00\nTotal\n$7.00');
   });
 });
 
