@@ -12,7 +12,7 @@ import type { BroadcastStatus } from './broadcasts.tables.js';
 import type { AudienceContact, AudienceFilter } from '../contacts/index.js';
 import { checkScheduleTime, parseMailbox, type BroadcastEmailCounts, type BroadcastItem, type EmailCreateBody, type Sender } from '../emails/index.js';
 import type { CompiledContent, ContactFacts, ContentSource } from '../templates/index.js';
-import { contactData } from '../templates/index.js';
+import { contactData, RenderOverTime } from '../templates/index.js';
 import {
   claimSending, deleteBroadcast, dueBroadcasts, findBroadcast, findBroadcastForUpdate, insertBroadcast, listBroadcasts, nextBroadcastWork, recordChunk,
   releaseBroadcast, toFields, transitionBroadcast, updateContent,
@@ -114,6 +114,8 @@ export const CHUNK_SIZE = 200;
 const CHUNK_LEASE_MS = 60_000;
 /** After a chunk that failed for a passing reason, the next try waits this long. */
 const RETRY_CHUNK_MS = 5_000;
+/** Renders of one contact's message a chunk tries, each out of time, before it stops. */
+const RENDER_TRIES = 3;
 const AUDIENCE_SAMPLE = 25;
 
 const EDITABLE: BroadcastStatus[] = ['draft', 'scheduled'];
@@ -244,6 +246,27 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
     return { subject: rendered.subject, ...withUnsubscribeFooter({ html, text: rendered.text }, url) };
   }
 
+  /**
+   * A contact's message in a chunk. A render whose time runs out is tried
+   * again: the time may have gone to the process not running (a loaded
+   * machine, a pause of it), not to the render. Out of time on every try,
+   * the chunk stops with a 422 that pauses the broadcast for a person to
+   * look: a contact is never left out for want of time.
+   */
+  async function chunkMessage(b: StoredBroadcast, content: CompiledContent, c: AudienceContact) {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await messageFor(b, content, c, c.email);
+      } catch (err) {
+        if (!(err instanceof RenderOverTime)) throw err;
+        if (tries === RENDER_TRIES) {
+          throw new RenderOverTime('template_render_failed', `The message for contact ${c.id} (${c.email}) ran out of render time on each of `
+            + `${RENDER_TRIES} tries: ${err.message} Resume the broadcast to try again.`, { param: err.param, details: err.details });
+        }
+      }
+    }
+  }
+
   function fromOf(b: StoredBroadcast, content: CompiledContent): string {
     const from = b.from ?? content.from;
     if (from === null) throw new AppError('broadcast_incomplete', "The broadcast has no 'from' address.", { param: 'from' });
@@ -306,10 +329,10 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
     // Rendered side by side: a text part derived from long html is made on a thread meanwhile.
     const made = await Promise.all(page.map(async (c): Promise<BroadcastItem | undefined> => {
       try {
-        const message = await messageFor(b, content, c, c.email);
+        const message = await chunkMessage(b, content, c);
         return { contactId: c.id, body: emailBody(b, content, from, c.email, message) };
       } catch (err) {
-        if (!(err instanceof AppError)) throw err;
+        if (!(err instanceof AppError) || err instanceof RenderOverTime) throw err;
         logger.warn({ broadcast_id: b.id, contact_id: c.id, err: err.message }, 'broadcast: no email for a contact whose message could not be rendered');
         return undefined;
       }

@@ -321,7 +321,11 @@ export interface paths {
          *     made; each destination's delivery limits apply as to any email.
          *     Each email counts against the send quota; when the quota runs out
          *     the broadcast is `paused` with a `status_reason` and resumes by
-         *     itself after the quota resets. Scope `broadcasts:write`.
+         *     itself after the quota resets. A contact's message whose render
+         *     runs out of time is rendered again (the time may have gone to a
+         *     loaded machine); out of time on each of 3 tries, the broadcast is
+         *     `paused` with a `status_reason` naming the contact, and a resume
+         *     tries again. Scope `broadcasts:write`.
          */
         post: operations["sendBroadcast"];
         delete?: never;

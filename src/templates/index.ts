@@ -1,5 +1,5 @@
 export {
-  contactData, templatesService, type CompiledContent, type ContactFacts, type ContentSource, type TemplatesDeps, type TemplatesService,
+  contactData, RenderOverTime, templatesService, type CompiledContent, type ContactFacts, type ContentSource, type TemplatesDeps, type TemplatesService,
 } from './templates.service.js';
 export { templatesRoutes } from './templates.routes.js';
 export type { Template, TemplateSummary, TemplateVersion } from './templates.repo.js';

@@ -111,9 +111,9 @@ export function compileSource(source: { subject: string; html: string | null; te
   return { ok: true, compiled: { subject: parsed.subject!, html: parsed.html!, text: parsed.text!, globals } };
 }
 
-/** A render that could not finish: the part, and where in it. */
+/** A render that could not finish: the part, where in it, and whether its time ran out (rather than its data being at fault). */
 export class RenderFailure extends Error {
-  constructor(readonly part: Part, message: string, readonly line?: number, readonly column?: number) {
+  constructor(readonly part: Part, message: string, readonly overTime: boolean, readonly line?: number, readonly column?: number) {
     super(message);
   }
 }
@@ -158,10 +158,11 @@ export function renderSource(compiled: CompiledSource, data: Record<string, unkn
       toValueSync(liquid.renderer.renderTemplates(templates, ctx, out));
     } catch (err) {
       const d = describe(err);
-      const message = !/render limit exceeded/.test(d.message) ? d.message
+      const overTime = /render limit exceeded/.test(d.message);
+      const message = !overTime ? d.message
         : budget < RENDER_LIMIT_MS ? 'the render time of the request is used up (render limit exceeded)'
           : `rendering took longer than ${RENDER_LIMIT_MS} ms (render limit exceeded)`;
-      throw new RenderFailure(part, message, d.line, d.column);
+      throw new RenderFailure(part, message, overTime, d.line, d.column);
     }
     return out.buffer;
   };

@@ -62,7 +62,7 @@ export interface CompiledContent {
   /** The version's defaults; null for content of its own. */
   from: string | null;
   replyTo: string[] | null;
-  /** One recipient's message; a render that fails is 422 template_render_failed. */
+  /** One recipient's message; a render that fails is 422 template_render_failed (a RenderOverTime when its time ran out). */
   render(data: { contact: Record<string, unknown>; unsubscribe_url: string }, untilMs?: number): Promise<{ subject: string; html: string | null; text: string }>;
 }
 
@@ -133,11 +133,21 @@ const sourceProblems = (problems: SourceProblem[]): Problem[] => problems.map((p
   param: p.part, message: `${where(p)}: ${p.message}.`, ...(p.line !== undefined && { line: p.line, column: p.column }),
 }));
 
+/**
+ * A render stopped by its time limit: the same 422 template_render_failed as
+ * any render that fails, told apart for a caller that renders unattended.
+ * Time ran out, which says as much about the process (load, a pause of it)
+ * as about the content and its data: the same render may well finish when
+ * tried again.
+ */
+export class RenderOverTime extends AppError {}
+
 /** One 422 naming every problem: the message gives the first (with its place), `problems` all of them. */
-function problemsError(code: 'template_invalid' | 'template_variables_invalid' | 'template_render_failed', problems: Problem[]): AppError {
+function problemsError(code: 'template_invalid' | 'template_variables_invalid' | 'template_render_failed', problems: Problem[],
+  kind: typeof AppError = AppError): AppError {
   const first = problems[0].message;
   const message = problems.length === 1 ? first : `${first} (and ${problems.length - 1} more: see problems)`;
-  return new AppError(code, message, { param: problems[0].param, details: { problems } });
+  return new kind(code, message, { param: problems[0].param, details: { problems } });
 }
 
 const asList = (v: string | string[] | undefined | null): string[] | null => (v === undefined || v === null ? null : Array.isArray(v) ? v : [v]);
@@ -294,7 +304,7 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
       throw problemsError('template_render_failed', [{
         param: param(err.part), message: `Rendering ${where(at)} failed: ${err.message}.`,
         ...(err.line !== undefined && { line: err.line, column: err.column }),
-      }]);
+      }], err.overTime ? RenderOverTime : AppError);
     }
     return { subject: normaliseSubject(out.subject), html: out.html, text: out.text ?? await htmlToPlainText(out.html ?? '') };
   }

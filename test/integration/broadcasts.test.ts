@@ -271,6 +271,26 @@ describe('broadcasts', () => {
     expect(new Set(all.map((e) => e.contact_id)).size).toBe(7);
   });
 
+  it('pauses, naming the contact, when a message runs out of render time on every try, and leaves no contact out', async () => {
+    await addContact('quick0', { email: 'quick0@example.com', tags: ['timed'] });
+    // A range this long takes its message past the render limit, however fast the machine.
+    const slow = await addContact('slow', { email: 'slow@example.com', tags: ['timed'], properties: { loops: 2_000_000 } });
+    await addContact('quick1', { email: 'quick1@example.com', tags: ['timed'] });
+    const timedTag = ((await t.api.get('/v1/tags')).body.data as Array<{ id: string; name: string }>).find((x) => x.name === 'timed')!.id;
+    const b = await create({
+      name: 'Timed', from: FROM, subject: 'Timed', text: 'Hello.{% for i in (1..contact.properties.loops) %}{% endfor %}', audience: { tag_ids: [timedTag] },
+    });
+    expect((await t.api.post(`/v1/broadcasts/${b.id}/send`, {})).body.status).toBe('sending');
+    const paused = await settled(b.id, 'paused');
+    expect(paused.status_reason).toContain(`contact ${slow.id} (slow@example.com) ran out of render time on each of 3 tries`);
+    expect(paused.stats.emails_created).toBe(0);
+    expect((await t.api.patch(`/v1/contacts/${slow.id}`, { properties: { loops: null } })).status).toBe(200);
+    expect((await t.api.post(`/v1/broadcasts/${b.id}/resume`, {})).body.status).toBe('sending');
+    const sent = await settled(b.id, 'sent');
+    expect(sent.stats).toMatchObject({ audience_size: 3, emails_created: 3 });
+    expect((await emailsOf(b.id)).map((e) => e.to[0]).sort()).toEqual(['quick0@example.com', 'quick1@example.com', 'slow@example.com']);
+  });
+
   it('needs the broadcast scopes, and keeps each workspace to its own broadcasts and contacts', async () => {
     const b = await create({ name: 'Ours', from: FROM, subject: 'Ours', text: 'x' });
     const readOnly = (await t.seed.key({ scopes: ['broadcasts:read'] })).token;

@@ -84,6 +84,7 @@ describe('renderSource', () => {
     const f = failure(c);
     expect(f.part).toBe('html');
     expect(f.message).toMatch(/limit exceeded/);
+    expect(f.overTime).toBe(true);
     expect(f.line).toBe(1);
   });
 
@@ -100,7 +101,9 @@ describe('renderSource', () => {
   it('refuses output over the size of a part, though no filter allocates it', () => {
     const big = 'x'.repeat(1_000_000);
     const c = compiled({ subject: '', text: `{% for i in (1..${MAX_OUTPUT_CHARS / big.length + 1}) %}{{ big }}{% endfor %}` });
-    expect(failure(c, { big }).message).toBe(`output over ${MAX_OUTPUT_CHARS.toLocaleString('en-US')} characters`);
+    const f = failure(c, { big });
+    expect(f.message).toBe(`output over ${MAX_OUTPUT_CHARS.toLocaleString('en-US')} characters`);
+    expect(f.overTime).toBe(false);
   });
 
   it('writes dates in UTC', () => {
