@@ -11,7 +11,7 @@ import { isScope } from './core/scopes.js';
 import { fitsTextFormat } from './contract/contract.js';
 import { runDoctor } from './doctor/doctor.js';
 import { formatReport } from './doctor/report.js';
-import type { QueueDestination } from './queue/index.js';
+import type { QueueDestination, QueueItem } from './queue/index.js';
 
 const USAGE = `mailroom — self-hosted email platform
 
@@ -24,6 +24,7 @@ Usage:
   mailroom workspaces list [--json]
   mailroom workspaces set-plan NAME_OR_ID PLAN [--json]   change plan; clears the send quota counts
   mailroom queue [--workspace NAME_OR_ID] [--json]   what waits for delivery, per destination domain (as mailq)
+  mailroom queue items DOMAIN [--workspace …] [--limit N] [--json]   the emails waiting for DOMAIN, newest first (default 50)
   mailroom queue retry [DOMAIN] [--workspace …]  make waiting mail due now: every destination, or DOMAIN
   mailroom queue hold DOMAIN [--workspace …]     deliver nothing to DOMAIN until it is released
   mailroom queue release DOMAIN [--workspace …]  deliver to DOMAIN again
@@ -47,7 +48,7 @@ function usageOf(command: string): string {
 /** The configuration flags: each MAILROOM_* variable as --kebab-case. */
 const CONFIG_FLAGS = new Set(Object.values(CONFIG_KEYS).map((k) => k.env.replace(/^MAILROOM_/, '').toLowerCase().replace(/_/g, '-')));
 
-const COMMAND_FLAGS = ['name', 'workspace', 'test', 'scopes', 'json', 'plan', 'to', 'domain', 'help', 'version'];
+const COMMAND_FLAGS = ['name', 'workspace', 'test', 'scopes', 'json', 'plan', 'to', 'domain', 'limit', 'help', 'version'];
 
 const BOOLEAN_FLAGS = new Set(['test', 'json', 'help', 'version']);
 const SHORT_FLAGS: Record<string, string> = { '-h': '--help', '-v': '--version' };
@@ -249,13 +250,16 @@ async function manageKeys(config: Config, sub: 'list' | 'revoke', keyId: string 
 
 /**
  * The outbound queue of the workspace named by --workspace, or of every
- * workspace: listed, retried, held or released, straight in the store. A
- * running server sees the change at its next look at the queue, within a
- * second, and a retry ends the rest of a destination it paused.
+ * workspace: listed per destination or per email, retried, held or released,
+ * straight in the store. A running server sees the change at its next look at
+ * the queue, within a second, and a retry ends the rest of a destination it
+ * paused.
  */
 async function steerQueue(config: Config, sub: string | undefined, domain: string | undefined, own: Record<string, string | boolean>, json: boolean): Promise<number> {
-  if (sub !== undefined && !['retry', 'hold', 'release'].includes(sub)) throw new UsageError(`queue takes retry, hold or release, not '${sub}'`);
-  if ((sub === 'hold' || sub === 'release') && !domain) throw new UsageError(`queue ${sub} takes the DOMAIN`);
+  if (sub !== undefined && !['items', 'retry', 'hold', 'release'].includes(sub)) throw new UsageError(`queue takes items, retry, hold or release, not '${sub}'`);
+  if ((sub === 'items' || sub === 'hold' || sub === 'release') && !domain) throw new UsageError(`queue ${sub} takes the DOMAIN`);
+  const limit = own.limit === undefined ? DEFAULT_QUEUE_ITEMS : Number(own.limit);
+  if (!Number.isInteger(limit) || limit < 1) throw new UsageError(`--limit takes a whole number of emails from 1, not '${own.limit}'`);
   const services = await openServices(config);
   try {
     let workspaces = await services.workspaces.list();
@@ -278,6 +282,22 @@ async function steerQueue(config: Config, sub: string | undefined, domain: strin
         if (destinations.length > 0) listed.push({ workspace_id: ws.id, workspace: ws.name, destinations });
       }
       print(json, listed, listed.map((w) => queueTable(shown(w.workspace), w.workspace_id, w.destinations)).join('\n\n') || 'Nothing waits for delivery.');
+      return 0;
+    }
+    if (sub === 'items') {
+      // One more than the limit says whether the list goes on.
+      const listed: WorkspaceQueueItem[] = [];
+      for (const ws of workspaces) {
+        for (let after: number | undefined; listed.length <= limit;) {
+          const page = await queue.items(ws.id, { domain: domain! }, { limit: Math.min(100, limit + 1 - listed.length), after, cursor: String });
+          listed.push(...page.data.map((item) => ({ workspace_id: ws.id, workspace: ws.name, ...item })));
+          if (!page.has_more || page.next_cursor === undefined) break;
+          after = Number(page.next_cursor);
+        }
+      }
+      const cut = listed.length > limit ? `\nThe first ${limit} shown; more wait (--limit N shows more).` : '';
+      listed.splice(limit);
+      print(json, listed, listed.length === 0 ? `Nothing waits for ${shown(domain!)}.` : `${queueItemsTable(listed)}${cut}`);
       return 0;
     }
     if (sub === 'retry') {
@@ -314,10 +334,26 @@ function queueTable(workspace: string, workspaceId: string, destinations: QueueD
     shown(d.domain), String(d.queued), String(d.deferred), String(d.emails), d.oldest_at,
     d.held ? `held since ${d.held_at}` : (d.next_attempt_at ?? ''), shown(d.last_reply?.text ?? ''),
   ]);
-  const header = ['DOMAIN', 'QUEUED', 'DEFERRED', 'EMAILS', 'OLDEST', 'NEXT ATTEMPT', 'LAST REPLY'];
+  return `Workspace ${workspace} (${workspaceId})\n${textTable(['DOMAIN', 'QUEUED', 'DEFERRED', 'EMAILS', 'OLDEST', 'NEXT ATTEMPT', 'LAST REPLY'], rows)}`;
+}
+
+/** Columns padded to their widest cell, two spaces apart and indented by two; the last column runs free. */
+function textTable(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join('  ').trimEnd();
-  return [`Workspace ${workspace} (${workspaceId})`, ...[header, ...rows].map((r) => `  ${line(r)}`)].join('\n');
+  return [header, ...rows].map((r) => `  ${line(r)}`).join('\n');
+}
+
+/** How many waiting emails `queue items` shows without --limit: a screenful. */
+const DEFAULT_QUEUE_ITEMS = 50;
+
+type WorkspaceQueueItem = QueueItem & { workspace_id: string; workspace: string };
+
+/** A line per waiting email, as `mailq` lists a queue's messages, with the workspace it was sent in. */
+function queueItemsTable(items: WorkspaceQueueItem[]): string {
+  return textTable(['EMAIL', 'RECIPIENTS', 'WORKSPACE', 'STATUS', 'ATTEMPTS', 'NEXT ATTEMPT', 'LAST REPLY'], items.map((i) => [
+    i.email_id, shown(i.recipients.join(', ')), shown(i.workspace), i.state, String(i.attempts), i.next_attempt_at ?? '', shown(i.last_reply?.text ?? ''),
+  ]));
 }
 
 async function serve(config: Config): Promise<number> {

@@ -160,10 +160,43 @@ describe('mailroom CLI', () => {
     expect(await refused(['queue', 'release', 'far.test'])).toMatchObject({ code: 1, stderr: 'mailroom: Mail to far.test is not held in any workspace.\n' });
 
     expect(await refused(['queue', 'hold'])).toMatchObject({ code: 64, stderr: expect.stringContaining('queue hold takes the DOMAIN') });
-    expect(await refused(['queue', 'flush'])).toMatchObject({ code: 64, stderr: expect.stringContaining("queue takes retry, hold or release, not 'flush'") });
+    expect(await refused(['queue', 'flush'])).toMatchObject({ code: 64, stderr: expect.stringContaining("queue takes items, retry, hold or release, not 'flush'") });
     expect(await refused(['queue', 'hold', 'not a domain'])).toMatchObject({ code: 1, stderr: expect.stringMatching(/^mailroom: 'not a domain' is not a domain name/) });
     expect(await refused(['queue', '--workspace', 'nowhere'])).toMatchObject({ code: 64, stderr: expect.stringContaining("no workspace 'nowhere'") });
   });
+
+  it('lists the emails waiting for one destination, with their workspace, and refuses a missing domain, workspace or bad limit', async () => {
+    await using t = await startTestApp({ env: SENDING_ENV });
+    await t.seed.activeDomain('acme.test');
+    const sent = await t.api.post('/v1/emails', { from: 'ann@acme.test', to: ['a@far.test', 'b@far.test'], subject: 'Hi', text: 'x' });
+    const waiting = () => t.api.get('/v1/queue/items?domain=far.test').then((r) => r.body.data);
+    await until('a deferral', async () => ((await waiting())[0]?.state === 'deferred' ? true : undefined));
+    const second = await t.api.post('/v1/emails', { from: 'ann@acme.test', to: 'c@far.test', subject: 'Again', text: 'y' });
+    await until('both emails waiting', async () => ((await waiting()).length === 2 ? true : undefined));
+    const items = JSON.parse((await mailroom(['queue', 'items', 'far.test', '--json'], t)).stdout);
+    expect(items).toEqual([
+      expect.objectContaining({ workspace_id: t.workspaceId, workspace: 'default', email_id: second.body.id, recipients: ['c@far.test'] }),
+      expect.objectContaining({
+        workspace_id: t.workspaceId, workspace: 'default', email_id: sent.body.id, recipients: ['a@far.test', 'b@far.test'],
+        state: 'deferred', attempts: 1, next_attempt_at: expect.stringMatching(/^\d{4}-/), last_reply: expect.objectContaining({ text: expect.any(String) }),
+      }),
+    ]);
+    const itemLines = (await mailroom(['queue', 'items', 'FAR.test', '--workspace', 'default', '--limit', '1'], t)).stdout.trimEnd().split('\n');
+    expect(itemLines).toEqual([
+      expect.stringMatching(/^ {2}EMAIL +RECIPIENTS +WORKSPACE +STATUS +ATTEMPTS +NEXT ATTEMPT +LAST REPLY$/),
+      expect.stringMatching(new RegExp(`^ {2}${second.body.id} +c@far\\.test +default +(queued|deferred|sending) +\\d+ +`)),
+      'The first 1 shown; more wait (--limit N shows more).',
+    ]);
+    expect((await mailroom(['queue', 'items', 'near.test'], t)).stdout).toBe('Nothing waits for near.test.\n');
+
+    const refused = (args: string[]) => mailroom(args, t).then(() => undefined, (e: { code: number; stderr: string }) => e);
+    expect(await refused(['queue', 'items'])).toMatchObject({ code: 64, stderr: expect.stringContaining('queue items takes the DOMAIN') });
+    expect(await refused(['queue', 'items', 'far.test', '--workspace', 'nowhere'])).toMatchObject({ code: 64, stderr: expect.stringContaining("no workspace 'nowhere'") });
+    for (const limit of ['0', 'ten']) {
+      expect(await refused(['queue', 'items', 'far.test', `--limit=${limit}`])).toMatchObject({ code: 64, stderr: expect.stringContaining(`--limit takes a whole number of emails from 1, not '${limit}'`) });
+    }
+    expect(await refused(['queue', 'items', 'not a domain'])).toMatchObject({ code: 1, stderr: expect.stringMatching(/^mailroom: 'not a domain' is not a domain name/) });
+  }, 60_000);
 
   it('says in one line that the HTTP port is taken, and warns of a host name that is not fully qualified', async () => {
     await using t = await startTestApp();

@@ -26,6 +26,20 @@ interface Dom {
   innerWidth: number;
 }
 
+/** Whether a select's chosen option is shown whole: its text, in the select's font, fits the select's content box less its arrow. */
+const optionFits = (select: unknown) => {
+  const el = select as { options: Array<{ text: string }>; selectedIndex: number; clientWidth: number };
+  const g = globalThis as unknown as {
+    getComputedStyle(e: unknown): { font: string; paddingLeft: string; paddingRight: string };
+    document: { createElement(tag: 'canvas'): { getContext(kind: '2d'): { font: string; measureText(text: string): { width: number } } } };
+  };
+  const style = g.getComputedStyle(el);
+  const pen = g.document.createElement('canvas').getContext('2d');
+  pen.font = style.font;
+  const arrow = 20;
+  return pen.measureText(el.options[el.selectedIndex].text).width <= el.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - arrow;
+};
+
 describe('acting on several contacts in the Contacts list, in Chromium', () => {
   let t: TestApp;
   let browser: Browser;
@@ -272,6 +286,21 @@ describe('acting on several contacts in the Contacts list, in Chromium', () => {
         expect(b.x + b.width, name).toBeLessThanOrEqual(390);
       }
       await shots('all-selected');
+      await page.setViewportSize({ width: 390, height: 844 });
+
+      // Picked contacts without a tag: the select says so in words wider than half the bar, and shows them whole, as it does on a wide screen.
+      await page.getByLabel('Select all on this page').uncheck();
+      const untagged = (await listed()).find((email) => !READERS.some((r) => r.email === email && r.tags));
+      await pick(untagged!);
+      const untag = bar().getByLabel('Tag to remove');
+      expect(await untag.locator('option:checked').textContent()).toBe('none of them has a tag');
+      const select = (await untag.boundingBox())!;
+      expect(select.x).toBeGreaterThanOrEqual(0);
+      expect(select.x + select.width).toBeLessThanOrEqual(390);
+      expect(await untag.evaluate(optionFits)).toBe(true);
+      await page.setViewportSize({ width: 1440, height: 900 });
+      expect(await untag.evaluate(optionFits)).toBe(true);
+      await shots('untagged-selected');
     } finally {
       await page.setViewportSize({ width: 1440, height: 900 });
     }

@@ -128,6 +128,7 @@ describe('work of many requests in the dashboard, in Chromium', () => {
       await notice.getByRole('link', { name: 'Back to the contacts' }).click();
       await page.getByRole('heading', { name: 'Contacts', level: 1 }).waitFor();
       expect(await notices(page).count()).toBe(1);
+      expect(await notice.getByRole('link', { name: 'Back to the contacts' }).count()).toBe(0);
       await notice.getByRole('button', { name: 'Dismiss' }).click();
       expect(await notices(page).count()).toBe(0);
 
@@ -230,6 +231,8 @@ describe('work of many requests in the dashboard, in Chromium', () => {
       await page.locator('main tbody tr').first().waitFor();
       // Its progress shows in the notice on the page it started on, now that the view has been drawn anew.
       expect(await notice.getByText('Tagging 6 contacts with “once”…').count()).toBe(1);
+      // Already on the contacts: no link back to them.
+      expect(await notice.getByRole('link').count()).toBe(0);
       await page.getByLabel('Select all on this page').check();
       for (const name of ['Add tag', 'Remove tag', 'Unsubscribe', 'Delete']) expect(await bar.getByRole('button', { name }).isDisabled()).toBe(true);
       const why = bar.getByRole('note');

@@ -18,6 +18,9 @@ const works = new Set();
 /** Controls held while work of a kind runs, each answering false once its view has gone for good. @type {Set<() => boolean>} */
 const holds = new Set();
 
+/** Whether the page shows the route of `href` ("#/contacts?tag=…"), whatever its query. @param {string} href */
+const onRoute = (href) => location.hash.split('?')[0] === href.split('?')[0];
+
 /** A work's notice: while it runs, its progress; once ended, its summary and a way to put it away. @param {Work} work */
 function notice(work) {
   const ended = work.summary !== undefined;
@@ -25,7 +28,8 @@ function notice(work) {
   return h('section', { class: `work-notice${ended ? ' ended' : ''}${work.stopped || work.failed ? ' warn' : ''}`, 'aria-label': heading },
     h('div', { class: 'work-head' },
       h('strong', { class: 'work-title' }, heading),
-      h('a', { href: work.back.href, class: 'work-back' }, work.back.label),
+      // Already there, the link would lead nowhere.
+      !onRoute(work.back.href) && h('a', { href: work.back.href, class: 'work-back' }, work.back.label),
       ended && h('button', { type: 'button', class: 'secondary work-dismiss', onclick: () => {
         works.delete(work);
         render();
