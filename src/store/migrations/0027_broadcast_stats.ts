@@ -24,7 +24,7 @@ export const OUTCOMES = ['delivered', 'bounced', 'failed', 'suppressed'] as cons
 export const ENGAGEMENTS = { opened: 'email.opened', clicked: 'email.clicked', complained: 'email.complained' } as const;
 export const COUNTERS = ['emails_created', 'sent', ...OUTCOMES, ...Object.keys(ENGAGEMENTS), 'unsubscribed'];
 
-export const quoted = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
+const quoted = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
 export const isOne = (expr: string, value: string) => `CASE WHEN ${expr} = '${value}' THEN 1 ELSE 0 END`;
 /** The outcome counters moved to status `now` from status `was` (SQL expressions), if it had one. */
 export const outcomeMoves = (now: string, was?: string) =>
