@@ -548,14 +548,15 @@ export async function nextScheduledAt(db: Db): Promise<number | undefined> {
 }
 
 /** How a broadcast's emails stand (each has one recipient, its contact), by the names of the API's stats. */
-export type BroadcastEmailCounts = Omit<BroadcastStatsTable, 'broadcast_id'>;
+export type BroadcastEmailCounts = Omit<BroadcastStatsTable, 'broadcast_id' | 'slot'>;
 
 const BROADCAST_COUNTERS = ['emails_created', 'sent', 'delivered', 'bounced', 'failed', 'suppressed', 'opened', 'clicked',
   'complained', 'unsubscribed'] as const satisfies ReadonlyArray<keyof BroadcastEmailCounts>;
 
-/** The broadcast's counters, kept by the database as its emails change; zeros before its first email. */
+/** The broadcast's counters, kept by the database as its emails change (the sums of its slots); zeros before its first email. */
 export async function broadcastEmailCounts(db: Db, broadcastId: string): Promise<BroadcastEmailCounts> {
-  const row = await db.selectFrom('broadcast_stats').select(BROADCAST_COUNTERS).where('broadcast_id', '=', broadcastId).executeTakeFirst();
+  const row = await db.selectFrom('broadcast_stats').select((eb) => BROADCAST_COUNTERS.map((c) => eb.fn.sum<number | string>(c).as(c)))
+    .where('broadcast_id', '=', broadcastId).executeTakeFirst();
   return Object.fromEntries(BROADCAST_COUNTERS.map((c) => [c, Number(row?.[c] ?? 0)])) as BroadcastEmailCounts;
 }
 

@@ -140,10 +140,13 @@ export interface EmailMessagesTable {
 
 /**
  * A broadcast's emails counted: written by the database's triggers only
- * (migration 0027), in the transaction of the change counted.
+ * (migrations 0027 and 0036), in the transaction of the change counted,
+ * each into one of the broadcast's slot rows. Only the sum of the slots
+ * means anything.
  */
 export interface BroadcastStatsTable {
   broadcast_id: string;
+  slot: number;
   emails_created: number;
   sent: number;
   delivered: number;

@@ -2,12 +2,16 @@ import { sql, type Kysely } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Db } from '../../src/store/db.js';
 import type { RecipientStatus } from '../../src/emails/emails.tables.js';
+import { listRecipients, markSent } from '../../src/emails/emails.repo.js';
 import { recordRecipientOutcomes } from '../../src/emails/outcomes.js';
 import { appendEvents } from '../../src/events/index.js';
 import * as statsMigration from '../../src/store/migrations/0027_broadcast_stats.js';
 import * as recipientBroadcastMigration from '../../src/store/migrations/0031_recipient_broadcast.js';
 import * as unsubscribeRaceMigration from '../../src/store/migrations/0035_unsubscribe_race.js';
+import * as slotsMigration from '../../src/store/migrations/0036_broadcast_stats_slots.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { onPostgres } from '../helpers/database.js';
+import { openTwoNodes } from '../helpers/nodes.js';
 import { eventually } from '../helpers/smtp-app.js';
 
 // A broadcast's stats are counters the database keeps as its emails change.
@@ -182,6 +186,8 @@ describe('broadcast stats', () => {
     const plain = await app.api.post('/v1/emails', { from: FROM, to: ['plain@mailroom.test'], subject: 'Not a broadcast', text: 'Hi' });
     expect(plain.status).toBe(201);
     const db = store.db as unknown as Kysely<unknown>;
+    await db.transaction().execute((tx) => slotsMigration.down(tx));
+    expect(await expectKept(app, id, 'summed back into one row a broadcast')).toEqual(last);
     await recipientBroadcastMigration.down(db);
     await statsMigration.down(db);
     await statsMigration.up(db);
@@ -198,6 +204,13 @@ describe('broadcast stats', () => {
     await store.write((tx) => tx.updateTable('broadcast_stats').set({ unsubscribed: 0 }).where('broadcast_id', '=', id).execute());
     await db.transaction().execute((tx) => unsubscribeRaceMigration.up(tx));
     expect(await expectKept(app, id, 'counted again')).toEqual(last);
+    // The counters of a broadcast already there move into its first slot, and go on from there.
+    await db.transaction().execute((tx) => slotsMigration.up(tx));
+    expect(await store.db.selectFrom('broadcast_stats').select(['slot', 'emails_created']).where('broadcast_id', '=', id).execute())
+      .toEqual([{ slot: 0, emails_created: 8 }]);
+    expect(await expectKept(app, id, 'moved into slots')).toEqual(last);
+    await engage('u', 'clicked');
+    expect(await expectKept(app, id, 'clicked after the move')).toMatchObject({ clicked: 2 });
   });
 
   it('count the emails a cancel stops, and no broadcast before its first email', async () => {
@@ -217,5 +230,56 @@ describe('broadcast stats', () => {
     expect(await expectKept(app, id, 'cancelled')).toEqual({
       emails_created: made.length, sent: 0, delivered: 0, bounced: 0, failed: 0, suppressed: 0, opened: 0, clicked: 0, complained: 0, unsubscribed: 0,
     });
+  });
+
+  it('stay exact when two nodes record outcomes, opens and unsubscribes of one broadcast at once', async () => {
+    await using nodes = await openTwoNodes();
+    const ws = nodes.workspaceId;
+    const sender = { workspaceId: ws, plan: 'default', mode: 'test' } as const;
+    const { id } = await nodes.a.broadcasts.create(ws, { name: 'Busy', from: 'ann@acme.test', subject: 'News', text: 'Hello.' });
+    const contacts = await Promise.all(Array.from({ length: 48 }, (_, i) => nodes.a.contacts.create(ws, { email: `busy${i}@rcpt.test` })));
+    // Made in batches on both nodes at once, so their creation counts land side by side too.
+    await Promise.all([0, 1, 2, 3].map((batch) => (batch % 2 ? nodes.a : nodes.b).emails.sendForBroadcast(sender, id,
+      contacts.filter((_, i) => i % 4 === batch).map((c) => ({ contactId: c.id, body: { from: 'ann@acme.test', to: [c.email], subject: 'News', text: 'Hello.' } })),
+      async () => undefined)));
+    const emails = await nodes.a.store.db.selectFrom('emails').select(['id', 'contact_id', 'domain_id']).where('broadcast_id', '=', id).execute();
+    expect(emails).toHaveLength(contacts.length);
+    await nodes.a.store.write((tx) => markSent(tx, emails.map((e) => e.id), Date.now()));
+    const recipients = await Promise.all(emails.map(async (e) => ({ ...e, recipient: (await listRecipients(nodes.a.store.db, e.id))[0] })));
+
+    const nodeOf = (i: number) => (i % 2 ? nodes.a : nodes.b);
+    const outcome = (i: number, kind: 'delivered' | 'bounced' | 'failed') => {
+      const { id: emailId, recipient } = recipients[i];
+      const moved = kind === 'delivered'
+        ? { kind, smtpCode: 250, mxHost: 'mx.rcpt.test', response: '250 ok' }
+        : kind === 'bounced'
+          ? { kind, smtpCode: 550, enhancedStatusCode: '5.1.1', provider: null, response: '550 5.1.1 no such user',
+              bounce: { bounce_type: 'hard', bounce_subtype: 'no_such_user', recommended_action: 'remove' } }
+          : { kind, reason: 'no route' };
+      return nodeOf(i).store.write((tx) => recordRecipientOutcomes(tx, nodeOf(i).suppressions,
+        [{ emailId, outcomes: [{ recipientId: recipient.id, address: recipient.email, ...moved } as never] }], Date.now()));
+    };
+    const opened = (i: number) => nodeOf(i).store.write((tx) => appendEvents(tx, [{ workspaceId: ws, emailId: recipients[i].id,
+      domainId: recipients[i].domain_id, kind: 'opened', from: 'ann@acme.test', subject: 'News', data: {}, now: Date.now() }]));
+    const unsubscribed = (i: number) => nodeOf(i + 1).contacts.unsubscribe(ws, recipients[i].contact_id!);
+
+    // First outcomes for all, every third contact unsubscribing meanwhile; then
+    // bounce reports after delivery, opens and more unsubscribes; then opens again.
+    // (An email's second open goes in after its first has committed: two opens of
+    // one email side by side on PostgreSQL each see no earlier open and both count.)
+    await Promise.all(recipients.flatMap((_, i) => [outcome(i, i % 5 === 0 ? 'failed' : 'delivered'), ...(i % 3 === 0 ? [unsubscribed(i)] : [])]));
+    await Promise.all(recipients.flatMap((_, i) => [
+      ...(i % 4 === 1 ? [outcome(i, 'bounced')] : []), opened(i), ...(i % 3 === 1 ? [unsubscribed(i)] : []),
+    ]));
+    await Promise.all(recipients.flatMap((_, i) => (i % 2 ? [opened(i), outcome(i, 'failed')] : [])));
+
+    const counted = await scannedCounts(nodes.a.store.db, ws, id);
+    expect(counted).toMatchObject({ emails_created: 48, sent: 48, failed: 10, opened: 48, unsubscribed: 32 });
+    const { audience_size: _, ...kept } = (await nodes.b.broadcasts.get(ws, id)).stats;
+    expect(kept).toEqual(counted);
+    // Spread over slots on PostgreSQL, where the writers run side by side; SQLite's one writer keeps one.
+    const slots = await nodes.a.store.db.selectFrom('broadcast_stats').select('slot').where('broadcast_id', '=', id).execute();
+    if (onPostgres) expect(slots.length).toBeGreaterThan(1);
+    else expect(slots).toEqual([{ slot: 0 }]);
   });
 });

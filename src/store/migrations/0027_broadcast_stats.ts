@@ -16,20 +16,23 @@ import { clustered, createRowTrigger, dropRowTrigger } from '../schema-helpers.j
 // Emails, recipients, events and contacts are never deleted (a contact's
 // delete is soft and keeps unsubscribed_at), so only inserts and updates
 // count. A broadcast with no row has made no email yet.
+//
+// Migration 0036 spreads each broadcast's row over slot rows, which a read
+// sums: on PostgreSQL, writers of one broadcast no longer wait on one row.
 
-const OUTCOMES = ['delivered', 'bounced', 'failed', 'suppressed'] as const;
-const ENGAGEMENTS = { opened: 'email.opened', clicked: 'email.clicked', complained: 'email.complained' } as const;
-const COUNTERS = ['emails_created', 'sent', ...OUTCOMES, ...Object.keys(ENGAGEMENTS), 'unsubscribed'];
+export const OUTCOMES = ['delivered', 'bounced', 'failed', 'suppressed'] as const;
+export const ENGAGEMENTS = { opened: 'email.opened', clicked: 'email.clicked', complained: 'email.complained' } as const;
+export const COUNTERS = ['emails_created', 'sent', ...OUTCOMES, ...Object.keys(ENGAGEMENTS), 'unsubscribed'];
 
 const quoted = (values: readonly string[]) => values.map((v) => `'${v}'`).join(', ');
-const isOne = (expr: string, value: string) => `CASE WHEN ${expr} = '${value}' THEN 1 ELSE 0 END`;
+export const isOne = (expr: string, value: string) => `CASE WHEN ${expr} = '${value}' THEN 1 ELSE 0 END`;
 /** The outcome counters moved to status `now` from status `was` (SQL expressions), if it had one. */
 export const outcomeMoves = (now: string, was?: string) =>
   OUTCOMES.map((o) => `${o} = ${o} + ${isOne(now, o)}${was === undefined ? '' : ` - ${isOne(was, o)}`}`).join(', ');
 const engagementCounts = (type: string) =>
   Object.entries(ENGAGEMENTS).map(([counter, t]) => `${counter} = ${counter} + ${isOne(type, t)}`).join(', ');
 /** Whether the email's contact had unsubscribed by the time the email was made (1 or 0). */
-const unsubscribedBefore = (e: string) =>
+export const unsubscribedBefore = (e: string) =>
   `CASE WHEN EXISTS (SELECT 1 FROM contacts c WHERE c.id = ${e}.contact_id AND c.unsubscribed_at >= ${e}.created_at) THEN 1 ELSE 0 END`;
 /** The broadcast's unsubscribed counter counted from its emails, in an UPDATE of broadcast_stats. */
 export const UNSUBSCRIBED_RECOUNT =

@@ -14,7 +14,12 @@ const RECIPIENT_MOVES: Partial<Record<string, string>> = {
   recipient_made: outcomeMoves('NEW.status'),
   recipient_moved: outcomeMoves('NEW.status', 'OLD.status'),
 };
-const RECIPIENT_TRIGGERS = TRIGGERS.filter((t) => RECIPIENT_MOVES[t.name] !== undefined);
+export const RECIPIENT_TRIGGERS = TRIGGERS.filter((t) => RECIPIENT_MOVES[t.name] !== undefined);
+/** When a recipient trigger fires once this migration has run: for a recipient of a broadcast. */
+export const recipientWhen = (t: (typeof TRIGGERS)[number]) => `NEW.broadcast_id IS NOT NULL AND ${t.when}`;
+/** What a recipient trigger runs once this migration has run. */
+export const recipientBody = (t: (typeof TRIGGERS)[number]) =>
+  [`UPDATE broadcast_stats SET ${RECIPIENT_MOVES[t.name]} WHERE broadcast_id = NEW.broadcast_id`];
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.alterTable('email_recipients').addColumn('broadcast_id', 'text').execute();
@@ -23,8 +28,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   for (const t of RECIPIENT_TRIGGERS) {
     const name = `broadcast_stats_${t.name}`;
     await dropRowTrigger(db, name, t.on);
-    await createRowTrigger(db, name, t.on, `NEW.broadcast_id IS NOT NULL AND ${t.when}`,
-      [`UPDATE broadcast_stats SET ${RECIPIENT_MOVES[t.name]} WHERE broadcast_id = NEW.broadcast_id`]);
+    await createRowTrigger(db, name, t.on, recipientWhen(t), recipientBody(t));
   }
 }
 

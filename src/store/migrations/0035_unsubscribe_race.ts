@@ -21,7 +21,7 @@ import { BODIES, TRIGGERS, UNSUBSCRIBED_RECOUNT } from './0027_broadcast_stats.j
 
 const EMAIL_MADE = TRIGGERS.find((t) => t.name === 'email_made')!;
 const NAME = `broadcast_stats_${EMAIL_MADE.name}`;
-const LOCK_CONTACT = 'PERFORM 1 FROM contacts WHERE id = NEW.contact_id FOR SHARE';
+export const LOCK_CONTACT = 'PERFORM 1 FROM contacts WHERE id = NEW.contact_id FOR SHARE';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   if (!isPostgres(db)) return recount(db);
