@@ -526,6 +526,16 @@ type PostgresPoolOptions = Required<Parameters<typeof postgresPool>[1]>;
 const postgresDb = (url: string, o: PostgresPoolOptions) =>
   new Kysely<Database>({ dialect: new PostgresDialect({ pool: postgresPool(url, o) }), plugins: [inlineLimits] });
 
+/** The oldest PostgreSQL Mailroom runs on: the broadcast stats triggers read pg_current_xact_id(), new in 13. */
+const OLDEST_POSTGRES = { number: 130000, name: '13' };
+
+/** Refuses a server older than OLDEST_POSTGRES before a migration, rather than a trigger failing on the first broadcast. */
+export function checkPostgresVersion(serverVersionNum: number, serverVersion: string): void {
+  if (serverVersionNum < OLDEST_POSTGRES.number) {
+    throw new Error(`Mailroom needs PostgreSQL ${OLDEST_POSTGRES.name} or later; this server is ${serverVersion}`);
+  }
+}
+
 /**
  * Migrates on a pool of its own whose statements have no time limit: an
  * index built over a large table may take minutes. Connecting is bounded
@@ -534,6 +544,9 @@ const postgresDb = (url: string, o: PostgresPoolOptions) =>
 async function migrateUnbounded(url: string, o: PostgresPoolOptions): Promise<string[]> {
   const db = postgresDb(url, { ...o, timeouts: { ...o.timeouts, queryMs: 0 } });
   try {
+    const { rows: [server] } = await sql<{ num: string; version: string }>`
+      SELECT current_setting('server_version_num') AS num, current_setting('server_version') AS version`.execute(db);
+    checkPostgresVersion(Number(server.num), server.version);
     return await migrateToLatest(db);
   } finally {
     await db.destroy();

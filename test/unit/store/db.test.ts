@@ -8,7 +8,7 @@ import { useTempStore } from '../../helpers/store.js';
 import { createTestDatabase, onPostgres } from '../../helpers/database.js';
 import { AppError } from '../../../src/core/errors.js';
 import {
-  insertRows, insertRowsReturning, isStoreFull, openStore, paddedInList, runShaped, statementChunks, type Tx,
+  checkPostgresVersion, insertRows, insertRowsReturning, isStoreFull, openStore, paddedInList, runShaped, statementChunks, type Tx,
 } from '../../../src/store/db.js';
 
 
@@ -390,5 +390,13 @@ describe('limits', () => {
     const compiled = temp.store.db.selectFrom('send_usage').select('period').limit(2.5).compile();
     expect(compiled.sql).toMatch(/ limit (\?|\$1)$/);
     expect(compiled.parameters).toEqual([2.5]);
+  });
+});
+
+describe('the PostgreSQL server', () => {
+  it('is refused before a migration when it is older than 13, naming its version', () => {
+    expect(() => checkPostgresVersion(120017, '12.17')).toThrow('Mailroom needs PostgreSQL 13 or later; this server is 12.17');
+    expect(() => checkPostgresVersion(130000, '13.0')).not.toThrow();
+    expect(() => checkPostgresVersion(150018, '15.18 (Debian 15.18-0+deb12u1)')).not.toThrow();
   });
 });
