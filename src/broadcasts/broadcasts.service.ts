@@ -110,6 +110,14 @@ export interface BroadcastsDeps {
 
 /** Contacts a chunk turns into emails at most: one transaction each. */
 export const CHUNK_SIZE = 200;
+/**
+ * Characters of html and text a chunk's messages hold at most (past its
+ * first message): the transaction writing them runs on the event loop, and
+ * every request waits meanwhile, so big newsletters go in smaller chunks.
+ */
+export const CHUNK_CHARS = 1_000_000;
+/** Contacts of a chunk rendered side by side (a text part derived from long html is made on a thread meanwhile). */
+const RENDER_SLICE = 16;
 /** How long a sender holds a broadcast while it makes a chunk. */
 const CHUNK_LEASE_MS = 60_000;
 /** After a chunk that failed for a passing reason, the next try waits this long. */
@@ -302,10 +310,13 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
     const quotaLeft = await deps.emails.quotaLeft(sender);
     const limit = Math.min(rate === null ? CHUNK_SIZE : Math.max(1, Math.min(CHUNK_SIZE, Math.ceil(rate / 60))), Math.max(1, quotaLeft));
     const page = await deps.audience.page(b.workspaceId, filterOf(b.audience), { afterPos: b.expandedPos, maxPos: b.audienceMaxPos ?? 0, limit });
-    const done = page.length < limit;
-    const lastPos = page.at(-1)?.pos ?? b.expandedPos;
-    const nextChunkAt = rate === null ? now : now + Math.ceil((page.length * 60_000) / rate);
-    const progress = async (tx: Tx, made: number) => {
+    /** Whether a chunk of the page's first `taken` contacts is the broadcast's last. */
+    const lastChunk = (taken: number) => taken === page.length && page.length < limit;
+    /** What recording a chunk of the page's first `taken` contacts writes, in the transaction of their emails. */
+    const progressTo = (taken: number) => async (tx: Tx, made: number) => {
+      const done = lastChunk(taken);
+      const lastPos = taken > 0 ? page[taken - 1].pos : b.expandedPos;
+      const nextChunkAt = rate === null ? now : now + Math.ceil((taken * 60_000) / rate);
       const at = clock.now();
       if (!(await recordChunk(tx, b.id, owner, { expandedPos: lastPos, made, nextChunkAt, done, now: at }))) {
         // Paused, cancelled or taken over since the claim: none of this chunk is made.
@@ -320,14 +331,13 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
       return undefined;
     };
     if (page.length === 0) {
-      const recorded = await store.write((tx) => progress(tx, 0)).then(() => true, unlessAbandoned);
+      const recorded = await store.write((tx) => progressTo(0)(tx, 0)).then(() => true, unlessAbandoned);
       if (recorded) logger.info({ broadcast_id: b.id, emails: b.emailsCreated }, 'broadcast sent');
       return;
     }
     const content = await compile(b);
     const from = fromOf(b, content);
-    // Rendered side by side: a text part derived from long html is made on a thread meanwhile.
-    const made = await Promise.all(page.map(async (c): Promise<BroadcastItem | undefined> => {
+    const render = async (c: AudienceContact): Promise<BroadcastItem | undefined> => {
       try {
         const message = await chunkMessage(b, content, c);
         return { contactId: c.id, body: emailBody(b, content, from, c.email, message) };
@@ -336,13 +346,28 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
         logger.warn({ broadcast_id: b.id, contact_id: c.id, err: err.message }, 'broadcast: no email for a contact whose message could not be rendered');
         return undefined;
       }
-    }));
-    const items = made.filter((item) => item !== undefined);
-    const result = await deps.emails.sendForBroadcast(sender, b.id, items, progress).catch(unlessAbandoned);
+    };
+    const items: BroadcastItem[] = [];
+    let taken = 0;
+    let chars = 0;
+    let full = false;
+    while (taken < page.length && !full) {
+      for (const item of await Promise.all(page.slice(taken, taken + RENDER_SLICE).map(render))) {
+        const size = item ? (item.body.html?.length ?? 0) + (item.body.text?.length ?? 0) : 0;
+        if (taken > 0 && chars + size > CHUNK_CHARS) {
+          full = true;
+          break;
+        }
+        chars += size;
+        taken++;
+        if (item) items.push(item);
+      }
+    }
+    const result = await deps.emails.sendForBroadcast(sender, b.id, items, progressTo(taken)).catch(unlessAbandoned);
     for (const r of result?.refused ?? []) {
       logger.warn({ broadcast_id: b.id, contact_id: r.contactId, err: r.error.message }, 'broadcast: no email for a contact it could not be sent to');
     }
-    if (result && done) logger.info({ broadcast_id: b.id, emails: b.emailsCreated + result.made }, 'broadcast sent');
+    if (result && lastChunk(taken)) logger.info({ broadcast_id: b.id, emails: b.emailsCreated + result.made }, 'broadcast sent');
   }
 
   const service: BroadcastsService = {
