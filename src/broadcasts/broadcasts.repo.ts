@@ -165,15 +165,17 @@ export async function claimSending(tx: Tx, c: { now: number; until: number; owne
 }
 
 /**
- * Records a chunk made by `owner`, in the chunk's transaction: false when the
- * broadcast is no longer sending under its lease (paused, cancelled or taken
- * over meanwhile), and the caller then rolls the chunk back.
+ * Records a chunk made by `owner`, in the chunk's transaction, and frees the
+ * broadcast, or renews the lease until `keepLeaseUntil` for a next chunk
+ * made straight after: false when the broadcast is no longer sending under
+ * its lease (paused, cancelled or taken over meanwhile), and the caller then
+ * rolls the chunk back.
  */
 export async function recordChunk(tx: Tx, id: string, owner: string,
-  p: { expandedPos: number; made: number; nextChunkAt: number; done: boolean; now: number }): Promise<boolean> {
+  p: { expandedPos: number; made: number; nextChunkAt: number; done: boolean; now: number; keepLeaseUntil?: number }): Promise<boolean> {
   const res = await tx.updateTable('broadcasts').set((eb) => ({
     expanded_pos: p.expandedPos, emails_created: eb('emails_created', '+', p.made), next_chunk_at: p.nextChunkAt,
-    ...freed('broadcasts', p.now), updated_at: p.now,
+    ...(p.keepLeaseUntil === undefined ? freed('broadcasts', p.now) : { locked_until: p.keepLeaseUntil }), updated_at: p.now,
     ...(p.done && { status: 'sent' as const, sent_at: p.now }),
   })).where('id', '=', id).where('lease_owner', '=', owner).where('status', '=', 'sending').executeTakeFirst();
   return Number(res.numUpdatedRows) === 1;

@@ -120,6 +120,8 @@ export const CHUNK_CHARS = 1_000_000;
 const RENDER_SLICE = 16;
 /** How long a sender holds a broadcast while it makes a chunk. */
 const CHUNK_LEASE_MS = 60_000;
+/** Chunks of a broadcast sent as fast as they can be made that one claim makes, one after another, before others get a turn. */
+const CHUNKS_PER_CLAIM = 8;
 /** After a chunk that failed for a passing reason, the next try waits this long. */
 const RETRY_CHUNK_MS = 5_000;
 /** Renders of one contact's message a chunk tries, each out of time, before it stops. */
@@ -301,8 +303,14 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
     logger.warn({ broadcast_id: b.id, workspace_id: b.workspaceId, reason }, 'broadcast paused');
   }
 
-  /** Makes one chunk of a claimed broadcast: the next contacts after its position, each an email. */
-  async function makeChunk(b: StoredBroadcast, owner: string): Promise<void> {
+  /**
+   * Makes one chunk of a claimed broadcast: the next contacts after its
+   * position, each an email. With `mayKeepLease`, a broadcast sent as fast as
+   * its emails can be made stays held for its next chunk, the lease renewed
+   * in this chunk's transaction: the broadcast as the chunk left it is
+   * returned, to go on with, with no claim's commit to wait for in between.
+   */
+  async function makeChunk(b: StoredBroadcast, owner: string, mayKeepLease: boolean): Promise<StoredBroadcast | undefined> {
     const now = clock.now();
     const rate = b.sendRatePerMinute;
     const sender: Sender = { workspaceId: b.workspaceId, plan: await deps.planOf(b.workspaceId), mode: b.mode ?? 'live' };
@@ -312,13 +320,15 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
     const page = await deps.audience.page(b.workspaceId, filterOf(b.audience), { afterPos: b.expandedPos, maxPos: b.audienceMaxPos ?? 0, limit });
     /** Whether a chunk of the page's first `taken` contacts is the broadcast's last. */
     const lastChunk = (taken: number) => taken === page.length && page.length < limit;
+    const lastPos = (taken: number) => (taken > 0 ? page[taken - 1].pos : b.expandedPos);
+    const keepsLease = (taken: number) => mayKeepLease && rate === null && !lastChunk(taken);
     /** What recording a chunk of the page's first `taken` contacts writes, in the transaction of their emails. */
     const progressTo = (taken: number) => async (tx: Tx, made: number) => {
       const done = lastChunk(taken);
-      const lastPos = taken > 0 ? page[taken - 1].pos : b.expandedPos;
       const nextChunkAt = rate === null ? now : now + Math.ceil((taken * 60_000) / rate);
       const at = clock.now();
-      if (!(await recordChunk(tx, b.id, owner, { expandedPos: lastPos, made, nextChunkAt, done, now: at }))) {
+      const keepLeaseUntil = keepsLease(taken) ? at + CHUNK_LEASE_MS : undefined;
+      if (!(await recordChunk(tx, b.id, owner, { expandedPos: lastPos(taken), made, nextChunkAt, done, now: at, keepLeaseUntil }))) {
         // Paused, cancelled or taken over since the claim: none of this chunk is made.
         throw new ChunkAbandoned();
       }
@@ -333,7 +343,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
     if (page.length === 0) {
       const recorded = await store.write((tx) => progressTo(0)(tx, 0)).then(() => true, unlessAbandoned);
       if (recorded) logger.info({ broadcast_id: b.id, emails: b.emailsCreated }, 'broadcast sent');
-      return;
+      return undefined;
     }
     const content = await compile(b);
     const from = fromOf(b, content);
@@ -367,7 +377,9 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
     for (const r of result?.refused ?? []) {
       logger.warn({ broadcast_id: b.id, contact_id: r.contactId, err: r.error.message }, 'broadcast: no email for a contact it could not be sent to');
     }
-    if (result && lastChunk(taken)) logger.info({ broadcast_id: b.id, emails: b.emailsCreated + result.made }, 'broadcast sent');
+    if (!result) return undefined;
+    if (lastChunk(taken)) logger.info({ broadcast_id: b.id, emails: b.emailsCreated + result.made }, 'broadcast sent');
+    return keepsLease(taken) ? { ...b, expandedPos: lastPos(taken), emailsCreated: b.emailsCreated + result.made } : undefined;
   }
 
   const service: BroadcastsService = {
@@ -581,7 +593,9 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
       const b = await store.write((tx) => claimSending(tx, { now, until: now + CHUNK_LEASE_MS, owner }));
       if (!b) return false;
       try {
-        await makeChunk(b, owner);
+        // The last chunk of the claim frees the broadcast, so that other broadcasts (and nodes) get their turn.
+        let held: StoredBroadcast | undefined = b;
+        for (let chunk = 1; held; chunk++) held = await makeChunk(held, owner, chunk < CHUNKS_PER_CLAIM);
       } catch (err) {
         if (err instanceof AppError && err.code === 'daily_quota_exceeded') {
           const wait = Number(err.headers?.['Retry-After'] ?? 3600);

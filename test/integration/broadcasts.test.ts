@@ -271,6 +271,27 @@ describe('broadcasts', () => {
     expect(new Set(all.map((e) => e.contact_id)).size).toBe(7);
   });
 
+  it('pauses a broadcast sent as fast as it can be made between two chunks, and resumes where it stopped', async () => {
+    for (let start = 0; start < 4000; start += 1000) {
+      const res = await t.api.post('/v1/contacts/bulk', { contacts: Array.from({ length: 1000 }, (_, i) => ({ email: `fast${start + i}@example.com`, tags: ['fast'] })) });
+      expect(res.body.created).toBe(1000);
+    }
+    const fastTag = ((await t.api.get('/v1/tags')).body.data as Array<{ id: string; name: string }>).find((x) => x.name === 'fast')!.id;
+    // Its chunks follow one another under one claim: a pause must still stop it at the next one.
+    const b = await create({ name: 'Fast', from: FROM, subject: 'Fast', text: 'Hello', audience: { tag_ids: [fastTag] } });
+    await t.api.post(`/v1/broadcasts/${b.id}/send`, {});
+    await eventually(async () => ((await t.api.get(`/v1/broadcasts/${b.id}`)).body.stats.emails_created > 0 ? true : undefined), 10_000, 'the first chunk');
+    const paused = await t.api.post(`/v1/broadcasts/${b.id}/pause`, {});
+    expect(paused.body.status).toBe('paused');
+    const atPause = (await t.api.get(`/v1/broadcasts/${b.id}`)).body.stats.emails_created as number;
+    expect(atPause).toBeLessThan(4000);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect((await t.api.get(`/v1/broadcasts/${b.id}`)).body.stats.emails_created).toBe(atPause);
+    expect((await t.api.post(`/v1/broadcasts/${b.id}/resume`, {})).body.status).toBe('sending');
+    const sent = await settled(b.id, 'sent');
+    expect(sent.stats).toMatchObject({ audience_size: 4000, emails_created: 4000 });
+  });
+
   it('pauses, naming the contact, when a message runs out of render time on every try, and leaves no contact out', async () => {
     await addContact('quick0', { email: 'quick0@example.com', tags: ['timed'] });
     // A range this long takes its message past the render limit, however fast the machine.
