@@ -112,6 +112,14 @@ export interface BroadcastsDeps {
 
 /** Contacts a chunk turns into emails at most: one transaction each. */
 export const CHUNK_SIZE = 200;
+/**
+ * Characters of html and text a chunk's messages hold at most (past its
+ * first message): the transaction writing them runs on the event loop, and
+ * every request waits meanwhile, so big newsletters go in smaller chunks.
+ */
+export const CHUNK_CHARS = 1_000_000;
+/** Contacts of a chunk rendered side by side (a text part derived from long html is made on a thread meanwhile). */
+const RENDER_SLICE = 16;
 /** How long a sender holds a broadcast while it makes a chunk. */
 const CHUNK_LEASE_MS = 60_000;
 /** After a chunk that failed for a passing reason, the next try waits this long. */
@@ -311,12 +319,15 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
     const quotaLeft = await deps.emails.quotaLeft(sender);
     const limit = Math.min(rate === null ? CHUNK_SIZE : Math.max(1, Math.min(CHUNK_SIZE, Math.ceil(rate / 60))), Math.max(1, quotaLeft));
     const page = await deps.audience.page(b.workspaceId, filterOf(b.audience), { afterPos: b.expandedPos, maxPos: b.audienceMaxPos ?? 0, limit });
-    const done = page.length < limit;
-    const lastPos = page.at(-1)?.pos ?? b.expandedPos;
-    const nextChunkAt = rate === null ? now : now + Math.ceil((page.length * 60_000) / rate);
-    /** Contacts whose message did not render; those whose email was refused come to `progress`. */
+    /** Whether a chunk of the page's first `taken` contacts is the broadcast's last. */
+    const lastChunk = (taken: number) => taken === page.length && page.length < limit;
+    /** The chunk's contacts whose message did not render; those whose email was refused come to `progress`. */
     const unrendered: NewSkip[] = [];
-    const progress: BroadcastProgress = async (tx, made, refused) => {
+    /** What recording a chunk of the page's first `taken` contacts writes, in the transaction of their emails. */
+    const progressTo = (taken: number): BroadcastProgress => async (tx, made, refused) => {
+      const done = lastChunk(taken);
+      const lastPos = taken > 0 ? page[taken - 1].pos : b.expandedPos;
+      const nextChunkAt = rate === null ? now : now + Math.ceil((taken * 60_000) / rate);
       const at = clock.now();
       if (!(await recordChunk(tx, b.id, owner, { expandedPos: lastPos, made, nextChunkAt, done, now: at }))) {
         // Paused, cancelled or taken over since the claim: none of this chunk is made.
@@ -333,29 +344,43 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
       return undefined;
     };
     if (page.length === 0) {
-      const recorded = await store.write((tx) => progress(tx, 0, [])).then(() => true, unlessAbandoned);
+      const recorded = await store.write((tx) => progressTo(0)(tx, 0, [])).then(() => true, unlessAbandoned);
       if (recorded) logger.info({ broadcast_id: b.id, emails: b.emailsCreated }, 'broadcast sent');
       return;
     }
     const content = await compile(b);
     const from = fromOf(b, content);
-    // Rendered side by side: a text part derived from long html is made on a thread meanwhile.
-    const made = await Promise.all(page.map(async (c): Promise<BroadcastItem | undefined> => {
+    const render = async (c: AudienceContact): Promise<BroadcastItem | NewSkip> => {
       try {
         const message = await chunkMessage(b, content, c);
         return { contactId: c.id, body: emailBody(b, content, from, c.email, message) };
       } catch (err) {
         if (!(err instanceof AppError) || err instanceof RenderOverTime) throw err;
-        unrendered.push({ contactId: c.id, email: c.email, code: 'render_failed', message: err.message });
-        return undefined;
+        return { contactId: c.id, email: c.email, code: 'render_failed', message: err.message };
       }
-    }));
-    const items = made.filter((item) => item !== undefined);
-    const result = await deps.emails.sendForBroadcast(sender, b.id, items, progress).catch(unlessAbandoned);
+    };
+    const items: BroadcastItem[] = [];
+    let taken = 0;
+    let chars = 0;
+    let full = false;
+    while (taken < page.length && !full) {
+      for (const made of await Promise.all(page.slice(taken, taken + RENDER_SLICE).map(render))) {
+        const size = 'body' in made ? (made.body.html?.length ?? 0) + (made.body.text?.length ?? 0) : 0;
+        if (taken > 0 && chars + size > CHUNK_CHARS) {
+          full = true;
+          break;
+        }
+        chars += size;
+        taken++;
+        if ('body' in made) items.push(made);
+        else unrendered.push(made);
+      }
+    }
+    const result = await deps.emails.sendForBroadcast(sender, b.id, items, progressTo(taken)).catch(unlessAbandoned);
     if (result && (unrendered.length > 0 || result.refused.length > 0)) {
       logger.warn({ broadcast_id: b.id, unrendered: unrendered.length, refused: result.refused.length }, 'broadcast: contacts skipped, listed in its skips');
     }
-    if (result && done) logger.info({ broadcast_id: b.id, emails: b.emailsCreated + result.made }, 'broadcast sent');
+    if (result && lastChunk(taken)) logger.info({ broadcast_id: b.id, emails: b.emailsCreated + result.made }, 'broadcast sent');
   }
 
   const service: BroadcastsService = {

@@ -85,7 +85,11 @@ export async function recordRecipientOutcomes(tx: Tx, suppressions: Pick<Suppres
   const ids = [...new Set(list.map((l) => l.emailId))];
   // The emails stay locked to the end of the transaction: two outcomes of one
   // email recorded side by side (two destinations, a report) settle it one
-  // after the other, the second seeing the recipients the first changed.
+  // after the other, the second seeing the recipients the first changed. The
+  // lock, taken before any event is written, also orders complaints, which
+  // change no recipient: the broadcast stats count only an email's first
+  // email.complained, and on PostgreSQL two reports of one email recorded on
+  // two nodes at once would each see no earlier complaint and both count.
   const headers = known && !rowsNeedLocks(tx) && ids.every((id) => known.has(id))
     ? new Map(ids.map((id) => [id, known.get(id)!.header]))
     : await lockEmailHeaders(tx, ids);

@@ -24,7 +24,13 @@ export async function findTrackedEmail(db: Db | Tx, emailId: string): Promise<Tr
     .where('id', '=', emailId).executeTakeFirst();
 }
 
-/** Adds one to the email's open or click counter and returns the new value. */
+/**
+ * Adds one to the email's open or click counter and returns the new value.
+ * Call it before writing the open or click event: the counter row's lock
+ * orders an email's opens and clicks on PostgreSQL, so of two recorded on two
+ * nodes at once the second sees the first's event, and the broadcast stats,
+ * which count only an email's first of each type, count the email once.
+ */
 export async function bumpCount(tx: Tx, emailId: string, which: 'opens' | 'clicks'): Promise<number> {
   await tx.insertInto('tracking_counts').values({ email_id: emailId, opens: 0, clicks: 0 })
     .onConflict((oc) => oc.column('email_id').doNothing()).execute();

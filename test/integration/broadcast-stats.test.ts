@@ -4,6 +4,7 @@ import type { Db } from '../../src/store/db.js';
 import type { RecipientStatus } from '../../src/emails/emails.tables.js';
 import { listRecipients, markSent } from '../../src/emails/emails.repo.js';
 import { recordRecipientOutcomes } from '../../src/emails/outcomes.js';
+import type { Services } from '../../src/main.js';
 import { appendEvents } from '../../src/events/index.js';
 import * as statsMigration from '../../src/store/migrations/0027_broadcast_stats.js';
 import * as recipientBroadcastMigration from '../../src/store/migrations/0031_recipient_broadcast.js';
@@ -12,7 +13,7 @@ import * as slotsMigration from '../../src/store/migrations/0036_broadcast_stats
 import * as skipsMigration from '../../src/store/migrations/0037_broadcast_skips.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { onPostgres } from '../helpers/database.js';
-import { openTwoNodes } from '../helpers/nodes.js';
+import { openTwoNodes, type TwoNodes } from '../helpers/nodes.js';
 import { eventually } from '../helpers/smtp-app.js';
 
 // A broadcast's stats are counters the database keeps as its emails change.
@@ -261,12 +262,12 @@ describe('broadcast stats', () => {
     });
   });
 
-  it('stay exact when two nodes record outcomes, opens and unsubscribes of one broadcast at once', async () => {
-    await using nodes = await openTwoNodes();
+  /** A broadcast of `count` sent emails, one a contact, made on both nodes at once; its id and emails, each with its recipient. */
+  async function sentBroadcast(nodes: TwoNodes, count: number) {
     const ws = nodes.workspaceId;
     const sender = { workspaceId: ws, plan: 'default', mode: 'test' } as const;
     const { id } = await nodes.a.broadcasts.create(ws, { name: 'Busy', from: 'ann@acme.test', subject: 'News', text: 'Hello.' });
-    const contacts = await Promise.all(Array.from({ length: 48 }, (_, i) => nodes.a.contacts.create(ws, { email: `busy${i}@rcpt.test` })));
+    const contacts = await Promise.all(Array.from({ length: count }, (_, i) => nodes.a.contacts.create(ws, { email: `busy${i}@rcpt.test` })));
     // Made in batches on both nodes at once, so their creation counts land side by side too.
     await Promise.all([0, 1, 2, 3].map((batch) => (batch % 2 ? nodes.a : nodes.b).emails.sendForBroadcast(sender, id,
       contacts.filter((_, i) => i % 4 === batch).map((c) => ({ contactId: c.id, body: { from: 'ann@acme.test', to: [c.email], subject: 'News', text: 'Hello.' } })),
@@ -275,6 +276,21 @@ describe('broadcast stats', () => {
     expect(emails).toHaveLength(contacts.length);
     await nodes.a.store.write((tx) => markSent(tx, emails.map((e) => e.id), Date.now()));
     const recipients = await Promise.all(emails.map(async (e) => ({ ...e, recipient: (await listRecipients(nodes.a.store.db, e.id))[0] })));
+    return { id, recipients };
+  }
+
+  /** The broadcast's stats as kept, which must be what the scan counts; returns the scan. */
+  async function expectKeptOnNodes(nodes: TwoNodes, broadcastId: string) {
+    const counted = await scannedCounts(nodes.a.store.db, nodes.workspaceId, broadcastId);
+    const { audience_size: _, ...kept } = (await nodes.b.broadcasts.get(nodes.workspaceId, broadcastId)).stats;
+    expect(kept).toEqual({ ...counted, skipped: await scannedSkips(nodes.a.store.db, nodes.workspaceId, broadcastId) });
+    return counted;
+  }
+
+  it('stay exact when two nodes record outcomes, opens and unsubscribes of one broadcast at once', async () => {
+    await using nodes = await openTwoNodes();
+    const ws = nodes.workspaceId;
+    const { id, recipients } = await sentBroadcast(nodes, 48);
 
     const nodeOf = (i: number) => (i % 2 ? nodes.a : nodes.b);
     const outcome = (i: number, kind: 'delivered' | 'bounced' | 'failed') => {
@@ -294,21 +310,55 @@ describe('broadcast stats', () => {
 
     // First outcomes for all, every third contact unsubscribing meanwhile; then
     // bounce reports after delivery, opens and more unsubscribes; then opens again.
-    // (An email's second open goes in after its first has committed: two opens of
-    // one email side by side on PostgreSQL each see no earlier open and both count.)
+    // (An email's second open goes in after its first has committed: written without
+    // tracking's counter lock, two opens of one email side by side on PostgreSQL
+    // would each see no earlier open and both count.)
     await Promise.all(recipients.flatMap((_, i) => [outcome(i, i % 5 === 0 ? 'failed' : 'delivered'), ...(i % 3 === 0 ? [unsubscribed(i)] : [])]));
     await Promise.all(recipients.flatMap((_, i) => [
       ...(i % 4 === 1 ? [outcome(i, 'bounced')] : []), opened(i), ...(i % 3 === 1 ? [unsubscribed(i)] : []),
     ]));
     await Promise.all(recipients.flatMap((_, i) => (i % 2 ? [opened(i), outcome(i, 'failed')] : [])));
 
-    const counted = await scannedCounts(nodes.a.store.db, ws, id);
-    expect(counted).toMatchObject({ emails_created: 48, sent: 48, failed: 10, opened: 48, unsubscribed: 32 });
-    const { audience_size: _, ...kept } = (await nodes.b.broadcasts.get(ws, id)).stats;
-    expect(kept).toEqual({ ...counted, skipped: await scannedSkips(nodes.a.store.db, ws, id) });
+    expect(await expectKeptOnNodes(nodes, id)).toMatchObject({ emails_created: 48, sent: 48, failed: 10, opened: 48, unsubscribed: 32 });
     // Spread over slots on PostgreSQL, where the writers run side by side; SQLite's one writer keeps one.
     const slots = await nodes.a.store.db.selectFrom('broadcast_stats').select('slot').where('broadcast_id', '=', id).execute();
     if (onPostgres) expect(slots.length).toBeGreaterThan(1);
     else expect(slots).toEqual([{ slot: 0 }]);
+  });
+
+  it('count an email\'s complaint, open, click and unsubscribe once when two nodes record each at once', async () => {
+    await using nodes = await openTwoNodes();
+    const ws = nodes.workspaceId;
+    const { id, recipients } = await sentBroadcast(nodes, 48);
+    // Each email's open pixel and link, as its message carries them.
+    const tokens = await Promise.all(recipients.map(async (r) => {
+      const html = await nodes.a.tracking.instrument({ workspaceId: ws, emailId: r.id, html: '<p><a href="https://acme.test/news">News</a></p>',
+        openTracking: true, clickTracking: true, baseUrl: 'http://127.0.0.1' });
+      return { open: /\/t\/o\/([^"]+)/.exec(html)![1], click: /\/t\/c\/([^"]+)/.exec(html)![1] };
+    }));
+    const visit = { ip: '127.0.0.1', userAgent: 'Mozilla/5.0' };
+    // Each kind the stats count once an email, recorded the way Mailroom records it: a
+    // complaint as a feedback report (or the sink) does, opens and clicks through tracking.
+    const record: Record<'complained' | 'opened' | 'clicked' | 'unsubscribed', (node: Services, i: number) => Promise<unknown>> = {
+      complained: (node, i) => node.store.write((tx) => recordRecipientOutcomes(tx, node.suppressions, [{ emailId: recipients[i].id,
+        outcomes: [{ kind: 'complained', recipientId: recipients[i].recipient.id, address: recipients[i].recipient.email, feedbackType: 'abuse' }],
+      }], Date.now())),
+      opened: (node, i) => node.tracking.recordOpen(tokens[i].open, visit),
+      clicked: (node, i) => node.tracking.recordClick(tokens[i].click, visit),
+      unsubscribed: (node, i) => node.contacts.unsubscribe(ws, recipients[i].contact_id!),
+    };
+
+    // Rounds of a few emails, each kind of each recorded by both nodes at the same moment.
+    const EMAILS_A_ROUND = 4;
+    for (let first = 0; first < recipients.length; first += EMAILS_A_ROUND) {
+      await Promise.all(recipients.slice(first, first + EMAILS_A_ROUND).flatMap((_, j) =>
+        Object.values(record).flatMap((recordOnce) => [nodes.a, nodes.b].map((node) => recordOnce(node, first + j)))));
+    }
+
+    const twice = await nodes.a.store.db.selectFrom('events').select((eb) => ['type', eb.fn.countAll<number>().as('n')])
+      .where('workspace_id', '=', ws).where('type', 'in', ['email.complained', 'email.opened', 'email.clicked']).groupBy('type').execute();
+    expect(Object.fromEntries(twice.map((r) => [r.type, Number(r.n)])))
+      .toEqual({ 'email.complained': 96, 'email.opened': 96, 'email.clicked': 96 });
+    expect(await expectKeptOnNodes(nodes, id)).toMatchObject({ complained: 48, opened: 48, clicked: 48, unsubscribed: 48 });
   });
 });

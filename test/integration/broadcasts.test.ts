@@ -432,6 +432,76 @@ describe('a broadcast and the send quota', () => {
   });
 });
 
+describe('the size of a broadcast\'s chunks', () => {
+  // The clock stands still, so a paced broadcast makes one chunk until it is moved on.
+  const clock = new ManualClock(Date.UTC(2026, 10, 24, 9, 0, 0));
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({ clock });
+    await t.seed.activeDomain(DOMAIN);
+    const contacts = (tag: string, n: number) => Array.from({ length: n }, (_, i) => ({ email: `${tag}${i}@example.com`, tags: [tag] }));
+    // The fifth of these has data its message cannot render with.
+    const skipping = contacts('skip', 7).map((c, i) => (i === 4 ? { ...c, properties: { ref: '%G' } } : c));
+    for (const body of [{ contacts: contacts('big', 7) }, { contacts: contacts('small', 250) }, { contacts: skipping }]) {
+      expect((await t.api.post('/v1/contacts/bulk', body)).status).toBe(200);
+    }
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const tagId = async (name: string) => ((await t.api.get('/v1/tags')).body.data as Array<{ id: string; name: string }>).find((x) => x.name === name)!.id;
+  const made = async (id: string) => (await t.api.get(`/v1/broadcasts/${id}`)).body as { status: string; stats: { emails_created: number; skipped: number } };
+  /** Sends a broadcast paced so that its next chunk waits for the clock, and returns it once its first chunk is made. */
+  const firstChunk = async (body: Record<string, unknown>) => {
+    const b = (await t.api.post('/v1/broadcasts', { from: FROM, subject: 'Chunks', send_rate_per_minute: 60_000, ...body })).body as { id: string };
+    expect((await t.api.post(`/v1/broadcasts/${b.id}/send`, {})).body.status).toBe('sending');
+    await eventually(async () => ((await made(b.id)).stats.emails_created > 0 ? true : undefined), 10_000, 'the first chunk');
+    return b.id;
+  };
+
+  it('makes the emails of a big newsletter in chunks of no more than a million characters, and small ones 200 at a time', async () => {
+    const big = await firstChunk({ name: 'Big', html: `<p>${'Long read. '.repeat(27_000)}</p>`, text: 'Hello', audience: { tag_ids: [await tagId('big')] } });
+    // About 297,000 characters a message: three fill a chunk.
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await made(big)).stats.emails_created).toBe(3);
+    clock.advance(1_000);
+    await eventually(async () => ((await made(big)).stats.emails_created === 6 ? true : undefined), 10_000, 'the second chunk');
+    clock.advance(1_000);
+    const sent = await eventually(async () => {
+      const now = await made(big);
+      return now.status === 'sent' ? now : undefined;
+    }, 10_000, 'the last chunk');
+    expect(sent.stats.emails_created).toBe(7);
+
+    const small = await firstChunk({ name: 'Small', text: 'Hello', audience: { tag_ids: [await tagId('small')] } });
+    await new Promise((r) => setTimeout(r, 300));
+    expect((await made(small)).stats.emails_created).toBe(200);
+    clock.advance(1_000);
+    await eventually(async () => ((await made(small)).status === 'sent' ? true : undefined), 10_000, 'the small one to finish');
+    expect((await made(small)).stats.emails_created).toBe(250);
+  });
+
+  it('records a skipped contact with the chunk it ends up in, once, not with the chunk that rendered it and stopped short', async () => {
+    const id = await firstChunk({
+      name: 'Big, one skipped', html: `<p>${'Long read. '.repeat(27_000)}{{ contact.properties.ref | url_decode }}</p>`, text: 'Hello',
+      audience: { tag_ids: [await tagId('skip')] },
+    });
+    // The first chunk rendered all seven and kept three: the fifth contact's failure is not its own.
+    expect((await made(id)).stats).toMatchObject({ emails_created: 3, skipped: 0 });
+    clock.advance(1_000);
+    const sent = await eventually(async () => {
+      const now = await made(id);
+      return now.status === 'sent' ? now : undefined;
+    }, 10_000, 'the last chunk');
+    expect(sent.stats).toMatchObject({ emails_created: 6, skipped: 1 });
+    const skips = (await t.api.get(`/v1/broadcasts/${id}/skipped`)).body.data as Array<{ email: string; code: string }>;
+    expect(skips).toEqual([expect.objectContaining({ email: 'skip4@example.com', code: 'render_failed' })]);
+  });
+});
+
 describe('the webhooks of broadcasts and unsubscribes', () => {
   let t: TestApp;
   const received: Array<{ type: string; data: { id: string; email_id: string | null; data: Record<string, unknown> } }> = [];

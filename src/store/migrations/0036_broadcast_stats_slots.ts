@@ -65,6 +65,9 @@ function slottedBodies(db: Kysely<unknown>): Record<TriggerName, string[]> {
     recipient_made: [addToSlot(slot, 'NEW.broadcast_id', outcomeChanges('NEW.status'))],
     recipient_moved: [addToSlot(slot, 'NEW.broadcast_id', outcomeChanges('NEW.status', 'OLD.status'))],
     // Only an email's first event of the type counts (events_email_pos finds an earlier one).
+    // On PostgreSQL two writers of one email's event of a type must be ordered by a
+    // lock taken before the insert (tracking's counter row, the email row outcomes
+    // lock), or each finds no earlier one in its snapshot and both count.
     engagement: [addToSlot(slot, 'e.broadcast_id',
       Object.fromEntries(Object.entries(ENGAGEMENTS).map(([counter, type]) => [counter, isOne('NEW.type', type)])),
       `FROM emails e WHERE e.id = NEW.email_id AND e.broadcast_id IS NOT NULL
