@@ -1,6 +1,6 @@
 import { sql, type Selectable, type Updateable } from 'kysely';
 import { compiledOn, runShaped, type Db, type Tx } from '../store/db.js';
-import type { BroadcastStatus, BroadcastsTable } from './broadcasts.tables.js';
+import type { BroadcastSkipsTable, BroadcastStatus, BroadcastsTable, SkipCode } from './broadcasts.tables.js';
 import type { EngagementTier } from '../contacts/contacts.tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { claimLeases, freed, lockedForUpdate } from '../store/lease.js';
@@ -179,6 +179,46 @@ export async function recordChunk(tx: Tx, id: string, owner: string,
     ...(p.done && { status: 'sent' as const, sent_at: p.now }),
   })).where('id', '=', id).where('lease_owner', '=', owner).where('status', '=', 'sending').executeTakeFirst();
   return Number(res.numUpdatedRows) === 1;
+}
+
+/** A contact of a broadcast that got no email, as the API lists it. */
+export interface BroadcastSkip {
+  object: 'broadcast_skip';
+  contact_id: string;
+  email: string;
+  code: SkipCode;
+  message: string;
+  created_at: string;
+}
+
+export interface NewSkip {
+  contactId: string;
+  email: string;
+  code: SkipCode;
+  message: string;
+}
+
+/**
+ * Records the contacts of a chunk that got no email, in the chunk's
+ * transaction; one already recorded for the broadcast stays as it is.
+ */
+export async function insertSkips(tx: Tx, b: { id: string; workspaceId: string }, skips: NewSkip[], now: number): Promise<void> {
+  if (skips.length === 0) return;
+  await tx.insertInto('broadcast_skips').values(skips.map((s) => ({
+    broadcast_id: b.id, workspace_id: b.workspaceId, contact_id: s.contactId, email: s.email, code: s.code, message: s.message, created_at: now,
+  }))).onConflict((oc) => oc.columns(['broadcast_id', 'contact_id']).doNothing()).execute();
+}
+
+const toSkip = (r: Selectable<BroadcastSkipsTable>): BroadcastSkip => ({
+  object: 'broadcast_skip', contact_id: r.contact_id, email: r.email, code: r.code, message: r.message, created_at: toIso(Number(r.created_at)),
+});
+
+/** The broadcast's skipped contacts, newest first. */
+export async function listSkips(db: Db, ws: string, broadcastId: string, page: PageQuery): Promise<Page<BroadcastSkip>> {
+  return fetchPage(page, (bound, order, take) => db.selectFrom('broadcast_skips').selectAll()
+    .where('broadcast_id', '=', broadcastId).where('workspace_id', '=', ws)
+    .$if(bound !== undefined, (q) => q.where('pos', bound!.op, bound!.pos))
+    .orderBy('pos', order).limit(take).execute(), toSkip);
 }
 
 /** Gives up `owner`'s lease on the broadcast, its next chunk not before `nextChunkAt`. */

@@ -19,6 +19,8 @@ export function broadcastsRoutes(broadcasts: BroadcastsService): Router<AppState
     ({ auth, body }) => broadcasts.create(auth.workspaceId, body)));
   r.get('/:broadcast_id', op('getBroadcast', { scope: 'broadcasts:read' }, ({ auth, params }) =>
     broadcasts.get(auth.workspaceId, params.broadcast_id)));
+  r.get('/:broadcast_id/skipped', op('listBroadcastSkips', { scope: 'broadcasts:read' }, ({ auth, params, page }) =>
+    broadcasts.skipped(auth.workspaceId, params.broadcast_id, page)));
   r.patch('/:broadcast_id', op('updateBroadcast', { scope: 'broadcasts:write', maxBodyBytes: MAX_BROADCAST_BODY_BYTES }, ({ auth, params, body }) =>
     broadcasts.update(auth.workspaceId, params.broadcast_id, body)));
   r.delete('/:broadcast_id', op('deleteBroadcast', { scope: 'broadcasts:write', status: 204 }, ({ auth, params }) =>

@@ -8,15 +8,15 @@ import { freeGoneLeases } from '../store/lease.js';
 import { appendWorkspaceEvent, type WorkspaceEventType } from '../events/index.js';
 import type { Store, Tx } from '../store/db.js';
 import type { Page, PageQuery } from '../store/paging.js';
-import type { BroadcastStatus } from './broadcasts.tables.js';
+import type { BroadcastStatus, SkipCode } from './broadcasts.tables.js';
 import type { AudienceContact, AudienceFilter } from '../contacts/index.js';
-import { checkScheduleTime, parseMailbox, type BroadcastEmailCounts, type BroadcastItem, type EmailCreateBody, type Sender } from '../emails/index.js';
+import { checkScheduleTime, parseMailbox, type BroadcastEmailCounts, type BroadcastItem, type BroadcastProgress, type EmailCreateBody, type Sender } from '../emails/index.js';
 import type { CompiledContent, ContactFacts, ContentSource } from '../templates/index.js';
 import { contactData, RenderOverTime } from '../templates/index.js';
 import {
-  claimSending, deleteBroadcast, dueBroadcasts, findBroadcast, findBroadcastForUpdate, insertBroadcast, listBroadcasts, nextBroadcastWork, recordChunk,
-  releaseBroadcast, toFields, transitionBroadcast, updateContent,
-  type Audience, type BroadcastContent, type BroadcastWork, type BroadcastFields, type StoredBroadcast,
+  claimSending, deleteBroadcast, dueBroadcasts, findBroadcast, findBroadcastForUpdate, insertBroadcast, insertSkips, listBroadcasts, listSkips,
+  nextBroadcastWork, recordChunk, releaseBroadcast, toFields, transitionBroadcast, updateContent,
+  type Audience, type BroadcastContent, type BroadcastSkip, type BroadcastWork, type BroadcastFields, type NewSkip, type StoredBroadcast,
 } from './broadcasts.repo.js';
 
 // The rules of broadcasts: a draft a person edits; sending, which fixes the
@@ -54,6 +54,8 @@ export interface BroadcastsService {
   list(workspaceId: string, query: { status?: BroadcastStatus }, page: PageQuery): Promise<Page<Broadcast>>;
   create(workspaceId: string, body: BroadcastCreateBody): Promise<Broadcast>;
   get(workspaceId: string, id: string): Promise<Broadcast>;
+  /** The broadcast's contacts that got no email, and why. */
+  skipped(workspaceId: string, id: string, page: PageQuery): Promise<Page<BroadcastSkip>>;
   update(workspaceId: string, id: string, body: BroadcastUpdateBody): Promise<Broadcast>;
   remove(workspaceId: string, id: string): Promise<void>;
   audience(workspaceId: string, id: string, body: RequestBody<'previewBroadcastAudience'>): Promise<{ object: 'broadcast_audience'; count: number; data: unknown[] }>;
@@ -79,7 +81,7 @@ export interface BroadcastsDeps {
   logger: Logger;
   emails: {
     create(sender: Sender, body: EmailCreateBody): Promise<{ id: string }>;
-    sendForBroadcast(sender: Sender, broadcastId: string, items: BroadcastItem[], progress: (tx: Tx, made: number) => Promise<void>):
+    sendForBroadcast(sender: Sender, broadcastId: string, items: BroadcastItem[], progress: BroadcastProgress):
       Promise<{ made: number; refused: Array<{ contactId: string; error: AppError }> }>;
     broadcastCounts(broadcastId: string): Promise<BroadcastEmailCounts>;
     quotaLeft(sender: Sender): Promise<number>;
@@ -143,6 +145,13 @@ function audienceOf(input: AudienceInput | undefined): Audience {
     engagement_tiers: input?.engagement_tiers ?? null,
   };
 }
+
+/** What an email refused for a contact was refused for, by the field it names. */
+const REFUSED_FIELD_CODES: Record<string, SkipCode> = { to: 'invalid_address', subject: 'invalid_subject', attachments: 'message_too_large' };
+
+const refusal = (contactId: string, email: string, err: AppError): NewSkip => ({
+  contactId, email, code: REFUSED_FIELD_CODES[err.param?.split('.')[0] ?? ''] ?? 'invalid_message', message: err.message,
+});
 
 const filterOf = (a: Audience): AudienceFilter => ({ tagIds: a.tag_ids, excludeTagIds: a.exclude_tag_ids, engagementTiers: a.engagement_tiers });
 
@@ -322,8 +331,10 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
     const lastChunk = (taken: number) => taken === page.length && page.length < limit;
     const lastPos = (taken: number) => (taken > 0 ? page[taken - 1].pos : b.expandedPos);
     const keepsLease = (taken: number) => mayKeepLease && rate === null && !lastChunk(taken);
+    /** The chunk's contacts whose message did not render; those whose email was refused come to `progress`. */
+    const unrendered: NewSkip[] = [];
     /** What recording a chunk of the page's first `taken` contacts writes, in the transaction of their emails. */
-    const progressTo = (taken: number) => async (tx: Tx, made: number) => {
+    const progressTo = (taken: number): BroadcastProgress => async (tx, made, refused) => {
       const done = lastChunk(taken);
       const nextChunkAt = rate === null ? now : now + Math.ceil((taken * 60_000) / rate);
       const at = clock.now();
@@ -332,6 +343,8 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
         // Paused, cancelled or taken over since the claim: none of this chunk is made.
         throw new ChunkAbandoned();
       }
+      const emailOf = (contactId: string) => page.find((c) => c.id === contactId)!.email;
+      await insertSkips(tx, b, [...unrendered, ...refused.map((r) => refusal(r.contactId, emailOf(r.contactId), r.error))], at);
       if (done) await broadcastEvent(tx, b, 'broadcast.sent', { emails_created: b.emailsCreated + made }, at);
     };
     /** A chunk whose broadcast stopped sending under it is rolled back, and the lease given up. */
@@ -341,20 +354,19 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
       return undefined;
     };
     if (page.length === 0) {
-      const recorded = await store.write((tx) => progressTo(0)(tx, 0)).then(() => true, unlessAbandoned);
+      const recorded = await store.write((tx) => progressTo(0)(tx, 0, [])).then(() => true, unlessAbandoned);
       if (recorded) logger.info({ broadcast_id: b.id, emails: b.emailsCreated }, 'broadcast sent');
       return undefined;
     }
     const content = await compile(b);
     const from = fromOf(b, content);
-    const render = async (c: AudienceContact): Promise<BroadcastItem | undefined> => {
+    const render = async (c: AudienceContact): Promise<BroadcastItem | NewSkip> => {
       try {
         const message = await chunkMessage(b, content, c);
         return { contactId: c.id, body: emailBody(b, content, from, c.email, message) };
       } catch (err) {
         if (!(err instanceof AppError) || err instanceof RenderOverTime) throw err;
-        logger.warn({ broadcast_id: b.id, contact_id: c.id, err: err.message }, 'broadcast: no email for a contact whose message could not be rendered');
-        return undefined;
+        return { contactId: c.id, email: c.email, code: 'render_failed', message: err.message };
       }
     };
     const items: BroadcastItem[] = [];
@@ -362,22 +374,23 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
     let chars = 0;
     let full = false;
     while (taken < page.length && !full) {
-      for (const item of await Promise.all(page.slice(taken, taken + RENDER_SLICE).map(render))) {
-        const size = item ? (item.body.html?.length ?? 0) + (item.body.text?.length ?? 0) : 0;
+      for (const made of await Promise.all(page.slice(taken, taken + RENDER_SLICE).map(render))) {
+        const size = 'body' in made ? (made.body.html?.length ?? 0) + (made.body.text?.length ?? 0) : 0;
         if (taken > 0 && chars + size > CHUNK_CHARS) {
           full = true;
           break;
         }
         chars += size;
         taken++;
-        if (item) items.push(item);
+        if ('body' in made) items.push(made);
+        else unrendered.push(made);
       }
     }
     const result = await deps.emails.sendForBroadcast(sender, b.id, items, progressTo(taken)).catch(unlessAbandoned);
-    for (const r of result?.refused ?? []) {
-      logger.warn({ broadcast_id: b.id, contact_id: r.contactId, err: r.error.message }, 'broadcast: no email for a contact it could not be sent to');
-    }
     if (!result) return undefined;
+    if (unrendered.length > 0 || result.refused.length > 0) {
+      logger.warn({ broadcast_id: b.id, unrendered: unrendered.length, refused: result.refused.length }, 'broadcast: contacts skipped, listed in its skips');
+    }
     if (lastChunk(taken)) logger.info({ broadcast_id: b.id, emails: b.emailsCreated + result.made }, 'broadcast sent');
     return keepsLease(taken) ? { ...b, expandedPos: lastPos(taken), emailsCreated: b.emailsCreated + result.made } : undefined;
   }
@@ -404,6 +417,11 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
 
     async get(ws, id) {
       return withStats(await mustFind(store.db, ws, id));
+    },
+
+    async skipped(ws, id, page) {
+      await mustFind(store.db, ws, id);
+      return listSkips(store.db, ws, id, page);
     },
 
     async update(ws, id, body) {

@@ -7,6 +7,7 @@ import type { Generated } from 'kysely';
 declare module '../store/tables.js' {
   interface Database {
     broadcasts: BroadcastsTable;
+    broadcast_skips: BroadcastSkipsTable;
   }
 }
 
@@ -48,4 +49,20 @@ export interface BroadcastsTable {
   cancelled_at: number | null;
   locked_until: Generated<number>;
   lease_owner: string | null;
+}
+
+/** Why a contact of a broadcast got no email (migration 0037). */
+export type SkipCode = 'render_failed' | 'invalid_address' | 'invalid_subject' | 'message_too_large' | 'invalid_message';
+
+/** A contact of a broadcast that got no email, written with the chunk it was in. */
+export interface BroadcastSkipsTable {
+  pos: Generated<number>;
+  broadcast_id: string;
+  workspace_id: string;
+  contact_id: string;
+  /** The contact's address when the chunk was made. */
+  email: string;
+  code: SkipCode;
+  message: string;
+  created_at: number;
 }

@@ -214,6 +214,39 @@ export interface paths {
         patch: operations["updateBroadcast"];
         trace?: never;
     };
+    "/broadcasts/{broadcast_id}/skipped": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                broadcast_id: components["parameters"]["BroadcastId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * The broadcast's contacts that got no email, and why, newest first.
+         * @description A contact of the audience gets no email when its message cannot be
+         *     made: `render_failed` (the content's Liquid fails with that
+         *     contact's data, or its output is over the size limit),
+         *     `invalid_address` (the contact's address is not one an email can
+         *     go to), `invalid_subject` (the subject rendered for it holds a
+         *     control character), `message_too_large` (its message is over the
+         *     content limit) or `invalid_message` (any other reason an email of
+         *     it would be refused); `message` says what failed. Each is recorded
+         *     once, with the chunk it was in, and counted in `stats.skipped`. A
+         *     render that runs out of time is not a skip: it pauses the
+         *     broadcast. Contacts left out because they are suppressed get their
+         *     email, `suppressed`. Scope `broadcasts:read`.
+         */
+        get: operations["listBroadcastSkips"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/broadcasts/{broadcast_id}/audience": {
         parameters: {
             query?: never;
@@ -2212,8 +2245,10 @@ export interface components {
          *     once per email; `suppressed`: recipients on the suppression list by
          *     the time their email was made; `unsubscribed`: contacts who
          *     unsubscribed, by any means, at or after the time their email was
-         *     made. Kept as counters that change with the emails: a read costs
-         *     the same whatever the broadcast's size.
+         *     made. `skipped`: contacts of the audience that got no email, listed
+         *     with the reason by `GET /broadcasts/{id}/skipped`. Kept as counters
+         *     that change with the emails: a read costs the same whatever the
+         *     broadcast's size.
          */
         BroadcastStats: {
             audience_size: number;
@@ -2227,6 +2262,24 @@ export interface components {
             unsubscribed: number;
             failed: number;
             suppressed: number;
+            skipped: number;
+        };
+        BroadcastSkip: {
+            /** @enum {string} */
+            object: "broadcast_skip";
+            contact_id: string;
+            /** @description The contact's address when its email was to be made. */
+            email: string;
+            /** @enum {string} */
+            code: "render_failed" | "invalid_address" | "invalid_subject" | "message_too_large" | "invalid_message";
+            /** @description What failed, as the error of the email would have said. */
+            message: string;
+            created_at: components["schemas"]["Timestamp"];
+        };
+        BroadcastSkipList: {
+            data: components["schemas"]["BroadcastSkip"][];
+            has_more: boolean;
+            next_cursor?: string;
         };
         Broadcast: {
             id: string;
@@ -3659,6 +3712,39 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listBroadcastSkips: {
+        parameters: {
+            query?: {
+                limit?: components["parameters"]["Limit"];
+                starting_after?: components["parameters"]["StartingAfter"];
+                ending_before?: components["parameters"]["EndingBefore"];
+            };
+            header?: never;
+            path: {
+                broadcast_id: components["parameters"]["BroadcastId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of skipped contacts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BroadcastSkipList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

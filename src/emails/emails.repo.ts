@@ -551,7 +551,7 @@ export async function nextScheduledAt(db: Db): Promise<number | undefined> {
 export type BroadcastEmailCounts = Omit<BroadcastStatsTable, 'broadcast_id' | 'slot'>;
 
 const BROADCAST_COUNTERS = ['emails_created', 'sent', 'delivered', 'bounced', 'failed', 'suppressed', 'opened', 'clicked',
-  'complained', 'unsubscribed'] as const satisfies ReadonlyArray<keyof BroadcastEmailCounts>;
+  'complained', 'unsubscribed', 'skipped'] as const satisfies ReadonlyArray<keyof BroadcastEmailCounts>;
 
 /** The broadcast's counters, kept by the database as its emails change (the sums of its slots); zeros before its first email. */
 export async function broadcastEmailCounts(db: Db, broadcastId: string): Promise<BroadcastEmailCounts> {

@@ -80,10 +80,11 @@ export interface EmailsService {
    * A broadcast's emails, one per contact, made in one transaction with
    * `progress` (the broadcast's own write), the send quota taken for all of
    * them. An item that cannot be sent (its address, its content) is left out
-   * with its error. A quota used up or a from domain that may not send
-   * throws, and nothing is made.
+   * with its error, which `progress` gets too, to record in the same
+   * transaction. A quota used up or a from domain that may not send throws,
+   * and nothing is made.
    */
-  sendForBroadcast(sender: Sender, broadcastId: string, items: BroadcastItem[], progress: (tx: Tx, made: number) => Promise<void>): Promise<BroadcastSendResult>;
+  sendForBroadcast(sender: Sender, broadcastId: string, items: BroadcastItem[], progress: BroadcastProgress): Promise<BroadcastSendResult>;
   /** How many more emails the sender may send now (test keys: no limit). */
   quotaLeft(sender: Sender): Promise<number>;
   /** How a broadcast's emails stand. */
@@ -120,6 +121,9 @@ export interface BroadcastSendResult {
   made: number;
   refused: Array<{ contactId: string; error: AppError }>;
 }
+
+/** The broadcast's own write, in the transaction that makes its emails. */
+export type BroadcastProgress = (tx: Tx, made: number, refused: BroadcastSendResult['refused']) => Promise<void>;
 
 export interface EmailsDeps {
   store: Store;
@@ -433,7 +437,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
       await store.write(async (tx) => {
         await insert(tx, prepared);
         await consumeQuota(tx, sender, prepared.length, now);
-        await progress(tx, prepared.length);
+        await progress(tx, prepared.length, refused);
       });
       return { made: prepared.length, refused };
     },

@@ -140,7 +140,7 @@ export interface EmailMessagesTable {
 
 /**
  * A broadcast's emails counted: written by the database's triggers only
- * (migrations 0027 and 0036), in the transaction of the change counted,
+ * (migrations 0027, 0036 and 0037), in the transaction of the change counted,
  * each into one of the broadcast's slot rows. Only the sum of the slots
  * means anything.
  */
@@ -159,4 +159,6 @@ export interface BroadcastStatsTable {
   complained: number;
   /** Emails whose contact unsubscribed at or after the email was made. */
   unsubscribed: number;
+  /** Contacts of the broadcast that got no email (broadcast_skips, migration 0037). */
+  skipped: number;
 }

@@ -1,4 +1,4 @@
-export { emailsService, type BroadcastItem, type EmailsService, type EmailsDeps, type Sender } from './emails.service.js';
+export { emailsService, type BroadcastItem, type BroadcastProgress, type EmailsService, type EmailsDeps, type Sender } from './emails.service.js';
 export { emailsRoutes } from './emails.routes.js';
 export { outboundEmails, type OutboundEmailsDeps } from './outbound-emails.js';
 export { aggregateStatus, recordRecipientOutcomes, type Complaint, type EmailOutcomes, type RecipientOutcome } from './outcomes.js';

@@ -157,7 +157,7 @@ describe('broadcasts', () => {
     }, 10_000, 'both emails delivered');
     expect(stats).toEqual({
       audience_size: 2, emails_created: 2, sent: 2, delivered: 2, bounced: 0, complained: 0, opened: 0, clicked: 0,
-      unsubscribed: 0, failed: 0, suppressed: 0,
+      unsubscribed: 0, failed: 0, suppressed: 0, skipped: 0,
     });
 
     // Done: it cannot be sent, changed or deleted again.
@@ -312,6 +312,74 @@ describe('broadcasts', () => {
     expect((await emailsOf(b.id)).map((e) => e.to[0]).sort()).toEqual(['quick0@example.com', 'quick1@example.com', 'slow@example.com']);
   });
 
+  it('sends to the rest, and lists with its reason, a contact whose data makes the Liquid fail', async () => {
+    await addContact('fine', { email: 'fine@example.com', tags: ['refs'] });
+    // A malformed percent-encoding only this contact has: url_decode throws on it.
+    const broken = await addContact('broken', { email: 'broken@example.com', tags: ['refs'], properties: { ref: '%E0%A4%A' } });
+    await addContact('plain', { email: 'plain@example.com', tags: ['refs'], properties: { ref: 'spring%20sale' } });
+    const refsTag = ((await t.api.get('/v1/tags')).body.data as Array<{ id: string; name: string }>).find((x) => x.name === 'refs')!.id;
+    const b = await create({
+      name: 'Referred', from: FROM, subject: 'Hi', text: 'Your code: {{ contact.properties.ref | url_decode }}', audience: { tag_ids: [refsTag] },
+    });
+    expect((await t.api.get(`/v1/broadcasts/${b.id}/skipped`)).body).toEqual({ data: [], has_more: false });
+    expect((await t.api.post(`/v1/broadcasts/${b.id}/send`, {})).status).toBe(200);
+    const sent = await settled(b.id, 'sent');
+    expect(sent.stats).toMatchObject({ audience_size: 3, emails_created: 2, skipped: 1 });
+    expect((await emailsOf(b.id)).map((e) => e.to[0]).sort()).toEqual(['fine@example.com', 'plain@example.com']);
+    const listed = await t.api.get(`/v1/broadcasts/${b.id}/skipped`);
+    expect(listed.status).toBe(200);
+    expect(listed.body).toEqual({
+      data: [{
+        object: 'broadcast_skip', contact_id: broken.id, email: 'broken@example.com', code: 'render_failed',
+        message: expect.stringMatching(/^Rendering text, line 1, column \d+ failed: .*URI malformed/), created_at: expect.any(String),
+      }],
+      has_more: false,
+    });
+    expect(Date.parse(listed.body.data[0].created_at)).toBeGreaterThanOrEqual(Date.parse(sent.started_at));
+  });
+
+  it('pages the skipped contacts, and answers bad input on their list with the error object', async () => {
+    for (let i = 0; i < 3; i++) await addContact(`odd${i}`, { email: `odd${i}@example.com`, tags: ['odd'], properties: { ref: `%${i}` } });
+    const oddTag = ((await t.api.get('/v1/tags')).body.data as Array<{ id: string; name: string }>).find((x) => x.name === 'odd')!.id;
+    const b = await create({ name: 'Odd', from: FROM, subject: 'Hi', text: '{{ contact.properties.ref | url_decode }}', audience: { tag_ids: [oddTag] } });
+    await t.api.patch(`/v1/contacts/${contacts.odd0.id}`, { properties: { ref: 'ok' } });
+    expect((await t.api.post(`/v1/broadcasts/${b.id}/send`, {})).status).toBe(200);
+    expect((await settled(b.id, 'sent')).stats).toMatchObject({ emails_created: 1, skipped: 2 });
+    const first = await t.api.get(`/v1/broadcasts/${b.id}/skipped?limit=1`);
+    expect(first.body).toMatchObject({ has_more: true, data: [{ email: 'odd2@example.com' }] });
+    const second = await t.api.get(`/v1/broadcasts/${b.id}/skipped?limit=1&starting_after=${first.body.next_cursor}`);
+    expect(second.body).toMatchObject({ has_more: false, data: [{ email: 'odd1@example.com' }] });
+
+    const path = `/v1/broadcasts/${b.id}/skipped`;
+    const badInput: Array<[string, string, string]> = [
+      [`${path}?limit=0`, 'validation_error', 'limit'],
+      [`${path}?limit=101`, 'validation_error', 'limit'],
+      [`${path}?limit=ten`, 'validation_error', 'limit'],
+      [`${path}?starting_after=forged`, 'invalid_cursor', 'starting_after'],
+      // A cursor of another list is not one of this list.
+      [`${path}?starting_after=${(await t.api.get('/v1/broadcasts?limit=1')).body.next_cursor}`, 'invalid_cursor', 'starting_after'],
+    ];
+    for (const [url, code, param] of badInput) {
+      const res = await t.api.get(url);
+      expect(res.status, url).toBe(400);
+      expect(res.body.error, url).toMatchObject({ code, param, message: expect.any(String), request_id: expect.any(String) });
+    }
+    const unknown = await t.api.get('/v1/broadcasts/bc_unknown/skipped');
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.code).toBe('not_found');
+    const noScope = (await t.seed.key({ scopes: ['emails:read'] })).token;
+    const denied = await t.api.as(noScope).get(path);
+    expect(denied.status).toBe(403);
+    expect(denied.body.error.code).toBeTypeOf('string');
+    const readOnly = (await t.seed.key({ scopes: ['broadcasts:read'] })).token;
+    expect((await t.api.as(readOnly).get(path)).body.data).toHaveLength(2);
+    const other = await t.seed.workspace();
+    const theirs = t.api.as((await t.seed.key({ workspaceId: other.id })).token);
+    const elsewhere = await theirs.get(path);
+    expect(elsewhere.status).toBe(404);
+    expect(elsewhere.body.error.code).toBe('not_found');
+  });
+
   it('needs the broadcast scopes, and keeps each workspace to its own broadcasts and contacts', async () => {
     const b = await create({ name: 'Ours', from: FROM, subject: 'Ours', text: 'x' });
     const readOnly = (await t.seed.key({ scopes: ['broadcasts:read'] })).token;
@@ -394,7 +462,9 @@ describe('the size of a broadcast\'s chunks', () => {
     t = await startTestApp({ clock });
     await t.seed.activeDomain(DOMAIN);
     const contacts = (tag: string, n: number) => Array.from({ length: n }, (_, i) => ({ email: `${tag}${i}@example.com`, tags: [tag] }));
-    for (const body of [{ contacts: contacts('big', 7) }, { contacts: contacts('small', 250) }]) {
+    // The fifth of these has data its message cannot render with.
+    const skipping = contacts('skip', 7).map((c, i) => (i === 4 ? { ...c, properties: { ref: '%G' } } : c));
+    for (const body of [{ contacts: contacts('big', 7) }, { contacts: contacts('small', 250) }, { contacts: skipping }]) {
       expect((await t.api.post('/v1/contacts/bulk', body)).status).toBe(200);
     }
   });
@@ -404,7 +474,7 @@ describe('the size of a broadcast\'s chunks', () => {
   });
 
   const tagId = async (name: string) => ((await t.api.get('/v1/tags')).body.data as Array<{ id: string; name: string }>).find((x) => x.name === name)!.id;
-  const made = async (id: string) => (await t.api.get(`/v1/broadcasts/${id}`)).body as { status: string; stats: { emails_created: number } };
+  const made = async (id: string) => (await t.api.get(`/v1/broadcasts/${id}`)).body as { status: string; stats: { emails_created: number; skipped: number } };
   /** Sends a broadcast paced so that its next chunk waits for the clock, and returns it once its first chunk is made. */
   const firstChunk = async (body: Record<string, unknown>) => {
     const b = (await t.api.post('/v1/broadcasts', { from: FROM, subject: 'Chunks', send_rate_per_minute: 60_000, ...body })).body as { id: string };
@@ -433,6 +503,23 @@ describe('the size of a broadcast\'s chunks', () => {
     clock.advance(1_000);
     await eventually(async () => ((await made(small)).status === 'sent' ? true : undefined), 10_000, 'the small one to finish');
     expect((await made(small)).stats.emails_created).toBe(250);
+  });
+
+  it('records a skipped contact with the chunk it ends up in, once, not with the chunk that rendered it and stopped short', async () => {
+    const id = await firstChunk({
+      name: 'Big, one skipped', html: `<p>${'Long read. '.repeat(27_000)}{{ contact.properties.ref | url_decode }}</p>`, text: 'Hello',
+      audience: { tag_ids: [await tagId('skip')] },
+    });
+    // The first chunk rendered all seven and kept three: the fifth contact's failure is not its own.
+    expect((await made(id)).stats).toMatchObject({ emails_created: 3, skipped: 0 });
+    clock.advance(1_000);
+    const sent = await eventually(async () => {
+      const now = await made(id);
+      return now.status === 'sent' ? now : undefined;
+    }, 10_000, 'the last chunk');
+    expect(sent.stats).toMatchObject({ emails_created: 6, skipped: 1 });
+    const skips = (await t.api.get(`/v1/broadcasts/${id}/skipped`)).body.data as Array<{ email: string; code: string }>;
+    expect(skips).toEqual([expect.objectContaining({ email: 'skip4@example.com', code: 'render_failed' })]);
   });
 });
 

@@ -150,6 +150,8 @@ describe('the Broadcasts view in Chromium', () => {
     await seen(page, '.title-row .badge', /^sent$/);
     await seen(page, '.progress-count', /^3 of 3$/);
     await shot('sent');
+    // No contact was skipped: no count of them, and no table.
+    expect(await page.locator('[data-stat="skipped"], .skipped-panel').count()).toBe(0);
 
     const emails = await emailsOf(id);
     expect(emails.map((e) => e.to[0]).sort()).toEqual(['ann@example.com', 'bob@example.com', 'cy@example.com']);
@@ -280,6 +282,41 @@ describe('the Broadcasts view in Chromium', () => {
     await page.getByRole('button', { name: 'Preview', exact: true }).click();
     await seen(page.frameLocator('.broadcast-preview iframe'), '#digest', /^Your digest, Cy Young\.$/);
     await seen(page, '.preview-subject', /^Subject: Digest for Cy$/);
+  });
+
+  it('shows, beside the counts, the contacts that got no email and why, a page at a time', async () => {
+    await addContact('fine', { email: 'fine@example.com', tags: ['coded'], properties: { code: 'spring%20sale' } });
+    // A malformed percent-encoding: url_decode fails on each of these contacts' data.
+    for (let i = 0; i < 11; i++) await addContact(`garbled${i}`, { email: `garbled${i}@example.com`, tags: ['coded'], properties: { code: `%G${i}` } });
+    const codedTag = ((await t.api.get('/v1/tags')).body.data as Array<{ id: string; name: string }>).find((x) => x.name === 'coded')!.id;
+    const created = await t.api.post('/v1/broadcasts', {
+      name: 'Codes', from: `News <hello@${DOMAIN}>`, subject: 'Your code', text: 'Code: {{ contact.properties.code | url_decode }}', audience: { tag_ids: [codedTag] },
+    });
+    expect((await t.api.post(`/v1/broadcasts/${created.body.id}/send`, {})).status).toBe(200);
+    await page.goto(`${t.url}/dashboard/#/broadcasts/${created.body.id}`);
+    await seen(page, '.title-row .badge', /^sent$/);
+    await seen(page, '[data-stat="skipped"] .stat-value', /^11$/);
+    const panel = page.locator('.skipped-panel');
+    await seen(panel, 'h2', 'Skipped: 11 contacts got no email');
+    await seen(panel, 'tbody tr', 'garbled10@example.com');
+    expect(await panel.locator('tbody tr').count()).toBe(10);
+    const newest = panel.locator('tbody tr').first();
+    expect(await newest.locator('td').nth(1).textContent()).toBe('Did not render');
+    expect(await newest.locator('td').nth(2).textContent()).toMatch(/^Rendering text, line 1, column \d+ failed: .*URI malformed/);
+    expect(await newest.getByRole('link', { name: 'garbled10@example.com' }).getAttribute('href')).toBe(`#/contacts/${contacts.garbled10.id}`);
+    // At a desktop's width and a phone's, with the first page and the button for more.
+    if (SCREENSHOTS) {
+      for (const width of [1440, 390]) {
+        await page.setViewportSize({ width, height: 900 });
+        await page.screenshot({ path: `${SCREENSHOTS}/skipped-${width}.png`, fullPage: true });
+        await panel.screenshot({ path: `${SCREENSHOTS}/skipped-panel-${width}.png` });
+      }
+      await page.setViewportSize({ width: 1280, height: 800 });
+    }
+    await panel.getByRole('button', { name: 'Show more' }).click();
+    await seen(panel, 'tbody tr', 'garbled0@example.com');
+    expect(await panel.locator('tbody tr').count()).toBe(11);
+    expect(await panel.getByRole('button', { name: 'Show more' }).count()).toBe(0);
   });
 
   it('shows the API refusal beside the field it names', async () => {

@@ -32,7 +32,7 @@ import { LOCK_CONTACT } from './0035_unsubscribe_race.js';
 /** Slots a broadcast's counters are spread over on PostgreSQL. */
 const SLOTS = 16;
 // The triggers run after a write, so the transaction has its id already.
-const slotOf = (db: Kysely<unknown>) => (isPostgres(db) ? `pg_current_xact_id()::text::bigint % ${SLOTS}` : '0');
+export const slotOf = (db: Kysely<unknown>) => (isPostgres(db) ? `pg_current_xact_id()::text::bigint % ${SLOTS}` : '0');
 
 type TriggerName = (typeof TRIGGERS)[number]['name'];
 
@@ -41,7 +41,7 @@ type TriggerName = (typeof TRIGGERS)[number]['name'];
  * broadcast `broadcast` names, for each row `from` yields (`from` ends in a
  * WHERE clause, which SQLite needs before an upsert's ON CONFLICT).
  */
-function addToSlot(slot: string, broadcast: string, changes: Record<string, string>, from = 'WHERE true'): string {
+export function addToSlot(slot: string, broadcast: string, changes: Record<string, string>, from = 'WHERE true'): string {
   const counters = Object.keys(changes);
   return `INSERT INTO broadcast_stats (broadcast_id, slot, ${counters.join(', ')})
     SELECT ${broadcast}, ${slot}, ${Object.values(changes).join(', ')} ${from}

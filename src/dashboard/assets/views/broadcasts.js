@@ -11,7 +11,7 @@ import { everyItem, loadRecord, pagedTable } from '../lists.js';
 import { hashOf, navigate, refreshWhileShown, showNote } from '../nav.js';
 import { previewFrame } from '../preview.js';
 import {
-  actionForm, badge, code, confirmDialog, count, details, errorBox, fieldErrors, fill, formatTime, h, hrefTo, loading, none,
+  actionForm, badge, clipped, code, confirmDialog, count, details, errorBox, fieldErrors, fill, formatTime, h, hrefTo, loading, none,
   progressBar, table, time, whileBusy,
 } from '../ui.js';
 
@@ -21,7 +21,11 @@ import {
 /** @typedef {'no_data' | 'new' | 'engaged' | 'at_risk' | 'inactive' | 'cold'} Tier */
 /**
  * @typedef {{ audience_size: number, emails_created: number, sent: number, delivered: number, bounced: number,
- *   complained: number, opened: number, clicked: number, unsubscribed: number, failed: number, suppressed: number }} Stats
+ *   complained: number, opened: number, clicked: number, unsubscribed: number, failed: number, suppressed: number, skipped: number }} Stats
+ */
+/**
+ * @typedef {{ contact_id: string, email: string, code: SkipCode, message: string, created_at: string }} Skip
+ * @typedef {'render_failed' | 'invalid_address' | 'invalid_subject' | 'message_too_large' | 'invalid_message'} SkipCode
  */
 /** @typedef {{ tag_ids: string[], exclude_tag_ids: string[], engagement_tiers: Tier[] | null }} AudienceFilter */
 /**
@@ -555,6 +559,16 @@ const MAIN_STATS = /** @type {Array<[keyof Stats, string]>} */ ([['sent', 'Sent'
 const MINOR_STATS = /** @type {Array<[keyof Stats, string]>} */ ([['bounced', 'Bounced'], ['complained', 'Complained'],
   ['unsubscribed', 'Unsubscribed'], ['failed', 'Failed'], ['suppressed', 'Suppressed']]);
 
+/** Shown beside the others only when some contact got no email. */
+const SKIPPED_STAT = /** @type {[keyof Stats, string]} */ (['skipped', 'Skipped']);
+/** Skipped contacts a page of their table shows. */
+const SKIPS_PAGE = 10;
+/** @type {Record<SkipCode, string>} */
+const SKIP_REASONS = {
+  render_failed: 'Did not render', invalid_address: 'Address refused', invalid_subject: 'Subject refused',
+  message_too_large: 'Too large', invalid_message: 'Message refused',
+};
+
 /** @param {Stats} stats @param {Array<[keyof Stats, string]>} which @param {string} className */
 const statCards = (stats, which, className) => h('div', { class: `stat-cards ${className}` }, which.map(([key, label]) =>
   h('div', { class: 'stat', 'data-stat': key }, h('span', { class: 'stat-label' }, label), h('span', { class: 'stat-value' }, stats[key].toLocaleString()))));
@@ -583,6 +597,14 @@ function showProgress(view, broadcast) {
     }) }, label);
     return button;
   };
+  /** The skipped contacts' panel, kept across refreshes: loaded again only when their count changes. */
+  let skips = { shown: -1, panel: /** @type {HTMLElement | false} */ (false) };
+  /** @param {Broadcast} b */
+  const skipsPanel = (b) => {
+    if (b.stats.skipped === 0) return false;
+    if (skips.shown !== b.stats.skipped) skips = { shown: b.stats.skipped, panel: skippedContacts(b) };
+    return skips.panel;
+  };
   /** @param {Broadcast} b */
   const render = (b) => {
     const { stats } = b;
@@ -601,8 +623,9 @@ function showProgress(view, broadcast) {
           b.send_rate_per_minute ? `, at most ${b.send_rate_per_minute.toLocaleString()} a minute.` : '.',
           MOVING.includes(b.status) ? ' This page keeps itself up to date.' : '')),
       statCards(stats, MAIN_STATS, 'broadcast-stats'),
-      statCards(stats, MINOR_STATS, 'broadcast-stats minor'),
+      statCards(stats, stats.skipped > 0 ? [...MINOR_STATS, SKIPPED_STAT] : MINOR_STATS, 'broadcast-stats minor'),
       h('p', null, h('a', { href: hashOf('/emails', new URLSearchParams({ broadcast_id: b.id })) }, 'Its emails, one per contact →')),
+      skipsPanel(b),
       details(/** @type {Array<[string, Children]>} */ ([
         ['From', b.from ?? 'the template’s sender'],
         ['Subject', b.subject ?? 'the template’s subject'],
@@ -624,4 +647,41 @@ function showProgress(view, broadcast) {
       }
     });
   }
+}
+
+/**
+ * The contacts that got no email and why, newest first: a page, and a
+ * button that adds the next.
+ * @param {Broadcast} b
+ */
+function skippedContacts(b) {
+  const rows = h('div', null, loading());
+  const more = h('div', { class: 'pager' });
+  /** @type {Skip[]} */
+  const shown = [];
+  /** @param {string} [after] */
+  const load = async (after) => {
+    try {
+      /** @type {import('../lists.js').Page<Skip>} */
+      const page = await api('GET', `${broadcastPath(b.id)}/skipped`,
+        { query: new URLSearchParams({ limit: String(SKIPS_PAGE), ...(after && { starting_after: after }) }) });
+      shown.push(...page.data);
+      fill(rows, table(/** @type {import('../ui.js').Column<Skip>[]} */ ([
+        { header: 'Contact', role: 'primary', cell: (s) => clipped(s.email, { href: `#/contacts/${encodeURIComponent(s.contact_id)}` }) },
+        { header: 'Reason', cell: (s) => SKIP_REASONS[s.code] ?? s.code },
+        { header: 'What failed', className: 'prose', cell: (s) => s.message },
+        { header: 'When', cell: (s) => time(s.created_at) },
+      ]), shown));
+      const next = page.has_more ? page.next_cursor : undefined;
+      const button = h('button', { type: 'button', class: 'secondary', onclick: () => void whileBusy(button, () => load(next)) }, 'Show more');
+      fill(more, next && button);
+    } catch (err) {
+      fill(more, errorBox(err));
+    }
+  };
+  void load();
+  return h('section', { class: 'panel skipped-panel' },
+    h('h2', null, `Skipped: ${count(b.stats.skipped, 'contact', 'contacts')} got no email`),
+    h('p', { class: 'muted small' }, 'Their message could not be made: fix the content or the contact, then send them a new broadcast.'),
+    rows, more);
 }
