@@ -661,5 +661,5 @@ function showTags({ view, query }) {
       }))] : []),
   ];
   return pagedTable(list, { api: '/v1/tags', route: '/contacts/tags', query, columns,
-    empty: 'No tags yet. Create one below, or give a contact a tag on its page, in the add form or in an import.' });
+    empty: may(CONTACTS_WRITE) ? 'No tags yet. Create one below, or give a contact a tag on its page, in the add form or in an import.' : 'No tags yet.' });
 }

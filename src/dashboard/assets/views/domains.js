@@ -69,7 +69,7 @@ function showDomains({ view, query }) {
     { header: 'Created', cell: (d) => time(d.created_at), className: 'nowrap' },
   ];
   return pagedTable(list, { api: '/v1/domains', route: '/domains', query, columns,
-    empty: 'No domains yet. Add the domain you send from below; its page then lists the DNS records to publish.' });
+    empty: may(DOMAINS_WRITE) ? 'No domains yet. Add the domain you send from below; its page then lists the DNS records to publish.' : 'No domains yet.' });
 }
 
 /** @param {Ctx} ctx */

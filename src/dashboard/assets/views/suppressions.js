@@ -59,7 +59,7 @@ function showSuppressions({ view, query }) {
   return pagedTable(list, { api: '/v1/suppressions', route: '/suppressions', query, filters: FILTERS, columns,
     empty: FILTERS.some((f) => query.has(f))
       ? ['No suppression matches. The address is matched whole. ', h('a', { href: '#/suppressions' }, 'Show all suppressions')]
-      : 'No suppressed addresses. An address is added when it bounces hard, complains or unsubscribes, through the API, or below.' });
+      : `No suppressed addresses. An address is added when it bounces hard, complains or unsubscribes, or through the API${may(SUPPRESSIONS_WRITE) ? ', or below' : ''}.` });
 }
 
 /** Suppresses an address by hand; the API's refusal shows beside the address. */

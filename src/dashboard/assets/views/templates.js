@@ -72,7 +72,7 @@ function showTemplates({ view, query }) {
     { header: 'Latest', cell: (t) => `version ${t.latest_version}`, className: 'nowrap' },
     { header: 'Updated', cell: (t) => time(t.updated_at) },
   ];
-  return pagedTable(list, { api: '/v1/templates', route: '/templates', query, columns, empty: 'No templates yet. Create one below, then edit and publish it to send with it.' });
+  return pagedTable(list, { api: '/v1/templates', route: '/templates', query, columns, empty: may(TEMPLATES_WRITE) ? 'No templates yet. Create one below, then edit and publish it to send with it.' : 'No templates yet.' });
 }
 
 /**

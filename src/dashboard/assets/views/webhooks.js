@@ -97,7 +97,7 @@ function showWebhooks({ view, query }) {
     { header: 'State', cell: state, role: 'status' },
     { header: 'Added', cell: (w) => time(w.created_at) },
   ];
-  return pagedTable(list, { api: '/v1/webhooks', route: '/webhooks', query, columns, empty: 'No endpoints yet. Add one below to have events posted to it as they happen.' });
+  return pagedTable(list, { api: '/v1/webhooks', route: '/webhooks', query, columns, empty: may(WEBHOOKS_WRITE) ? 'No endpoints yet. Add one below to have events posted to it as they happen.' : 'No endpoints yet.' });
 }
 
 /** @param {Delivery} d */
