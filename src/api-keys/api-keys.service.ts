@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { AppError, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
-import { canGrant, expandScopes, isScope, type FineScope } from '../core/scopes.js';
+import { canGrant, expandScopes, FINE_SCOPES, isScope, type FineScope } from '../core/scopes.js';
 import type { Store } from '../store/db.js';
 import { coalescedWrite } from '../store/coalesced-write.js';
 import type { Page, PageQuery } from '../store/paging.js';
@@ -31,6 +31,19 @@ export interface CreateKeyInput {
   creator?: AuthContext;
 }
 
+/** The calling key as it may know itself: what it is and what it may do, never its token. */
+export interface CurrentApiKey {
+  id: string;
+  object: 'current_api_key';
+  name: string;
+  mode: KeyMode;
+  workspace_id: string;
+  scopes: string[];
+  /** The fine scopes `scopes` amount to, in FINE_SCOPES' order. */
+  effective_scopes: FineScope[];
+  created_at: string;
+}
+
 export interface ActivityEntry {
   operationId: string;
   method: string;
@@ -46,6 +59,8 @@ export interface ApiKeysService {
   create(input: CreateKeyInput): Promise<ApiKey & { token: string }>;
   list(workspaceId: string, filter: { mode?: KeyMode }, page: PageQuery): Promise<Page<ApiKey>>;
   get(workspaceId: string, id: string): Promise<ApiKey>;
+  /** The key making the request, which every key may read (a dashboard offers only what its key may do). */
+  current(auth: AuthContext): Promise<CurrentApiKey>;
   revoke(workspaceId: string, id: string): Promise<void>;
   activity(workspaceId: string, id: string, page: PageQuery): Promise<Page<ApiKeyActivity>>;
   /**
@@ -152,6 +167,15 @@ export function apiKeysService(deps: { store: Store; clock: Clock; pepper: Buffe
       const key = await findApiKey(store.db, ws, id);
       if (!key) throw notFound('API key', id);
       return key;
+    },
+
+    async current(auth) {
+      const key = await findApiKey(store.db, auth.workspaceId, auth.keyId);
+      if (!key) throw notFound('API key', auth.keyId);
+      return {
+        id: key.id, object: 'current_api_key', name: key.name, mode: key.mode, workspace_id: auth.workspaceId,
+        scopes: key.scopes, effective_scopes: FINE_SCOPES.filter((s) => auth.granted.has(s)), created_at: key.created_at,
+      };
     },
 
     async revoke(ws, id) {

@@ -69,6 +69,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api-keys/current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The key making this request - what it is and what it may do.
+         * @description Any valid key may read itself; no scope is needed. It exists so that a client holding only a token (the dashboard, a CI job) can learn its key's id, workspace, mode and scopes without `api_keys:read`, and offer only the actions the key may take. `effective_scopes` spells out what `full_access` and `sending_access` amount to. The token, even masked, is not part of it. Key ids start `key_`, so this path never names a key.
+         */
+        get: operations["getCurrentApiKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api-keys/{key_id}": {
         parameters: {
             query?: never;
@@ -2087,6 +2107,20 @@ export interface components {
             last_used_at: components["schemas"]["NullableTimestamp"];
             revoked_at: components["schemas"]["NullableTimestamp"];
         };
+        CurrentApiKey: {
+            id: string;
+            /** @constant */
+            object: "current_api_key";
+            name: string;
+            /** @enum {string} */
+            mode: "live" | "test";
+            workspace_id: string;
+            /** @description The scopes as granted when the key was made. */
+            scopes: string[];
+            /** @description The fine scopes that `scopes` amount to, which each operation checks. */
+            effective_scopes: ("emails:send" | "emails:read" | "domains:read" | "domains:write" | "events:read" | "contacts:read" | "contacts:write" | "suppressions:read" | "suppressions:write" | "webhooks:read" | "webhooks:write" | "inbound:read" | "analytics:read" | "templates:read" | "templates:write" | "broadcasts:read" | "broadcasts:write" | "queue:read" | "queue:write" | "api_keys:read" | "api_keys:write")[];
+            created_at: components["schemas"]["Timestamp"];
+        };
         ApiKeyCreated: {
             /** @description The raw token, shown this once. */
             token?: string;
@@ -3440,6 +3474,30 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getCurrentApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The calling key */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CurrentApiKey"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

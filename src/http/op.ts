@@ -63,7 +63,8 @@ export interface OpInput<Id extends OperationId = OperationId> {
 }
 
 export interface OpOptions {
-  scope: FineScope;
+  /** The scope the key must hold; null where any valid key may call (a key reading itself). */
+  scope: FineScope | null;
   /** Success status (default 200). 204 sends no body. */
   status?: number;
   /** Whether the operation honours Idempotency-Key. */
@@ -89,7 +90,7 @@ export function op<Id extends OperationId>(operationId: Id, options: OpOptions, 
     let rawBody: unknown;
     let mayHoldNul = false;
     try {
-      requireScope(auth.granted, options.scope);
+      if (options.scope) requireScope(auth.granted, options.scope);
       if (operation.body) ({ value: rawBody, mayHoldNul } = await readJson(ctx, options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES));
     } catch (err) {
       // Refused before its cost is known (a missing scope, a body that is not JSON or too large):

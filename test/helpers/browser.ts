@@ -20,11 +20,14 @@ export async function launchChromium(): Promise<Browser> {
 
 /**
  * A desktop-sized page of the dashboard at `url`, signed in with `token`,
- * opened on `route` once its heading `heading` shows.
+ * opened on `route` once its heading `heading` shows. `beforeSignIn` readies
+ * the page first (routes the network, say).
  */
-export async function signedInDashboard(browser: Browser, url: string, token: string, route: string, heading: string): Promise<Page> {
+export async function signedInDashboard(browser: Browser, url: string, token: string, route: string, heading: string,
+  beforeSignIn?: (page: Page) => Promise<void>): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
   page.setDefaultTimeout(10_000);
+  await beforeSignIn?.(page);
   await page.goto(`${url}/dashboard/#${route}`);
   await page.getByLabel('API key').fill(token);
   await page.getByRole('button', { name: 'Sign in' }).click();

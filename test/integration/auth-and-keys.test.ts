@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startTestApp } from '../helpers/app.js';
 import { withChecksum } from '../../src/api-keys/token.js';
+import { FINE_SCOPES } from '../../src/core/scopes.js';
 
 describe('authentication and API keys', () => {
   it('answers 401 for a missing, malformed, mistyped or unknown key, without rate-limit headers', async () => {
@@ -68,6 +69,45 @@ describe('authentication and API keys', () => {
     expect((await t.api.as(raw).post('/v1/api-keys', { name: 'y' })).status).toBe(401);
     expect((await t.api.get(`/v1/api-keys/${created.body.id}`)).body.revoked_at).not.toBeNull();
     expect((await t.api.delete('/v1/api-keys/key_doesnotexist')).status).toBe(404);
+  });
+
+  it('tells any valid key what it is and may do, at /v1/api-keys/current, never its secret', async () => {
+    await using t = await startTestApp();
+    const other = await t.seed.workspace();
+    const cases = [
+      { scopes: ['full_access'], mode: 'live' as const, workspaceId: t.workspaceId, effective: FINE_SCOPES },
+      { scopes: ['emails:read', 'domains:read', 'events:read'], mode: 'test' as const, workspaceId: other.id,
+        effective: ['emails:read', 'domains:read', 'events:read'] },
+      // sending_access amounts to emails:send alone; a key lacking api_keys:read still reads itself.
+      { scopes: ['sending_access'], mode: 'live' as const, workspaceId: other.id, effective: ['emails:send'] },
+      { scopes: ['webhooks:write'], mode: 'test' as const, workspaceId: t.workspaceId, effective: ['webhooks:write'] },
+    ];
+    for (const c of cases) {
+      const { id, token } = await t.seed.key({ name: `key ${c.scopes.join(' ')}`, scopes: c.scopes, mode: c.mode, workspaceId: c.workspaceId });
+      const me = await t.api.as(token).get('/v1/api-keys/current');
+      expect(me.status, c.scopes.join()).toBe(200);
+      expect(me.body).toEqual({
+        id, object: 'current_api_key', name: `key ${c.scopes.join(' ')}`, mode: c.mode, workspace_id: c.workspaceId,
+        scopes: c.scopes, effective_scopes: [...c.effective], created_at: expect.any(String),
+      });
+      const text = JSON.stringify(me.body);
+      expect(text).not.toContain(token.slice(9, 30));
+      expect(text).not.toContain('token');
+    }
+
+    // The literal segment never reaches getApiKey, and ids still do.
+    const { id } = await t.seed.key({ name: 'looked up' });
+    expect((await t.api.get(`/v1/api-keys/${id}`)).body.name).toBe('looked up');
+    expect((await t.api.get('/v1/api-keys/current')).body.name).toBe('harness');
+    expect((await t.api.get('/v1/api-keys/key_current')).status).toBe(404);
+
+    const anon = await t.api.as(null).get('/v1/api-keys/current');
+    expect(anon.status).toBe(401);
+    expect(anon.body.error.code).toBe('unauthorized');
+    const { id: doomedId, token: doomed } = await t.seed.key({ scopes: ['emails:read'] });
+    expect((await t.api.as(doomed).get('/v1/api-keys/current')).status).toBe(200);
+    expect((await t.api.delete(`/v1/api-keys/${doomedId}`)).status).toBe(204);
+    expect((await t.api.as(doomed).get('/v1/api-keys/current')).status).toBe(401);
   });
 
   it('creates test keys from test keys and validates the create body', async () => {

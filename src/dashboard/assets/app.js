@@ -7,6 +7,7 @@
 //
 // This module signs in and routes; shared pieces live in ui.js, api.js,
 // nav.js, lists.js, preview.js and work.js, and views in views/<area>.js.
+import { forgetAccess, loadAccess, may } from './access.js';
 import { forgetKey, request, storedKey, storeKey, whenSessionEnds } from './api.js';
 import { takePendingNote } from './nav.js';
 import { byId, errorSlot, fill, h, whileBusy } from './ui.js';
@@ -32,6 +33,7 @@ import { CONTACT_ROUTES } from './views/contacts.js';
 /** @param {string} [message] why the session ended, shown in the sign-in form */
 function signOut(message) {
   forgetKey();
+  forgetAccess();
   cancelAllWork();
   showSignIn(message);
 }
@@ -78,16 +80,17 @@ async function signIn(event, input, errors) {
       return;
     }
     storeKey(key);
-    showApp();
+    await showApp();
   });
 }
 
-function showApp() {
+async function showApp() {
   const key = storedKey() ?? '';
+  await loadAccess(key);
   const mode = key.startsWith('svc_test_') ? 'test' : key.startsWith('svc_live_') ? 'live' : 'unknown';
   fill(byId('session'),
     h('nav', { 'aria-label': 'Main' },
-      NAV.map(([section, label]) => h('a', { href: `#/${section}`, 'data-section': section }, label))),
+      NAV.filter(([, , scope]) => may(scope)).map(([section, label]) => h('a', { href: `#/${section}`, 'data-section': section }, label))),
     h('span', { class: `badge mode-${mode}`, title: mode === 'test' ? 'Test keys never send real mail.' : null },
       `${mode} mode`),
     h('button', { type: 'button', class: 'secondary', onclick: () => {
@@ -101,10 +104,11 @@ function showApp() {
 // Routing: #/<section>[/<id>][?<query>]
 
 
-/** @type {Array<[string, string]>} route section, link text */
-const NAV = [['emails', 'Emails'], ['domains', 'Domains'], ['events', 'Events'], ['analytics', 'Analytics'], ['queue', 'Queue'],
-  ['inbound', 'Inbound'], ['templates', 'Templates'], ['broadcasts', 'Broadcasts'], ['contacts', 'Contacts'], ['suppressions', 'Suppressions'],
-  ['webhooks', 'Webhooks'], ['api-keys', 'API keys']];
+/** @type {Array<[string, string, string]>} route section, link text, the scope that reads it (a key without it is not shown the link) */
+const NAV = [['emails', 'Emails', 'emails:read'], ['domains', 'Domains', 'domains:read'], ['events', 'Events', 'events:read'],
+  ['analytics', 'Analytics', 'analytics:read'], ['queue', 'Queue', 'queue:read'], ['inbound', 'Inbound', 'inbound:read'],
+  ['templates', 'Templates', 'templates:read'], ['broadcasts', 'Broadcasts', 'broadcasts:read'], ['contacts', 'Contacts', 'contacts:read'],
+  ['suppressions', 'Suppressions', 'suppressions:read'], ['webhooks', 'Webhooks', 'webhooks:read'], ['api-keys', 'API keys', 'api_keys:read']];
 
 /** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
 const ROUTES = [
@@ -157,5 +161,5 @@ function safeDecode(segment) {
 
 whenSessionEnds((message) => signOut(message));
 window.addEventListener('hashchange', () => route());
-if (storedKey()) showApp();
+if (storedKey()) void showApp();
 else showSignIn();

@@ -2,6 +2,7 @@
 // API keys: the workspace's keys (masked), creating one with its scopes (its
 // token shown once), a key's page with the trail of writes it made, and
 // revoking one; revoking the key this tab uses signs it out.
+import { may, withheldNote } from '../access.js';
 import { api, endSession, storedKey } from '../api.js';
 import { loadRecord, pagedTable } from '../lists.js';
 import { navigate } from '../nav.js';
@@ -49,6 +50,9 @@ const SCOPES = /** @type {Array<[string, string]>} */ ([
   ['api_keys:write', 'Create and revoke API keys.'],
 ]);
 
+/** The scope of creating and revoking keys. */
+const API_KEYS_WRITE = 'api_keys:write';
+
 /** How many of SCOPES are bundles of the others. */
 const BUNDLES = 2;
 
@@ -77,7 +81,7 @@ function maskedKey(key) {
 /** @param {Ctx} ctx */
 function showApiKeys({ view, query }) {
   const list = h('div');
-  fill(view, h('h1', null, 'API keys'), list, createForm());
+  fill(view, h('h1', null, 'API keys'), withheldNote(API_KEYS_WRITE, 'creating and revoking keys'), list, may(API_KEYS_WRITE) && createForm());
   const current = maskedKey(storedKey() ?? '');
   /** @type {Column<ApiKey>[]} */
   const columns = [
@@ -204,11 +208,13 @@ function newKeyNote(key) {
 }
 
 /**
+ * When the key was revoked, or the button that revokes it (none for a key that may not).
  * @param {ApiKey} key
  * @param {boolean} isCurrent  the key this tab is signed in with
  */
 function revokeButton(key, isCurrent) {
   if (key.revoked_at) return ['revoked ', time(key.revoked_at)];
+  if (!may(API_KEYS_WRITE)) return null;
   const question = isCurrent
     ? `Revoke “${key.name}”? It is the key you are signed in with: you will be signed out.`
     : `Revoke “${key.name}”? Anything using it stops working at once.`;

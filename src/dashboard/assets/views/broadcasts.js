@@ -5,6 +5,7 @@
 // contact, test sends, and sending now or at a time; and, once sending has
 // started, its progress and counts, refreshed while it runs, with pause,
 // resume and cancel.
+import { fixedUnless, may, withheldNote } from '../access.js';
 import { api } from '../api.js';
 import { codeEditor } from '../code-editor.js';
 import { everyItem, loadRecord, pagedTable } from '../lists.js';
@@ -63,6 +64,9 @@ export const BROADCAST_ROUTES = [
   [/^\/broadcasts\/([^/]+)$/, showBroadcast],
 ];
 
+/** The scope of writing, sending, pausing and cancelling; counting and previewing need only broadcasts:read. */
+const BROADCASTS_WRITE = 'broadcasts:write';
+
 /** @param {string} id */
 const broadcastHref = (id) => `#/broadcasts/${encodeURIComponent(id)}`;
 /** @param {string} id */
@@ -80,7 +84,8 @@ function showBroadcasts({ view, query }) {
   const list = h('div');
   fill(view,
     h('div', { class: 'title-row' }, h('h1', null, 'Broadcasts'), h('span', { class: 'spacer' }),
-      h('a', { href: '#/broadcasts/new', class: 'button-link' }, 'New broadcast')),
+      may(BROADCASTS_WRITE) && h('a', { href: '#/broadcasts/new', class: 'button-link' }, 'New broadcast')),
+    withheldNote(BROADCASTS_WRITE, 'writing and sending broadcasts'),
     h('div', { class: 'filters' }, h('label', { for: 'filter-status' }, 'Status'), status),
     list);
   /** @type {import('../ui.js').Column<Broadcast>[]} */
@@ -112,6 +117,11 @@ function when(b) {
 
 /** @param {Ctx} ctx */
 function showNewBroadcast({ view }) {
+  if (!may(BROADCASTS_WRITE)) {
+    fill(view, h('h1', null, 'New broadcast'), withheldNote(BROADCASTS_WRITE, 'writing broadcasts'),
+      h('p', null, h('a', { href: '#/broadcasts' }, '← All broadcasts')));
+    return;
+  }
   const name = h('input', { id: 'broadcast-name', type: 'text', required: true, maxlength: 200, autocomplete: 'off',
     placeholder: 'November newsletter' });
   fill(view, h('h1', null, 'New broadcast'),
@@ -306,10 +316,10 @@ async function showComposer(view, broadcast) {
     }
   };
   /** Preview, test and send act on what is stored: the form is saved first when it has changed. @param {HTMLElement} near */
-  const saved = async (near) => !dirty || save(near);
+  const saved = async (near) => !dirty || !may(BROADCASTS_WRITE) || save(near);
 
   const saveButton = h('button', { type: 'submit' }, 'Save');
-  const form = h('form', { class: 'composer', novalidate: true, onsubmit: (event) => {
+  const form = fixedUnless(BROADCASTS_WRITE, h('form', { class: 'composer', novalidate: true, onsubmit: (event) => {
     event.preventDefault();
     void whileBusy(saveButton, async () => {
       if (await save(formErrors)) showNote('Saved.');
@@ -332,7 +342,7 @@ async function showComposer(view, broadcast) {
       h('label', { for: 'content-template', class: 'choice plain' }, templateMode, 'Use a template')),
     writePanel, templatePanel),
   formErrors,
-  h('div', { class: 'form-actions save-bar' }, saveButton, unsaved));
+  h('div', { class: 'form-actions save-bar' }, saveButton, unsaved)));
   const changed = () => {
     dirty = true;
     unsaved.hidden = false;
@@ -478,9 +488,10 @@ async function showComposer(view, broadcast) {
 
   fill(view,
     h('div', { class: 'title-row' }, title, badge(broadcast.status), h('span', { class: 'spacer' }),
-      scheduled ? cancelButton(current, (b) => navigate(broadcastHref(b.id), 'The broadcast was cancelled.'))
-        : deleteButton(broadcast)),
+      may(BROADCASTS_WRITE) && (scheduled ? cancelButton(current, (b) => navigate(broadcastHref(b.id), 'The broadcast was cancelled.'))
+        : deleteButton(broadcast))),
     h('p', null, h('a', { href: '#/broadcasts' }, '← All broadcasts'), ' · id ', code(id)),
+    withheldNote(BROADCASTS_WRITE, 'changing, testing, sending and deleting this broadcast'),
     statusLine,
     h('div', { class: 'composer-layout' },
       form,
@@ -489,11 +500,11 @@ async function showComposer(view, broadcast) {
         h('section', { class: 'panel' }, h('h2', null, 'Preview'),
           h('div', { class: 'inline-form' }, h('label', { for: 'preview-contact' }, 'As'), previewContact, previewButton),
           previewErrors, previewed),
-        h('section', { class: 'panel' }, h('h2', null, 'Send a test'),
+        may(BROADCASTS_WRITE) && h('section', { class: 'panel' }, h('h2', null, 'Send a test'),
           h('div', { class: 'inline-form' }, h('label', { for: 'broadcast-test-to' }, 'To'), testTo, testButton),
           h('p', { class: 'muted small' }, `Up to ${MAX_TEST_ADDRESSES} addresses. The subject starts with [Test]; tests are not in the counts.`),
           testErrors, testResult),
-        h('section', { class: 'panel' }, h('h2', null, scheduled ? 'Send now or move' : 'Send'),
+        may(BROADCASTS_WRITE) && h('section', { class: 'panel' }, h('h2', null, scheduled ? 'Send now or move' : 'Send'),
           h('div', { class: 'mode-choice' },
             h('label', { for: 'send-now', class: 'choice plain' }, sendNow, 'Now'),
             h('label', { for: 'send-later', class: 'choice plain' }, sendLater, 'At a time')),
@@ -610,10 +621,11 @@ function showProgress(view, broadcast) {
     const { stats } = b;
     fill(live,
       h('div', { class: 'title-row' }, h('h1', null, b.name), badge(b.status), h('span', { class: 'spacer' }),
-        b.status === 'sending' && statusAction('Pause', 'pause', 'Paused: no more emails are made until it is resumed.'),
-        b.status === 'paused' && statusAction('Resume', 'resume', 'Resumed: sending goes on where it stopped.'),
-        MOVING.includes(b.status) && cancelButton(b, (cancelled) => acted(cancelled, 'The broadcast was cancelled.'))),
+        may(BROADCASTS_WRITE) && b.status === 'sending' && statusAction('Pause', 'pause', 'Paused: no more emails are made until it is resumed.'),
+        may(BROADCASTS_WRITE) && b.status === 'paused' && statusAction('Resume', 'resume', 'Resumed: sending goes on where it stopped.'),
+        may(BROADCASTS_WRITE) && MOVING.includes(b.status) && cancelButton(b, (cancelled) => acted(cancelled, 'The broadcast was cancelled.'))),
       actionErrors,
+      MOVING.includes(b.status) && withheldNote(BROADCASTS_WRITE, 'pausing, resuming and cancelling this broadcast'),
       h('p', null, h('a', { href: '#/broadcasts' }, '← All broadcasts'), ' · id ', code(b.id)),
       b.status_reason && h('p', { class: 'flash warn' }, b.status_reason),
       h('section', { class: 'panel progress-panel' },

@@ -6,6 +6,7 @@
 // failed row by its line in the file, with the API's reason. Once the person
 // has gone to another page, the notice of work under way shows the progress
 // and the summary.
+import { may, withheldNote } from '../access.js';
 import { api, limitReached, waitingOutRateLimit } from '../api.js';
 import { attach, code, count, errorBox, fill, h, progressBar, table, whileBusy } from '../ui.js';
 import { holdWhileRunning, startWork } from '../work.js';
@@ -250,6 +251,11 @@ async function fileText(file) {
 
 /** @param {Ctx} ctx */
 function showImport({ view }) {
+  if (!may('contacts:write')) {
+    fill(view, h('h1', null, 'Import contacts'), withheldNote('contacts:write', 'importing contacts'),
+      h('p', null, h('a', { href: '#/contacts' }, '← All contacts')));
+    return;
+  }
   const file = h('input', { id: 'import-file', type: 'file', accept: '.csv,text/csv,text/plain' });
   const pasted = h('textarea', { id: 'import-text', rows: 6, spellcheck: 'false', placeholder: 'email,first_name,last_name,tags,company\nann@example.com,Ann,Lee,news;vip,Acme' });
   const readPasted = h('button', { type: 'button', class: 'secondary' }, 'Read the text');

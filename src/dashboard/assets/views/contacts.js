@@ -3,6 +3,7 @@
 // status, engagement, tag), a form to add one, and each contact's page (its
 // name, properties and tags, unsubscribe and delete); and the tags, on a page
 // of their own. Importing a CSV file is views/contact-import.js.
+import { fixedUnless, may, withheldNote } from '../access.js';
 import { api, ApiError, limitReached, waitingOutRateLimit } from '../api.js';
 import { everyItem, loadRecord, pagedTable } from '../lists.js';
 import { hashOf, navigate } from '../nav.js';
@@ -34,6 +35,8 @@ const FILTERS = ['email', 'status', 'engagement_tier', 'tag_id'];
 const ROW_TAGS = 3;
 /** Contacts acted on at once by an action on several: quicker than one by one, gentler on the rate limit than all. */
 const AT_ONCE = 4;
+/** The scope of every change to contacts and tags. */
+const CONTACTS_WRITE = 'contacts:write';
 /** The kind of work of an action on many contacts. */
 const BULK_WORK = 'contacts-bulk';
 
@@ -106,22 +109,25 @@ async function showContacts({ view, query }) {
   labelled('Address', email), labelled('Status', status), labelled('Engagement', tier), labelled('Tag', tag),
   h('button', { type: 'submit' }, 'Search'));
   const list = h('div');
-  const bar = selectionBar(tags, () => selection.picked(), () => selection.clear(), list);
-  const selection = rowSelection({ label: (/** @type {Contact} */ c) => c.email, onChange: bar.update });
+  const bar = selectionBar(tags, () => selection?.picked() ?? [], () => selection?.clear(), list);
+  const writable = may(CONTACTS_WRITE);
+  // Rows are picked only to act on them.
+  const selection = writable ? rowSelection({ label: (/** @type {Contact} */ c) => c.email, onChange: bar.update }) : undefined;
   const addForm = addContactForm();
   const filtered = FILTERS.some((f) => query.has(f));
   fill(view,
     h('div', { class: 'title-row contacts-title' }, h('h1', null, 'Contacts'), h('span', { class: 'spacer' }),
       h('a', { href: '#/contacts/tags', class: 'button-link secondary' }, 'Tags'),
-      h('a', { href: '#/contacts/import', class: 'button-link secondary' }, 'Import CSV'),
-      h('button', { type: 'button', onclick: () => {
+      writable && h('a', { href: '#/contacts/import', class: 'button-link secondary' }, 'Import CSV'),
+      writable && h('button', { type: 'button', onclick: () => {
         // The form is below the list: brought into view, ready to type in.
         addForm.scrollIntoView({ block: 'start' });
         addForm.querySelector('input')?.focus({ preventScroll: true });
       } }, 'Add a contact')),
     h('p', { class: 'muted' }, 'The people broadcasts go to, chosen by their tags and engagement.'),
+    withheldNote(CONTACTS_WRITE, 'adding, importing, tagging, unsubscribing and deleting contacts'),
     tagsError !== null && errorBox(tagsError),
-    filters, bar.node, list, addForm);
+    filters, writable && bar.node, list, writable && addForm);
   /** @type {import('../ui.js').Column<Contact>[]} */
   const columns = [
     { header: 'Address', cell: (c) => clipped(c.email, { href: contactHref(c.id), wide: true }), role: 'primary' },
@@ -135,7 +141,7 @@ async function showContacts({ view, query }) {
     api: '/v1/contacts', route: '/contacts', query, filters: FILTERS, columns, selection,
     empty: filtered
       ? ['No contacts match these filters. ', h('a', { href: '#/contacts' }, 'Show all contacts')]
-      : ['No contacts yet. Add one below, or ', h('a', { href: '#/contacts/import' }, 'import a CSV file'), ' of them.'],
+      : writable ? ['No contacts yet. Add one below, or ', h('a', { href: '#/contacts/import' }, 'import a CSV file'), ' of them.'] : 'No contacts yet.',
   });
 }
 
@@ -483,9 +489,11 @@ function renderContact(view, contact, tags) {
     navigate('#/contacts', `${contact.email} was deleted.`);
   });
   fill(view,
-    h('div', { class: 'title-row' }, h('h1', null, contact.email), badge(contact.status), h('span', { class: 'spacer' }), unsubscribe, remove),
+    h('div', { class: 'title-row' }, h('h1', null, contact.email), badge(contact.status), h('span', { class: 'spacer' }),
+      may(CONTACTS_WRITE) && [unsubscribe, remove]),
     actionErrors,
     h('p', null, h('a', { href: '#/contacts' }, '← All contacts'), ' · id ', code(contact.id)),
+    withheldNote(CONTACTS_WRITE, 'tagging, renaming, unsubscribing and deleting this contact'),
     details(/** @type {Array<[string, Children]>} */ ([
       ['Name', contact.name ?? none()],
       ...statusRows(contact),
@@ -532,8 +540,8 @@ async function tagNamed(name) {
 function tagsPanel(contact, tags) {
   const path = contactPath(contact.id);
   const errors = h('div');
-  const chips = contact.tags.map((t) => h('span', { class: 'tag removable' }, t.name,
-    h('button', { type: 'button', class: 'tag-remove', 'aria-label': `Remove the tag ${t.name}`, title: 'Remove', onclick: (event) => {
+  const chips = contact.tags.map((t) => h('span', { class: may(CONTACTS_WRITE) ? 'tag removable' : 'tag' }, t.name,
+    may(CONTACTS_WRITE) && h('button', { type: 'button', class: 'tag-remove', 'aria-label': `Remove the tag ${t.name}`, title: 'Remove', onclick: (event) => {
       const button = /** @type {HTMLButtonElement} */ (event.currentTarget);
       void whileBusy(button, async () => {
         try {
@@ -569,7 +577,7 @@ function tagsPanel(contact, tags) {
   } }, h('label', { for: 'add-tag' }, 'Add a tag'), name, h('datalist', { id: 'tag-names' }, offered.map((t) => h('option', { value: t.name }))), add);
   return h('section', { class: 'panel' }, h('h2', null, 'Tags'),
     contact.tags.length > 0 ? h('div', { class: 'tag-list' }, chips) : h('p', { class: 'muted' }, 'No tags. Broadcasts choose their audience by tag.'),
-    form, errors);
+    may(CONTACTS_WRITE) && form, errors);
 }
 
 /** @param {Contact} contact */
@@ -593,7 +601,7 @@ function namePanel(contact) {
     h('label', { for: 'contact-first-name' }, 'First name'), names.firstName,
     h('label', { for: 'contact-last-name' }, 'Last name'), h('div', null, names.lastName, errors.slot('name', 'the name'))),
   near, save);
-  return h('section', { class: 'panel' }, h('h2', null, 'Name'), form,
+  return h('section', { class: 'panel' }, h('h2', null, 'Name'), fixedUnless(CONTACTS_WRITE, form),
     h('p', { class: 'muted small hint' }, 'Kept as one name: ', code('{{ contact.first_name }}'), ' is its first word, ',
       code('{{ contact.last_name }}'), ' its last.'));
 }
@@ -625,8 +633,9 @@ function showTags({ view, query }) {
     h('h1', null, 'Tags'),
     h('p', null, h('a', { href: '#/contacts' }, '← All contacts')),
     h('p', { class: 'muted' }, 'Labels on contacts; a broadcast goes to the contacts with the tags it names. Open a tag for its contacts. A tag is also made when a contact is given a new one.'),
+    withheldNote(CONTACTS_WRITE, 'creating and deleting tags'),
     list,
-    h('h2', null, 'New tag'),
+    may(CONTACTS_WRITE) && [h('h2', null, 'New tag'),
     h('form', { class: 'inline-form', onsubmit: (event) => {
       event.preventDefault();
       void whileBusy(create, async () => {
@@ -639,18 +648,18 @@ function showTags({ view, query }) {
         }
       });
     } }, h('label', { for: 'tag-name' }, 'Name'), name, create),
-    errors.slot('name', 'Name'), near);
+    errors.slot('name', 'Name'), near]);
   /** @type {import('../ui.js').Column<Tag>[]} */
   const columns = [
     { header: 'Name', cell: (t) => h('a', { href: hashOf('/contacts', new URLSearchParams({ tag_id: t.id })), class: 'tag',
       title: `The contacts tagged ${t.name}` }, t.name), role: 'primary' },
     { header: 'Created', cell: (t) => time(t.created_at), className: 'nowrap' },
-    actionsColumn((t) => rowAction('Delete', 'danger',
+    ...(may(CONTACTS_WRITE) ? [actionsColumn((/** @type {Tag} */ t) => rowAction('Delete', 'danger',
       `Delete the tag “${t.name}”? It is taken off every contact that has it, and an audience chosen by it no longer finds them.`, async () => {
         await api('DELETE', `/v1/tags/${encodeURIComponent(t.id)}`);
         navigate('#/contacts/tags', `The tag “${t.name}” was deleted.`);
-      })),
+      }))] : []),
   ];
   return pagedTable(list, { api: '/v1/tags', route: '/contacts/tags', query, columns,
-    empty: 'No tags yet. Create one below, or give a contact a tag on its page, in the add form or in an import.' });
+    empty: may(CONTACTS_WRITE) ? 'No tags yet. Create one below, or give a contact a tag on its page, in the add form or in an import.' : 'No tags yet.' });
 }

@@ -2,6 +2,7 @@
 // Domains: the list, adding one, and a domain's page with the DNS records to
 // publish and their status, a Verify button that checks them now, its
 // tracking and inbound settings, DKIM key rotation, and deleting it.
+import { fixedUnless, may, withheldNote } from '../access.js';
 import { api } from '../api.js';
 import { loadRecord, pagedTable } from '../lists.js';
 import { navigate, showNote } from '../nav.js';
@@ -22,6 +23,9 @@ import { actionForm, badge, code, confirmDialog, details, errorSlot, fieldErrors
  *   return_path: string, open_tracking: boolean, click_tracking: boolean, tracking_subdomain: string,
  *   inbound_enabled: boolean, records: DomainRecord[], last_checked_at: string | null, created_at: string }} Domain
  */
+
+/** The scope every change of a domain needs. */
+const DOMAINS_WRITE = 'domains:write';
 
 /** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
 export const DOMAIN_ROUTES = [
@@ -45,8 +49,9 @@ function showDomains({ view, query }) {
   const name = h('input', { id: 'domain-name', name: 'name', type: 'text', required: true,
     placeholder: 'example.com', autocomplete: 'off' });
   const list = h('div');
-  fill(view, h('h1', null, 'Domains'), list, h('h2', null, 'Add a domain'),
-    actionForm({ class: 'inline-form' }, async (errors) => {
+  fill(view, h('h1', null, 'Domains'), withheldNote(DOMAINS_WRITE, 'adding, verifying, changing and deleting domains'), list,
+    may(DOMAINS_WRITE) && h('h2', null, 'Add a domain'),
+    may(DOMAINS_WRITE) && actionForm({ class: 'inline-form' }, async (errors) => {
       try {
         /** @type {Domain} */
         const domain = await api('POST', '/v1/domains', { body: { name: name.value.trim() } });
@@ -64,7 +69,7 @@ function showDomains({ view, query }) {
     { header: 'Created', cell: (d) => time(d.created_at), className: 'nowrap' },
   ];
   return pagedTable(list, { api: '/v1/domains', route: '/domains', query, columns,
-    empty: 'No domains yet. Add the domain you send from below; its page then lists the DNS records to publish.' });
+    empty: may(DOMAINS_WRITE) ? 'No domains yet. Add the domain you send from below; its page then lists the DNS records to publish.' : 'No domains yet.' });
 }
 
 /** @param {Ctx} ctx */
@@ -118,7 +123,8 @@ function renderDomain(view, domain, path) {
   fill(view,
     h('h1', null, domain.name),
     h('p', null, badge(domain.status), domain.status_reason && h('span', { class: 'reason' }, domain.status_reason)),
-    h('div', { class: 'actions' }, verify, rotate, remove),
+    withheldNote(DOMAINS_WRITE, 'verifying, changing and deleting this domain'),
+    may(DOMAINS_WRITE) && h('div', { class: 'actions' }, verify, rotate, remove),
     errors.node,
     details([
       ['ID', code(domain.id)],
@@ -184,7 +190,7 @@ function settingsForm(view, domain, path) {
     return h('div', { class: 'setting' },
       h('label', { for: input.id, class: 'choice plain' }, input, label), h('p', { id: `${input.id}-hint`, class: 'muted small hint' }, hint));
   };
-  return h('form', { class: 'panel domain-settings', novalidate: true, onsubmit: (event) => {
+  return fixedUnless(DOMAINS_WRITE, h('form', { class: 'panel domain-settings', novalidate: true, onsubmit: (event) => {
     event.preventDefault();
     void whileBusy(save, async () => {
       try {
@@ -209,7 +215,7 @@ function settingsForm(view, domain, path) {
     errors.slot('tracking_subdomain', 'Tracking subdomain')),
   setting(inbound, 'Inbound mail', [`Mailroom receives mail sent to addresses at ${domain.name}. Turning it on adds an MX record for `,
     code(domain.name), ' pointing at ', code(mxHost), ' (optional). Publishing it sends all of the domain\'s incoming mail here, instead of to the mail service it uses now.']),
-  near, save);
+  near, save));
 }
 
 /**

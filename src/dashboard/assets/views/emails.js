@@ -3,6 +3,7 @@
 // an email's page: its details, recipients, attachments, timeline, body and,
 // on request, its source; a scheduled or pending email can be cancelled, a
 // scheduled one moved to another time, and a sent one resent as a new email.
+import { may, withheldNote } from '../access.js';
 import { api } from '../api.js';
 import { loadRecord, pagedTable } from '../lists.js';
 import { hashOf, navigate } from '../nav.js';
@@ -49,6 +50,9 @@ const EMAIL_STATUSES = ['pending', 'scheduled', 'sent', 'delivered', 'failed', '
 const CANCELLABLE = ['scheduled', 'pending'];
 /** The statuses rescheduleEmail acts on: not yet handed to delivery. */
 const RESCHEDULABLE = ['scheduled', 'pending'];
+/** The scope of cancelling, rescheduling and resending, as of sending. */
+const EMAILS_SEND = 'emails:send';
+
 /** The statuses resendEmail acts on: the email has gone out, or will not. */
 const RESENDABLE = ['sent', 'delivered', 'failed'];
 
@@ -115,9 +119,13 @@ async function showEmail({ view, id }) {
   const timeline = h('div', null, loading());
   fill(view,
     h('h1', null, email.subject || '(no subject)'),
-    CANCELLABLE.includes(email.status) && cancelButton(path),
-    RESENDABLE.includes(email.status) && resendButton(path),
-    RESCHEDULABLE.includes(email.status) && rescheduleForm(path, email.scheduled_at),
+    [CANCELLABLE, RESENDABLE, RESCHEDULABLE].some((statuses) => statuses.includes(email.status))
+      && withheldNote(EMAILS_SEND, 'cancelling, rescheduling and resending emails'),
+    may(EMAILS_SEND) && [
+      CANCELLABLE.includes(email.status) && cancelButton(path),
+      RESENDABLE.includes(email.status) && resendButton(path),
+      RESCHEDULABLE.includes(email.status) && rescheduleForm(path, email.scheduled_at),
+    ],
     emailDetails(email),
     h('h2', null, 'Recipients'),
     table(RECIPIENT_COLUMNS, email.recipients),

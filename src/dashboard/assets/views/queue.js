@@ -2,6 +2,7 @@
 // The outbound queue: what the workspace's mail waits for, per destination
 // domain (stuck longest first), with each domain's waiting emails, and the
 // operator's three levers: retry now, hold, release.
+import { may, withheldNote } from '../access.js';
 import { api } from '../api.js';
 import { pagedTable } from '../lists.js';
 import { hashOf, navigate } from '../nav.js';
@@ -19,6 +20,11 @@ import { actionForm, actionsColumn, badge, clipped, fill, h, hrefTo, none, rowAc
  */
 
 const STATES = ['queued', 'deferred', 'sending', 'held'];
+
+/** The scope of the three levers. */
+const QUEUE_WRITE = 'queue:write';
+/** What a key lacking it is not offered. */
+const LEVERS = 'retrying, holding and releasing mail';
 
 /** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
 export const QUEUE_ROUTES = [
@@ -55,8 +61,9 @@ async function release(domain) {
   navigate(location.hash, `Mail to ${domain} is released and goes out as it falls due.`);
 }
 
-/** The buttons a destination has, as its state allows. @param {string} domain @param {boolean} held */
+/** The buttons a destination has, as its state allows (none for a key that may not pull them). @param {string} domain @param {boolean} held */
 function levers(domain, held) {
+  if (!may(QUEUE_WRITE)) return [];
   return held
     ? rowAction('Release', 'secondary', `Release ${domain}? Its held mail goes out as it falls due.`, () => release(domain))
     : [
@@ -71,28 +78,36 @@ function nextAttempt(d) {
   return d.next_attempt_at ? time(d.next_attempt_at) : none();
 }
 
-/** @param {Ctx} ctx */
-async function showQueue({ view, query }) {
-  const list = h('div');
+/** The form that holds a domain by its name, whether mail waits for it yet or not. */
+function holdForm() {
   const domain = h('input', { id: 'hold-domain', type: 'text', required: true, maxlength: 253, placeholder: 'example.com', autocomplete: 'off' });
-  fill(view,
-    h('div', { class: 'title-row' }, h('h1', null, 'Queue'), h('span', { class: 'spacer' }),
-      rowAction('Retry all now', 'secondary', 'Try every email waiting in the queue now?', async () => {
-        /** @type {{ retried: number }} */
-        const done = await api('POST', '/v1/queue/retry', { body: {} });
-        navigate(location.hash, `${done.retried} waiting email${done.retried === 1 ? '' : 's'} will be tried now.`);
-      })),
-    h('p', { class: 'muted' }, 'Mail waiting for its first attempt or for a retry, by destination domain, what waits longest first.'),
-    list,
+  return [
     h('h2', null, 'Hold a domain'),
     h('p', { class: 'muted small' }, 'Stops delivery to a domain (a provider blocking you, a mistake found) until you release it. Held time does not count against the 5 days mail is tried.'),
-    actionForm({ class: 'filters' }, async (errors) => {
+    ...actionForm({ class: 'filters' }, async (errors) => {
       try {
         await hold(domain.value.trim());
       } catch (err) {
         errors.show(err);
       }
-    }, h('label', { for: 'hold-domain' }, 'Domain'), domain, h('button', { type: 'submit', class: 'danger' }, 'Hold')));
+    }, h('label', { for: 'hold-domain' }, 'Domain'), domain, h('button', { type: 'submit', class: 'danger' }, 'Hold')),
+  ];
+}
+
+/** @param {Ctx} ctx */
+async function showQueue({ view, query }) {
+  const list = h('div');
+  fill(view,
+    h('div', { class: 'title-row' }, h('h1', null, 'Queue'), h('span', { class: 'spacer' }),
+      may(QUEUE_WRITE) && rowAction('Retry all now', 'secondary', 'Try every email waiting in the queue now?', async () => {
+        /** @type {{ retried: number }} */
+        const done = await api('POST', '/v1/queue/retry', { body: {} });
+        navigate(location.hash, `${done.retried} waiting email${done.retried === 1 ? '' : 's'} will be tried now.`);
+      })),
+    h('p', { class: 'muted' }, 'Mail waiting for its first attempt or for a retry, by destination domain, what waits longest first.'),
+    withheldNote(QUEUE_WRITE, LEVERS),
+    list,
+    may(QUEUE_WRITE) && holdForm());
 
   /** @type {import('../ui.js').Column<Destination>[]} */
   const columns = [
@@ -103,7 +118,7 @@ async function showQueue({ view, query }) {
     { header: 'Oldest', cell: (d) => time(d.oldest_at), className: 'nowrap' },
     { header: 'Next attempt', cell: nextAttempt, className: 'nowrap' },
     { header: 'Last reply', cell: (d) => lastReply(d.last_reply), className: 'prose' },
-    actionsColumn((d) => levers(d.domain, d.held)),
+    ...(may(QUEUE_WRITE) ? [actionsColumn((/** @type {Destination} */ d) => levers(d.domain, d.held))] : []),
   ];
   await pagedTable(list, { api: '/v1/queue', route: '/queue', query, columns, empty: 'Nothing is waiting: every email has been handed over.' });
 }
@@ -122,6 +137,7 @@ async function showDestination({ view, id: domain, query }) {
     h('p', null, h('a', { href: '#/queue' }, '← The whole queue'),
       summary ? ` · ${summary.queued} waiting for a first attempt, ${summary.deferred} deferred, the oldest since ` : null,
       summary ? time(summary.oldest_at) : null),
+    withheldNote(QUEUE_WRITE, LEVERS),
     h('form', { class: 'filters', role: 'search', onsubmit: (/** @type {Event} */ event) => {
       event.preventDefault();
       const q = new URLSearchParams();

@@ -1,6 +1,7 @@
 // @ts-check
 // Suppressions: the addresses no email of the workspace is sent to, and why;
 // found by address or reason, added by hand, and removed.
+import { may, withheldNote } from '../access.js';
 import { api, ApiError } from '../api.js';
 import { pagedTable } from '../lists.js';
 import { hashOf, navigate } from '../nav.js';
@@ -19,6 +20,9 @@ const REASONS = /** @type {Array<[Reason, string]>} */ ([['hard_bounce', 'Hard b
   ['unsubscribe', 'Unsubscribe'], ['manual', 'Added by hand']]);
 /** The list's filters, named as the API names them. */
 const FILTERS = ['email', 'reason'];
+
+/** The scope of adding and removing suppressions. */
+const SUPPRESSIONS_WRITE = 'suppressions:write';
 
 /** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
 export const SUPPRESSION_ROUTES = [
@@ -40,22 +44,22 @@ function showSuppressions({ view, query }) {
   } }, labelled('Address', email), labelled('Reason', reason), h('button', { type: 'submit' }, 'Search'));
   const list = h('div');
   fill(view, h('h1', null, 'Suppressions'), h('p', { class: 'muted' }, 'No email of this workspace is sent to these addresses.'),
-    filters, list, addForm());
+    withheldNote(SUPPRESSIONS_WRITE, 'adding and removing suppressions'), filters, list, may(SUPPRESSIONS_WRITE) && addForm());
   /** @type {Column<Suppression>[]} */
   const columns = [
     { header: 'Email', cell: (s) => clipped(s.email), role: 'primary' },
     { header: 'Reason', cell: (s) => REASONS.find(([r]) => r === s.reason)?.[1] ?? s.reason },
     { header: 'Created', cell: (s) => time(s.created_at), className: 'nowrap' },
-    actionsColumn((s) => rowAction('Remove', 'secondary',
+    ...(may(SUPPRESSIONS_WRITE) ? [actionsColumn((/** @type {Suppression} */ s) => rowAction('Remove', 'secondary',
       `Remove ${s.email} from the suppression list? Email to it will be sent again.`, async () => {
         await api('DELETE', `/v1/suppressions/${encodeURIComponent(s.id)}`);
         navigate(location.hash, `${s.email} is no longer suppressed.`);
-      })),
+      }))] : []),
   ];
   return pagedTable(list, { api: '/v1/suppressions', route: '/suppressions', query, filters: FILTERS, columns,
     empty: FILTERS.some((f) => query.has(f))
       ? ['No suppression matches. The address is matched whole. ', h('a', { href: '#/suppressions' }, 'Show all suppressions')]
-      : 'No suppressed addresses. An address is added when it bounces hard, complains or unsubscribes, through the API, or below.' });
+      : `No suppressed addresses. An address is added when it bounces hard, complains or unsubscribes, or through the API${may(SUPPRESSIONS_WRITE) ? ', or below' : ''}.` });
 }
 
 /** Suppresses an address by hand; the API's refusal shows beside the address. */

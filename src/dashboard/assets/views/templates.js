@@ -2,6 +2,7 @@
 // Templates: the list, and an editor for a template's subject, HTML, text and
 // variable declarations with a live preview rendered by the server (the same
 // engine that sends), its version history, publish, duplicate and delete.
+import { may, withheldNote } from '../access.js';
 import { api } from '../api.js';
 import { codeEditor } from '../code-editor.js';
 import { loadRecord, pagedTable } from '../lists.js';
@@ -26,6 +27,9 @@ const VARIABLE_TYPES = /** @type {VariableType[]} */ (['string', 'number', 'bool
 const PREVIEW_DELAY_MS = 300;
 const STARTER_HTML = '<p>Hello {{ contact.first_name | default: "there" }},</p>\n<p>…</p>\n<p><a href="{{ unsubscribe_url }}">Unsubscribe</a></p>';
 
+/** The scope of every change to a template; previews need only templates:read. */
+const TEMPLATES_WRITE = 'templates:write';
+
 /** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
 export const TEMPLATE_ROUTES = [
   [/^\/templates$/, showTemplates],
@@ -43,8 +47,9 @@ function showTemplates({ view, query }) {
   const alias = h('input', { id: 'template-alias', name: 'alias', type: 'text', maxlength: 64, autocomplete: 'off',
     placeholder: 'welcome-email', pattern: '[a-z][a-z0-9._\\-]{0,63}' });
   const list = h('div');
-  fill(view, h('h1', null, 'Templates'), list, h('h2', null, 'New template'),
-    actionForm({ class: 'inline-form' }, async (errors) => {
+  fill(view, h('h1', null, 'Templates'), withheldNote(TEMPLATES_WRITE, 'creating, saving, publishing and deleting templates'), list,
+    may(TEMPLATES_WRITE) && h('h2', null, 'New template'),
+    may(TEMPLATES_WRITE) && actionForm({ class: 'inline-form' }, async (errors) => {
       try {
         /** @type {Template} */
         const created = await api('POST', '/v1/templates', { body: {
@@ -67,7 +72,7 @@ function showTemplates({ view, query }) {
     { header: 'Latest', cell: (t) => `version ${t.latest_version}`, className: 'nowrap' },
     { header: 'Updated', cell: (t) => time(t.updated_at) },
   ];
-  return pagedTable(list, { api: '/v1/templates', route: '/templates', query, columns, empty: 'No templates yet. Create one below, then edit and publish it to send with it.' });
+  return pagedTable(list, { api: '/v1/templates', route: '/templates', query, columns, empty: may(TEMPLATES_WRITE) ? 'No templates yet. Create one below, then edit and publish it to send with it.' : 'No templates yet.' });
 }
 
 /**
@@ -115,7 +120,7 @@ function variableRow(variable, changed, remove) {
   const row = h('tr', { class: 'variable-row' },
     h('td', { 'data-label': 'Name' }, key), h('td', { 'data-label': 'Type' }, type), h('td', { class: 'center', 'data-label': 'Required' }, required),
     h('td', { 'data-label': 'Fallback' }, fallback), h('td', { 'data-label': 'Sample value' }, sample),
-    h('td', { class: 'row-actions' }, h('button', { type: 'button', class: 'secondary', onclick: () => remove(row) }, 'Remove')));
+    h('td', { class: 'row-actions' }, may(TEMPLATES_WRITE) && h('button', { type: 'button', class: 'secondary', onclick: () => remove(row) }, 'Remove')));
   for (const input of [key, type, required, fallback, sample]) input.addEventListener('input', changed);
   return {
     row,
@@ -228,7 +233,7 @@ async function showTemplate({ view, id }) {
         { header: 'Status', cell: (v) => (v.version === template?.published_version ? badge('published') : v.published_at ? 'published before' : none()) },
         actionsColumn((v) => [
           h('button', { type: 'button', class: 'secondary', onclick: async () => load(await api('GET', `${templatePath(id)}/versions/${v.version}`)) }, 'Open'),
-          ...(v.version === template?.published_version ? [] : rowAction('Publish', 'secondary', `Publish version ${v.version}? Sends by this template use it from now on.`, async () => {
+          ...(v.version === template?.published_version || !may(TEMPLATES_WRITE) ? [] : rowAction('Publish', 'secondary', `Publish version ${v.version}? Sends by this template use it from now on.`, async () => {
             await api('POST', `${templatePath(id)}/publish`, { body: { version: v.version } });
             navigate(location.hash, `Version ${v.version} is published.`);
           })),
@@ -268,8 +273,8 @@ async function showTemplate({ view, id }) {
     h('thead', null, h('tr', null, ['Name', 'Type', 'Required', 'Fallback', 'Sample value'].map((t) => h('th', { scope: 'col' }, t)),
       h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Actions')))),
     rows)),
-  h('button', { type: 'button', class: 'secondary', onclick: () => addVariable() }, 'Add variable'),
-  h('div', { class: 'form-actions' }, h('button', { type: 'submit' }, 'Save as a new version')));
+  may(TEMPLATES_WRITE) && [h('button', { type: 'button', class: 'secondary', onclick: () => addVariable() }, 'Add variable'),
+    h('div', { class: 'form-actions' }, h('button', { type: 'submit' }, 'Save as a new version'))]);
 
   for (const input of [subject, html, text, contactName, contactEmail]) input.addEventListener('input', changed);
 
@@ -290,17 +295,18 @@ async function showTemplate({ view, id }) {
       template.published_version === null ? badge('draft') : badge('published'),
       h('span', { class: 'muted' }, template.published_version === null ? 'not published yet' : `version ${template.published_version} is published`),
       h('span', { class: 'spacer' }),
-      publishLatest,
-      rowAction('Duplicate', 'secondary', `Make a copy of “${template.name}”?`, async () => {
+      may(TEMPLATES_WRITE) && [publishLatest,
+      ...rowAction('Duplicate', 'secondary', `Make a copy of “${template.name}”?`, async () => {
         /** @type {Template} */
         const copy = await api('POST', `${templatePath(id)}/duplicate`, { body: {} });
         navigate(templateHref(copy.id), `${copy.name} is a copy of ${template.name}.`);
       }),
-      rowAction('Delete', 'danger', `Delete “${template.name}”? Emails already sent with it keep their content.`, async () => {
+      ...rowAction('Delete', 'danger', `Delete “${template.name}”? Emails already sent with it keep their content.`, async () => {
         await api('DELETE', templatePath(id));
         navigate('#/templates', `${template.name} was deleted.`);
-      })),
+      })]),
     actionErrors,
+    withheldNote(TEMPLATES_WRITE, 'saving, publishing, duplicating and deleting this template; edits made here change only the preview'),
     h('p', null, h('a', { href: '#/templates' }, '← All templates'), ' · id ', code(template.id)),
     h('div', { class: 'template-layout' },
       h('div', null, editor, editorErrors),

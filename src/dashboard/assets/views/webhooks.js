@@ -2,6 +2,7 @@
 // Webhooks: endpoints (create with an event filter, enable and disable,
 // rotate the signing secret, send a test, delete) and each one's recent
 // deliveries with their attempts and answers, which can be replayed.
+import { fixedUnless, may, withheldNote } from '../access.js';
 import { api } from '../api.js';
 import { loadRecord, pagedTable } from '../lists.js';
 import { navigate } from '../nav.js';
@@ -28,6 +29,9 @@ const EVENT_TYPES = ['email.scheduled', 'email.queued', 'email.sent', 'email.del
   'email.complained', 'email.failed', 'email.cancelled', 'email.opened', 'email.clicked', 'email.replied', 'email.received',
   'broadcast.sending', 'broadcast.paused', 'broadcast.sent', 'broadcast.cancelled', 'contact.unsubscribed'];
 const DEFAULT_TYPES = ['email.delivered', 'email.bounced', 'email.complained', 'email.failed'];
+
+/** The scope of every change to an endpoint, a test and a replay among them. */
+const WEBHOOKS_WRITE = 'webhooks:write';
 
 /** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
 export const WEBHOOK_ROUTES = [
@@ -68,8 +72,9 @@ function showWebhooks({ view, query }) {
   const description = h('input', { id: 'webhook-description', type: 'text', maxlength: 500, placeholder: 'optional' });
   const events = eventChoices('new-event', DEFAULT_TYPES);
   const list = h('div');
-  fill(view, h('h1', null, 'Webhooks'), list, h('h2', null, 'Add an endpoint'),
-    actionForm({ class: 'stacked-form' }, async (errors) => {
+  fill(view, h('h1', null, 'Webhooks'), withheldNote(WEBHOOKS_WRITE, 'adding, changing, testing and deleting endpoints'), list,
+    may(WEBHOOKS_WRITE) && h('h2', null, 'Add an endpoint'),
+    may(WEBHOOKS_WRITE) && actionForm({ class: 'stacked-form' }, async (errors) => {
       try {
         /** @type {Webhook} */
         const created = await api('POST', '/v1/webhooks', { body: {
@@ -92,7 +97,7 @@ function showWebhooks({ view, query }) {
     { header: 'State', cell: state, role: 'status' },
     { header: 'Added', cell: (w) => time(w.created_at) },
   ];
-  return pagedTable(list, { api: '/v1/webhooks', route: '/webhooks', query, columns, empty: 'No endpoints yet. Add one below to have events posted to it as they happen.' });
+  return pagedTable(list, { api: '/v1/webhooks', route: '/webhooks', query, columns, empty: may(WEBHOOKS_WRITE) ? 'No endpoints yet. Add one below to have events posted to it as they happen.' : 'No endpoints yet.' });
 }
 
 /** @param {Delivery} d */
@@ -114,39 +119,41 @@ async function showWebhook({ view, id, query }) {
     await api('PATCH', webhookPath(id), { body });
     navigate(location.hash, note);
   };
+  const [filterForm, filterErrors] = actionForm({ class: 'stacked-form' }, async (errors) => {
+    try {
+      await patch({ event_types: events.selected() }, 'The event filter was saved.');
+    } catch (err) {
+      errors.show(err);
+    }
+  }, events.node, h('button', { type: 'submit' }, 'Save the filter'));
   fill(view,
     h('div', { class: 'title-row' },
       h('h1', null, webhook.url), state(webhook), h('span', { class: 'spacer' }),
-      rowAction('Send a test', 'secondary', 'Send a test event to this endpoint now?', async () => {
+      may(WEBHOOKS_WRITE) && [...rowAction('Send a test', 'secondary', 'Send a test event to this endpoint now?', async () => {
         await api('POST', `${webhookPath(id)}/test`);
         navigate(location.hash, 'A test event was sent; its delivery is listed below.');
       }),
-      webhook.enabled
+      ...(webhook.enabled
         ? rowAction('Disable', 'secondary', 'Disable this endpoint? Events are not sent to it until it is enabled again.', () => patch({ enabled: false }, 'The endpoint is disabled.'))
-        : rowAction('Enable', 'secondary', 'Enable this endpoint again?', () => patch({ enabled: true }, 'The endpoint is enabled.')),
-      rowAction('Rotate secret', 'secondary', 'Make a new signing secret? The old one stops working at once.', async () => {
+        : rowAction('Enable', 'secondary', 'Enable this endpoint again?', () => patch({ enabled: true }, 'The endpoint is enabled.'))),
+      ...rowAction('Rotate secret', 'secondary', 'Make a new signing secret? The old one stops working at once.', async () => {
         /** @type {Webhook} */
         const rotated = await api('POST', `${webhookPath(id)}/rotate-secret`);
         navigate(location.hash, secretNote('The new signing secret:', rotated.secret ?? ''));
       }),
-      rowAction('Delete', 'danger', `Delete the endpoint ${webhook.url}? Its deliveries go with it.`, async () => {
+      ...rowAction('Delete', 'danger', `Delete the endpoint ${webhook.url}? Its deliveries go with it.`, async () => {
         await api('DELETE', webhookPath(id));
         navigate('#/webhooks', `${webhook.url} was deleted.`);
-      })),
+      })]),
     h('p', null, h('a', { href: '#/webhooks' }, '← All endpoints'), ' · id ', code(webhook.id)),
+    withheldNote(WEBHOOKS_WRITE, 'testing, changing, replaying to and deleting this endpoint'),
     details([
       ['Description', webhook.description ?? none()],
       ['Added', time(webhook.created_at)],
       ['Updated', time(webhook.updated_at)],
     ]),
     h('h2', null, 'Event filter'),
-    actionForm({ class: 'stacked-form' }, async (errors) => {
-      try {
-        await patch({ event_types: events.selected() }, 'The event filter was saved.');
-      } catch (err) {
-        errors.show(err);
-      }
-    }, events.node, h('button', { type: 'submit' }, 'Save the filter')),
+    fixedUnless(WEBHOOKS_WRITE, filterForm), filterErrors,
     h('h2', null, 'Recent deliveries'), deliveries);
 
   /** @type {import('../ui.js').Column<Delivery>[]} */
@@ -157,10 +164,11 @@ async function showWebhook({ view, id, query }) {
     { header: 'Status', cell: (d) => badge(d.status), role: 'status' },
     { header: 'Attempts', cell: (d) => String(d.attempt_count) },
     { header: 'Last answer', cell: lastAnswer, className: 'prose' },
-    actionsColumn((d) => rowAction('Replay', 'secondary', `Send this ${d.event_type} delivery again, as a new delivery?`, async () => {
-      await api('POST', `${webhookPath(id)}/deliveries/${encodeURIComponent(d.id)}/replay`);
-      navigate(location.hash, 'The delivery was replayed.');
-    })),
+    ...(may(WEBHOOKS_WRITE) ? [actionsColumn((/** @type {Delivery} */ d) => rowAction('Replay', 'secondary',
+      `Send this ${d.event_type} delivery again, as a new delivery?`, async () => {
+        await api('POST', `${webhookPath(id)}/deliveries/${encodeURIComponent(d.id)}/replay`);
+        navigate(location.hash, 'The delivery was replayed.');
+      }))] : []),
   ];
   await pagedTable(deliveries, {
     api: `${webhookPath(id)}/deliveries`, route: `/webhooks/${encodeURIComponent(id)}`, query, columns, empty: 'No deliveries yet.',

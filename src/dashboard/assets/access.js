@@ -1,0 +1,58 @@
+// @ts-check
+// What the signed-in key may do, read once per sign-in from GET
+// /v1/api-keys/current, so that views offer only the actions it may take.
+// An action the key may not take is not shown; the view says in one line
+// which scope it lacks, so that nothing seems simply missing. When the scopes
+// cannot be read (an older server, a network error) everything is offered,
+// and the API's 403 says what is missing, as before.
+import { request } from './api.js';
+import { h } from './ui.js';
+
+/** The key's effective (fine) scopes; null while unknown, which offers everything. @type {Set<string> | null} */
+let granted = null;
+
+/** Reads the scopes of `key`; never throws, a failure leaves them unknown. @param {string} key */
+export async function loadAccess(key) {
+  granted = null;
+  try {
+    /** @type {{ effective_scopes: string[] }} */
+    const current = await request(key, 'GET', '/v1/api-keys/current');
+    granted = new Set(current.effective_scopes);
+  } catch {
+    granted = null;
+  }
+}
+
+export function forgetAccess() {
+  granted = null;
+}
+
+/** Whether the signed-in key holds `scope` (or its scopes are unknown). @param {string} scope */
+export function may(scope) {
+  return granted === null || granted.has(scope);
+}
+
+/**
+ * The line that stands in for the actions a key lacking `scope` is not offered, `what` naming them
+ * ("adding, verifying and deleting domains"); nothing when the key holds it.
+ * @param {string} scope
+ * @param {string} what
+ */
+export function withheldNote(scope, what) {
+  if (may(scope)) return null;
+  return h('p', { class: 'withheld' }, 'Read only here: this key lacks ', h('code', null, scope), `, needed for ${what}.`);
+}
+
+/**
+ * `form` as a key lacking `scope` may see it: its values still read, its fields fixed and its buttons gone.
+ * @template {HTMLElement} F
+ * @param {string} scope
+ * @param {F} form
+ * @returns {F}
+ */
+export function fixedUnless(scope, form) {
+  if (may(scope)) return form;
+  for (const field of form.querySelectorAll('input, select, textarea')) field.setAttribute('disabled', '');
+  for (const button of form.querySelectorAll('button')) button.remove();
+  return form;
+}

@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { launchChromium, signedInDashboard } from '../helpers/browser.js';
+import { until } from '../helpers/child-server.js';
+
+// The dashboard in Chromium with keys of different scopes: it reads what its
+// key may do from GET /v1/api-keys/current, lists only the sections the key
+// may read, and offers no action the key may not take, saying in one line
+// which scope the view's actions need. A full-access key sees them all.
+
+const SCREENSHOTS = process.env.MAILROOM_SCREENSHOTS;
+
+/** Every scope that reads, save analytics, inbound mail and API keys; none that writes. */
+const READ_ONLY = ['emails:read', 'domains:read', 'events:read', 'contacts:read', 'suppressions:read', 'webhooks:read',
+  'templates:read', 'broadcasts:read', 'queue:read'];
+
+interface ViewCase {
+  route: string;
+  heading: string;
+  /** Text the view shows once its lists have loaded. */
+  ready: string;
+  /** The write scope its actions need, which the read-only key lacks. */
+  scope: string;
+  buttons: string[];
+  links?: string[];
+}
+
+describe('the dashboard offers what its key may do', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let views: ViewCase[];
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    const domain = await t.seed.activeDomain('acme.test');
+    const sent = await t.api.post('/v1/emails', { from: 'news@acme.test', to: 'ann@example.test', subject: 'Hello Ann', text: 'Hi.' });
+    expect(sent.status).toBe(201);
+    await until('the email delivered to the sink', async () => ((await t.api.get(`/v1/emails/${sent.body.id}`)).body.status === 'delivered' || undefined));
+    const template = await t.api.post('/v1/templates', { name: 'Welcome', subject: 'Welcome {{ contact.first_name }}', html: '<p>Hi</p>' });
+    const contact = await t.api.post('/v1/contacts', { email: 'bea@example.test', name: 'Bea Stone' });
+    const broadcast = await t.api.post('/v1/broadcasts', { name: 'November news' });
+    expect((await t.api.post('/v1/suppressions', { email: 'gone@example.test' })).status).toBe(201);
+    views = [
+      { route: '/domains', heading: 'Domains', ready: 'acme.test', scope: 'domains:write', buttons: ['Add domain'] },
+      { route: `/domains/${domain.id}`, heading: 'acme.test', ready: 'DNS records', scope: 'domains:write',
+        buttons: ['Verify', 'Rotate DKIM key', 'Delete', 'Save settings'] },
+      { route: `/emails/${sent.body.id}`, heading: 'Hello Ann', ready: 'Recipients', scope: 'emails:send', buttons: ['Resend'] },
+      { route: '/templates', heading: 'Templates', ready: 'Welcome', scope: 'templates:write', buttons: ['Create'] },
+      { route: `/templates/${template.body.id}`, heading: 'Welcome', ready: 'version 1', scope: 'templates:write',
+        buttons: ['Save as a new version', 'Add variable', 'Duplicate', 'Delete', 'Publish'] },
+      { route: '/broadcasts', heading: 'Broadcasts', ready: 'November news', scope: 'broadcasts:write', buttons: [], links: ['New broadcast'] },
+      { route: `/broadcasts/${broadcast.body.id}`, heading: 'November news', ready: 'Audience now', scope: 'broadcasts:write',
+        buttons: ['Save', 'Send test', 'Send now…', 'Delete'] },
+      { route: '/contacts', heading: 'Contacts', ready: 'bea@example.test', scope: 'contacts:write',
+        buttons: ['Add a contact', 'Add contact'], links: ['Import CSV'] },
+      { route: `/contacts/${contact.body.id}`, heading: 'bea@example.test', ready: 'Properties', scope: 'contacts:write',
+        buttons: ['Unsubscribe', 'Delete', 'Add tag', 'Save the name'] },
+      { route: '/suppressions', heading: 'Suppressions', ready: 'gone@example.test', scope: 'suppressions:write', buttons: ['Remove', 'Suppress'] },
+      { route: '/webhooks', heading: 'Webhooks', ready: 'No endpoints yet', scope: 'webhooks:write', buttons: ['Add endpoint'] },
+      { route: '/queue', heading: 'Queue', ready: 'Nothing is waiting', scope: 'queue:write', buttons: ['Retry all now', 'Hold'] },
+    ];
+    browser = await launchChromium();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  /** Opens `view` and waits until it has drawn its lists. */
+  const open = async (page: Page, view: ViewCase) => {
+    await page.goto(`${t.url}/dashboard/#${view.route}`);
+    await page.getByRole('heading', { name: view.heading, level: 1, exact: true }).waitFor();
+    await page.getByText(view.ready).first().waitFor();
+  };
+  const enabledButtons = (page: Page, name: string) => page.getByRole('button', { name, exact: true }).and(page.locator(':enabled')).count();
+  const navLinks = (page: Page) => page.getByRole('navigation', { name: 'Main' }).getByRole('link').allTextContents();
+
+  it('with a read-only key: the nav lacks what it cannot read, and no view offers a change', async () => {
+    const { token } = await t.seed.key({ name: 'auditor', scopes: READ_ONLY });
+    const page = await signedInDashboard(browser, t.url, token, '/emails', 'Emails');
+    expect(await navLinks(page)).toEqual(['Emails', 'Domains', 'Events', 'Queue', 'Templates', 'Broadcasts', 'Contacts', 'Suppressions', 'Webhooks']);
+    for (const view of views) {
+      await open(page, view);
+      for (const name of view.buttons) expect(await enabledButtons(page, name), `${view.route}: ${name}`).toBe(0);
+      for (const name of view.links ?? []) expect(await page.getByRole('link', { name, exact: true }).count(), `${view.route}: ${name}`).toBe(0);
+      // What is not offered is said, with the scope it needs.
+      expect(await page.locator('.withheld').first().textContent(), view.route).toContain(view.scope);
+    }
+    // No row can be picked for a bulk action.
+    await open(page, views.find((v) => v.route === '/contacts')!);
+    expect(await page.locator('input.select-box').count()).toBe(0);
+    // Settings still read, fixed.
+    await open(page, views.find((v) => v.route.startsWith('/domains/'))!);
+    expect(await page.getByLabel('Open tracking').isDisabled()).toBe(true);
+
+    if (SCREENSHOTS) {
+      for (const [width, height] of [[1440, 900], [390, 844]]) {
+        await page.setViewportSize({ width, height });
+        for (const [view, name] of [[views[1], 'domain'], [views[8], 'contact'], [views[4], 'template']] as const) {
+          await open(page, view);
+          await page.screenshot({ path: `${SCREENSHOTS}/read-only-${name}-${width}.png`, fullPage: true });
+        }
+      }
+    }
+    await page.close();
+  });
+
+  it('with a full-access key: every section and every action', async () => {
+    const page = await signedInDashboard(browser, t.url, t.token, '/emails', 'Emails');
+    expect(await navLinks(page)).toEqual(['Emails', 'Domains', 'Events', 'Analytics', 'Queue', 'Inbound', 'Templates', 'Broadcasts', 'Contacts',
+      'Suppressions', 'Webhooks', 'API keys']);
+    for (const view of views) {
+      await open(page, view);
+      for (const name of view.buttons) expect(await enabledButtons(page, name), `${view.route}: ${name}`).toBeGreaterThan(0);
+      for (const name of view.links ?? []) expect(await page.getByRole('link', { name, exact: true }).count(), `${view.route}: ${name}`).toBe(1);
+      expect(await page.locator('.withheld').count(), view.route).toBe(0);
+    }
+    await page.close();
+  });
+
+  it('offers everything, as before, when the key\'s scopes cannot be read (an older server)', async () => {
+    const { token } = await t.seed.key({ name: 'auditor on an older server', scopes: READ_ONLY });
+    const page = await signedInDashboard(browser, t.url, token, '/emails', 'Emails', async (p) => {
+      await p.route('**/v1/api-keys/current', (route) =>
+        route.fulfill({ status: 404, contentType: 'application/json', body: JSON.stringify({ error: { code: 'not_found', message: 'No such route.' } }) }));
+    });
+    expect(await navLinks(page)).toHaveLength(12);
+    const domains = views[0];
+    await open(page, domains);
+    expect(await enabledButtons(page, 'Add domain')).toBe(1);
+    expect(await page.locator('.withheld').count()).toBe(0);
+    await page.close();
+  });
+
+  it('with a key that may read API keys but not change them: no Create, no Revoke', async () => {
+    const { token } = await t.seed.key({ name: 'key reader', scopes: ['emails:read', 'api_keys:read'] });
+    const page = await signedInDashboard(browser, t.url, token, '/api-keys', 'API keys');
+    expect(await navLinks(page)).toEqual(['Emails', 'API keys']);
+    await page.getByText('key reader').first().waitFor();
+    expect(await page.getByRole('button', { name: 'Create key' }).count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Revoke' }).count()).toBe(0);
+    expect(await page.locator('.withheld').textContent()).toContain('api_keys:write');
+    await page.close();
+  });
+});
