@@ -117,9 +117,9 @@ export const CHUNK_SIZE = 200;
  * first message): the transaction writing them runs on the event loop, and
  * every request waits meanwhile, so big newsletters go in smaller chunks.
  */
-export const CHUNK_CHARS = 1_000_000;
-/** Contacts of a chunk rendered side by side (a text part derived from long html is made on a thread meanwhile). */
-const RENDER_SLICE = 16;
+export const CHUNK_CHARS = 2_000_000;
+/** Contacts a chunk renders first, to see how big its messages are. */
+const MEASURED_RENDERS = 8;
 /** How long a sender holds a broadcast while it makes a chunk. */
 const CHUNK_LEASE_MS = 60_000;
 /** Chunks of a broadcast sent as fast as they can be made that one claim makes, one after another, before others get a turn. */
@@ -369,12 +369,17 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
         return { contactId: c.id, email: c.email, code: 'render_failed', message: err.message };
       }
     };
+    // Rendered side by side (a text part derived from long html is made on a
+    // thread meanwhile): a few first, then as many as the chunk has room for
+    // at their size, so that few renders are made for nothing.
     const items: BroadcastItem[] = [];
     let taken = 0;
     let chars = 0;
     let full = false;
+    let next = MEASURED_RENDERS;
     while (taken < page.length && !full) {
-      for (const made of await Promise.all(page.slice(taken, taken + RENDER_SLICE).map(render))) {
+      const rendered = await Promise.all(page.slice(taken, taken + next).map(render));
+      for (const made of rendered) {
         const size = 'body' in made ? (made.body.html?.length ?? 0) + (made.body.text?.length ?? 0) : 0;
         if (taken > 0 && chars + size > CHUNK_CHARS) {
           full = true;
@@ -385,6 +390,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
         if ('body' in made) items.push(made);
         else unrendered.push(made);
       }
+      next = chars === 0 ? page.length : Math.max(1, Math.floor(((CHUNK_CHARS - chars) * taken) / chars));
     }
     const result = await deps.emails.sendForBroadcast(sender, b.id, items, progressTo(taken)).catch(unlessAbandoned);
     if (!result) return undefined;

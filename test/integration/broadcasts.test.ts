@@ -483,9 +483,9 @@ describe('the size of a broadcast\'s chunks', () => {
     return b.id;
   };
 
-  it('makes the emails of a big newsletter in chunks of no more than a million characters, and small ones 200 at a time', async () => {
-    const big = await firstChunk({ name: 'Big', html: `<p>${'Long read. '.repeat(27_000)}</p>`, text: 'Hello', audience: { tag_ids: [await tagId('big')] } });
-    // About 297,000 characters a message: three fill a chunk.
+  it('makes the emails of a big newsletter in chunks of no more than two million characters, and small ones 200 at a time', async () => {
+    const big = await firstChunk({ name: 'Big', html: `<p>${'Long read. '.repeat(54_000)}</p>`, text: 'Hello', audience: { tag_ids: [await tagId('big')] } });
+    // About 594,000 characters a message: three fill a chunk.
     await new Promise((r) => setTimeout(r, 300));
     expect((await made(big)).stats.emails_created).toBe(3);
     clock.advance(1_000);
@@ -507,7 +507,7 @@ describe('the size of a broadcast\'s chunks', () => {
 
   it('records a skipped contact with the chunk it ends up in, once, not with the chunk that rendered it and stopped short', async () => {
     const id = await firstChunk({
-      name: 'Big, one skipped', html: `<p>${'Long read. '.repeat(27_000)}{{ contact.properties.ref | url_decode }}</p>`, text: 'Hello',
+      name: 'Big, one skipped', html: `<p>${'Long read. '.repeat(54_000)}{{ contact.properties.ref | url_decode }}</p>`, text: 'Hello',
       audience: { tag_ids: [await tagId('skip')] },
     });
     // The first chunk rendered all seven and kept three: the fifth contact's failure is not its own.
