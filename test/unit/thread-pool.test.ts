@@ -120,7 +120,7 @@ describe('ThreadPool', () => {
     await expect(threads.run(() => ['sum'])).rejects.toThrow('the testing pool is closed');
   });
 
-  it('keeps the process alive while a job runs or waits on an answer, and not once its threads are idle', () => {
+  it('keeps the process alive while a job runs on a thread that was idle, and not once its threads are idle again', () => {
     const dir = mkdtempSync(join(tmpdir(), 'mailroom-thread-pool-'));
     try {
       const module = fileURLToPath(new URL('../../src/core/thread-pool.ts', import.meta.url));
@@ -130,7 +130,9 @@ describe('ThreadPool', () => {
         const threads = new ThreadPool('idling', {
           source: 'function handle(ms, ask) { const until = Date.now() + ms; while (Date.now() < until); return ask(ms); }',
         }, 1, { answer: (ms) => new Promise((r) => setTimeout(() => r(ms * 2), ms)) });
-        // Nothing else is left on this thread while the thread is busy: were it unreferenced, the await would end the process (13).
+        // The thread is idle after its first job; during the second nothing else is left on this
+        // thread while the thread is busy: were it unreferenced, the await would end the process (13).
+        await threads.run(() => 0);
         console.log(await threads.run(() => 300));
       `);
       const child = spawnSync(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8', timeout: 30_000 });
