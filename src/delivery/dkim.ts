@@ -272,7 +272,7 @@ class SigningPool {
   private nextKeyId = 1;
 
   constructor(size: number) {
-    this.threads = new ThreadPool('DKIM signing', { source: SIGNING_THREAD }, size, () => new Set<number>());
+    this.threads = new ThreadPool('DKIM signing', { source: SIGNING_THREAD }, size, { newState: () => new Set<number>() });
   }
 
   /** The b= values of `signings`, in order, made by one thread in one round trip. */

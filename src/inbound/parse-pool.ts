@@ -1,9 +1,9 @@
 import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
 import type { AddressObject } from 'mailparser';
 import type { DNSResolver } from 'mailauth';
 import type { AuthResults } from './inbound.repo.js';
+import { ThreadPool } from '../core/thread-pool.js';
 
 // The processor's reading of received mail on worker threads: MIME parsing
 // (mailparser) and the SPF, DKIM and DMARC checks (mailauth). Both are CPU
@@ -18,11 +18,12 @@ import type { AuthResults } from './inbound.repo.js';
 // message, so one answer cache (dns-cache.ts) serves every thread and the
 // configured servers stay the only ones asked.
 //
-// The worker is plain JavaScript run with `eval`, so the same code works from
-// the TypeScript sources (tests) and from dist/; mailparser and mailauth are
-// loaded from the paths this module resolves, not from wherever the process
-// was started. The worker sends back only what the fields and the results
-// are made of, as data that survives being posted between threads.
+// The threads are core/thread-pool.ts's, running plain JavaScript, so the
+// same code works from the TypeScript sources (tests) and from dist/;
+// mailparser and mailauth are loaded from the paths this module resolves, not
+// from wherever the process was started. A thread sends back only what the
+// fields and the results are made of, as data that survives being posted
+// between threads.
 
 /**
  * The message itself cannot be read (the parser refused it, or it is past a
@@ -85,10 +86,10 @@ export const PARSER_OPTIONS = {
 export const AUTH_OPTIONS = { disableArc: true, disableBimi: true } as const;
 
 /**
- * The worker's copies of partsOf and authResultsOf in parse-message.ts; a
+ * The thread's copies of partsOf and authResultsOf in parse-message.ts; a
  * test holds each pair to the same output. Copies rather than the functions'
  * own source text (toString): a transpiler may put its helpers in that text
- * (tsx's esbuild adds __name calls), and the worker has none of them.
+ * (tsx's esbuild adds __name calls), and the thread has none of them.
  */
 const PARTS_SOURCE = `
 function partsOf(mail) {
@@ -121,119 +122,85 @@ function authResultsOf(res) {
 }
 `;
 
-// A job is `{ id, raw, auth? }`; the worker answers `{ id, parts, auth? }` or
-// `{ id, error, unreadable }` (unreadable: the parser refused the message).
-// While a job is checked, the worker asks `{ dns, job, name, rrtype }` and
-// is told `{ dns, answer }` or `{ dns, error: { code, message } }`:
-// mailauth reads the code to tell "no such record" from a temporary failure
-// (RFC 7208 §5, RFC 7489 §6.6.3). Each side posts what it has to say in one
-// turn of its event loop as one array: a message between threads costs each
-// side about as much as a small look-up, and a batch makes several per
-// received message.
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require('node:worker_threads');
+// A job is `{ raw, auth? }`; the thread answers `{ parts, auth? }` or
+// `{ error, unreadable }` (unreadable: the parser refused the message).
+// While a job is checked, the thread asks `{ name, rrtype }` of this thread,
+// which answers with the job's resolver or refuses with the resolver's error
+// code: mailauth reads the code to tell "no such record" from a temporary
+// failure (RFC 7208 §5, RFC 7489 §6.6.3).
+const THREAD_SOURCE = `
 const { simpleParser } = require(workerData.mailparser);
 const { authenticate } = require(workerData.mailauth);
 ${PARTS_SOURCE}
-let outbox = [];
-const send = (msg) => {
-  if (outbox.push(msg) === 1) setImmediate(() => { parentPort.postMessage(outbox); outbox = []; });
-};
-const lookups = new Map();
-let nextLookup = 1;
 // Messages of one batch mostly come from one sender and ask the same names
 // at the same moment: those share a question while it is open (nothing is
 // kept after the answer; caching is the other side's). Only jobs of the same
 // resolver share, and a job is answered only after its checks have settled,
 // so the job a question is asked for is still there to answer it.
 const asking = new Map();
-const resolverFor = (job, resolver) => (name, rrtype) => {
+const resolverFor = (resolver, ask) => (name, rrtype) => {
   const key = resolver + ' ' + rrtype + ' ' + name.toLowerCase();
   let answer = asking.get(key);
   if (!answer) {
-    answer = new Promise((resolve, reject) => {
-      const dns = nextLookup++;
-      lookups.set(dns, { resolve, reject });
-      send({ dns, job, name, rrtype });
-    });
+    answer = ask({ name, rrtype });
     asking.set(key, answer);
     const forget = () => { if (asking.get(key) === answer) asking.delete(key); };
     answer.then(forget, forget);
   }
   return answer;
 };
-function receive(msg) {
-  if (msg.dns !== undefined) {
-    const lookup = lookups.get(msg.dns);
-    lookups.delete(msg.dns);
-    if (msg.error) lookup?.reject(Object.assign(new Error(msg.error.message), { code: msg.error.code }));
-    else lookup?.resolve(msg.answer);
-    return;
-  }
-  const { id, raw, auth } = msg;
+function handle({ raw, auth }, ask) {
   const buf = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
   const check = auth && authenticate(buf, {
-    ip: auth.remoteIp, helo: auth.helo, sender: auth.mailFrom, mta: auth.mta, resolver: resolverFor(id, auth.resolver), ...workerData.authOptions,
+    ip: auth.remoteIp, helo: auth.helo, sender: auth.mailFrom, mta: auth.mta, resolver: resolverFor(auth.resolver, ask), ...workerData.authOptions,
   }).then(authResultsOf);
-  Promise.allSettled([simpleParser(buf, workerData.options), check]).then(([mail, results]) => {
+  return Promise.allSettled([simpleParser(buf, workerData.options), check]).then(([mail, results]) => {
     const failed = [mail, results].find((r) => r.status === 'rejected');
-    if (failed) send({ id, error: String((failed.reason && failed.reason.message) || failed.reason), unreadable: failed === mail });
-    else send({ id, parts: partsOf(mail.value), auth: results.value });
+    if (failed) return { error: String((failed.reason && failed.reason.message) || failed.reason), unreadable: failed === mail };
+    return { parts: partsOf(mail.value), auth: results.value };
   });
 }
-parentPort.on('message', (batch) => batch.forEach(receive));
 `;
 
 const requireHere = createRequire(import.meta.url);
 const MAILPARSER_PATH = requireHere.resolve('mailparser');
 const MAILAUTH_PATH = requireHere.resolve('mailauth');
 
-/** Messages waiting for a worker: a bound, so a backlog waits in the database rather than in memory. */
-const MAX_QUEUED_PER_WORKER = 256;
+/** Messages waiting for a thread: a bound, so a backlog waits in the database rather than in memory. */
+const MAX_QUEUED_PER_THREAD = 256;
 
-interface Job {
-  resolve: (read: ReadMessage) => void;
-  reject: (err: Error) => void;
-  /** Answers the job's DNS look-ups. */
-  resolver: DNSResolver | undefined;
-}
-
-interface PoolWorker {
-  worker: Worker;
-  pending: Map<number, Job>;
-  /** Messages to post together at the end of this turn of the event loop. */
-  outbox: unknown[];
-}
-
-type FromWorker =
-  | { id: number; parts?: ParsedParts; auth?: AuthResults; error?: string; unreadable?: boolean; dns?: undefined }
-  | { dns: number; job: number; name: string; rrtype: string };
+type ThreadResult = { parts: ParsedParts; auth?: AuthResults } | { parts?: undefined; error: string; unreadable: boolean };
 
 /**
- * A pool of `size` reading threads, started on first use. A worker that dies
+ * A pool of `size` reading threads, started on first use. A thread that dies
  * fails the messages it held (the processor retries those later) and is
  * replaced on the next one.
  */
 export class ParsePool {
-  private readonly workers: PoolWorker[] = [];
+  private readonly threads: ThreadPool<undefined, DNSResolver>;
   /** A number per resolver, so the threads share questions only between jobs of one. */
   private readonly resolverIds = new WeakMap<DNSResolver, number>();
-  private nextJobId = 1;
   private nextResolverId = 1;
-  private closed = false;
 
-  constructor(private readonly size = Math.max(1, Math.min(4, availableParallelism() - 1))) {}
+  constructor(size = Math.max(1, Math.min(4, availableParallelism() - 1))) {
+    this.threads = new ThreadPool('parsing', {
+      source: THREAD_SOURCE,
+      workerData: { mailparser: MAILPARSER_PATH, mailauth: MAILAUTH_PATH, options: PARSER_OPTIONS, authOptions: AUTH_OPTIONS },
+    }, size, {
+      // Parsing and checking leave mostly short-lived garbage; a young
+      // generation larger than a thread's default is collected less often,
+      // for about a fifth less CPU per message here.
+      worker: { resourceLimits: { maxYoungGenerationSizeMb: 64 } },
+      maxJobsPerThread: MAX_QUEUED_PER_THREAD,
+      answer: (q: { name: string; rrtype: string }, resolver) => resolver(q.name, q.rrtype),
+    });
+  }
 
   readonly read: MessageReader = (raw, auth) => {
-    if (this.closed) return Promise.reject(new Error('the parsing pool is closed'));
-    const w = this.pick();
-    if (w.pending.size >= MAX_QUEUED_PER_WORKER) return Promise.reject(new Error('every parsing thread is full'));
-    const id = this.nextJobId++;
-    return new Promise<ReadMessage>((resolve, reject) => {
-      w.pending.set(id, { resolve, reject, resolver: auth?.resolver });
-      // A worker with work keeps the process alive; an idle one does not.
-      w.worker.ref();
-      this.send(w, { id, raw, auth: auth && { remoteIp: auth.remoteIp, helo: auth.helo, mailFrom: auth.mailFrom, mta: auth.mta, resolver: this.resolverId(auth.resolver) } });
+    const job = { raw, auth: auth && { remoteIp: auth.remoteIp, helo: auth.helo, mailFrom: auth.mailFrom, mta: auth.mta, resolver: this.resolverId(auth.resolver) } };
+    return this.threads.run<ThreadResult>(() => job, auth?.resolver).then((read) => {
+      if (read.parts) return { parts: withBuffers(read.parts), ...(read.auth && { auth: read.auth }) };
+      throw read.unreadable ? new UnreadableMessage(`the message could not be parsed: ${read.error}`) : new Error(read.error);
     });
   };
 
@@ -243,75 +210,9 @@ export class ParsePool {
     return id;
   }
 
-  /** The least busy worker, or a new one while the pool is below its size and all are busy. */
-  private pick(): PoolWorker {
-    const idlest = this.workers.reduce<PoolWorker | undefined>((a, b) => (a && a.pending.size <= b.pending.size ? a : b), undefined);
-    if (idlest && (idlest.pending.size === 0 || this.workers.length >= this.size)) return idlest;
-    return this.spawn();
-  }
-
-  private spawn(): PoolWorker {
-    const worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      // Parsing and checking leave mostly short-lived garbage; a young
-      // generation larger than a thread's default is collected less often,
-      // for about a fifth less CPU per message here.
-      resourceLimits: { maxYoungGenerationSizeMb: 64 },
-      workerData: { mailparser: MAILPARSER_PATH, mailauth: MAILAUTH_PATH, options: PARSER_OPTIONS, authOptions: AUTH_OPTIONS },
-    });
-    const w: PoolWorker = { worker, pending: new Map(), outbox: [] };
-    worker.on('message', (batch: FromWorker[]) => {
-      for (const msg of batch) {
-        if (msg.dns !== undefined) {
-          this.lookUp(w, msg);
-          continue;
-        }
-        const job = w.pending.get(msg.id);
-        w.pending.delete(msg.id);
-        if (msg.parts) job?.resolve({ parts: withBuffers(msg.parts), ...(msg.auth && { auth: msg.auth }) });
-        else job?.reject(msg.unreadable ? new UnreadableMessage(`the message could not be parsed: ${msg.error}`) : new Error(msg.error));
-      }
-      if (w.pending.size === 0) worker.unref();
-    });
-    const fail = (err: Error) => {
-      const index = this.workers.indexOf(w);
-      if (index >= 0) this.workers.splice(index, 1);
-      for (const job of w.pending.values()) job.reject(err);
-      w.pending.clear();
-    };
-    worker.on('error', fail);
-    worker.on('exit', (code) => fail(new Error(`parsing thread exited (${code})`)));
-    this.workers.push(w);
-    return w;
-  }
-
-  private send(w: PoolWorker, msg: unknown): void {
-    if (w.outbox.push(msg) > 1) return;
-    setImmediate(() => {
-      w.worker.postMessage(w.outbox);
-      w.outbox = [];
-    });
-  }
-
-  /** Answers a worker's look-up with the resolver of the job that made it. */
-  private lookUp(w: PoolWorker, q: { dns: number; job: number; name: string; rrtype: string }): void {
-    const resolver = w.pending.get(q.job)?.resolver;
-    new Promise<unknown>((resolve) => {
-      if (!resolver) throw Object.assign(new Error('the look-up outlived its message'), { code: 'ECANCELLED' });
-      resolve(resolver(q.name, q.rrtype));
-    }).then(
-      (answer) => this.send(w, { dns: q.dns, answer }),
-      (err: unknown) => {
-        const e = err as { code?: unknown; message?: unknown };
-        this.send(w, { dns: q.dns, error: { code: typeof e?.code === 'string' ? e.code : undefined, message: String(e?.message ?? err) } });
-      },
-    );
-  }
-
   /** Ends the threads; reads still running fail. */
-  async close(): Promise<void> {
-    this.closed = true;
-    await Promise.all(this.workers.splice(0).map((w) => w.worker.terminate()));
+  close(): Promise<void> {
+    return this.threads.close();
   }
 }
 
