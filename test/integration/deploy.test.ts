@@ -41,9 +41,10 @@ describe('npm start', () => {
           if (Date.now() > deadline) throw new Error(`npm start did not start: ${out}`);
         }
         expect(await portTaken(port)).toBe(true);
-        const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+        // 'close', not 'exit': npm may have exited before the server's last words, which share its stdout, were read.
+        const closed = new Promise<void>((resolve) => npm.once('close', () => resolve()));
         npm.kill(signal);
-        await exited;
+        await closed;
         // The server itself went too: its port is free again.
         for (const deadline = Date.now() + 10_000; await portTaken(port); await new Promise((r) => setTimeout(r, 50))) {
           if (Date.now() > deadline) throw new Error(`port ${port} still taken after ${signal} to npm`);
