@@ -1644,7 +1644,9 @@ export interface paths {
          *     checked as when saving (422 `template_invalid`); `data`, the values,
          *     as in a send (422 `template_variables_invalid`: a required variable
          *     missing, a value of the wrong type, listed in `problems`). `data` may
-         *     also hold sample values of `contact` (an object) and
+         *     also hold sample values of `contact` (an object; given a `name`,
+         *     its `first_name` and `last_name` are that name's first and last
+         *     words, as for a real contact, unless the sample gives them) and
          *     `unsubscribe_url` (a string); without them `contact` is empty and
          *     `unsubscribe_url` is "". The text part is derived from the HTML when
          *     there is no `text`. A render over the limits (100 ms, 5,000,000

@@ -8,7 +8,7 @@ import {
   CompiledCache, compileSource, renderSource, RenderFailure, type CompiledSource, type Part, type SourceProblem,
 } from './template-engine.js';
 import { htmlToPlainText } from './plain-text.js';
-import { bindValues, checkDeclarations, undeclaredUses, type DeclarationInput, type Problem, type VariableDeclaration } from './variables.js';
+import { bindValues, checkDeclarations, namesOf, undeclaredUses, type DeclarationInput, type Problem, type VariableDeclaration } from './variables.js';
 import {
   aliasOwner, deleteTemplate, findTemplateHead, findTemplateHeadForUpdate, findVersion, findVersionRow, getTemplate, insertTemplate, insertVersion,
   listTemplates, listVersions, markPublished, updateTemplate,
@@ -216,11 +216,7 @@ const sameContent = (a: Content, b: Content) => JSON.stringify(a) === JSON.strin
 /** `contact` for a recipient: the contact's fields, first and last name split from its name as Listmonk does. */
 export function contactData(c: ContactFacts | undefined): Record<string, unknown> {
   if (!c) return {};
-  const words = (c.name ?? '').split(/\s+/).filter(Boolean);
-  return {
-    id: c.id, email: c.email, name: c.name ?? '',
-    first_name: words[0] ?? '', last_name: words.length > 1 ? words.at(-1)! : '', properties: c.properties ?? {},
-  };
+  return { id: c.id, email: c.email, name: c.name ?? '', ...namesOf(c.name ?? ''), properties: c.properties ?? {} };
 }
 
 export function templatesService(deps: TemplatesDeps): TemplatesService {

@@ -85,6 +85,15 @@ export function undeclaredUses(compiled: CompiledSource, declarations: VariableD
     }));
 }
 
+/** First and last name split from a contact's name, as Listmonk does: its first word and its last. */
+export function namesOf(name: string): { first_name: string; last_name: string } {
+  const words = name.split(/\s+/).filter(Boolean);
+  return { first_name: words[0] ?? '', last_name: words.length > 1 ? words.at(-1)! : '' };
+}
+
+/** A sample `contact` given a name gets its first and last name as a real recipient does, unless the sample gives them. */
+const sampleContact = (c: Record<string, unknown>) => (typeof c.name === 'string' ? { ...namesOf(c.name), ...c } : c);
+
 /**
  * The data a render gets from the values given: each declared variable
  * checked against its type, its fallback for one left out (null counts as
@@ -115,7 +124,7 @@ export function bindValues(declarations: VariableDeclaration[], values: Record<s
     } else {
       const expected = name === 'contact' ? 'object' : 'string';
       if (typeOf(values[name]) !== expected) problems.push({ param: `${param}.${name}`, message: `'${name}' must be a ${expected}.` });
-      else data[name] = values[name];
+      else data[name] = name === 'contact' ? sampleContact(values[name] as Record<string, unknown>) : values[name];
     }
   }
   return { data, problems };

@@ -259,7 +259,7 @@ describe('the Broadcasts view in Chromium', () => {
     // Sent at once from elsewhere: the open page notices and shows the progress.
     expect((await t.api.post(`/v1/broadcasts/${id}/send`, {})).status).toBe(200);
     await seen(page, '.title-row .badge', /^(sending|sent)$/);
-    await seen(page, '.progress-panel h2', 'Emails made');
+    await seen(page, '.progress-panel h2', 'Progress');
   });
 
   it('takes its content from a published template, previewed as a contact', async () => {
@@ -296,6 +296,9 @@ describe('the Broadcasts view in Chromium', () => {
     await page.goto(`${t.url}/dashboard/#/broadcasts/${created.body.id}`);
     await seen(page, '.title-row .badge', /^sent$/);
     await seen(page, '[data-stat="skipped"] .stat-value', /^11$/);
+    // The bar counts skipped contacts as done: the broadcast is through with all 12.
+    await seen(page, '.progress-count', /^12 of 12$/);
+    await seen(page, '.progress-panel p', /^1 email made and 11 contacts skipped for an audience of 12 contacts\.$/);
     const panel = page.locator('.skipped-panel');
     await seen(panel, 'h2', 'Skipped: 11 contacts got no email');
     await seen(panel, 'tbody tr', 'garbled10@example.com');

@@ -243,6 +243,13 @@ describe('templates API', () => {
     });
     const bare = await api.post('/v1/templates/render', { html: '<p>{{ contact.first_name | default: "friend" }}</p>' });
     expect(bare.body).toEqual({ object: 'template_render', subject: '', html: '<p>friend</p>', text: 'friend' });
+    // A sample contact's name gives its first and last name, as a real contact's does; names given win.
+    const named = await api.post('/v1/templates/render', { subject: '{{ contact.first_name }}/{{ contact.last_name }}', text: 'x',
+      data: { contact: { name: 'Ada King Lovelace' } } });
+    expect(named.body.subject).toBe('Ada/Lovelace');
+    const given = await api.post('/v1/templates/render', { subject: '{{ contact.first_name }}/{{ contact.last_name }}', text: 'x',
+      data: { contact: { name: 'Ada Lovelace', first_name: 'Augusta' } } });
+    expect(given.body.subject).toBe('Augusta/Lovelace');
 
     expect(expectProblem(await api.post('/v1/templates/render', { subject: 'x', html: '{{ a' }), 422, 'template_invalid', 'html').message)
       .toBe('html, line 1, column 1: output "{{ a" not closed.');

@@ -93,7 +93,7 @@ function showBroadcasts({ view, query }) {
     { header: 'Name', cell: (b) => [h('a', { href: broadcastHref(b.id) }, b.name), h('div', { class: 'muted small' }, b.subject ?? (b.template ? 'the template’s subject' : 'no subject yet'))] },
     { header: 'Status', cell: (b) => badge(b.status), role: 'status' },
     { header: 'Audience', cell: (b) => b.stats.audience_size.toLocaleString(), className: 'num' },
-    { header: 'Progress', cell: (b) => (b.started_at ? progressBar(b.stats.emails_created, b.stats.audience_size, 'Emails made') : none()),
+    { header: 'Progress', cell: (b) => (b.started_at ? progressBar(contactsDone(b.stats), b.stats.audience_size, 'Contacts done') : none()),
       className: 'progress-cell' },
     { header: 'Delivered', cell: (b) => b.stats.delivered.toLocaleString(), className: 'num' },
     { header: 'Opened', cell: (b) => b.stats.opened.toLocaleString(), className: 'num' },
@@ -571,6 +571,13 @@ const MINOR_STATS = /** @type {Array<[keyof Stats, string]>} */ ([['bounced', 'B
   ['unsubscribed', 'Unsubscribed'], ['failed', 'Failed'], ['suppressed', 'Suppressed']]);
 
 /** Shown beside the others only when some contact got no email. */
+/**
+ * Contacts a broadcast is through with: those it made an email for and those
+ * it skipped. A finished broadcast's bar is full even when some were skipped.
+ * @param {Stats} stats
+ */
+const contactsDone = (stats) => stats.emails_created + stats.skipped;
+
 const SKIPPED_STAT = /** @type {[keyof Stats, string]} */ (['skipped', 'Skipped']);
 /** Skipped contacts a page of their table shows. */
 const SKIPS_PAGE = 10;
@@ -629,9 +636,11 @@ function showProgress(view, broadcast) {
       h('p', null, h('a', { href: '#/broadcasts' }, '← All broadcasts'), ' · id ', code(b.id)),
       b.status_reason && h('p', { class: 'flash warn' }, b.status_reason),
       h('section', { class: 'panel progress-panel' },
-        h('h2', null, 'Emails made'),
-        progressBar(stats.emails_created, stats.audience_size, 'Emails made'),
-        h('p', { class: 'muted small' }, `${count(stats.emails_created, 'email', 'emails')} made for an audience of ${count(stats.audience_size, 'contact', 'contacts')}`,
+        h('h2', null, 'Progress'),
+        progressBar(contactsDone(stats), stats.audience_size, 'Contacts done'),
+        h('p', { class: 'muted small' }, `${count(stats.emails_created, 'email', 'emails')} made`,
+          stats.skipped > 0 ? ` and ${count(stats.skipped, 'contact', 'contacts')} skipped` : '',
+          ` for an audience of ${count(stats.audience_size, 'contact', 'contacts')}`,
           b.send_rate_per_minute ? `, at most ${b.send_rate_per_minute.toLocaleString()} a minute.` : '.',
           MOVING.includes(b.status) ? ' This page keeps itself up to date.' : '')),
       statCards(stats, MAIN_STATS, 'broadcast-stats'),
