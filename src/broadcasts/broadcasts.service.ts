@@ -3,6 +3,7 @@ import { AppError, notFound } from '../core/errors.js';
 import { escapeHtml } from '../core/html.js';
 import { newId } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
+import { fitsTextFormat } from '../contract/contract.js';
 import type { RequestBody, Schema } from '../contract/operations.js';
 import { freeGoneLeases } from '../store/lease.js';
 import { appendWorkspaceEvent, type WorkspaceEventType } from '../events/index.js';
@@ -10,7 +11,7 @@ import type { Store, Tx } from '../store/db.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import type { BroadcastStatus, SkipCode } from './broadcasts.tables.js';
 import type { AudienceContact, AudienceFilter } from '../contacts/index.js';
-import { checkScheduleTime, parseMailbox, type BroadcastEmailCounts, type BroadcastItem, type BroadcastProgress, type EmailCreateBody, type Sender } from '../emails/index.js';
+import { checkScheduleTime, mailDomain, MAX_CONTENT_BYTES, parseMailbox, type BroadcastEmailCounts, type BroadcastItem, type BroadcastProgress, type EmailCreateBody, type Sender } from '../emails/index.js';
 import type { CompiledContent, ContactFacts, ContentSource } from '../templates/index.js';
 import { contactData, RenderOverTime } from '../templates/index.js';
 import {
@@ -146,12 +147,43 @@ function audienceOf(input: AudienceInput | undefined): Audience {
   };
 }
 
-/** What an email refused for a contact was refused for, by the field it names. */
-const REFUSED_FIELD_CODES: Record<string, SkipCode> = { to: 'invalid_address', subject: 'invalid_subject', attachments: 'message_too_large' };
+const MIB = 1024 * 1024;
 
-const refusal = (contactId: string, email: string, err: AppError): NewSkip => ({
-  contactId, email, code: REFUSED_FIELD_CODES[err.param?.split('.')[0] ?? ''] ?? 'invalid_message', message: err.message,
-});
+/**
+ * The skip of a contact whose email the email path refused, said for a
+ * person: what is wrong with this contact's message and what to change. Of
+ * the fields an email is refused for, the address, the subject and the size
+ * are the contact's own (its address, its data rendered); the rest are the
+ * broadcast's, the same for every contact, so such a refusal stops the
+ * chunk with a 422 that pauses the broadcast rather than skipping everyone.
+ */
+function refusal(contact: { id: string; email: string }, body: EmailCreateBody, err: AppError): NewSkip {
+  const skip = (code: SkipCode, message: string): NewSkip => ({ contactId: contact.id, email: contact.email, code, message });
+  switch (err.param?.split('.')[0]) {
+    case 'to': {
+      // The contacts API takes a domain as written; an email needs its ASCII (IDNA) form to be a DNS name.
+      const why = mailDomain(contact.email) === undefined
+        ? 'its domain has no valid ASCII form (IDNA: labels of letters, digits and hyphens, at most 63 characters each once converted)'
+        : 'it is not a valid email address';
+      return skip('invalid_address', `No email can be sent to ${contact.email}: ${why}. Correct the contact's address.`);
+    }
+    case 'subject': {
+      const refused = [...(body.subject ?? '')].find((ch) => !fitsTextFormat('header-value', ch));
+      const which = refused === undefined ? '' : ` U+${refused.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+      return skip('invalid_subject', `The subject rendered for this contact holds the control character${which}, which an email header cannot carry. `
+        + "Change the subject, or the contact's data it shows, so that it renders without one.");
+    }
+    case 'attachments': {
+      // Rounded up, so that a message just over the limit does not read as at it.
+      const mib = Math.ceil((Buffer.byteLength(body.html ?? '') + Buffer.byteLength(body.text ?? '')) / (MIB / 10)) / 10;
+      return skip('message_too_large', `The message rendered for this contact is ${mib.toFixed(1)} MiB of html and text, over the `
+        + `${MAX_CONTENT_BYTES / MIB} MiB an email can have. Shorten the content, or the contact's data it repeats.`);
+    }
+    default:
+      throw new AppError(err.code, `The email for contact ${contact.id} (${contact.email}) was refused for a reason every contact shares: ${err.message}`,
+        { status: 422, ...(err.param !== undefined && { param: err.param }) });
+  }
+}
 
 const filterOf = (a: Audience): AudienceFilter => ({ tagIds: a.tag_ids, excludeTagIds: a.exclude_tag_ids, engagementTiers: a.engagement_tiers });
 
@@ -333,6 +365,8 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
     const keepsLease = (taken: number) => mayKeepLease && rate === null && !lastChunk(taken);
     /** The chunk's contacts whose message did not render; those whose email was refused come to `progress`. */
     const unrendered: NewSkip[] = [];
+    /** The chunk's rendered messages, each a contact's email to make. */
+    const items: BroadcastItem[] = [];
     /** What recording a chunk of the page's first `taken` contacts writes, in the transaction of their emails. */
     const progressTo = (taken: number): BroadcastProgress => async (tx, made, refused) => {
       const done = lastChunk(taken);
@@ -343,8 +377,8 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
         // Paused, cancelled or taken over since the claim: none of this chunk is made.
         throw new ChunkAbandoned();
       }
-      const emailOf = (contactId: string) => page.find((c) => c.id === contactId)!.email;
-      await insertSkips(tx, b, [...unrendered, ...refused.map((r) => refusal(r.contactId, emailOf(r.contactId), r.error))], at);
+      const refusedSkips = refused.map((r) => refusal(page.find((c) => c.id === r.contactId)!, items.find((i) => i.contactId === r.contactId)!.body, r.error));
+      await insertSkips(tx, b, [...unrendered, ...refusedSkips], at);
       if (done) await broadcastEvent(tx, b, 'broadcast.sent', { emails_created: b.emailsCreated + made }, at);
     };
     /** A chunk whose broadcast stopped sending under it is rolled back, and the lease given up. */
@@ -366,13 +400,13 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
         return { contactId: c.id, body: emailBody(b, content, from, c.email, message) };
       } catch (err) {
         if (!(err instanceof AppError) || err instanceof RenderOverTime) throw err;
-        return { contactId: c.id, email: c.email, code: 'render_failed', message: err.message };
+        const message = `${err.message} Change the content, or the contact's data it reads, so that it renders.`;
+        return { contactId: c.id, email: c.email, code: 'render_failed', message };
       }
     };
     // Rendered side by side (a text part derived from long html is made on a
     // thread meanwhile): a few first, then as many as the chunk has room for
     // at their size, so that few renders are made for nothing.
-    const items: BroadcastItem[] = [];
     let taken = 0;
     let chars = 0;
     let full = false;

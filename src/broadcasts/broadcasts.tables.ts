@@ -52,7 +52,7 @@ export interface BroadcastsTable {
 }
 
 /** Why a contact of a broadcast got no email (migration 0037). */
-export type SkipCode = 'render_failed' | 'invalid_address' | 'invalid_subject' | 'message_too_large' | 'invalid_message';
+export type SkipCode = 'render_failed' | 'invalid_address' | 'invalid_subject' | 'message_too_large';
 
 /** A contact of a broadcast that got no email, written with the chunk it was in. */
 export interface BroadcastSkipsTable {

@@ -247,16 +247,18 @@ export interface paths {
          * The broadcast's contacts that got no email, and why, newest first.
          * @description A contact of the audience gets no email when its message cannot be
          *     made: `render_failed` (the content's Liquid fails with that
-         *     contact's data, or its output is over the size limit),
+         *     contact's data, or a part's output is over 5,000,000 characters),
          *     `invalid_address` (the contact's address is not one an email can
-         *     go to), `invalid_subject` (the subject rendered for it holds a
-         *     control character), `message_too_large` (its message is over the
-         *     content limit) or `invalid_message` (any other reason an email of
-         *     it would be refused); `message` says what failed. Each is recorded
-         *     once, with the chunk it was in, and counted in `stats.skipped`. A
-         *     render that runs out of time is not a skip: it pauses the
-         *     broadcast. Contacts left out because they are suppressed get their
-         *     email, `suppressed`. Scope `broadcasts:read`.
+         *     go to, such as a domain whose ASCII form has a label over 63
+         *     characters), `invalid_subject` (the subject rendered for it holds
+         *     a control character) or `message_too_large` (its html and text are
+         *     over 25 MiB); `message` says what failed and what to change. Each
+         *     is recorded once, with the chunk it was in, and counted in
+         *     `stats.skipped`. A render that runs out of time is not a skip, nor
+         *     is an email refused for what every contact's email shares (its
+         *     `from`, its `reply_to`): either pauses the broadcast. Contacts left
+         *     out because they are suppressed get their email, `suppressed`.
+         *     Scope `broadcasts:read`.
          */
         get: operations["listBroadcastSkips"];
         put?: never;
@@ -2307,7 +2309,7 @@ export interface components {
             /** @description The contact's address when its email was to be made. */
             email: string;
             /** @enum {string} */
-            code: "render_failed" | "invalid_address" | "invalid_subject" | "message_too_large" | "invalid_message";
+            code: "render_failed" | "invalid_address" | "invalid_subject" | "message_too_large";
             /** @description What failed, as the error of the email would have said. */
             message: string;
             created_at: components["schemas"]["Timestamp"];

@@ -5,7 +5,7 @@ export { aggregateStatus, recordRecipientOutcomes, type Complaint, type EmailOut
 export type {
   HtmlRewriter, RenderedTemplate, TemplateRef, TemplateSend, TemplatesPort,
 } from './ports.js';
-export { parseMailbox } from './addresses.js';
-export { checkScheduleTime, type EmailCreateBody } from './email-input.js';
+export { mailDomain, parseMailbox } from './addresses.js';
+export { checkScheduleTime, MAX_CONTENT_BYTES, type EmailCreateBody } from './email-input.js';
 export type { BroadcastEmailCounts, Email, EmailSummary } from './emails.repo.js';
 export { fillPostgresEmailsSearch } from './emails.repo.js';

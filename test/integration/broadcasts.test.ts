@@ -331,11 +331,69 @@ describe('broadcasts', () => {
     expect(listed.body).toEqual({
       data: [{
         object: 'broadcast_skip', contact_id: broken.id, email: 'broken@example.com', code: 'render_failed',
-        message: expect.stringMatching(/^Rendering text, line 1, column \d+ failed: .*URI malformed/), created_at: expect.any(String),
+        message: expect.stringMatching(/^Rendering text, line 1, column \d+ failed: .*URI malformed.* Change the content, or the contact's data it reads, so that it renders\.$/),
+        created_at: expect.any(String),
       }],
       has_more: false,
     });
     expect(Date.parse(listed.body.data[0].created_at)).toBeGreaterThanOrEqual(Date.parse(sent.started_at));
+  });
+
+  /**
+   * Sends a broadcast of `content` to three new contacts tagged `tag`, the
+   * middle one `odd`, and returns the odd one's skip, once the broadcast is
+   * sent with that one skip and the other two got their emails.
+   */
+  const sendSkippingOne = async (tag: string, odd: { email: string; properties?: Record<string, unknown> },
+    fineProperties: Record<string, unknown>, content: Record<string, unknown>) => {
+    await addContact(`${tag}0`, { email: `${tag}0@example.com`, tags: [tag], properties: fineProperties });
+    const oddContact = await addContact(`${tag}Odd`, { ...odd, tags: [tag] });
+    await addContact(`${tag}1`, { email: `${tag}1@example.com`, tags: [tag], properties: fineProperties });
+    const tagId = ((await t.api.get('/v1/tags')).body.data as Array<{ id: string; name: string }>).find((x) => x.name === tag)!.id;
+    const b = await create({ name: tag, from: FROM, ...content, audience: { tag_ids: [tagId] } });
+    expect((await t.api.post(`/v1/broadcasts/${b.id}/send`, {})).status).toBe(200);
+    const sent = await settled(b.id, 'sent');
+    expect(sent.stats).toMatchObject({ audience_size: 3, emails_created: 2, skipped: 1 });
+    expect((await emailsOf(b.id)).map((e) => e.to[0]).sort()).toEqual([`${tag}0@example.com`, `${tag}1@example.com`]);
+    const listed = await t.api.get(`/v1/broadcasts/${b.id}/skipped`);
+    expect(listed.status).toBe(200);
+    expect(listed.body).toMatchObject({ data: [{ object: 'broadcast_skip', contact_id: oddContact.id, email: oddContact.email }], has_more: false });
+    return listed.body.data[0] as { code: string; message: string };
+  };
+
+  it('sends to the rest, and lists as invalid_address, a contact whose address has a domain with no valid ASCII form', async () => {
+    // The contacts API takes a label of up to 63 characters as written; this one is 68 in ASCII (xn--…), over the 63 DNS allows.
+    const address = 'info@bürgerbüro-der-verbandsgemeinde-südliche-weinstraße-landau.de';
+    const skip = await sendSkippingOne('idn', { email: address }, {}, { subject: 'Hi', text: 'Hello.' });
+    expect(skip).toMatchObject({
+      code: 'invalid_address',
+      message: `No email can be sent to ${address}: its domain has no valid ASCII form (IDNA: labels of letters, digits and hyphens, `
+        + "at most 63 characters each once converted). Correct the contact's address.",
+    });
+  });
+
+  it('sends to the rest, and lists as invalid_subject, a contact whose data renders a control character into the subject', async () => {
+    // Line breaks in a rendered subject become a space; a decoded BEL cannot go in a header.
+    const skip = await sendSkippingOne('coupons', { email: 'bell@example.com', properties: { coupon: 'SPRING%0710' } }, { coupon: 'SPRING%2010' },
+      { subject: 'Your code: {{ contact.properties.coupon | url_decode }}', text: 'Hello.' });
+    expect(skip).toMatchObject({
+      code: 'invalid_subject',
+      message: 'The subject rendered for this contact holds the control character U+0007, which an email header cannot carry. '
+        + "Change the subject, or the contact's data it shows, so that it renders without one.",
+    });
+  });
+
+  it('sends to the rest, and lists as message_too_large, a contact whose data makes its message over the content limit', async () => {
+    // 100 copies of the contact's letter, 90 times in each part: short for most, 27 MB of html and text for 500 CJK characters.
+    const body = (raw: string) => '{% capture page %}{% for i in (1..100) %}{{ contact.properties.letter }}{% endfor %}{% endcapture %}'
+      + `{% for i in (1..90) %}{{ page${raw} }}{% endfor %}`;
+    const skip = await sendSkippingOne('letters', { email: 'longread@example.com', properties: { letter: '書'.repeat(500) } }, { letter: 'Hi. ' },
+      { subject: 'Letters', html: `<p>${body(' | raw')}</p>`, text: body('') });
+    expect(skip).toMatchObject({
+      code: 'message_too_large',
+      message: 'The message rendered for this contact is 25.8 MiB of html and text, over the 25 MiB an email can have. '
+        + "Shorten the content, or the contact's data it repeats.",
+    });
   });
 
   it('pages the skipped contacts, and answers bad input on their list with the error object', async () => {

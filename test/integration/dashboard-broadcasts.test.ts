@@ -288,25 +288,34 @@ describe('the Broadcasts view in Chromium', () => {
     await addContact('fine', { email: 'fine@example.com', tags: ['coded'], properties: { code: 'spring%20sale' } });
     // A malformed percent-encoding: url_decode fails on each of these contacts' data.
     for (let i = 0; i < 11; i++) await addContact(`garbled${i}`, { email: `garbled${i}@example.com`, tags: ['coded'], properties: { code: `%G${i}` } });
+    // A decoded BEL in the subject, and a domain whose ASCII form has a label over 63 characters: refused as emails.
+    await addContact('bell', { email: 'bell@example.com', tags: ['coded'], properties: { code: 'spring%07sale' } });
+    await addContact('idn', { email: 'info@bürgerbüro-der-verbandsgemeinde-südliche-weinstraße-landau.de', tags: ['coded'], properties: { code: 'x' } });
     const codedTag = ((await t.api.get('/v1/tags')).body.data as Array<{ id: string; name: string }>).find((x) => x.name === 'coded')!.id;
     const created = await t.api.post('/v1/broadcasts', {
-      name: 'Codes', from: `News <hello@${DOMAIN}>`, subject: 'Your code', text: 'Code: {{ contact.properties.code | url_decode }}', audience: { tag_ids: [codedTag] },
+      name: 'Codes', from: `News <hello@${DOMAIN}>`, subject: 'Your code: {{ contact.properties.code | url_decode }}', text: 'Code: {{ contact.properties.code | url_decode }}',
+      audience: { tag_ids: [codedTag] },
     });
     expect((await t.api.post(`/v1/broadcasts/${created.body.id}/send`, {})).status).toBe(200);
     await page.goto(`${t.url}/dashboard/#/broadcasts/${created.body.id}`);
     await seen(page, '.title-row .badge', /^sent$/);
-    await seen(page, '[data-stat="skipped"] .stat-value', /^11$/);
-    // The bar counts skipped contacts as done: the broadcast is through with all 12.
-    await seen(page, '.progress-count', /^12 of 12$/);
-    await seen(page, '.progress-panel p', /^1 email made and 11 contacts skipped for an audience of 12 contacts\.$/);
+    await seen(page, '[data-stat="skipped"] .stat-value', /^13$/);
+    // The bar counts skipped contacts as done: the broadcast is through with all 14.
+    await seen(page, '.progress-count', /^14 of 14$/);
+    await seen(page, '.progress-panel p', /^1 email made and 13 contacts skipped for an audience of 14 contacts\.$/);
     const panel = page.locator('.skipped-panel');
-    await seen(panel, 'h2', 'Skipped: 11 contacts got no email');
+    await seen(panel, 'h2', 'Skipped: 13 contacts got no email');
     await seen(panel, 'tbody tr', 'garbled10@example.com');
     expect(await panel.locator('tbody tr').count()).toBe(10);
-    const newest = panel.locator('tbody tr').first();
-    expect(await newest.locator('td').nth(1).textContent()).toBe('Did not render');
-    expect(await newest.locator('td').nth(2).textContent()).toMatch(/^Rendering text, line 1, column \d+ failed: .*URI malformed/);
-    expect(await newest.getByRole('link', { name: 'garbled10@example.com' }).getAttribute('href')).toBe(`#/contacts/${contacts.garbled10.id}`);
+    // Newest first: the chunk's refused emails were recorded after the messages that did not render.
+    const row = (n: number) => panel.locator('tbody tr').nth(n).locator('td');
+    expect(await row(0).nth(1).textContent()).toBe('Address refused');
+    expect(await row(0).nth(2).textContent()).toMatch(/^No email can be sent to info@bürgerbüro-.*: its domain has no valid ASCII form/);
+    expect(await row(1).nth(1).textContent()).toBe('Subject refused');
+    expect(await row(1).nth(2).textContent()).toMatch(/^The subject rendered for this contact holds the control character U\+0007/);
+    expect(await row(2).nth(1).textContent()).toBe('Did not render');
+    expect(await row(2).nth(2).textContent()).toMatch(/^Rendering subject, line 1, column \d+ failed: .*URI malformed/);
+    expect(await row(2).getByRole('link', { name: 'garbled10@example.com' }).getAttribute('href')).toBe(`#/contacts/${contacts.garbled10.id}`);
     // At a desktop's width and a phone's, with the first page and the button for more.
     if (SCREENSHOTS) {
       for (const width of [1440, 390]) {
@@ -318,7 +327,7 @@ describe('the Broadcasts view in Chromium', () => {
     }
     await panel.getByRole('button', { name: 'Show more' }).click();
     await seen(panel, 'tbody tr', 'garbled0@example.com');
-    expect(await panel.locator('tbody tr').count()).toBe(11);
+    expect(await panel.locator('tbody tr').count()).toBe(13);
     expect(await panel.getByRole('button', { name: 'Show more' }).count()).toBe(0);
   });
 

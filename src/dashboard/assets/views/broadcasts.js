@@ -26,7 +26,7 @@ import {
  */
 /**
  * @typedef {{ contact_id: string, email: string, code: SkipCode, message: string, created_at: string }} Skip
- * @typedef {'render_failed' | 'invalid_address' | 'invalid_subject' | 'message_too_large' | 'invalid_message'} SkipCode
+ * @typedef {'render_failed' | 'invalid_address' | 'invalid_subject' | 'message_too_large'} SkipCode
  */
 /** @typedef {{ tag_ids: string[], exclude_tag_ids: string[], engagement_tiers: Tier[] | null }} AudienceFilter */
 /**
@@ -583,8 +583,7 @@ const SKIPPED_STAT = /** @type {[keyof Stats, string]} */ (['skipped', 'Skipped'
 const SKIPS_PAGE = 10;
 /** @type {Record<SkipCode, string>} */
 const SKIP_REASONS = {
-  render_failed: 'Did not render', invalid_address: 'Address refused', invalid_subject: 'Subject refused',
-  message_too_large: 'Too large', invalid_message: 'Message refused',
+  render_failed: 'Did not render', invalid_address: 'Address refused', invalid_subject: 'Subject refused', message_too_large: 'Too large',
 };
 
 /** @param {Stats} stats @param {Array<[keyof Stats, string]>} which @param {string} className */
