@@ -485,7 +485,8 @@ export interface paths {
          * Create a contact.
          * @description The address is trimmed and lower-cased as a whole, then validated (a
          *     dot-atom local part, UTF-8 letters allowed, and a domain of at least two
-         *     labels; quoted local parts and address literals are refused). A live
+         *     labels whose ASCII form (IDNA) is a DNS name, as sending checks it;
+         *     quoted local parts and address literals are refused). A live
          *     contact with the same address in the workspace gives 422
          *     `already_exists`; a deleted one does not (a new contact is made).
          *     `tags` are tag names: missing tags are created. A new contact whose

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import addressparser from 'nodemailer/lib/addressparser';
-import { addressKey, isValidAddress, mailDomain, parseMailbox } from '../../../src/emails/addresses.js';
+import { isValidAddress, mailDomain } from '../../../src/core/mail-address.js';
+import { addressKey, parseMailbox } from '../../../src/emails/addresses.js';
 
 describe('parseMailbox', () => {
   it.each([
