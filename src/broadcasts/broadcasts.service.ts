@@ -86,6 +86,7 @@ export interface BroadcastsDeps {
       Promise<{ made: number; refused: Array<{ contactId: string; error: AppError }> }>;
     broadcastCounts(broadcastId: string): Promise<BroadcastEmailCounts>;
     quotaLeft(sender: Sender): Promise<number>;
+    checkMessage(sender: Sender, body: EmailCreateBody): void;
     cancelBroadcastEmails(workspaceId: string, broadcastId: string): Promise<number>;
   };
   templates: {
@@ -110,6 +111,9 @@ export interface BroadcastsDeps {
   planOf(workspaceId: string): Promise<string>;
   unsubscribeUrl(workspaceId: string, address: string): string;
 }
+
+/** The address a broadcast's content is checked with when it has no contact to check it for. */
+const SAMPLE_ADDRESS = 'sample@example.com';
 
 /** Contacts a chunk turns into emails at most: one transaction each. */
 export const CHUNK_SIZE = 200;
@@ -569,9 +573,16 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
       if (sender.mode === 'live' && !(await deps.maySendFrom(ws, parsed.mailbox.email.slice(parsed.mailbox.email.lastIndexOf('@') + 1).toLowerCase()))) {
         throw new AppError('domain_not_verified', `The domain of '${from}' is not an active domain of this workspace; verify it first, or send with a test key.`, { param: 'from' });
       }
-      // The content must render for a contact: a sample of the audience, or an empty one.
+      // The content must render for a contact (a sample of the audience, or an empty one) into an email that would be taken:
+      // what the content alone makes wrong fails here once, rather than skipping every contact. The address is not the content's.
       const [sample] = await deps.audience.page(ws, filterOf(b.audience), { afterPos: 0, limit: 1 });
-      await messageFor(b, content, sample && { id: sample.id, email: sample.email, name: sample.name }, sample?.email ?? 'sample@example.com');
+      const message = await messageFor(b, content, sample && { id: sample.id, email: sample.email, name: sample.name }, sample?.email ?? SAMPLE_ADDRESS);
+      try {
+        deps.emails.checkMessage(sender, emailBody(b, content, from, SAMPLE_ADDRESS, message));
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        throw new AppError(err.code, `The message this content makes would be refused: ${err.message}`, { ...(err.param !== undefined && { param: err.param }) });
+      }
       const set = at === undefined
         ? { status: 'sending' as const, scheduled_at: null, mode: sender.mode, ...(await fixAudience(b, now)) }
         : { status: 'scheduled' as const, scheduled_at: at, mode: sender.mode };

@@ -361,7 +361,10 @@ export interface paths {
          * @description Checks that the broadcast can go out (422 `broadcast_incomplete`
          *     without `from`, a subject or content; `domain_not_verified` when the
          *     from domain is not active and the key is live; a render that fails
-         *     for a sample contact), then makes it `scheduled` (with
+         *     for a sample contact; `validation_error` naming the field when the
+         *     email rendered for it would be refused, such as a subject holding a
+         *     control character or a message over 25 MiB), then makes it
+         *     `scheduled` (with
          *     `scheduled_at`, ISO 8601 or "in 2 hours", as for emails) or
          *     `sending`. A scheduled broadcast can be sent again to move its time
          *     or to send it at once. The key's mode decides the broadcast's: a

@@ -85,6 +85,8 @@ export interface EmailsService {
    * and nothing is made.
    */
   sendForBroadcast(sender: Sender, broadcastId: string, items: BroadcastItem[], progress: BroadcastProgress): Promise<BroadcastSendResult>;
+  /** Throws the error an email of `body` would be refused with (its fields, not its quota or domain); writes nothing. */
+  checkMessage(sender: Sender, body: EmailCreateBody): void;
   /** How many more emails the sender may send now (test keys: no limit). */
   quotaLeft(sender: Sender): Promise<number>;
   /** How a broadcast's emails stand. */
@@ -601,6 +603,10 @@ export function emailsService(deps: EmailsDeps): EmailsService {
     indexSearch: () => writeInBatches(store, { size: INDEX_BATCH, maxBatches: INDEX_MAX_BATCHES }, indexEmailSearch),
 
     broadcastCounts: (broadcastId) => broadcastEmailCounts(store.db, broadcastId),
+
+    checkMessage(sender, body) {
+      draftOf(sender, { body: body as Expanded['body'] }, clock.now());
+    },
 
     quotaLeft: async (sender) => sender.mode === 'live'
       ? sendQuotaLeft(store.db, sender.workspaceId, deps.plan(sender.plan), clock.now()) : Number.POSITIVE_INFINITY,

@@ -104,6 +104,16 @@ describe('broadcasts', () => {
     expect((await t.api.get('/v1/broadcasts/bc_unknown')).status).toBe(404);
   });
 
+  it('refuses to send content whose every email would be refused, once, rather than skipping each contact', async () => {
+    // The subject renders a control character whatever the contact: no header can carry it.
+    const b = await create({ name: 'Bell', from: FROM, subject: 'Ding {{ "%07" | url_decode }}', text: 'Hello.', audience: { tag_ids: [newsTag] } });
+    const refused = await t.api.post(`/v1/broadcasts/${b.id}/send`, {});
+    expect(refused.status).toBe(422);
+    expect(refused.body.error).toMatchObject({ code: 'validation_error', param: 'subject' });
+    expect(refused.body.error.message).toMatch(/^The message this content makes would be refused: .*subject/);
+    expect((await t.api.get(`/v1/broadcasts/${b.id}`)).body).toMatchObject({ status: 'draft', stats: { emails_created: 0, skipped: 0 } });
+  });
+
   it('previews the message as one contact would get it, personalised, with a visible unsubscribe link', async () => {
     const b = await create({
       name: 'Preview', from: FROM, subject: 'News for {{ contact.first_name }} at {{ contact.properties.company }}', preview_text: 'This week at Acme',

@@ -290,7 +290,10 @@ describe('the Broadcasts view in Chromium', () => {
     for (let i = 0; i < 11; i++) await addContact(`garbled${i}`, { email: `garbled${i}@example.com`, tags: ['coded'], properties: { code: `%G${i}` } });
     // A decoded BEL in the subject, and a domain whose ASCII form has a label over 63 characters: refused as emails.
     await addContact('bell', { email: 'bell@example.com', tags: ['coded'], properties: { code: 'spring%07sale' } });
-    await addContact('idn', { email: 'info@bürgerbüro-der-verbandsgemeinde-südliche-weinstraße-landau.de', tags: ['coded'], properties: { code: 'x' } });
+    const idn = await addContact('idn', { email: 'idn@example.com', tags: ['coded'], properties: { code: 'x' } });
+    // An address the contacts API no longer takes, as a contact saved before it checked addresses as sending does.
+    await t.mailroom.services.store.write((tx) => tx.updateTable('contacts')
+      .set({ email: 'info@bürgerbüro-der-verbandsgemeinde-südliche-weinstraße-landau.de' }).where('id', '=', idn.id).execute());
     const codedTag = ((await t.api.get('/v1/tags')).body.data as Array<{ id: string; name: string }>).find((x) => x.name === 'coded')!.id;
     const created = await t.api.post('/v1/broadcasts', {
       name: 'Codes', from: `News <hello@${DOMAIN}>`, subject: 'Your code: {{ contact.properties.code | url_decode }}', text: 'Code: {{ contact.properties.code | url_decode }}',
