@@ -349,53 +349,27 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
   }
 
   /**
-   * Makes one chunk of a claimed broadcast: the next contacts after its
-   * position, each an email. With `mayKeepLease`, a broadcast sent as fast as
-   * its emails can be made stays held for its next chunk, the lease renewed
-   * in this chunk's transaction: the broadcast as the chunk left it is
-   * returned, to go on with, with no claim's commit to wait for in between.
+   * Reads and renders the next chunk of a claimed broadcast: the contacts
+   * after `b`'s position, each a message, or a skip when its message does not
+   * render. `quotaLeft`, when known, is the workspace's quota left once the
+   * chunk before this one is written.
    */
-  async function makeChunk(b: StoredBroadcast, owner: string, mayKeepLease: boolean): Promise<StoredBroadcast | undefined> {
-    const now = clock.now();
+  async function renderChunk(b: StoredBroadcast, mayKeepLease: boolean, quotaLeft?: number): Promise<RenderedChunk> {
+    const startedAt = clock.now();
     const rate = b.sendRatePerMinute;
     const sender: Sender = { workspaceId: b.workspaceId, plan: await deps.planOf(b.workspaceId), mode: b.mode ?? 'live' };
     // A chunk takes its quota all at once: no bigger than what is left, so the quota is used to the last email.
-    const quotaLeft = await deps.emails.quotaLeft(sender);
-    const limit = Math.min(rate === null ? CHUNK_SIZE : Math.max(1, Math.min(CHUNK_SIZE, Math.ceil(rate / 60))), Math.max(1, quotaLeft));
+    const quota = quotaLeft ?? await deps.emails.quotaLeft(sender);
+    const limit = Math.min(rate === null ? CHUNK_SIZE : Math.max(1, Math.min(CHUNK_SIZE, Math.ceil(rate / 60))), Math.max(1, quota));
     const page = await deps.audience.page(b.workspaceId, filterOf(b.audience), { afterPos: b.expandedPos, maxPos: b.audienceMaxPos ?? 0, limit });
-    /** Whether a chunk of the page's first `taken` contacts is the broadcast's last. */
-    const lastChunk = (taken: number) => taken === page.length && page.length < limit;
-    const lastPos = (taken: number) => (taken > 0 ? page[taken - 1].pos : b.expandedPos);
-    const keepsLease = (taken: number) => mayKeepLease && rate === null && !lastChunk(taken);
-    /** The chunk's contacts whose message did not render; those whose email was refused come to `progress`. */
-    const unrendered: NewSkip[] = [];
-    /** The chunk's rendered messages, each a contact's email to make. */
-    const items: BroadcastItem[] = [];
-    /** What recording a chunk of the page's first `taken` contacts writes, in the transaction of their emails. */
-    const progressTo = (taken: number): BroadcastProgress => async (tx, made, refused) => {
-      const done = lastChunk(taken);
-      const nextChunkAt = rate === null ? now : now + Math.ceil((taken * 60_000) / rate);
-      const at = clock.now();
-      const keepLeaseUntil = keepsLease(taken) ? at + CHUNK_LEASE_MS : undefined;
-      if (!(await recordChunk(tx, b.id, owner, { expandedPos: lastPos(taken), made, nextChunkAt, done, now: at, keepLeaseUntil }))) {
-        // Paused, cancelled or taken over since the claim: none of this chunk is made.
-        throw new ChunkAbandoned();
-      }
-      const refusedSkips = refused.map((r) => refusal(page.find((c) => c.id === r.contactId)!, items.find((i) => i.contactId === r.contactId)!.body, r.error));
-      await insertSkips(tx, b, [...unrendered, ...refusedSkips], at);
-      if (done) await broadcastEvent(tx, b, 'broadcast.sent', { emails_created: b.emailsCreated + made }, at);
+    const chunk = (taken: number, items: BroadcastItem[], unrendered: NewSkip[]): RenderedChunk => {
+      const last = taken === page.length && page.length < limit;
+      return {
+        b, startedAt, sender, quotaLeft: quota, contacts: page.slice(0, taken), items, unrendered, last,
+        endPos: taken > 0 ? page[taken - 1].pos : b.expandedPos, keepsLease: mayKeepLease && rate === null && !last,
+      };
     };
-    /** A chunk whose broadcast stopped sending under it is rolled back, and the lease given up. */
-    const unlessAbandoned = async (err: unknown): Promise<undefined> => {
-      if (!(err instanceof ChunkAbandoned)) throw err;
-      await store.write((tx) => releaseBroadcast(tx, b.id, owner, clock.now()));
-      return undefined;
-    };
-    if (page.length === 0) {
-      const recorded = await store.write((tx) => progressTo(0)(tx, 0, [])).then(() => true, unlessAbandoned);
-      if (recorded) logger.info({ broadcast_id: b.id, emails: b.emailsCreated }, 'broadcast sent');
-      return undefined;
-    }
+    if (page.length === 0) return chunk(0, [], []);
     const content = await compile(b);
     const from = fromOf(b, content);
     const render = async (c: AudienceContact): Promise<BroadcastItem | NewSkip> => {
@@ -411,6 +385,8 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
     // Rendered side by side (a text part derived from long html is made on a
     // thread meanwhile): a few first, then as many as the chunk has room for
     // at their size, so that few renders are made for nothing.
+    const items: BroadcastItem[] = [];
+    const unrendered: NewSkip[] = [];
     let taken = 0;
     let chars = 0;
     let full = false;
@@ -430,13 +406,74 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
       }
       next = chars === 0 ? page.length : Math.max(1, Math.floor(((CHUNK_CHARS - chars) * taken) / chars));
     }
-    const result = await deps.emails.sendForBroadcast(sender, b.id, items, progressTo(taken)).catch(unlessAbandoned);
+    return chunk(taken, items, unrendered);
+  }
+
+  /**
+   * Writes a rendered chunk: its emails, its skips and the broadcast's new
+   * position, in one transaction. A chunk that keeps the lease (a broadcast
+   * sent as fast as its emails can be made) renews it in that transaction and
+   * returns the broadcast as the chunk left it, to go on with, with no
+   * claim's commit to wait for in between.
+   */
+  async function writeChunk(chunk: RenderedChunk, owner: string): Promise<StoredBroadcast | undefined> {
+    const { b, contacts, last } = chunk;
+    const rate = b.sendRatePerMinute;
+    /** What recording the chunk writes, in the transaction of its emails. */
+    const progress: BroadcastProgress = async (tx, made, refused) => {
+      const nextChunkAt = rate === null ? chunk.startedAt : chunk.startedAt + Math.ceil((contacts.length * 60_000) / rate);
+      const at = clock.now();
+      const keepLeaseUntil = chunk.keepsLease ? at + CHUNK_LEASE_MS : undefined;
+      if (!(await recordChunk(tx, b.id, owner, { expandedPos: chunk.endPos, made, nextChunkAt, done: last, now: at, keepLeaseUntil }))) {
+        // Paused, cancelled or taken over since the claim: none of this chunk is made.
+        throw new ChunkAbandoned();
+      }
+      const refusedSkips = refused.map((r) => refusal(contacts.find((c) => c.id === r.contactId)!, chunk.items.find((i) => i.contactId === r.contactId)!.body, r.error));
+      await insertSkips(tx, b, [...chunk.unrendered, ...refusedSkips], at);
+      if (last) await broadcastEvent(tx, b, 'broadcast.sent', { emails_created: b.emailsCreated + made }, at);
+    };
+    /** A chunk whose broadcast stopped sending under it is rolled back, and the lease given up. */
+    const unlessAbandoned = async (err: unknown): Promise<undefined> => {
+      if (!(err instanceof ChunkAbandoned)) throw err;
+      await store.write((tx) => releaseBroadcast(tx, b.id, owner, clock.now()));
+      return undefined;
+    };
+    const result = contacts.length === 0
+      ? await store.write((tx) => progress(tx, 0, [])).then(() => ({ made: 0, refused: [] }), unlessAbandoned)
+      : await deps.emails.sendForBroadcast(chunk.sender, b.id, chunk.items, progress).catch(unlessAbandoned);
     if (!result) return undefined;
-    if (unrendered.length > 0 || result.refused.length > 0) {
-      logger.warn({ broadcast_id: b.id, unrendered: unrendered.length, refused: result.refused.length }, 'broadcast: contacts skipped, listed in its skips');
+    if (chunk.unrendered.length > 0 || result.refused.length > 0) {
+      logger.warn({ broadcast_id: b.id, unrendered: chunk.unrendered.length, refused: result.refused.length }, 'broadcast: contacts skipped, listed in its skips');
     }
-    if (lastChunk(taken)) logger.info({ broadcast_id: b.id, emails: b.emailsCreated + result.made }, 'broadcast sent');
-    return keepsLease(taken) ? { ...b, expandedPos: lastPos(taken), emailsCreated: b.emailsCreated + result.made } : undefined;
+    if (last) logger.info({ broadcast_id: b.id, emails: b.emailsCreated + result.made }, 'broadcast sent');
+    return chunk.keepsLease ? { ...b, expandedPos: chunk.endPos, emailsCreated: b.emailsCreated + result.made } : undefined;
+  }
+
+  /**
+   * Makes the chunks of a claimed broadcast, one after another, while it
+   * keeps its lease (up to CHUNKS_PER_CLAIM). The next chunk's contacts start
+   * where this one's end, whatever its transaction records, so they are read
+   * and rendered while this one's emails are written and synced; should this
+   * chunk not go on (paused, cancelled, failed), the next is dropped unwritten.
+   */
+  async function makeChunks(b: StoredBroadcast, owner: string): Promise<void> {
+    let chunk = await renderChunk(b, CHUNKS_PER_CLAIM > 1);
+    for (let made = 1; ; made++) {
+      const writing = writeChunk(chunk, owner);
+      const ahead = chunk.keepsLease
+        ? renderChunk({ ...chunk.b, expandedPos: chunk.endPos }, made + 1 < CHUNKS_PER_CLAIM, chunk.quotaLeft - chunk.items.length)
+        : undefined;
+      // Its failure matters only if this chunk goes on; it is awaited then, or let go below.
+      ahead?.catch(() => undefined);
+      try {
+        const held = await writing;
+        if (!held || !ahead) return;
+        chunk = { ...(await ahead), b: held };
+      } finally {
+        // Never left running past the claim: what it reads may be gone once this returns.
+        await ahead?.catch(() => undefined);
+      }
+    }
   }
 
   const service: BroadcastsService = {
@@ -663,8 +700,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
       if (!b) return false;
       try {
         // The last chunk of the claim frees the broadcast, so that other broadcasts (and nodes) get their turn.
-        let held: StoredBroadcast | undefined = b;
-        for (let chunk = 1; held; chunk++) held = await makeChunk(held, owner, chunk < CHUNKS_PER_CLAIM);
+        await makeChunks(b, owner);
       } catch (err) {
         if (err instanceof AppError && err.code === 'daily_quota_exceeded') {
           const wait = Number(err.headers?.['Retry-After'] ?? 3600);
@@ -694,3 +730,30 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
 
 /** A chunk whose broadcast stopped sending under it: rolled back, not an error. */
 class ChunkAbandoned extends Error {}
+
+/** A chunk's contacts, read and rendered, ready to be written. */
+interface RenderedChunk {
+  /** The broadcast as the chunk found it. */
+  b: StoredBroadcast;
+  /** When its contacts were read: a paced broadcast's next chunk is due a pace after. */
+  startedAt: number;
+  sender: Sender;
+  /**
+   * The workspace's quota left before the chunk. The next chunk, rendered
+   * while this one is written, counts on this less this chunk's emails: sends
+   * of the workspace meanwhile may leave less, and its write then finds the
+   * quota used up, as a chunk after them would.
+   */
+  quotaLeft: number;
+  /** The chunk's contacts: an email or a skip each. */
+  contacts: AudienceContact[];
+  items: BroadcastItem[];
+  /** Contacts whose message did not render; those whose email is refused come back from the write. */
+  unrendered: NewSkip[];
+  /** Whether the chunk is the broadcast's last. */
+  last: boolean;
+  /** The audience position the broadcast is at once the chunk is written. */
+  endPos: number;
+  /** Whether the chunk renews the claim for the next one. */
+  keepsLease: boolean;
+}
