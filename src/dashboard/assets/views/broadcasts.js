@@ -687,7 +687,7 @@ function skippedContacts(b) {
         { query: new URLSearchParams({ limit: String(SKIPS_PAGE), ...(after && { starting_after: after }) }) });
       shown.push(...page.data);
       fill(rows, table(/** @type {import('../ui.js').Column<Skip>[]} */ ([
-        { header: 'Contact', role: 'primary', cell: (s) => clipped(s.email, { href: `#/contacts/${encodeURIComponent(s.contact_id)}` }) },
+        { header: 'Contact', role: 'primary', cell: (s) => clipped(s.email, { href: `#/contacts/${encodeURIComponent(s.contact_id)}`, wide: true }) },
         { header: 'Reason', cell: (s) => SKIP_REASONS[s.code] ?? s.code },
         { header: 'What failed', className: 'prose', cell: (s) => s.message },
         { header: 'When', cell: (s) => time(s.created_at) },
