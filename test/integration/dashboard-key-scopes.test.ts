@@ -144,4 +144,17 @@ describe('the dashboard offers what its key may do', () => {
     expect(await page.locator('.withheld').textContent()).toContain('api_keys:write');
     await page.close();
   });
+
+  it('opens on the first section the key may read, and says which scope a section it may not read needs', async () => {
+    const { token } = await t.seed.key({ name: 'template reader', scopes: ['templates:read', 'contacts:read'] });
+    const page = await signedInDashboard(browser, t.url, token, '/', 'Templates');
+    expect(page.url()).toMatch(/#\/templates$/);
+    // Typed by hand, a section the nav does not offer.
+    await page.goto(`${t.url}/dashboard/#/emails/em_anything`);
+    await page.getByRole('heading', { name: 'Emails', level: 1 }).waitFor();
+    expect(await page.locator('.withheld').textContent()).toBe('This key cannot read this section: it lacks emails:read.');
+    await page.getByRole('link', { name: 'Go to Templates' }).click();
+    await page.getByRole('heading', { name: 'Templates', level: 1 }).waitFor();
+    await page.close();
+  });
 });

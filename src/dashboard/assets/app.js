@@ -8,7 +8,7 @@
 // This module signs in and routes; shared pieces live in ui.js, api.js,
 // nav.js, lists.js, preview.js and work.js, and views in views/<area>.js.
 import { forgetAccess, loadAccess, may } from './access.js';
-import { forgetKey, request, storedKey, storeKey, whenSessionEnds } from './api.js';
+import { ApiError, forgetKey, request, storedKey, storeKey, whenSessionEnds } from './api.js';
 import { takePendingNote } from './nav.js';
 import { byId, errorSlot, fill, h, whileBusy } from './ui.js';
 import { cancelAllWork, workRunning } from './work.js';
@@ -57,6 +57,27 @@ function showSignIn(message) {
 }
 
 /**
+ * Throws unless `key` is one the server takes and it may read some section: it is shown those it may read.
+ * A server without GET /v1/api-keys/current checks it by its list of emails, as before.
+ * @param {string} key
+ */
+async function checkKey(key) {
+  /** @type {{ scopes: string[], effective_scopes: string[] }} */
+  let current;
+  try {
+    current = await request(key, 'GET', '/v1/api-keys/current');
+  } catch (err) {
+    if (!(err instanceof ApiError && err.status === 404)) throw err;
+    await request(key, 'GET', '/v1/emails', { query: new URLSearchParams({ limit: '1' }) });
+    return;
+  }
+  if (!NAV.some(([, , scope]) => current.effective_scopes.includes(scope))) {
+    throw new Error(`This key can read no section of the dashboard (its scopes: ${current.scopes.join(', ')}). `
+      + 'Sign in with a key that has a read scope, such as emails:read.');
+  }
+}
+
+/**
  * @param {Event} event
  * @param {HTMLInputElement} input
  * @param {ReturnType<typeof errorSlot>} errors
@@ -72,8 +93,7 @@ async function signIn(event, input, errors) {
   }
   await whileBusy(button, async () => {
     try {
-      // The list of emails is the first page: a key that may not read it (403) is refused too.
-      await request(key, 'GET', '/v1/emails', { query: new URLSearchParams({ limit: '1' }) });
+      await checkKey(key);
     } catch (err) {
       errors.show(err);
       input.focus();
@@ -130,13 +150,20 @@ const ROUTES = [
 function route() {
   if (!storedKey()) return showSignIn();
   const [path = '', search = ''] = location.hash.replace(/^#/, '').split(/\?(.*)/s);
-  if (path === '' || path === '/') return location.replace('#/emails');
+  const home = NAV.find(([, , scope]) => may(scope));
+  if (path === '' || path === '/') return location.replace(`#/${home?.[0] ?? 'emails'}`);
   const view = h('section', { class: 'view' });
   fill(byId('app'), h('div', { id: 'note' }, takePendingNote()), view);
   const section = path.split('/')[1];
   for (const link of document.querySelectorAll('nav a[data-section]')) {
     if (link.getAttribute('data-section') === section) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
+  }
+  // A section the key may not read is said so here, rather than by the API's 403 inside its view.
+  const unreadable = NAV.find(([s, , scope]) => s === section && !may(scope));
+  if (unreadable) {
+    fill(view, ...closedSection(unreadable, home));
+    return;
   }
   for (const [pattern, render] of ROUTES) {
     const match = pattern.exec(path.replace(/\/$/, ''));
@@ -145,7 +172,19 @@ function route() {
     void render({ view, id, query: new URLSearchParams(search) });
     return;
   }
-  fill(view, h('h1', null, 'Page not found'), h('p', null, h('a', { href: '#/emails' }, 'Go to the email list')));
+  fill(view, h('h1', null, 'Page not found'), home && h('p', null, h('a', { href: `#/${home[0]}` }, `Go to ${home[1]}`)));
+}
+
+/**
+ * What a section the key may not read shows: which scope it lacks, and where the key may go instead.
+ * @param {[string, string, string]} section @param {[string, string, string] | undefined} home the first section the key may read
+ */
+function closedSection([, label, scope], home) {
+  return [
+    h('h1', null, label),
+    h('p', { class: 'withheld' }, 'This key cannot read this section: it lacks ', h('code', null, scope), '.'),
+    home && h('p', null, h('a', { href: `#/${home[0]}` }, `Go to ${home[1]}`)),
+  ];
 }
 
 /** @param {string} segment @returns {string | null} null for a malformed %-escape */
