@@ -165,7 +165,7 @@ function refusal(contact: { id: string; email: string }, body: EmailCreateBody, 
   const skip = (code: SkipCode, message: string): NewSkip => ({ contactId: contact.id, email: contact.email, code, message });
   switch (err.param?.split('.')[0]) {
     case 'to': {
-      // The contacts API takes a domain as written; an email needs its ASCII (IDNA) form to be a DNS name.
+      // Contacts are checked as sending checks them now; one saved before may have a domain with no ASCII (IDNA) form.
       const why = mailDomain(contact.email) === undefined
         ? 'its domain has no valid ASCII form (IDNA: labels of letters, digits and hyphens, at most 63 characters each once converted)'
         : 'it is not a valid email address';
