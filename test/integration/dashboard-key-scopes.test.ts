@@ -94,6 +94,10 @@ describe('the dashboard offers what its key may do', () => {
     // Settings still read, fixed.
     await open(page, views.find((v) => v.route.startsWith('/domains/'))!);
     expect(await page.getByLabel('Open tracking').isDisabled()).toBe(true);
+    // A broadcast's source editors too: the text reads, and no key changes it.
+    await open(page, views.find((v) => v.route.startsWith('/broadcasts/'))!);
+    expect(await page.locator('#broadcast-html .cm-content').getAttribute('contenteditable')).toBe('false');
+    expect(await page.locator('#broadcast-text .cm-content').getAttribute('contenteditable')).toBe('false');
 
     if (SCREENSHOTS) {
       for (const [width, height] of [[1440, 900], [390, 844]]) {
@@ -143,6 +147,36 @@ describe('the dashboard offers what its key may do', () => {
     expect(await page.getByRole('button', { name: 'Revoke' }).count()).toBe(0);
     expect(await page.locator('.withheld').textContent()).toContain('api_keys:write');
     await page.close();
+  });
+
+  it('edits a broadcast with a key that may not list domains, tags or templates, keeping the choices it has', async () => {
+    const template = await t.api.post('/v1/templates', { name: 'Digest', subject: 'Digest', html: '<p>Digest</p>' });
+    expect((await t.api.post(`/v1/templates/${template.body.id}/publish`, {})).status).toBe(200);
+    expect((await t.api.post('/v1/contacts', { email: 'cy@example.test', tags: ['readers'] })).status).toBe(201);
+    const tag = ((await t.api.get('/v1/tags')).body.data as Array<{ id: string; name: string }>).find((x) => x.name === 'readers')!;
+    const created = await t.api.post('/v1/broadcasts', { name: 'Weekly digest', from: 'news@acme.test',
+      template: { id: template.body.id, version: 1 }, audience: { tag_ids: [tag.id] } });
+    expect(created.status).toBe(201);
+    const { token } = await t.seed.key({ name: 'broadcaster', scopes: ['broadcasts:read', 'broadcasts:write'] });
+    const page = await signedInDashboard(browser, t.url, token, `/broadcasts/${created.body.id}`, 'Weekly digest');
+    await page.getByLabel('Subject').fill('This week');
+    expect(await page.locator('#broadcast-from-domain').isVisible()).toBe(false);
+    // The audience's tag, listed by its id, stays chosen.
+    expect(await page.locator(`#include-tag-${tag.id}`).isChecked()).toBe(true);
+    expect(await page.locator(`#exclude-tag-${tag.id}`).isChecked()).toBe(false);
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await page.getByText('Saved.').waitFor();
+    expect((await t.api.get(`/v1/broadcasts/${created.body.id}`)).body).toMatchObject({
+      subject: 'This week', template: { id: template.body.id, version: 1 }, audience: { tag_ids: [tag.id] } });
+    await page.close();
+
+    // Analytics without domains:read: the figures, without the domain filter.
+    const reporter = await t.seed.key({ name: 'reporter', scopes: ['analytics:read'] });
+    const charts = await signedInDashboard(browser, t.url, reporter.token, '/analytics', 'Analytics');
+    await charts.getByLabel('Range').waitFor();
+    expect(await charts.getByLabel('Domain').count()).toBe(0);
+    expect(await charts.getByRole('alert').count()).toBe(0);
+    await charts.close();
   });
 
   it('opens on the first section the key may read, and says which scope a section it may not read needs', async () => {

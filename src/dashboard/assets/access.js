@@ -53,6 +53,8 @@ export function withheldNote(scope, what) {
 export function fixedUnless(scope, form) {
   if (may(scope)) return form;
   for (const field of form.querySelectorAll('input, select, textarea')) field.setAttribute('disabled', '');
+  // A source editor (code-editor.js) is fixed through its property; it is not a form control.
+  for (const code of form.querySelectorAll('.code-field')) /** @type {import('./code-editor.js').CodeField} */ (code).disabled = true;
   for (const button of form.querySelectorAll('button')) button.remove();
   return form;
 }

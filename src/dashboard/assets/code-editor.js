@@ -4,12 +4,13 @@
 // loaded the first time a view asks for an editor, not with the page.
 import { h } from './ui.js';
 
-/** @typedef {HTMLDivElement & { value: string }} CodeField */
+/** @typedef {HTMLDivElement & { value: string, disabled: boolean }} CodeField */
 
 /**
  * A field that reads and writes its text through `value`, as a textarea does,
  * and reports each edit as an `input` event that bubbles to its form.
- * Setting `value` reports nothing and starts a new undo history.
+ * Setting `value` reports nothing and starts a new undo history; setting
+ * `disabled` fixes the text, greyed, as a disabled textarea.
  * @param {{ id: string, label: string, language: 'html' | 'text', value?: string, rows?: number, placeholder?: string }} spec
  * @returns {Promise<CodeField>}
  */
@@ -29,5 +30,12 @@ export async function codeEditor({ id, label, language, value = '', rows, placeh
     onChange: () => field.dispatchEvent(new Event('input', { bubbles: true })),
   });
   Object.defineProperty(field, 'value', { get: editor.getValue, set: editor.setValue });
+  Object.defineProperty(field, 'disabled', {
+    get: editor.isReadOnly,
+    set: (/** @type {boolean} */ fixed) => {
+      editor.setReadOnly(fixed);
+      field.classList.toggle('disabled', fixed);
+    },
+  });
   return field;
 }

@@ -4,7 +4,7 @@
 // (src/dashboard/assets/editor-bundle.js) with the types in editor-bundle.d.ts.
 import { indentWithTab } from '@codemirror/commands';
 import { html } from '@codemirror/lang-html';
-import { EditorState } from '@codemirror/state';
+import { Compartment, EditorState } from '@codemirror/state';
 import { EditorView, keymap, placeholder as placeholderText } from '@codemirror/view';
 import { basicSetup } from 'codemirror';
 
@@ -32,12 +32,22 @@ export function createEditor(parent, { value = '', onChange, language = 'text', 
       if (update.docChanged) onChange?.();
     }),
   ];
-  const state = (/** @type {string} */ doc) => EditorState.create({ doc, extensions });
+  // Whether the text may be changed, kept across setValue, which starts a new state.
+  let readOnly = false;
+  const editability = new Compartment();
+  const access = () => [EditorState.readOnly.of(readOnly), EditorView.editable.of(!readOnly)];
+  const state = (/** @type {string} */ doc) => EditorState.create({ doc, extensions: [extensions, editability.of(access())] });
   const view = new EditorView({ parent, state: state(value) });
   return {
     getValue: () => view.state.doc.toString(),
     /** Replaces the text and its undo history, as loading other content does; no change is reported. @param {string} text */
     setValue: (text) => view.setState(state(text)),
     focus: () => view.focus(),
+    isReadOnly: () => readOnly,
+    /** Fixes the text (it still reads, selects and copies) or frees it again. @param {boolean} fixed */
+    setReadOnly: (fixed) => {
+      readOnly = fixed;
+      view.dispatch({ effects: editability.reconfigure(access()) });
+    },
   };
 }

@@ -66,6 +66,16 @@ export const BROADCAST_ROUTES = [
 
 /** The scope of writing, sending, pausing and cancelling; counting and previewing need only broadcasts:read. */
 const BROADCASTS_WRITE = 'broadcasts:write';
+// The lists the composer offers choices from, each read only by a key that may.
+const DOMAINS_READ = 'domains:read';
+const TAGS_READ = 'contacts:read';
+const TEMPLATES_READ = 'templates:read';
+
+/**
+ * Every item of a list a key may read; none without its scope.
+ * @template T @param {string} scope @param {string} path @param {Record<string, string>} [filters] @returns {Promise<T[]>}
+ */
+const everyReadable = (scope, path, filters) => (may(scope) ? everyItem(path, filters) : Promise.resolve([]));
 
 /** @param {string} id */
 const broadcastHref = (id) => `#/broadcasts/${encodeURIComponent(id)}`;
@@ -201,9 +211,9 @@ async function showComposer(view, broadcast) {
   let templates;
   try {
     [domains, tags, templates] = await Promise.all([
-      everyItem('/v1/domains', { status: 'active' }),
-      everyItem('/v1/tags'),
-      everyItem('/v1/templates'),
+      everyReadable(DOMAINS_READ, '/v1/domains', { status: 'active' }),
+      everyReadable(TAGS_READ, '/v1/tags'),
+      everyReadable(TEMPLATES_READ, '/v1/templates'),
     ]);
   } catch (err) {
     fill(view, h('h1', null, broadcast.name), errorBox(err));
@@ -224,6 +234,8 @@ async function showComposer(view, broadcast) {
     from.dispatchEvent(new Event('input', { bubbles: true }));
   } }, h('option', { value: '' }, domains.length > 0 ? 'Pick a domain…' : 'No active domain'),
   domains.map((d) => h('option', { value: d.name }, d.name)));
+  // A key that may not list domains types the address whole.
+  fromDomain.hidden = !may(DOMAINS_READ);
   const replyTo = h('input', { id: 'broadcast-reply-to', type: 'text', maxlength: 320, value: broadcast.reply_to.join(', '),
     placeholder: 'optional', autocomplete: 'off' });
   const subject = h('input', { id: 'broadcast-subject', type: 'text', maxlength: 998, value: broadcast.subject ?? '',
@@ -237,7 +249,13 @@ async function showComposer(view, broadcast) {
   const html = await codeEditor({ id: 'broadcast-html', label: 'HTML', language: 'html', rows: 12, value: broadcast.html ?? '' });
   const text = await codeEditor({ id: 'broadcast-text', label: 'Text', language: 'text', rows: 5, value: broadcast.text ?? '',
     placeholder: 'Made from the HTML when empty.' });
-  const template = h('select', { id: 'broadcast-template' }, h('option', { value: '' }, templates.length > 0 ? 'Choose a template…' : 'No templates yet'),
+  // The template chosen already stays a choice when the key may not list templates (saving keeps it).
+  const chosenRef = broadcast.template;
+  if (chosenRef && !templates.some((t) => t.id === chosenRef.id || t.alias === chosenRef.id)) {
+    templates = [...templates, { id: chosenRef.id, name: chosenRef.id, alias: null, latest_version: chosenRef.version ?? 0, published_version: null }];
+  }
+  const noTemplates = may(TEMPLATES_READ) ? 'No templates yet' : `Listing templates needs ${TEMPLATES_READ}`;
+  const template = h('select', { id: 'broadcast-template' }, h('option', { value: '' }, templates.length > 0 ? 'Choose a template…' : noTemplates),
     templates.map((t) => h('option', { value: t.id, selected: broadcast.template?.id === t.id || broadcast.template?.id === t.alias },
       t.alias ? `${t.name} (${t.alias})` : t.name)));
   const version = h('select', { id: 'broadcast-template-version' });
@@ -268,8 +286,13 @@ async function showComposer(view, broadcast) {
   showContentMode();
 
   // Audience.
-  const tagOptions = /** @type {Array<[string, string]>} */ (tags.map((t) => [t.id, t.name]));
-  const noTags = () => ['No tags yet: ', h('a', { href: '#/contacts/tags' }, 'tag contacts'), ' to narrow an audience.'];
+  // Tags the audience names that the list lacks (a key that may not list tags) stay choices, by id, so saving keeps them.
+  const named = [...broadcast.audience.tag_ids, ...broadcast.audience.exclude_tag_ids];
+  const unlisted = [...new Set(named)].filter((tagId) => !tags.some((t) => t.id === tagId));
+  const tagOptions = /** @type {Array<[string, string]>} */ ([...tags.map((t) => [t.id, t.name]), ...unlisted.map((tagId) => [tagId, tagId])]);
+  const noTags = () => (may(TAGS_READ)
+    ? ['No tags yet: ', h('a', { href: '#/contacts/tags' }, 'tag contacts'), ' to narrow an audience.']
+    : [`Listing tags needs ${TAGS_READ}.`]);
   const include = checkboxGroup('include-tag', 'Contacts with any of these tags', tagOptions, broadcast.audience.tag_ids, noTags);
   const exclude = checkboxGroup('exclude-tag', 'But not those with any of these', tagOptions, broadcast.audience.exclude_tag_ids, noTags);
   const tiers = checkboxGroup('tier', 'Engagement', TIERS, broadcast.audience.engagement_tiers ?? []);
