@@ -336,6 +336,33 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
     };
   }
 
+  /**
+   * Throws the 422 that keeps `b` from going out as it is: no from, a from
+   * domain a live key may not send from, no content or a subject, content
+   * that does not render for a contact (a sample of the audience, or an empty
+   * one), or renders into an email that would be refused: what the content
+   * alone makes wrong fails here once, rather than skipping every contact.
+   */
+  async function checkSendable(sender: Sender, b: StoredBroadcast): Promise<void> {
+    const content = await compile(b);
+    const from = fromOf(b, content);
+    const parsed = parseMailbox(from);
+    if (!parsed.ok) throw new AppError('validation_error', `'from' ${parsed.reason}.`, { param: 'from' });
+    const domain = parsed.mailbox.email.slice(parsed.mailbox.email.lastIndexOf('@') + 1).toLowerCase();
+    if (sender.mode === 'live' && !(await deps.maySendFrom(b.workspaceId, domain))) {
+      throw new AppError('domain_not_verified', `The domain of '${from}' is not an active domain of this workspace; verify it first, or send with a test key.`, { param: 'from' });
+    }
+    const [sample] = await deps.audience.page(b.workspaceId, filterOf(b.audience), { afterPos: 0, limit: 1 });
+    const message = await messageFor(b, content, sample && { id: sample.id, email: sample.email, name: sample.name }, sample?.email ?? SAMPLE_ADDRESS);
+    try {
+      // The address is the contact's, not the content's.
+      deps.emails.checkMessage(sender, emailBody(b, content, from, SAMPLE_ADDRESS, message));
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      throw new AppError(err.code, `The message this content makes would be refused: ${err.message}`, { ...(err.param !== undefined && { param: err.param }) });
+    }
+  }
+
   /** A broadcast paused with the reason; a quota pause says when it goes on by itself. */
   async function pauseFor(b: StoredBroadcast, owner: string, reason: string, resumeAt: number | null): Promise<void> {
     const now = clock.now();
@@ -527,6 +554,10 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
         sendRatePerMinute: given('send_rate_per_minute') ? body.send_rate_per_minute ?? null : b.sendRatePerMinute,
       };
       await checkContent(ws, content);
+      // A scheduled broadcast passed sending's checks, and an edit keeps it one that can go out.
+      if (b.status === 'scheduled') {
+        await checkSendable({ workspaceId: ws, plan: await deps.planOf(ws), mode: b.mode ?? 'live' }, { ...b, ...content });
+      }
       await store.write(async (tx) => {
         const now = clock.now();
         // A send that started meanwhile wins: nothing changes under it.
@@ -603,23 +634,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
       }
       const now = clock.now();
       const at = body.scheduled_at === undefined ? undefined : checkScheduleTime(body.scheduled_at, now);
-      const content = await compile(b);
-      const from = fromOf(b, content);
-      const parsed = parseMailbox(from);
-      if (!parsed.ok) throw new AppError('validation_error', `'from' ${parsed.reason}.`, { param: 'from' });
-      if (sender.mode === 'live' && !(await deps.maySendFrom(ws, parsed.mailbox.email.slice(parsed.mailbox.email.lastIndexOf('@') + 1).toLowerCase()))) {
-        throw new AppError('domain_not_verified', `The domain of '${from}' is not an active domain of this workspace; verify it first, or send with a test key.`, { param: 'from' });
-      }
-      // The content must render for a contact (a sample of the audience, or an empty one) into an email that would be taken:
-      // what the content alone makes wrong fails here once, rather than skipping every contact. The address is not the content's.
-      const [sample] = await deps.audience.page(ws, filterOf(b.audience), { afterPos: 0, limit: 1 });
-      const message = await messageFor(b, content, sample && { id: sample.id, email: sample.email, name: sample.name }, sample?.email ?? SAMPLE_ADDRESS);
-      try {
-        deps.emails.checkMessage(sender, emailBody(b, content, from, SAMPLE_ADDRESS, message));
-      } catch (err) {
-        if (!(err instanceof AppError)) throw err;
-        throw new AppError(err.code, `The message this content makes would be refused: ${err.message}`, { ...(err.param !== undefined && { param: err.param }) });
-      }
+      await checkSendable(sender, b);
       const set = at === undefined
         ? { status: 'sending' as const, scheduled_at: null, mode: sender.mode, ...(await fixAudience(b, now)) }
         : { status: 'scheduled' as const, scheduled_at: at, mode: sender.mode };

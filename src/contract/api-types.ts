@@ -229,7 +229,11 @@ export interface paths {
          * @description Fields as on create; null clears an optional one. Giving `html` or
          *     `text` clears `template`, and giving `template` clears both. A
          *     broadcast that is sending, paused, sent or cancelled cannot change
-         *     (422 `broadcast_not_editable`). Scope `broadcasts:write`.
+         *     (422 `broadcast_not_editable`). A scheduled broadcast stays one that
+         *     can go out: its edit is checked as `POST /broadcasts/{id}/send`
+         *     checks (422 as there: no `from`, a domain that may not send, content
+         *     that does not render or makes an email that would be refused); a
+         *     draft may be incomplete. Scope `broadcasts:write`.
          */
         patch: operations["updateBroadcast"];
         trace?: never;

@@ -114,6 +114,23 @@ describe('broadcasts', () => {
     expect((await t.api.get(`/v1/broadcasts/${b.id}`)).body).toMatchObject({ status: 'draft', stats: { emails_created: 0, skipped: 0 } });
   });
 
+  it('keeps a scheduled broadcast one that can go out: an edit is checked as sending checks it', async () => {
+    const b = await create({ name: 'Later', from: FROM, subject: 'Hi', text: 'Hello.', audience: { tag_ids: [newsTag] } });
+    expect((await t.api.post(`/v1/broadcasts/${b.id}/send`, { scheduled_at: 'in 2 hours' })).body.status).toBe('scheduled');
+    const bell = await t.api.patch(`/v1/broadcasts/${b.id}`, { subject: 'Ding {{ "%07" | url_decode }}' });
+    expect(bell.status).toBe(422);
+    expect(bell.body.error).toMatchObject({ code: 'validation_error', param: 'subject' });
+    const fromless = await t.api.patch(`/v1/broadcasts/${b.id}`, { from: null });
+    expect(fromless.status).toBe(422);
+    expect(fromless.body.error).toMatchObject({ code: 'broadcast_incomplete', param: 'from' });
+    const renamed = await t.api.patch(`/v1/broadcasts/${b.id}`, { name: 'Later, renamed', subject: 'Hi {{ contact.first_name }}' });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body).toMatchObject({ status: 'scheduled', name: 'Later, renamed', subject: 'Hi {{ contact.first_name }}', from: FROM });
+    // A draft may be anything while it is written.
+    const draft = await create({ name: 'Draft' });
+    expect((await t.api.patch(`/v1/broadcasts/${draft.id}`, { subject: 'Ding {{ "%07" | url_decode }}' })).status).toBe(200);
+  });
+
   it('previews the message as one contact would get it, personalised, with a visible unsubscribe link', async () => {
     const b = await create({
       name: 'Preview', from: FROM, subject: 'News for {{ contact.first_name }} at {{ contact.properties.company }}', preview_text: 'This week at Acme',
