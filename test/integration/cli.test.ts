@@ -125,6 +125,7 @@ describe('mailroom CLI', () => {
     await expect(mailroom(['keys', 'revoke'], t)).rejects.toMatchObject({ code: 64 });
   });
 
+  // Its CLI runs each start a process that compiles the sources: a minute or more on a machine loaded by other work.
   it('lists the outbound queue per destination, and retries, holds and releases a destination in the store of a running server', async () => {
     // The relay refuses connections: mail waits, deferred.
     await using t = await startTestApp({ env: SENDING_ENV });
@@ -196,7 +197,7 @@ describe('mailroom CLI', () => {
       expect(await refused(['queue', 'items', 'far.test', `--limit=${limit}`])).toMatchObject({ code: 64, stderr: expect.stringContaining(`--limit takes a whole number of emails from 1, not '${limit}'`) });
     }
     expect(await refused(['queue', 'items', 'not a domain'])).toMatchObject({ code: 1, stderr: expect.stringMatching(/^mailroom: 'not a domain' is not a domain name/) });
-  }, 60_000);
+  }, 120_000);
 
   it('says in one line that the HTTP port is taken, and warns of a host name that is not fully qualified', async () => {
     await using t = await startTestApp();
