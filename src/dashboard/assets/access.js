@@ -11,16 +11,21 @@ import { h } from './ui.js';
 /** The key's effective (fine) scopes; null while unknown, which offers everything. @type {Set<string> | null} */
 let granted = null;
 
+/**
+ * Reads and keeps what `key` may do; throws what the request throws, the scopes then unknown.
+ * @param {string} key
+ * @returns {Promise<{ scopes: string[], effective_scopes: string[] }>}
+ */
+export async function readAccess(key) {
+  granted = null;
+  const current = await request(key, 'GET', '/v1/api-keys/current');
+  granted = new Set(current.effective_scopes);
+  return current;
+}
+
 /** Reads the scopes of `key`; never throws, a failure leaves them unknown. @param {string} key */
 export async function loadAccess(key) {
-  granted = null;
-  try {
-    /** @type {{ effective_scopes: string[] }} */
-    const current = await request(key, 'GET', '/v1/api-keys/current');
-    granted = new Set(current.effective_scopes);
-  } catch {
-    granted = null;
-  }
+  await readAccess(key).catch(() => undefined);
 }
 
 export function forgetAccess() {

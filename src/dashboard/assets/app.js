@@ -7,7 +7,7 @@
 //
 // This module signs in and routes; shared pieces live in ui.js, api.js,
 // nav.js, lists.js, preview.js and work.js, and views in views/<area>.js.
-import { forgetAccess, loadAccess, may } from './access.js';
+import { forgetAccess, loadAccess, may, readAccess } from './access.js';
 import { ApiError, forgetKey, request, storedKey, storeKey, whenSessionEnds } from './api.js';
 import { takePendingNote } from './nav.js';
 import { byId, errorSlot, fill, h, whileBusy } from './ui.js';
@@ -62,10 +62,9 @@ function showSignIn(message) {
  * @param {string} key
  */
 async function checkKey(key) {
-  /** @type {{ scopes: string[], effective_scopes: string[] }} */
   let current;
   try {
-    current = await request(key, 'GET', '/v1/api-keys/current');
+    current = await readAccess(key);
   } catch (err) {
     if (!(err instanceof ApiError && err.status === 404)) throw err;
     await request(key, 'GET', '/v1/emails', { query: new URLSearchParams({ limit: '1' }) });
@@ -100,13 +99,15 @@ async function signIn(event, input, errors) {
       return;
     }
     storeKey(key);
-    await showApp();
+    // What the key may do was read by the check.
+    await showApp(false);
   });
 }
 
-async function showApp() {
+/** @param {boolean} [readingAccess] false when what the key may do is known already */
+async function showApp(readingAccess = true) {
   const key = storedKey() ?? '';
-  await loadAccess(key);
+  if (readingAccess) await loadAccess(key);
   const mode = key.startsWith('svc_test_') ? 'test' : key.startsWith('svc_live_') ? 'live' : 'unknown';
   fill(byId('session'),
     h('nav', { 'aria-label': 'Main' },
