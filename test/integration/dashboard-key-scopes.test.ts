@@ -179,6 +179,7 @@ describe('the dashboard offers what its key may do', () => {
     // The audience's tag, listed by its id, stays chosen.
     expect(await page.locator(`#include-tag-${tag.id}`).isChecked()).toBe(true);
     expect(await page.locator(`#exclude-tag-${tag.id}`).isChecked()).toBe(false);
+    await page.getByText('Tags shown by id: naming them needs contacts:read.').waitFor();
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await page.getByText('Saved.').waitFor();
     expect((await t.api.get(`/v1/broadcasts/${created.body.id}`)).body).toMatchObject({

@@ -277,6 +277,7 @@ async function showComposer(view, broadcast) {
   const templatePanel = h('div', { class: 'content-panel form-grid' },
     h('label', { for: 'broadcast-template' }, 'Template'), template,
     h('label', { for: 'broadcast-template-version' }, 'Version'), version,
+    !may(TEMPLATES_READ) && [h('span'), h('p', { class: 'muted small' }, `Templates shown by id: listing them needs ${TEMPLATES_READ}.`)],
     h('span'), errors.slot('template', 'Template'));
   const showContentMode = () => {
     writePanel.hidden = !writeMode.checked;
@@ -357,7 +358,8 @@ async function showComposer(view, broadcast) {
       h('label', { for: 'broadcast-preview-text' }, 'Preview text'), h('div', null, previewText, errors.slot('preview_text', 'Preview text')))),
   h('fieldset', { class: 'panel' }, h('legend', null, 'Audience'),
     h('p', { class: 'muted small' }, 'Subscribed contacts that are not deleted or suppressed. Nothing checked in a group means no limit by it.'),
-    include.node, exclude.node, tiers.node, errors.slot('audience', 'Audience'),
+    include.node, exclude.node, unlisted.length > 0 && !may(TAGS_READ) && h('p', { class: 'muted small' }, `Tags shown by id: naming them needs ${TAGS_READ}.`),
+    tiers.node, errors.slot('audience', 'Audience'),
     h('div', { class: 'form-grid pace' }, h('label', { for: 'broadcast-rate' }, 'Pace (emails a minute)'), h('div', null, rate, errors.slot('send_rate_per_minute', 'Pace')))),
   h('fieldset', { class: 'panel' }, h('legend', null, 'Content'),
     h('div', { class: 'mode-choice' },
