@@ -502,6 +502,18 @@ describe('broadcasts', () => {
     expect(refused.body.error).toMatchObject({ code: 'domain_not_verified', param: 'from' });
     expect((await sending.api.get(`/v1/broadcasts/${b.id}`)).body.status).toBe('draft');
   });
+
+  it('sends from a verified domain written in Unicode, as an email from it may be sent', async () => {
+    await using sending = await startTestApp({ env: SENDING_ENV });
+    await sending.seed.activeDomain('bücher.example.test');
+    expect((await sending.api.post('/v1/contacts', { email: 'reader@example.com' })).status).toBe(201);
+    const from = 'Bücher <news@bücher.example.test>';
+    expect((await sending.api.post('/v1/emails', { from, to: 'reader@example.com', subject: 'x', text: 'x' })).status).toBe(201);
+    const b = (await sending.api.post('/v1/broadcasts', { name: 'Unicode', from, subject: 'x', text: 'x' })).body;
+    const sent = await sending.api.post(`/v1/broadcasts/${b.id}/send`, {});
+    expect(sent.status, JSON.stringify(sent.body)).toBe(200);
+    expect(sent.body.status).toMatch(/^(sending|sent)$/);
+  });
 });
 
 describe('a broadcast and the send quota', () => {
