@@ -6,7 +6,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { dkimSign } from 'mailauth/lib/dkim/sign.js';
-import { DkimSigner } from '../src/delivery/dkim.js';
+import { DkimSigner } from './product.js';
 
 const COUNT = Number(process.argv[2] ?? 2000);
 const IN_FLIGHT = 64;

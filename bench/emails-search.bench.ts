@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Services } from '../src/main.js';
 import type { Store } from '../src/store/db.js';
-import { indexEmailSearch } from '../src/emails/emails.repo.js';
+import { indexEmailSearch } from './product.js';
 import { createTestDatabase } from '../test/helpers/database.js';
 import { inTurn, load, median, startBareKoa, startBenchMailroom, type LoadResult } from './lib.js';
 import { servedBy, servedMedians, type Nodes, type PostgresCluster } from './postgres.js';

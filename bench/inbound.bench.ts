@@ -6,9 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
-import { loadConfig } from '../src/config.js';
-import { startMailroom, type Mailroom } from '../src/main.js';
-import { markDomainActive } from '../src/domains/domains.repo.js';
+import type { Mailroom } from '../src/main.js';
+import { loadConfig, markDomainActive, startMailroom } from './product.js';
 import { startDns } from '../test/helpers/dns.js';
 import { median } from './lib.js';
 

@@ -5,8 +5,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { loadConfig } from '../src/config.js';
-import { startMailroom, type Mailroom } from '../src/main.js';
+import type { Mailroom } from '../src/main.js';
+import { loadConfig, startMailroom } from './product.js';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 

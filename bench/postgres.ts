@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { postgresPool } from '../src/store/postgres.js';
+import { postgresPool } from './product.js';
 import { startChildServer, type ChildServer } from '../test/helpers/child-server.js';
 import { createTestDatabase } from '../test/helpers/database.js';
 import { median, processCpuMs, type LoadResult } from './lib.js';
@@ -104,7 +104,7 @@ export async function startPostgresCluster(): Promise<PostgresCluster> {
           MAILROOM_DATABASE_URL: databaseUrl, MAILROOM_SECRET: cluster.secret, MAILROOM_DATA_DIR: dataDir,
           MAILROOM_HTTP_HOST: '127.0.0.1', MAILROOM_HTTP_PORT: '0', MAILROOM_SMTP_PORT: '0', MAILROOM_SUBMISSION_PORT: '0',
           MAILROOM_DEFAULT_PLAN: 'unlimited', MAILROOM_LOG_LEVEL: 'silent', ...o.env,
-        }, o.domain ?? '', { seed });
+        }, o.domain ?? '', { seed, compiled: true });
         running.add(node);
         nodes.push(node);
         return node;

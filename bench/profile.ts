@@ -1,4 +1,4 @@
-// `npm run bench:profile -- <sends|batch|delivery|delivery-html> [--out FILE.cpuprofile]`:
+// `npm run bench:profile -- <get|sends|batch|delivery|delivery-html> [--out FILE.cpuprofile]`:
 // one of the bench's loads, run as the bench runs it, with V8's sampling
 // profiler on the Mailroom server's event loop (this process) around the
 // counted load only, after a warm-up round. Prints the server's CPU per
@@ -9,9 +9,9 @@ import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { Session, type Profiler } from 'node:inspector/promises';
 import { findSourceMap } from 'node:module';
-import { relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { deliverRound, startDeliveryTargets } from './delivery.bench.js';
 import { fmt, load } from './lib.js';
@@ -88,11 +88,32 @@ function categoryOf(frame: Frame, callers: Frame[]): string {
   return THE_REST;
 }
 
-/** `file:line` of a frame, relative to the repo, in the TypeScript source where tsx left a source map. */
+/** Frames of the compiled dist/ that sourcesOf has moved to their place in src/. */
+const inSources = new WeakSet<Frame>();
+
+/**
+ * The profile with every frame of Mailroom's compiled code (dist/, what the
+ * bench runs) moved to its place in the TypeScript source through the
+ * build's source maps, so that rules, totals and locations read src/.
+ */
+function sourcesOf(profile: Profiler.Profile): Profiler.Profile {
+  const dist = pathToFileURL(join(REPO, 'dist/')).href;
+  for (const { callFrame: frame } of profile.nodes) {
+    if (!frame.url.startsWith(dist)) continue;
+    const entry = findSourceMap(frame.url)?.findEntry(frame.lineNumber, frame.columnNumber);
+    if (!entry || !('originalSource' in entry)) continue;
+    Object.assign(frame, { url: entry.originalSource, lineNumber: entry.originalLine, columnNumber: entry.originalColumn });
+    inSources.add(frame);
+  }
+  return profile;
+}
+
+/** `file:line` of a frame, relative to the repo, in the TypeScript source where a source map says it. */
 function locationOf(frame: Frame): string {
   if (frame.url === '') return '(generated code)';
   if (!frame.url.startsWith('file:')) return `${frame.url}:${frame.lineNumber + 1}`;
-  const entry = findSourceMap(frame.url)?.findEntry(frame.lineNumber, frame.columnNumber);
+  const map = inSources.has(frame) ? undefined : findSourceMap(frame.url);
+  const entry = map?.findEntry(frame.lineNumber, frame.columnNumber);
   const mapped = entry && 'originalSource' in entry ? { file: entry.originalSource, line: entry.originalLine } : { file: frame.url, line: frame.lineNumber };
   const path = mapped.file.startsWith('file:') ? fileURLToPath(mapped.file) : mapped.file;
   // node_modules is a link in some checkouts: name a package's file from there.
@@ -134,18 +155,22 @@ interface Run {
   loopBusy: number;
 }
 
-/** POST `path` with `body` to a Mailroom ready to send (the sends bench's), a warm-up round, then the profiled one. */
-async function profileHttp(o: { path: string; body: string; connections: number; emailsPerRequest: number }): Promise<Run> {
+/**
+ * POST `path` with `body` (GET it without one) to a Mailroom ready to send
+ * (the sends bench's), a warm-up round, then the profiled one.
+ */
+async function profileHttp(o: { path: string; body?: string; connections: number; emailsPerRequest: number }): Promise<Run> {
   const { mailroom, headers } = await startBenchSender();
+  const method = o.body === undefined ? 'GET' : 'POST';
   try {
-    const request = { method: 'POST', body: o.body, headers, connections: o.connections, url: `${mailroom.httpUrl}${o.path}` };
+    const request = { method, body: o.body, headers, connections: o.connections, url: `${mailroom.httpUrl}${o.path}` };
     const warmUp = await load(request);
     const { result, profile, loopBusy } = await profiled(() => load({ ...request, seconds: PROFILED_SECONDS }));
     const bad = [warmUp, result].find((r) => r.errors > 0);
     if (bad) throw new Error(`${o.path}: the load saw errors ${JSON.stringify(bad.statuses)}`);
     const perEmail = o.emailsPerRequest > 1 ? ` (${fmt((result.cpuMsPerRequest / o.emailsPerRequest) * 1000, 1)} µs an email)` : '';
     return {
-      title: `POST ${o.path}, ${o.connections} connections, ${PROFILED_SECONDS} s`,
+      title: `${method} ${o.path}, ${o.connections} connections, ${PROFILED_SECONDS} s`,
       figures: `${fmt(result.requests)} requests, ${fmt(result.rps)} req/s, p99 ${fmt(result.p99, 1)} ms; ${fmt(result.cpuMsPerRequest, 3)} ms CPU a request${perEmail}`,
       profile, loopBusy,
     };
@@ -175,6 +200,7 @@ async function profileDelivery(o: { messages: number; content: 'text' | 'html'; 
 
 const MODES: Record<string, () => Promise<Run>> = {
   sends: () => profileHttp({ path: '/v1/emails', body: JSON.stringify(EMAIL), connections: 64, emailsPerRequest: 1 }),
+  get: () => profileHttp({ path: '/v1/api-keys?limit=1', connections: 32, emailsPerRequest: 1 }),
   batch: () => profileHttp({ path: '/v1/emails/batch', body: batchBody(), connections: 8, emailsPerRequest: BATCH_SIZE }),
   delivery: () => profileDelivery({ messages: 2000, content: 'text', bytes: 2048 }),
   'delivery-html': () => profileDelivery({ messages: 1000, content: 'html', bytes: 30_000 }),
@@ -251,6 +277,7 @@ if (positionals.length !== 1 || !Object.hasOwn(MODES, mode)) {
 }
 const run = await MODES[mode]();
 if (values.out) writeFileSync(values.out, JSON.stringify(run.profile));
+sourcesOf(run.profile);
 const { total, busy, categories, functions } = selfTime(run.profile);
 const share = (samples: number) => `${fmt((samples / busy) * 100, 1).padStart(5)}%`;
 const order = [...new Set([...CATEGORIES.map((c) => c.category), THE_REST])].filter((c) => categories.has(c));

@@ -1,5 +1,5 @@
-import { htmlToPlainTextHere } from '../src/templates/plain-text.js';
-import { compileSource, renderSource, type CompiledSource } from '../src/templates/template-engine.js';
+import type { CompiledSource } from '../src/templates/template-engine.js';
+import { compileSource, htmlToPlainTextHere, renderSource } from './product.js';
 import { compare, fmt, load, median } from './lib.js';
 import { startBenchSender } from './sends.bench.js';
 

@@ -11,10 +11,13 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-const script = (domain: string, seed: boolean) => `
-import { loadConfig } from ${JSON.stringify(join(ROOT, 'src/config.ts'))};
-import { startMailroom } from ${JSON.stringify(join(ROOT, 'src/main.ts'))};
-import { markDomainActive } from ${JSON.stringify(join(ROOT, 'src/domains/domains.repo.ts'))};
+/** A module of Mailroom: its source, or as `npm run build` compiled it into dist/. */
+const moduleOf = (path: string, compiled: boolean) => JSON.stringify(join(ROOT, compiled ? `dist/${path}.js` : `src/${path}.ts`));
+
+const script = (domain: string, seed: boolean, compiled: boolean) => `
+import { loadConfig } from ${moduleOf('config', compiled)};
+import { startMailroom } from ${moduleOf('main', compiled)};
+import { markDomainActive } from ${moduleOf('domains/domains.repo', compiled)};
 const m = await startMailroom(loadConfig(process.env));
 const ws = await m.services.workspaces.ensureDefault();
 const key = await m.services.apiKeys.create({ workspaceId: ws.id, name: 'child server' });
@@ -36,11 +39,12 @@ export interface ChildServer {
 /**
  * Starts the child on `env` (MAILROOM_DATA_DIR among it, where its script is
  * written too), with `domain` active; `seed: false` for a node joining a
- * database that has the domain already.
+ * database that has the domain already; `compiled` to run dist/ (as `npm
+ * start` does) rather than the sources.
  */
-export function startChildServer(env: Record<string, string>, domain: string, o: { seed?: boolean } = {}): Promise<ChildServer> {
+export function startChildServer(env: Record<string, string>, domain: string, o: { seed?: boolean; compiled?: boolean } = {}): Promise<ChildServer> {
   const file = join(env.MAILROOM_DATA_DIR, 'child-server.mts');
-  writeFileSync(file, script(domain, o.seed ?? true));
+  writeFileSync(file, script(domain, o.seed ?? true, o.compiled ?? false));
   const child = spawn(process.execPath, ['--import', 'tsx', file], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const kill = async () => {
