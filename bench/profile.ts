@@ -88,15 +88,15 @@ function categoryOf(frame: Frame, callers: Frame[]): string {
   return THE_REST;
 }
 
-/** Frames of the compiled dist/ that sourcesOf has moved to their place in src/. */
+/** Frames of the compiled dist/ that moveToSources has moved to their place in src/. */
 const inSources = new WeakSet<Frame>();
 
 /**
- * The profile with every frame of Mailroom's compiled code (dist/, what the
- * bench runs) moved to its place in the TypeScript source through the
- * build's source maps, so that rules, totals and locations read src/.
+ * Moves every frame of Mailroom's compiled code (dist/, what the bench runs)
+ * to its place in the TypeScript source through the build's source maps, so
+ * that rules, totals and locations read src/.
  */
-function sourcesOf(profile: Profiler.Profile): Profiler.Profile {
+function moveToSources(profile: Profiler.Profile): void {
   const dist = pathToFileURL(join(REPO, 'dist/')).href;
   for (const { callFrame: frame } of profile.nodes) {
     if (!frame.url.startsWith(dist)) continue;
@@ -105,7 +105,6 @@ function sourcesOf(profile: Profiler.Profile): Profiler.Profile {
     Object.assign(frame, { url: entry.originalSource, lineNumber: entry.originalLine, columnNumber: entry.originalColumn });
     inSources.add(frame);
   }
-  return profile;
 }
 
 /** `file:line` of a frame, relative to the repo, in the TypeScript source where a source map says it. */
@@ -277,7 +276,7 @@ if (positionals.length !== 1 || !Object.hasOwn(MODES, mode)) {
 }
 const run = await MODES[mode]();
 if (values.out) writeFileSync(values.out, JSON.stringify(run.profile));
-sourcesOf(run.profile);
+moveToSources(run.profile);
 const { total, busy, categories, functions } = selfTime(run.profile);
 const share = (samples: number) => `${fmt((samples / busy) * 100, 1).padStart(5)}%`;
 const order = [...new Set([...CATEGORIES.map((c) => c.category), THE_REST])].filter((c) => categories.has(c));
