@@ -1,6 +1,7 @@
 // DKIM signatures per second: mailauth's dkimSign (PEM parsed per message),
 // DkimSigner on the calling thread (key parsed once), and DkimSigner with its
-// worker pool. Run: npx tsx bench/dkim-sign.ts [messages]
+// worker pool, as compiled into dist/.
+// Run: npm run build && npx tsx bench/dkim-sign.ts [messages]
 
 import { generateKeyPairSync } from 'node:crypto';
 import { availableParallelism } from 'node:os';
