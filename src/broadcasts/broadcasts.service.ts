@@ -348,8 +348,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
     const from = fromOf(b, content);
     const parsed = parseMailbox(from);
     if (!parsed.ok) throw new AppError('validation_error', `'from' ${parsed.reason}.`, { param: 'from' });
-    const domain = parsed.mailbox.email.slice(parsed.mailbox.email.lastIndexOf('@') + 1).toLowerCase();
-    if (sender.mode === 'live' && !(await deps.maySendFrom(b.workspaceId, domain))) {
+    if (sender.mode === 'live' && !(await deps.maySendFrom(b.workspaceId, mailDomain(parsed.mailbox.email) ?? ''))) {
       throw new AppError('domain_not_verified', `The domain of '${from}' is not an active domain of this workspace; verify it first, or send with a test key.`, { param: 'from' });
     }
     const [sample] = await deps.audience.page(b.workspaceId, filterOf(b.audience), { afterPos: 0, limit: 1 });
