@@ -1,5 +1,5 @@
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
-import { insertRows, insertRowsReturning, literalStatus, paddedInList, runShaped, runSql, type Db, type Tx } from '../store/db.js';
+import { insertRows, insertRowsPositioned, literalStatus, paddedInList, runShaped, runSql, type Db, type Tx } from '../store/db.js';
 import { lockedForClaim, lockedForUpdate } from '../store/lease.js';
 import type { BroadcastStatsTable, EmailContentsTable, EmailRecipientsTable, EmailStatus, EmailsTable, RecipientStatus } from './emails.tables.js';
 import { fetchPage, type Page, type PageBound, type PageQuery } from '../store/paging.js';
@@ -194,7 +194,7 @@ const attachmentMetas = (e: NewEmail) => e.attachments.map((a): AttachmentMeta =
 export async function insertEmails(tx: Tx, es: NewEmail[]): Promise<void> {
   if (es.length === 0) return;
   const searches = es.map(searchText);
-  const inserted = await insertRowsReturning(tx, 'emails', es.map((e, i) => ({
+  const positions = await insertRowsPositioned(tx, 'emails', es.map((e, i) => ({
     id: e.id, workspace_id: e.workspaceId, domain_id: e.domainId, mode: e.mode, from_address: e.from, from_domain: e.fromDomain,
     to_list: JSON.stringify(e.to), cc_list: JSON.stringify(e.cc), bcc_list: JSON.stringify(e.bcc),
     reply_to_list: JSON.stringify(e.replyTo), subject: e.subject, tags: JSON.stringify(e.tags),
@@ -202,9 +202,7 @@ export async function insertEmails(tx: Tx, es: NewEmail[]): Promise<void> {
     status: e.status, scheduled_at: e.scheduledAt, sent_at: null, message_id: e.messageId, resent_from: e.resentFrom,
     template_id: e.templateId, template_version: e.templateVersion, broadcast_id: e.broadcastId, contact_id: e.contactId,
     ...searches[i], created_at: e.now, updated_at: e.now,
-  })), ['id', 'pos']);
-  const posOf = new Map(inserted.map((r) => [r.id as string, Number(r.pos)]));
-  const positions = es.map((e) => posOf.get(e.id)!);
+  })), 'id');
   await insertRows(tx, 'email_contents', es.map((e, i) => ({ pos: positions[i], html: e.html, text_body: e.text, headers: JSON.stringify(e.headers) })));
   if (onPostgres(tx)) await insertRows(tx, 'emails_search', es.map((_, i) => ({ pos: positions[i], ...searches[i] })));
   await insertRows(tx, 'email_recipients', es.flatMap((e) => e.recipients.map((r, idx) => ({
