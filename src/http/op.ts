@@ -224,11 +224,40 @@ async function readJson(ctx: Context, maxBytes: number): Promise<{ value: unknow
   if (!isUtf8(bytes)) throw new AppError('invalid_json', 'The request body is not valid UTF-8.');
   const text = bytes.toString('utf8');
   if (text.trim() === '') return { value: undefined, mayHoldNul: false };
+  let value: unknown;
   try {
-    return { value: JSON.parse(text), mayHoldNul: text.includes('\\u0000') };
+    value = JSON.parse(text);
   } catch (err) {
     throw new AppError('invalid_json', `The request body is not valid JSON: ${(err as Error).message}`);
   }
+  // Half of a surrogate pair alone is no character: UTF-8 cannot hold it, as
+  // it cannot hold the bytes refused above. JSON can only spell one as an
+  // escape, so only a body with such an escape is walked.
+  if (SURROGATE_ESCAPE.test(text) && holdsLoneSurrogate(value)) {
+    throw new AppError('invalid_json', 'The request body is not valid JSON text: a string holds half of a surrogate pair alone (an escape from \\ud800 to \\udfff without its other half), which is not a character.');
+  }
+  return { value, mayHoldNul: text.includes('\\u0000') };
+}
+
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+/** With the u flag a class of surrogates matches only those not in a pair. */
+const LONE_SURROGATE = /[\ud800-\udfff]/u;
+
+/** Walked with a list rather than recursion: however deep the body nests, no stack runs out. */
+function holdsLoneSurrogate(value: unknown): boolean {
+  const left = [value];
+  while (left.length > 0) {
+    const v = left.pop();
+    if (typeof v === 'string') {
+      if (LONE_SURROGATE.test(v)) return true;
+    } else if (typeof v === 'object' && v !== null) {
+      for (const [key, inner] of Object.entries(v)) {
+        if (LONE_SURROGATE.test(key)) return true;
+        left.push(inner);
+      }
+    }
+  }
+  return false;
 }
 
 // C0 and C1 controls and DEL: never part of an address, subject or id, and

@@ -98,6 +98,26 @@ describe('control characters in text fields', () => {
     expect(broadcast.body.text).toBe(text);
   });
 
+  it('refuses a body whose JSON escapes half of a surrogate pair alone, and takes a whole pair escaped', async () => {
+    const refusal = { code: 'invalid_json', message: expect.stringMatching(/half of a surrogate pair alone/) };
+    // Raw JSON text: the escapes as a client writes them, in a value, in a key, and deep in nesting.
+    for (const body of [
+      '{"from":"ann@acme.test","to":"reader@remote.test","subject":"Order \\ud800 42","text":"Hi"}',
+      '{"from":"ann@acme.test","to":"reader@remote.test","subject":"Hi","text":"Hi","headers":{"X-\\udc00":"a"}}',
+      `{"emails":[${'['.repeat(5_000)}"\\uDBFF"${']'.repeat(5_000)}]}`,
+    ]) {
+      const res = await t.api.request('POST', '/v1/emails', { rawBody: body, headers: { 'Content-Type': 'application/json' } });
+      expect(res.status, body.slice(0, 80)).toBe(400);
+      expect(res.body.error).toMatchObject(refusal);
+    }
+    // A backslash before "ud800" is a backslash; a pair is one character, however it is spelled.
+    const sent = await t.api.request('POST', '/v1/emails', {
+      rawBody: '{"from":"ann@acme.test","to":"reader@remote.test","subject":"a\\\\ud800 \\ud83d\\ude00","text":"Hi"}', headers: { 'Content-Type': 'application/json' },
+    });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(201);
+    expect((await t.api.get(`/v1/emails/${sent.body.id}`)).body.subject).toBe('a\\ud800 \u{1f600}');
+  });
+
   it('keeps TAB, CR and LF in a template subject source, a reason or a property, and refuses the other controls', async () => {
     // A tag written over two lines renders to one line.
     const template = await t.api.post('/v1/templates', { name: 'Lines', subject: 'Hi {{ name\n }}\tthere', text: 'Hello.', variables: [{ key: 'name', type: 'string' }] });
