@@ -38,14 +38,16 @@ export interface EnqueueInput {
   now: number;
 }
 
+/** The queue rows of `emails`: a row for each domain of each. */
+export const queueRows = (emails: readonly EnqueueInput[]) => emails.flatMap((q) => [...new Set(q.domains)].map((domain) => ({
+  id: newId('job', q.now), workspace_id: q.workspaceId, email_id: q.emailId, domain, attempt: 0,
+  next_attempt_at: q.dueAt, locked_until: 0, lease_owner: null, expires_at: q.dueAt + q.lifetimeMs,
+  last_error: null, created_at: q.now,
+})));
+
 /** Queues each email for each of its domains: one statement for all of them (a batch queues a hundred at once). */
 export async function enqueue(tx: Tx, emails: readonly EnqueueInput[]): Promise<void> {
-  const rows = emails.flatMap((q) => [...new Set(q.domains)].map((domain) => ({
-    id: newId('job', q.now), workspace_id: q.workspaceId, email_id: q.emailId, domain, attempt: 0,
-    next_attempt_at: q.dueAt, locked_until: 0, lease_owner: null, expires_at: q.dueAt + q.lifetimeMs,
-    last_error: null, created_at: q.now,
-  })));
-  if (rows.length > 0) await insertRows(tx, 'outbound_queue', rows);
+  await insertRows(tx, 'outbound_queue', queueRows(emails));
 }
 
 /** A due row a claim may choose. */

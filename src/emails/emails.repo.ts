@@ -187,14 +187,24 @@ const attachmentMetas = (e: NewEmail) => e.attachments.map((a): AttachmentMeta =
   filename: a.filename, content_type: a.contentType, size: a.content.length, content_id: a.contentId,
 }));
 
+/** Rows of other tables written with new emails, in the same statement on PostgreSQL (see insertEmails). */
+export interface RowsAlongside {
+  table: 'outbound_queue' | 'events';
+  rows: Array<Record<string, unknown>>;
+}
+
 /**
- * Inserts the emails with their recipients, tags and attachment parts, a
- * statement per table for all of them.
+ * Inserts the emails with their recipients, tags and attachment parts, and
+ * the rows `alongside` them (their queue rows and first events), a
+ * statement per table for all of them on SQLite. On PostgreSQL, where each
+ * statement is a round trip to the server that the transaction (and its
+ * connection) waits for, one statement writes them all: see
+ * insertOnPostgres.
  */
-export async function insertEmails(tx: Tx, es: NewEmail[]): Promise<void> {
+export async function insertEmails(tx: Tx, es: NewEmail[], alongside: RowsAlongside[] = []): Promise<void> {
   if (es.length === 0) return;
   const searches = es.map(searchText);
-  const positions = await insertRowsPositioned(tx, 'emails', es.map((e, i) => ({
+  const emails = es.map((e, i) => ({
     id: e.id, workspace_id: e.workspaceId, domain_id: e.domainId, mode: e.mode, from_address: e.from, from_domain: e.fromDomain,
     to_list: JSON.stringify(e.to), cc_list: JSON.stringify(e.cc), bcc_list: JSON.stringify(e.bcc),
     reply_to_list: JSON.stringify(e.replyTo), subject: e.subject, tags: JSON.stringify(e.tags),
@@ -202,18 +212,73 @@ export async function insertEmails(tx: Tx, es: NewEmail[]): Promise<void> {
     status: e.status, scheduled_at: e.scheduledAt, sent_at: null, message_id: e.messageId, resent_from: e.resentFrom,
     template_id: e.templateId, template_version: e.templateVersion, broadcast_id: e.broadcastId, contact_id: e.contactId,
     ...searches[i], created_at: e.now, updated_at: e.now,
-  })), 'id');
-  await insertRows(tx, 'email_contents', es.map((e, i) => ({ pos: positions[i], html: e.html, text_body: e.text, headers: JSON.stringify(e.headers) })));
-  if (onPostgres(tx)) await insertRows(tx, 'emails_search', es.map((_, i) => ({ pos: positions[i], ...searches[i] })));
-  await insertRows(tx, 'email_recipients', es.flatMap((e) => e.recipients.map((r, idx) => ({
+  }));
+  const recipients = es.flatMap((e) => e.recipients.map((r, idx) => ({
     id: r.id, email_id: e.id, idx, workspace_id: e.workspaceId, address: r.email, kind: r.kind, domain: r.domain,
     status: r.status, smtp_code: null, detail: r.detail, updated_at: e.now, broadcast_id: e.broadcastId,
-  }))));
-  await insertRows(tx, 'email_tags', es.flatMap((e, i) => e.tags.map((tag) => ({ email_id: e.id, email_pos: positions[i], workspace_id: e.workspaceId, tag }))));
+  })));
+  if (onPostgres(tx)) {
+    await insertOnPostgres(tx, {
+      emails, recipients, alongside,
+      contents: es.map((e, i) => ({ id: e.id, html: e.html, text_body: e.text, headers: JSON.stringify(e.headers), ...searches[i] })),
+      tags: es.flatMap((e) => e.tags.map((tag) => ({ email_id: e.id, workspace_id: e.workspaceId, tag }))),
+    });
+  } else {
+    const positions = await insertRowsPositioned(tx, 'emails', emails, 'id');
+    await insertRows(tx, 'email_contents', es.map((e, i) => ({ pos: positions[i], html: e.html, text_body: e.text, headers: JSON.stringify(e.headers) })));
+    await insertRows(tx, 'email_recipients', recipients);
+    await insertRows(tx, 'email_tags', es.flatMap((e, i) => e.tags.map((tag) => ({ email_id: e.id, email_pos: positions[i], workspace_id: e.workspaceId, tag }))));
+    for (const { table, rows } of alongside) await insertRows(tx, table, rows as never[]);
+  }
   const parts = es.flatMap((e) => e.attachments.map((a, idx) => ({
     email_id: e.id, idx, filename: a.filename, content_type: a.contentType, content_id: a.contentId, content: a.content,
   })));
   if (parts.length) await tx.insertInto('email_attachments').values(parts).execute();
+}
+
+/**
+ * The rows of insertEmails on PostgreSQL in one statement: each table's
+ * rows go as one JSON array, read back into the table's own row type
+ * (json_populate_recordset), each insert a part of the statement (a
+ * data-modifying WITH); the rows that carry an email's position join the
+ * emails' insert on its id. The text depends only on the tables and their
+ * columns, not on how many rows there are, so it stays one prepared
+ * statement.
+ */
+async function insertOnPostgres(tx: Tx, o: {
+  emails: Array<Record<string, unknown>>; contents: Array<Record<string, unknown>>; recipients: Array<Record<string, unknown>>;
+  tags: Array<Record<string, unknown>>; alongside: RowsAlongside[];
+}): Promise<void> {
+  const plain = [{ table: 'email_recipients', rows: o.recipients }, ...o.alongside.filter((a) => a.rows.length > 0)];
+  const columnsOf = (rows: Array<Record<string, unknown>>) => Object.keys(rows[0]).join(', ');
+  const text = `WITH e AS (
+      INSERT INTO emails (${columnsOf(o.emails)}) SELECT ${columnsOf(o.emails)} FROM json_populate_recordset(NULL::emails, $1::json) RETURNING id, pos
+    ), contents AS (
+      INSERT INTO email_contents (pos, html, text_body, headers) SELECT e.pos, v.html, v.text_body, v.headers
+      FROM json_to_recordset($2::json) AS v(id text, html text, text_body text, headers text) JOIN e ON e.id = v.id
+    ), search AS (
+      INSERT INTO emails_search (pos, search_to, search_from, search_subject) SELECT e.pos, v.search_to, v.search_from, v.search_subject
+      FROM json_to_recordset($2::json) AS v(id text, search_to text, search_from text, search_subject text) JOIN e ON e.id = v.id
+    ), tags AS (
+      INSERT INTO email_tags (email_id, email_pos, workspace_id, tag) SELECT v.email_id, e.pos, v.workspace_id, v.tag
+      FROM json_to_recordset($3::json) AS v(email_id text, workspace_id text, tag text) JOIN e ON e.id = v.email_id
+    )${plain.map(({ table, rows }, i) => `, plain_${i} AS (
+      INSERT INTO ${table} (${columnsOf(rows)}) SELECT ${columnsOf(rows)} FROM json_populate_recordset(NULL::${table}, $${i + 4}::json)
+    )`).join('')}
+    SELECT count(*) AS n FROM e`;
+  await runSql(tx, text, [o.emails, o.contents, o.tags, ...plain.map((p) => p.rows)].map(jsonParam));
+}
+
+/**
+ * Rows as a JSON parameter. A lone surrogate, which JSON.stringify writes
+ * as an escape that PostgreSQL's JSON refuses, becomes U+FFFD, as it does
+ * in a text parameter (which the driver encodes as UTF-8).
+ */
+function jsonParam(rows: Array<Record<string, unknown>>): string {
+  const json = JSON.stringify(rows);
+  if (!json.includes('\\ud')) return json;
+  // Escapes read left to right, so an escaped backslash before "ud…" is not taken for one.
+  return json.replace(/\\(\\|ud[89a-f][0-9a-f]{2})/g, (escape, what: string) => (what === '\\' ? escape : '\\ufffd'));
 }
 
 /** A new email as the API shows it once insertEmails has written it. */

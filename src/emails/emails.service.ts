@@ -8,8 +8,8 @@ import type { EmailStatus } from './emails.tables.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import { consumeSendQuota, quotaPeriods, sendQuotaLeft } from '../workspaces/quota.js';
 import type { AttachmentsService } from '../attachments/index.js';
-import { enqueue, dequeueEmail, lockQueuedRows, type EnqueueInput } from '../delivery/queue.repo.js';
-import { appendEvents, listEventsForEmail, type EmailEvent, type NewEvent } from '../events/index.js';
+import { enqueue, dequeueEmail, lockQueuedRows, queueRows, type EnqueueInput } from '../delivery/queue.repo.js';
+import { appendEvents, eventRows, listEventsForEmail, type EmailEvent, type NewEvent } from '../events/index.js';
 import { addressKey } from './addresses.js';
 import { checkScheduleTime, MAX_CONTENT_BYTES, normaliseEmail, type EmailCreateBody, type EmailDraft } from './email-input.js';
 import { expandTemplates, type Expanded } from './by-template.js';
@@ -245,9 +245,8 @@ export function emailsService(deps: EmailsDeps): EmailsService {
     };
   }
 
-  /** Inserts prepared emails with their first events and, when pending, their queue rows; a statement per table for all of them. */
+  /** Inserts prepared emails with their first events and, when pending, their queue rows (insertEmails). */
   async function insert(tx: Tx, ps: Prepared[]): Promise<void> {
-    await insertEmails(tx, ps.map((p) => p.email));
     const events: NewEvent[] = [];
     const queued: EnqueueInput[] = [];
     for (const p of ps) {
@@ -267,8 +266,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
         queued.push({ workspaceId: e.workspaceId, emailId: e.id, domains: p.domains, dueAt, lifetimeMs: deps.deliveryLifetimeMs, now: e.now });
       }
     }
-    await enqueue(tx, queued);
-    await appendEvents(tx, events);
+    await insertEmails(tx, ps.map((p) => p.email), [{ table: 'outbound_queue', rows: queueRows(queued) }, { table: 'events', rows: eventRows(events) }]);
   }
 
   /**

@@ -66,13 +66,15 @@ export async function appendEvent(tx: Tx, e: NewEvent): Promise<string> {
   return id;
 }
 
+/** The rows of `events`, as appendEvents writes them. */
+export const eventRows = (events: NewEvent[]) => events.map((e) => ({
+  id: newId('evt', e.now), workspace_id: e.workspaceId, email_id: e.emailId, domain_id: e.domainId, type: `email.${e.kind}` as const,
+  recipient: e.recipient ?? null, from_address: e.from, subject: e.subject, data: JSON.stringify(e.data), created_at: e.now,
+}));
+
 /** Several events in one statement (a batch send, a delivery outcome for many recipients). */
 export async function appendEvents(tx: Tx, events: NewEvent[]): Promise<void> {
-  if (events.length === 0) return;
-  await insertRows(tx, 'events', events.map((e) => ({
-    id: newId('evt', e.now), workspace_id: e.workspaceId, email_id: e.emailId, domain_id: e.domainId, type: `email.${e.kind}`,
-    recipient: e.recipient ?? null, from_address: e.from, subject: e.subject, data: JSON.stringify(e.data), created_at: e.now,
-  })));
+  await insertRows(tx, 'events', eventRows(events));
 }
 
 /**
