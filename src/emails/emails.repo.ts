@@ -249,7 +249,7 @@ async function insertOnPostgres(tx: Tx, o: {
   emails: Array<Record<string, unknown>>; contents: Array<Record<string, unknown>>; recipients: Array<Record<string, unknown>>;
   tags: Array<Record<string, unknown>>; alongside: RowsAlongside[];
 }): Promise<void> {
-  const plain = [{ table: 'email_recipients', rows: o.recipients }, ...o.alongside.filter((a) => a.rows.length > 0)];
+  const plain = [{ table: 'email_recipients', rows: o.recipients }, ...o.alongside].filter((p) => p.rows.length > 0);
   const columnsOf = (rows: Array<Record<string, unknown>>) => Object.keys(rows[0]).join(', ');
   const text = `WITH e AS (
       INSERT INTO emails (${columnsOf(o.emails)}) SELECT ${columnsOf(o.emails)} FROM json_populate_recordset(NULL::emails, $1::json) RETURNING id, pos
