@@ -7,7 +7,8 @@ import pino from 'pino';
 import type { Db } from '../src/store/db.js';
 import { DkimSigner, loadConfig, markDomainActive, openStore, startMailroom } from './product.js';
 import { startDns, type DnsRecord } from '../test/helpers/dns.js';
-import { freePort, postfixRelayRate, sinkRate, startSmtpSink } from './inbound.bench.js';
+import { postfixRelayRate, sinkRate, startSmtpSink } from './inbound.bench.js';
+import { freePort } from '../test/helpers/ports.js';
 import { bytesWritten, cpuMs, inTurn, median } from './lib.js';
 import { meterServers, type Nodes, type PostgresCluster, type ServerUsage } from './postgres.js';
 

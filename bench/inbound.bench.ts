@@ -1,7 +1,6 @@
 import { spawn, execFile, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
-import { createServer } from 'node:net';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -9,24 +8,17 @@ import pino from 'pino';
 import type { Mailroom } from '../src/main.js';
 import { loadConfig, markDomainActive, startMailroom } from './product.js';
 import { startDns } from '../test/helpers/dns.js';
+import { startPostfix, waitForSmtp, type PostfixInstance } from '../test/helpers/postfix.js';
+import { freePort } from '../test/helpers/ports.js';
 import { median } from './lib.js';
 
 const run = promisify(execFile);
 const SMTP_SOURCE = '/usr/sbin/smtp-source';
 const SMTP_SINK = '/usr/sbin/smtp-sink';
-const POSTFIX = '/usr/sbin/postfix';
 /** The domain every bench message is addressed to. */
 const BENCH_DOMAIN = 'in.bench.example';
 /** The envelope sender's domain, with SPF and DMARC records in the bench's DNS. */
 const SENDER_DOMAIN = 'remote.example';
-
-export async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  const { port } = srv.address() as { port: number };
-  await new Promise((r) => srv.close(r));
-  return port;
-}
 
 export interface SourceOptions { sessions: number; messages: number; bytes: number; to?: string }
 
@@ -69,120 +61,19 @@ export async function sinkRate(o: SourceOptions): Promise<number> {
   }
 }
 
-/** Resolves once something answers SMTP on the port, or throws after ~2 s of tries. */
-async function waitForSmtp(port: number, what: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if (await run(SMTP_SOURCE, ['-m', '1', `127.0.0.1:${port}`], { timeout: 2000 }).then(() => true, () => false)) return;
-    await sleep(20);
-  }
-  throw new Error(`${what} did not start`);
-}
-
-// Postfix's own smtpd accepting into its queue (cleanup writes and fsyncs
-// each message before the 250, as we do), then discarding: a private
-// instance with its own config and queue under a temp dir, on a loopback
-// port, with only the services that path needs.
-const POSTFIX_MASTER_CF = (port: number) => `127.0.0.1:${port} inet n - n - 100 smtpd
-smtp unix - - n - - smtp
-pickup unix n - n 60 1 pickup
-cleanup unix n - n - 0 cleanup
-qmgr unix n - n 300 1 qmgr
-rewrite unix - - n - - trivial-rewrite
-bounce unix - - n - 0 bounce
-defer unix - - n - 0 bounce
-trace unix - - n - 0 bounce
-verify unix - - n - 1 verify
-flush unix n - n 1000? 0 flush
-proxymap unix - - n - - proxymap
-showq unix n - n - - showq
-error unix - - n - - error
-retry unix - - n - - error
-discard unix - - n - - discard
-anvil unix - - n - 1 anvil
-scache unix - - n - 1 scache
-postlog unix-dgram n - n - 1 postlogd
-`;
-
-const postfixMainCf = (dir: string, relayPort?: number) => `compatibility_level = 3.6
-config_directory = ${dir}/conf
-queue_directory = ${dir}/queue
-data_directory = ${dir}/data
-command_directory = /usr/sbin
-daemon_directory = /usr/lib/postfix/sbin
-shlib_directory = /usr/lib/postfix
-mail_owner = postfix
-setgid_group = postdrop
-myhostname = mx.postfix-bench.example
-inet_interfaces = 127.0.0.1
-inet_protocols = ipv4
-mydestination = ${BENCH_DOMAIN}
-mynetworks = 127.0.0.0/8
-local_transport = discard:
-default_transport = discard:
-relay_transport = discard:
-local_recipient_maps =
-alias_maps =
-alias_database =
-biff = no
-maillog_file = ${dir}/maillog
-maillog_file_prefixes = ${dir}
-${relayPort === undefined ? '' : `relayhost = [127.0.0.1]:${relayPort}
-default_transport = smtp
-relay_transport = smtp
-smtp_dns_support_level = disabled
-smtp_tls_security_level = none
-default_destination_concurrency_limit = 20
-smtpd_client_restrictions = check_client_access static:HOLD
-`}`;
-
 /**
- * Postfix accepting into its queue, messages/s, measured with `measure` on the
- * instance's port. Postfix writes its errors to the log file (not to a
- * non-terminal stderr), so a failure to start quotes the log.
+ * `measure` run against a private Postfix (test/helpers/postfix.ts): its smtpd
+ * accepting into its queue (cleanup writes and fsyncs each message before
+ * the 250, as we do), then discarding the bench's mail, or with `relayTo`
+ * holding what it accepts, to relay it to that port once released.
  */
 export async function withPostfix<T>(measure: (port: number, instance: PostfixInstance) => Promise<T>, o: { relayTo?: number } = {}): Promise<T> {
-  const dir = mkdtempSync(join(tmpdir(), 'mailroom-bench-postfix-'));
-  // Postfix's daemons run as the postfix user and must reach their directories.
-  chmodSync(dir, 0o755);
-  for (const sub of ['conf', 'queue', 'data']) mkdirSync(join(dir, sub));
-  chownSync(join(dir, 'data'), uidOf('postfix'), -1);
-  const port = await freePort();
-  writeFileSync(join(dir, 'conf', 'main.cf'), postfixMainCf(dir, o.relayTo));
-  writeFileSync(join(dir, 'conf', 'master.cf'), POSTFIX_MASTER_CF(port));
-  const postfix = (command: string) => run(POSTFIX, ['-c', join(dir, 'conf'), command], { timeout: 30_000 });
-  const log = () => { try { return readFileSync(join(dir, 'maillog'), 'utf8').trim().split('\n').slice(-5).join('\n'); } catch { return '(no log)'; } };
+  const postfix = await startPostfix({ domains: [BENCH_DOMAIN], ...(o.relayTo !== undefined && { relayTo: o.relayTo, hold: true }) });
   try {
-    try {
-      await postfix('set-permissions');
-      await postfix('check');
-      await postfix('start');
-      await waitForSmtp(port, 'Postfix');
-    } catch (err) {
-      throw new Error(`Postfix did not start: ${(err as Error).message}\n${log()}`);
-    }
-    return await measure(port, {
-      command: async ([program, ...args]) => { await run(program, ['-c', join(dir, 'conf'), ...args], { timeout: 30_000 }); },
-      delivered: () => (readFileSync(join(dir, 'maillog'), 'utf8').match(/ status=sent /g) ?? []).length,
-      log,
-      queued: () => ['incoming', 'active', 'deferred', 'maildrop', 'hold']
-        .reduce((n, q) => n + readdirSync(join(dir, 'queue', q), { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).length, 0),
-    });
+    return await measure(postfix.port, postfix);
   } finally {
-    await postfix('stop').catch(() => undefined);
-    killMaster(join(dir, 'queue', 'pid', 'master.pid'));
-    rmSync(dir, { recursive: true, force: true });
+    await postfix.stop();
   }
-}
-
-export interface PostfixInstance {
-  /** Runs a Postfix command (postconf, postfix, postqueue) on this instance's configuration. */
-  command(args: string[]): Promise<void>;
-  /** Messages in the instance's queue. */
-  queued(): number;
-  /** Deliveries the instance has logged as sent. */
-  delivered(): number;
-  /** The last lines of its log. */
-  log(): string;
 }
 
 /**
@@ -216,21 +107,6 @@ export async function postfixRelayRate(sinkPort: number, o: SourceOptions): Prom
     if (postfix.delivered() < o.messages) throw new Error(`Postfix relayed ${postfix.delivered()} of ${o.messages} messages`);
     return rate;
   }, { relayTo: sinkPort });
-}
-
-function uidOf(user: string): number {
-  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith(`${user}:`));
-  if (!line) throw new Error(`no ${user} user: is Postfix installed?`);
-  return Number(line.split(':')[2]);
-}
-
-/** A master still running after `postfix stop` (it refused, or timed out) is ended by its PID. */
-function killMaster(pidFile: string): void {
-  let pid: number;
-  try { pid = Number(readFileSync(pidFile, 'utf8').trim()); } catch { return; }
-  if (!Number.isInteger(pid) || pid <= 1) return;
-  try { process.kill(pid, 0); } catch { return; }
-  try { process.kill(pid, 'SIGTERM'); } catch { /* gone meanwhile */ }
 }
 
 /**

@@ -10,7 +10,7 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
-import { freePort } from './smtp-app.js';
+import { freePort } from './ports.js';
 
 const PGBOUNCER = '/usr/sbin/pgbouncer';
 const OS_USER = 'postgres';

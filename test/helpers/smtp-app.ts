@@ -1,10 +1,11 @@
 // A test Mailroom with its SMTP listeners on loopback ports, and small SMTP
 // clients for the tests of receiving and submission: nodemailer for whole
 // messages, and a raw dialogue for what nodemailer would never send.
-import { createServer, Socket } from 'node:net';
+import { Socket } from 'node:net';
 import nodemailer from 'nodemailer';
 import { ListenerError } from '../../src/smtp/index.js';
 import { startTestApp, type TestApp, type TestAppOptions } from './app.js';
+import { freePort } from './ports.js';
 
 export interface SmtpTestApp extends TestApp {
   mxPort: number;
@@ -12,18 +13,6 @@ export interface SmtpTestApp extends TestApp {
 }
 
 const START_ATTEMPTS = 5;
-
-/** A loopback port free at the moment it was asked for. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * startTestApp with both SMTP listeners on free loopback ports. Port 0 turns

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../helpers/smtp-app.js';
+import { freePort } from '../helpers/ports.js';
 import { eventually } from '../helpers/smtp-app.js';
 
 // The README, walked through as a new user would: every fenced block of

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dataBlock } from '../../../src/delivery/smtp-client.js';
+import { chunkBody, dataBlock } from '../../../src/delivery/smtp-client.js';
 
 const block = (text: string) => dataBlock(Buffer.from(text, 'latin1')).toString('latin1');
 
@@ -21,5 +21,21 @@ describe('dataBlock', () => {
     expect(block('a\r')).toBe('a\r\n.\r\n');
     expect(block('a\n')).toBe('a\r\n.\r\n');
     expect(block('')).toBe('\r\n.\r\n');
+  });
+});
+
+describe('chunkBody', () => {
+  const chunk = (text: string) => chunkBody(Buffer.from(text, 'latin1')).toString('latin1');
+
+  it('is the message itself, not a copy, when its lines end in CRLF; dots stay as they are', () => {
+    const raw = Buffer.from('.one\r\n.\r\ntwo\r\n', 'latin1');
+    expect(chunkBody(raw)).toBe(raw);
+  });
+
+  it('makes bare LF and bare CR into CRLF, and ends the last line', () => {
+    expect(chunk('a\n.b\r.c\r\n\n\rd')).toBe('a\r\n.b\r\n.c\r\n\r\n\r\nd\r\n');
+    expect(chunk('a')).toBe('a\r\n');
+    expect(chunk('a\r')).toBe('a\r\n');
+    expect(chunk('')).toBe('\r\n');
   });
 });
