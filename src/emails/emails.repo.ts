@@ -224,7 +224,7 @@ export async function insertEmails(tx: Tx, es: NewEmail[], alongside: RowsAlongs
       tags: es.flatMap((e) => e.tags.map((tag) => ({ email_id: e.id, workspace_id: e.workspaceId, tag }))),
     });
   } else {
-    const positions = await insertRowsPositioned(tx, 'emails', emails, 'id');
+    const positions = await insertRowsPositioned(tx, 'emails', emails);
     await insertRows(tx, 'email_contents', es.map((e, i) => ({ pos: positions[i], html: e.html, text_body: e.text, headers: JSON.stringify(e.headers) })));
     await insertRows(tx, 'email_recipients', recipients);
     await insertRows(tx, 'email_tags', es.flatMap((e, i) => e.tags.map((tag) => ({ email_id: e.id, email_pos: positions[i], workspace_id: e.workspaceId, tag }))));

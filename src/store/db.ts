@@ -380,44 +380,34 @@ export function paddedInList<T>(values: readonly T[], max = Infinity): T[] {
  * rows past the bound-parameter limit go in further statements.
  */
 export async function insertRows<T extends keyof Database & string>(db: Db | Tx, table: T, rows: Array<Insertable<Database[T]>>): Promise<void> {
-  await insertChunks(db, table, rows, []);
+  await insertChunks(db, table, rows);
 }
 
 /**
- * insertRows into a table with a position (withPosition), answering each
- * row's position in the rows' order. On SQLite nothing is read back: the
- * rows of one multi-row INSERT take consecutive rowids in their order
+ * insertRows into a table with a position (withPosition) on SQLite,
+ * answering each row's position in the rows' order. Nothing is read back:
+ * the rows of one multi-row INSERT take consecutive rowids in their order
  * (AUTOINCREMENT gives each the largest so far plus one), so the last rowid
- * of the statement tells them all. On PostgreSQL the statement returns each
- * row's `key` (a unique column) with its position, and they are matched.
+ * of the statement tells them all. (PostgreSQL's inserts name positions in
+ * the statement itself: see insertEmails.)
  */
-export async function insertRowsPositioned<T extends keyof Database & string>(db: Db | Tx, table: T,
-  rows: Array<Insertable<Database[T]>>, key: keyof Insertable<Database[T]> & string): Promise<number[]> {
+export async function insertRowsPositioned<T extends keyof Database & string>(tx: Tx, table: T, rows: Array<Insertable<Database[T]>>): Promise<number[]> {
+  if (isPostgres(tx as unknown as Kysely<unknown>)) throw new Error('insertRowsPositioned is for SQLite');
   const positions: number[] = [];
-  if (!isPostgres(db as unknown as Kysely<unknown>)) {
-    for (const { result, rows: chunk } of await insertChunks(db, table, rows, [])) {
-      const last = Number(result.insertId);
-      for (let i = 0; i < chunk.length; i++) positions.push(last - chunk.length + 1 + i);
-    }
-    return positions;
+  for (const { result, rows: chunk } of await insertChunks(tx, table, rows)) {
+    const last = Number(result.insertId);
+    for (let i = 0; i < chunk.length; i++) positions.push(last - chunk.length + 1 + i);
   }
-  const posOf = new Map<unknown, number>();
-  for (const { result } of await insertChunks(db, table, rows, [key, 'pos'])) {
-    for (const r of result.rows as Array<Record<string, unknown>>) posOf.set(r[key], Number(r.pos));
-  }
-  return rows.map((r) => posOf.get((r as Record<string, unknown>)[key])!);
+  return positions;
 }
 
 /** The multi-row INSERTs of insertRows, a chunk of the rows each, with what each answered. */
-async function insertChunks<T extends keyof Database & string>(db: Db | Tx, table: T, rows: Array<Insertable<Database[T]>>,
-  returning: readonly string[]): Promise<Array<{ rows: Array<Insertable<Database[T]>>; result: QueryResult<unknown> }>> {
+async function insertChunks<T extends keyof Database & string>(db: Db | Tx, table: T,
+  rows: Array<Insertable<Database[T]>>): Promise<Array<{ rows: Array<Insertable<Database[T]>>; result: QueryResult<unknown> }>> {
   if (rows.length === 0) return [];
   const columns = Object.keys(rows[0]);
   // The rows are typed by the signature; Kysely's overloads cannot follow a generic table name.
-  const insert = (values: unknown) => {
-    const q = (db as Db).insertInto(table).values(values as never);
-    return returning.length ? q.returning(returning as never) : q;
-  };
+  const insert = (values: unknown) => (db as Db).insertInto(table).values(values as never);
   if (!rows.every((r) => Object.keys(r).length === columns.length && columns.every((c) => c in r))) {
     return [{ rows, result: await db.executeQuery(insert(rows).compile()) }];
   }
@@ -425,7 +415,7 @@ async function insertChunks<T extends keyof Database & string>(db: Db | Tx, tabl
   for (const chunk of statementChunks(rows, Math.floor(MAX_BOUND_PARAMS / columns.length))) {
     const params: unknown[] = [];
     for (const r of chunk) for (const c of columns) params.push((r as Record<string, unknown>)[c]);
-    const result = await runShaped(db, `insert ${table} (${columns.join(',')}) x${chunk.length} returning ${returning.join(',')}`, params,
+    const result = await runShaped(db, `insert ${table} (${columns.join(',')}) x${chunk.length}`, params,
       (p) => insert(chunk.map((_, i) => Object.fromEntries(columns.map((c, j) => [c, p[i * columns.length + j]])))));
     done.push({ rows: chunk, result });
   }
