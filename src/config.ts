@@ -44,6 +44,7 @@ export interface Config {
   delivery: DeliveryMode;
   relayUrl: string | null;
   outboundPort: number;
+  smtpChunking: boolean;
   metricsToken: string | null;
   destinationConcurrency: number;
   sendDelaySeconds: number;
@@ -121,6 +122,10 @@ export const CONFIG_KEYS: Record<keyof Config, ConfigKeyDoc> = {
   delivery: { env: 'MAILROOM_DELIVERY', doc: 'direct (MX lookup), relay (smarthost) or sink (keep, never send). Default direct.' },
   relayUrl: { env: 'MAILROOM_RELAY_URL', doc: 'Smarthost for relay mode: smtp://user:pass@host:587 or smtps://…', secret: true },
   outboundPort: { env: 'MAILROOM_OUTBOUND_PORT', doc: 'Port used to reach MX hosts (default 25).' },
+  smtpChunking: {
+    env: 'MAILROOM_SMTP_CHUNKING',
+    doc: 'Send a message with BDAT to a server that offers CHUNKING, RFC 3030 (default true; false sends DATA to every server).',
+  },
   metricsToken: { env: 'MAILROOM_METRICS_TOKEN', doc: 'Bearer token for GET /metrics; without one the metrics answer loopback clients only.', secret: true },
   destinationConcurrency: { env: 'MAILROOM_DESTINATION_CONCURRENCY', doc: 'Deliveries under way at once to one destination domain, or to the smarthost (default 20).' },
   sendDelaySeconds: { env: 'MAILROOM_SEND_DELAY', doc: 'Seconds a new email waits as pending, cancellable (default 10, 0 = none).' },
@@ -272,6 +277,7 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Readonl
     delivery,
     relayUrl,
     outboundPort: int('outboundPort', 25, 1, 65535),
+    smtpChunking: bool('smtpChunking', true),
     metricsToken: get('metricsToken') ?? null,
     destinationConcurrency: int('destinationConcurrency', 20, 1, 1000),
     sendDelaySeconds: int('sendDelaySeconds', 10, 0, 86_400),

@@ -360,9 +360,10 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
   const smtpPool = new SmtpPool();
   const signer = new DkimSigner();
   const transport = config.delivery === 'relay'
-    ? (d: DomainDelivery) => deliverViaRelay(config.relayUrl!, d, { heloName: config.hostname, pool: smtpPool })
+    ? (d: DomainDelivery) => deliverViaRelay(config.relayUrl!, d, { heloName: config.hostname, pool: smtpPool, chunking: config.smtpChunking })
     : (d: DomainDelivery) => deliverToDomain(d, {
-      heloName: config.hostname, pool: smtpPool, resolver: mxResolver, port: config.outboundPort, allowPrivate: config.allowPrivateMx,
+      heloName: config.hostname, pool: smtpPool, chunking: config.smtpChunking, resolver: mxResolver, port: config.outboundPort,
+      allowPrivate: config.allowPrivateMx,
     });
   const delivery = createDeliveryWorker({
     store, clock, logger, signer, transport, sinkOnly: config.delivery === 'sink',

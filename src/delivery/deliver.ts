@@ -48,6 +48,8 @@ export interface DomainDelivery extends OutboundMessage {
 interface CommonDeps {
   heloName: string;
   pool: SmtpPool;
+  /** BDAT to a server that offers CHUNKING (default true); false sends DATA to every server. */
+  chunking?: boolean;
   /** Overrides of the RFC 5321 timeouts (tests shorten them). */
   timeouts?: Partial<SmtpTimeouts>;
   localAddress?: string;
@@ -111,6 +113,7 @@ function sessionOptions(deps: CommonDeps): SessionOptions {
   return {
     heloName: deps.heloName,
     timeouts: { ...RFC5321_TIMEOUTS, ...deps.timeouts },
+    ...(deps.chunking === false && { chunking: false }),
     ...(deps.localAddress && { localAddress: deps.localAddress }),
   };
 }

@@ -58,6 +58,8 @@ export interface SessionOptions {
   heloName: string;
   timeouts: SmtpTimeouts;
   localAddress?: string;
+  /** BDAT to a server that offers CHUNKING (default true); false sends DATA whatever the server offers. */
+  chunking?: boolean;
 }
 
 /** A session could not be set up: connect, greeting, STARTTLS or AUTH failed. */
@@ -288,6 +290,7 @@ export class SmtpSession {
     private socket: net.Socket,
     readonly target: SmtpTarget,
     private readonly timeouts: SmtpTimeouts,
+    private readonly chunking: boolean,
   ) {
     this.secure = socket instanceof tls.TLSSocket;
     this.listen(socket);
@@ -318,7 +321,7 @@ export class SmtpSession {
       socket.destroy();
       throw new SmtpSessionError(`${where}: ${(err as Error).message}`, undefined, (err as SmtpSessionError).code);
     }
-    const session = new SmtpSession(socket, target, options.timeouts);
+    const session = new SmtpSession(socket, target, options.timeouts, options.chunking !== false);
     try {
       await session.setUp(options.heloName);
     } catch (err) {
@@ -526,7 +529,7 @@ export class SmtpSession {
     if (refused) return { results: recipients.map((r) => verdict(r, refused)), retryElsewhere: [] };
     this.clean = false;
     this.messageSent = false;
-    const chunk = this.extensions.chunking ? chunkBody(raw) : undefined;
+    const chunk = this.chunking && this.extensions.chunking ? chunkBody(raw) : undefined;
     let envelope: EnvelopeReplies | undefined;
     try {
       envelope = await this.envelope(mailFrom, addresses, raw, chunk);
@@ -768,7 +771,7 @@ export class SmtpPool {
   }
 
   private static key(target: SmtpTarget, options: SessionOptions): string {
-    return [target.address, target.port, target.tls, target.auth?.user ?? '', options.heloName].join('|');
+    return [target.address, target.port, target.tls, target.auth?.user ?? '', options.heloName, options.chunking !== false].join('|');
   }
 
   /** An open session to the target: a pooled one ready for a transaction, or (always when `fresh`) a new one. */

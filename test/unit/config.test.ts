@@ -6,6 +6,8 @@ describe('configuration', () => {
   it('has working defaults', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({ httpPort: 3000, smtpPort: 25, submissionPort: 587, delivery: 'direct', sendDelaySeconds: 10, allowPrivateMx: false, defaultPlan: 'self_hosted' });
+    expect(c.smtpChunking).toBe(true);
+    expect(loadConfig({ MAILROOM_SMTP_CHUNKING: 'false' }).smtpChunking).toBe(false);
     expect(c.databaseUrl).toMatch(/^sqlite:.*data\/mailroom\.db$/);
     expect(Object.isFrozen(c)).toBe(true);
   });

@@ -6,6 +6,7 @@
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SmtpSession } from '../../../src/delivery/index.js';
+import type { SessionOptions } from '../../../src/delivery/smtp-client.js';
 import { startScriptedMx, type ScriptedMx } from '../../helpers/mx.js';
 import { startPostfix, type PostfixInstance } from '../../helpers/postfix.js';
 
@@ -24,8 +25,8 @@ afterEach(async () => {
   await Promise.all(cleanups.splice(0).map((c) => c()));
 });
 
-async function open(port: number, address = '127.0.0.1'): Promise<SmtpSession> {
-  const session = await SmtpSession.open({ address, port, hostname: 'mx.test', tls: 'none' }, OPTIONS);
+async function open(port: number, options: Partial<SessionOptions> = {}): Promise<SmtpSession> {
+  const session = await SmtpSession.open({ address: '127.0.0.1', port, hostname: 'mx.test', tls: 'none' }, { ...OPTIONS, ...options });
   sessions.push(session);
   return session;
 }
@@ -283,5 +284,23 @@ describe('BDAT to Postfix', () => {
     expect(disconnect()).toMatch(/ rcpt=2\/4 /);
     expect(disconnect()).toMatch(/ bdat=2\/3 /);
     expect(disconnect()).not.toMatch(/ data=/);
+  }, 60_000);
+
+  it('sends DATA instead when told not to use CHUNKING (MAILROOM_SMTP_CHUNKING=false)', async () => {
+    await startRelay();
+    const session = await open(postfix.port, { chunking: false });
+    const raw = Buffer.from(HEADERS + BODY);
+
+    const { results } = await session.send('a@sender.test', ['b@relay.test'], raw);
+    session.close();
+    const ours = () => relayed.received.filter((m) => m.rcptTo.includes('b@relay.test'));
+    for (const deadline = Date.now() + 20_000; ours().length < 1 && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 50));
+
+    expect(results.map((r) => r.code)).toEqual([250]);
+    expect(ours()[0].raw.subarray(ours()[0].raw.length - raw.length).equals(raw)).toBe(true);
+    const disconnect = () => postfix.logText().split('\n').find((l) => / disconnect from /.test(l) && / mail=1 /.test(l));
+    for (const deadline = Date.now() + 5_000; !disconnect() && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 50));
+    expect(disconnect()).toMatch(/ data=1 /);
+    expect(disconnect()).not.toMatch(/ bdat=/);
   }, 60_000);
 });
