@@ -161,6 +161,16 @@ const MAX_ROWS_PER_RECORD = 256;
 const MAX_UNRECORDED_SHARE = 4;
 /** While the store is full or cannot be reached: how often an outcome waiting to be written, or a claim, is tried again. */
 const STORE_RETRY_MS = 2_000;
+/**
+ * A transaction begins only while more than this share of its row's lease
+ * is left. Renewals come every third of a lease, so less than that left
+ * means one has failed (the store out of reach): a message sent then could
+ * outlive the lease, and another node that claims the row would send it too.
+ */
+const LEASE_LEFT_TO_SEND_SHARE = 1 / 3;
+
+/** A row's lease had nearly run out when its transaction was to begin: it was not sent. */
+class LeaseInDoubt extends Error {}
 
 /** A finished delivery waiting for its outcome to be written. */
 interface Finished {
@@ -171,6 +181,12 @@ interface Finished {
   destinationTrouble?: string;
   /** Not tried: its destination was found unreachable while the message waited; the row waits with it. */
   suspended?: boolean;
+  /**
+   * Not tried either: the row's lease had nearly run out (renewals failing),
+   * so another node may hold it now. Its outcome is written only if this
+   * worker still holds it.
+   */
+  leaseInDoubt?: boolean;
   /** False when there was nothing to send: the row is only dropped. */
   loaded: boolean;
   outcomes: AttemptOutcome[];
@@ -204,6 +220,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   const destinationOf = (item: { domain: string }) => deps.relay ?? item.domain;
   /** Claimed rows until their outcome is written (they stay leased that long), with the work that ends then. */
   const inFlight = new Map<string, Promise<void>>();
+  /** When the lease of each row in flight runs out, as far as this worker knows: from its claim, then its last renewal. */
+  const leasedUntil = new Map<string, number>();
   /** Of those, the rows whose attempt is under way: the slots `concurrency` counts. */
   let attempting = 0;
   // Claiming and starting run one at a time in this process (the loop and a
@@ -277,6 +295,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
         chosen.push(row.id);
       }
       const items = await leaseRows(tx, chosen, { now, until: now + leaseMs, owner });
+      for (const item of items) leasedUntil.set(item.id, now + leaseMs);
       if (items.length) await emails.handOff(tx, items, now);
       return items;
     // At once: outcomes gathering meanwhile go in the same commit, and the
@@ -343,9 +362,11 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     await emails.record(tx, rows.filter((r) => r.loaded && (!r.suspended || r.built))
       .map(({ item, outcomes, built }) => ({ item, outcomes, ...(built && { built }) })), now);
     const done: string[] = [];
-    for (const { item, outcomes, suspended, retryAt } of rows) {
+    for (const { item, outcomes, suspended, leaseInDoubt, retryAt } of rows) {
       if (suspended) {
-        await retryItem(tx, item.id, { attempt: item.attempt, nextAttemptAt: retryAt, lastError: 'delivery temporarily suspended: destination unreachable' });
+        const lastError = leaseInDoubt ? 'not sent: the delivery lease nearly ran out while the store was out of reach'
+          : 'delivery temporarily suspended: destination unreachable';
+        await retryItem(tx, item.id, { attempt: item.attempt, nextAttemptAt: retryAt, lastError });
         continue;
       }
       const deferred = outcomes.find((o): o is Extract<AttemptOutcome, { kind: 'deferred' }> => o.kind === 'deferred');
@@ -363,10 +384,11 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
    * found. Writing it again would add a second email.delayed, say.
    */
   async function withoutOutcomesWritten(tx: Tx, rows: Finished[]): Promise<Finished[]> {
-    const again = rows.filter((r) => r.writtenAgain).map((r) => r.item.id);
+    const doubted = (r: Finished) => r.writtenAgain || r.leaseInDoubt;
+    const again = rows.filter(doubted).map((r) => r.item.id);
     if (again.length === 0) return rows;
     const held = await heldBy(tx, 'outbound_queue', again, owner);
-    return rows.filter((r) => !r.writtenAgain || held.has(r.item.id));
+    return rows.filter((r) => !doubted(r) || held.has(r.item.id));
   }
 
   // An outcome is written at once: a message the remote took but whose outcome
@@ -420,7 +442,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
           } else {
             const message = { domain: item.domain, mailFrom: job.mailFrom, recipients: addresses, raw: raw! };
             const destination = destinationOf(item);
-            const answer = await gate.transact(destination, () => clock.now(), () => deps.transport(message), (answered) => {
+            const answer = await gate.transact(destination, () => clock.now(), () => {
+              if ((leasedUntil.get(item.id) ?? 0) - clock.now() <= leaseMs * LEASE_LEFT_TO_SEND_SHARE) throw new LeaseInDoubt();
+              return deps.transport(message);
+            }, (answered) => {
               const verdict = verdictOf(answered);
               retryAt = retryTime(item, answered);
               if (verdict === 'throttled' || verdict === 'unreachable') {
@@ -437,6 +462,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
             results = answer;
           }
         } catch (err) {
+          if (err instanceof LeaseInDoubt) {
+            logger.warn({ email_id: item.emailId, job_id: item.id }, 'delivery lease nearly run out (renewals failing): not sent, left to whoever holds the row');
+            return { item, loaded: true, outcomes: [], retryAt: clock.now(), suspended: true, leaseInDoubt: true, ...(built && { built }) };
+          }
           // The transport reports SMTP and DNS failures as outcomes; anything thrown (a key
           // that does not sign, a bug) is local, and worth another try once it is fixed.
           logger.error({ err, email_id: item.emailId, job_id: item.id }, 'delivery attempt failed locally');
@@ -488,6 +517,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       logger.error({ err, email_id: item.emailId, job_id: item.id }, 'delivery attempt could not be recorded');
     } finally {
       inFlight.delete(item.id);
+      leasedUntil.delete(item.id);
       // Rows waiting for their outcome bound claims only when the store falls behind; then a written batch makes room.
       if (inFlight.size === 0 || (unrecordedRoom() <= concurrency - attempting && unrecordedRoom() >= refillAt)) loop.wake();
     }
@@ -587,7 +617,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     if (inFlight.size === 0) return;
     const until = clock.now() + leaseMs;
     try {
-      await store.write((tx) => extendLeases(tx, 'outbound_queue', [...inFlight.keys()], owner, until));
+      const renewed = await store.write((tx) => extendLeases(tx, 'outbound_queue', [...inFlight.keys()], owner, until));
+      for (const id of renewed) if (leasedUntil.has(id)) leasedUntil.set(id, until);
       renewalFailing = false;
     } catch (err) {
       if (!renewalFailing || !isStoreRefusingWrites(err)) logger.error({ err }, 'could not renew delivery leases');

@@ -122,13 +122,15 @@ export function lockedForClaim<Q extends SelectQueryBuilder<any, any, any>>(tx: 
   return onPostgres(tx) ? query.forUpdate().skipLocked() as Q : query;
 }
 
-/** Renews `owner`'s lease on these rows until `until`; rows it no longer holds are left alone. */
-export async function extendLeases(tx: Tx, table: LeasedTable, keys: readonly string[], owner: string, until: number): Promise<void> {
-  if (keys.length === 0) return;
+/** Renews `owner`'s lease on these rows until `until`, and answers the rows renewed: rows it no longer holds are left alone. */
+export async function extendLeases(tx: Tx, table: LeasedTable, keys: readonly string[], owner: string, until: number): Promise<Set<string>> {
+  if (keys.length === 0) return new Set();
   const shape = SHAPES[table];
   const set: Record<string, number> = { [shape.expiry]: until };
   if (shape.dueWithLease) set[shape.dueWithLease] = until;
-  await leaseView(tx).updateTable(viewed(table)).set(set).where(shape.key, 'in', [...keys]).where('lease_owner', '=', owner).execute();
+  const rows = await leaseView(tx).updateTable(viewed(table)).set(set).where(shape.key, 'in', [...keys]).where('lease_owner', '=', owner)
+    .returning(shape.key).execute();
+  return new Set(rows.map((r) => String((r as Record<string, unknown>)[shape.key])));
 }
 
 /**

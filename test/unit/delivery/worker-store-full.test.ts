@@ -151,6 +151,55 @@ describe('the delivery worker while the store cannot be reached', () => {
   });
 });
 
+describe('the delivery worker when a lease runs out while the store cannot be reached', () => {
+  it('does not send a row whose lease has nearly run out, and leaves it to the node that took it meanwhile', async () => {
+    const refused = await connectionRefused();
+    let down = false;
+    const store: Store = { ...temp.store, write: (work, options) => (down ? Promise.reject(refused) : temp.store.write(work, options)) };
+    const { emails, sent, recorded, send } = await threeQueuedEmails(store);
+    let releaseFirst!: () => void;
+    const firstOnTheWire = new Promise<void>((resolve) => (releaseFirst = resolve));
+    const worker = createDeliveryWorker({
+      store, clock: systemClock, logger: pino({ level: 'silent' }), emails, sinkOnly: false, concurrency: 2, idleMs: 20,
+      // One transaction at a time: the second row waits for the first one's. Renewals come every second.
+      destinationConcurrency: 1, leaseMs: 3_000, signer: {} as DkimSigner,
+      async transport(d) {
+        send(d.recipients[0]);
+        if (sent.size === 1) {
+          // The store goes away while the first message is on the wire, and stays away past the leases.
+          down = true;
+          await firstOnTheWire;
+        }
+        return d.recipients.map((recipient) => ({ recipient, status: 'delivered' as const, smtp_code: 250, response: '250 ok', mx_host: 'mx' }));
+      },
+    });
+    const stop = new AbortController();
+    const running = worker.run(stop.signal);
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    try {
+      for (const deadline = Date.now() + 5_000; !down && Date.now() < deadline;) await sleep(10);
+      // Two renewals have failed: less than a third of the second row's lease is left when its turn comes.
+      await sleep(2_300);
+      releaseFirst();
+      await sleep(1_000);
+      // Its lease has run out, and another node claims the row.
+      await temp.store.write((tx) => tx.updateTable('outbound_queue').set({ lease_owner: 'another-node', locked_until: Date.now() + 60_000 })
+        .where('email_id', '=', 'em_1').execute());
+      down = false;
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline && recorded.size < 2;) await sleep(20);
+    } finally {
+      stop.abort();
+      await running;
+    }
+    expect([...sent.keys()].sort()).toEqual(['em_0', 'em_2']);
+    expect([...recorded.keys()].sort()).toEqual(['em_0', 'em_2']);
+    // The row is the other node's, as it took it: no outcome of this worker's was written to it.
+    const row = await temp.store.db.selectFrom('outbound_queue').select(['lease_owner', 'attempt', 'last_error']).where('email_id', '=', 'em_1')
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ lease_owner: 'another-node', attempt: 0, last_error: null });
+  });
+});
+
 describe('the delivery worker when the answer to an outcome\'s commit is lost', () => {
   it('writes a deferral once: the write that went through is not made again', async () => {
     const refused = await connectionRefused();
