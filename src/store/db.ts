@@ -335,8 +335,9 @@ interface UnitTx {
 const unitTxs = new WeakMap<Tx, UnitTx>();
 
 function runStatement<R>(statement: Sqlite.Statement, params: unknown[]): QueryResult<R> {
-  if (statement.reader) return { rows: statement.all(params) as R[] };
-  const { changes, lastInsertRowid } = statement.run(params);
+  // As arguments rather than one array: better-sqlite3 reads an array's values one lookup at a time.
+  if (statement.reader) return { rows: statement.all(...params) as R[] };
+  const { changes, lastInsertRowid } = statement.run(...params);
   return { numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid), rows: [] };
 }
 
