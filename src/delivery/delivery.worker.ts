@@ -463,7 +463,10 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
           }
         } catch (err) {
           if (err instanceof LeaseInDoubt) {
-            logger.warn({ email_id: item.emailId, job_id: item.id }, 'delivery lease nearly run out (renewals failing): not sent, left to whoever holds the row');
+            if (!leaseDoubtLogged) {
+              logger.warn({ email_id: item.emailId, job_id: item.id }, 'delivery leases nearly run out (renewals failing): claimed mail is not sent until the store is back');
+              leaseDoubtLogged = true;
+            }
             return { item, loaded: true, outcomes: [], retryAt: clock.now(), suspended: true, leaseInDoubt: true, ...(built && { built }) };
           }
           // The transport reports SMTP and DNS failures as outcomes; anything thrown (a key
@@ -613,6 +616,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   // While the store cannot take them, renewals fail one after another: the
   // first failure is logged, the rest until one succeeds are not.
   let renewalFailing = false;
+  /** Rows left unsent for a lease in doubt are logged once, until a renewal goes through again. */
+  let leaseDoubtLogged = false;
   async function renewLeases(): Promise<void> {
     if (inFlight.size === 0) return;
     const until = clock.now() + leaseMs;
@@ -620,6 +625,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       const renewed = await store.write((tx) => extendLeases(tx, 'outbound_queue', [...inFlight.keys()], owner, until));
       for (const id of renewed) if (leasedUntil.has(id)) leasedUntil.set(id, until);
       renewalFailing = false;
+      leaseDoubtLogged = false;
     } catch (err) {
       if (!renewalFailing || !isStoreRefusingWrites(err)) logger.error({ err }, 'could not renew delivery leases');
       renewalFailing = true;
