@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SmtpSession } from '../../../src/delivery/index.js';
 import type { SessionOptions } from '../../../src/delivery/smtp-client.js';
 import { startScriptedMx, type ScriptedMx } from '../../helpers/mx.js';
+import { until } from '../../helpers/child-server.js';
 import { startPostfix, type PostfixInstance } from '../../helpers/postfix.js';
 
 const TIMEOUTS = { connectMs: 2_000, greetingMs: 5_000, commandMs: 5_000, dataBlockMs: 5_000, endOfDataMs: 5_000 };
@@ -252,6 +253,19 @@ describe('BDAT to Postfix', () => {
     cleanups.push(() => postfix.stop());
   }
 
+  /**
+   * The messages the relay received for `to`, once there are `count`: Postfix
+   * also relays the message its start-up probe sent (smtp-source's).
+   */
+  const relayedTo = (to: (address: string) => boolean, count: number) => until(`${count} messages relayed`, () => {
+    const ours = relayed.received.filter((m) => m.rcptTo.every(to));
+    return ours.length >= count ? ours : undefined;
+  }, 20_000);
+
+  /** smtpd's line for the session that sent `mails` MAIL commands, logged as it ends, with its count of each command. */
+  const disconnectLine = (mails: number) => until('smtpd\'s disconnect line', () => postfix.logText().split('\n')
+    .find((l) => / disconnect from /.test(l) && l.includes(` mail=${mails} `)), 5_000);
+
   it('delivers through smtpd with BDAT, byte for byte, and keeps the session in step when a chunk is refused', async () => {
     await startRelay();
     const session = await open(postfix.port);
@@ -263,27 +277,24 @@ describe('BDAT to Postfix', () => {
     await session.ready();
     const last = await session.send('a@sender.test', ['c@relay.test'], raw);
     session.close();
-    // Postfix also relays the message its start-up probe sent (smtp-source's); the test's are to relay.test.
-    const ours = () => relayed.received.filter((m) => m.rcptTo.every((r) => r.endsWith('@relay.test')));
-    for (const deadline = Date.now() + 20_000; ours().length < 2 && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 50));
+    const ours = await relayedTo((r) => r.endsWith('@relay.test'), 2);
 
     expect(first.results.map((r) => [r.recipient, r.code])).toEqual([['b@relay.test', 250], ['refused@relay.test', 550]]);
     expect(first.results[1].reply).toContain('no such user');
     expect(none.results.map((r) => r.code)).toEqual([550]);
     expect(last.results.map((r) => [r.recipient, r.code])).toEqual([['c@relay.test', 250]]);
-    expect(ours().map((m) => m.rcptTo).sort()).toEqual([['b@relay.test'], ['c@relay.test']]);
-    for (const message of ours()) {
+    expect(ours.map((m) => m.rcptTo).sort()).toEqual([['b@relay.test'], ['c@relay.test']]);
+    for (const message of ours) {
       // Postfix puts its Received field first; the rest is the message as it was sent.
       const text = message.raw.toString('latin1');
       expect(text.startsWith('Received: ')).toBe(true);
       expect(message.raw.subarray(message.raw.length - raw.length).equals(raw)).toBe(true);
     }
     // smtpd counts each command of the session when it ends: three chunks, no DATA.
-    const disconnect = () => postfix.logText().split('\n').find((l) => / disconnect from /.test(l) && / mail=3 /.test(l));
-    for (const deadline = Date.now() + 5_000; !disconnect() && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 50));
-    expect(disconnect()).toMatch(/ rcpt=2\/4 /);
-    expect(disconnect()).toMatch(/ bdat=2\/3 /);
-    expect(disconnect()).not.toMatch(/ data=/);
+    const disconnect = await disconnectLine(3);
+    expect(disconnect).toMatch(/ rcpt=2\/4 /);
+    expect(disconnect).toMatch(/ bdat=2\/3 /);
+    expect(disconnect).not.toMatch(/ data=/);
   }, 60_000);
 
   it('sends DATA instead when told not to use CHUNKING (MAILROOM_SMTP_CHUNKING=false)', async () => {
@@ -293,14 +304,12 @@ describe('BDAT to Postfix', () => {
 
     const { results } = await session.send('a@sender.test', ['b@relay.test'], raw);
     session.close();
-    const ours = () => relayed.received.filter((m) => m.rcptTo.includes('b@relay.test'));
-    for (const deadline = Date.now() + 20_000; ours().length < 1 && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 50));
+    const [message] = await relayedTo((r) => r === 'b@relay.test', 1);
 
     expect(results.map((r) => r.code)).toEqual([250]);
-    expect(ours()[0].raw.subarray(ours()[0].raw.length - raw.length).equals(raw)).toBe(true);
-    const disconnect = () => postfix.logText().split('\n').find((l) => / disconnect from /.test(l) && / mail=1 /.test(l));
-    for (const deadline = Date.now() + 5_000; !disconnect() && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 50));
-    expect(disconnect()).toMatch(/ data=1 /);
-    expect(disconnect()).not.toMatch(/ bdat=/);
+    expect(message.raw.subarray(message.raw.length - raw.length).equals(raw)).toBe(true);
+    const disconnect = await disconnectLine(1);
+    expect(disconnect).toMatch(/ data=1 /);
+    expect(disconnect).not.toMatch(/ bdat=/);
   }, 60_000);
 });
