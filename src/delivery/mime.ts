@@ -2,7 +2,7 @@
 // The envelope (MAIL FROM, RCPT TO, Bcc) is not the composer's business: the
 // caller hands recipients to the delivery functions, so Bcc never reaches a header.
 
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import * as base64 from 'nodemailer/lib/base64';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import * as mimeFuncs from 'nodemailer/lib/mime-funcs';
@@ -248,6 +248,17 @@ function quotedPrintable(content: string | Buffer): Buffer | undefined {
   return encoderOutput(bytes);
 }
 
+/**
+ * A body as the composer's encoder streams write it in `encoding`; undefined
+ * where this module does not write it the same (quoted-printable outside
+ * text/*, or over one slice of the encoder).
+ */
+function encodedBody(content: string | Buffer, encoding: string | false, isText: boolean): string | Buffer | undefined {
+  if (encoding === 'base64') return base64.wrap(base64.encode(content), 76);
+  if (encoding === 'quoted-printable') return isText ? quotedPrintable(content) : undefined;
+  return content;
+}
+
 /** What MimeNode.stream() also looks at; none of it is set by the composer for the input above. */
 interface StreamHooks { _raw?: unknown; _transforms?: unknown[]; _processFuncs?: unknown[] }
 
@@ -267,17 +278,10 @@ function serialize(node: MimeNode, out: Array<string | Buffer>): boolean {
   const content = node.content;
   if (content) {
     if (typeof content !== 'string' && !Buffer.isBuffer(content)) return false;
-    const encoding = node.getTransferEncoding();
-    if (encoding === 'base64') {
-      out.push(base64.wrap(base64.encode(content), 76));
-    } else if (encoding === 'quoted-printable') {
-      // Outside text/* nodemailer encodes a lone CR or LF, which qp.encode does not.
-      const text = /^text\//i.test(node.contentType ?? '') ? quotedPrintable(content) : undefined;
-      if (text === undefined) return false;
-      out.push(text);
-    } else {
-      out.push(content);
-    }
+    // Outside text/* nodemailer's quoted-printable encodes a lone CR or LF, which qp.encode does not.
+    const body = encodedBody(content, node.getTransferEncoding(), /^text\//i.test(node.contentType ?? ''));
+    if (body === undefined) return false;
+    out.push(body);
   }
   if (node.multipart) {
     for (const [i, child] of node.childNodes.entries()) {
@@ -289,21 +293,103 @@ function serialize(node: MimeNode, out: Array<string | Buffer>): boolean {
   return true;
 }
 
-/** The message of a compiled tree; ends in CRLF, as build()'s last-newline stage makes it. */
-export async function buildMessage(root: MimeNode): Promise<Buffer> {
-  const out: Array<string | Buffer> = [];
-  if (!serialize(root, out)) return root.build();
+/** The parts as one message, ending in CRLF as build()'s last-newline stage makes it. */
+function messageOf(out: Array<string | Buffer>): Buffer {
   const raw = Buffer.concat(out.map((part) => (typeof part === 'string' ? Buffer.from(part, 'utf-8') : part)));
   const last = raw.at(-1);
   if (last === 0x0a) return raw;
   return Buffer.concat([raw, Buffer.from(last === 0x0d ? '\n' : '\r\n', 'latin1')]);
 }
 
+/** The message of a compiled tree. */
+export async function buildMessage(root: MimeNode): Promise<Buffer> {
+  const out: Array<string | Buffer> = [];
+  return serialize(root, out) ? messageOf(out) : root.build();
+}
+
+/** Encodes header values as the composer's nodes do, through its public encodeHeaderValue; it holds no message. */
+const headerEncoder = new MimeNode();
+const normalHeaderName = (name: string) => (headerEncoder as unknown as { _normalizeHeaderKey(key: string): string })._normalizeHeaderKey(name);
+
+/** A header field as buildHeaders() writes it: the value encoded, folded at 76; none for a value that encodes to blank. */
+function headerField(name: string, value: Parameters<MimeNode['encodeHeaderValue']>[1]): string | undefined {
+  const encoded = headerEncoder.encodeHeaderValue(name, value);
+  return encoded.trim() ? mimeFuncs.foldLines(`${name}: ${encoded}`, 76) : undefined;
+}
+
+interface TextBody { contentType: string; part: BodyPart }
+
+const encodingName = (part: BodyPart): TextTransferEncoding => part.transferEncoding ?? '7bit';
+
+/**
+ * The message written directly, for the shapes nearly all mail has: a text
+ * part, an html part or both as multipart/alternative, and no attachments.
+ * The bytes are the composer's (the same fields in the same order, the same
+ * encodings and boundary lines: mime.test.ts compares the two on random
+ * input), without its tree of nodes, whose header lookups and stream stages
+ * cost most of a message's build. Undefined for any other shape, which the
+ * composer then writes.
+ */
+function composeCommonShape(input: ComposeInput, messageId: string, bodies: TextBody[]): Buffer | undefined {
+  if (input.attachments?.length || bodies.length === 0) return undefined;
+  const encoded: Array<string | Buffer> = [];
+  for (const { part } of bodies) {
+    const body = encodedBody(part.content, encodingName(part), true);
+    if (body === undefined) return undefined;
+    encoded.push(body);
+  }
+  const subject = foldableSubject(input.subject);
+  const fields = [
+    ...customHeaders(input.headers ?? {}).map(({ key, value }) => headerField(normalHeaderName(key), value)),
+    ...listUnsubscribeHeaders(input.listUnsubscribe ?? {}).map(({ key, value }) => (value.foldLines ? mimeFuncs.foldLines(`${key}: ${value.value}`) : `${key}: ${value.value}`)),
+    headerField('From', toNodemailerAddress(input.from)),
+    headerField('To', input.to.map(toNodemailerAddress)),
+    input.cc?.length ? headerField('Cc', input.cc.map(toNodemailerAddress)) : undefined,
+    input.replyTo?.length ? headerField('Reply-To', input.replyTo.map(toNodemailerAddress)) : undefined,
+    subject ? headerField('Subject', subject) : undefined,
+    headerField('Message-ID', messageId),
+    headerField('Date', input.date ?? new Date()),
+  ];
+  if (bodies.length === 1) {
+    fields.push(`Content-Transfer-Encoding: ${encodingName(bodies[0].part)}`, 'MIME-Version: 1.0', `Content-Type: ${bodies[0].contentType}`);
+    return messageOf([`${fields.filter((f) => f !== undefined).join('\r\n')}\r\n\r\n`, encoded[0]]);
+  }
+  // MimeNode's boundary: its prefix, eight random bytes shared by the tree, the node's number (the root is 1).
+  const boundary = `--_NmP-${randomBytes(8).toString('hex')}-Part_1`;
+  fields.push('MIME-Version: 1.0', `Content-Type: multipart/alternative;\r\n boundary="${boundary}"`);
+  const out: Array<string | Buffer> = [`${fields.filter((f) => f !== undefined).join('\r\n')}\r\n\r\n`];
+  bodies.forEach(({ contentType, part }, i) => out.push(
+    `${i > 0 ? '\r\n' : ''}--${boundary}\r\nContent-Type: ${contentType}\r\nContent-Transfer-Encoding: ${encodingName(part)}\r\n\r\n`,
+    encoded[i],
+  ));
+  out.push(`\r\n--${boundary}--\r\n`);
+  return messageOf(out);
+}
+
 /** Composes the message; throws AppError('validation_error') for input that cannot be sent as given. */
-export async function composeMessage(input: ComposeInput): Promise<ComposedMessage> {
+export function composeMessage(input: ComposeInput): Promise<ComposedMessage> {
+  return compose(input, true);
+}
+
+/** composeMessage through nodemailer's tree of nodes whatever the shape: the bytes the direct writer must match. */
+export function composeThroughNodemailer(input: ComposeInput): Promise<ComposedMessage> {
+  return compose(input, false);
+}
+
+async function compose(input: ComposeInput, writeDirectly: boolean): Promise<ComposedMessage> {
   const messageId = input.messageId ?? `<${input.messageIdLocal ?? randomUUID()}@${input.messageIdDomain}>`;
-  const text = input.text === undefined ? undefined : bodyPart(crlf(input.text));
-  const html = input.html === undefined ? undefined : bodyPart(crlf(input.html));
+  // The composer leaves out an empty body, as it is left out here.
+  const text = input.text ? bodyPart(crlf(input.text)) : undefined;
+  const html = input.html ? bodyPart(crlf(input.html)) : undefined;
+  const bodies = [
+    ...(text ? [{ contentType: 'text/plain; charset=utf-8', part: text }] : []),
+    ...(html ? [{ contentType: 'text/html; charset=utf-8', part: html }] : []),
+  ];
+  const raw = writeDirectly ? composeCommonShape(input, messageId, bodies) : undefined;
+  return { raw: raw ?? await buildThroughComposer(input, messageId, text, html), messageId };
+}
+
+async function buildThroughComposer(input: ComposeInput, messageId: string, text: BodyPart | undefined, html: BodyPart | undefined): Promise<Buffer> {
   const composer = new MailComposer({
     from: toNodemailerAddress(input.from),
     to: input.to.map(toNodemailerAddress),
@@ -327,5 +413,5 @@ export async function composeMessage(input: ComposeInput): Promise<ComposedMessa
   });
   const root = composer.compile();
   namedTransferEncodings(root, [text, html].filter((p): p is BodyPart => p !== undefined));
-  return { raw: await buildMessage(root), messageId };
+  return buildMessage(root);
 }

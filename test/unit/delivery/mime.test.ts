@@ -1,8 +1,9 @@
 import { simpleParser } from 'mailparser';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import { PassThrough } from 'node:stream';
-import { describe, expect, it } from 'vitest';
-import { buildMessage, composeMessage, type ComposeInput } from '../../../src/delivery/mime.js';
+import { describe, expect, it, vi } from 'vitest';
+import { buildMessage, composeMessage, composeThroughNodemailer, type Address, type ComposeInput } from '../../../src/delivery/mime.js';
+import { seededRandom } from '../../helpers/random.js';
 
 const base: ComposeInput = {
   from: { email: 'news@sender.test', name: 'Sender Ünïcode' },
@@ -143,6 +144,84 @@ describe('composeMessage against nodemailer', () => {
       messageId: '<em_1@sender.test>', date,
     }).compile().build();
     expect(sameBoundaries(raw)).toBe(sameBoundaries(reference));
+  });
+});
+
+describe('composeMessage written directly', () => {
+  /** Boundaries are random per message. */
+  const sameBoundaries = (raw: Buffer) => raw.toString('latin1').replace(/_NmP-[0-9a-f]{16}-Part_/g, '_NmP-boundary-Part_');
+  /** The message, or the error it was refused with. */
+  const outcome = (compose: typeof composeMessage, input: ComposeInput) =>
+    compose(input).then(({ raw }) => sameBoundaries(raw), (err: Error) => `refused: ${err.message}`);
+
+  /** Random input of every shape composeMessage takes, from pieces that change how headers and bodies are encoded. */
+  function randomInput(next: () => number): ComposeInput {
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)];
+    const some = <T>(max: number, make: () => T): T[] => Array.from({ length: Math.floor(next() * (max + 1)) }, make);
+    const locals = ['ann', 'bob.smith', 'x+tag', "o'neil", 'UPPER', '"quoted local"', 'üser', 'a..b', '-dash'];
+    const domains = ['example.org', 'Example.ORG', 'exämple.org', 'xn--bcher-kva.example', 'sub.domain-x.test', '[192.0.2.1]', 'localhost'];
+    const names = [undefined, '', 'Ann', 'Ann Lee', 'Lee, Ann', 'A "q" B', 'Dr. Who', 'Çarol', '日本の名前', 'x'.repeat(80), 'tab\tname', 'back\\slash', 'emoji 😀'];
+    const address = (): Address => {
+      const email = `${pick(locals)}@${pick(domains)}`;
+      const name = pick(names);
+      if (next() < 0.15) return name ? `${name} <${email}>` : email;
+      return name === undefined ? { email } : { email, name };
+    };
+    const words = ['Hello', 'your', 'receipt', 'Grüße', '☃', '日本語', 'x'.repeat(90), '=?utf-8?q?x?=', 'a\u0007b', 'line\r\nBcc: x@evil.test', '', ' ', '\t'];
+    const subject = pick(['', ' ', 'Receipt', 'Your order 12345 has shipped and will arrive within three to five business days from now']) + some(4, () => ` ${pick(words)}`).join('');
+    const lines = ['Hello,', '', 'a'.repeat(76), 'b'.repeat(77), `${'word '.repeat(30)}`, 'trailing blanks  \t', '.leading dot', '=3D equals', 'Grüße ☃', '日本語のテキスト'.repeat(10), 'bell\u0007', '😀 emoji', '<p>html & "quotes"</p>'];
+    const body = () => next() < 0.2 ? pick([undefined, '']) : some(20, () => pick(lines)).join(pick(['\n', '\r\n', '\r']));
+    const headerNames = ['X-Campaign', 'x-entity-ref-id', 'x-smtpapi', 'In-Reply-To', 'References', 'Keywords', 'X-Priority', 'x-report-md5', 'otp-token'];
+    const headerValues = ['', 'v', 'v '.repeat(60), 'spring ☃', '<a@b.test> <c@d.test>', 'id@x.test', 'a\u0001b', 'one\ntwo', 'x'.repeat(100)];
+    return {
+      from: address(), to: some(4, address), cc: some(2, address), replyTo: some(2, address), subject,
+      text: body(), html: body(),
+      headers: Object.fromEntries(some(3, () => [pick(headerNames), pick(headerValues)])),
+      ...(next() < 0.3 && { listUnsubscribe: pick([{ url: 'https://sender.test/u/abc' }, { mailto: 'unsub@sender.test' }, { url: 'https://sender.test/u/a', mailto: 'mailto:u@sender.test', oneClick: true }, { url: 'http://sender.test/u', oneClick: true }, { url: 'javascript:x' },
+        { url: `https://sender.test/unsubscribe/${'a'.repeat(60)}`, mailto: 'unsubscribe@sender.test' }]) }),
+      ...(next() < 0.1 && { attachments: [{ filename: 'a.txt', content: Buffer.from('attached') }] }),
+      messageIdDomain: 'sender.test', messageIdLocal: `em_${Math.floor(next() * 1e6)}`,
+      ...(next() < 0.2 && { messageId: pick(['<client@host.test>', 'no-brackets@host.test', '<odd id@host.test>']) }),
+      date: new Date(Date.UTC(2020, 0, 1) + Math.floor(next() * 1e11)),
+    };
+  }
+
+  it('writes what the composer writes, or refuses what it refuses, on 3,000 random inputs', async () => {
+    const seed = 5321;
+    const next = seededRandom(seed);
+    const compile = vi.spyOn(MailComposer.prototype, 'compile');
+    let throughComposer = 0;
+    for (let i = 0; i < 3_000; i++) {
+      const input = randomInput(next);
+      compile.mockClear();
+      const direct = await outcome(composeMessage, input);
+      throughComposer += compile.mock.calls.length;
+      expect(direct, `seed ${seed}, input ${i}: ${JSON.stringify(input)}`).toBe(await outcome(composeThroughNodemailer, input));
+    }
+    compile.mockRestore();
+    // The inputs with an attachment or no body at all (about one in six) are the composer's to write.
+    expect(throughComposer).toBeGreaterThan(200);
+    expect(throughComposer).toBeLessThan(800);
+  });
+
+  it('leaves an attachment, no body, and quoted-printable past one encoder slice to the composer', async () => {
+    const compile = vi.spyOn(MailComposer.prototype, 'compile');
+    const input: ComposeInput = { ...base, html: '<p>plain</p>', date: new Date(0), messageIdLocal: 'em_1' };
+    try {
+      for (const [shape, throughComposer] of [
+        [{}, false],
+        [{ attachments: [{ filename: 'a.txt', content: Buffer.from('attached') }] }, true],
+        [{ text: '', html: undefined }, true],
+        [{ text: `${'ab é '.repeat(15_000)}\r\nend` }, true],
+      ] satisfies Array<[Partial<ComposeInput>, boolean]>) {
+        compile.mockClear();
+        const { raw } = await composeMessage({ ...input, ...shape });
+        expect(compile.mock.calls.length, JSON.stringify(shape).slice(0, 80)).toBe(throughComposer ? 1 : 0);
+        expect(sameBoundaries(raw)).toBe(sameBoundaries((await composeThroughNodemailer({ ...input, ...shape })).raw));
+      }
+    } finally {
+      compile.mockRestore();
+    }
   });
 });
 

@@ -1,6 +1,7 @@
 import { Encoder } from 'nodemailer/lib/qp';
 import { describe, expect, it } from 'vitest';
 import { encoderOutput } from '../../../src/delivery/quoted-printable.js';
+import { seededRandom } from '../../helpers/random.js';
 
 /** What nodemailer's encoder stream writes for `content` handed to it in one chunk. */
 function nodemailerOutput(content: Buffer): Promise<string> {
@@ -12,17 +13,6 @@ function nodemailerOutput(content: Buffer): Promise<string> {
     encoder.on('error', reject);
     encoder.end(content);
   });
-}
-
-/** A small seeded generator (mulberry32), so a failure names an input that can be made again. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 describe('quoted-printable as nodemailer writes it', () => {
@@ -47,7 +37,7 @@ describe('quoted-printable as nodemailer writes it', () => {
 
   it('matches on random text made of the pieces that decide where lines break', async () => {
     const pieces = ['a', 'word ', 'x'.repeat(70), ' ', '\t', '.', ',', '!', '?', '=', '=3D', 'A9', 'é', '日本', '😀', '\r\n', '\n', '\r', '\u0001', '\u007f'];
-    const next = random(2045);
+    const next = seededRandom(2045);
     for (let i = 0; i < 500; i++) {
       const text = Array.from({ length: Math.floor(next() * 200) }, () => pieces[Math.floor(next() * pieces.length)]).join('');
       const bytes = Buffer.from(text, 'utf-8');
