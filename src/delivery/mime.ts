@@ -81,6 +81,8 @@ function foldableSubject(subject: string): string {
 
 /** RFC 5322 §2.3: CR and LF only occur together; a lone one in the body becomes CRLF. */
 function crlf(text: string): string {
+  // A body on one line (minified html, say) is found so by two native searches, not the expression's walk.
+  if (!text.includes('\n') && !text.includes('\r')) return text;
   return text.replace(/\r\n|\r|\n/g, '\r\n');
 }
 
