@@ -1,4 +1,5 @@
-// Builds the RFC 5322 message that goes out, with nodemailer's MailComposer.
+// Builds the RFC 5322 message that goes out, as nodemailer's MailComposer
+// writes it: the common shapes written here directly, any other by the composer.
 // The envelope (MAIL FROM, RCPT TO, Bcc) is not the composer's business: the
 // caller hands recipients to the delivery functions, so Bcc never reaches a header.
 
