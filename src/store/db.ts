@@ -270,12 +270,14 @@ const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
 const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
 /**
  * What node-postgres throws with no code: a connection that closed under a
- * query or before its greeting; a new connection past connectionTimeoutMillis;
- * a wait for a free client of the pool past it; a statement unanswered past
+ * query or before its greeting, or a statement given to its client once it
+ * had seen the close; a new connection past connectionTimeoutMillis; a wait
+ * for a free client of the pool past it; a statement unanswered past
  * query_timeout.
  */
 const UNAVAILABLE_PG_MESSAGES = new Set([
   'Connection terminated unexpectedly',
+  'Client has encountered a connection error and is not queryable',
   'Connection terminated due to connection timeout',
   'timeout exceeded when trying to connect',
   QUERY_TIMEOUT_MESSAGE,

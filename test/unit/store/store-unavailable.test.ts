@@ -109,12 +109,13 @@ describe('isStoreUnavailable', () => {
     }
   });
 
-  it.runIf(onPostgres)('is true for a backend terminated under a query (57P01), and for the client\'s next query', async () => {
+  it.runIf(onPostgres)('is true for a backend terminated under a query (57P01), and for the client\'s next queries', async () => {
     const admin = new pg.Client({ connectionString: testDatabaseUrl });
     const victim = new pg.Client({ connectionString: testDatabaseUrl });
     await admin.connect();
     await victim.connect();
     victim.on('error', () => undefined);
+    const ended = new Promise((resolve) => victim.once('end', resolve));
     try {
       const { rows: [{ pid }] } = await victim.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
       const sleeping = rejection(() => victim.query('SELECT pg_sleep(10)'));
@@ -124,8 +125,13 @@ describe('isStoreUnavailable', () => {
       expect(err).toMatchObject({ code: '57P01' });
       expect(isStoreUnavailable(err)).toBe(true);
       const next = await rejection(() => victim.query('SELECT 1'));
+      // Which of the two the next query gets depends on whether the client has seen the close yet.
       expect(next).toMatchObject({ message: expect.stringMatching(/^Connection terminated|not queryable/) });
       expect(isStoreUnavailable(next)).toBe(true);
+      await ended;
+      const later = await rejection(() => victim.query('SELECT 1'));
+      expect(later).toMatchObject({ message: 'Client has encountered a connection error and is not queryable' });
+      expect(isStoreUnavailable(later)).toBe(true);
     } finally {
       await admin.end();
       await victim.end().catch(() => undefined);
