@@ -15,6 +15,9 @@ const base: ComposeInput = {
 
 const LONE_CR_OR_LF = /\r(?!\n)|(?<!\r)\n/;
 
+/** A message with its boundaries, random per message, made the same. */
+const sameBoundaries = (raw: Buffer) => raw.toString('latin1').replace(/_NmP-[0-9a-f]{16}-Part_/g, '_NmP-boundary-Part_');
+
 describe('composeMessage', () => {
   it('writes header names in the form nodemailer gives them, however many different names it has seen', async () => {
     const forms = { 'x-entity-ref-id': 'X-Entity-Ref-ID', 'x-smtpapi': 'X-SMTPAPI', 'x-report-md5': 'X-Report-MD5', 'X-mailer': 'X-Mailer' };
@@ -104,8 +107,6 @@ describe('composeMessage', () => {
 
 describe('composeMessage against nodemailer', () => {
   const date = new Date('2026-01-02T03:04:05Z');
-  /** Boundaries are random per message. */
-  const sameBoundaries = (raw: Buffer) => raw.toString('latin1').replace(/_NmP-[0-9a-f]{16}-Part_/g, '_NmP-boundary-Part_');
   const crlf = (text: string) => text.replace(/\r\n|\r|\n/g, '\r\n');
   const html = `<p>${'Lorem ipsum dolor sit amet, <a href="https://shop.example/p">consectetur</a>. '.repeat(375)}</p>`;
 
@@ -148,8 +149,6 @@ describe('composeMessage against nodemailer', () => {
 });
 
 describe('composeMessage written directly', () => {
-  /** Boundaries are random per message. */
-  const sameBoundaries = (raw: Buffer) => raw.toString('latin1').replace(/_NmP-[0-9a-f]{16}-Part_/g, '_NmP-boundary-Part_');
   /** The message, or the error it was refused with. */
   const outcome = (compose: typeof composeMessage, input: ComposeInput) =>
     compose(input).then(({ raw }) => sameBoundaries(raw), (err: Error) => `refused: ${err.message}`);
@@ -191,14 +190,17 @@ describe('composeMessage written directly', () => {
     const next = seededRandom(seed);
     const compile = vi.spyOn(MailComposer.prototype, 'compile');
     let throughComposer = 0;
-    for (let i = 0; i < 3_000; i++) {
-      const input = randomInput(next);
-      compile.mockClear();
-      const direct = await outcome(composeMessage, input);
-      throughComposer += compile.mock.calls.length;
-      expect(direct, `seed ${seed}, input ${i}: ${JSON.stringify(input)}`).toBe(await outcome(composeThroughNodemailer, input));
+    try {
+      for (let i = 0; i < 3_000; i++) {
+        const input = randomInput(next);
+        compile.mockClear();
+        const direct = await outcome(composeMessage, input);
+        throughComposer += compile.mock.calls.length;
+        expect(direct, `seed ${seed}, input ${i}: ${JSON.stringify(input)}`).toBe(await outcome(composeThroughNodemailer, input));
+      }
+    } finally {
+      compile.mockRestore();
     }
-    compile.mockRestore();
     // The inputs with an attachment or no body at all (about one in six) are the composer's to write.
     expect(throughComposer).toBeGreaterThan(200);
     expect(throughComposer).toBeLessThan(800);
