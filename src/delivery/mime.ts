@@ -185,10 +185,8 @@ function namedTransferEncodings(node: MimeNode, parts: BodyPart[]): void {
  * so it is remembered here, the first answer of each name being nodemailer's
  * own. Names come from API input, so the memory is bounded.
  */
-/** MimeNode with the private method that gives a header name its normal form. */
-type WithNormaliser = { _normalizeHeaderKey(key: unknown): string };
-
 function rememberNormalHeaderNames(): void {
+  type WithNormaliser = { _normalizeHeaderKey(key: unknown): string };
   const prototype = MimeNode.prototype as unknown as WithNormaliser;
   const normalise = prototype._normalizeHeaderKey;
   const normalName = memoize((key: string) => normalise.call(prototype, key), 1000);
@@ -314,7 +312,7 @@ export async function buildMessage(root: MimeNode): Promise<Buffer> {
 
 /** Encodes header values as the composer's nodes do, through its public encodeHeaderValue; it holds no message. */
 const headerEncoder = new MimeNode();
-const normalHeaderName = (name: string) => (headerEncoder as unknown as WithNormaliser)._normalizeHeaderKey(name);
+const normalHeaderName = (name: string) => (headerEncoder as unknown as { _normalizeHeaderKey(key: string): string })._normalizeHeaderKey(name);
 
 /** A header field as buildHeaders() writes it: the value encoded, folded at 76; none for a value that encodes to blank. */
 function headerField(name: string, value: Parameters<MimeNode['encodeHeaderValue']>[1]): string | undefined {
@@ -355,15 +353,14 @@ function composeCommonShape(input: ComposeInput, messageId: string, bodies: Text
     headerField('Message-ID', messageId),
     headerField('Date', input.date ?? new Date()),
   ];
-  // MimeNode's boundary: its prefix, eight random bytes shared by the tree, the node's number (the root is 1).
-  const boundary = bodies.length > 1 ? `--_NmP-${randomBytes(8).toString('hex')}-Part_1` : undefined;
-  if (boundary === undefined) {
+  if (bodies.length === 1) {
     fields.push(`Content-Transfer-Encoding: ${encodingName(bodies[0].part)}`, 'MIME-Version: 1.0', `Content-Type: ${bodies[0].contentType}`);
-  } else {
-    fields.push('MIME-Version: 1.0', `Content-Type: multipart/alternative;\r\n boundary="${boundary}"`);
+    return messageOf([`${fields.filter((f) => f !== undefined).join('\r\n')}\r\n\r\n`, encoded[0]]);
   }
+  // MimeNode's boundary: its prefix, eight random bytes shared by the tree, the node's number (the root is 1).
+  const boundary = `--_NmP-${randomBytes(8).toString('hex')}-Part_1`;
+  fields.push('MIME-Version: 1.0', `Content-Type: multipart/alternative;\r\n boundary="${boundary}"`);
   const out: Array<string | Buffer> = [`${fields.filter((f) => f !== undefined).join('\r\n')}\r\n\r\n`];
-  if (boundary === undefined) return messageOf([...out, encoded[0]]);
   bodies.forEach(({ contentType, part }, i) => out.push(
     `${i > 0 ? '\r\n' : ''}--${boundary}\r\nContent-Type: ${contentType}\r\nContent-Transfer-Encoding: ${encodingName(part)}\r\n\r\n`,
     encoded[i],
