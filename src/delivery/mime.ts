@@ -178,6 +178,9 @@ function namedTransferEncodings(node: MimeNode, parts: BodyPart[]): void {
   for (const child of node.childNodes) namedTransferEncodings(child, parts);
 }
 
+/** MimeNode with the private method that gives a header name its normal form. */
+type WithNormaliser = { _normalizeHeaderKey(key: unknown): string };
+
 /**
  * MimeNode puts a header name into its normal form (three regular
  * expressions) at every lookup, and building one message looks names up
@@ -186,7 +189,6 @@ function namedTransferEncodings(node: MimeNode, parts: BodyPart[]): void {
  * own. Names come from API input, so the memory is bounded.
  */
 function rememberNormalHeaderNames(): void {
-  type WithNormaliser = { _normalizeHeaderKey(key: unknown): string };
   const prototype = MimeNode.prototype as unknown as WithNormaliser;
   const normalise = prototype._normalizeHeaderKey;
   const normalName = memoize((key: string) => normalise.call(prototype, key), 1000);
@@ -312,7 +314,7 @@ export async function buildMessage(root: MimeNode): Promise<Buffer> {
 
 /** Encodes header values as the composer's nodes do, through its public encodeHeaderValue; it holds no message. */
 const headerEncoder = new MimeNode();
-const normalHeaderName = (name: string) => (headerEncoder as unknown as { _normalizeHeaderKey(key: string): string })._normalizeHeaderKey(name);
+const normalHeaderName = (name: string) => (headerEncoder as unknown as WithNormaliser)._normalizeHeaderKey(name);
 
 /** A header field as buildHeaders() writes it: the value encoded, folded at 76; none for a value that encodes to blank. */
 function headerField(name: string, value: Parameters<MimeNode['encodeHeaderValue']>[1]): string | undefined {
@@ -353,14 +355,15 @@ function composeCommonShape(input: ComposeInput, messageId: string, bodies: Text
     headerField('Message-ID', messageId),
     headerField('Date', input.date ?? new Date()),
   ];
-  if (bodies.length === 1) {
-    fields.push(`Content-Transfer-Encoding: ${encodingName(bodies[0].part)}`, 'MIME-Version: 1.0', `Content-Type: ${bodies[0].contentType}`);
-    return messageOf([`${fields.filter((f) => f !== undefined).join('\r\n')}\r\n\r\n`, encoded[0]]);
-  }
   // MimeNode's boundary: its prefix, eight random bytes shared by the tree, the node's number (the root is 1).
-  const boundary = `--_NmP-${randomBytes(8).toString('hex')}-Part_1`;
-  fields.push('MIME-Version: 1.0', `Content-Type: multipart/alternative;\r\n boundary="${boundary}"`);
+  const boundary = bodies.length > 1 ? `--_NmP-${randomBytes(8).toString('hex')}-Part_1` : undefined;
+  if (boundary === undefined) {
+    fields.push(`Content-Transfer-Encoding: ${encodingName(bodies[0].part)}`, 'MIME-Version: 1.0', `Content-Type: ${bodies[0].contentType}`);
+  } else {
+    fields.push('MIME-Version: 1.0', `Content-Type: multipart/alternative;\r\n boundary="${boundary}"`);
+  }
   const out: Array<string | Buffer> = [`${fields.filter((f) => f !== undefined).join('\r\n')}\r\n\r\n`];
+  if (boundary === undefined) return messageOf([...out, encoded[0]]);
   bodies.forEach(({ contentType, part }, i) => out.push(
     `${i > 0 ? '\r\n' : ''}--${boundary}\r\nContent-Type: ${contentType}\r\nContent-Transfer-Encoding: ${encodingName(part)}\r\n\r\n`,
     encoded[i],
