@@ -368,10 +368,8 @@ async function serve(config: Config): Promise<number> {
     }
     throw err;
   });
-  console.log(`Mailroom is running at ${mailroom.httpUrl} (data in ${config.dataDir}).`);
-  console.log(`Create an API key with:  npx mailroom keys create --name my-first-key`);
-  console.log(`Then open the dashboard: ${mailroom.httpUrl}/dashboard/`);
-  await new Promise<void>((resolve) => {
+  // The handlers go in before the ready line: a supervisor may signal the moment it reads it.
+  const stopped = new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       console.log(`${signal}: shutting down`);
       void mailroom.close().then(resolve);
@@ -379,6 +377,10 @@ async function serve(config: Config): Promise<number> {
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
+  console.log(`Mailroom is running at ${mailroom.httpUrl} (data in ${config.dataDir}).`);
+  console.log(`Create an API key with:  npx mailroom keys create --name my-first-key`);
+  console.log(`Then open the dashboard: ${mailroom.httpUrl}/dashboard/`);
+  await stopped;
   return 0;
 }
 
