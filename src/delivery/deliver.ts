@@ -9,6 +9,7 @@ import { providerForMx } from './provider.js';
 import { retryHintMs } from './retry-schedule.js';
 import {
   RFC5321_TIMEOUTS,
+  MessageWithdrawn,
   SmtpSessionError,
   type SessionOptions,
   type SmtpPool,
@@ -39,6 +40,12 @@ export interface OutboundMessage {
   recipients: string[];
   /** The signed RFC 5322 message, CRLF line ends. */
   raw: Buffer;
+  /**
+   * Asked just before the message would reach a server; when it says no
+   * (the delivery's lease ran low, say), the delivery stops with
+   * MessageWithdrawn, nothing of the message sent.
+   */
+  mayHandOver?: () => boolean;
 }
 
 export interface DomainDelivery extends OutboundMessage {
@@ -122,7 +129,8 @@ function sessionOptions(deps: CommonDeps): SessionOptions {
  * Tries the hosts in order, each of their addresses in turn, until every
  * recipient has a verdict or the attempts run out. A host that cannot be
  * reached, greets with anything but 220 (Postfix skips such servers too) or
- * says 421 passes the recipients on to the next one.
+ * says 421 passes the recipients on to the next one. Stops with
+ * MessageWithdrawn when the message's `mayHandOver` says no.
  */
 async function deliverThrough(
   hosts: Host[],
@@ -153,8 +161,9 @@ async function deliverThrough(
           lastFailure = err instanceof SmtpSessionError && err.reply ? err.reply : (err as Error).message;
           break;
         }
-        const result = await session.send(message.mailFrom, pending, message.raw);
+        const result = await session.send(message.mailFrom, pending, message.raw, message.mayHandOver);
         deps.pool.release(session, options);
+        if (result.withdrawn) throw new MessageWithdrawn();
         done.push(...result.results.map((r) => outcome(r.recipient, r.reply, r.code, host)));
         pending = result.retryElsewhere;
         // The reply as it came (mx_host says from where), so its codes still parse.

@@ -6,7 +6,7 @@ import { workLoop } from '../core/work-loop.js';
 import { isStoreFull, isStoreRefusingWrites, type Store, type Tx } from '../store/db.js';
 import { extendLeases, freeGoneLeases, heldBy } from '../store/lease.js';
 import {
-  nextAttemptDelayMs, parseReply, classifyBounce,
+  MessageWithdrawn, nextAttemptDelayMs, parseReply, classifyBounce,
   type BounceClassification, type DkimKey, type DkimSigner, type DomainDelivery, type RecipientVerdict,
 } from './index.js';
 import {
@@ -162,14 +162,15 @@ const MAX_UNRECORDED_SHARE = 4;
 /** While the store is full or cannot be reached: how often an outcome waiting to be written, or a claim, is tried again. */
 const STORE_RETRY_MS = 2_000;
 /**
- * A transaction begins only while more than this share of its row's lease
- * is left. Renewals come every third of a lease, so less than that left
- * means one has failed (the store out of reach): a message sent then could
- * outlive the lease, and another node that claims the row would send it too.
+ * A transaction begins, and its message is handed over, only while more
+ * than this share of its row's lease is left. Renewals come every third of
+ * a lease, so less than that left means one has failed (the store out of
+ * reach): a message sent then could outlive the lease, and another node
+ * that claims the row would send it too.
  */
 const LEASE_LEFT_TO_SEND_SHARE = 1 / 3;
 
-/** A row's lease had nearly run out when its transaction was to begin: it was not sent. */
+/** A row's lease had nearly run out when its transaction was to begin: it was not sent (when its message was to go: MessageWithdrawn). */
 class LeaseInDoubt extends Error {}
 
 /** A finished delivery waiting for its outcome to be written. */
@@ -440,10 +441,12 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
             ({ outcomes: results, complained } = sinkDeliver(addresses, item.attempt));
             kept = { workspaceId: item.workspaceId, emailId: item.emailId, domain: item.domain, mailFrom: job.mailFrom, recipients: addresses, raw };
           } else {
-            const message = { domain: item.domain, mailFrom: job.mailFrom, recipients: addresses, raw: raw! };
+            // Asked again as the message is about to go: a remote that stalled the session meanwhile may have outlasted the lease.
+            const mayHandOver = () => (leasedUntil.get(item.id) ?? 0) - clock.now() > leaseMs * LEASE_LEFT_TO_SEND_SHARE;
+            const message = { domain: item.domain, mailFrom: job.mailFrom, recipients: addresses, raw: raw!, mayHandOver };
             const destination = destinationOf(item);
             const answer = await gate.transact(destination, () => clock.now(), () => {
-              if ((leasedUntil.get(item.id) ?? 0) - clock.now() <= leaseMs * LEASE_LEFT_TO_SEND_SHARE) throw new LeaseInDoubt();
+              if (!mayHandOver()) throw new LeaseInDoubt();
               return deps.transport(message);
             }, (answered) => {
               const verdict = verdictOf(answered);
@@ -462,7 +465,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
             results = answer;
           }
         } catch (err) {
-          if (err instanceof LeaseInDoubt) {
+          if (err instanceof LeaseInDoubt || err instanceof MessageWithdrawn) {
             if (!leaseDoubtLogged) {
               logger.warn({ email_id: item.emailId, job_id: item.id }, 'delivery leases nearly run out (renewals failing): claimed mail is not sent until the store is back');
               leaseDoubtLogged = true;

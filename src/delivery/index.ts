@@ -42,6 +42,6 @@ export {
   RETRY_SCHEDULE_MS,
   retryHintMs,
 } from './retry-schedule.js';
-export { RFC5321_TIMEOUTS, SmtpPool, SmtpSession, SmtpSessionError, type SmtpPoolOptions, type SmtpTarget, type SmtpTimeouts } from './smtp-client.js';
+export { MessageWithdrawn, RFC5321_TIMEOUTS, SmtpPool, SmtpSession, SmtpSessionError, type SmtpPoolOptions, type SmtpTarget, type SmtpTimeouts } from './smtp-client.js';
 // The queue as operators see it (the rows of queue.repo.ts), for the queue area's port.
 export type { DestinationSummary, QueueItemState, WaitingItem } from './queue.repo.js';

@@ -75,6 +75,18 @@ export class SmtpSessionError extends Error {
   }
 }
 
+/**
+ * The message was withdrawn at the last moment: whoever sent it said no
+ * when it was about to go (see SmtpSession.send), and none of it reached
+ * the server.
+ */
+export class MessageWithdrawn extends Error {
+  constructor() {
+    super('the message was withdrawn before it was handed over');
+    this.name = 'MessageWithdrawn';
+  }
+}
+
 /** What became of one recipient in one transaction. */
 export interface RcptResult {
   recipient: string;
@@ -98,7 +110,11 @@ export interface TransactionResult {
    * while it sat idle): a fresh session to the same address may take the recipients.
    */
   staleSession?: boolean;
+  /** `mayHandOver` said no: nothing of the message went out, and the session is closed. */
+  withdrawn?: boolean;
 }
+
+const handOverAlways = () => true;
 
 /** How long the reply to QUIT is waited for. */
 const QUIT_TIMEOUT_MS = 5_000;
@@ -267,6 +283,8 @@ export class SmtpSession {
   private clean = true;
   /** The current transaction's message has been written. */
   private messageSent = false;
+  /** Asked just before the current transaction's message is written. */
+  private mayHandOver: () => boolean = handOverAlways;
   private secure: boolean;
   private extensions: Extensions = NO_EXTENSIONS;
   /** Why the connection ended, once it has. */
@@ -515,8 +533,15 @@ export class SmtpSession {
     return undefined;
   }
 
-  /** One transaction: MAIL FROM, RCPT TO for every recipient, DATA. Never rejects. */
-  async send(mailFrom: string, recipients: string[], raw: Buffer): Promise<TransactionResult> {
+  /**
+   * One transaction: MAIL FROM, RCPT TO for every recipient, DATA. Never
+   * rejects. `mayHandOver` is asked just before the message itself would be
+   * written (with the envelope, after it, or after the 354): when it says
+   * no, the transaction is abandoned with nothing of the message sent, and
+   * the session closed, since after a 354 only a closed connection ends the
+   * transaction without one.
+   */
+  async send(mailFrom: string, recipients: string[], raw: Buffer, mayHandOver = handOverAlways): Promise<TransactionResult> {
     const reused = this.messages > 0;
     this.messages += 1;
     // The commands carry the addresses trimmed; the results name the recipients as given.
@@ -529,12 +554,18 @@ export class SmtpSession {
     if (refused) return { results: recipients.map((r) => verdict(r, refused)), retryElsewhere: [] };
     this.clean = false;
     this.messageSent = false;
+    this.mayHandOver = mayHandOver;
     const chunk = this.chunking && this.extensions.chunking ? chunkBody(raw) : undefined;
     let envelope: EnvelopeReplies | undefined;
     try {
       envelope = await this.envelope(mailFrom, addresses, raw, chunk);
       return await this.finish(recipients, envelope, raw, chunk !== undefined);
     } catch (err) {
+      if (err instanceof MessageWithdrawn) {
+        this.lost = true;
+        this.socket.destroy();
+        return { results: [], retryElsewhere: [], withdrawn: true };
+      }
       const e = err as SmtpSessionError;
       // A chunk pipelined with the envelope went out before any reply came.
       const sent = this.messageSent ? envelope ?? 'unanswered' : undefined;
@@ -638,8 +669,13 @@ export class SmtpSession {
     return each(data!);
   }
 
-  /** Bytes that end the message in one write; the data-block timeout while they go out, then the long end-of-data wait. */
+  /**
+   * Bytes that end the message in one write, unless the sender withdraws it
+   * now; the data-block timeout while they go out, then the long end-of-data
+   * wait.
+   */
   private writeMessage(bytes: Buffer): void {
+    if (!this.mayHandOver()) throw new MessageWithdrawn();
     const socket = this.socket;
     this.messageSent = true;
     socket.setTimeout(this.timeouts.dataBlockMs);

@@ -28,8 +28,11 @@ export interface ScriptedMxOptions {
   tls?: boolean;
   /** Advertise PIPELINING (RFC 2920); true by default, as smtp-server does. */
   pipelining?: boolean;
-  /** Awaited once a message is read, before DATA is answered: holds the sender waiting on the reply. */
-  hold?: (ctx: MxReplyContext) => Promise<void>;
+  /**
+   * Awaited before a stage is answered (the greeting for 'connect', and for
+   * 'data' once the message is read): holds the sender waiting on that reply.
+   */
+  hold?: (stage: MxStage, ctx: MxReplyContext) => Promise<void> | void;
   /** Further smtp-server options (SIZE, AUTH, hidden extensions, TLS versions), over the ones above. */
   server?: Partial<SMTPServerOptions>;
 }
@@ -95,8 +98,11 @@ export async function startScriptedMx(options: ScriptedMxOptions = {}): Promise<
   const connectionNumber = new WeakMap<object, number>();
 
   const respond = (stage: MxStage, ctx: MxReplyContext, callback: (err?: Error | null) => void) => {
-    const line = script(stage, ctx);
-    callback(line === undefined ? null : replyError(line));
+    void (async () => {
+      await options.hold?.(stage, ctx);
+      const line = script(stage, ctx);
+      callback(line === undefined ? null : replyError(line));
+    })();
   };
   const contextOf = (session: { id: string; envelope: { mailFrom: false | { address: string }; rcptTo: Array<{ address: string }> } }) => ({
     connection: connectionNumber.get(session) ?? connections,
@@ -132,7 +138,7 @@ export async function startScriptedMx(options: ScriptedMxOptions = {}): Promise<
       readAll(stream).then(
         async (raw) => {
           const ctx = contextOf(session);
-          await options.hold?.(ctx);
+          await options.hold?.('data', ctx);
           const line = script('data', ctx);
           if (line !== undefined && !line.startsWith('2')) return callback(replyError(line));
           received.push({ mailFrom: ctx.mailFrom ?? '', rcptTo: ctx.rcptTo, raw, secure: session.secure });

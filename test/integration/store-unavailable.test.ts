@@ -36,7 +36,14 @@ describe.skipIf(!onPostgres)('a node whose PostgreSQL pooler stops for a few sec
     const held = new Promise<void>((r) => (releaseHeld = r));
     let atMx = 0;
     // Each message waits at the MX, its DATA unanswered, until the pooler is down.
-    const mx = await startScriptedMx({ host: MX_HOST, hold: async () => { atMx++; await held; } });
+    const mx = await startScriptedMx({
+      host: MX_HOST,
+      hold: async (stage) => {
+        if (stage !== 'data') return;
+        atMx++;
+        await held;
+      },
+    });
     let t: SmtpTestApp | undefined;
     try {
       t = await startSmtpTestApp({ env: { MAILROOM_DATABASE_URL: bouncer.url, MAILROOM_DATABASE_PREPARED_STATEMENTS: 'false', ...directDeliveryEnv(testDns.server, mx.port) } });

@@ -237,6 +237,43 @@ describe('BDAT to a server that offers CHUNKING', () => {
   });
 });
 
+describe('a message withdrawn as it is about to go', () => {
+  it('with PIPELINING, is asked before the envelope goes, with the message: the server reads nothing of the transaction', async () => {
+    const server = await chunkingMx();
+    const session = await open(server.port);
+    let linesWhenAsked = -1;
+
+    const result = await session.send('a@sender.test', ['b@mx.test'], Buffer.from(HEADERS + BODY), () => {
+      linesWhenAsked = linesAfterEhlo(server).length;
+      return false;
+    });
+
+    expect(result).toEqual({ results: [], retryElsewhere: [], withdrawn: true });
+    expect(linesWhenAsked).toBe(0);
+    expect(session.usable).toBe(false);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(linesAfterEhlo(server)).toEqual([]);
+    expect(server.messages).toEqual([]);
+  });
+
+  it('without PIPELINING, is asked once the recipients are accepted: no BDAT follows them', async () => {
+    const server = await chunkingMx({ pipelining: false });
+    const session = await open(server.port);
+    let linesWhenAsked: string[] = [];
+
+    const result = await session.send('a@sender.test', ['b@mx.test'], Buffer.from(HEADERS + BODY), () => {
+      linesWhenAsked = linesAfterEhlo(server).map((c) => c.line.split(/[: ]/)[0]);
+      return false;
+    });
+
+    expect(result.withdrawn).toBe(true);
+    expect(linesWhenAsked).toEqual(['MAIL', 'RCPT']);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(linesAfterEhlo(server).map((c) => c.line.split(/[: ]/)[0])).toEqual(['MAIL', 'RCPT']);
+    expect(server.messages).toEqual([]);
+  });
+});
+
 describe('BDAT to Postfix', () => {
   let relayed: ScriptedMx;
   let postfix: PostfixInstance;

@@ -220,6 +220,42 @@ describe('a session between transactions', () => {
   });
 });
 
+describe('a message withdrawn as it is about to go', () => {
+  it('is asked after the 354, sends nothing of the message and closes the session, so the server keeps no message', async () => {
+    const server = await mx();
+    const session = await open(server.port);
+    let seenWhenAsked: string[] = [];
+
+    const result = await session.send('a@sender.test', ['b@mx.test'], Buffer.from(`${CRLF_MESSAGE}hello\r\n`), () => {
+      seenWhenAsked = server.commands.map((c) => c.line.split(' ')[0].toUpperCase());
+      return false;
+    });
+
+    expect(result).toEqual({ results: [], retryElsewhere: [], withdrawn: true });
+    expect(seenWhenAsked).toEqual(['EHLO', 'MAIL', 'RCPT', 'DATA']);
+    expect(session.usable).toBe(false);
+    // The server saw the connection end inside DATA: it keeps nothing.
+    await expect(server.waitFor(1, 500)).rejects.toThrow();
+    expect(server.received).toEqual([]);
+  });
+
+  it('goes as usual when the question is answered yes', async () => {
+    const server = await mx();
+    const session = await open(server.port);
+    let asked = 0;
+
+    const { results } = await session.send('a@sender.test', ['b@mx.test'], Buffer.from(CRLF_MESSAGE), () => {
+      asked++;
+      return true;
+    });
+
+    expect(asked).toBe(1);
+    expect(results.map((r) => r.code)).toEqual([250]);
+    expect(server.received).toHaveLength(1);
+    expect(await session.ready()).toBe(true);
+  });
+});
+
 describe('setting up a session', () => {
   it('logs in with AUTH PLAIN over STARTTLS, or with LOGIN when only that is offered', async () => {
     const logins: Array<[string, string, string]> = [];

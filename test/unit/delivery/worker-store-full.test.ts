@@ -7,6 +7,8 @@ import { useTempStore } from '../../helpers/store.js';
 import { onPostgres } from '../../helpers/database.js';
 import { systemClock } from '../../../src/core/clock.js';
 import { createDeliveryWorker, type OutboundEmails } from '../../../src/delivery/delivery.worker.js';
+import { deliverViaRelay, SmtpPool } from '../../../src/delivery/index.js';
+import { startScriptedMx } from '../../helpers/mx.js';
 import { enqueue } from '../../../src/delivery/queue.repo.js';
 import type { DkimSigner } from '../../../src/delivery/index.js';
 import type { Store, Tx } from '../../../src/store/db.js';
@@ -195,6 +197,62 @@ describe('the delivery worker when a lease runs out while the store cannot be re
     expect([...recorded.keys()].sort()).toEqual(['em_0', 'em_2']);
     // The row is the other node's, as it took it: no outcome of this worker's was written to it.
     const row = await temp.store.db.selectFrom('outbound_queue').select(['lease_owner', 'attempt', 'last_error']).where('email_id', '=', 'em_1')
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({ lease_owner: 'another-node', attempt: 0, last_error: null });
+  });
+});
+
+describe('the delivery worker when a lease runs low while a remote stalls the session', () => {
+  it('withdraws the message as it is about to go, so none of it reaches the remote, and leaves the row to the node that took it', async () => {
+    const refused = await connectionRefused();
+    let down = false;
+    const store: Store = { ...temp.store, write: (work, options) => (down ? Promise.reject(refused) : temp.store.write(work, options)) };
+    const { emails, recorded, send } = await threeQueuedEmails(store);
+    let releaseGreeting!: () => void;
+    const greeting = new Promise<void>((resolve) => (releaseGreeting = resolve));
+    // The first connection's greeting waits; the store goes away meanwhile, and stays away past the lease.
+    const mx = await startScriptedMx({
+      hold: async (stage, ctx) => {
+        if (stage !== 'connect' || ctx.connection !== 1) return;
+        down = true;
+        await greeting;
+      },
+    });
+    const pool = new SmtpPool();
+    const worker = createDeliveryWorker({
+      store, clock: systemClock, logger: pino({ level: 'silent' }), emails, sinkOnly: false, concurrency: 2, idleMs: 20,
+      destinationConcurrency: 1, leaseMs: 3_000, signer: {} as DkimSigner,
+      transport(d) {
+        send(d.recipients[0]);
+        return deliverViaRelay(`smtp://127.0.0.1:${mx.port}`, d, { heloName: 'out.sender.test', pool });
+      },
+    });
+    const stop = new AbortController();
+    const running = worker.run(stop.signal);
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    try {
+      for (const deadline = Date.now() + 5_000; !down && Date.now() < deadline;) await sleep(10);
+      // Two renewals have failed: less than a third of the lease is left when the server speaks at last.
+      await sleep(2_300);
+      releaseGreeting();
+      for (const deadline = Date.now() + 5_000; Date.now() < deadline && !mx.commands.some((c) => c.connection === 1 && c.line === 'DATA');) await sleep(10);
+      await sleep(200);
+      // The lease runs out, and another node claims the row.
+      await temp.store.write((tx) => tx.updateTable('outbound_queue').set({ lease_owner: 'another-node', locked_until: Date.now() + 60_000 })
+        .where('email_id', '=', 'em_0').execute());
+      down = false;
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline && recorded.size < 2;) await sleep(20);
+    } finally {
+      stop.abort();
+      await running;
+      pool.close();
+      await mx.stop();
+    }
+    // The session went as far as DATA: the question that stopped it was the one asked at the hand-over.
+    expect(mx.commands.filter((c) => c.connection === 1).map((c) => c.line.split(/[: ]/)[0])).toEqual(['EHLO', 'MAIL', 'RCPT', 'DATA']);
+    expect(mx.received.flatMap((m) => m.rcptTo).sort()).toEqual(['em_1@rcpt.example', 'em_2@rcpt.example']);
+    expect([...recorded.keys()].sort()).toEqual(['em_1', 'em_2']);
+    const row = await temp.store.db.selectFrom('outbound_queue').select(['lease_owner', 'attempt', 'last_error']).where('email_id', '=', 'em_0')
       .executeTakeFirstOrThrow();
     expect(row).toEqual({ lease_owner: 'another-node', attempt: 0, last_error: null });
   });
