@@ -1,5 +1,5 @@
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
-import { insertRows, insertRowsPositioned, literalStatus, paddedInList, runShaped, runSql, type Db, type Tx } from '../store/db.js';
+import { insertRows, insertRowsPositioned, jsonParam, literalStatus, paddedInList, runShaped, runSql, type Db, type Tx } from '../store/db.js';
 import { lockedForClaim, lockedForUpdate } from '../store/lease.js';
 import type { BroadcastStatsTable, EmailContentsTable, EmailRecipientsTable, EmailStatus, EmailsTable, RecipientStatus } from './emails.tables.js';
 import { fetchPage, type Page, type PageBound, type PageQuery } from '../store/paging.js';
@@ -267,18 +267,6 @@ async function insertOnPostgres(tx: Tx, o: {
     )`).join('')}
     SELECT count(*) AS n FROM e`;
   await runSql(tx, text, [o.emails, o.contents, o.tags, ...plain.map((p) => p.rows)].map(jsonParam));
-}
-
-/**
- * Rows as a JSON parameter. A lone surrogate, which JSON.stringify writes
- * as an escape that PostgreSQL's JSON refuses, becomes U+FFFD, as it does
- * in a text parameter (which the driver encodes as UTF-8).
- */
-function jsonParam(rows: Array<Record<string, unknown>>): string {
-  const json = JSON.stringify(rows);
-  if (!json.includes('\\ud')) return json;
-  // Escapes read left to right, so an escaped backslash before "ud…" is not taken for one.
-  return json.replace(/\\(\\|ud[89a-f][0-9a-f]{2})/g, (escape, what: string) => (what === '\\' ? escape : '\\ufffd'));
 }
 
 /** A new email as the API shows it once insertEmails has written it. */

@@ -378,12 +378,49 @@ export function paddedInList<T>(values: readonly T[], max = Infinity): T[] {
 }
 
 /**
- * A multi-row INSERT of plain values, through runShaped: rows that all name
- * the same columns share a few compiled texts (see statementChunks), and
- * rows past the bound-parameter limit go in further statements.
+ * A multi-row INSERT of plain values. On SQLite, through runShaped: rows
+ * that all name the same columns share a few compiled texts (see
+ * statementChunks), and rows past the bound-parameter limit go in further
+ * statements. On PostgreSQL, where each statement is a round trip, rows of
+ * JSON's own values (text, numbers, booleans, null) go in one statement
+ * whatever their count, as one JSON parameter read back into the table's
+ * row type (json_populate_recordset): one prepared text per table and
+ * columns.
  */
 export async function insertRows<T extends keyof Database & string>(db: Db | Tx, table: T, rows: Array<Insertable<Database[T]>>): Promise<void> {
-  await insertChunks(db, table, rows);
+  const columns = rows.length > 0 && isPostgres(db as unknown as Kysely<unknown>) ? jsonRowColumns(rows as Array<Record<string, unknown>>) : undefined;
+  if (!columns) {
+    await insertChunks(db, table, rows);
+    return;
+  }
+  const names = columns.map((c) => `"${c}"`).join(', ');
+  await runSql(db, `INSERT INTO "${table}" (${names}) SELECT ${names} FROM json_populate_recordset(NULL::"${table}", $1::json)`,
+    [jsonParam(rows as Array<Record<string, unknown>>)]);
+}
+
+/** The columns rows all name, when every value is one JSON carries as it is; undefined otherwise (a Buffer, say). */
+function jsonRowColumns(rows: Array<Record<string, unknown>>): string[] | undefined {
+  const columns = Object.keys(rows[0]);
+  for (const r of rows) {
+    if (Object.keys(r).length !== columns.length) return undefined;
+    for (const c of columns) {
+      const v = r[c];
+      if (v !== null && typeof v !== 'string' && typeof v !== 'boolean' && !(typeof v === 'number' && Number.isFinite(v))) return undefined;
+    }
+  }
+  return columns;
+}
+
+/**
+ * Rows as a JSON parameter. A lone surrogate, which JSON.stringify writes
+ * as an escape that PostgreSQL's JSON refuses, becomes U+FFFD, as it does
+ * in a text parameter (which the driver encodes as UTF-8).
+ */
+export function jsonParam(rows: Array<Record<string, unknown>>): string {
+  const json = JSON.stringify(rows);
+  if (!json.includes('\\ud')) return json;
+  // Escapes read left to right, so an escaped backslash before "ud…" is not taken for one.
+  return json.replace(/\\(\\|ud[89a-f][0-9a-f]{2})/g, (escape, what: string) => (what === '\\' ? escape : '\\ufffd'));
 }
 
 /**
