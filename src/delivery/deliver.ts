@@ -8,8 +8,8 @@ import { resolveDestination, type MxResolver } from './mx.js';
 import { providerForMx } from './provider.js';
 import { retryHintMs } from './retry-schedule.js';
 import {
-  RFC5321_TIMEOUTS,
   MessageWithdrawn,
+  RFC5321_TIMEOUTS,
   SmtpSessionError,
   type SessionOptions,
   type SmtpPool,

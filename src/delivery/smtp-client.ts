@@ -114,6 +114,7 @@ export interface TransactionResult {
   withdrawn?: boolean;
 }
 
+/** For a sender that never withdraws its message. */
 const handOverAlways = () => true;
 
 /** How long the reply to QUIT is waited for. */
