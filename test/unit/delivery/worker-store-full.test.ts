@@ -18,6 +18,7 @@ import type { Store, Tx } from '../../../src/store/db.js';
 // full disk does (SQLITE_FULL).
 
 const temp = useTempStore();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * Three emails queued for one domain, and the worker's view of them: each
@@ -63,10 +64,10 @@ async function runThroughRefusal(worker: { run(signal: AbortSignal): Promise<voi
   const stop = new AbortController();
   const running = worker.run(stop.signal);
   try {
-    await new Promise((r) => setTimeout(r, refusingMs));
+    await sleep(refusingMs);
     meanwhile();
     await restore();
-    for (const deadline = Date.now() + 10_000; Date.now() < deadline && recorded.size < 3;) await new Promise((r) => setTimeout(r, 20));
+    for (const deadline = Date.now() + 10_000; Date.now() < deadline && recorded.size < 3;) await sleep(20);
   } finally {
     stop.abort();
     await running;
@@ -153,6 +154,23 @@ describe('the delivery worker while the store cannot be reached', () => {
   });
 });
 
+/** Waits until `down()`, then until two lease renewals (every second of a 3 s lease) have failed. */
+async function pastTwoRenewals(down: () => boolean): Promise<void> {
+  for (const deadline = Date.now() + 5_000; !down() && Date.now() < deadline;) await sleep(10);
+  await sleep(2_300);
+}
+
+/** Another node claims the row of `emailId`, as it may once the row's lease has run out. */
+const claimedByAnotherNode = (emailId: string) => temp.store.write((tx) => tx.updateTable('outbound_queue')
+  .set({ lease_owner: 'another-node', locked_until: Date.now() + 60_000 }).where('email_id', '=', emailId).execute());
+
+/** The row is the other node's, as it took it: no outcome of this worker's was written to it. */
+async function expectLeftToAnotherNode(emailId: string): Promise<void> {
+  const row = await temp.store.db.selectFrom('outbound_queue').select(['lease_owner', 'attempt', 'last_error']).where('email_id', '=', emailId)
+    .executeTakeFirstOrThrow();
+  expect(row).toEqual({ lease_owner: 'another-node', attempt: 0, last_error: null });
+}
+
 describe('the delivery worker when a lease runs out while the store cannot be reached', () => {
   it('does not send a row whose lease has nearly run out, and leaves it to the node that took it meanwhile', async () => {
     const refused = await connectionRefused();
@@ -177,16 +195,12 @@ describe('the delivery worker when a lease runs out while the store cannot be re
     });
     const stop = new AbortController();
     const running = worker.run(stop.signal);
-    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
     try {
-      for (const deadline = Date.now() + 5_000; !down && Date.now() < deadline;) await sleep(10);
-      // Two renewals have failed: less than a third of the second row's lease is left when its turn comes.
-      await sleep(2_300);
+      // Less than a third of the second row's lease is left when its turn comes.
+      await pastTwoRenewals(() => down);
       releaseFirst();
       await sleep(1_000);
-      // Its lease has run out, and another node claims the row.
-      await temp.store.write((tx) => tx.updateTable('outbound_queue').set({ lease_owner: 'another-node', locked_until: Date.now() + 60_000 })
-        .where('email_id', '=', 'em_1').execute());
+      await claimedByAnotherNode('em_1');
       down = false;
       for (const deadline = Date.now() + 10_000; Date.now() < deadline && recorded.size < 2;) await sleep(20);
     } finally {
@@ -195,10 +209,7 @@ describe('the delivery worker when a lease runs out while the store cannot be re
     }
     expect([...sent.keys()].sort()).toEqual(['em_0', 'em_2']);
     expect([...recorded.keys()].sort()).toEqual(['em_0', 'em_2']);
-    // The row is the other node's, as it took it: no outcome of this worker's was written to it.
-    const row = await temp.store.db.selectFrom('outbound_queue').select(['lease_owner', 'attempt', 'last_error']).where('email_id', '=', 'em_1')
-      .executeTakeFirstOrThrow();
-    expect(row).toEqual({ lease_owner: 'another-node', attempt: 0, last_error: null });
+    await expectLeftToAnotherNode('em_1');
   });
 });
 
@@ -229,17 +240,13 @@ describe('the delivery worker when a lease runs low while a remote stalls the se
     });
     const stop = new AbortController();
     const running = worker.run(stop.signal);
-    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
     try {
-      for (const deadline = Date.now() + 5_000; !down && Date.now() < deadline;) await sleep(10);
-      // Two renewals have failed: less than a third of the lease is left when the server speaks at last.
-      await sleep(2_300);
+      // Less than a third of the lease is left when the server speaks at last.
+      await pastTwoRenewals(() => down);
       releaseGreeting();
       for (const deadline = Date.now() + 5_000; Date.now() < deadline && !mx.commands.some((c) => c.connection === 1 && c.line === 'DATA');) await sleep(10);
       await sleep(200);
-      // The lease runs out, and another node claims the row.
-      await temp.store.write((tx) => tx.updateTable('outbound_queue').set({ lease_owner: 'another-node', locked_until: Date.now() + 60_000 })
-        .where('email_id', '=', 'em_0').execute());
+      await claimedByAnotherNode('em_0');
       down = false;
       for (const deadline = Date.now() + 10_000; Date.now() < deadline && recorded.size < 2;) await sleep(20);
     } finally {
@@ -252,9 +259,7 @@ describe('the delivery worker when a lease runs low while a remote stalls the se
     expect(mx.commands.filter((c) => c.connection === 1).map((c) => c.line.split(/[: ]/)[0])).toEqual(['EHLO', 'MAIL', 'RCPT', 'DATA']);
     expect(mx.received.flatMap((m) => m.rcptTo).sort()).toEqual(['em_1@rcpt.example', 'em_2@rcpt.example']);
     expect([...recorded.keys()].sort()).toEqual(['em_1', 'em_2']);
-    const row = await temp.store.db.selectFrom('outbound_queue').select(['lease_owner', 'attempt', 'last_error']).where('email_id', '=', 'em_0')
-      .executeTakeFirstOrThrow();
-    expect(row).toEqual({ lease_owner: 'another-node', attempt: 0, last_error: null });
+    await expectLeftToAnotherNode('em_0');
   });
 });
 
