@@ -1,5 +1,5 @@
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
-import { insertRows, insertRowsPositioned, jsonParam, literalStatus, paddedInList, runShaped, runSql, type Db, type Tx } from '../store/db.js';
+import { insertRows, insertRowsPositioned, jsonParam, jsonRowsInsert, literalStatus, paddedInList, runShaped, runSql, type Db, type Tx } from '../store/db.js';
 import { lockedForClaim, lockedForUpdate } from '../store/lease.js';
 import type { BroadcastStatsTable, EmailContentsTable, EmailRecipientsTable, EmailStatus, EmailsTable, RecipientStatus } from './emails.tables.js';
 import { fetchPage, type Page, type PageBound, type PageQuery } from '../store/paging.js';
@@ -250,9 +250,8 @@ async function insertOnPostgres(tx: Tx, o: {
   tags: Array<Record<string, unknown>>; alongside: RowsAlongside[];
 }): Promise<void> {
   const plain = [{ table: 'email_recipients', rows: o.recipients }, ...o.alongside].filter((p) => p.rows.length > 0);
-  const columnsOf = (rows: Array<Record<string, unknown>>) => Object.keys(rows[0]).join(', ');
   const text = `WITH e AS (
-      INSERT INTO emails (${columnsOf(o.emails)}) SELECT ${columnsOf(o.emails)} FROM json_populate_recordset(NULL::emails, $1::json) RETURNING id, pos
+      ${jsonRowsInsert('emails', Object.keys(o.emails[0]), '$1')} RETURNING id, pos
     ), contents AS (
       INSERT INTO email_contents (pos, html, text_body, headers) SELECT e.pos, v.html, v.text_body, v.headers
       FROM json_to_recordset($2::json) AS v(id text, html text, text_body text, headers text) JOIN e ON e.id = v.id
@@ -263,7 +262,7 @@ async function insertOnPostgres(tx: Tx, o: {
       INSERT INTO email_tags (email_id, email_pos, workspace_id, tag) SELECT v.email_id, e.pos, v.workspace_id, v.tag
       FROM json_to_recordset($3::json) AS v(email_id text, workspace_id text, tag text) JOIN e ON e.id = v.email_id
     )${plain.map(({ table, rows }, i) => `, plain_${i} AS (
-      INSERT INTO ${table} (${columnsOf(rows)}) SELECT ${columnsOf(rows)} FROM json_populate_recordset(NULL::${table}, $${i + 4}::json)
+      ${jsonRowsInsert(table, Object.keys(rows[0]), `$${i + 4}`)}
     )`).join('')}
     SELECT count(*) AS n FROM e`;
   await runSql(tx, text, [o.emails, o.contents, o.tags, ...plain.map((p) => p.rows)].map(jsonParam));

@@ -393,9 +393,16 @@ export async function insertRows<T extends keyof Database & string>(db: Db | Tx,
     await insertChunks(db, table, rows);
     return;
   }
+  await runSql(db, jsonRowsInsert(table, columns, '$1'), [jsonParam(rows as Array<Record<string, unknown>>)]);
+}
+
+/**
+ * PostgreSQL: an INSERT of the rows in the JSON parameter `param` (jsonParam),
+ * each read back into the table's row type, `columns` taken from it.
+ */
+export function jsonRowsInsert(table: string, columns: readonly string[], param: string): string {
   const names = columns.map((c) => `"${c}"`).join(', ');
-  await runSql(db, `INSERT INTO "${table}" (${names}) SELECT ${names} FROM json_populate_recordset(NULL::"${table}", $1::json)`,
-    [jsonParam(rows as Array<Record<string, unknown>>)]);
+  return `INSERT INTO "${table}" (${names}) SELECT ${names} FROM json_populate_recordset(NULL::"${table}", ${param}::json)`;
 }
 
 /** The columns rows all name, when every value is one JSON carries as it is; undefined otherwise (a Buffer, say). */

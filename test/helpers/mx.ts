@@ -98,11 +98,10 @@ export async function startScriptedMx(options: ScriptedMxOptions = {}): Promise<
   const connectionNumber = new WeakMap<object, number>();
 
   const respond = (stage: MxStage, ctx: MxReplyContext, callback: (err?: Error | null) => void) => {
-    void (async () => {
-      await options.hold?.(stage, ctx);
+    Promise.resolve(options.hold?.(stage, ctx)).then(() => {
       const line = script(stage, ctx);
       callback(line === undefined ? null : replyError(line));
-    })();
+    }, callback);
   };
   const contextOf = (session: { id: string; envelope: { mailFrom: false | { address: string }; rcptTo: Array<{ address: string }> } }) => ({
     connection: connectionNumber.get(session) ?? connections,
