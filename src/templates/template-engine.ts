@@ -1,4 +1,4 @@
-import { Context, Liquid, LiquidError, toValue, toValueSync, type Emitter, type Template } from 'liquidjs';
+import { Context, Liquid, LiquidError, toValue, toValueSync, type Emitter, type FilterImplOptions, type Template } from 'liquidjs';
 
 // Liquid, set up for sources written by API users and rendered with data from
 // API requests, many tenants in one process:
@@ -12,7 +12,11 @@ import { Context, Liquid, LiquidError, toValue, toValueSync, type Emitter, type 
 // - a source is at most MAX_SOURCE_CHARS (parseLimit), a message renders in
 //   RENDER_LIMIT_MS (renderLimit), its filters and ranges allocate at most
 //   MEMORY_LIMIT (memoryLimit), and each part it outputs is at most
-//   MAX_OUTPUT_CHARS (counted as it is written).
+//   MAX_OUTPUT_CHARS (counted as it is written);
+// - the render limit is checked between the template's nodes, so no one node
+//   may run long: a range or a filter's result is at most MAX_ONE_ALLOCATION,
+//   and a filter takes arrays of at most MAX_FILTERED_ELEMENTS (sorting a
+//   million elements would hold the event loop for seconds).
 // An undefined variable renders as nothing (strictVariables off); undeclared
 // variables are refused when a template is saved instead, by static analysis.
 
@@ -27,6 +31,12 @@ export const RENDER_LIMIT_MS = 100;
 export const MEMORY_LIMIT = 10_000_000;
 /** Characters one rendered part may have. */
 export const MAX_OUTPUT_CHARS = 5_000_000;
+/** Characters or elements one range or one filter's result may allocate. */
+export const MAX_ONE_ALLOCATION = 1_000_000;
+/** Elements an array given to a filter may have. */
+export const MAX_FILTERED_ELEMENTS = 10_000;
+/** Filters that read one element of an array whatever its length. */
+const ONE_ELEMENT_FILTERS = new Set(['size', 'first', 'last']);
 
 /** Where a source went wrong, 1-based. */
 export interface SourceProblem {
@@ -65,7 +75,45 @@ function engine(escapeHtml: boolean): Liquid {
     memoryLimit: MEMORY_LIMIT,
   });
   for (const tag of ['include', 'render', 'layout']) delete liquid.tags[tag];
+  for (const [name, filter] of Object.entries(liquid.filters)) {
+    if (!ONE_ELEMENT_FILTERS.has(name)) liquid.registerFilter(name, takingBoundedArrays(name, filter));
+  }
   return liquid;
+}
+
+/** `filter`, refusing an array of more than MAX_FILTERED_ELEMENTS as its input or an argument. */
+function takingBoundedArrays(name: string, filter: FilterImplOptions): FilterImplOptions {
+  const handler = typeof filter === 'function' ? filter : filter.handler;
+  const bounded: typeof handler = function (value, ...args) {
+    for (const v of [value, ...args]) {
+      if (Array.isArray(v) && v.length > MAX_FILTERED_ELEMENTS) {
+        throw new Error(`${name} was given ${v.length.toLocaleString('en-US')} elements; a filter takes at most ${MAX_FILTERED_ELEMENTS.toLocaleString('en-US')}`);
+      }
+    }
+    return handler.call(this, value, ...args);
+  };
+  return typeof filter === 'function' ? bounded : { ...filter, handler: bounded };
+}
+
+/**
+ * Liquid's allocation count for one message (its own Limiter's rule), which
+ * also refuses a single allocation over MAX_ONE_ALLOCATION.
+ */
+class AllocationBudget {
+  private used = 0;
+
+  use(count: number): void {
+    if (!(+count > 0)) return;
+    if (+count > MAX_ONE_ALLOCATION) {
+      throw new Error(`a range or a filter's result of ${(+count).toLocaleString('en-US')} elements or characters; at most ${MAX_ONE_ALLOCATION.toLocaleString('en-US')} (memory alloc limit exceeded)`);
+    }
+    if (this.used + +count > MEMORY_LIMIT) throw new Error('memory alloc limit exceeded');
+    this.used += +count;
+  }
+
+  check(count: number): void {
+    if (+count > MEMORY_LIMIT) throw new Error('memory alloc limit exceeded');
+  }
 }
 
 const htmlEngine = engine(true);
@@ -147,12 +195,14 @@ class BoundedOutput implements Emitter {
 export function renderSource(compiled: CompiledSource, data: Record<string, unknown>, untilMs?: number): Rendered {
   const start = performance.now();
   const budget = Math.max(0, Math.min(RENDER_LIMIT_MS, (untilMs ?? Number.POSITIVE_INFINITY) - start));
-  // One budget of time and allocation for the whole message.
+  // One budget of time and allocation for the whole message. (Liquid's
+  // Limiter type has private fields: a class of our own needs the cast.)
   let limits: Pick<Context, 'renderLimit' | 'memoryLimit'> | undefined;
+  const memoryLimit = new AllocationBudget() as unknown as Context['memoryLimit'];
   const render = (part: Part, templates: Template[]): string => {
     const liquid = engineFor(part);
-    const ctx = new Context(data, liquid.options, { sync: true, renderLimit: budget }, { liquid, ...limits });
-    limits ??= { renderLimit: ctx.renderLimit, memoryLimit: ctx.memoryLimit };
+    const ctx = new Context(data, liquid.options, { sync: true, renderLimit: budget }, { liquid, memoryLimit, ...limits });
+    limits ??= { renderLimit: ctx.renderLimit, memoryLimit };
     const out = new BoundedOutput();
     try {
       toValueSync(liquid.renderer.renderTemplates(templates, ctx, out));

@@ -278,6 +278,21 @@ describe('templates API', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 
+  it('refuses a filter over a long array or a range past one allocation, as a render failure', async () => {
+    // Each would hold the server for seconds: a filter or a range runs to its end between the render limit's checks.
+    for (const [text, message] of [
+      ['{{ (1..300000) | sort | first }}', 'sort was given 300,000 elements; a filter takes at most 10,000'],
+      ['{{ items | where: "sku" | size }}', 'where was given 20,000 elements; a filter takes at most 10,000'],
+      ['{% for i in (1..9999999) %}{% endfor %}', "a range or a filter's result of 9,999,999 elements or characters; at most 1,000,000 (memory alloc limit exceeded)"],
+    ]) {
+      const items = Array.from({ length: 20_000 }, (_, i) => ({ sku: `s${i}` }));
+      const err = expectProblem(await api.post('/v1/templates/render', {
+        subject: 'x', text, variables: [{ key: 'items', type: 'list' }], data: { items },
+      }), 422, 'template_render_failed', 'text');
+      expect(err.message).toBe(`Rendering text, line 1, column 1 failed: ${message}.`);
+    }
+  });
+
   it('needs the templates scopes', async () => {
     const tpl = await create({ ...welcome, alias: 'scoped' });
     const reader = api.as((await t.seed.key({ scopes: ['templates:read'] })).token);

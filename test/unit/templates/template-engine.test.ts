@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
-  CompiledCache, compileSource, MAX_OUTPUT_CHARS, renderSource, RenderFailure, type CompiledSource,
+  CompiledCache, compileSource, MAX_FILTERED_ELEMENTS, MAX_ONE_ALLOCATION, MAX_OUTPUT_CHARS, renderSource, RenderFailure,
+  type CompiledSource,
 } from '../../../src/templates/template-engine.js';
 
 const compiled = (source: { subject?: string; html?: string | null; text?: string | null }): CompiledSource => {
@@ -104,6 +105,36 @@ describe('renderSource', () => {
     const f = failure(c, { big });
     expect(f.message).toBe(`output over ${MAX_OUTPUT_CHARS.toLocaleString('en-US')} characters`);
     expect(f.overTime).toBe(false);
+  });
+
+  it('refuses an array over the size a filter takes, and reads one element of it all the same', () => {
+    const items = Array.from({ length: MAX_FILTERED_ELEMENTS + 1 }, (_, i) => `item ${i}`);
+    for (const html of ['{{ items | sort | first }}', '{{ items | where: "name" | size }}', '{{ "" | split: "" | concat: items }}']) {
+      const f = failure(compiled({ subject: '', html }), { items });
+      expect(f.message).toMatch(/^(sort|where|concat) was given 10,001 elements; a filter takes at most 10,000$/);
+      expect(f.overTime).toBe(false);
+    }
+    const all = compiled({ subject: '{{ items | size }}, {{ items | first }}, {{ items | last }}', text: '{{ some | sort | last }}' });
+    expect(renderSource(all, { items, some: items.slice(0, MAX_FILTERED_ELEMENTS) })).toEqual({
+      subject: '10001, item 0, item 10000', html: null, text: 'item 9999',
+    });
+  });
+
+  it('refuses a range or a filter\'s result over one allocation before making it, and takes one of that size', () => {
+    const tooLong = "a range or a filter's result of 1,000,001 elements or characters; at most 1,000,000 (memory alloc limit exceeded)";
+    const range = failure(compiled({ subject: '', text: `{% assign r = (1..${MAX_ONE_ALLOCATION + 1}) %}{{ r | size }}` }));
+    expect([range.message, range.overTime]).toEqual([tooLong, false]);
+    const escaped = compiled({ subject: '{% assign e = big | escape %}{{ e | size }}' });
+    expect(failure(escaped, { big: 'x'.repeat(MAX_ONE_ALLOCATION + 1) }).message).toBe(tooLong);
+    expect(renderSource(escaped, { big: 'x'.repeat(MAX_ONE_ALLOCATION) }).subject).toBe('1000000');
+  });
+
+  it('keeps counting allocations across the parts of a message', () => {
+    // Each escape of 900,000 characters counts them: eleven are past 10,000,000.
+    const sixEscapes = '{% assign e = big | escape %}'.repeat(6);
+    const f = failure(compiled({ subject: sixEscapes, text: sixEscapes }), { big: 'x'.repeat(900_000) });
+    expect(f.part).toBe('text');
+    expect(f.message).toBe('memory alloc limit exceeded');
   });
 
   it('writes dates in UTC', () => {
