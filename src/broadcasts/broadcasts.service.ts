@@ -92,7 +92,7 @@ export interface BroadcastsDeps {
   templates: {
     checkSources(source: { subject: string | null; html: string | null; text: string | null }): void;
     compileContent(workspaceId: string, source: ContentSource): Promise<CompiledContent>;
-    templateId(workspaceId: string, idOrAlias: string): Promise<string | undefined>;
+    exists(workspaceId: string, idOrAlias: string): Promise<boolean>;
   };
   audience: {
     page(workspaceId: string, filter: AudienceFilter, p: { afterPos: number; maxPos?: number; limit: number }): Promise<AudienceContact[]>;
@@ -256,7 +256,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
     if (c.template !== null && (c.html !== null || c.text !== null)) {
       throw new AppError('validation_error', "Give either 'template' or 'html'/'text', not both.", { param: 'template' });
     }
-    if (c.template !== null && (await deps.templates.templateId(ws, c.template.id)) === undefined) {
+    if (c.template !== null && !(await deps.templates.exists(ws, c.template.id))) {
       throw new AppError('validation_error', `No template with id or alias '${c.template.id}' in this workspace.`, { param: 'template.id' });
     }
     if (c.template === null) deps.templates.checkSources({ subject: c.subject, html: c.html, text: c.text });

@@ -50,6 +50,10 @@ export interface TemplatesPort {
    * form, and the whole call one render time budget.
    */
   renderForSends(workspaceId: string, sends: TemplateSend[]): Promise<Array<RenderedTemplate | AppError>>;
-  /** The id of the template an id or alias names, if the workspace has it. */
+  /**
+   * The id of the template an id or alias names, for filtering emails: an
+   * alias only while a template of the workspace holds it, an id as given
+   * (the emails of a deleted template are still found by its id).
+   */
   templateId(workspaceId: string, idOrAlias: string): Promise<string | undefined>;
 }

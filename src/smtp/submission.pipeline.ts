@@ -1,4 +1,5 @@
 import { checkRequestBody, refuseNulCharacters, type Contract } from '../contract/contract.js';
+import { AppError } from '../core/errors.js';
 import { rateLimitExceeded, type RateAllowance, type RateLimiter } from '../core/rate-limit.js';
 import { requireScope } from '../core/scopes.js';
 import { SEND_SCOPE, type SubmissionPort, type Submitter } from './submission.listener.js';
@@ -23,14 +24,26 @@ export interface SubmissionPipelineDeps<U extends KeyHolder> {
   createEmail(sender: { workspaceId: string; plan: string; mode: 'live' | 'test' }, body: SubmittedEmail, messageId?: string): Promise<{ id: string }>;
 }
 
+/**
+ * A session's key holder with the token it authenticated with: a session can
+ * last long after AUTH, so each message checks the key again, as each HTTP
+ * request does, and a revoked key stops sending at once.
+ */
+export type SessionKeyHolder<U extends KeyHolder> = U & { token: string };
+
 const OPERATION = 'createEmail';
 
-export function submissionPipeline<U extends KeyHolder>(deps: SubmissionPipelineDeps<U>): SubmissionPort<U> {
+export function submissionPipeline<U extends KeyHolder>(deps: SubmissionPipelineDeps<U>): SubmissionPort<SessionKeyHolder<U>> {
   const operation = deps.contract.operation(OPERATION);
   if (!operation?.body) throw new Error(`schema/ has no request body for ${OPERATION}`);
   return {
-    authenticate: (token) => deps.authenticate(token),
-    async send(user, email, messageId) {
+    async authenticate(token) {
+      const found = await deps.authenticate(token);
+      return found && { ...found, token };
+    },
+    async send(session, email, messageId) {
+      const user = await deps.authenticate(session.token);
+      if (!user) throw new AppError('unauthorized', 'The API key is no longer valid: it was revoked after this session authenticated.');
       requireScope(user.granted, SEND_SCOPE, 'to send');
       const rate = await deps.rateLimiter.take(user.workspaceId, user.mode, deps.plan(user.plan), 1);
       if (!rate.allowed) throw rateLimitExceeded(user.mode, rate);

@@ -90,6 +90,8 @@ export interface TemplatesService extends TemplatesPort {
    * subject and html or text.
    */
   compileContent(workspaceId: string, source: ContentSource): Promise<CompiledContent>;
+  /** Whether the workspace has a template with this id or alias now. */
+  exists(workspaceId: string, idOrAlias: string): Promise<boolean>;
 }
 
 /** What filling `contact` needs of a recipient's contact. */
@@ -530,6 +532,10 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
 
     async templateId(ws, ref) {
       return ref.startsWith('tpl_') ? ref : (await findTemplateHead(store.db, ws, ref))?.id;
+    },
+
+    async exists(ws, ref) {
+      return (await findTemplateHead(store.db, ws, ref)) !== undefined;
     },
   };
 }

@@ -15,9 +15,14 @@ export interface InstrumentOptions {
 const ANCHOR_RE = /<a\b[^>]*>/gi;
 const HREF_RE = /(\bhref\s*=\s*)(?:"([^"]*)"|'([^']*)'|([^\s>"']+))/i;
 
+// HTML reads a reference to no character (past U+10FFFF, a surrogate, NUL) as
+// U+FFFD; String.fromCodePoint would throw instead, failing the build of the
+// message and of every message claimed with it.
+const character = (code: number) =>
+  code === 0 || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff) ? '\ufffd' : String.fromCodePoint(code);
 const decodeEntities = (s: string) =>
-  s.replace(/&amp;/gi, '&').replace(/&#x([0-9a-f]+);/gi, (_, h) => String.fromCodePoint(parseInt(h, 16)))
-    .replace(/&#(\d+);/g, (_, d) => String.fromCodePoint(Number(d)));
+  s.replace(/&amp;/gi, '&').replace(/&#x([0-9a-f]+);/gi, (_, h) => character(parseInt(h, 16)))
+    .replace(/&#(\d+);/g, (_, d) => character(Number(d)));
 const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
 
 function isTrackable(url: string, keep: string[]): boolean {

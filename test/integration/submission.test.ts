@@ -152,6 +152,28 @@ describe('SMTP submission', () => {
     }
   });
 
+  it('refuses the next message of a session whose key was revoked after AUTH', async () => {
+    const key = await t.seed.key({ name: 'revoked mid-session' });
+    const { dialog } = await SmtpDialog.open(t.submissionPort);
+    const sendOne = async (subject: string) => {
+      expect(await dialog.command('MAIL FROM:<ann@example.test>')).toMatch(/^250 /);
+      expect(await dialog.command('RCPT TO:<reader@remote.test>')).toMatch(/^250 /);
+      expect(await dialog.command('DATA')).toMatch(/^354 /);
+      dialog.write(`From: ann@example.test\r\nTo: reader@remote.test\r\nSubject: ${subject}\r\n\r\nx\r\n.\r\n`);
+      return dialog.reply();
+    };
+    try {
+      await dialog.command('EHLO client.test');
+      const plain = Buffer.from(`\0apikey\0${key.token}`).toString('base64');
+      expect(await dialog.command(`AUTH PLAIN ${plain}`)).toMatch(/^235 /);
+      expect(await sendOne('before')).toMatch(/^250 /);
+      await t.api.delete(`/v1/api-keys/${key.id}`);
+      expect(await sendOne('after')).toMatch(/^535 5\.7\.8 /);
+    } finally {
+      dialog.close();
+    }
+  });
+
   it('gives the API\'s refusals as SMTP replies', async () => {
     const reject = (pass: string, mail: SendMailOptions) => submit(t.submissionPort, pass, mail)
       .then(() => undefined, (e: { responseCode?: number; response?: string }) => e);

@@ -78,6 +78,29 @@ describe('open and click tracking', () => {
     expect((await eventsOf(t, sent.body.id, 'clicked'))).toHaveLength(1);
   });
 
+  it('tracks a link whose character reference names no character, without holding up the mail claimed with it', async () => {
+    await using t = await startTestApp();
+    const domain = await t.seed.activeDomain('track.example');
+    expect((await t.api.patch(`/v1/domains/${domain.id}`, { click_tracking: true })).status).toBe(200);
+    const other = await t.seed.workspace();
+    const them = t.api.as((await t.seed.key({ workspaceId: other.id })).token);
+    await t.seed.activeDomain('other.example', { workspaceId: other.id });
+
+    // Past U+10FFFF, and a surrogate: HTML reads both as U+FFFD.
+    const odd = await t.api.post('/v1/emails', {
+      from: 'shop@track.example', to: 'reader@example.net', subject: 'Odd link',
+      html: '<p><a href="https://shop.example/a&#x110000;">a</a> <a href="https://shop.example/b&#55296;">b</a></p>',
+    });
+    const plain = await them.post('/v1/emails', { from: 'news@other.example', to: 'reader@example.net', subject: 'Plain', html: '<p>hi</p>' });
+    await t.mailroom.delivery.drain();
+
+    expect((await t.api.get(`/v1/emails/${odd.body.id}`)).body.status).toBe('delivered');
+    expect((await them.get(`/v1/emails/${plain.body.id}`)).body.status).toBe('delivered');
+    const html = String((await sentMessage(t, odd.body.id)).html);
+    expect(html.match(/href="[^"]+\/t\/c\/[^"]+"/g)).toHaveLength(2);
+    expect(html).not.toContain('https://shop.example/');
+  });
+
   it('leaves mail untouched when the domain does not track', async () => {
     await using t = await startTestApp();
     await t.seed.activeDomain('plain.example');

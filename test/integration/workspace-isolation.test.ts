@@ -24,4 +24,21 @@ describe('workspace isolation', () => {
     // Still usable by its owner.
     expect((await t.api.get(`/v1/api-keys?starting_after=${mine.next_cursor}`)).status).toBe(200);
   });
+
+  it('refuses a broadcast that names another workspace\'s template by its id', async () => {
+    await using t = await startTestApp();
+    const template = (await t.api.post('/v1/templates', { name: 'Welcome', subject: 'Hi', html: '<p>Hello</p>' })).body;
+    const other = await t.seed.workspace();
+    const them = t.api.as((await t.seed.key({ workspaceId: other.id })).token);
+    const draft = { name: 'Borrowed', from: 'news@acme.test', audience: { tag_ids: [] } };
+
+    const created = await them.post('/v1/broadcasts', { ...draft, template: { id: template.id } });
+    expect(created.status).toBe(422);
+    expect(created.body.error).toMatchObject({ code: 'validation_error', param: 'template.id' });
+
+    const own = (await them.post('/v1/broadcasts', { ...draft, subject: 'Hi', html: '<p>Ours</p>' })).body;
+    const edited = await them.patch(`/v1/broadcasts/${own.id}`, { template: { id: template.id } });
+    expect(edited.status).toBe(422);
+    expect(edited.body.error).toMatchObject({ code: 'validation_error', param: 'template.id' });
+  });
 });
