@@ -1,3 +1,4 @@
+import { characterCount } from '../core/characters.js';
 import { AppError } from '../core/errors.js';
 
 // A contact's properties: a flat map of names to strings, numbers or
@@ -26,7 +27,7 @@ export function checkPropertiesPatch(input: unknown, param: string): PropertiesP
     }
     const at = `${param}.${name}`;
     if (typeof value === 'string') {
-      if (value.length > MAX_PROPERTY_VALUE_LENGTH) throw invalid(`A property value is at most ${MAX_PROPERTY_VALUE_LENGTH} characters.`, at);
+      if (characterCount(value) > MAX_PROPERTY_VALUE_LENGTH) throw invalid(`A property value is at most ${MAX_PROPERTY_VALUE_LENGTH} characters.`, at);
     } else if (typeof value === 'number') {
       if (!Number.isFinite(value)) throw invalid('A number property is finite.', at);
     } else if (typeof value !== 'boolean' && value !== null) {

@@ -1,3 +1,5 @@
+
+import { characterCount } from '../core/characters.js';
 import { AppError, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
@@ -98,7 +100,7 @@ function checkAddress(raw: string, param: string): string {
 function checkName(name: string | null | undefined, param: string): string | null | undefined {
   if (name === undefined || name === null) return name;
   const trimmed = name.trim();
-  if (trimmed.length > MAX_NAME_LENGTH) throw invalid(`A name is at most ${MAX_NAME_LENGTH} characters.`, param);
+  if (characterCount(trimmed) > MAX_NAME_LENGTH) throw invalid(`A name is at most ${MAX_NAME_LENGTH} characters.`, param);
   return trimmed === '' ? null : trimmed;
 }
 
@@ -344,7 +346,7 @@ export function contactsService(deps: {
     },
 
     async unsubscribe(ws, id, reason) {
-      if (reason !== undefined && reason.length > MAX_UNSUBSCRIBE_REASON_LENGTH) {
+      if (reason !== undefined && characterCount(reason) > MAX_UNSUBSCRIBE_REASON_LENGTH) {
         throw invalid(`The reason is at most ${MAX_UNSUBSCRIBE_REASON_LENGTH} characters.`, 'reason');
       }
       return store.write(async (tx) => {

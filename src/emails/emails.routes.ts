@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { op, type AppState } from '../http/op.js';
 import type { AuthContext } from '../api-keys/index.js';
-import { BATCH_EMAILS_PER_REQUEST } from '../config.js';
+import { BATCH_EMAILS_PER_REQUEST, MAX_BATCH_EMAILS } from '../config.js';
 import { AppError } from '../core/errors.js';
 import { Download, sendDownload } from '../http/download.js';
 import type { EmailsService, Sender } from './emails.service.js';
@@ -11,10 +11,15 @@ import type { EmailsService, Sender } from './emails.service.js';
 /** Room for base64 of the largest email content (25 MiB decoded) and its JSON. */
 const MAX_SEND_BODY_BYTES = 40 * 1024 * 1024;
 
-/** The items of a batch as sent, before validation: 1 when the body holds no list of them. */
+/**
+ * The items of a batch as sent, before validation (1 when the body holds no
+ * list of them), counted up to a full batch: a longer list is refused with
+ * 422, and charging for it more than a full batch costs could exceed the
+ * plan's burst, a 429 that no wait would end.
+ */
 function batchSize(body: unknown): number {
   const emails = typeof body === 'object' && body !== null && 'emails' in body ? body.emails : undefined;
-  return Array.isArray(emails) ? emails.length : 1;
+  return Array.isArray(emails) ? Math.min(emails.length, MAX_BATCH_EMAILS) : 1;
 }
 
 const sender = (auth: AuthContext): Sender => ({ workspaceId: auth.workspaceId, plan: auth.plan, mode: auth.mode });

@@ -13,7 +13,7 @@ import { seal, unseal } from '../core/seal.js';
 // A request takes its key in the database before it runs (a row marked in
 // flight), in one statement that only one request can win, so two nodes
 // given the same key at once never both run it. Its answer then replaces
-// the mark; a server error gives the key up, so the client's retry can run.
+// the mark; a server error or a 429 gives the key up, so the client's retry can run.
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
@@ -79,8 +79,10 @@ export function idempotency(deps: { store: Store; clock: Clock; sealKey: Buffer 
     },
 
     async finish(ws, key, operationId, hash, response) {
-      // Server errors are not kept, so the client's retry can still succeed.
-      if (!response || response.status >= 500) {
+      // Server errors are not kept, so the client's retry can still succeed;
+      // nor is a 429 (a send quota used up): nothing ran, and its Retry-After
+      // tells the client to repeat the request later, which must then run.
+      if (!response || response.status >= 500 || response.status === 429) {
         await store.write((tx) => tx.deleteFrom('idempotency_keys').where(inFlightClaim(ws, key, hash)).execute());
         return;
       }

@@ -1,3 +1,4 @@
+import { characterCount } from '../core/characters.js';
 import { AppError, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import { toIso, type Clock } from '../core/clock.js';
@@ -28,7 +29,7 @@ export const tagKey = (name: string): string => name.trim().toLowerCase();
 /** A usable tag name, or undefined. */
 export function cleanTagName(name: string): string | undefined {
   const trimmed = name.trim();
-  return trimmed.length > 0 && trimmed.length <= MAX_TAG_NAME_LENGTH ? trimmed : undefined;
+  return trimmed.length > 0 && characterCount(trimmed) <= MAX_TAG_NAME_LENGTH ? trimmed : undefined;
 }
 
 export function tagsService(deps: { store: Store; clock: Clock }): TagsService {

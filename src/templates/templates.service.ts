@@ -1,3 +1,4 @@
+import { characterCount, firstCharacters } from '../core/characters.js';
 import { AppError } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
@@ -189,7 +190,7 @@ function checkContent(c: Content & { variablesInput?: DeclarationInput[] }): { c
 
 function checkName(name: string): string {
   const trimmed = name.trim();
-  if (trimmed.length === 0 || trimmed.length > MAX_NAME_LENGTH) {
+  if (trimmed.length === 0 || characterCount(trimmed) > MAX_NAME_LENGTH) {
     throw new AppError('validation_error', `A template name is 1 to ${MAX_NAME_LENGTH} characters, not blank.`, { param: 'name' });
   }
   return trimmed;
@@ -403,7 +404,7 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
       const alias = body.alias === undefined ? null : checkAlias(body.alias);
       return writeCheckingUnique(store, async (tx) => {
         const t = await head(tx, ws, ref);
-        const name = checkName(body.name ?? `${t.name} (copy)`.slice(0, MAX_NAME_LENGTH));
+        const name = checkName(body.name ?? firstCharacters(`${t.name} (copy)`, MAX_NAME_LENGTH));
         if (alias !== null) await takeAlias(tx, ws, alias);
         const latest = contentOf((await findVersion(tx, t.id, t.latestVersion))!);
         return createWithFirstVersion(tx, ws, name, alias, latest);

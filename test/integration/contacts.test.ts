@@ -150,6 +150,22 @@ describe('contacts', () => {
     expect((await t.api.post('/v1/contacts/ct_nope/unsubscribe')).status).toBe(404);
   });
 
+  it('counts the limits of a reason, a name and a property value in characters, as the schema does: an emoji is one', async () => {
+    await using t = await startTestApp();
+    const emoji = '\u{1F600}';
+    const c = await t.api.post('/v1/contacts', { email: 'e@example.com', name: emoji.repeat(200), properties: { mood: emoji.repeat(500) } });
+    expect(c.status).toBe(201);
+    expect(c.body.name).toBe(emoji.repeat(200));
+    expect((await t.api.patch(`/v1/contacts/${c.body.id}`, { name: emoji.repeat(201) })).body.error).toMatchObject({ code: 'validation_error', param: 'name' });
+
+    const done = await t.api.post(`/v1/contacts/${c.body.id}/unsubscribe`, { reason: emoji.repeat(500) });
+    expect(done.status).toBe(200);
+    expect(done.body.unsubscribe_reason).toBe(emoji.repeat(500));
+    const other = (await t.api.post('/v1/contacts', { email: 'f@example.com' })).body;
+    const tooLong = await t.api.post(`/v1/contacts/${other.id}/unsubscribe`, { reason: emoji.repeat(501) });
+    expect(tooLong.body.error).toMatchObject({ code: 'validation_error', param: 'reason' });
+  });
+
   it('a re-created contact keeps the suppression status of its address', async () => {
     await using t = await startTestApp();
     const c = (await t.api.post('/v1/contacts', { email: 'back@example.com' })).body;

@@ -311,6 +311,17 @@ describe('POST /v1/emails/batch', () => {
     expect((await t.api.post('/v1/emails/batch', { emails: [basic, 'not an email'] })).body.error.param).toBe('emails.1');
   });
 
+  it('refuses more than 100 emails with 422 on a plan whose burst is one full batch, not with a 429 no wait could end', async () => {
+    const ws = await t.seed.workspace({ plan: 'free' });
+    await t.seed.activeDomain('acme.test', { workspaceId: ws.id });
+    const api = t.api.as((await t.seed.key({ workspaceId: ws.id })).token);
+    const over = await api.post('/v1/emails/batch', { emails: Array.from({ length: 1_000 }, () => basic) });
+    expect(over.status).toBe(422);
+    expect(over.body.error.param).toBe('emails');
+    // It is charged as a full batch, the most a batch can cost.
+    expect(over.headers.get('ratelimit-remaining')).toBe('0');
+  });
+
   it('fails a malformed item alone, with its error at its index, and sends the rest', async () => {
     const res = await t.api.post('/v1/emails/batch', { emails: [
       { ...basic, subject: 'first good' },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
-import { startTestApp } from '../helpers/app.js';
+import { SENDING_ENV, startTestApp } from '../helpers/app.js';
 
 describe('Idempotency-Key', () => {
   it('replays the first response for the same request and 409s a different one', async () => {
@@ -62,5 +62,37 @@ describe('Idempotency-Key', () => {
     expect(long.status).toBe(400);
     expect(long.body.error.param).toBe('Idempotency-Key');
     expect((await t.api.post('/v1/api-keys', { name: 'x' }, { headers: { 'Idempotency-Key': 'k'.repeat(255) } })).status).toBe(201);
+  });
+});
+
+describe('Idempotency-Key on a send refused for its quota', () => {
+  it('keeps no quota refusal: a retry under the same key gets a fresh Retry-After, and sends once the quota resets', async () => {
+    const clock = new ManualClock(Date.parse('2026-11-30T22:00:00Z'));
+    await using t = await startTestApp({ clock, env: { ...SENDING_ENV, MAILROOM_PLANS: JSON.stringify({ tiny: { dailySendQuota: 1, monthlySendQuota: 100 } }) } });
+    const ws = await t.seed.workspace({ plan: 'tiny' });
+    await t.seed.activeDomain('acme.test', { workspaceId: ws.id });
+    const api = t.api.as((await t.seed.key({ workspaceId: ws.id })).token);
+    const email = { from: 'ann@acme.test', to: 'bob@example.org', subject: 'Hello', text: 'Hi' };
+    const headers = { 'Idempotency-Key': 'send-over-quota' };
+    expect((await api.post('/v1/emails', email)).status).toBe(201);
+
+    const refused = await api.post('/v1/emails', email, { headers });
+    expect(refused.status).toBe(429);
+    expect(refused.body.error.code).toBe('daily_quota_exceeded');
+    expect(refused.headers.get('retry-after')).toBe('7200');
+
+    // Nothing ran, so nothing is replayed: the retry is refused afresh, with the wait as it is now.
+    clock.advance(3600_000);
+    const retried = await api.post('/v1/emails', email, { headers });
+    expect(retried.status).toBe(429);
+    expect(retried.headers.get('idempotent-replayed')).toBeNull();
+    expect(retried.headers.get('retry-after')).toBe('3600');
+
+    clock.set(Date.parse('2026-12-01T00:00:05Z'));
+    const sent = await api.post('/v1/emails', email, { headers });
+    expect(sent.status).toBe(201);
+    const replayed = await api.post('/v1/emails', email, { headers });
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+    expect(replayed.body.id).toBe(sent.body.id);
   });
 });

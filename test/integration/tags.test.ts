@@ -31,6 +31,17 @@ describe('tags', () => {
     expect((await t.api.get('/v1/tags')).body.data).toEqual([]);
   });
 
+  it('takes a name of 100 characters however many UTF-16 units they need', async () => {
+    await using t = await startTestApp();
+    const name = '\u{1F3F7}'.repeat(100);
+    const res = await t.api.post('/v1/tags', { name });
+    expect(res.status).toBe(201);
+    expect(res.body.name).toBe(name);
+    const contact = await t.api.post('/v1/contacts', { email: 'a@example.com', tags: [name] });
+    expect(contact.status).toBe(201);
+    expect(contact.body.tags).toEqual([{ id: res.body.id, name }]);
+  });
+
   it('deleting a tag removes it from every contact', async () => {
     await using t = await startTestApp();
     const a = (await t.api.post('/v1/contacts', { email: 'a@example.com', tags: ['gold', 'silver'] })).body;

@@ -192,6 +192,16 @@ describe('templates API', () => {
     expectProblem(await api.post('/v1/templates/nothing/duplicate'), 404, 'not_found');
   });
 
+  it('takes a name of 200 characters however many UTF-16 units they need, and shortens its copy\'s name by characters', async () => {
+    const name = `a${'\u{1F600}'.repeat(199)}`;
+    const tpl = await create({ ...welcome, name, alias: 'emoji-name' });
+    expect(tpl.name).toBe(name);
+    const copy = await api.post(`/v1/templates/${tpl.id}/duplicate`);
+    expect(copy.status).toBe(201);
+    // ' (copy)' does not fit: the name is cut to 200 characters, never inside one.
+    expect(copy.body.name).toBe(name);
+  });
+
   it('deletes a template and its versions', async () => {
     const tpl = await create({ ...welcome, alias: 'doomed' });
     expect((await api.delete('/v1/templates/doomed')).status).toBe(204);
