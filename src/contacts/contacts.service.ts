@@ -1,4 +1,3 @@
-
 import { characterCount } from '../core/characters.js';
 import { AppError, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';

@@ -26,7 +26,7 @@ const decodeEntities = (s: string) =>
 const escapeAttr = (s: string) => s.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
 
 function isTrackable(url: string, keep: string[]): boolean {
-  if (!/^https?:\/\//i.test(url)) return false;
+  if (!/^https?:\/\//i.test(url) || !URL.canParse(url)) return false;
   if (keep.some((p) => url.startsWith(p))) return false;
   // Links that say they unsubscribe must reach the sender's page untouched
   // (a tracked hop would also count as a click on an unsubscribe).

@@ -25,10 +25,14 @@ export function trackingRoutes(tracking: TrackingService): Router<AppState> {
   r.get('/c/:token', async (ctx) => {
     const url = await tracking.recordClick(ctx.params.token, visitOf(ctx), ctx.method === 'GET');
     if (!url) throw new AppError('not_found', 'No such tracking link.');
+    // A header is ASCII: a link written with other characters (a path in
+    // Unicode, an IDN host) goes as a browser would have asked for it,
+    // percent-encoded and in punycode. Links that were no URL are not tracked.
+    if (!URL.canParse(url)) throw new AppError('not_found', 'This tracking link leads to no valid address.');
     ctx.set('Cache-Control', 'no-store');
     ctx.set('Referrer-Policy', 'no-referrer');
     ctx.status = 302;
-    ctx.set('Location', url);
+    ctx.set('Location', new URL(url).href);
     ctx.body = '';
   });
   return r;

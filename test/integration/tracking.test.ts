@@ -101,6 +101,31 @@ describe('open and click tracking', () => {
     expect(html).not.toContain('https://shop.example/');
   });
 
+  it('sends a click on a link written in Unicode where a browser would, and leaves a link that is no URL untracked', async () => {
+    await using t = await startTestApp();
+    const domain = await t.seed.activeDomain('track.example');
+    expect((await t.api.patch(`/v1/domains/${domain.id}`, { click_tracking: true })).status).toBe(200);
+    const sent = await t.api.post('/v1/emails', {
+      from: 'shop@track.example', to: 'reader@example.net', subject: 'Unicode links',
+      html: '<p><a href="https://shop.example/café?q=naïve">a</a> <a href="https://bücher.example/">b</a> <a href="https://exa mple.example/x">c</a></p>',
+    });
+    await t.mailroom.delivery.drain();
+
+    const html = String((await sentMessage(t, sent.body.id)).html);
+    expect(html).toContain('href="https://exa mple.example/x"');
+    const links = [...html.matchAll(/href="([^"]+\/t\/c\/[^"]+)"/g)].map((m) => m[1]);
+    expect(links).toHaveLength(2);
+    const locations = [];
+    for (const link of links) {
+      const click = await fetch(link, { redirect: 'manual', headers: { 'User-Agent': BROWSER } });
+      expect(click.status).toBe(302);
+      locations.push(click.headers.get('location'));
+    }
+    expect(locations).toEqual(['https://shop.example/caf%C3%A9?q=na%C3%AFve', 'https://xn--bcher-kva.example/']);
+    const clicks = await eventsOf(t, sent.body.id, 'clicked');
+    expect(clicks.map((c) => c.data.url).sort()).toEqual(['https://bücher.example/', 'https://shop.example/café?q=naïve']);
+  });
+
   it('leaves mail untouched when the domain does not track', async () => {
     await using t = await startTestApp();
     await t.seed.activeDomain('plain.example');
