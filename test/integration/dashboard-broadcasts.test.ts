@@ -110,6 +110,14 @@ describe('the Broadcasts view in Chromium', () => {
     await seen(page, '.audience-count', /^3 contacts$/);
     const sample = await page.locator('.composer-side tbody tr td:first-child').allTextContents();
     expect(sample.sort()).toEqual(['ann@example.com', 'bob@example.com', 'cy@example.com']);
+    // Engagement reads as it does in the contacts list, not as the API's tier id ("no data").
+    const tierLabels: Record<string, string> = { no_data: 'No data yet', new: 'New', engaged: 'Engaged', at_risk: 'At risk', inactive: 'Inactive', cold: 'Cold' };
+    const tierOf = new Map(((await t.api.get('/v1/contacts?limit=100')).body.data as Array<{ email: string; engagement_tier: string }>)
+      .map((c) => [c.email, c.engagement_tier]));
+    for (const row of await page.locator('.composer-side tbody tr').all()) {
+      const [email, , engagement] = await row.locator('td').allTextContents();
+      expect(engagement).toBe(tierLabels[tierOf.get(email)!]);
+    }
     await shot('composer', '.title-row');
 
     await page.getByRole('button', { name: 'Save', exact: true }).click();

@@ -161,6 +161,24 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('link', { name: HOSTILE_SUBJECT, exact: true }).waitFor();
   });
 
+  it('says a bounce\'s and a deferral\'s codes once when the remote\'s reply opens with them', async () => {
+    const api = t.api.as(testKey);
+    const ids: string[] = [];
+    for (const to of ['bounced@mailroom.test', 'delayed@mailroom.test']) {
+      const sent = await api.post('/v1/emails', { from: 'Shop <hello@shop.test>', to: [to], subject: `For ${to}`, text: 'Hi' });
+      expect(sent.status).toBe(201);
+      ids.push(sent.body.id);
+    }
+    await t.mailroom.delivery.drain();
+    const detailOf = async (id: string, type: string) => {
+      await page.goto(`${t.url}/dashboard/#/emails/${id}`);
+      const row = page.locator('tbody tr').filter({ has: page.getByRole('cell', { name: type, exact: true }) });
+      return (await row.locator('td').last().textContent()) ?? '';
+    };
+    expect(await detailOf(ids[0], 'email.bounced')).toMatch(/^hard bounce \(\w+\) · 550 5\.1\.1 The email account/);
+    expect(await detailOf(ids[1], 'email.delayed')).toMatch(/^451 4\.7\.1 Temporarily deferred.* · attempt 1 · next try /);
+  });
+
   it('adds a domain and shows the DNS records to publish', async () => {
     await page.getByRole('link', { name: 'Domains', exact: true }).click();
     await page.getByRole('heading', { name: 'Domains', level: 1 }).waitFor();

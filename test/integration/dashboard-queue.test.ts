@@ -48,6 +48,11 @@ describe('the Queue view in Chromium', () => {
   });
 
   const note = (text: string | RegExp) => page.getByRole('status').filter({ hasText: text }).waitFor();
+  /** How far the list runs past its box on this laptop-sized window: 0 when every column, buttons included, shows. */
+  const listOverflow = () => page.locator('.table-wrap').evaluate((el) => {
+    const box = el as unknown as { scrollWidth: number; clientWidth: number };
+    return box.scrollWidth - box.clientWidth;
+  });
 
   it('lists the domain with its waiting mail and the remote\'s last reply', async () => {
     const row = page.locator('tbody tr').filter({ hasText: 'slow.test' });
@@ -56,6 +61,7 @@ describe('the Queue view in Chromium', () => {
     // Domain, queued, deferred, emails, oldest, next attempt, last reply.
     expect(cells.slice(0, 4)).toEqual(['slow.test', '0', '3', '2']);
     expect(cells[6]).toContain('451 4.2.1 Mailbox busy');
+    expect(await listOverflow()).toBe(0);
     if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/queue.png`, fullPage: true });
   });
 
@@ -67,6 +73,11 @@ describe('the Queue view in Chromium', () => {
     // Subjects and recipients are kept to a line, each whole in its title.
     expect(await page.getByRole('link', { name: 'Order for ann@slow.test' }).getAttribute('title')).toBe('Order for ann@slow.test');
     expect(await page.locator('tbody [title="ann@slow.test, bob@slow.test"]').count()).toBe(1);
+    // The reply too, so a row per email stays a line high and the list fits the window.
+    const reply = page.locator('tbody tr').first().locator('.clip.reply');
+    expect(await reply.getAttribute('title')).toContain('451 4.2.1 Mailbox busy');
+    expect((await reply.boundingBox())!.height).toBeLessThan(30);
+    expect(await listOverflow()).toBe(0);
     await page.getByRole('button', { name: 'Hold' }).click();
     await note('is held');
     await page.locator('h1 + .badge-held').waitFor();

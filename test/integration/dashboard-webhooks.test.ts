@@ -110,4 +110,13 @@ describe('the Webhooks view in Chromium', () => {
     await page.getByRole('button', { name: 'Add endpoint' }).click();
     await seen('[role="alert"]', /url|URL/);
   });
+
+  it('asks for an event, in words, when none is checked, and adds nothing', async () => {
+    await page.goto(`${t.url}/dashboard/#/webhooks`);
+    await page.getByLabel('URL').fill(`http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`);
+    for (const box of await page.getByRole('group', { name: 'Events' }).getByRole('checkbox').all()) await box.uncheck();
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    await seen('[role="alert"]', 'Choose at least one event to post to this endpoint.');
+    expect((await t.api.get('/v1/webhooks')).body.data).toEqual([]);
+  });
 });

@@ -15,11 +15,12 @@ import {
   actionForm, badge, clipped, code, confirmDialog, count, details, errorBox, fieldErrors, fill, formatTime, h, hrefTo, loading, none,
   progressBar, table, time, whileBusy,
 } from '../ui.js';
+import { TIERS, tierLabel } from './contacts.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /** @typedef {import('../ui.js').Children} Children */
 /** @typedef {'draft' | 'scheduled' | 'sending' | 'paused' | 'sent' | 'cancelled'} BroadcastStatus */
-/** @typedef {'no_data' | 'new' | 'engaged' | 'at_risk' | 'inactive' | 'cold'} Tier */
+/** @typedef {import('./contacts.js').Tier} Tier */
 /**
  * @typedef {{ audience_size: number, emails_created: number, sent: number, delivered: number, bounced: number,
  *   complained: number, opened: number, clicked: number, unsubscribed: number, failed: number, suppressed: number, skipped: number }} Stats
@@ -47,8 +48,6 @@ const STATUSES = /** @type {BroadcastStatus[]} */ (['draft', 'scheduled', 'sendi
 const EDITABLE = ['draft', 'scheduled'];
 /** The statuses in which a broadcast moves by itself, so its page keeps itself current. */
 const MOVING = ['scheduled', 'sending', 'paused'];
-const TIERS = /** @type {Array<[Tier, string]>} */ ([['no_data', 'No data yet'], ['new', 'New'], ['engaged', 'Engaged'],
-  ['at_risk', 'At risk'], ['inactive', 'Inactive'], ['cold', 'Cold']]);
 const REFRESH_MS = 2_000;
 /** The live count is asked for again this long after the last change to the audience. */
 const COUNT_DELAY_MS = 300;
@@ -393,7 +392,7 @@ async function showComposer(view, broadcast) {
         table([
           { header: 'Email', cell: (c) => c.email },
           { header: 'Name', cell: (c) => c.name ?? none() },
-          { header: 'Engagement', cell: (c) => c.engagement_tier.replace('_', ' ') },
+          { header: 'Engagement', cell: (c) => tierLabel(c.engagement_tier) },
         ], audience.data.slice(0, SAMPLE_ROWS)),
         audience.count > SAMPLE_ROWS && h('p', { class: 'muted small' }, `The first ${Math.min(SAMPLE_ROWS, audience.data.length)} are shown.`)]);
       const chosen = previewContact.value;

@@ -27,7 +27,8 @@ import { CONTACT_IMPORT_ROUTES } from './contact-import.js';
  */
 
 const STATUSES = /** @type {ContactStatus[]} */ (['subscribed', 'unsubscribed', 'cleaned']);
-const TIERS = /** @type {Array<[Tier, string]>} */ ([['no_data', 'No data yet'], ['new', 'New'], ['engaged', 'Engaged'],
+/** The engagement tiers and how they read, here and in a broadcast's audience. */
+export const TIERS = /** @type {Array<[Tier, string]>} */ ([['no_data', 'No data yet'], ['new', 'New'], ['engaged', 'Engaged'],
   ['at_risk', 'At risk'], ['inactive', 'Inactive'], ['cold', 'Cold']]);
 /** The list's filters, named as the API names them, kept in the route's query. */
 const FILTERS = ['email', 'status', 'engagement_tier', 'tag_id'];
@@ -53,7 +54,7 @@ const contactHref = (id) => `#/contacts/${encodeURIComponent(id)}`;
 /** @param {string} id */
 const contactPath = (id) => `/v1/contacts/${encodeURIComponent(id)}`;
 /** @param {Tier} tier */
-const tierLabel = (tier) => TIERS.find(([t]) => t === tier)?.[1] ?? tier;
+export const tierLabel = (tier) => TIERS.find(([t]) => t === tier)?.[1] ?? tier;
 
 /** The workspace's tags, newest first. @returns {Promise<Tag[]>} */
 const loadTags = () => everyItem('/v1/tags');

@@ -33,16 +33,21 @@ export function eventDetail(event) {
     const iso = get(name);
     return iso && formatTime(iso, true);
   };
+  /** The codes not already at the start of `reply`: a remote's reply usually opens with them, and they are said once. */
+  const codesBefore = (/** @type {string | undefined} */ reply, /** @type {Array<string | undefined>} */ codes) => {
+    const opening = reply?.split(/\s+/, 2) ?? [];
+    return codes.filter((c) => c !== undefined && !opening.includes(c));
+  };
   const machine = event.data.machine === true && `automated${get('machine_reason') ? ` (${get('machine_reason')})` : ''}`;
   /** @type {Record<string, () => Array<string | undefined | false>>} */
   const describe = {
     'email.scheduled': () => [at('scheduled_at') && `for ${at('scheduled_at')}`],
     'email.queued': () => [at('send_at') && `sends at ${at('send_at')}`],
     'email.delivered': () => [get('smtp_code'), get('mx_host') && `via ${get('mx_host')}`],
-    'email.delayed': () => [get('smtp_code'), get('reason'), get('attempt') && `attempt ${get('attempt')}`,
+    'email.delayed': () => [...codesBefore(get('reason'), [get('smtp_code')]), get('reason'), get('attempt') && `attempt ${get('attempt')}`,
       at('next_attempt_at') && `next try ${at('next_attempt_at')}`],
     'email.bounced': () => [get('bounce_type') && `${get('bounce_type')} bounce (${get('bounce_subtype')})`,
-      get('smtp_code'), get('enhanced_status_code'), get('original_error')],
+      ...codesBefore(get('original_error'), [get('smtp_code'), get('enhanced_status_code')]), get('original_error')],
     'email.complained': () => [get('feedback_type'), get('provider') !== 'unknown' && get('provider')],
     'email.opened': () => [machine, get('user_agent')],
     'email.clicked': () => [get('url'), machine],

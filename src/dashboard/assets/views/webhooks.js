@@ -57,7 +57,15 @@ function eventChoices(idPrefix, checked) {
   const boxes = EVENT_TYPES.map((type) => h('input', { type: 'checkbox', id: `${idPrefix}-${type}`, value: type, checked: checked.includes(type) }));
   const node = h('fieldset', { class: 'event-choices' }, h('legend', null, 'Events'),
     EVENT_TYPES.map((type, i) => h('label', { for: `${idPrefix}-${type}`, class: 'choice' }, boxes[i], type)));
-  return { node, selected: () => boxes.filter((b) => b.checked).map((b) => b.value) };
+  return {
+    node,
+    /** The checked types; none is refused here in words, as the API would refuse it in a schema's. */
+    selected: () => {
+      const types = boxes.filter((b) => b.checked).map((b) => b.value);
+      if (types.length === 0) throw new Error('Choose at least one event to post to this endpoint.');
+      return types;
+    },
+  };
 }
 
 /** @param {Webhook} w */
