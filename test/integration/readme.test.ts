@@ -22,6 +22,12 @@ import { eventually } from '../helpers/smtp-app.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
+/**
+ * The README's commands run as a reader's shell would: a dozen `npx mailroom`
+ * commands, each a process that starts and opens the store, take a few
+ * seconds each on PostgreSQL on a busy machine.
+ */
+const SHELL_TIMEOUT_MS = 180_000;
 
 interface Block { lang: string; code: string; firstLine: string }
 
@@ -116,7 +122,7 @@ describe('the README, command by command', () => {
     const js: Block[] = [];
     const runShell = async () => {
       if (shell.length === 1) return;
-      const { stdout } = await run('bash', ['-c', shell.join('\n')], { cwd: ROOT, env: env(), timeout: 60_000, maxBuffer: 8 * 1024 * 1024 });
+      const { stdout } = await run('bash', ['-c', shell.join('\n')], { cwd: ROOT, env: env(), timeout: SHELL_TIMEOUT_MS, maxBuffer: 8 * 1024 * 1024 });
       outputs.push(...stdout.split('\n@@block@@\n').slice(0, -1));
       shell.splice(1);
     };
@@ -172,5 +178,5 @@ describe('the README, command by command', () => {
     expect(verifyWebhook(secret, post.headers, post.body)).toBe(true);
     expect(verifyWebhook(secret, post.headers, post.body.replace('email.delivered', 'email.bounced'))).toBe(false);
     expect(verifyWebhook(`whsec_${Buffer.alloc(24, 7).toString('base64')}`, post.headers, post.body)).toBe(false);
-  }, 120_000);
+  }, 2 * SHELL_TIMEOUT_MS + 60_000);
 });
