@@ -13,6 +13,8 @@ export interface Keyring {
   sealKey: Buffer;
   trackingKey: Buffer;
   unsubscribeKey: Buffer;
+  /** Tags the recipient in a return path, so a bounce or complaint for it cannot be made up (inbound/return-path.ts). */
+  returnPathKey: Buffer;
   /** Checks that every node on one store shares the master secret (store/secret-check.ts). */
   storeCheckKey: Buffer;
 }
@@ -25,6 +27,7 @@ export function deriveKeyring(master: Buffer): Keyring {
     sealKey: derive('seal'),
     trackingKey: derive('tracking'),
     unsubscribeKey: derive('unsubscribe'),
+    returnPathKey: derive('return-path'),
     storeCheckKey: derive('store-check'),
   };
 }

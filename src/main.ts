@@ -179,7 +179,7 @@ export async function openServices(config: Config, clock: Clock = systemClock, l
     queue: { ...queue, onRetry: (wake) => void (wakeDelivery = wake) },
     inbound: inboundService({
       store, clock, logger, hostname: config.hostname, suppressions, retentionDays: config.inboundRetentionDays,
-      postmaster: postmasterMaildir(join(config.dataDir, 'postmaster'), { clock }),
+      postmaster: postmasterMaildir(join(config.dataDir, 'postmaster'), { clock }), returnPathKey: keyring.returnPathKey,
       // SPF, DKIM and DMARC of received mail: the same resolvers, with a short answer cache.
       resolver: cachedResolver(mailauthResolver(dns), { ttlMs: 60_000, maxEntries: 10_000, clock }),
     }),
@@ -383,7 +383,7 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
       }
     },
     emails: outboundEmails({
-      store, clock, senders: services.domains.senders(), suppressions: services.suppressions,
+      store, clock, senders: services.domains.senders(), suppressions: services.suppressions, returnPathKey: services.keyring.returnPathKey,
       // Tracking links point at the domain's verified tracking host, else at Mailroom itself.
       rewriteHtml: ({ workspaceId, emailId, html, domain }) => services.tracking.instrument({
         workspaceId, emailId, html, openTracking: domain.openTracking === true, clickTracking: domain.clickTracking === true,

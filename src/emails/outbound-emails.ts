@@ -31,6 +31,8 @@ export interface OutboundEmailsDeps {
   suppressions: SuppressionsPort;
   /** Applied to the HTML of emails whose domain the workspace has (tracking). */
   rewriteHtml?: HtmlRewriter;
+  /** The keyring's returnPathKey: tags the recipient of a single-recipient return path. */
+  returnPathKey: Buffer;
 }
 
 export function outboundEmails(deps: OutboundEmailsDeps): OutboundEmails {
@@ -87,7 +89,7 @@ export function outboundEmails(deps: OutboundEmailsDeps): OutboundEmails {
       mode: e.mode,
       ...(sendable.length > 0 && { message: await messageOf(e, domain) }),
       // One recipient: the return path names it, so an asynchronous bounce identifies it exactly.
-      mailFrom: returnPathFor(e.id, sendable.length === 1 ? sendable[0].email : null, returnPathDomain),
+      mailFrom: returnPathFor(deps.returnPathKey, e.id, sendable.length === 1 ? sendable[0].email : null, returnPathDomain),
       dkim: (domain?.dkim ?? []).map((k) => ({ domain: domain!.name, selector: k.selector, privateKey: k.privateKeyPem })),
       recipients: sendable.map((r) => ({ id: r.id, address: r.email })),
       skipped,

@@ -6,6 +6,7 @@ import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
 import { toIso } from '../core/clock.js';
 import type { MessageFields } from './parse-message.js';
 import { indexedContainsText } from '../store/trigrams.js';
+import { readSetting } from '../store/settings.js';
 
 // Received messages. Rows become API shapes (or the plain records the
 // service and the processor work with) here and nowhere else.
@@ -202,21 +203,43 @@ export interface ReturnedEmail {
   domainId: string | null;
   from: string;
   subject: string;
+  /** When the email was accepted: whether a return path of it may carry a legacy tag. */
+  createdAt: number;
   /** Bare recipient addresses as given. */
   recipients: string[];
   /** The id of each recipient's row, by address as given. */
   recipientIds: Map<string, string>;
+  /**
+   * The recipients that share their destination domain with another
+   * recipient of the email: only they can have been sent in a transaction
+   * of several recipients, under the untagged return path.
+   */
+  sharingDestination: Set<string>;
 }
 
 export async function findReturnedEmail(db: Db | Tx, ws: string, emailId: string): Promise<ReturnedEmail | undefined> {
-  const email = await db.selectFrom('emails').select(['id', 'domain_id', 'from_address', 'subject'])
+  const email = await db.selectFrom('emails').select(['id', 'domain_id', 'from_address', 'subject', 'created_at'])
     .where('workspace_id', '=', ws).where('id', '=', emailId).executeTakeFirst();
   if (!email) return undefined;
-  const recipients = await db.selectFrom('email_recipients').select(['id', 'address']).where('email_id', '=', emailId).orderBy('id').execute();
+  const recipients = await db.selectFrom('email_recipients').select(['id', 'address', 'domain']).where('email_id', '=', emailId).orderBy('id').execute();
+  const perDomain = new Map<string, number>();
+  for (const r of recipients) perDomain.set(r.domain, (perDomain.get(r.domain) ?? 0) + 1);
   return {
-    id: email.id, domainId: email.domain_id, from: email.from_address, subject: email.subject,
+    id: email.id, domainId: email.domain_id, from: email.from_address, subject: email.subject, createdAt: Number(email.created_at),
     recipients: recipients.map((r) => r.address), recipientIds: new Map(recipients.map((r) => [r.address, r.id])),
+    sharingDestination: new Set(recipients.filter((r) => perDomain.get(r.domain)! > 1).map((r) => r.address)),
   };
+}
+
+/**
+ * The first creation time of an email whose return paths carry only keyed
+ * tags (migration 0038 wrote it): emails created before may also carry a
+ * legacy one.
+ */
+export async function keyedReturnPathsSince(db: Db | Tx): Promise<number> {
+  const value = await readSetting(db, 'keyed_return_paths_since');
+  // Written by a migration every store has run; without it no legacy tag is taken.
+  return value === undefined ? 0 : Number(value);
 }
 
 /** Message-IDs of a reply looked at, nearest first: a thread's References can run to hundreds. */

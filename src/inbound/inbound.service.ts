@@ -3,7 +3,7 @@ import type { DNSResolver } from 'mailauth';
 import { AppError, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
-import { writeInBatches, type Store, type Tx } from '../store/db.js';
+import { writeInBatches, type Db, type Store, type Tx } from '../store/db.js';
 import { coalescedWrite } from '../store/coalesced-write.js';
 import { freeGoneLeases, releaseOwners } from '../store/lease.js';
 import type { Page, PageQuery } from '../store/paging.js';
@@ -11,15 +11,15 @@ import { appendEvent, appendReceivedEvents, type ReceivedEvent } from '../events
 import type { SuppressionsPort } from '../suppressions/index.js';
 import { recordRecipientOutcomes, type RecipientOutcome } from '../emails/index.js';
 import {
-  anyClaimable, claimPending, domainExists, findInbound, findInboundRaw, findAnsweredEmail, findReturnedEmail, inboundDomains, insertInbound, listInbound,
-  markAttemptFailed, markReady, markReportDone, purgeReceivedBefore, returnPathDomains,
+  anyClaimable, claimPending, domainExists, findInbound, findInboundRaw, findAnsweredEmail, findReturnedEmail, inboundDomains, insertInbound, keyedReturnPathsSince,
+  listInbound, markAttemptFailed, markReady, markReportDone, purgeReceivedBefore, returnPathDomains,
   type InboundEmail, type InboundEmailSummary, type InboundFilter, type NewInbound, type PendingInbound, type ReceivingDomain, type ReturnedEmail,
 } from './inbound.repo.js';
 import { attachmentContent, fieldsOf, readHere, type MessageFields } from './parse-message.js';
 import { withoutNul } from '../core/nul.js';
 import { UnreadableMessage, type MessageReader } from './parse-pool.js';
 import { scanMimeStructure } from '../core/mime-structure.js';
-import { parseReturnPath, recipientTag, type ReturnPath } from './return-path.js';
+import { isLegacyTag, parseReturnPath, tagNames, type ReturnPath } from './return-path.js';
 import { bounceDetails, feedbackProvider, readReport, type DeliveryStatusReport, type FeedbackReport } from './reports.js';
 import type { MxPort, RecipientRefusal } from '../smtp/mx.listener.js';
 import type { PostmasterMailbox } from './postmaster-maildir.js';
@@ -88,6 +88,8 @@ export interface InboundDeps {
   retentionDays: number;
   /** Where mail to a bare "postmaster" goes when no domain of the server's name receives mail here. */
   postmaster: PostmasterMailbox;
+  /** The keyring's returnPathKey: checks the recipient tags of return paths. */
+  returnPathKey: Buffer;
 }
 
 const DAY_MS = 86_400_000;
@@ -200,13 +202,35 @@ export function inboundService(deps: InboundDeps): InboundService {
 
   const isBarePostmaster = (address: string) => address.toLowerCase() === 'postmaster';
 
+  /**
+   * The recipient a tagged return path names, or undefined when its tag is
+   * none of the email's: made up, or a legacy tag of an email created since
+   * keyed tags began. `db` is the transaction the caller is in, if any.
+   */
+  async function taggedRecipient(db: Db | Tx, email: ReturnedEmail, tag: string): Promise<string | undefined> {
+    const legacyAllowed = isLegacyTag(tag) && email.createdAt < (await keyedReturnPathsSince(db));
+    return email.recipients.find((r) => tagNames(deps.returnPathKey, tag, email.id, r, legacyAllowed));
+  }
+
+  /** Whether a return path is one we handed out to one of these domains' workspaces. */
+  async function isOurReturnPath(path: ReturnPath, domains: ReceivingDomain[]): Promise<boolean> {
+    // The untagged form names no recipient: a report to it must name one itself (see recordBounces).
+    if (path.recipientTag === undefined) return true;
+    for (const workspaceId of new Set(domains.map((d) => d.workspaceId))) {
+      const email = await findReturnedEmail(store.db, workspaceId, path.emailId);
+      if (email && (await taggedRecipient(store.db, email, path.recipientTag)) !== undefined) return true;
+    }
+    return false;
+  }
+
   /** The receiving domains mail to this address goes to, or why there are none. */
   async function targetsOf(address: string): Promise<Target[] | RecipientRefusal> {
     if (isBarePostmaster(address)) return postmasterTargets();
     const { returnPaths, inbound, known } = await hostTargets(domainOf(address));
     if (returnPaths.length > 0) {
       // Only addresses we hand out are taken; the rest of the bounce domain is nobody's mailbox.
-      return parseReturnPath(address) ? returnPaths.map((d) => ({ ...d, kind: 'report' as const })) : 'no_such_bounce_address';
+      const path = parseReturnPath(address);
+      return path && (await isOurReturnPath(path, returnPaths)) ? returnPaths.map((d) => ({ ...d, kind: 'report' as const })) : 'no_such_bounce_address';
     }
     if (inbound.length > 0) return inbound.map((d) => ({ ...d, kind: 'message' as const }));
     // A domain we know but that takes no mail here is a bad destination
@@ -293,26 +317,35 @@ export function inboundService(deps: InboundDeps): InboundService {
         outcomes.push(`${path.emailId}: no such email in this workspace`);
         continue;
       }
+      const tagged = path.recipientTag === undefined ? undefined : await taggedRecipient(tx, email, path.recipientTag);
+      if (path.recipientTag !== undefined && tagged === undefined) {
+        // Refused at RCPT time already; checked again, as what the report is recorded against.
+        outcomes.push(`${email.id}: the return path's tag names none of the email's recipients`);
+        continue;
+      }
       const recorded = report.kind === 'dsn'
-        ? await recordBounces(tx, row, email, path, report)
-        : await recordComplaint(tx, row, email, path, report, fields);
+        ? await recordBounces(tx, row, email, tagged, report)
+        : await recordComplaint(tx, row, email, tagged, report, fields);
       outcomes.push(`${email.id}: ${recorded}`);
     }
     return outcomes.join('; ') || 'no return path address among the recipients';
   }
 
-  function taggedRecipient(email: ReturnedEmail, path: ReturnPath): string | undefined {
-    return path.recipientTag === undefined ? undefined : email.recipients.find((r) => recipientTag(r) === path.recipientTag);
-  }
+  /**
+   * The recipients a report to the untagged return path may name: those sent
+   * in a transaction of several recipients. Any other was sent under its own
+   * tagged return path, so a report naming it here is not from its MX.
+   */
+  const untaggedCandidates = (email: ReturnedEmail) => email.recipients.filter((r) => email.sharingDestination.has(r));
 
-  async function recordBounces(tx: Tx, row: PendingInbound, email: ReturnedEmail, path: ReturnPath, report: DeliveryStatusReport): Promise<string> {
-    const tagged = taggedRecipient(email, path);
+  /** `tagged` is the recipient the return path names, if it names one. */
+  async function recordBounces(tx: Tx, row: PendingInbound, email: ReturnedEmail, tagged: string | undefined, report: DeliveryStatusReport): Promise<string> {
     const bounced = new Map<string, ReturnType<typeof bounceDetails>>();
     for (const block of report.recipients.filter((r) => r.action === 'failed')) {
       // A return path naming one recipient settles who it was, even when the
       // report names an alias or a forwarding address; otherwise the report's
       // own recipient fields must name one of the email's recipients.
-      const to = tagged ?? email.recipients.find((r) =>
+      const to = tagged ?? untaggedCandidates(email).find((r) =>
         [block.finalRecipient, block.originalRecipient].some((a) => a !== undefined && sameAddress(a, r)));
       if (to !== undefined && !bounced.has(to)) bounced.set(to, bounceDetails(block, report.reportingMta));
     }
@@ -327,14 +360,12 @@ export function inboundService(deps: InboundDeps): InboundService {
     return bounced.size === 0 ? 'no failed recipient of this email in the report' : `bounced ${[...bounced.keys()].join(', ')}`;
   }
 
-  async function recordComplaint(tx: Tx, row: PendingInbound, email: ReturnedEmail, path: ReturnPath, report: FeedbackReport,
+  async function recordComplaint(tx: Tx, row: PendingInbound, email: ReturnedEmail, tagged: string | undefined, report: FeedbackReport,
     fields: MessageFields): Promise<string> {
     // RFC 6430: a not-spam report takes a complaint back; it is not one.
     if (report.feedbackType === 'not-spam') return 'not-spam report: nothing recorded';
-    // Reporters often redact the recipient (RFC 6590); a single-recipient email needs no name.
-    const to = taggedRecipient(email, path)
-      ?? email.recipients.find((r) => report.originalRcptTo.some((a) => sameAddress(a, r)))
-      ?? (email.recipients.length === 1 ? email.recipients[0] : undefined);
+    // Reporters often redact the recipient (RFC 6590): the tagged return path names it then.
+    const to = tagged ?? untaggedCandidates(email).find((r) => report.originalRcptTo.some((a) => sameAddress(a, r)));
     if (to === undefined) return 'complaint names none of the email\'s recipients';
     await recordRecipientOutcomes(tx, deps.suppressions, [{
       emailId: email.id,

@@ -1,7 +1,8 @@
 import type { Db, Tx } from './db.js';
 
 // Named values the store keeps for the processes that share it (store_settings):
-// the master secret's check value, the latest queue retry's mark.
+// the master secret's check value, the latest queue retry's mark, since when
+// return paths carry only keyed recipient tags (migration 0038).
 
 export async function readSetting(db: Db | Tx, name: string): Promise<string | undefined> {
   return (await db.selectFrom('store_settings').select('value').where('name', '=', name).executeTakeFirst())?.value;

@@ -108,7 +108,7 @@ describe('a bounce learnt at SMTP time and from a DSN', () => {
     const accepted = await sendAndSettle();
     expect((await outcome(accepted)).email).toBe('delivered');
 
-    const returnPath = returnPathFor(accepted, RECIPIENT, `bounces.${DOMAIN}`);
+    const returnPath = returnPathFor(t.mailroom.services.keyring.returnPathKey, accepted, RECIPIENT, `bounces.${DOMAIN}`);
     const reply = await sendRaw(t.mxPort, { from: '', to: [returnPath] }, dsn(returnPath));
     expect(reply).toMatch(/^250 /);
     await eventually(async () => ((await outcome(accepted)).email === 'failed' ? true : undefined), 10_000, 'the DSN to be processed');

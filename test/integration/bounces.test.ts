@@ -1,6 +1,9 @@
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { Migrator } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { returnPathFor } from '../../src/inbound/return-path.js';
+import { legacyRecipientTag, recipientTag, returnPathFor } from '../../src/inbound/return-path.js';
+import { migrations } from '../../src/store/migrations/index.js';
 import { eventually, sendRaw, startSmtpTestApp, type SmtpTestApp } from '../helpers/smtp-app.js';
 
 // Bounces and complaints that come back to the return path of a sent email:
@@ -10,6 +13,42 @@ import { eventually, sendRaw, startSmtpTestApp, type SmtpTestApp } from '../help
 const DOMAIN = 'example.test';
 const RETURN_PATH_DOMAIN = `bounces.${DOMAIN}`;
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/${name}`, import.meta.url));
+
+/** A DSN saying that mail to `recipient` could not be delivered: 550 5.1.1, no such user. */
+function userUnknown(recipient: string): string {
+  return [
+    'From: MAILER-DAEMON@mx.remote.test (Mail Delivery System)',
+    'Subject: Undelivered Mail Returned to Sender',
+    'Message-ID: <dsn-1@mx.remote.test>',
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/report; report-type=delivery-status; boundary="b1"',
+    '',
+    '--b1',
+    'Content-Type: text/plain',
+    '',
+    'Your message could not be delivered.',
+    '',
+    '--b1',
+    'Content-Type: message/delivery-status',
+    '',
+    'Reporting-MTA: dns; mx.remote.test',
+    '',
+    `Final-Recipient: rfc822; ${recipient}`,
+    'Action: failed',
+    'Status: 5.1.1',
+    `Diagnostic-Code: smtp; 550 5.1.1 <${recipient}>: Recipient address rejected: User unknown`,
+    '',
+    '--b1--',
+    '',
+  ].join('\r\n');
+}
+
+/** The return path of an email id with any tag at all, as anyone who saw the id can write it. */
+const withTag = (emailId: string, tag: string, domain = RETURN_PATH_DOMAIN) => `b-${emailId.slice(3)}-${tag}@${domain}`;
+
+/** What the listener answers to a report for a return path: its last reply, or the refusal. */
+const attempt = (port: number, to: string, raw: string | Buffer) =>
+  sendRaw(port, { from: '', to: [to] }, raw).catch((err: { response?: string }) => err.response ?? String(err));
 
 describe('bounces and complaints', () => {
   let t: SmtpTestApp;
@@ -22,6 +61,9 @@ describe('bounces and complaints', () => {
   afterAll(async () => {
     await t?.close();
   });
+
+  const returnPath = (emailId: string, recipient: string | null, domain = RETURN_PATH_DOMAIN) =>
+    returnPathFor(t.mailroom.services.keyring.returnPathKey, emailId, recipient, domain);
 
   async function send(to: string[]): Promise<string> {
     const { status, body } = await t.api.post('/v1/emails', { from: `Ann <ann@${DOMAIN}>`, to, subject: 'Welcome', text: 'Hello!' });
@@ -51,7 +93,7 @@ describe('bounces and complaints', () => {
 
   it('turns a DSN for a single-recipient email into a hard bounce and a suppression', async () => {
     const id = await send(['nobody@remote.test']);
-    await processed(await report(returnPathFor(id, 'nobody@remote.test', RETURN_PATH_DOMAIN), 'dsn-postfix-user-unknown.eml'));
+    await processed(await report(returnPath(id, 'nobody@remote.test'), 'dsn-postfix-user-unknown.eml'));
     const [bounced] = await eventsOf(id, 'email.bounced');
     expect(bounced.data).toEqual({
       to: 'nobody@remote.test', from: `Ann <ann@${DOMAIN}>`, subject: 'Welcome',
@@ -71,7 +113,7 @@ describe('bounces and complaints', () => {
 
   it('matches the failed recipient of a shared return path by the report\'s own fields', async () => {
     const id = await send(['ghost@gmail.test', 'friend@gmail.test']);
-    const detail = await processed(await report(returnPathFor(id, null, RETURN_PATH_DOMAIN), 'dsn-gmail-no-such-user.eml'));
+    const detail = await processed(await report(returnPath(id, null), 'dsn-gmail-no-such-user.eml'));
     expect(detail).toBe(`${id}: bounced ghost@gmail.test`);
     const bounced = await eventsOf(id, 'email.bounced');
     expect(bounced.map((e: { data: { to: string; provider: string } }) => [e.data.to, e.data.provider])).toEqual([['ghost@gmail.test', 'Google']]);
@@ -84,7 +126,7 @@ describe('bounces and complaints', () => {
 
   it('records a soft bounce without suppressing the address', async () => {
     const id = await send(['full@outlook.test']);
-    await processed(await report(returnPathFor(id, 'full@outlook.test', RETURN_PATH_DOMAIN), 'dsn-exchange-mailbox-full.eml'));
+    await processed(await report(returnPath(id, 'full@outlook.test'), 'dsn-exchange-mailbox-full.eml'));
     const [bounced] = await eventsOf(id, 'email.bounced');
     expect(bounced.data).toMatchObject({ to: 'full@outlook.test', bounce_type: 'soft', bounce_subtype: 'mailbox_full', provider: 'Microsoft' });
     expect(await suppression('full@outlook.test')).toBeUndefined();
@@ -92,14 +134,17 @@ describe('bounces and complaints', () => {
 
   it('writes nothing for a delay warning', async () => {
     const id = await send(['slow@remote.test']);
-    const detail = await processed(await report(returnPathFor(id, 'slow@remote.test', RETURN_PATH_DOMAIN), 'dsn-delayed.eml'));
+    const detail = await processed(await report(returnPath(id, 'slow@remote.test'), 'dsn-delayed.eml'));
     expect(detail).toBe(`${id}: no failed recipient of this email in the report`);
     expect(await eventsOf(id, 'email.bounced')).toEqual([]);
   });
 
   it('turns an ARF report into a complaint and a suppression', async () => {
     const id = await send(['reader@yahoo.test']);
-    const detail = await processed(await report(returnPathFor(id, null, RETURN_PATH_DOMAIN), 'arf-abuse.eml'));
+    // The email went to its one recipient under the tagged return path: a report to the untagged one is not from its MX.
+    expect(await processed(await report(returnPath(id, null), 'arf-abuse.eml'))).toBe(`${id}: complaint names none of the email's recipients`);
+    expect(await eventsOf(id, 'email.complained')).toEqual([]);
+    const detail = await processed(await report(returnPath(id, 'reader@yahoo.test'), 'arf-abuse.eml'));
     expect(detail).toBe(`${id}: complaint (abuse, Yahoo!-Mail-Feedback/2.0) from reader@yahoo.test`);
     const [complained] = await eventsOf(id, 'email.complained');
     expect(complained.data).toEqual({ to: 'reader@yahoo.test', from: `Ann <ann@${DOMAIN}>`, subject: 'Welcome', feedback_type: 'abuse', provider: 'Yahoo' });
@@ -108,7 +153,7 @@ describe('bounces and complaints', () => {
 
   it('finds the recipient of a redacted complaint through the return path', async () => {
     const id = await send(['first@hotmail.test', 'second@hotmail.test']);
-    await processed(await report(returnPathFor(id, 'second@hotmail.test', RETURN_PATH_DOMAIN), 'arf-redacted.eml'));
+    await processed(await report(returnPath(id, 'second@hotmail.test'), 'arf-redacted.eml'));
     const complained = await eventsOf(id, 'email.complained');
     expect(complained.map((e: { data: { to: string; provider: string } }) => [e.data.to, e.data.provider])).toEqual([['second@hotmail.test', 'Microsoft']]);
     expect(await suppression('second@hotmail.test')).toMatchObject({ reason: 'complaint' });
@@ -120,14 +165,88 @@ describe('bounces and complaints', () => {
     const otherDomain = await t.seed.activeDomain('other.test', { workspaceId: other.id });
     expect(otherDomain.name).toBe('other.test');
     const id = await send(['stranger@remote.test']);
-    // The return path of the other workspace's domain, naming this workspace's email.
-    const detail = await processed(await report(returnPathFor(id, 'stranger@remote.test', 'bounces.other.test'), 'dsn-postfix-user-unknown.eml'));
+    // The return paths of the other workspace's domain, naming this workspace's email: the tagged one
+    // is refused outright (its tag names no recipient of an email there), the untagged one leads nowhere.
+    expect(await attempt(t.mxPort, returnPath(id, 'stranger@remote.test', 'bounces.other.test'), fixture('dsn-postfix-user-unknown.eml')))
+      .toMatch(/^550 5\.1\.1 /);
+    const detail = await processed(await report(returnPath(id, null, 'bounces.other.test'), 'dsn-postfix-user-unknown.eml'));
     expect(detail).toBe(`${id}: no such email in this workspace`);
     expect(await eventsOf(id, 'email.bounced')).toEqual([]);
 
-    const autoReply = await sendRaw(t.mxPort, { from: 'reader@remote.test', to: [returnPathFor(id, null, RETURN_PATH_DOMAIN)] },
+    const autoReply = await sendRaw(t.mxPort, { from: 'reader@remote.test', to: [returnPath(id, null)] },
       'From: reader@remote.test\r\nSubject: Out of office\r\nAuto-Submitted: auto-replied\r\n\r\nAway until Monday.\r\n');
     const inboundId = /queued as (in_\w+)/.exec(autoReply)![1];
     expect(await processed(inboundId)).toBe('not a delivery status or feedback report: nothing recorded');
+  });
+
+  it('refuses a bounce that one recipient makes up for another, and takes the real one', async () => {
+    // Two destinations: each recipient gets the message under its own tagged return path, and sees the email id.
+    const id = await send(['victim@gmail.test', 'mallory@yahoo.test']);
+    const forged = userUnknown('victim@gmail.test');
+    // The unkeyed tag of the victim's address, as tags were once made; a tag of the victim under another key; any tag.
+    for (const tag of [legacyRecipientTag('victim@gmail.test'), recipientTag(randomBytes(32), id, 'victim@gmail.test'), '0'.repeat(13)]) {
+      expect(await attempt(t.mxPort, withTag(id, tag), forged), tag).toMatch(/^550 5\.1\.1 /);
+    }
+    // Case folded by a relay changes nothing.
+    expect(await attempt(t.mxPort, withTag(id, legacyRecipientTag('victim@gmail.test')).toUpperCase(), forged)).toMatch(/^550 5\.1\.1 /);
+    // The untagged return path only speaks for recipients that shared a transaction: the victim had its own.
+    expect(await processed(await report(returnPath(id, null), 'dsn-gmail-no-such-user.eml'))).toBe(`${id}: no failed recipient of this email in the report`);
+    const viaUntagged = /queued as (in_\w+)/.exec(await attempt(t.mxPort, returnPath(id, null), forged))![1];
+    expect(await processed(viaUntagged)).toBe(`${id}: no failed recipient of this email in the report`);
+    // Mallory's own return path settles the recipient as Mallory, whatever the report names.
+    expect(await processed(/queued as (in_\w+)/.exec(await attempt(t.mxPort, returnPath(id, 'mallory@yahoo.test'), forged))![1]))
+      .toBe(`${id}: bounced mallory@yahoo.test`);
+    expect((await eventsOf(id, 'email.bounced')).map((e: { data: { to: string } }) => e.data.to)).toEqual(['mallory@yahoo.test']);
+    expect(await suppression('victim@gmail.test')).toBeUndefined();
+
+    // The victim's real return path, upper-cased by a relay on the way, still brings its bounce home.
+    const real = /queued as (in_\w+)/.exec(await attempt(t.mxPort, returnPath(id, 'victim@gmail.test').toUpperCase(), forged))![1];
+    expect(await processed(real)).toBe(`${id}: bounced victim@gmail.test`);
+    expect(await suppression('victim@gmail.test')).toMatchObject({ reason: 'hard_bounce' });
+  });
+});
+
+describe('return paths of emails sent before their recipient tags were keyed', () => {
+  let t: SmtpTestApp;
+
+  beforeAll(async () => {
+    t = await startSmtpTestApp();
+    await t.seed.activeDomain(DOMAIN);
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const send = async (to: string) => (await t.api.post('/v1/emails', { from: `ann@${DOMAIN}`, to, subject: 'Hi', text: 'Hello!' })).body.id as string;
+  const bounced = async (emailId: string) => (await t.api.get(`/v1/emails/${emailId}/events`)).body.data
+    .filter((e: { type: string }) => e.type === 'email.bounced').map((e: { data: { to: string } }) => e.data.to);
+  const suppressed = async (address: string) => (await t.api.get(`/v1/suppressions?email=${encodeURIComponent(address)}`)).body.data.length > 0;
+
+  it('still take the legacy tag of an email from before the upgrade, and of no later one', async () => {
+    const before = await send('old@remote.test');
+    // The upgrade: the store is taken back before keyed tags and brought forward again, with this email in it.
+    const migrator = new Migrator({ db: t.mailroom.services.store.db, provider: { getMigrations: async () => migrations } });
+    expect((await migrator.migrateTo('0037_broadcast_skips')).error).toBeUndefined();
+    expect((await migrator.migrateToLatest()).error).toBeUndefined();
+    // Emails from now on are newer than it (their creation times are this clock's).
+    const olderCreatedAt = Date.parse((await t.api.get(`/v1/emails/${before}`)).body.created_at);
+    await eventually(async () => (t.clock.now() > olderCreatedAt ? true : undefined), 1_000, 'the clock to pass the older email');
+    const after = await send('new@remote.test');
+
+    // A legacy tag of the newer email is no return path of ours, just as a made-up address is not.
+    expect(await attempt(t.mxPort, withTag(after, legacyRecipientTag('new@remote.test')), userUnknown('new@remote.test'))).toMatch(/^550 5\.1\.1 /);
+    expect(await bounced(after)).toEqual([]);
+    expect(await suppressed('new@remote.test')).toBe(false);
+
+    // The older email's legacy return path, as the relay saw it when it was sent: its bounce counts.
+    const reply = await attempt(t.mxPort, withTag(before, legacyRecipientTag('old@remote.test')).toUpperCase(), userUnknown('old@remote.test'));
+    expect(reply).toMatch(/^250 /);
+    await eventually(async () => ((await bounced(before)).length > 0 ? true : undefined), 10_000, 'the legacy bounce to be recorded');
+    expect(await bounced(before)).toEqual(['old@remote.test']);
+    expect(await suppressed('old@remote.test')).toBe(true);
+    // The keyed return path serves the older email as well (a retry after the upgrade is sent under it).
+    expect(await attempt(t.mxPort, returnPathFor(t.mailroom.services.keyring.returnPathKey, before, 'old@remote.test', RETURN_PATH_DOMAIN),
+      userUnknown('old@remote.test'))).toMatch(/^250 /);
   });
 });

@@ -152,10 +152,10 @@ describe('the outbound emails port', () => {
     // A long send delay keeps the app's own worker away from these rows.
     await using t = await startTestApp({ env: { MAILROOM_SEND_DELAY: '600' } });
     await t.seed.activeDomain('acme.test');
-    const { store, domains, suppressions } = t.mailroom.services;
+    const { store, domains, suppressions, keyring } = t.mailroom.services;
     const seen: string[] = [];
     const outbound = outboundEmails({
-      store, clock: t.clock, senders: domains.senders(), suppressions,
+      store, clock: t.clock, senders: domains.senders(), suppressions, returnPathKey: keyring.returnPathKey,
       rewriteHtml: async ({ emailId, html, domain }) => {
         seen.push(`${emailId} ${domain.name}`);
         return html.replace('</p>', '<img src="https://t.example/o"></p>');

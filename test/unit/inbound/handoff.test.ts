@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import pino from 'pino';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -30,6 +31,7 @@ beforeEach(async () => {
     resolver: async () => { throw Object.assign(new Error('no such record'), { code: 'ENOTFOUND' }); },
     suppressions: { addFromBounce: async () => undefined },
     postmaster: postmasterMaildir(join(temp.dir, 'postmaster'), { clock }),
+    returnPathKey: randomBytes(32),
   });
 });
 
