@@ -13,7 +13,7 @@ import {
   hrefTo, isoWithOffset, joined, localInputValue, loading, none, table, time, whileBusy,
 } from '../ui.js';
 import { domainLink } from './domains.js';
-import { eventDetail, eventRecipient } from './events.js';
+import { eventDetail, eventRecipient, eventsOfEmail } from './events.js';
 
 /** @typedef {import('../ui.js').Children} Children */
 /** @typedef {import('../nav.js').Ctx} Ctx */
@@ -127,7 +127,9 @@ async function showEmail({ view, id }) {
     const page = await events;
     fill(timeline,
       page.data.length > 0 ? table(TIMELINE_COLUMNS, page.data) : h('p', { class: 'empty' }, 'No events yet.'),
-      page.has_more && h('p', { class: 'muted small' }, `The latest ${TIMELINE_LIMIT} events are shown.`));
+      page.has_more && h('p', { class: 'muted small' }, `The latest ${TIMELINE_LIMIT} events are shown.`),
+      // The Events list pages through them all, and narrows them by kind, recipient or time.
+      page.data.length > 0 && may('events:read') && h('p', { class: 'small' }, h('a', { href: eventsOfEmail(email.id) }, 'All events of this email')));
   } catch (err) {
     fill(timeline, errorBox(err));
   }
