@@ -161,6 +161,18 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('link', { name: HOSTILE_SUBJECT, exact: true }).waitFor();
   });
 
+  it('shows a status the API refuses as asked in the form, with the refusal naming the filter', async () => {
+    await page.goto(`${t.url}/dashboard/#/emails?status=bounced`);
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByLabel('Status').inputValue()).toBe('bounced');
+    expect(await page.getByRole('alert').textContent())
+      .toMatch(/^The Status filter was refused: 'status' must be one of: pending, scheduled, sent, delivered/);
+    expect(await page.getByLabel('Status').getAttribute('aria-invalid')).toBe('true');
+    await page.getByRole('link', { name: 'Show the list without filters' }).click();
+    await page.getByRole('link', { name: HOSTILE_SUBJECT, exact: true }).waitFor();
+    expect(await page.getByLabel('Status').inputValue()).toBe('');
+  });
+
   it('says a bounce\'s and a deferral\'s codes once when the remote\'s reply opens with them', async () => {
     const api = t.api.as(testKey);
     const ids: string[] = [];

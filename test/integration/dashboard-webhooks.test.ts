@@ -119,4 +119,33 @@ describe('the Webhooks view in Chromium', () => {
     await seen('[role="alert"]', 'Choose at least one event to post to this endpoint.');
     expect((await t.api.get('/v1/webhooks')).body.data).toEqual([]);
   });
+
+  it('says when a delivery that failed is tried next, as the API plans it, and nothing of the kind for one that is over', async () => {
+    // Nothing listens on port 9: every attempt is refused.
+    const hook = await t.api.post('/v1/webhooks', { url: 'http://127.0.0.1:9/refused', event_types: ['email.delivered'] });
+    expect(hook.status).toBe(201);
+    const id = hook.body.id as string;
+    try {
+      expect((await t.api.post(`/v1/webhooks/${id}/test`)).status).toBeLessThan(300);
+      expect((await t.api.post('/v1/emails', { from: 'Shop <orders@shop.test>', to: ['ann@example.org'], subject: 'Order 7', text: 'Shipped.' })).status).toBe(201);
+      await t.mailroom.delivery.drain();
+      await t.mailroom.services.webhookDispatcher.drain();
+      const attemptsOf = (type: string) => page.locator('main tbody tr').filter({ hasText: type }).locator('td[data-label="Attempts"]');
+      await page.goto(`${t.url}/dashboard/#/webhooks/${id}`);
+      // The dispatcher may try again between the page's read and this one's: then the page is read again.
+      await expect.poll(async () => {
+        await page.reload();
+        await attemptsOf('email.delivered').waitFor();
+        const shown = await attemptsOf('email.delivered').locator('time').getAttribute('datetime');
+        const deliveries = (await t.api.get(`/v1/webhooks/${id}/deliveries`)).body.data as Array<{ event_type: string; status: string; next_attempt_at: string | null }>;
+        const retried = deliveries.find((d) => d.event_type === 'email.delivered');
+        return retried?.status === 'pending' && retried.next_attempt_at !== null && shown === retried.next_attempt_at;
+      }).toBe(true);
+      expect(await attemptsOf('email.delivered').textContent()).toMatch(/^\d+next try \w/);
+      // The test event is not retried: its one attempt is all there is.
+      expect(await attemptsOf('webhook.test').textContent()).toBe('1');
+    } finally {
+      await t.api.delete(`/v1/webhooks/${id}`);
+    }
+  });
 });

@@ -1,7 +1,7 @@
 // @ts-check
-import { api } from './api.js';
+import { api, ApiError } from './api.js';
 import { hashOf, navigate } from './nav.js';
-import { errorBox, fill, h, loading, table } from './ui.js';
+import { errorBox, fill, h, isoWithOffset, labelled, loading, localInputValue, table } from './ui.js';
 
 /**
  * @template T
@@ -10,6 +10,11 @@ import { errorBox, fill, h, loading, table } from './ui.js';
 /**
  * @template T
  * @typedef {import('./ui.js').Column<T>} Column
+ */
+/**
+ * A list's filter: its control, named as the API names the parameter, and the value it puts in the route's query
+ * ('' for none).
+ * @typedef {{ label: string, control: HTMLInputElement | HTMLSelectElement, value: () => string }} Filter
  */
 
 /** Rows a list page asks for. */
@@ -40,6 +45,80 @@ export async function everyItem(path, filters = {}) {
   return items.slice(0, PICKER_MAX);
 }
 
+// Filters. A list's filters live in the route's query under the API's names,
+// so a filtered list can be linked, reloaded and paged, and pagedTable passes
+// the same names on to the API with every page.
+
+/**
+ * Text to match: part of an address, a tag.
+ * @param {string} label @param {string} name @param {URLSearchParams} query @param {string} [placeholder]
+ * @returns {Filter}
+ */
+export function filterText(label, name, query, placeholder) {
+  const control = h('input', { id: `filter-${name}`, name, type: 'search', value: query.get(name) ?? '', autocomplete: 'off', placeholder });
+  return { label, control, value: () => control.value.trim() };
+}
+
+/**
+ * One of `options` ([value, label]), or `any`. A value the query asks for that is not among them (a status the API
+ * refuses, a domain since deleted) is shown as asked, chosen, rather than as `any`: the form says what the list was
+ * asked for, and the API's answer says what came of it.
+ * @param {string} label @param {string} name @param {URLSearchParams} query @param {string} any
+ * @param {Array<[string, string]>} options
+ * @returns {Filter}
+ */
+export function filterSelect(label, name, query, any, options) {
+  const asked = query.get(name) ?? '';
+  const offered = asked === '' || options.some(([value]) => value === asked) ? options : [...options, [asked, asked]];
+  const control = h('select', { id: `filter-${name}`, name }, h('option', { value: '' }, any),
+    offered.map(([value, text]) => h('option', { value, selected: value === asked }, text)));
+  return { label, control, value: () => control.value };
+}
+
+/**
+ * An instant, chosen in the browser's zone and kept as ISO 8601 with its offset; left as shown, the query's own
+ * value is kept (the input has no seconds).
+ * @param {string} label @param {string} name @param {URLSearchParams} query
+ * @returns {Filter}
+ */
+export function filterTime(label, name, query) {
+  const asked = query.get(name) ?? '';
+  const date = new Date(asked);
+  const shown = asked && !Number.isNaN(date.getTime()) ? localInputValue(date) : '';
+  const control = h('input', { id: `filter-${name}`, name, type: 'datetime-local', value: shown });
+  return { label, control, value: () => (control.value === shown && shown ? asked : control.value && isoWithOffset(new Date(control.value))) };
+}
+
+/**
+ * The form of a list's filters: a search goes to `route` with their values, and with `kept` (a scope the list
+ * stays in through a new search, such as a broadcast's emails).
+ * @param {string} route @param {Filter[]} filters @param {URLSearchParams} [kept]
+ */
+export function filterForm(route, filters, kept) {
+  return h('form', { class: 'filters', role: 'search', onsubmit: (event) => {
+    event.preventDefault();
+    const q = new URLSearchParams(kept);
+    for (const f of filters) {
+      const value = f.value();
+      if (value) q.set(f.control.name, value);
+    }
+    navigate(hashOf(route, q));
+  } }, filters.map((f) => labelled(f.label, f.control)), h('button', { type: 'submit' }, 'Search'));
+}
+
+/**
+ * The API's refusal of a filter (a 400 naming it), said as such, with the field marked and the way back to the
+ * whole list; undefined for any other error.
+ * @param {unknown} err @param {string} route @param {Filter[]} filters
+ */
+function refusedFilter(err, route, filters) {
+  if (!(err instanceof ApiError && err.status === 400 && err.param)) return undefined;
+  const filter = filters.find((f) => f.control.name === err.param);
+  if (!filter) return undefined;
+  filter.control.setAttribute('aria-invalid', 'true');
+  return errorBox(err, { lead: `The ${filter.label} filter was refused:`, then: h('a', { href: hashOf(route) }, 'Show the list without filters') });
+}
+
 // Paged lists. The API gives one cursor per page, pointing at the next older
 // page, so the dashboard keeps the trail of starting_after cursors walked so
 // far in the route's query (`after`, repeated): "Newer" is the page before in
@@ -48,15 +127,18 @@ export async function everyItem(path, filters = {}) {
 /**
  * @template T
  * @param {HTMLElement} where
- * @param {{ api: string, route: string, query: URLSearchParams, filters?: string[], fixed?: Record<string, string>,
+ * @param {{ api: string, route: string, query: URLSearchParams, filters?: Array<string | Filter>, fixed?: Record<string, string>,
  *   columns: Column<T>[], empty: import('./ui.js').Children, selection?: import('./ui.js').RowSelection<T> }} spec  `api`
- *   is the list's path, `route` the page's; `filters` are passed on to the API from the page's query, `fixed` always;
- *   `empty` is said when there are none, and what to do about it; `selection` puts a checkbox on each row
+ *   is the list's path, `route` the page's; `filters` (their names, or the filters of the form) are passed on to the
+ *   API from the page's query, `fixed` always; `empty` is said when there are none, and what to do about it;
+ *   `selection` puts a checkbox on each row
  */
 export async function pagedTable(where, spec) {
   const trail = spec.query.getAll('after');
   const params = new URLSearchParams({ ...spec.fixed, limit: String(PAGE_SIZE) });
-  for (const name of spec.filters ?? []) {
+  const formFilters = (spec.filters ?? []).filter((f) => typeof f !== 'string');
+  for (const f of spec.filters ?? []) {
+    const name = typeof f === 'string' ? f : f.control.name;
     const value = spec.query.get(name);
     if (value) params.set(name, value);
   }
@@ -83,7 +165,7 @@ export async function pagedTable(where, spec) {
         h('button', { type: 'button', class: 'secondary', disabled: !older,
           onclick: () => older && navigate(pageAt([...trail, older])) }, 'Older')));
   } catch (err) {
-    fill(where, errorBox(err));
+    fill(where, refusedFilter(err, spec.route, formFilters) ?? errorBox(err));
   }
 }
 

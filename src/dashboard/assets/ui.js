@@ -68,6 +68,28 @@ export function formatTime(iso, withSeconds = false) {
   return date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: withSeconds ? 'medium' : 'short' });
 }
 
+/**
+ * A date-time input's value (`2026-11-21T09:30`) for an instant, in the browser's zone.
+ * @param {Date} date
+ */
+export function localInputValue(date) {
+  const pad = (/** @type {number} */ n) => String(n).padStart(2, '0');
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
+}
+
+/**
+ * An instant as ISO 8601 with the browser's offset (`2026-11-21T09:30:00+01:00`): the time the person chose, as
+ * they read it.
+ * @param {Date} date
+ */
+export function isoWithOffset(date) {
+  const offset = -date.getTimezoneOffset();
+  const sign = offset >= 0 ? '+' : '-';
+  const hours = String(Math.floor(Math.abs(offset) / 60)).padStart(2, '0');
+  const minutes = String(Math.abs(offset) % 60).padStart(2, '0');
+  return `${localInputValue(date)}:${String(date.getSeconds()).padStart(2, '0')}${sign}${hours}:${minutes}`;
+}
+
 /** A count and its noun: "1 contact", "1,250 contacts". @param {number} n @param {string} one @param {string} many */
 export const count = (n, one, many) => `${n.toLocaleString()} ${n === 1 ? one : many}`;
 
@@ -241,11 +263,18 @@ export function loading() {
   return h('p', { class: 'muted' }, 'Loading…');
 }
 
-/** The API's message, as the alert; the request id beside it, for the server log. @param {unknown} err */
-export function errorBox(err) {
+/**
+ * The API's message, as the alert; the request id beside it, for the server log.
+ * @param {unknown} err
+ * @param {{ lead?: string, then?: Children }} [context]  `lead` goes before the message (what was refused), `then`
+ *   after it (the way out)
+ */
+export function errorBox(err, context = {}) {
   const requestId = err instanceof ApiError ? err.requestId : undefined;
+  const message = err instanceof Error ? err.message : String(err);
   return h('div', { class: 'error-box' },
-    h('p', { role: 'alert' }, err instanceof Error ? err.message : String(err)),
+    h('p', { role: 'alert' }, context.lead ? `${context.lead} ${message}` : message),
+    context.then && h('p', null, context.then),
     requestId && h('p', { class: 'muted small' }, `Request id: ${requestId}`));
 }
 

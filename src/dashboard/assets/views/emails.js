@@ -5,15 +5,15 @@
 // scheduled one moved to another time, and a sent one resent as a new email.
 import { may, withheldNote } from '../access.js';
 import { api } from '../api.js';
-import { loadRecord, pagedTable } from '../lists.js';
+import { filterForm, filterSelect, filterText, loadRecord, pagedTable } from '../lists.js';
 import { hashOf, navigate } from '../nav.js';
 import { bodyParts } from '../preview.js';
 import {
   actionsColumn, badge, clipped, clippedList, code, details, downloadButton, errorBox, errorSlot, fieldErrors, fill, formatBytes, formatTime, h,
-  hrefTo, joined, labelled, loading, none, table, time, whileBusy,
+  hrefTo, isoWithOffset, joined, localInputValue, loading, none, table, time, whileBusy,
 } from '../ui.js';
 import { domainLink } from './domains.js';
-import { eventDetail, eventRecipient } from './events.js';
+import { eventDetail, eventRecipient, eventsOfEmail } from './events.js';
 
 /** @typedef {import('../ui.js').Children} Children */
 /** @typedef {import('../nav.js').Ctx} Ctx */
@@ -66,30 +66,19 @@ export const EMAIL_ROUTES = [
 function showEmails({ view, query }) {
   // Kept through a new search: the list stays the broadcast's until "all emails".
   const broadcastId = query.get('broadcast_id');
-  const status = h('select', { id: 'filter-status', name: 'status' }, h('option', { value: '' }, 'any'),
-    EMAIL_STATUSES.map((s) => h('option', { value: s, selected: query.get('status') === s }, s)));
-  const to = h('input', { id: 'filter-to', name: 'to', type: 'text', value: query.get('to') ?? '', autocomplete: 'off' });
-  const mode = h('select', { id: 'filter-mode', name: 'mode' }, h('option', { value: '' }, 'live and test'),
-    ['live', 'test'].map((m) => h('option', { value: m, selected: query.get('mode') === m }, m)));
-  const filters = h('form', { class: 'filters', role: 'search', onsubmit: (event) => {
-    event.preventDefault();
-    const q = new URLSearchParams();
-    if (status.value) q.set('status', status.value);
-    if (to.value.trim()) q.set('to', to.value.trim());
-    if (mode.value) q.set('mode', mode.value);
-    if (broadcastId) q.set('broadcast_id', broadcastId);
-    navigate(hashOf('/emails', q));
-  } },
-  labelled('Status', status), labelled('Mode', mode), labelled('To', to),
-  h('button', { type: 'submit' }, 'Search'));
+  const filters = [
+    filterSelect('Status', 'status', query, 'any', EMAIL_STATUSES.map((s) => [s, s])),
+    filterSelect('Mode', 'mode', query, 'live and test', [['live', 'live'], ['test', 'test']]),
+    filterText('To', 'to', query),
+  ];
   const list = h('div');
   fill(view, h('h1', null, 'Emails'),
     broadcastId && h('p', { class: 'filter-note' }, 'The emails of the broadcast ',
       h('a', { href: `#/broadcasts/${encodeURIComponent(broadcastId)}` }, h('code', null, broadcastId)), ' · ',
       h('a', { href: '#/emails' }, 'all emails')),
-    filters, list);
+    filterForm('/emails', filters, new URLSearchParams(broadcastId ? { broadcast_id: broadcastId } : {})), list);
   return pagedTable(list, {
-    api: '/v1/emails', route: '/emails', query, filters: ['status', 'to', 'mode', 'broadcast_id'], columns: EMAIL_COLUMNS,
+    api: '/v1/emails', route: '/emails', query, filters: [...filters, 'broadcast_id'], columns: EMAIL_COLUMNS,
     empty: ['status', 'to', 'mode', 'broadcast_id'].some((f) => query.has(f))
       ? ['No emails match these filters. ', h('a', { href: '#/emails' }, 'Show all emails')]
       : ['No emails yet. Send one through the API (', h('code', null, 'POST /v1/emails'), ') or SMTP submission, from a ',
@@ -138,7 +127,9 @@ async function showEmail({ view, id }) {
     const page = await events;
     fill(timeline,
       page.data.length > 0 ? table(TIMELINE_COLUMNS, page.data) : h('p', { class: 'empty' }, 'No events yet.'),
-      page.has_more && h('p', { class: 'muted small' }, `The latest ${TIMELINE_LIMIT} events are shown.`));
+      page.has_more && h('p', { class: 'muted small' }, `The latest ${TIMELINE_LIMIT} events are shown.`),
+      // The Events list pages through them all, and narrows them by kind, recipient or time.
+      page.data.length > 0 && may('events:read') && h('p', { class: 'small' }, h('a', { href: eventsOfEmail(email.id) }, 'All events of this email')));
   } catch (err) {
     fill(timeline, errorBox(err));
   }
@@ -192,28 +183,6 @@ function resendButton(path) {
   }) }, 'Resend');
   return h('div', { class: 'actions' }, button,
     h('span', { class: 'muted small' }, 'Sends the same message to the same recipients again, as a new email.'), errors.node);
-}
-
-/**
- * A date-time input's value (`2026-11-21T09:30`) for an instant, in the browser's zone.
- * @param {Date} date
- */
-function localInputValue(date) {
-  const pad = (/** @type {number} */ n) => String(n).padStart(2, '0');
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
-}
-
-/**
- * An instant as ISO 8601 with the browser's offset (`2026-11-21T09:30:00+01:00`): the time the person chose, as
- * they read it.
- * @param {Date} date
- */
-function isoWithOffset(date) {
-  const offset = -date.getTimezoneOffset();
-  const sign = offset >= 0 ? '+' : '-';
-  const hours = String(Math.floor(Math.abs(offset) / 60)).padStart(2, '0');
-  const minutes = String(Math.abs(offset) % 60).padStart(2, '0');
-  return `${localInputValue(date)}:${String(date.getSeconds()).padStart(2, '0')}${sign}${hours}:${minutes}`;
 }
 
 /** A pending email is offered a time an hour from now to move it to. */

@@ -1,8 +1,11 @@
 // @ts-check
-// Events: the workspace's timeline of sent and received mail, and the short
-// line of what matters in an event that the emails' own timelines show too.
-import { pagedTable } from '../lists.js';
-import { clipped, clippedList, fill, formatTime, h, hrefTo, none, time } from '../ui.js';
+// Events: the workspace's timeline of sent and received mail, filtered by
+// kind, domain, addresses, tag, time or one email, and the short line of what
+// matters in an event that the emails' own timelines show too.
+import { may } from '../access.js';
+import { everyItem, filterForm, filterSelect, filterText, filterTime, pagedTable } from '../lists.js';
+import { hashOf } from '../nav.js';
+import { clipped, clippedList, errorBox, fill, formatTime, h, hrefTo, loading, none, time } from '../ui.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /**
@@ -10,6 +13,13 @@ import { clipped, clippedList, fill, formatTime, h, hrefTo, none, time } from '.
  * @typedef {import('../ui.js').Column<T>} Column
  */
 /** @typedef {{ id: string, type: string, email_id: string | null, created_at: string, data: Record<string, unknown> }} ApiEvent */
+
+/** The kinds the list's event_type filter takes, in the order mail lives them: every kind the list returns. */
+const EVENT_KINDS = ['scheduled', 'queued', 'sent', 'delivered', 'delayed', 'bounced', 'complained', 'opened', 'clicked', 'replied',
+  'failed', 'cancelled', 'received'];
+
+/** The Events list of one email's events, all of them, with the list's filters. @param {string} emailId */
+export const eventsOfEmail = (emailId) => hashOf('/events', new URLSearchParams({ email_id: emailId }));
 
 /** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
 export const EVENT_ROUTES = [
@@ -65,9 +75,38 @@ function eventEmailLink(event) {
 }
 
 /** @param {Ctx} ctx */
-function showEvents({ view, query }) {
+async function showEvents({ view, query }) {
+  fill(view, loading());
+  // A key that may not list domains filters by the rest.
+  /** @type {Array<{ id: string, name: string }>} */
+  let domains = [];
+  /** @type {unknown} */
+  let domainsError = null;
+  if (may('domains:read')) {
+    try {
+      domains = await everyItem('/v1/domains');
+    } catch (err) {
+      domainsError = err;
+    }
+  }
+  // Kept through a new search: the list stays the email's until "all events".
+  const emailId = query.get('email_id');
+  const filters = [
+    filterSelect('Type', 'event_type', query, 'any', EVENT_KINDS.map((k) => [k, k])),
+    ...(may('domains:read') || query.has('domain_id')
+      ? [filterSelect('Domain', 'domain_id', query, 'any', domains.map((d) => [d.id, d.name]))] : []),
+    filterText('To', 'to', query, 'part of an address'),
+    filterText('From', 'from', query, 'part of the sender'),
+    filterText('Tag', 'tags', query),
+    filterTime('Created after', 'created_after', query),
+    filterTime('Created before', 'created_before', query),
+  ];
   const list = h('div');
-  fill(view, h('h1', null, 'Events'), list);
+  fill(view, h('h1', null, 'Events'),
+    emailId && h('p', { class: 'filter-note' }, 'The events of the email ',
+      h('a', { href: hrefTo('emails', emailId) }, h('code', null, emailId)), ' · ', h('a', { href: '#/events' }, 'all events')),
+    domainsError !== null && errorBox(domainsError),
+    filterForm('/events', filters, new URLSearchParams(emailId ? { email_id: emailId } : {})), list);
   /** @type {Column<ApiEvent>[]} */
   const columns = [
     { header: 'Time', cell: (e) => time(e.created_at, true), className: 'nowrap' },
@@ -76,6 +115,8 @@ function showEvents({ view, query }) {
     { header: 'Recipient', cell: eventRecipient },
     { header: 'Detail', cell: eventDetail, className: 'prose' },
   ];
-  return pagedTable(list, { api: '/v1/events', route: '/events', query, columns,
-    empty: 'No events yet. They are recorded as emails are sent, delivered, opened and clicked, and as mail is received.' });
+  await pagedTable(list, { api: '/v1/events', route: '/events', query, columns, filters: [...filters, 'email_id'],
+    empty: [...filters.map((f) => f.control.name), 'email_id'].some((name) => query.has(name))
+      ? ['No events match these filters. ', h('a', { href: '#/events' }, 'Show all events')]
+      : 'No events yet. They are recorded as emails are sent, delivered, opened and clicked, and as mail is received.' });
 }

@@ -115,6 +115,16 @@ function lastAnswer(d) {
   return [last.response_status === null ? code(last.error) : code(String(last.response_status)), ' in ', `${last.duration_ms} ms`];
 }
 
+/**
+ * The attempts made, and when the next one goes while the delivery is being retried (the API's next_attempt_at; before
+ * the first attempt it is due at once, and says nothing worth reading).
+ * @param {Delivery} d
+ */
+function attemptsSoFar(d) {
+  const retrying = d.status === 'pending' && d.attempt_count > 0 && d.next_attempt_at;
+  return [String(d.attempt_count), retrying && h('div', { class: 'muted small nowrap' }, 'next try ', time(d.next_attempt_at, true))];
+}
+
 /** @param {Ctx} ctx */
 async function showWebhook({ view, id, query }) {
   /** @type {Webhook | undefined} */
@@ -170,7 +180,7 @@ async function showWebhook({ view, id, query }) {
     { header: 'Event', cell: (d) => [d.event_type, d.test ? ' ' : null, d.test ? badge('test') : null, d.replay_of ? h('span', { class: 'reason' }, 'replay') : null],
       role: 'primary' },
     { header: 'Status', cell: (d) => badge(d.status), role: 'status' },
-    { header: 'Attempts', cell: (d) => String(d.attempt_count) },
+    { header: 'Attempts', cell: attemptsSoFar },
     { header: 'Last answer', cell: lastAnswer, className: 'prose' },
     ...(may(WEBHOOKS_WRITE) ? [actionsColumn((/** @type {Delivery} */ d) => rowAction('Replay', 'secondary',
       `Send this ${d.event_type} delivery again, as a new delivery?`, async () => {
