@@ -60,7 +60,7 @@ export interface paths {
         put?: never;
         /**
          * Create a key. The raw token is in this response only.
-         * @description Scopes default to full_access. The mode defaults to the calling key's. The live/test split is a security boundary: a test key creates test keys only, and asking it for a live key is 403 (recorded in its activity trail like every other write).
+         * @description Scopes default to full_access. A key may grant only scopes it holds itself (every fine scope they amount to, and full_access only from a full-access key); asking for more is 403. The mode defaults to the calling key's. The live/test split is a security boundary: a test key creates test keys only, and asking it for a live key is 403 (recorded in its activity trail like every other write).
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -102,7 +102,10 @@ export interface paths {
         get: operations["getApiKey"];
         put?: never;
         post?: never;
-        /** Revoke a key; it stops working at once and stays listed with revoked_at. */
+        /**
+         * Revoke a key; it stops working at once and stays listed with revoked_at.
+         * @description A key may always revoke itself. Any other key it may revoke only if it could grant that key's scopes (as in createApiKey): a key holding `api_keys:write` without `full_access` cannot revoke a full-access key, nor one with a scope it lacks, and the attempt is 403 `forbidden`.
+         */
         delete: operations["revokeApiKey"];
         options?: never;
         head?: never;
