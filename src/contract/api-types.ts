@@ -994,7 +994,9 @@ export interface paths {
          *     sent. `partial` is the default; any other value is 400. The created emails are written in one
          *     transaction, and the send quota is taken for all of them or none (429
          *     for the whole batch when it does not fit). One Idempotency-Key covers
-         *     the whole batch. Rate limit: a batch costs one request per started ten
+         *     the whole batch, and this header is part of the request it names: the
+         *     same body sent under the same key first as strict, then as partial
+         *     (or without the header), is 409 `idempotency_conflict`. Rate limit: a batch costs one request per started ten
          *     emails (a full batch costs 10, not 100).
          */
         post: operations["createEmailBatch"];

@@ -105,7 +105,7 @@ export function op<Id extends OperationId>(operationId: Id, options: OpOptions, 
     if (idemKey.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
       throw new AppError('bad_request', `Idempotency-Key is at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters.`, { param: 'Idempotency-Key' });
     }
-    const hash = idemKey ? requestHash(operationId, params, rawBody) : '';
+    const hash = idemKey ? requestHash({ operationId, mode: auth.mode, params, headers: headersAsRead(ctx, operation), body: rawBody }) : '';
     if (idemKey) {
       const replay = await deps.idempotency.begin(auth.workspaceId, idemKey, operationId, hash);
       if (replay) {
@@ -137,6 +137,21 @@ export function op<Id extends OperationId>(operationId: Id, options: OpOptions, 
     respond(ctx, response);
   };
   return Object.assign(mw as Middleware<AppState>, { operationId });
+}
+
+/**
+ * The operation's own request headers as it reads them: an absent or blank
+ * one as its default, a listed value in the schema's spelling ("Strict" is
+ * "strict"), so that only a header that changes the request changes its hash.
+ */
+function headersAsRead(ctx: Context, operation: CompiledOperation): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const h of operation.headerParams) {
+    const given = ctx.get(h.name).trim();
+    const value = given === '' ? (h.default ?? '') : given;
+    out[h.name] = h.values?.find((v) => v.toLowerCase() === value.toLowerCase()) ?? value;
+  }
+  return out;
 }
 
 function respond(ctx: Context, r: Replay): void {
