@@ -78,6 +78,8 @@ export interface OpOptions {
 export type OpMiddleware = Middleware<AppState> & { operationId: string };
 
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+/** How much of a refused header's value an error message repeats. */
+const MAX_ECHOED_HEADER_CHARS = 100;
 
 /** The middleware of operation `operationId`; an id that schema/ does not define does not compile. */
 export function op<Id extends OperationId>(operationId: Id, options: OpOptions, handler: (input: OpInput<Id>) => unknown): OpMiddleware {
@@ -225,6 +227,14 @@ async function readJson(ctx: Context, maxBytes: number): Promise<{ value: unknow
   // The usual spelling is taken as it is, without parsing the media type.
   if (hasBody && ctx.get('Content-Type') !== 'application/json' && !ctx.is('application/json', '+json')) {
     throw new AppError('unsupported_media_type', 'The request body must be JSON, sent with Content-Type: application/json.', { param: 'Content-Type' });
+  }
+  // A compressed body read as text is bytes of no meaning: refused before a
+  // byte is read, and, as RFC 7694 asks, saying which coding is taken.
+  const encoding = ctx.get('Content-Encoding').trim().slice(0, MAX_ECHOED_HEADER_CHARS);
+  if (hasBody && encoding.split(',').some((coding) => !/^\s*(identity)?\s*$/i.test(coding))) {
+    ctx.set('Accept-Encoding', 'identity');
+    throw new AppError('unsupported_media_type',
+      `The request body is sent with Content-Encoding '${encoding}', which is not taken: send the JSON uncompressed.`, { param: 'Content-Encoding' });
   }
   if (declared > maxBytes) throw new AppError('payload_too_large', `The request body is over ${maxBytes} bytes.`);
   const chunks: Buffer[] = [];
