@@ -1561,9 +1561,12 @@ export interface paths {
         put?: never;
         /**
          * Create a tag.
-         * @description The name is trimmed. Names are unique per workspace without regard to
-         *     case: "VIP" when "vip" exists is 422 `already_exists`, naming the
-         *     existing tag's id in `tag_id`.
+         * @description The name is trimmed and kept in Unicode NFC. Names are unique per
+         *     workspace without regard to case or to how a character is composed:
+         *     "VIP" when "vip" exists, or "Café" written with e and a combining
+         *     accent (NFD) when it exists with é (NFC), is 422 `already_exists`,
+         *     naming the existing tag's id in `tag_id`. Tag names given on contacts
+         *     are matched the same way.
          */
         post: operations["createTag"];
         delete?: never;
@@ -2391,7 +2394,7 @@ export interface components {
          * @enum {string}
          */
         EngagementTier: "no_data" | "new" | "engaged" | "at_risk" | "inactive" | "cold";
-        /** @description Tag names, matched without regard to case; missing tags are created. */
+        /** @description Tag names, matched without regard to case and in Unicode NFC (a composed and a decomposed "Café" are one tag); missing tags are created. */
         ContactTagNames: string[];
         /** @description Properties to set, merged into the contact's; null removes one. A text value may hold TAB, CR and LF; another control character is a validation_error. */
         ContactPropertiesInput: {
