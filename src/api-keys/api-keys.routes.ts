@@ -12,7 +12,7 @@ export function apiKeysRoutes(keys: ApiKeysService): Router<AppState> {
   r.get('/current', op('getCurrentApiKey', { scope: null }, ({ auth }) => keys.current(auth)));
   r.get('/:key_id', op('getApiKey', { scope: 'api_keys:read' }, ({ auth, params }) => keys.get(auth.workspaceId, params.key_id)));
   r.delete('/:key_id', op('revokeApiKey', { scope: 'api_keys:write', status: 204 }, ({ auth, params }) =>
-    keys.revoke(auth.workspaceId, params.key_id)));
+    keys.revoke(auth.workspaceId, params.key_id, auth)));
   r.get('/:key_id/activity', op('listApiKeyActivity', { scope: 'api_keys:read' }, ({ auth, params, page }) =>
     keys.activity(auth.workspaceId, params.key_id, page)));
   return r;

@@ -61,7 +61,11 @@ export interface ApiKeysService {
   get(workspaceId: string, id: string): Promise<ApiKey>;
   /** The key making the request, which every key may read (a dashboard offers only what its key may do). */
   current(auth: AuthContext): Promise<CurrentApiKey>;
-  revoke(workspaceId: string, id: string): Promise<void>;
+  /**
+   * Revokes a key. A calling key (`revoker`; absent for the CLI) may revoke
+   * itself, and otherwise only a key whose scopes it could grant (403 forbidden).
+   */
+  revoke(workspaceId: string, id: string, revoker?: AuthContext): Promise<void>;
   activity(workspaceId: string, id: string, page: PageQuery): Promise<Page<ApiKeyActivity>>;
   /**
    * Adds an audit row. Rows are gathered for a few milliseconds and written
@@ -178,9 +182,17 @@ export function apiKeysService(deps: { store: Store; clock: Clock; pepper: Buffe
       };
     },
 
-    async revoke(ws, id) {
+    async revoke(ws, id, revoker) {
       await store.write(async (tx) => {
-        if (!(await findApiKey(tx, ws, id))) throw notFound('API key', id);
+        const key = await findApiKey(tx, ws, id);
+        if (!key) throw notFound('API key', id);
+        // The rule of create, applied to taking a key away: otherwise a key
+        // trusted only with key management could lock out the owner's key.
+        if (revoker && revoker.keyId !== id && !canGrant(revoker.scopes, key.scopes)) {
+          throw new AppError('forbidden',
+            `This key may not revoke '${key.name}': a key may revoke itself, and otherwise only keys whose scopes it holds itself (full_access for a full-access key).`,
+            { param: 'key_id' });
+        }
         await revokeApiKey(tx, ws, id, clock.now());
       });
       for (const [lookupPart, entry] of verified) if (entry.key.id === id) verified.delete(lookupPart);

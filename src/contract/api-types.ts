@@ -60,7 +60,7 @@ export interface paths {
         put?: never;
         /**
          * Create a key. The raw token is in this response only.
-         * @description Scopes default to full_access. The mode defaults to the calling key's. The live/test split is a security boundary: a test key creates test keys only, and asking it for a live key is 403 (recorded in its activity trail like every other write).
+         * @description Scopes default to full_access. A key may grant only scopes it holds itself (every fine scope they amount to, and full_access only from a full-access key); asking for more is 403. The mode defaults to the calling key's. The live/test split is a security boundary: a test key creates test keys only, and asking it for a live key is 403 (recorded in its activity trail like every other write).
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -102,7 +102,10 @@ export interface paths {
         get: operations["getApiKey"];
         put?: never;
         post?: never;
-        /** Revoke a key; it stops working at once and stays listed with revoked_at. */
+        /**
+         * Revoke a key; it stops working at once and stays listed with revoked_at.
+         * @description A key may always revoke itself. Any other key it may revoke only if it could grant that key's scopes (as in createApiKey): a key holding `api_keys:write` without `full_access` cannot revoke a full-access key, nor one with a scope it lacks, and the attempt is 403 `forbidden`.
+         */
         delete: operations["revokeApiKey"];
         options?: never;
         head?: never;
@@ -991,7 +994,9 @@ export interface paths {
          *     sent. `partial` is the default; any other value is 400. The created emails are written in one
          *     transaction, and the send quota is taken for all of them or none (429
          *     for the whole batch when it does not fit). One Idempotency-Key covers
-         *     the whole batch. Rate limit: a batch costs one request per started ten
+         *     the whole batch, and this header is part of the request it names: the
+         *     same body sent under the same key first as strict, then as partial
+         *     (or without the header), is 409 `idempotency_conflict`. Rate limit: a batch costs one request per started ten
          *     emails (a full batch costs 10, not 100).
          */
         post: operations["createEmailBatch"];
@@ -1556,9 +1561,12 @@ export interface paths {
         put?: never;
         /**
          * Create a tag.
-         * @description The name is trimmed. Names are unique per workspace without regard to
-         *     case: "VIP" when "vip" exists is 422 `already_exists`, naming the
-         *     existing tag's id in `tag_id`.
+         * @description The name is trimmed and kept in Unicode NFC. Names are unique per
+         *     workspace without regard to case or to how a character is composed:
+         *     "VIP" when "vip" exists, or "Café" written with e and a combining
+         *     accent (NFD) when it exists with é (NFC), is 422 `already_exists`,
+         *     naming the existing tag's id in `tag_id`. Tag names given on contacts
+         *     are matched the same way.
          */
         post: operations["createTag"];
         delete?: never;
@@ -2386,7 +2394,7 @@ export interface components {
          * @enum {string}
          */
         EngagementTier: "no_data" | "new" | "engaged" | "at_risk" | "inactive" | "cold";
-        /** @description Tag names, matched without regard to case; missing tags are created. */
+        /** @description Tag names, matched without regard to case and in Unicode NFC (a composed and a decomposed "Café" are one tag); missing tags are created. */
         ContactTagNames: string[];
         /** @description Properties to set, merged into the contact's; null removes one. A text value may hold TAB, CR and LF; another control character is a validation_error. */
         ContactPropertiesInput: {

@@ -35,6 +35,16 @@ export interface CompiledOperation {
   validationStatus: 400 | 422;
   /** The path names a record to find (the operation lists 404), rather than one it may create. */
   pathFindsRecord: boolean;
+  /** The request headers the operation reads besides Idempotency-Key (Mailroom-Batch-Validation): they change what it does. */
+  headerParams: HeaderParam[];
+}
+
+export interface HeaderParam {
+  name: string;
+  /** What an absent or blank header means. */
+  default?: string;
+  /** The values it takes, when the schema lists them; matched without regard to case. */
+  values?: string[];
 }
 
 export interface Contract {
@@ -206,6 +216,11 @@ export function loadContract(dir = SCHEMA_DIR): Contract {
         paged: queryParams.some((p) => p.name === 'limit'),
         validationStatus: operation.responses?.['422'] ? 422 : 400,
         pathFindsRecord: Boolean(operation.responses?.['404']),
+        headerParams: parameters.filter((p) => p.in === 'header' && p.name.toLowerCase() !== 'idempotency-key').map((p) => ({
+          name: p.name,
+          ...(typeof p.schema?.default === 'string' && { default: p.schema.default }),
+          ...(Array.isArray(p.schema?.enum) && { values: p.schema.enum as string[] }),
+        })),
       });
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
         const schema = deref(document, response as Json)?.content?.['application/json']?.schema;

@@ -7,7 +7,7 @@ import type { Database } from '../store/tables.js';
 import { seal, unseal } from '../core/seal.js';
 
 // Idempotency-Key: the first response to a key is kept for 24 h and replayed
-// for the same request; a different request under the same key, or a repeat
+// for the same request (see RequestIdentity); a different request under the same key, or a repeat
 // while the first is still being processed, is a 409. Keys are per workspace.
 //
 // A request takes its key in the database before it runs (a row marked in
@@ -34,10 +34,24 @@ export interface Idempotency {
   purgeExpired(): Promise<number>;
 }
 
-export function requestHash(operationId: string, params: unknown, body: unknown): string {
+/**
+ * What makes two requests under one Idempotency-Key the same request: the
+ * operation, the key's mode (a test key's send goes to the sink, a live
+ * key's does not), the path, the headers that change what the operation
+ * does (strict or partial batch validation), and the body.
+ */
+export interface RequestIdentity {
+  operationId: string;
+  mode: string;
+  params: unknown;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+export function requestHash({ operationId, mode, params, headers, body }: RequestIdentity): string {
   let text: string;
   try {
-    text = JSON.stringify([operationId, params, body ?? null]);
+    text = JSON.stringify([operationId, mode, params, headers, body ?? null]);
   } catch (err) {
     // JSON.parse reads nesting deeper than JSON.stringify can write back (it recurses); no operation's body nests so.
     if (err instanceof RangeError) throw new AppError('bad_request', 'The request body is nested too deeply.');

@@ -78,6 +78,8 @@ export interface OpOptions {
 export type OpMiddleware = Middleware<AppState> & { operationId: string };
 
 const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+/** How much of a refused header's value an error message repeats. */
+const MAX_ECHOED_HEADER_CHARS = 100;
 
 /** The middleware of operation `operationId`; an id that schema/ does not define does not compile. */
 export function op<Id extends OperationId>(operationId: Id, options: OpOptions, handler: (input: OpInput<Id>) => unknown): OpMiddleware {
@@ -105,7 +107,7 @@ export function op<Id extends OperationId>(operationId: Id, options: OpOptions, 
     if (idemKey.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
       throw new AppError('bad_request', `Idempotency-Key is at most ${MAX_IDEMPOTENCY_KEY_LENGTH} characters.`, { param: 'Idempotency-Key' });
     }
-    const hash = idemKey ? requestHash(operationId, params, rawBody) : '';
+    const hash = idemKey ? requestHash({ operationId, mode: auth.mode, params, headers: headersAsRead(ctx, operation), body: rawBody }) : '';
     if (idemKey) {
       const replay = await deps.idempotency.begin(auth.workspaceId, idemKey, operationId, hash);
       if (replay) {
@@ -137,6 +139,21 @@ export function op<Id extends OperationId>(operationId: Id, options: OpOptions, 
     respond(ctx, response);
   };
   return Object.assign(mw as Middleware<AppState>, { operationId });
+}
+
+/**
+ * The operation's own request headers as it reads them: an absent or blank
+ * one as its default, a listed value in the schema's spelling ("Strict" is
+ * "strict"), so that only a header that changes the request changes its hash.
+ */
+function headersAsRead(ctx: Context, operation: CompiledOperation): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const h of operation.headerParams) {
+    const given = ctx.get(h.name).trim();
+    const value = given === '' ? (h.default ?? '') : given;
+    out[h.name] = h.values?.find((v) => v.toLowerCase() === value.toLowerCase()) ?? value;
+  }
+  return out;
 }
 
 function respond(ctx: Context, r: Replay): void {
@@ -210,6 +227,14 @@ async function readJson(ctx: Context, maxBytes: number): Promise<{ value: unknow
   // The usual spelling is taken as it is, without parsing the media type.
   if (hasBody && ctx.get('Content-Type') !== 'application/json' && !ctx.is('application/json', '+json')) {
     throw new AppError('unsupported_media_type', 'The request body must be JSON, sent with Content-Type: application/json.', { param: 'Content-Type' });
+  }
+  // A compressed body read as text is bytes of no meaning: refused before a
+  // byte is read, and, as RFC 7694 asks, saying which coding is taken.
+  const encoding = ctx.get('Content-Encoding').trim().slice(0, MAX_ECHOED_HEADER_CHARS);
+  if (hasBody && encoding.split(',').some((coding) => !/^\s*(identity)?\s*$/i.test(coding))) {
+    ctx.set('Accept-Encoding', 'identity');
+    throw new AppError('unsupported_media_type',
+      `The request body is sent with Content-Encoding '${encoding}', which is not taken: send the JSON uncompressed.`, { param: 'Content-Encoding' });
   }
   if (declared > maxBytes) throw new AppError('payload_too_large', `The request body is over ${maxBytes} bytes.`);
   const chunks: Buffer[] = [];

@@ -6,8 +6,10 @@ import type { Store, Tx } from '../store/db.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import { deleteTag, existingTagIds, findTag, findTagsByKeys, insertTags, listTags, type Tag } from './tags.repo.js';
 
-// Tag names are trimmed and unique per workspace without regard to case
-// ("VIP" and "vip" are one tag), the way people mean labels.
+// Tag names are trimmed, in Unicode NFC, and unique per workspace without
+// regard to case ("VIP" and "vip" are one tag), the way people mean labels:
+// "Café" typed with a composed é or with e and a combining accent looks the
+// same to a person, so it is one name, kept composed.
 
 export const MAX_TAG_NAME_LENGTH = 100;
 
@@ -24,11 +26,15 @@ export interface TagsService {
   ensureNamed(tx: Tx, workspaceId: string, names: string[]): Promise<Map<string, Tag>>;
 }
 
-export const tagKey = (name: string): string => name.trim().toLowerCase();
+/** A tag name as it is stored and shown: trimmed, in NFC. */
+const tagName = (name: string): string => name.normalize('NFC').trim();
+
+/** What makes two names one tag: the name as stored, lower-cased. */
+export const tagKey = (name: string): string => tagName(name).toLowerCase();
 
 /** A usable tag name, or undefined. */
 export function cleanTagName(name: string): string | undefined {
-  const trimmed = name.trim();
+  const trimmed = tagName(name);
   return trimmed.length > 0 && characterCount(trimmed) <= MAX_TAG_NAME_LENGTH ? trimmed : undefined;
 }
 
@@ -66,7 +72,7 @@ export function tagsService(deps: { store: Store; clock: Clock }): TagsService {
     async ensureNamed(tx, ws, names) {
       // A new tag takes the first spelling given for it.
       const byKey = new Map<string, string>();
-      for (const n of names) if (!byKey.has(tagKey(n))) byKey.set(tagKey(n), n.trim());
+      for (const n of names) if (!byKey.has(tagKey(n))) byKey.set(tagKey(n), tagName(n));
       const found = await findTagsByKeys(tx, ws, [...byKey.keys()]);
       const now = clock.now();
       const missing = [...byKey].filter(([key]) => !found.has(key))

@@ -50,6 +50,33 @@ describe('authentication and API keys', () => {
     expect(ok.body.scopes).toEqual(['sending_access']);
   });
 
+  it('revokes only keys whose scopes the calling key could grant, and always itself', async () => {
+    await using t = await startTestApp();
+    const owner = await t.seed.key({ name: 'owner', scopes: ['full_access'] });
+    const broader = await t.seed.key({ name: 'broader', scopes: ['emails:send', 'domains:write'] });
+    const narrower = await t.seed.key({ name: 'narrower', scopes: ['sending_access'] });
+    const keyAdmin = await t.seed.key({ name: 'key admin', scopes: ['api_keys:read', 'api_keys:write', 'emails:send'] });
+    const admin = t.api.as(keyAdmin.token);
+
+    const ownerRefused = await admin.delete(`/v1/api-keys/${owner.id}`);
+    expect(ownerRefused.status).toBe(403);
+    expect(ownerRefused.body.error.code).toBe('forbidden');
+    expect(ownerRefused.body.error.message).toMatch(/only keys whose scopes it holds itself/);
+    expect((await admin.delete(`/v1/api-keys/${broader.id}`)).status).toBe(403);
+    for (const refused of [owner, broader]) {
+      expect((await t.api.get(`/v1/api-keys/${refused.id}`)).body.revoked_at).toBeNull();
+      expect((await t.api.as(refused.token).get('/v1/api-keys/current')).status).toBe(200);
+    }
+
+    // sending_access is emails:send, which the admin holds.
+    expect((await admin.delete(`/v1/api-keys/${narrower.id}`)).status).toBe(204);
+    expect((await t.api.as(narrower.token).get('/v1/api-keys/current')).status).toBe(401);
+    // A full-access key revokes any key; the admin may revoke itself.
+    expect((await t.api.as(owner.token).delete(`/v1/api-keys/${broader.id}`)).status).toBe(204);
+    expect((await admin.delete(`/v1/api-keys/${keyAdmin.id}`)).status).toBe(204);
+    expect((await admin.get('/v1/api-keys/current')).status).toBe(401);
+  });
+
   it('shows the raw token once; lists, gets and revokes with masked tokens', async () => {
     await using t = await startTestApp();
     const created = await t.api.post('/v1/api-keys', { name: 'ci', scopes: ['emails:send', 'emails:read'] });

@@ -66,7 +66,7 @@ describe('an Idempotency-Key given to two nodes at once', () => {
     await using nodes = await openTwoNodes();
     const [x, y] = [on(nodes.a), on(nodes.b)];
     const ws = nodes.workspaceId;
-    const hash = requestHash('createEmail', {}, { subject: 'Once' });
+    const hash = requestHash({ operationId: 'createEmail', mode: 'live', params: {}, headers: {}, body: { subject: 'Once' } });
     const begun = await Promise.allSettled([x.begin(ws, 'send-once', 'createEmail', hash), y.begin(ws, 'send-once', 'createEmail', hash)]);
     expect(settledCodes(begun).sort()).toEqual(['idempotency_conflict', 'ok']);
     expect(begun.find((r) => r.status === 'fulfilled')).toEqual({ status: 'fulfilled', value: undefined });
@@ -81,7 +81,7 @@ describe('an Idempotency-Key given to two nodes at once', () => {
     const clock = new ManualClock(Date.UTC(2026, 0, 1));
     const [x, y] = [on(nodes.a, clock), on(nodes.b, clock)];
     const ws = nodes.workspaceId;
-    const hash = requestHash('createEmail', {}, { subject: 'Retry' });
+    const hash = requestHash({ operationId: 'createEmail', mode: 'live', params: {}, headers: {}, body: { subject: 'Retry' } });
     expect(await x.begin(ws, 'k1', 'createEmail', hash)).toBeUndefined();
     await x.finish(ws, 'k1', 'createEmail', hash, { status: 500, body: {} });
     expect(await y.begin(ws, 'k1', 'createEmail', hash)).toBeUndefined();

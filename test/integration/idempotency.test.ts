@@ -37,6 +37,41 @@ describe('Idempotency-Key', () => {
     expect(later.body.id).not.toBe(first.body.id);
   });
 
+  it('counts the headers that change a request, and the key\'s mode, as part of the request', async () => {
+    await using t = await startTestApp();
+    const good = { from: 'ann@example.test', to: 'bob@example.org', subject: 'Hello', text: 'Hi' };
+    const batch = { emails: [good, { ...good, colour: 'red' }] };
+    const as = (validation: string | undefined, key = 'batch-validation-1') =>
+      ({ headers: { 'Idempotency-Key': key, ...(validation !== undefined && { 'Mailroom-Batch-Validation': validation }) } });
+
+    const strict = await t.api.post('/v1/emails/batch', batch, as('strict'));
+    expect(strict.status).toBe(422);
+    const partial = await t.api.post('/v1/emails/batch', batch, as('partial'));
+    expect(partial.status).toBe(409);
+    expect(partial.body.error).toMatchObject({ code: 'idempotency_conflict', param: 'Idempotency-Key' });
+    // No header is the default, partial; a header spelt otherwise than the first time names the same request.
+    expect((await t.api.post('/v1/emails/batch', batch, as(undefined))).status).toBe(409);
+    const again = await t.api.post('/v1/emails/batch', batch, as(' Strict '));
+    expect(again.status).toBe(422);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+
+    // The other order: partial first (by default), then strict.
+    const sent = await t.api.post('/v1/emails/batch', batch, as(undefined, 'batch-validation-2'));
+    expect(sent.status).toBe(200);
+    expect(sent.body.data.map((r: { id?: string }) => Boolean(r.id))).toEqual([true, false]);
+    expect((await t.api.post('/v1/emails/batch', batch, as('partial', 'batch-validation-2'))).body).toEqual(sent.body);
+    expect((await t.api.post('/v1/emails/batch', batch, as('strict', 'batch-validation-2'))).status).toBe(409);
+
+    // A test key's request (sent to the sink) is not the live key's, though the body is the same.
+    const { token: testKey } = await t.seed.key({ mode: 'test' });
+    const single = { headers: { 'Idempotency-Key': 'send-1' } };
+    const live = await t.api.post('/v1/emails', good, single);
+    expect(live.status).toBe(201);
+    const fromTest = await t.api.as(testKey).post('/v1/emails', good, single);
+    expect(fromTest.status).toBe(409);
+    expect(fromTest.body.error.code).toBe('idempotency_conflict');
+  });
+
   it('replays a 4xx too, answers 409 while the first is in flight, and refuses keys over 255 characters', async () => {
     await using t = await startTestApp();
     const invalid = await t.api.post('/v1/api-keys', { name: 'x', scopes: ['nope'] }, { headers: { 'Idempotency-Key': 'bad-1' } });

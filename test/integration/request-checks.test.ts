@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import { Agent, get } from 'node:http';
 import { Socket } from 'node:net';
 import { join } from 'node:path';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { onPostgres } from '../helpers/database.js';
@@ -129,6 +130,30 @@ describe('requests refused before any handler', () => {
     const contact = (await t.api.get('/v1/contacts')).body.data[0];
     expect((await t.api.request('POST', `/v1/contacts/${contact.id}/unsubscribe`, {})).status).toBe(200);
     expect((await t.api.request('POST', `/v1/contacts/${contact.id}/unsubscribe`, { rawBody: '', headers: { 'Content-Type': 'text/plain' } })).status).toBe(200);
+  });
+
+  it('a compressed body is 415 naming its Content-Encoding, and is not read as JSON', async () => {
+    const post = (body: Buffer | string, encoding: string) => fetch(`${t.url}/v1/api-keys`, {
+      method: 'POST', body,
+      headers: { Authorization: `Bearer ${t.token}`, 'Content-Type': 'application/json', 'Content-Encoding': encoding },
+    });
+    const json = JSON.stringify({ name: 'compressed' });
+    for (const [encoding, body] of [['gzip', gzipSync(json)], ['GZip', gzipSync(json)], ['br', brotliCompressSync(json)],
+      ['deflate', deflateSync(json)], ['gzip, identity', gzipSync(json)]] as const) {
+      const res = await post(body, encoding);
+      expect(res.status, encoding).toBe(415);
+      const { error } = (await res.json()) as { error: Record<string, string> };
+      expect(error, encoding).toMatchObject({ code: 'unsupported_media_type', param: 'Content-Encoding' });
+      expect(error.message, encoding).toContain(`'${encoding}'`);
+      expect(error.request_id, encoding).toBe(res.headers.get('x-request-id'));
+      // RFC 7694: a server that takes no content coding says which it takes.
+      expect(res.headers.get('accept-encoding'), encoding).toBe('identity');
+      expect(res.headers.get('ratelimit-remaining'), encoding).not.toBeNull();
+    }
+    const names = (await t.api.get('/v1/api-keys?limit=100')).body.data.map((k: { name: string }) => k.name);
+    expect(names).not.toContain('compressed');
+    // identity is no coding at all.
+    expect((await post(json, 'identity')).status).toBe(201);
   });
 
   it('a path id with a control character is 404 naming the parameter, on every store; an address to create under is 422', async () => {

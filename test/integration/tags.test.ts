@@ -1,5 +1,7 @@
+import type { Kysely } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { startTestApp } from '../helpers/app.js';
+import * as tagNamesMigration from '../../src/store/migrations/0039_tag_names_nfc.js';
 
 describe('tags', () => {
   it('creates tags with names unique per workspace regardless of case', async () => {
@@ -19,6 +21,62 @@ describe('tags', () => {
     const them = t.api.as((await t.seed.key({ workspaceId: other.id })).token);
     expect((await them.post('/v1/tags', { name: 'VIP' })).status).toBe(201);
     expect((await t.api.get('/v1/tags')).body.data.map((x: { id: string }) => x.id)).toEqual([vip.body.id]);
+  });
+
+  it('reads a name written composed (NFC) or decomposed (NFD) as one name, whichever comes first', async () => {
+    await using t = await startTestApp();
+    const composed = 'Caf\u00e9';
+    const decomposed = 'Cafe\u0301';
+    expect(composed).not.toBe(decomposed);
+    for (const [first, second] of [[composed, decomposed], [decomposed, composed]]) {
+      const ws = await t.seed.workspace();
+      const api = t.api.as((await t.seed.key({ workspaceId: ws.id })).token);
+      const made = await api.post('/v1/tags', { name: first });
+      expect(made.status).toBe(201);
+      expect(made.body.name).toBe(composed);
+      const dup = await api.post('/v1/tags', { name: second });
+      expect(dup.status).toBe(422);
+      expect(dup.body.error).toMatchObject({ code: 'already_exists', param: 'name', tag_id: made.body.id });
+      expect((await api.post('/v1/tags', { name: second.toUpperCase() })).status).toBe(422);
+
+      // Tags given by name on contacts find the same tag, in either form.
+      const one = await api.post('/v1/contacts', { email: 'one@example.com', tags: [second, first] });
+      expect(one.status).toBe(201);
+      expect(one.body.tags).toEqual([{ id: made.body.id, name: composed }]);
+      const upserted = await api.put('/v1/contacts/by-email/two%40example.com', { tags: [second] });
+      expect(upserted.body.tags).toEqual([{ id: made.body.id, name: composed }]);
+      const patched = await api.patch(`/v1/contacts/${one.body.id}`, { tags: [second, 'Other'] });
+      expect(patched.body.tags.map((x: { id: string }) => x.id)).toContain(made.body.id);
+      const bulk = await api.post('/v1/contacts/bulk', { contacts: [
+        { email: 'three@example.com', tags: [second] }, { email: 'four@example.com', tags: [first, second] },
+      ] });
+      expect(bulk.status).toBe(200);
+      const listed = (await api.get(`/v1/contacts?tag_id=${made.body.id}&limit=100`)).body.data.map((c: { email: string }) => c.email);
+      expect(listed.sort()).toEqual(['four@example.com', 'one@example.com', 'three@example.com', 'two@example.com']);
+      expect((await api.get('/v1/tags')).body.data.map((x: { name: string }) => x.name).sort()).toEqual([composed, 'Other']);
+    }
+  });
+
+  it('composes the names of tags kept decomposed before, unless that makes two tags one', async () => {
+    await using t = await startTestApp();
+    const { store } = t.mailroom.services;
+    const ws = await t.seed.workspace();
+    const api = t.api.as((await t.seed.key({ workspaceId: ws.id })).token);
+    // Rows as they were written when names were compared as given.
+    const row = (id: string, workspace_id: string, name: string) => ({ id, workspace_id, name, name_key: name.toLowerCase(), created_at: Date.now() });
+    await store.write((tx) => tx.insertInto('tags').values([
+      row('tag_lone', t.workspaceId, 'Cafe\u0301'),
+      row('tag_twin_nfd', ws.id, 'Cafe\u0301'), row('tag_twin_nfc', ws.id, 'Caf\u00e9'),
+    ]).execute());
+    await tagNamesMigration.up(store.db as unknown as Kysely<unknown>);
+
+    const lone = await t.api.post('/v1/contacts', { email: 'lone@example.com', tags: ['Caf\u00e9'] });
+    expect(lone.body.tags).toEqual([{ id: 'tag_lone', name: 'Caf\u00e9' }]);
+    expect((await t.api.post('/v1/tags', { name: 'Cafe\u0301' })).body.error).toMatchObject({ code: 'already_exists', tag_id: 'tag_lone' });
+    // Two tags the workspace already had stay two; the name finds the composed one.
+    const twin = await api.post('/v1/contacts', { email: 'twin@example.com', tags: ['Cafe\u0301'] });
+    expect(twin.body.tags).toEqual([{ id: 'tag_twin_nfc', name: 'Caf\u00e9' }]);
+    expect((await api.get('/v1/tags')).body.data.map((x: { id: string }) => x.id).sort()).toEqual(['tag_twin_nfc', 'tag_twin_nfd']);
   });
 
   it('refuses blank, long, missing and unknown fields', async () => {

@@ -36,6 +36,7 @@ import * as m0035 from './0035_unsubscribe_race.js';
 import * as m0036 from './0036_broadcast_stats_slots.js';
 import * as m0037 from './0037_broadcast_skips.js';
 import * as m0038 from './0038_keyed_return_paths.js';
+import * as m0039 from './0039_tag_names_nfc.js';
 
 // Migrations are listed here rather than read from disk, so they run the same
 // from src/ under tsx and from dist/. Names sort in the order they apply.
@@ -77,4 +78,5 @@ export const migrations: Record<string, Migration> = {
   '0036_broadcast_stats_slots': m0036,
   '0037_broadcast_skips': m0037,
   '0038_keyed_return_paths': m0038,
+  '0039_tag_names_nfc': m0039,
 };

@@ -340,9 +340,9 @@ async function eachAtMost(contacts, call, { progress, onStoreWait, cancelled }) 
 /** @param {string} name  as typed or picked @param {Tag[]} tags  the workspace's @returns {Promise<BulkAction>} */
 async function addTagAction(name, tags) {
   if (!name) throw new Error('Type the name of a tag, or pick one.');
-  // Names are matched without regard to case, as the API does; a new name is made a tag first.
+  // A new name is made a tag first.
   /** @type {TagRef & { created?: boolean }} */
-  const tag = tags.find((t) => t.name.toLowerCase() === name.toLowerCase()) ?? await tagNamed(name);
+  const tag = tags.find((t) => sameTagName(t.name, name)) ?? await tagNamed(name);
   return {
     doing: (contacts) => `Tagging ${contacts} with “${tag.name}”`,
     call: async (c) => {
@@ -520,6 +520,15 @@ function statusRows(contact) {
 }
 
 /**
+ * Whether two tag names name one tag, as the API matches them: in NFC ("Café" typed composed or
+ * decomposed) and without regard to case.
+ * @param {string} a @param {string} b
+ */
+function sameTagName(a, b) {
+  return a.normalize('NFC').toLowerCase() === b.normalize('NFC').toLowerCase();
+}
+
+/**
  * The tag of this name, made when there is none. One the picker did not offer (past its thousand, or made
  * since) is found by the API's refusal, which names it.
  * @param {string} name
@@ -565,8 +574,8 @@ function tagsPanel(contact, tags) {
         return;
       }
       try {
-        // Names are matched without regard to case, as the API does; a new name is made a tag first.
-        const known = tags.find((t) => t.name.toLowerCase() === wanted.toLowerCase());
+        // A new name is made a tag first.
+        const known = tags.find((t) => sameTagName(t.name, wanted));
         /** @type {TagRef & { created?: boolean }} */
         const tag = known ?? await tagNamed(wanted);
         await api('POST', `${path}/tags/${encodeURIComponent(tag.id)}`);
