@@ -60,7 +60,7 @@ export interface paths {
         put?: never;
         /**
          * Create a key. The raw token is in this response only.
-         * @description Scopes default to full_access. A key may grant only scopes it holds itself (every fine scope they amount to, and full_access only from a full-access key); asking for more is 403. The mode defaults to the calling key's. The live/test split is a security boundary: a test key creates test keys only, and asking it for a live key is 403 (recorded in its activity trail like every other write).
+         * @description Scopes default to full_access. A key may grant only scopes it holds itself (every fine scope they amount to, and full_access only from a full-access key); asking for more is 403. The mode defaults to the calling key's. The live/test split is a security boundary: a test key creates test keys only, and asking it for a live key is 403 (recorded in its activity trail like every other write). Under an Idempotency-Key, this response (the token with it) is kept sealed for 24 hours, so a retry that lost the first answer gets the same key rather than a second one; without the header the token is never stored, only its keyed hash.
          */
         post: operations["createApiKey"];
         delete?: never;

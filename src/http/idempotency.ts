@@ -42,16 +42,22 @@ export interface Idempotency {
  */
 export interface RequestIdentity {
   operationId: string;
-  mode: string;
+  mode: 'live' | 'test';
   params: unknown;
+  /** The operation's headers given with a value other than their default. */
   headers: Record<string, string>;
   body: unknown;
 }
 
 export function requestHash({ operationId, mode, params, headers, body }: RequestIdentity): string {
+  // The mode and headers go in only when they are not the defaults, so a live
+  // request without them hashes as it did before they counted: a retry that
+  // straddles an upgrade is still the same request, and is replayed.
+  const variant = { ...(mode !== 'live' && { mode }), ...headers };
   let text: string;
   try {
-    text = JSON.stringify([operationId, mode, params, headers, body ?? null]);
+    const identity = [operationId, params, body ?? null];
+    text = JSON.stringify(Object.keys(variant).length === 0 ? identity : [...identity, variant]);
   } catch (err) {
     // JSON.parse reads nesting deeper than JSON.stringify can write back (it recurses); no operation's body nests so.
     if (err instanceof RangeError) throw new AppError('bad_request', 'The request body is nested too deeply.');

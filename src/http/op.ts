@@ -142,16 +142,17 @@ export function op<Id extends OperationId>(operationId: Id, options: OpOptions, 
 }
 
 /**
- * The operation's own request headers as it reads them: an absent or blank
- * one as its default, a listed value in the schema's spelling ("Strict" is
- * "strict"), so that only a header that changes the request changes its hash.
+ * The operation's own request headers as it reads them, those that differ
+ * from their default: an absent or blank one is its default, a listed value
+ * is in the schema's spelling ("Strict" is "strict"), so that only a header
+ * that changes the request changes its hash.
  */
 function headersAsRead(ctx: Context, operation: CompiledOperation): Record<string, string> {
   const out: Record<string, string> = {};
   for (const h of operation.headerParams) {
     const given = ctx.get(h.name).trim();
-    const value = given === '' ? (h.default ?? '') : given;
-    out[h.name] = h.values?.find((v) => v.toLowerCase() === value.toLowerCase()) ?? value;
+    const value = h.values?.find((v) => v.toLowerCase() === given.toLowerCase()) ?? given;
+    if (value !== '' && value !== h.default) out[h.name] = value;
   }
   return out;
 }
