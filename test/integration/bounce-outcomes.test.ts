@@ -4,6 +4,7 @@ import { recordRecipientOutcomes } from '../../src/emails/index.js';
 import { returnPathFor } from '../../src/inbound/return-path.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { startDns, type TestDns } from '../helpers/dns.js';
+import { failureReport } from '../helpers/dsn.js';
 import { directDeliveryEnv, startScriptedMx, type ScriptedMx } from '../helpers/mx.js';
 import { eventually, sendRaw, startSmtpTestApp, type SmtpTestApp } from '../helpers/smtp-app.js';
 
@@ -18,36 +19,7 @@ const RECIPIENT = 'ghost@gone.test';
 const REFUSAL = `550 5.1.1 <${RECIPIENT}>: Recipient address rejected: User unknown in local recipient table`;
 
 /** The DSN gone.test's MX sends when it took a message and found no such mailbox afterwards. */
-function dsn(returnPath: string): string {
-  return [
-    'From: MAILER-DAEMON@mx.gone.test (Mail Delivery System)',
-    `To: ${returnPath}`,
-    'Subject: Undelivered Mail Returned to Sender',
-    'Date: Wed, 25 Nov 2026 10:00:00 +0000',
-    'Message-ID: <dsn-1@mx.gone.test>',
-    'MIME-Version: 1.0',
-    'Content-Type: multipart/report; report-type=delivery-status; boundary="b1"',
-    '',
-    '--b1',
-    'Content-Type: text/plain',
-    '',
-    'Your message could not be delivered.',
-    '',
-    '--b1',
-    'Content-Type: message/delivery-status',
-    '',
-    'Reporting-MTA: dns; mx.gone.test',
-    '',
-    `Final-Recipient: rfc822; ${RECIPIENT}`,
-    'Action: failed',
-    'Status: 5.1.1',
-    'Remote-MTA: dns; mx.gone.test',
-    `Diagnostic-Code: smtp; ${REFUSAL}`,
-    '',
-    '--b1--',
-    '',
-  ].join('\r\n');
-}
+const dsn = (returnPath: string) => failureReport({ mta: 'mx.gone.test', to: returnPath, recipient: RECIPIENT, diagnostic: REFUSAL });
 
 describe('a bounce learnt at SMTP time and from a DSN', () => {
   let dns: TestDns;

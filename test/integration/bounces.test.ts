@@ -4,6 +4,7 @@ import { Migrator } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { legacyRecipientTag, recipientTag, returnPathFor } from '../../src/inbound/return-path.js';
 import { migrations } from '../../src/store/migrations/index.js';
+import { failureReport } from '../helpers/dsn.js';
 import { eventually, sendRaw, startSmtpTestApp, type SmtpTestApp } from '../helpers/smtp-app.js';
 
 // Bounces and complaints that come back to the return path of a sent email:
@@ -15,33 +16,9 @@ const RETURN_PATH_DOMAIN = `bounces.${DOMAIN}`;
 const fixture = (name: string) => readFileSync(new URL(`../fixtures/${name}`, import.meta.url));
 
 /** A DSN saying that mail to `recipient` could not be delivered: 550 5.1.1, no such user. */
-function userUnknown(recipient: string): string {
-  return [
-    'From: MAILER-DAEMON@mx.remote.test (Mail Delivery System)',
-    'Subject: Undelivered Mail Returned to Sender',
-    'Message-ID: <dsn-1@mx.remote.test>',
-    'MIME-Version: 1.0',
-    'Content-Type: multipart/report; report-type=delivery-status; boundary="b1"',
-    '',
-    '--b1',
-    'Content-Type: text/plain',
-    '',
-    'Your message could not be delivered.',
-    '',
-    '--b1',
-    'Content-Type: message/delivery-status',
-    '',
-    'Reporting-MTA: dns; mx.remote.test',
-    '',
-    `Final-Recipient: rfc822; ${recipient}`,
-    'Action: failed',
-    'Status: 5.1.1',
-    `Diagnostic-Code: smtp; 550 5.1.1 <${recipient}>: Recipient address rejected: User unknown`,
-    '',
-    '--b1--',
-    '',
-  ].join('\r\n');
-}
+const userUnknown = (recipient: string) => failureReport({
+  mta: 'mx.remote.test', recipient, diagnostic: `550 5.1.1 <${recipient}>: Recipient address rejected: User unknown`,
+});
 
 /** The return path of an email id with any tag at all, as anyone who saw the id can write it. */
 const withTag = (emailId: string, tag: string, domain = RETURN_PATH_DOMAIN) => `b-${emailId.slice(3)}-${tag}@${domain}`;
