@@ -231,11 +231,12 @@ async function readJson(ctx: Context, maxBytes: number): Promise<{ value: unknow
   }
   // A compressed body read as text is bytes of no meaning: refused before a
   // byte is read, and, as RFC 7694 asks, saying which coding is taken.
-  const encoding = ctx.get('Content-Encoding').trim().slice(0, MAX_ECHOED_HEADER_CHARS);
+  const encoding = ctx.get('Content-Encoding').trim();
   if (hasBody && encoding.split(',').some((coding) => !/^\s*(identity)?\s*$/i.test(coding))) {
     ctx.set('Accept-Encoding', 'identity');
     throw new AppError('unsupported_media_type',
-      `The request body is sent with Content-Encoding '${encoding}', which is not taken: send the JSON uncompressed.`, { param: 'Content-Encoding' });
+      `The request body is sent with Content-Encoding '${encoding.slice(0, MAX_ECHOED_HEADER_CHARS)}', which is not taken: send the JSON uncompressed.`,
+      { param: 'Content-Encoding' });
   }
   if (declared > maxBytes) throw new AppError('payload_too_large', `The request body is over ${maxBytes} bytes.`);
   const chunks: Buffer[] = [];

@@ -150,6 +150,11 @@ describe('requests refused before any handler', () => {
       expect(res.headers.get('accept-encoding'), encoding).toBe('identity');
       expect(res.headers.get('ratelimit-remaining'), encoding).not.toBeNull();
     }
+    // A coding past the part of the header the message repeats is still seen.
+    const long = `${'identity, '.repeat(20)}gzip`;
+    const refused = await post(gzipSync(json), long);
+    expect(refused.status).toBe(415);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toContain(`'${long.slice(0, 100)}'`);
     const names = (await t.api.get('/v1/api-keys?limit=100')).body.data.map((k: { name: string }) => k.name);
     expect(names).not.toContain('compressed');
     // identity is no coding at all.
