@@ -1,17 +1,15 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { CONFIG_KEYS, ConfigError, describeConfig, flagsToEnv, loadConfig, type Config } from './config.js';
-import { openServices, startMailroom } from './main.js';
-import { ListenerError } from './smtp/index.js';
 import { AppError } from './core/errors.js';
 import { SecretMismatchError } from './store/secret-check.js';
-import { copySqliteToPostgres, StoreCopyError } from './store/copy.js';
-import { openStore } from './store/db.js';
 import { isScope } from './core/scopes.js';
 import { fitsTextFormat } from './contract/contract.js';
-import { runDoctor } from './doctor/doctor.js';
-import { formatReport } from './doctor/report.js';
 import type { QueueDestination, QueueItem } from './queue/index.js';
+
+// The application, the store and the doctor are imported by the commands that use them: `--version`, `--help`,
+// `config` and a mistyped command answer without loading them (about a second), and each command loads only its own.
+const openServices = async (config: Config) => (await import('./main.js')).openServices(config);
 
 const USAGE = `mailroom — self-hosted email platform
 
@@ -87,8 +85,8 @@ function describeDatabase(url: string): string {
   u.password = '';
   return u.toString();
 }
-/** Mailroom could not start, for a reason said in one line (exit 1). */
-class StartupError extends Error {}
+/** A command failed, or Mailroom could not start, for a reason said in one line (exit 1). */
+class CommandFailed extends Error {}
 
 /** From package.json, which sits one level above both src/ and dist/. */
 const VERSION = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
@@ -130,6 +128,7 @@ async function run(argv: string[]): Promise<number> {
       return 0;
     case 'doctor': {
       if (own.domain === '') throw new UsageError('--domain needs a domain name');
+      const [{ runDoctor }, { formatReport }] = await Promise.all([import('./doctor/doctor.js'), import('./doctor/report.js')]);
       const report = await runDoctor(config, { domain: typeof own.domain === 'string' ? own.domain : undefined });
       print(json, report, formatReport(report, shown));
       // Warnings are worth reading but do not make the server unready.
@@ -161,9 +160,12 @@ async function run(argv: string[]): Promise<number> {
       if (typeof own.to !== 'string' || !/^postgres(ql)?:\/\//.test(own.to)) throw new UsageError('--to postgres://USER:PASSWORD@HOST:PORT/DATABASE is required');
       if (!config.databaseUrl.startsWith('sqlite:')) throw new UsageError('store copy copies a SQLite store: MAILROOM_DATABASE_URL names another');
       // One transaction of large batches, run with the server stopped: its statements are not limited, as migrations are not.
+      const [{ openStore }, { copySqliteToPostgres, StoreCopyError }] = await Promise.all([import('./store/db.js'), import('./store/copy.js')]);
       const target = openStore(own.to, { postgresTimeouts: { queryMs: 0 } });
       try {
-        const copied = await copySqliteToPostgres(config.databaseUrl.replace(/^sqlite:/, ''), target, (line) => console.log(`  ${line}`));
+        const copied = await copySqliteToPostgres(config.databaseUrl.replace(/^sqlite:/, ''), target, (line) => console.log(`  ${line}`)).catch((err: unknown) => {
+          throw err instanceof StoreCopyError ? new CommandFailed(err.message) : err;
+        });
         const rows = copied.reduce((n, t) => n + t.rows, 0);
         console.log(`Copied ${copied.length} tables, ${rows} rows, into ${describeDatabase(own.to)}; every table's count matches.\n` +
           'Start Mailroom with MAILROOM_DATABASE_URL set to that database and the same master secret on every node.');
@@ -361,10 +363,11 @@ async function serve(config: Config): Promise<number> {
   if (!config.hostname.includes('.')) {
     console.warn(`mailroom: MAILROOM_HOSTNAME is '${config.hostname}', not a fully qualified name: the MX and SPF records given for your domains name it, so set it to this server's public DNS name.`);
   }
+  const [{ startMailroom }, { ListenerError }] = await Promise.all([import('./main.js'), import('./smtp/listener.js')]);
   const mailroom = await startMailroom(config).catch((err: NodeJS.ErrnoException) => {
-    if (err instanceof ListenerError) throw new StartupError(err.message);
+    if (err instanceof ListenerError) throw new CommandFailed(err.message);
     if (err.code === 'EADDRINUSE') {
-      throw new StartupError(`the HTTP port ${config.httpHost}:${config.httpPort} is in use (another Mailroom?): stop that, or set MAILROOM_HTTP_PORT`);
+      throw new CommandFailed(`the HTTP port ${config.httpHost}:${config.httpPort} is in use (another Mailroom?): stop that, or set MAILROOM_HTTP_PORT`);
     }
     throw err;
   });
@@ -388,7 +391,7 @@ run(process.argv.slice(2)).then(
   (code) => { process.exitCode = code; },
   (err) => {
     if (err instanceof UsageError) console.error(`mailroom: ${err.message}\n\n${USAGE}`);
-    else if (err instanceof ConfigError || err instanceof AppError || err instanceof StartupError || err instanceof SecretMismatchError || err instanceof StoreCopyError) {
+    else if (err instanceof ConfigError || err instanceof AppError || err instanceof CommandFailed || err instanceof SecretMismatchError) {
       console.error(`mailroom: ${err.message}`);
     }
     else console.error(err);
