@@ -63,7 +63,8 @@ export interface ApiKeysService {
   current(auth: AuthContext): Promise<CurrentApiKey>;
   /**
    * Revokes a key. A calling key (`revoker`; absent for the CLI) may revoke
-   * itself, and otherwise only a key whose scopes it could grant (403 forbidden).
+   * itself, and otherwise only a key whose scopes it could grant, and a test
+   * key only test keys (403 forbidden).
    */
   revoke(workspaceId: string, id: string, revoker?: AuthContext): Promise<void>;
   activity(workspaceId: string, id: string, page: PageQuery): Promise<Page<ApiKeyActivity>>;
@@ -192,6 +193,10 @@ export function apiKeysService(deps: { store: Store; clock: Clock; pepper: Buffe
           throw new AppError('forbidden',
             `This key may not revoke '${key.name}': a key may revoke itself, and otherwise only keys whose scopes it holds itself (full_access for a full-access key).`,
             { param: 'key_id' });
+        }
+        // As with create: what a test key does never stops real mail.
+        if (revoker?.mode === 'test' && key.mode === 'live') {
+          throw new AppError('forbidden', `A test key may only revoke test keys, and '${key.name}' is a live key.`, { param: 'key_id' });
         }
         await revokeApiKey(tx, ws, id, clock.now());
       });

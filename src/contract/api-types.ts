@@ -104,7 +104,7 @@ export interface paths {
         post?: never;
         /**
          * Revoke a key; it stops working at once and stays listed with revoked_at.
-         * @description A key may always revoke itself. Any other key it may revoke only if it could grant that key's scopes (as in createApiKey): a key holding `api_keys:write` without `full_access` cannot revoke a full-access key, nor one with a scope it lacks, and the attempt is 403 `forbidden`.
+         * @description A key may always revoke itself. Any other key it may revoke only if it could grant that key's scopes (as in createApiKey): a key holding `api_keys:write` without `full_access` cannot revoke a full-access key, nor one with a scope it lacks, and the attempt is 403 `forbidden`. A test key may revoke only test keys (403 `forbidden` for a live key), as it may create only test keys.
          */
         delete: operations["revokeApiKey"];
         options?: never;

@@ -77,6 +77,23 @@ describe('authentication and API keys', () => {
     expect((await admin.get('/v1/api-keys/current')).status).toBe(401);
   });
 
+  it('lets a test key revoke test keys and itself, never a live key', async () => {
+    await using t = await startTestApp();
+    const live = await t.seed.key({ name: 'production' });
+    const otherTest = await t.seed.key({ name: 'ci', mode: 'test' });
+    const testKey = await t.seed.key({ name: 'sandbox', mode: 'test' });
+    const asTest = t.api.as(testKey.token);
+
+    const refused = await asTest.delete(`/v1/api-keys/${live.id}`);
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toMatchObject({ code: 'forbidden', param: 'key_id', message: "A test key may only revoke test keys, and 'production' is a live key." });
+    expect((await t.api.as(live.token).get('/v1/api-keys/current')).status).toBe(200);
+
+    expect((await asTest.delete(`/v1/api-keys/${otherTest.id}`)).status).toBe(204);
+    expect((await asTest.delete(`/v1/api-keys/${testKey.id}`)).status).toBe(204);
+    expect((await asTest.get('/v1/api-keys/current')).status).toBe(401);
+  });
+
   it('shows the raw token once; lists, gets and revokes with masked tokens', async () => {
     await using t = await startTestApp();
     const created = await t.api.post('/v1/api-keys', { name: 'ci', scopes: ['emails:send', 'emails:read'] });
