@@ -289,6 +289,28 @@ describe('the dashboard\'s layout in Chromium', () => {
     await page.setViewportSize({ width: 1440, height: 900 });
   });
 
+  it('fits each list to an 800-pixel tablet screen, leaving out its minor columns there only', async () => {
+    await page.setViewportSize({ width: 800, height: 1000 });
+    const wide: string[] = [];
+    for (const route of ['#/emails', '#/events', '#/contacts', '#/suppressions', '#/domains', '#/webhooks', '#/broadcasts', '#/templates',
+      '#/queue', '#/api-keys', `#/webhooks/${ids.webhook}`]) {
+      await open(route);
+      const by = await overflow();
+      if (by > 0) wide.push(`${route} by ${by}px`);
+      const scrolled = await sidewaysLists();
+      if (scrolled > 0) wide.push(`${route}: ${scrolled} lists scroll sideways`);
+    }
+    expect(wide).toEqual([]);
+    await open('#/emails');
+    const from = page.locator('thead th', { hasText: 'From' });
+    expect(await from.isVisible()).toBe(false);
+    // A phone's card names the sender again, and so does a wide screen's table.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.locator('tbody td[data-label="From"]').first().waitFor({ state: 'visible' });
+    await page.setViewportSize({ width: 1440, height: 900 });
+    expect(await from.isVisible()).toBe(true);
+  });
+
   it('says in each empty list what to do about it', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await signIn(emptyKey);

@@ -119,11 +119,11 @@ async function showContacts({ view, query }) {
   /** @type {import('../ui.js').Column<Contact>[]} */
   const columns = [
     { header: 'Address', cell: (c) => clipped(c.email, { href: contactHref(c.id), wide: true }), role: 'primary' },
-    { header: 'Name', cell: (c) => (c.name ? clipped(c.name) : none()) },
+    { header: 'Name', cell: (c) => (c.name ? clipped(c.name) : none()), minor: true },
     { header: 'Status', cell: (c) => badge(c.status), role: 'status' },
     { header: 'Engagement', cell: (c) => tierLabel(c.engagement_tier), className: 'nowrap' },
     { header: 'Tags', cell: (c) => tagChips(c.tags, ROW_TAGS) },
-    { header: 'Created', cell: (c) => time(c.created_at), className: 'nowrap' },
+    { header: 'Created', cell: (c) => time(c.created_at), className: 'nowrap', minor: true },
   ];
   await pagedTable(list, {
     api: '/v1/contacts', route: '/contacts', query, filters, columns, selection,

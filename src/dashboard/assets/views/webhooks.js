@@ -180,7 +180,7 @@ async function showWebhook({ view, id, query }) {
     { header: 'Event', cell: (d) => [d.event_type, d.test ? ' ' : null, d.test ? badge('test') : null, d.replay_of ? h('span', { class: 'reason' }, 'replay') : null],
       role: 'primary' },
     { header: 'Status', cell: (d) => badge(d.status), role: 'status' },
-    { header: 'Attempts', cell: attemptsSoFar },
+    { header: 'Attempts', cell: attemptsSoFar, minor: true },
     { header: 'Last answer', cell: lastAnswer, className: 'prose' },
     ...(may(WEBHOOKS_WRITE) ? [actionsColumn((/** @type {Delivery} */ d) => rowAction('Replay', 'secondary',
       `Send this ${d.event_type} delivery again, as a new delivery?`, async () => {
