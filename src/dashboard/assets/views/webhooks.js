@@ -108,11 +108,12 @@ function showWebhooks({ view, query }) {
   return pagedTable(list, { api: '/v1/webhooks', route: '/webhooks', query, columns, empty: may(WEBHOOKS_WRITE) ? 'No endpoints yet. Add one below to have events posted to it as they happen.' : 'No endpoints yet.' });
 }
 
-/** @param {Delivery} d */
+/** The last attempt's answer (its status, or why there was none) and how long it took, read as one. @param {Delivery} d */
 function lastAnswer(d) {
   const last = d.attempts.at(-1);
   if (!last) return none();
-  return [last.response_status === null ? code(last.error) : code(String(last.response_status)), ' in ', `${last.duration_ms} ms`];
+  return h('span', { class: 'answer' }, last.response_status === null ? code(last.error) : code(String(last.response_status)), ' in ',
+    `${last.duration_ms} ms`);
 }
 
 /**
