@@ -113,6 +113,25 @@ describe('the Contacts view in Chromium', () => {
     expect(page.url()).toMatch(/#\/contacts$/);
   });
 
+  it('says which filter the API refused, marks it, shows it as asked, and leads back to the whole list', async () => {
+    await page.goto(`${t.url}/dashboard/#/contacts?engagement_tier=dormant&email=lee`);
+    await expect.poll(() => page.locator('main .error-box').textContent())
+      .toMatch(/^The Engagement filter was refused: 'engagement_tier' must be one of: .*engaged/);
+    expect(await page.getByLabel('Engagement').inputValue()).toBe('dormant');
+    expect(await page.getByLabel('Engagement').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.getByLabel('Address', { exact: true }).inputValue()).toBe('lee');
+    expect(await page.getByLabel('Address', { exact: true }).getAttribute('aria-invalid')).toBeNull();
+
+    // A search from the form asks for what it shows: still refused, and still named.
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.waitForURL(/email=lee&engagement_tier=dormant/);
+    await page.getByRole('link', { name: 'Show the list without filters' }).click();
+    await page.waitForURL(/#\/contacts$/);
+    await expect.poll(async () => (await listed()).length).toBe(25);
+    expect(await page.locator('main .error-box').count()).toBe(0);
+    expect(await page.getByLabel('Engagement').inputValue()).toBe('');
+  });
+
   it('adds a contact, the API\'s refusal of its address shown beside the field', async () => {
     await page.goto(`${t.url}/dashboard/#/contacts`);
     await rows().first().waitFor();
@@ -386,7 +405,7 @@ describe('the Contacts view in Chromium', () => {
     for (let i = 0; i < 105; i++) expect((await t.api.post('/v1/tags', { name: `segment ${String(i).padStart(3, '0')}` })).status).toBe(201);
     expect((await t.api.get('/v1/tags?limit=100')).body.has_more).toBe(true);
     await page.goto(`${t.url}/dashboard/#/contacts`);
-    const options = page.locator('#filter-tag option');
+    const options = page.locator('#filter-tag_id option');
     // The oldest tags come last: the first one made in this file, and the first of these.
     await options.filter({ hasText: 'segment 000' }).waitFor({ state: 'attached' });
     await options.filter({ hasText: 'vip' }).waitFor({ state: 'attached' });

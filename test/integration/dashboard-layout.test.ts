@@ -12,6 +12,7 @@ const LONG_SUBJECT = 'Your order #A-10293 has shipped and is on its way to you â
 const LONG_TO = 'alexandria.konstantinopoulou-vanderberg@subdomain.very-long-customer-domain-example.mailroom.test';
 const LONG_SUPPRESSED = 'an.exceptionally.long.suppressed.address.that.keeps.going@some-very-long-domain-name.example.org';
 const LONG_HOOK = 'http://127.0.0.1:9/hooks/mailroom/events/with/a/rather/long/path?token=abcdef0123456789';
+const LONG_BROADCAST = 'Spring collection preview for returning wholesale customers in Scandinavia';
 
 /** The page's own globals, typed here: the tests compile without the DOM's types. */
 interface Dom {
@@ -61,6 +62,7 @@ describe('the dashboard\'s layout in Chromium', () => {
     const from = `News <news@${LONG_DOMAIN}>`;
     const draft = await t.api.post('/v1/broadcasts', { name: 'November update', from, subject: 'November', text: 'News' });
     ids.draft = draft.body.id;
+    ids.longDraft = (await t.api.post('/v1/broadcasts', { name: LONG_BROADCAST, from, subject: 'Spring', text: 'News' })).body.id;
     const done = await t.api.post('/v1/broadcasts', { name: 'October update', from, subject: 'October', text: 'News' });
     ids.sent = done.body.id;
     expect((await t.api.post(`/v1/broadcasts/${ids.sent}/send`, {})).status).toBe(200);
@@ -287,6 +289,59 @@ describe('the dashboard\'s layout in Chromium', () => {
     expect(nav!.y).toBeGreaterThanOrEqual(signOut!.y + signOut!.height);
     expect(nav!.x).toBeLessThanOrEqual(brand!.x);
     await page.setViewportSize({ width: 1440, height: 900 });
+  });
+
+  it('wraps a long name in a heading between its words on a phone, breaking only a word wider than the screen', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    /** The pieces of the heading's text set on more than one line: words, and the parts of a name after each hyphen. */
+    const split = () => page.locator('main h1').first().evaluate((h1) => {
+      const doc = (globalThis as unknown as { document: { createRange(): DomRange } }).document;
+      interface DomRange { setStart(node: unknown, at: number): void; setEnd(node: unknown, at: number): void;
+        getClientRects(): ArrayLike<{ top: number }> }
+      const text = (h1 as unknown as { firstChild: { textContent: string } }).firstChild;
+      const broken: string[] = [];
+      for (const piece of text.textContent.matchAll(/[^\s-]+-?/g)) {
+        const range = doc.createRange();
+        range.setStart(text, piece.index);
+        range.setEnd(text, piece.index + piece[0].length);
+        if (new Set(Array.from(range.getClientRects(), (r) => Math.round(r.top))).size > 1) broken.push(piece[0]);
+      }
+      return broken;
+    });
+    const lines = async () => Math.round((await page.locator('main h1').first().boundingBox())!.height / 36);
+    await open(`#/broadcasts/${ids.longDraft}`);
+    expect(await lines()).toBeGreaterThan(1);
+    expect(await split()).toEqual([]);
+    await open(`#/domains/${ids.domain}`);
+    expect(await lines()).toBeGreaterThan(1);
+    expect(await split()).toEqual([]);
+    // One word wider than the screen: broken, within it.
+    await open(`#/webhooks/${ids.webhook}`);
+    expect(await split()).toEqual([LONG_HOOK.split('-')[0]]);
+    expect(await overflow()).toBe(0);
+    await page.setViewportSize({ width: 1440, height: 900 });
+  });
+
+  it('fits each list to an 800-pixel tablet screen, leaving out its minor columns there only', async () => {
+    await page.setViewportSize({ width: 800, height: 1000 });
+    const wide: string[] = [];
+    for (const route of ['#/emails', '#/events', '#/contacts', '#/suppressions', '#/domains', '#/webhooks', '#/broadcasts', '#/templates',
+      '#/queue', '#/api-keys', `#/webhooks/${ids.webhook}`]) {
+      await open(route);
+      const by = await overflow();
+      if (by > 0) wide.push(`${route} by ${by}px`);
+      const scrolled = await sidewaysLists();
+      if (scrolled > 0) wide.push(`${route}: ${scrolled} lists scroll sideways`);
+    }
+    expect(wide).toEqual([]);
+    await open('#/emails');
+    const from = page.locator('thead th', { hasText: 'From' });
+    expect(await from.isVisible()).toBe(false);
+    // A phone's card names the sender again, and so does a wide screen's table.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.locator('tbody td[data-label="From"]').first().waitFor({ state: 'visible' });
+    await page.setViewportSize({ width: 1440, height: 900 });
+    expect(await from.isVisible()).toBe(true);
   });
 
   it('says in each empty list what to do about it', async () => {

@@ -291,6 +291,30 @@ describe('operating the dashboard in Chromium', () => {
       await page.locator('main tbody tr', { hasText: 'leaving@example.org' }).waitFor();
     });
 
+    it('keep their filters in the address through a reload, and say which one the API refused', async () => {
+      await open(page, '#/suppressions', 'Suppressions');
+      await page.getByLabel('Reason').selectOption({ label: 'Added by hand' });
+      await page.getByLabel('Address', { exact: true }).fill('first@example.org');
+      await page.getByRole('button', { name: 'Search' }).click();
+      await page.waitForURL(/#\/suppressions\?email=first%40example\.org&reason=manual$/);
+      await expect.poll(() => page.locator('main tbody tr').allTextContents()).toEqual([expect.stringContaining('first@example.org')]);
+      await page.reload();
+      await expect.poll(() => page.locator('main tbody tr').allTextContents()).toEqual([expect.stringContaining('first@example.org')]);
+      expect(await page.getByLabel('Reason').inputValue()).toBe('manual');
+      expect(await page.getByLabel('Address', { exact: true }).inputValue()).toBe('first@example.org');
+
+      await open(page, '#/suppressions?reason=bounced&email=first%40example.org', 'Suppressions');
+      await expect.poll(() => page.locator('main .error-box').first().textContent())
+        .toMatch(/^The Reason filter was refused: 'reason' must be one of: .*hard_bounce/);
+      expect(await page.getByLabel('Reason').inputValue()).toBe('bounced');
+      expect(await page.getByLabel('Reason').getAttribute('aria-invalid')).toBe('true');
+      expect(await page.getByLabel('Address', { exact: true }).getAttribute('aria-invalid')).toBeNull();
+      await page.getByRole('link', { name: 'Show the list without filters' }).click();
+      await page.waitForURL(/#\/suppressions$/);
+      await expect.poll(() => page.locator('main tbody tr').count()).toBeGreaterThan(1);
+      expect(await page.locator('main .error-box').count()).toBe(0);
+    });
+
     it('show beside the address why it cannot be suppressed', async () => {
       await open(page, '#/suppressions', 'Suppressions');
       const slot = page.locator('.field-error[data-field="email"]');

@@ -144,6 +144,11 @@ describe('the Webhooks view in Chromium', () => {
       expect(await attemptsOf('email.delivered').textContent()).toMatch(/^\d+next try \w/);
       // The test event is not retried: its one attempt is all there is.
       expect(await attemptsOf('webhook.test').textContent()).toBe('1');
+      // Each answer ("connect ECONNREFUSED 127.0.0.1:9 in 2 ms") is read on one line, its time beside it.
+      const answers = page.locator('main tbody td[data-label="Last answer"] .answer');
+      expect(await answers.count()).toBe(2);
+      expect(await answers.evaluateAll((els) => els.map((el) => (el as unknown as { getClientRects(): { length: number } }).getClientRects().length)))
+        .toEqual([1, 1]);
     } finally {
       await t.api.delete(`/v1/webhooks/${id}`);
     }

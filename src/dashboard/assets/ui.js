@@ -178,10 +178,11 @@ export function details(rows) {
 
 /**
  * A list's column. On a phone a row becomes a card: the `primary` column (the first when none is) leads it in bold,
- * a `status` column sits beside it, and the others follow small, each named by its header.
+ * a `status` column sits beside it, and the others follow small, each named by its header. A `minor` column is left
+ * out at tablet widths, where every column would not fit: what it says is on the record's own page, or can wait.
  * @template T
  * @typedef {{ header: string, cell: (item: T) => Children, className?: string, hideHeader?: boolean,
- *   role?: 'primary' | 'status' }} Column
+ *   role?: 'primary' | 'status', minor?: boolean }} Column
  */
 
 /**
@@ -248,11 +249,12 @@ export function rowSelection(spec) {
 export function table(columns, items, selection) {
   const primary = columns.find((c) => c.role === 'primary') ?? columns[0];
   /** @param {Column<T>} c */
-  const cellClass = (c) => [c.className, c === primary && 'cell-primary', c.role === 'status' && 'cell-status'].filter(Boolean).join(' ') || null;
+  const cellClass = (c) => [c.className, c === primary && 'cell-primary', c.role === 'status' && 'cell-status', c.minor && 'cell-minor']
+    .filter(Boolean).join(' ') || null;
   return h('div', { class: 'table-wrap' }, h('table', { class: selection ? 'cards selectable' : 'cards' },
     h('thead', null, h('tr', null,
       selection && h('th', { scope: 'col', class: 'cell-select' }, selection.header()),
-      columns.map((c) => h('th', { scope: 'col', class: c.className },
+      columns.map((c) => h('th', { scope: 'col', class: [c.className, c.minor && 'cell-minor'].filter(Boolean).join(' ') || null },
         c.hideHeader ? h('span', { class: 'visually-hidden' }, c.header) : c.header)))),
     h('tbody', null, items.map((item) => h('tr', null,
       selection && h('td', { class: 'cell-select' }, selection.box(item)),

@@ -88,7 +88,7 @@ function showApiKeys({ view, query }) {
     { header: 'Name', cell: (k) => h('a', { href: keyHref(k.id) }, k.name), role: 'primary' },
     { header: 'Mode', cell: (k) => badge(k.mode), role: 'status' },
     { header: 'Scopes', cell: (k) => k.scopes.join(', ') },
-    { header: 'Created', cell: (k) => time(k.created_at), className: 'nowrap' },
+    { header: 'Created', cell: (k) => time(k.created_at), className: 'nowrap', minor: true },
     { header: 'Last used', cell: (k) => time(k.last_used_at), className: 'nowrap' },
     { header: 'Token', cell: (k) => [h('code', null, k.token), k.token === current && h('span', { class: 'muted small' }, ' this key')] },
     actionsColumn((k) => revokeButton(k, k.token === current)),

@@ -101,12 +101,12 @@ function showBroadcasts({ view, query }) {
   const columns = [
     { header: 'Name', cell: (b) => [h('a', { href: broadcastHref(b.id) }, b.name), h('div', { class: 'muted small' }, b.subject ?? (b.template ? 'the template’s subject' : 'no subject yet'))] },
     { header: 'Status', cell: (b) => badge(b.status), role: 'status' },
-    { header: 'Audience', cell: (b) => b.stats.audience_size.toLocaleString(), className: 'num' },
+    { header: 'Audience', cell: (b) => b.stats.audience_size.toLocaleString(), className: 'num', minor: true },
     { header: 'Progress', cell: (b) => (b.started_at ? progressBar(contactsDone(b.stats), b.stats.audience_size, 'Contacts done') : none()),
       className: 'progress-cell' },
     { header: 'Delivered', cell: (b) => b.stats.delivered.toLocaleString(), className: 'num' },
-    { header: 'Opened', cell: (b) => b.stats.opened.toLocaleString(), className: 'num' },
-    { header: 'Clicked', cell: (b) => b.stats.clicked.toLocaleString(), className: 'num' },
+    { header: 'Opened', cell: (b) => b.stats.opened.toLocaleString(), className: 'num', minor: true },
+    { header: 'Clicked', cell: (b) => b.stats.clicked.toLocaleString(), className: 'num', minor: true },
     { header: 'When', cell: when, className: 'nowrap' },
   ];
   return pagedTable(list, {

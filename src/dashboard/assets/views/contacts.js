@@ -5,10 +5,10 @@
 // of their own. Importing a CSV file is views/contact-import.js.
 import { fixedUnless, may, withheldNote } from '../access.js';
 import { api, ApiError, limitReached, waitingOutRateLimit } from '../api.js';
-import { everyItem, loadRecord, pagedTable } from '../lists.js';
+import { everyItem, filterForm, filterSelect, filterText, loadRecord, pagedTable } from '../lists.js';
 import { hashOf, navigate } from '../nav.js';
 import {
-  actionsColumn, badge, clipped, code, confirmDialog, count, details, errorBox, fieldErrors, fill, h, labelled, loading, none, progressBar, rowAction,
+  actionsColumn, badge, clipped, code, confirmDialog, count, details, errorBox, fieldErrors, fill, h, loading, none, progressBar, rowAction,
   rowSelection, table, time, whileBusy,
 } from '../ui.js';
 import { holdWhileRunning, startWork } from '../work.js';
@@ -30,8 +30,6 @@ const STATUSES = /** @type {ContactStatus[]} */ (['subscribed', 'unsubscribed', 
 /** The engagement tiers and how they read, here and in a broadcast's audience. */
 export const TIERS = /** @type {Array<[Tier, string]>} */ ([['no_data', 'No data yet'], ['new', 'New'], ['engaged', 'Engaged'],
   ['at_risk', 'At risk'], ['inactive', 'Inactive'], ['cold', 'Cold']]);
-/** The list's filters, named as the API names them, kept in the route's query. */
-const FILTERS = ['email', 'status', 'engagement_tier', 'tag_id'];
 /** Tags shown in a row of the list; the rest are counted. */
 const ROW_TAGS = 3;
 /** Contacts acted on at once by an action on several: quicker than one by one, gentler on the rate limit than all. */
@@ -92,30 +90,19 @@ async function showContacts({ view, query }) {
   } catch (err) {
     tagsError = err;
   }
-  const email = h('input', { id: 'filter-email', type: 'search', value: query.get('email') ?? '', autocomplete: 'off', placeholder: 'part of an address' });
-  /** @param {string} id @param {string} name @param {Array<[string, string]>} options @param {string} any */
-  const select = (id, name, options, any) => h('select', { id }, h('option', { value: '' }, any),
-    options.map(([value, label]) => h('option', { value, selected: query.get(name) === value }, label)));
-  const status = select('filter-status', 'status', STATUSES.map((s) => [s, s]), 'any');
-  const tier = select('filter-tier', 'engagement_tier', TIERS, 'any');
-  const tag = select('filter-tag', 'tag_id', tags.map((t) => [t.id, t.name]), tags.length > 0 ? 'any' : 'no tags yet');
-  const filters = h('form', { class: 'filters', role: 'search', onsubmit: (event) => {
-    event.preventDefault();
-    const q = new URLSearchParams();
-    for (const [name, value] of [['email', email.value.trim()], ['status', status.value], ['engagement_tier', tier.value], ['tag_id', tag.value]]) {
-      if (value) q.set(name, value);
-    }
-    navigate(hashOf('/contacts', q));
-  } },
-  labelled('Address', email), labelled('Status', status), labelled('Engagement', tier), labelled('Tag', tag),
-  h('button', { type: 'submit' }, 'Search'));
+  const filters = [
+    filterText('Address', 'email', query, 'part of an address'),
+    filterSelect('Status', 'status', query, 'any', STATUSES.map((s) => [s, s])),
+    filterSelect('Engagement', 'engagement_tier', query, 'any', TIERS),
+    filterSelect('Tag', 'tag_id', query, tags.length > 0 ? 'any' : 'no tags yet', tags.map((t) => [t.id, t.name])),
+  ];
   const list = h('div');
   const bar = selectionBar(tags, () => selection?.picked() ?? [], () => selection?.clear(), list);
   const writable = may(CONTACTS_WRITE);
   // Rows are picked only to act on them.
   const selection = writable ? rowSelection({ label: (/** @type {Contact} */ c) => c.email, onChange: bar.update }) : undefined;
   const addForm = addContactForm();
-  const filtered = FILTERS.some((f) => query.has(f));
+  const filtered = filters.some((f) => query.has(f.control.name));
   fill(view,
     h('div', { class: 'title-row contacts-title' }, h('h1', null, 'Contacts'), h('span', { class: 'spacer' }),
       h('a', { href: '#/contacts/tags', class: 'button-link secondary' }, 'Tags'),
@@ -128,18 +115,18 @@ async function showContacts({ view, query }) {
     h('p', { class: 'muted' }, 'The people broadcasts go to, chosen by their tags and engagement.'),
     withheldNote(CONTACTS_WRITE, 'adding, importing, tagging, unsubscribing and deleting contacts'),
     tagsError !== null && errorBox(tagsError),
-    filters, writable && bar.node, list, writable && addForm);
+    filterForm('/contacts', filters), writable && bar.node, list, writable && addForm);
   /** @type {import('../ui.js').Column<Contact>[]} */
   const columns = [
     { header: 'Address', cell: (c) => clipped(c.email, { href: contactHref(c.id), wide: true }), role: 'primary' },
-    { header: 'Name', cell: (c) => (c.name ? clipped(c.name) : none()) },
+    { header: 'Name', cell: (c) => (c.name ? clipped(c.name) : none()), minor: true },
     { header: 'Status', cell: (c) => badge(c.status), role: 'status' },
     { header: 'Engagement', cell: (c) => tierLabel(c.engagement_tier), className: 'nowrap' },
     { header: 'Tags', cell: (c) => tagChips(c.tags, ROW_TAGS) },
-    { header: 'Created', cell: (c) => time(c.created_at), className: 'nowrap' },
+    { header: 'Created', cell: (c) => time(c.created_at), className: 'nowrap', minor: true },
   ];
   await pagedTable(list, {
-    api: '/v1/contacts', route: '/contacts', query, filters: FILTERS, columns, selection,
+    api: '/v1/contacts', route: '/contacts', query, filters, columns, selection,
     empty: filtered
       ? ['No contacts match these filters. ', h('a', { href: '#/contacts' }, 'Show all contacts')]
       : writable ? ['No contacts yet. Add one below, or ', h('a', { href: '#/contacts/import' }, 'import a CSV file'), ' of them.'] : 'No contacts yet.',

@@ -89,7 +89,7 @@ function showEmails({ view, query }) {
 /** @type {Column<EmailSummary>[]} */
 const EMAIL_COLUMNS = [
   { header: 'Created', cell: (e) => time(e.created_at), className: 'nowrap' },
-  { header: 'From', cell: (e) => clipped(e.from) },
+  { header: 'From', cell: (e) => clipped(e.from), minor: true },
   { header: 'To', cell: (e) => clippedList(e.to) },
   { header: 'Subject', cell: (e) => clipped(e.subject || '(no subject)', { href: hrefTo('emails', e.id), wide: true }), role: 'primary' },
   { header: 'Status', cell: (e) => badge(e.status), role: 'status' },

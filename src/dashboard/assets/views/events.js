@@ -111,7 +111,7 @@ async function showEvents({ view, query }) {
   const columns = [
     { header: 'Time', cell: (e) => time(e.created_at, true), className: 'nowrap' },
     { header: 'Type', cell: (e) => e.type, className: 'nowrap', role: 'primary' },
-    { header: 'Email', cell: eventEmailLink },
+    { header: 'Email', cell: eventEmailLink, minor: true },
     { header: 'Recipient', cell: eventRecipient },
     { header: 'Detail', cell: eventDetail, className: 'prose' },
   ];

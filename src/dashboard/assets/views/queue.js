@@ -123,10 +123,10 @@ async function showQueue({ view, query }) {
   /** @type {import('../ui.js').Column<Destination>[]} */
   const columns = [
     { header: 'Domain', cell: (d) => h('a', { href: destinationHref(d.domain) }, d.domain), className: 'nowrap' },
-    { header: 'Queued', cell: (d) => String(d.queued), className: 'num' },
-    { header: 'Deferred', cell: (d) => String(d.deferred), className: 'num' },
+    { header: 'Queued', cell: (d) => String(d.queued), className: 'num', minor: true },
+    { header: 'Deferred', cell: (d) => String(d.deferred), className: 'num', minor: true },
     { header: 'Emails', cell: (d) => String(d.emails), className: 'num' },
-    { header: 'Oldest', cell: (d) => time(d.oldest_at), className: 'nowrap' },
+    { header: 'Oldest', cell: (d) => time(d.oldest_at), className: 'nowrap', minor: true },
     { header: 'Next attempt', cell: nextAttempt, className: 'nowrap' },
     { header: 'Last reply', cell: (d) => lastReply(d.last_reply), className: may(QUEUE_WRITE) ? 'prose beside-actions' : 'prose' },
     ...(may(QUEUE_WRITE) ? [actionsColumn((/** @type {Destination} */ d) => levers(d.domain, d.held))] : []),

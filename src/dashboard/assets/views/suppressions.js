@@ -3,9 +3,9 @@
 // found by address or reason, added by hand, and removed.
 import { may, withheldNote } from '../access.js';
 import { api, ApiError } from '../api.js';
-import { pagedTable } from '../lists.js';
+import { filterForm, filterSelect, filterText, pagedTable } from '../lists.js';
 import { hashOf, navigate } from '../nav.js';
-import { actionsColumn, clipped, fieldErrors, fill, h, labelled, rowAction, time, whileBusy } from '../ui.js';
+import { actionsColumn, clipped, fieldErrors, fill, h, rowAction, time, whileBusy } from '../ui.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /**
@@ -18,8 +18,6 @@ import { actionsColumn, clipped, fieldErrors, fill, h, labelled, rowAction, time
 /** The reasons, as the list's filter offers them. */
 const REASONS = /** @type {Array<[Reason, string]>} */ ([['hard_bounce', 'Hard bounce'], ['complaint', 'Complaint'],
   ['unsubscribe', 'Unsubscribe'], ['manual', 'Added by hand']]);
-/** The list's filters, named as the API names them. */
-const FILTERS = ['email', 'reason'];
 
 /** The scope of adding and removing suppressions. */
 const SUPPRESSIONS_WRITE = 'suppressions:write';
@@ -31,20 +29,13 @@ export const SUPPRESSION_ROUTES = [
 
 /** @param {Ctx} ctx */
 function showSuppressions({ view, query }) {
-  const email = h('input', { id: 'filter-email', type: 'search', value: query.get('email') ?? '', autocomplete: 'off',
-    placeholder: 'the whole address' });
-  const reason = h('select', { id: 'filter-reason' }, h('option', { value: '' }, 'any'),
-    REASONS.map(([value, label]) => h('option', { value, selected: query.get('reason') === value }, label)));
-  const filters = h('form', { class: 'filters', role: 'search', onsubmit: (event) => {
-    event.preventDefault();
-    const q = new URLSearchParams();
-    if (email.value.trim()) q.set('email', email.value.trim());
-    if (reason.value) q.set('reason', reason.value);
-    navigate(hashOf('/suppressions', q));
-  } }, labelled('Address', email), labelled('Reason', reason), h('button', { type: 'submit' }, 'Search'));
+  const filters = [
+    filterText('Address', 'email', query, 'the whole address'),
+    filterSelect('Reason', 'reason', query, 'any', REASONS),
+  ];
   const list = h('div');
   fill(view, h('h1', null, 'Suppressions'), h('p', { class: 'muted' }, 'No email of this workspace is sent to these addresses.'),
-    withheldNote(SUPPRESSIONS_WRITE, 'adding and removing suppressions'), filters, list, may(SUPPRESSIONS_WRITE) && addForm());
+    withheldNote(SUPPRESSIONS_WRITE, 'adding and removing suppressions'), filterForm('/suppressions', filters), list, may(SUPPRESSIONS_WRITE) && addForm());
   /** @type {Column<Suppression>[]} */
   const columns = [
     { header: 'Email', cell: (s) => clipped(s.email), role: 'primary' },
@@ -56,8 +47,8 @@ function showSuppressions({ view, query }) {
         navigate(location.hash, `${s.email} is no longer suppressed.`);
       }))] : []),
   ];
-  return pagedTable(list, { api: '/v1/suppressions', route: '/suppressions', query, filters: FILTERS, columns,
-    empty: FILTERS.some((f) => query.has(f))
+  return pagedTable(list, { api: '/v1/suppressions', route: '/suppressions', query, filters, columns,
+    empty: filters.some((f) => query.has(f.control.name))
       ? ['No suppression matches. The address is matched whole. ', h('a', { href: '#/suppressions' }, 'Show all suppressions')]
       : `No suppressed addresses. An address is added when it bounces hard, complains or unsubscribes, or through the API${may(SUPPRESSIONS_WRITE) ? ', or below' : ''}.` });
 }

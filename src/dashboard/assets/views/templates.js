@@ -69,7 +69,7 @@ function showTemplates({ view, query }) {
     { header: 'Name', cell: (t) => clipped(t.name, { href: templateHref(t.id), wide: true }) },
     { header: 'Alias', cell: (t) => code(t.alias), className: 'nowrap' },
     { header: 'Published', cell: (t) => (t.published_version === null ? badge('draft') : `version ${t.published_version}`), className: 'nowrap' },
-    { header: 'Latest', cell: (t) => `version ${t.latest_version}`, className: 'nowrap' },
+    { header: 'Latest', cell: (t) => `version ${t.latest_version}`, className: 'nowrap', minor: true },
     { header: 'Updated', cell: (t) => time(t.updated_at) },
   ];
   return pagedTable(list, { api: '/v1/templates', route: '/templates', query, columns, empty: may(TEMPLATES_WRITE) ? 'No templates yet. Create one below, then edit and publish it to send with it.' : 'No templates yet.' });

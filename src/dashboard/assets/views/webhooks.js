@@ -108,11 +108,12 @@ function showWebhooks({ view, query }) {
   return pagedTable(list, { api: '/v1/webhooks', route: '/webhooks', query, columns, empty: may(WEBHOOKS_WRITE) ? 'No endpoints yet. Add one below to have events posted to it as they happen.' : 'No endpoints yet.' });
 }
 
-/** @param {Delivery} d */
+/** The last attempt's answer (its status, or why there was none) and how long it took, read as one. @param {Delivery} d */
 function lastAnswer(d) {
   const last = d.attempts.at(-1);
   if (!last) return none();
-  return [last.response_status === null ? code(last.error) : code(String(last.response_status)), ' in ', `${last.duration_ms} ms`];
+  return h('span', { class: 'answer' }, last.response_status === null ? code(last.error) : code(String(last.response_status)), ' in ',
+    `${last.duration_ms} ms`);
 }
 
 /**
@@ -180,7 +181,7 @@ async function showWebhook({ view, id, query }) {
     { header: 'Event', cell: (d) => [d.event_type, d.test ? ' ' : null, d.test ? badge('test') : null, d.replay_of ? h('span', { class: 'reason' }, 'replay') : null],
       role: 'primary' },
     { header: 'Status', cell: (d) => badge(d.status), role: 'status' },
-    { header: 'Attempts', cell: attemptsSoFar },
+    { header: 'Attempts', cell: attemptsSoFar, minor: true },
     { header: 'Last answer', cell: lastAnswer, className: 'prose' },
     ...(may(WEBHOOKS_WRITE) ? [actionsColumn((/** @type {Delivery} */ d) => rowAction('Replay', 'secondary',
       `Send this ${d.event_type} delivery again, as a new delivery?`, async () => {
