@@ -35,19 +35,12 @@ export const QUEUE_ROUTES = [
 /** @param {string} domain */
 const destinationHref = (domain) => `#/queue/${encodeURIComponent(domain)}`;
 
-/** The reply of the latest failed attempt: its code, and its text in full on hover. @param {LastReply} reply */
-function lastReply(reply) {
-  if (!reply) return none();
-  const text = reply.text.length > 90 ? `${reply.text.slice(0, 90)}…` : reply.text;
-  return h('span', { class: 'reply', title: reply.text }, reply.code === null ? h('span', { class: 'muted' }, 'no answer: ') : null, text);
-}
-
 /**
- * The reply cut to one line, whole in its title: the list of a destination's emails keeps a row per email one
- * line high, and its columns within a laptop's width.
+ * The reply of the latest failed attempt cut to one line, whole in its title: both lists keep a row one line high,
+ * and their columns, buttons included, within a laptop's width.
  * @param {LastReply} reply
  */
-function lastReplyLine(reply) {
+function lastReply(reply) {
   if (!reply) return none();
   const text = reply.code === null ? `no answer: ${reply.text}` : reply.text;
   return h('span', { class: 'clip reply', title: text }, text);
@@ -128,7 +121,7 @@ async function showQueue({ view, query }) {
     { header: 'Emails', cell: (d) => String(d.emails), className: 'num' },
     { header: 'Oldest', cell: (d) => time(d.oldest_at), className: 'nowrap', minor: true },
     { header: 'Next attempt', cell: nextAttempt, className: 'nowrap' },
-    { header: 'Last reply', cell: (d) => lastReply(d.last_reply), className: may(QUEUE_WRITE) ? 'prose beside-actions' : 'prose' },
+    { header: 'Last reply', cell: (d) => lastReply(d.last_reply), className: 'fills' },
     ...(may(QUEUE_WRITE) ? [actionsColumn((/** @type {Destination} */ d) => levers(d.domain, d.held))] : []),
   ];
   await pagedTable(list, { api: '/v1/queue', route: '/queue', query, columns, empty: 'Nothing is waiting: every email has been handed over.' });
@@ -165,7 +158,7 @@ async function showDestination({ view, id: domain, query }) {
     { header: 'Attempts', cell: (i) => String(i.attempts), className: 'num' },
     { header: 'Next attempt', cell: (i) => (i.next_attempt_at ? time(i.next_attempt_at) : none()) },
     { header: 'Gives up', cell: (i) => time(i.expires_at) },
-    { header: 'Last reply', cell: (i) => lastReplyLine(i.last_reply) },
+    { header: 'Last reply', cell: (i) => lastReply(i.last_reply), className: 'fills' },
   ];
   await pagedTable(list, {
     api: '/v1/queue/items', route: `/queue/${encodeURIComponent(domain)}`, query, filters: ['state'], fixed: { domain }, columns,
