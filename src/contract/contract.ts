@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { Ajv2020, type ValidateFunction, type ErrorObject } from 'ajv/dist/2020.js';
+import type { DataValidationCxt } from 'ajv/dist/types/index.js';
 import addFormatsModule from 'ajv-formats';
 import { AppError } from '../core/errors.js';
 
@@ -155,6 +156,9 @@ function withDefaultTextFormat(node: unknown): unknown {
   return schema;
 }
 
+/** The schema keyword naming the Unicode normal form a string is kept in (as tag names are, in NFC). */
+const NORMALIZATION_KEYWORD = 'x-unicode-normalization';
+
 /**
  * An ajv for the document. Request schemas (`requests`) get the text formats'
  * default on their strings; response schemas are as written, since they show
@@ -170,6 +174,17 @@ function newAjv(doc: Json, { coerce = false, requests = false } = {}): Ajv2020 {
   for (const [name, { refused }] of Object.entries<{ refused?: RegExp }>(TEXT_FORMATS)) {
     ajv.addFormat(name, { type: 'string', validate: refused ? (text: string) => !refused.test(text) : () => true });
   }
+  // A string to be kept in a Unicode normal form is put in it before its
+  // length is checked: the limit is on the text as it will be stored, so a
+  // decomposed "é" (e and U+0301) counts as the one character it becomes.
+  ajv.addKeyword({
+    keyword: NORMALIZATION_KEYWORD, type: 'string', schemaType: 'string', metaSchema: { enum: ['NFC'] },
+    modifying: true, before: 'maxLength', errors: false,
+    validate: (form: 'NFC', text: string, _schema?: unknown, where?: DataValidationCxt) => {
+      if (where) (where.parentData as Json)[where.parentDataProperty] = text.normalize(form);
+      return true;
+    },
+  });
   // As the $defs of one schema, the components' strings get the default like any other.
   const components = { $id: COMPONENTS_ID, $defs: rewriteRefs(doc.components?.schemas ?? {}) };
   ajv.addSchema((requests ? withDefaultTextFormat(components) : components) as Json);

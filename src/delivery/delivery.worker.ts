@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { Clock } from '../core/clock.js';
 import { newLeaseOwner } from '../core/lease-owner.js';
 import { workLoop } from '../core/work-loop.js';
+import { sharedPause } from '../core/shared-pause.js';
 import { isStoreFull, isStoreRefusingWrites, type Store, type Tx } from '../store/db.js';
 import { extendLeases, freeGoneLeases, heldBy } from '../store/lease.js';
 import {
@@ -243,6 +244,8 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
   let claimFoundStoreRefusing: number | undefined;
   /** Aborted as the worker stops: outcomes waiting for the store give up, and their rows' leases cover them. */
   const stopping = new AbortController();
+  /** Outcomes waiting for the store try again together: up to concurrency × MAX_UNRECORDED_SHARE rows wait at once. */
+  const untilStoreRetry = sharedPause(STORE_RETRY_MS, stopping.signal);
 
   /** Logs the pause once, as it begins: the outcomes and claims tried again meanwhile say nothing new. */
   function noteStorePause(err: unknown): void {
@@ -549,7 +552,7 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
             waiting = true;
             outcomesWaitingForStore++;
           }
-          await sleep(STORE_RETRY_MS, undefined, { signal: stopping.signal });
+          await untilStoreRetry();
         }
       }
     } finally {

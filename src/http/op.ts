@@ -217,6 +217,22 @@ async function limitRate(ctx: Context, deps: HttpDeps, auth: AuthContext, cost: 
 }
 
 /**
+ * The 415 for a request body sent with a content coding, or undefined when it
+ * is sent as it is. A compressed body read as text is bytes of no meaning: it
+ * is refused before a byte is read and, as RFC 7694 asks, the answer says
+ * which coding is taken (Accept-Encoding: identity, set here). `instead` tells
+ * the client what to send.
+ */
+export function contentCodingRefusal(ctx: Context, instead: string): AppError | undefined {
+  const encoding = ctx.get('Content-Encoding').trim();
+  if (encoding.split(',').every((coding) => /^\s*(identity)?\s*$/i.test(coding))) return undefined;
+  ctx.set('Accept-Encoding', 'identity');
+  return new AppError('unsupported_media_type',
+    `The request body is sent with Content-Encoding '${encoding.slice(0, MAX_ECHOED_HEADER_CHARS)}', which is not taken: ${instead}.`,
+    { param: 'Content-Encoding' });
+}
+
+/**
  * The body's JSON value, and whether it may hold U+0000: JSON can only spell
  * one as the escape \u0000, and looking for that in the text is much cheaper
  * than walking every value of a large body.
@@ -229,15 +245,8 @@ async function readJson(ctx: Context, maxBytes: number): Promise<{ value: unknow
   if (hasBody && ctx.get('Content-Type') !== 'application/json' && !ctx.is('application/json', '+json')) {
     throw new AppError('unsupported_media_type', 'The request body must be JSON, sent with Content-Type: application/json.', { param: 'Content-Type' });
   }
-  // A compressed body read as text is bytes of no meaning: refused before a
-  // byte is read, and, as RFC 7694 asks, saying which coding is taken.
-  const encoding = ctx.get('Content-Encoding').trim();
-  if (hasBody && encoding.split(',').some((coding) => !/^\s*(identity)?\s*$/i.test(coding))) {
-    ctx.set('Accept-Encoding', 'identity');
-    throw new AppError('unsupported_media_type',
-      `The request body is sent with Content-Encoding '${encoding.slice(0, MAX_ECHOED_HEADER_CHARS)}', which is not taken: send the JSON uncompressed.`,
-      { param: 'Content-Encoding' });
-  }
+  const refusal = hasBody ? contentCodingRefusal(ctx, 'send the JSON uncompressed') : undefined;
+  if (refusal) throw refusal;
   if (declared > maxBytes) throw new AppError('payload_too_large', `The request body is over ${maxBytes} bytes.`);
   const chunks: Buffer[] = [];
   let size = 0;

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { AppError } from '../core/errors.js';
-import type { AppState } from '../http/op.js';
+import { contentCodingRefusal, type AppState } from '../http/op.js';
 import type { ContactsService } from '../contacts/index.js';
 import type { UnsubscribeLinks, UnsubscribeTarget } from './links.js';
 import { escapeHtml } from '../core/html.js';
@@ -81,6 +81,11 @@ export function unsubscribeRoutes(links: UnsubscribeLinks, contacts: ContactsSer
   r.post('/:token', async (ctx) => {
     const t = target(ctx, links, ctx.params.token);
     if (!t) return;
+    const refusal = contentCodingRefusal(ctx, 'send the form uncompressed');
+    if (refusal) {
+      fail(ctx, refusal);
+      return;
+    }
     const body = await readBody(ctx);
     if (!isOneClick(ctx, body)) {
       fail(ctx, new AppError('bad_request', 'An unsubscribe request carries the form field List-Unsubscribe=One-Click (RFC 8058).', { param: 'List-Unsubscribe' }));

@@ -45,7 +45,7 @@ describe('the contract', () => {
       const file = join(dir, 'paths', 'tags.yaml');
       const yaml = readFileSync(file, 'utf8');
       // A description with a comma inside a flow map: the words after the comma become a key of the schema.
-      const broken = yaml.replace(/name: \{ type: string,/, 'name: { description: The name, unique., type: string,');
+      const broken = yaml.replace(/schema: \{ type: string, maxLength: 64 \}/, 'schema: { description: The id, unique., type: string, maxLength: 64 }');
       expect(broken).not.toBe(yaml);
       writeFileSync(file, broken);
       expect(() => loadContract(dir)).toThrow(/unknown keyword: "unique\."/);

@@ -100,6 +100,54 @@ describe('tags', () => {
     expect(contact.body.tags).toEqual([{ id: res.body.id, name }]);
   });
 
+  it('counts a name\'s characters in NFC, as it is kept, wherever a tag name is given', async () => {
+    await using t = await startTestApp();
+    // Each accented letter written decomposed is two characters that compose to one.
+    const decomposed = (letter: string, n: number) => `${letter}\u0301`.repeat(n);
+    const composed = (letter: string, n: number) => decomposed(letter, n).normalize('NFC');
+    expect(composed('e', 100)).toHaveLength(100);
+    expect(decomposed('e', 100)).toHaveLength(200);
+
+    const tag = await t.api.post('/v1/tags', { name: decomposed('e', 100) });
+    expect(tag.status).toBe(201);
+    expect(tag.body.name).toBe(composed('e', 100));
+    for (const name of [decomposed('o', 101), composed('o', 101)]) {
+      const r = await t.api.post('/v1/tags', { name });
+      expect(r.status, name).toBe(422);
+      expect(r.body.error).toMatchObject({ code: 'validation_error', param: 'name' });
+    }
+
+    const made = await t.api.post('/v1/contacts', { email: 'a@example.com', tags: [decomposed('a', 100), composed('e', 100)] });
+    expect(made.status).toBe(201);
+    expect(made.body.tags.map((x: { name: string }) => x.name).sort()).toEqual([composed('a', 100), composed('e', 100)]);
+    const upserted = await t.api.put('/v1/contacts/by-email/b%40example.com', { tags: [decomposed('i', 100)] });
+    expect(upserted.status).toBe(200);
+    expect(upserted.body.tags).toEqual([expect.objectContaining({ name: composed('i', 100) })]);
+    const patched = await t.api.patch(`/v1/contacts/${made.body.id}`, { tags: [decomposed('u', 100)] });
+    expect(patched.status).toBe(200);
+    expect(patched.body.tags).toEqual([expect.objectContaining({ name: composed('u', 100) })]);
+    for (const name of [decomposed('y', 101), composed('y', 101)]) {
+      for (const r of [
+        await t.api.post('/v1/contacts', { email: 'c@example.com', tags: [name] }),
+        await t.api.put('/v1/contacts/by-email/c%40example.com', { tags: [name] }),
+        await t.api.patch(`/v1/contacts/${made.body.id}`, { tags: [name] }),
+      ]) {
+        expect(r.status, name).toBe(422);
+        expect(r.body.error).toMatchObject({ code: 'validation_error', param: expect.stringMatching(/^tags/) });
+      }
+    }
+    const bulk = await t.api.post('/v1/contacts/bulk', { contacts: [
+      { email: 'd@example.com', tags: [decomposed('a', 100)] },
+      { email: 'e@example.com', tags: [decomposed('y', 101)] },
+      { email: 'f@example.com', tags: [composed('y', 101)] },
+    ] });
+    expect(bulk.status).toBe(200);
+    expect(bulk.body).toMatchObject({ created: 1, failed: 2 });
+    expect(bulk.body.errors.map((e: { index: number; code: string }) => [e.index, e.code])).toEqual([[1, 'validation_error'], [2, 'validation_error']]);
+    expect((await t.api.get('/v1/tags?limit=100')).body.data.map((x: { name: string }) => x.name).sort())
+      .toEqual(['a', 'e', 'i', 'u'].map((letter) => composed(letter, 100)));
+  });
+
   it('deleting a tag removes it from every contact', async () => {
     await using t = await startTestApp();
     const a = (await t.api.post('/v1/contacts', { email: 'a@example.com', tags: ['gold', 'silver'] })).body;

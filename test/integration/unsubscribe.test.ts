@@ -1,3 +1,4 @@
+import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 
@@ -113,6 +114,35 @@ describe('one-click unsubscribe (RFC 8058)', () => {
     expect(huge.status).toBe(413);
     expect((await fetch(t.url + path, { method: 'PUT' })).status).toBe(405);
     expect((await t.api.get(`/v1/contacts/${c.id}`)).body.status).toBe('subscribed');
+  });
+
+  it('answers 415 to a compressed body, naming its Content-Encoding, as JSON or as a page for browsers, and changes nothing', async () => {
+    await using t = await start();
+    const c = (await t.api.post('/v1/contacts', { email: 'ann@example.com' })).body;
+    const path = unsubscribePath(t, 'ann@example.com');
+    const form = 'List-Unsubscribe=One-Click';
+    const compressed = (encoding: string, body: Buffer, accept = 'application/json') => oneClick(t, path, {
+      body, headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Encoding': encoding, Accept: accept },
+    });
+    for (const [encoding, body] of [['gzip', gzipSync(form)], ['BR', brotliCompressSync(form)], ['gzip, identity', gzipSync(form)]] as const) {
+      const res = await compressed(encoding, body);
+      expect(res.status, encoding).toBe(415);
+      // RFC 7694: a server that takes no content coding says which it takes.
+      expect(res.headers.get('accept-encoding'), encoding).toBe('identity');
+      const { error } = (await res.json()) as { error: Record<string, string> };
+      expect(error, encoding).toMatchObject({ code: 'unsupported_media_type', param: 'Content-Encoding' });
+      expect(error.message, encoding).toContain(`'${encoding}'`);
+    }
+    const page = await compressed('gzip', gzipSync(form), 'text/html,application/xhtml+xml,*/*;q=0.8');
+    expect(page.status).toBe(415);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    expect(page.headers.get('accept-encoding')).toBe('identity');
+    expect(await page.text()).toContain('Content-Encoding &#39;gzip&#39;');
+    expect((await t.api.get(`/v1/contacts/${c.id}`)).body.status).toBe('subscribed');
+    // identity is no coding at all.
+    const plain = await oneClick(t, path, { headers: { 'Content-Type': 'application/x-www-form-urlencoded', 'Content-Encoding': 'identity' } });
+    expect(plain.status).toBe(200);
+    expect((await t.api.get(`/v1/contacts/${c.id}`)).body.status).toBe('unsubscribed');
   });
 
   it("a workspace's link touches only that workspace", async () => {

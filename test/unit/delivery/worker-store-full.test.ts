@@ -21,13 +21,13 @@ const temp = useTempStore();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Three emails queued for one domain, and the worker's view of them: each
+ * `count` emails queued for one domain, and the worker's view of them: each
  * loads as a small message to one recipient; `record` counts each outcome
  * written (after `extra`, which runs in the outcome's transaction).
  */
-async function threeQueuedEmails(store: Store, extra: (tx: Tx, emailId: string) => Promise<void> = async () => undefined) {
+async function queuedEmails(store: Store, count: number, extra: (tx: Tx, emailId: string) => Promise<void> = async () => undefined) {
   await store.write(async (tx) => {
-    for (let i = 0; i < 3; i++) await enqueue(tx, [{ workspaceId: 'ws_1', emailId: `em_${i}`, domains: ['rcpt.example'], dueAt: Date.now(), lifetimeMs: 86_400_000, now: Date.now() }]);
+    for (let i = 0; i < count; i++) await enqueue(tx, [{ workspaceId: 'ws_1', emailId: `em_${i}`, domains: ['rcpt.example'], dueAt: Date.now(), lifetimeMs: 86_400_000, now: Date.now() }]);
   });
   const sent = new Map<string, number>();
   const recorded = new Map<string, number>();
@@ -79,7 +79,7 @@ describe.skipIf(onPostgres)('the delivery worker on a full store', () => {
     const { store } = temp;
     await sql`CREATE TABLE outcome_log (email_id TEXT, body TEXT)`.execute(store.db);
     // An outcome that needs new pages, as events and records do.
-    const { emails, sent, recorded, send } = await threeQueuedEmails(store, async (tx, emailId) => {
+    const { emails, sent, recorded, send } = await queuedEmails(store, 3, async (tx, emailId) => {
       await sql`INSERT INTO outcome_log (email_id, body) VALUES (${emailId}, ${'x'.repeat(20_000)})`.execute(tx);
     });
     let full = false;
@@ -126,7 +126,7 @@ describe('the delivery worker while the store cannot be reached', () => {
         return Promise.reject(refused);
       },
     };
-    const { emails, sent, recorded, send } = await threeQueuedEmails(store);
+    const { emails, sent, recorded, send } = await queuedEmails(store, 3);
     const logged: string[] = [];
     const sink = new Writable({ write(chunk, _enc, done) { logged.push(JSON.parse(String(chunk)).msg); done(); } });
     const worker = createDeliveryWorker({
@@ -154,6 +154,45 @@ describe('the delivery worker while the store cannot be reached', () => {
   });
 });
 
+describe('the delivery worker holding many outcomes while the store cannot be reached', () => {
+  it('waits for the store with one listener on its stop signal, not one a row', async () => {
+    const refused = await connectionRefused();
+    let down = false;
+    const store: Store = { ...temp.store, write: (work, options) => (down ? Promise.reject(refused) : temp.store.write(work, options)) };
+    const rows = 20;
+    const { emails, sent, recorded, send } = await queuedEmails(store, rows);
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    const worker = createDeliveryWorker({
+      store, clock: systemClock, logger: pino({ level: 'silent' }), emails, sinkOnly: false, concurrency: rows, idleMs: 20,
+      signer: {} as DkimSigner,
+      async transport(d) {
+        send(d.recipients[0]);
+        // The store goes away while the messages are on the wire: every row's outcome waits for it.
+        down = true;
+        return d.recipients.map((recipient) => ({ recipient, status: 'delivered' as const, smtp_code: 250, response: '250 ok', mx_host: 'mx' }));
+      },
+    });
+    const stop = new AbortController();
+    const running = worker.run(stop.signal);
+    try {
+      for (const deadline = Date.now() + 5_000; Date.now() < deadline && sent.size < rows;) await sleep(10);
+      // Past one retry of the outcomes, each refused again.
+      await sleep(2_500);
+      down = false;
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline && recorded.size < rows;) await sleep(20);
+    } finally {
+      stop.abort();
+      await running;
+      process.off('warning', onWarning);
+    }
+    expect(sent.size).toBe(rows);
+    expect([...recorded.values()]).toEqual(Array(rows).fill(1));
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
+  });
+});
+
 /** Waits until `down()`, then until two lease renewals (every second of a 3 s lease) have failed. */
 async function pastTwoRenewals(down: () => boolean): Promise<void> {
   for (const deadline = Date.now() + 5_000; !down() && Date.now() < deadline;) await sleep(10);
@@ -176,7 +215,7 @@ describe('the delivery worker when a lease runs out while the store cannot be re
     const refused = await connectionRefused();
     let down = false;
     const store: Store = { ...temp.store, write: (work, options) => (down ? Promise.reject(refused) : temp.store.write(work, options)) };
-    const { emails, sent, recorded, send } = await threeQueuedEmails(store);
+    const { emails, sent, recorded, send } = await queuedEmails(store, 3);
     let releaseFirst!: () => void;
     const firstOnTheWire = new Promise<void>((resolve) => (releaseFirst = resolve));
     const worker = createDeliveryWorker({
@@ -218,7 +257,7 @@ describe('the delivery worker when a lease runs low while a remote stalls the se
     const refused = await connectionRefused();
     let down = false;
     const store: Store = { ...temp.store, write: (work, options) => (down ? Promise.reject(refused) : temp.store.write(work, options)) };
-    const { emails, recorded, send } = await threeQueuedEmails(store);
+    const { emails, recorded, send } = await queuedEmails(store, 3);
     let releaseGreeting!: () => void;
     const greeting = new Promise<void>((resolve) => (releaseGreeting = resolve));
     // The first connection's greeting waits; the store goes away meanwhile, and stays away past the lease.
@@ -282,7 +321,7 @@ describe('the delivery worker when the answer to an outcome\'s commit is lost', 
         throw refused;
       },
     };
-    const { emails, sent, recorded, send } = await threeQueuedEmails(store);
+    const { emails, sent, recorded, send } = await queuedEmails(store, 3);
     const worker = createDeliveryWorker({
       store, clock: systemClock, logger: pino({ level: 'silent' }), emails, sinkOnly: false, concurrency: 1, idleMs: 20,
       signer: {} as DkimSigner,
