@@ -185,6 +185,14 @@ describe('the dashboard\'s layout in Chromium', () => {
     expect(input!.width).toBeGreaterThan(picker!.width);
   });
 
+  it('keeps the audience sample of a broadcast within its panel, a long address cut and whole in its title', async () => {
+    await open(`#/broadcasts/${ids.draft}`);
+    const address = page.locator('.audience-sample tbody .clip', { hasText: LONG_TO });
+    await address.waitFor();
+    expect(await address.getAttribute('title')).toBe(LONG_TO);
+    expect(await sidewaysLists()).toBe(0);
+  });
+
   it('gives a DKIM key the room of the row, its record\'s name wrapping beside it', async () => {
     await open(`#/domains/${ids.domain}`);
     const dkim = page.locator('tbody tr', { hasText: 'DKIM' }).first();

@@ -376,7 +376,7 @@ async function showComposer(view, broadcast) {
 
   // The live count of the audience as it is in the form, saved or not.
   const audienceCount = h('p', { class: 'audience-count', 'aria-live': 'polite' }, '…');
-  const audienceSample = h('div');
+  const audienceSample = h('div', { class: 'audience-sample' });
   const previewContact = h('select', { id: 'preview-contact' });
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   let countTimer;
@@ -390,9 +390,10 @@ async function showComposer(view, broadcast) {
       fill(audienceCount, h('span', { class: 'audience-number' }, audience.count.toLocaleString()), ` ${audience.count === 1 ? 'contact' : 'contacts'}`);
       fill(audienceSample, audience.data.length === 0 ? h('p', { class: 'muted small' }, 'No contact matches.') : [
         table([
-          { header: 'Email', cell: (c) => c.email },
+          // A long address is cut (whole in its title) rather than pushing the engagement out of the panel.
+          { header: 'Email', cell: (c) => clipped(c.email), className: 'fills' },
           { header: 'Name', cell: (c) => c.name ?? none() },
-          { header: 'Engagement', cell: (c) => tierLabel(c.engagement_tier) },
+          { header: 'Engagement', cell: (c) => tierLabel(c.engagement_tier), className: 'nowrap' },
         ], audience.data.slice(0, SAMPLE_ROWS)),
         audience.count > SAMPLE_ROWS && h('p', { class: 'muted small' }, `The first ${Math.min(SAMPLE_ROWS, audience.data.length)} are shown.`)]);
       const chosen = previewContact.value;
