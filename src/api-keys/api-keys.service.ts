@@ -194,7 +194,7 @@ export function apiKeysService(deps: { store: Store; clock: Clock; pepper: Buffe
             `This key may not revoke '${key.name}': a key may revoke itself, and otherwise only keys whose scopes it holds itself (full_access for a full-access key).`,
             { param: 'key_id' });
         }
-        // As with create: what a test key does never stops real mail.
+        // As with create: a test key has no say over the live keys that send real mail.
         if (revoker?.mode === 'test' && key.mode === 'live') {
           throw new AppError('forbidden', `A test key may only revoke test keys, and '${key.name}' is a live key.`, { param: 'key_id' });
         }
