@@ -113,6 +113,26 @@ describe('the Contacts view in Chromium', () => {
     expect(page.url()).toMatch(/#\/contacts$/);
   });
 
+  it('narrows the list to the contacts created in a range chosen in the browser\'s zone', async () => {
+    await page.goto(`${t.url}/dashboard/#/contacts`);
+    await expect.poll(async () => (await listed()).length).toBe(25);
+    await page.getByLabel('Created after').fill('2099-01-01T00:00');
+    await page.getByRole('button', { name: 'Search' }).click();
+    // Sent with the browser's offset, as the person read the time.
+    await page.waitForURL(/created_after=/);
+    expect(decodeURIComponent(page.url())).toMatch(/created_after=2099-01-01T00:00:00[+-]\d\d:\d\d/);
+    await page.locator('p.empty', { hasText: 'No contacts match these filters.' }).waitFor();
+
+    await page.getByLabel('Created after').fill('');
+    await page.getByLabel('Created before').fill('2099-01-01T00:00');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.waitForURL(/created_before=2099/);
+    await expect.poll(async () => (await listed()).length).toBe(25);
+    await page.reload();
+    expect(await page.getByLabel('Created before').inputValue()).toBe('2099-01-01T00:00');
+    expect(await page.getByLabel('Created after').inputValue()).toBe('');
+  });
+
   it('says which filter the API refused, marks it, shows it as asked, and leads back to the whole list', async () => {
     await page.goto(`${t.url}/dashboard/#/contacts?engagement_tier=dormant&email=lee`);
     await expect.poll(() => page.locator('main .error-box').textContent())

@@ -5,7 +5,7 @@
 // of their own. Importing a CSV file is views/contact-import.js.
 import { fixedUnless, may, withheldNote } from '../access.js';
 import { api, ApiError, limitReached, waitingOutRateLimit } from '../api.js';
-import { everyItem, filterForm, filterSelect, filterText, loadRecord, pagedTable } from '../lists.js';
+import { everyItem, filterForm, filterSelect, filterText, filterTime, loadRecord, pagedTable } from '../lists.js';
 import { hashOf, navigate } from '../nav.js';
 import {
   actionsColumn, badge, clipped, code, confirmDialog, count, details, errorBox, fieldErrors, fill, h, loading, none, progressBar, rowAction,
@@ -95,6 +95,8 @@ async function showContacts({ view, query }) {
     filterSelect('Status', 'status', query, 'any', STATUSES.map((s) => [s, s])),
     filterSelect('Engagement', 'engagement_tier', query, 'any', TIERS),
     filterSelect('Tag', 'tag_id', query, tags.length > 0 ? 'any' : 'no tags yet', tags.map((t) => [t.id, t.name])),
+    filterTime('Created after', 'created_after', query),
+    filterTime('Created before', 'created_before', query),
   ];
   const list = h('div');
   const bar = selectionBar(tags, () => selection?.picked() ?? [], () => selection?.clear(), list);
