@@ -163,8 +163,12 @@ describe('the Templates view in Chromium', () => {
 
     await page.locator('.title-row').getByRole('button', { name: 'Duplicate' }).click();
     await note('is a copy of Receipt');
-    const copyUrl = page.url();
-    expect(copyUrl).not.toContain(created.body.id);
+    const copyId = decodeURIComponent(page.url().split('/').pop()!);
+    expect(copyId).not.toBe(created.body.id);
+    // The copy's page, drawn once it is read, and its preview: the preview frame loading its new content dismisses
+    // a confirmation open meanwhile, as a navigation does.
+    await page.locator('main code', { hasText: copyId }).waitFor();
+    await previewFrame().locator('p').waitFor();
     await page.locator('.title-row').getByRole('button', { name: 'Delete' }).click();
     await note('was deleted');
     const remaining = (await t.api.get('/v1/templates')).body.data.map((x: { name: string }) => x.name);
