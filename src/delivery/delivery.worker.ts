@@ -189,6 +189,8 @@ interface Finished {
    * worker still holds it.
    */
   leaseInDoubt?: boolean;
+  /** Not tried either: what to send could not be read, the store out of reach. Due again once the store takes the write. */
+  unread?: boolean;
   /** False when there was nothing to send: the row is only dropped. */
   loaded: boolean;
   outcomes: AttemptOutcome[];
@@ -366,10 +368,11 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
     await emails.record(tx, rows.filter((r) => r.loaded && (!r.suspended || r.built))
       .map(({ item, outcomes, built }) => ({ item, outcomes, ...(built && { built }) })), now);
     const done: string[] = [];
-    for (const { item, outcomes, suspended, leaseInDoubt, retryAt } of rows) {
+    for (const { item, outcomes, suspended, leaseInDoubt, unread, retryAt } of rows) {
       if (suspended) {
         const lastError = leaseInDoubt ? 'not sent: the delivery lease nearly ran out while the store was out of reach'
-          : 'delivery temporarily suspended: destination unreachable';
+          : unread ? 'not sent: the message could not be read while the store was out of reach'
+            : 'delivery temporarily suspended: destination unreachable';
         await retryItem(tx, item.id, { attempt: item.attempt, nextAttemptAt: retryAt, lastError });
         continue;
       }
@@ -508,9 +511,15 @@ export function createDeliveryWorker(deps: DeliveryWorkerDeps): DeliveryWorker {
       let finished: Finished;
       let attemptMs: number;
       try {
-        const job = (await jobs).get(item.id);
         const began = performance.now();
-        finished = await attempt(item, job);
+        const loaded = await jobs.then((byId) => ({ job: byId.get(item.id) }), (err: unknown) => {
+          if (!isStoreRefusingWrites(err)) throw err;
+          return undefined;
+        });
+        // Unread for want of the store, the row goes back to the queue, due at once, when the store takes that write,
+        // rather than staying leased, and untried, for the rest of its lease.
+        finished = loaded ? await attempt(item, loaded.job)
+          : { item, loaded: true, outcomes: [], retryAt: clock.now(), suspended: true, unread: true };
         attemptMs = performance.now() - began;
       } finally {
         // The slot frees as the attempt ends; the row stays leased until its outcome is written.

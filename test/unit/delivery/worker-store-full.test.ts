@@ -154,6 +154,37 @@ describe('the delivery worker while the store cannot be reached', () => {
   });
 });
 
+describe('the delivery worker whose claimed rows cannot be read', () => {
+  it('puts them back in the queue, due at once, instead of leaving them leased for the rest of their lease', async () => {
+    const refused = await connectionRefused();
+    const { emails, sent, recorded, send } = await queuedEmails(temp.store, 3);
+    let refusedLoads = 0;
+    const load = emails.load;
+    // The store goes away as the claimed rows' messages are read, and is back by the time their return is written.
+    emails.load = (items) => (refusedLoads++ === 0 ? Promise.reject(refused) : load(items));
+    const worker = createDeliveryWorker({
+      store: temp.store, clock: systemClock, logger: pino({ level: 'silent' }), emails, sinkOnly: false, concurrency: 3, idleMs: 20,
+      signer: {} as DkimSigner,
+      async transport(d) {
+        send(d.recipients[0]);
+        return d.recipients.map((recipient) => ({ recipient, status: 'delivered' as const, smtp_code: 250, response: '250 ok', mx_host: 'mx' }));
+      },
+    });
+    const stop = new AbortController();
+    const running = worker.run(stop.signal);
+    try {
+      // Well within the two minutes of a lease.
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline && recorded.size < 3;) await sleep(20);
+    } finally {
+      stop.abort();
+      await running;
+    }
+    expect(refusedLoads).toBeGreaterThanOrEqual(2);
+    expect([...sent.values()]).toEqual([1, 1, 1]);
+    expect([...recorded.values()]).toEqual([1, 1, 1]);
+  });
+});
+
 describe('the delivery worker holding many outcomes while the store cannot be reached', () => {
   it('waits for the store with one listener on its stop signal, not one a row', async () => {
     const refused = await connectionRefused();
