@@ -187,5 +187,10 @@ export function postgresPool(url: string, o: { poolSize: number; preparedStateme
   // dropped by the pool, which opens another for the next query; without a
   // listener the 'error' event would end the process.
   pool.on('error', () => undefined);
+  // The pool listens only to its idle connections: one lost while a unit holds
+  // it between statements would emit 'error' with no listener, and end the
+  // process. The unit's next statement fails all the same ("not queryable"),
+  // which the store reports as unavailable.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
 }
