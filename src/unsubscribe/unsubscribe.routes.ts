@@ -42,7 +42,8 @@ function sendHtml(ctx: Context, status: number, html: string): void {
 /** Answers an error as HTML to a browser, as the JSON error object to anything else. */
 function fail(ctx: Context, err: AppError): void {
   if (ctx.accepts('json', 'html') !== 'html') throw err;
-  sendHtml(ctx, err.status, page('Link not valid', `<p>${escapeHtml(err.message)}</p>`));
+  const title = err.code === 'not_found' ? 'Link not valid' : 'Not unsubscribed';
+  sendHtml(ctx, err.status, page(title, `<p>${escapeHtml(err.message)}</p>`));
 }
 
 function target(ctx: Context, links: UnsubscribeLinks, token: string): UnsubscribeTarget | undefined {
@@ -86,7 +87,14 @@ export function unsubscribeRoutes(links: UnsubscribeLinks, contacts: ContactsSer
       fail(ctx, refusal);
       return;
     }
-    const body = await readBody(ctx);
+    let body: string;
+    try {
+      body = await readBody(ctx);
+    } catch (err) {
+      if (!(err instanceof AppError)) throw err;
+      fail(ctx, err);
+      return;
+    }
     if (!isOneClick(ctx, body)) {
       fail(ctx, new AppError('bad_request', 'An unsubscribe request carries the form field List-Unsubscribe=One-Click (RFC 8058).', { param: 'List-Unsubscribe' }));
       return;

@@ -112,6 +112,16 @@ describe('one-click unsubscribe (RFC 8058)', () => {
     }
     const huge = await oneClick(t, path, { body: `List-Unsubscribe=One-Click&pad=${'x'.repeat(10_000)}` });
     expect(huge.status).toBe(413);
+    expect(((await huge.json()) as { error: { code: string } }).error.code).toBe('payload_too_large');
+    // A person in a browser gets the page, not JSON.
+    const hugePage = await oneClick(t, path, {
+      body: `List-Unsubscribe=One-Click&pad=${'x'.repeat(10_000)}`, headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'text/html,application/xhtml+xml,*/*;q=0.8' },
+    });
+    expect(hugePage.status).toBe(413);
+    expect(hugePage.headers.get('content-type')).toContain('text/html');
+    const hugeHtml = await hugePage.text();
+    expect(hugeHtml).toContain('<h1>Not unsubscribed</h1>');
+    expect(hugeHtml).toContain('over 8192 bytes');
     expect((await fetch(t.url + path, { method: 'PUT' })).status).toBe(405);
     expect((await t.api.get(`/v1/contacts/${c.id}`)).body.status).toBe('subscribed');
   });
