@@ -2394,7 +2394,7 @@ export interface components {
          * @enum {string}
          */
         EngagementTier: "no_data" | "new" | "engaged" | "at_risk" | "inactive" | "cold";
-        /** @description Tag names, matched without regard to case and in Unicode NFC (a composed and a decomposed "Café" are one tag); missing tags are created. A name's length limit applies to it in NFC, as it is kept: a character written decomposed counts as the one character it composes to. */
+        /** @description Tag names, matched without regard to case and in Unicode NFC (a composed and a decomposed "Café" are one tag); missing tags are created. A name's length limits apply to it as it is kept: without leading and trailing white space, and in NFC, where a character written decomposed counts as the one character it composes to. */
         ContactTagNames: string[];
         /** @description Properties to set, merged into the contact's; null removes one. A text value may hold TAB, CR and LF; another control character is a validation_error. */
         ContactPropertiesInput: {
@@ -3068,7 +3068,7 @@ export interface components {
             next_cursor?: string;
         };
         TagCreate: {
-            /** @description The length limit applies to the name as it is kept, in Unicode NFC: a character written decomposed (e and a combining accent) counts as the one character it composes to. */
+            /** @description The length limits apply to the name as it is kept: without leading and trailing white space, and in Unicode NFC, where a character written decomposed (e and a combining accent) counts as the one character it composes to. */
             name: string;
         };
         Tag: {

@@ -158,6 +158,8 @@ function withDefaultTextFormat(node: unknown): unknown {
 
 /** The schema keyword naming the Unicode normal form a string is kept in (as tag names are, in NFC). */
 const NORMALIZATION_KEYWORD = 'x-unicode-normalization';
+/** The schema keyword saying a string is kept without its leading and trailing white space (as tag names are). */
+const TRIM_KEYWORD = 'x-trim';
 
 /**
  * An ajv for the document. Request schemas (`requests`) get the text formats'
@@ -182,6 +184,17 @@ function newAjv(doc: Json, { coerce = false, requests = false } = {}): Ajv2020 {
     modifying: true, before: 'maxLength', errors: false,
     validate: (form: 'NFC', text: string, _schema?: unknown, where?: DataValidationCxt) => {
       if (where) (where.parentData as Json)[where.parentDataProperty] = text.normalize(form);
+      return true;
+    },
+  });
+  // Likewise a string kept trimmed is trimmed before its limits are checked:
+  // spaces around a name that fits are dropped, not counted against it, and a
+  // name of spaces alone is too short.
+  ajv.addKeyword({
+    keyword: TRIM_KEYWORD, type: 'string', schemaType: 'boolean', metaSchema: { const: true },
+    modifying: true, before: 'maxLength', errors: false,
+    validate: (_trim: true, text: string, _schema?: unknown, where?: DataValidationCxt) => {
+      if (where) (where.parentData as Json)[where.parentDataProperty] = text.trim();
       return true;
     },
   });

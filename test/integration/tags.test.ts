@@ -100,6 +100,25 @@ describe('tags', () => {
     expect(contact.body.tags).toEqual([{ id: res.body.id, name }]);
   });
 
+  it('checks a name\'s limits without the white space around it, which is not kept', async () => {
+    await using t = await startTestApp();
+    const fits = 'n'.repeat(100);
+    const tag = await t.api.post('/v1/tags', { name: `  ${fits}\t ` });
+    expect(tag.status).toBe(201);
+    expect(tag.body.name).toBe(fits);
+    for (const name of [' ', '\t\n', `${'n'.repeat(101)} `]) {
+      const r = await t.api.post('/v1/tags', { name });
+      expect(r.status, JSON.stringify(name)).toBe(422);
+      expect(r.body.error).toMatchObject({ code: 'validation_error', param: 'name' });
+    }
+    const contact = await t.api.post('/v1/contacts', { email: 'a@example.com', tags: [` ${'m'.repeat(100)} `] });
+    expect(contact.status).toBe(201);
+    expect(contact.body.tags).toEqual([expect.objectContaining({ name: 'm'.repeat(100) })]);
+    const blank = await t.api.patch(`/v1/contacts/${contact.body.id}`, { tags: ['  '] });
+    expect(blank.status).toBe(422);
+    expect(blank.body.error).toMatchObject({ code: 'validation_error', param: expect.stringMatching(/^tags/) });
+  });
+
   it('counts a name\'s characters in NFC, as it is kept, wherever a tag name is given', async () => {
     await using t = await startTestApp();
     // Each accented letter written decomposed is two characters that compose to one.
