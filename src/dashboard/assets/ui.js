@@ -248,17 +248,21 @@ export function rowSelection(spec) {
  */
 export function table(columns, items, selection) {
   const primary = columns.find((c) => c.role === 'primary') ?? columns[0];
-  /** @param {Column<T>} c */
-  const cellClass = (c) => [c.className, c === primary && 'cell-primary', c.role === 'status' && 'cell-status', c.minor && 'cell-minor']
-    .filter(Boolean).join(' ') || null;
+  /**
+   * A column's classes, the same on its header and its cells (a `minor` column is left out whole); a body cell adds
+   * its part in a phone's card.
+   * @param {Column<T>} c @param {boolean} body
+   */
+  const cellClass = (c, body) => [c.className, c.minor && 'cell-minor', body && c === primary && 'cell-primary',
+    body && c.role === 'status' && 'cell-status'].filter(Boolean).join(' ') || null;
   return h('div', { class: 'table-wrap' }, h('table', { class: selection ? 'cards selectable' : 'cards' },
     h('thead', null, h('tr', null,
       selection && h('th', { scope: 'col', class: 'cell-select' }, selection.header()),
-      columns.map((c) => h('th', { scope: 'col', class: [c.className, c.minor && 'cell-minor'].filter(Boolean).join(' ') || null },
+      columns.map((c) => h('th', { scope: 'col', class: cellClass(c, false) },
         c.hideHeader ? h('span', { class: 'visually-hidden' }, c.header) : c.header)))),
     h('tbody', null, items.map((item) => h('tr', null,
       selection && h('td', { class: 'cell-select' }, selection.box(item)),
-      columns.map((c) => h('td', { class: cellClass(c), 'data-label': c.hideHeader ? null : c.header }, c.cell(item))))))));
+      columns.map((c) => h('td', { class: cellClass(c, true), 'data-label': c.hideHeader ? null : c.header }, c.cell(item))))))));
 }
 
 export function loading() {
