@@ -1,7 +1,12 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
+import { newId } from '../../src/core/ids.js';
+import { insertInbound } from '../../src/inbound/inbound.repo.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { launchChromium } from '../helpers/browser.js';
+import { startDns, type TestDns } from '../helpers/dns.js';
+import { eventually } from '../helpers/smtp-app.js';
 
 // How the dashboard lays out long, real-world values in Chromium: lists keep a
 // row to one line and the whole value in a title, no view runs off a 390-pixel
@@ -13,6 +18,41 @@ const LONG_TO = 'alexandria.konstantinopoulou-vanderberg@subdomain.very-long-cus
 const LONG_SUPPRESSED = 'an.exceptionally.long.suppressed.address.that.keeps.going@some-very-long-domain-name.example.org';
 const LONG_HOOK = 'http://127.0.0.1:9/hooks/mailroom/events/with/a/rather/long/path?token=abcdef0123456789';
 const LONG_BROADCAST = 'Spring collection preview for returning wholesale customers in Scandinavia';
+/** 60 characters, without a hyphen to break at. */
+const LONG_RECIPIENT = 'christopher.vanderhoeven@accountspayable.worldlogistics.test';
+/** Recipients of one email and the last replies of their providers, as long as those come. */
+const PROVIDER_REPLIES = [
+  { address: LONG_RECIPIENT, status: 'bounced', code: 550, detail: '550-5.1.1 The email account that you tried to reach does not exist. Please try '
+    + 'double-checking the recipient\'s email address for typos or unnecessary spaces. For more information, go to '
+    + 'https://support.google.com/mail/?p=NoSuchUser a640c23a62f3a-aa5f1e5a1c2si1234567b.112 - gsmtp' },
+  { address: 'ops@northwind.test', status: 'delivered', code: 250, detail: '250 2.6.0 <0102018f2c9d@billing.test> [InternalId=21822880161341, '
+    + 'Hostname=AM9PR01MB7284.eurprd01.prod.exchangelabs.com] 48213 bytes in 0.204, 230.553 KB/sec Queued mail for delivery' },
+  { address: 'finance-archive@globex.test', status: 'deferred', code: 451, detail: '451 4.7.650 The mail server [203.0.113.25] has been temporarily '
+    + 'rate limited due to IP reputation. For e-mail delivery information, see https://aka.ms/postmaster (S775) '
+    + '[BN1NAM02FT040.eop-nam02.prod.protection.outlook.com 2026-11-28T07:58:12.345Z 08DD0F1A2B3C4D5E]' },
+  { address: 'audit@initech.test', status: 'bounced', code: 554, detail: '554 5.7.9 Message not accepted for policy reasons. '
+    + 'See https://senders.yahooinc.com/error-codes' },
+] as const;
+const SCREENSHOTS = process.env.MAILROOM_SCREENSHOTS;
+
+/** A message as a large provider delivers it: folded signatures, a tracking URL with no place to break. */
+const receivedMessage = (to: string) => Buffer.from([
+  `Received: from mail-ej1-f41.google.com (mail-ej1-f41.google.com [209.85.218.41]) by mx.mailroom.test with ESMTPS id 4XzQ2s1Hb0z9sWc for <${to}>; Sat, 28 Nov 2026 07:41:09 +0000`,
+  'DKIM-Signature: v=1; a=rsa-sha256; c=relaxed/relaxed; d=sender.test; s=20230601; t=1732779669; x=1733384469; h=to:subject:message-id:date:from:mime-version;',
+  ` bh=47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=; b=${randomBytes(256).toString('base64').replace(/.{70}/g, '$&\r\n  ')}`,
+  `X-Google-Smtp-Source: AGHT+${randomBytes(90).toString('base64')}`,
+  `List-Unsubscribe: <https://click.mail.sender.test/ls/unsubscribe/${randomBytes(120).toString('hex')}?utm_source=newsletter&utm_medium=email>`,
+  'From: Konstantina Papadopoulou-Richardson <konstantina@sender.test>',
+  `To: ${to}`,
+  'Subject: Re: Invoice INV-2026-00481 — remittance advice and the updated bank details for the fourth quarter',
+  `Message-ID: <CAF=${randomBytes(30).toString('base64url')}@mail.gmail.com>`,
+  'Date: Sat, 28 Nov 2026 07:41:08 +0000',
+  'MIME-Version: 1.0',
+  'Content-Type: text/plain; charset=utf-8',
+  '',
+  'Payment went out this morning.',
+  '',
+].join('\r\n'));
 
 /** The page's own globals, typed here: the tests compile without the DOM's types. */
 interface Dom {
@@ -22,13 +62,16 @@ interface Dom {
 
 describe('the dashboard\'s layout in Chromium', () => {
   let t: TestApp;
+  let dns: TestDns;
   let browser: Browser;
   let page: Page;
   let emptyKey: string;
   const ids: Record<string, string> = {};
 
   beforeAll(async () => {
-    t = await startTestApp({ env: { MAILROOM_WEBHOOK_ALLOW_PRIVATE: 'true' } });
+    // Answers only what a test publishes: a received message's checks and a domain's verification stay on this machine.
+    dns = await startDns();
+    t = await startTestApp({ env: { MAILROOM_WEBHOOK_ALLOW_PRIVATE: 'true', MAILROOM_DNS_SERVERS: dns.server } });
     const domain = await t.seed.activeDomain(LONG_DOMAIN);
     ids.domain = domain.id;
     const sent = await t.api.post('/v1/emails', {
@@ -68,6 +111,33 @@ describe('the dashboard\'s layout in Chromium', () => {
     expect((await t.api.post(`/v1/broadcasts/${ids.sent}/send`, {})).status).toBe(200);
     await t.mailroom.delivery.drain();
     ids.key = (await t.api.get('/v1/api-keys')).body.data.find((k: { name: string }) => k.name === 'harness').id;
+    // Several recipients, their providers' replies recorded as delivery would record them.
+    const [to, cc, bcc] = [PROVIDER_REPLIES.slice(0, 2), PROVIDER_REPLIES.slice(2, 3), PROVIDER_REPLIES.slice(3)].map((list) => list.map((r) => r.address));
+    const replied = await t.api.post('/v1/emails', { from: `Billing <billing@${LONG_DOMAIN}>`, to, cc, bcc, subject: 'Invoice INV-2026-00481', text: 'Attached.' });
+    expect(replied.status).toBe(201);
+    ids.replies = replied.body.id;
+    await t.mailroom.delivery.drain();
+    await t.mailroom.services.store.write(async (tx) => {
+      for (const r of PROVIDER_REPLIES) {
+        await tx.updateTable('email_recipients').set({ status: r.status, smtp_code: r.code, detail: r.detail })
+          .where('email_id', '=', ids.replies).where('address', '=', r.address).execute();
+      }
+    });
+    // A message received for the domain, processed as the MX listener's would be.
+    ids.inbound = newId('in', Date.now());
+    await t.mailroom.services.store.write((tx) => insertInbound(tx, [{
+      id: ids.inbound, workspaceId: t.workspaceId, domainId: domain.id, kind: 'message', mailFrom: 'konstantina@sender.test',
+      rcptTo: [`accounts-receivable@${LONG_DOMAIN}`], remoteIp: '209.85.218.41', helo: 'mail-ej1-f41.google.com', tls: true, receivedAt: Date.now(),
+      raw: receivedMessage(`accounts-receivable@${LONG_DOMAIN}`),
+    }]));
+    await eventually(async () => ((await t.api.get(`/v1/inbound/${ids.inbound}`)).body.status === 'processed' ? true : undefined), 10_000,
+      'the received message to be processed');
+    // The signing key's record published with another key: the check says what DNS holds, a whole 2048-bit key.
+    const dkim = (await t.api.get(`/v1/domains/${domain.id}`)).body.records.find((r: { record: string; key_state?: string }) =>
+      r.record === 'DKIM' && r.key_state !== 'pending');
+    const other = generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ type: 'spki', format: 'der' }).toString('base64');
+    await dns.add({ type: 'TXT', name: dkim.name, value: `v=DKIM1; k=rsa; p=${other}` });
+    expect((await t.api.post(`/v1/domains/${domain.id}/verify`)).status).toBe(200);
     const empty = await t.seed.workspace({ name: 'nothing yet' });
     emptyKey = (await t.seed.key({ workspaceId: empty.id, name: 'empty' })).token;
 
@@ -81,6 +151,7 @@ describe('the dashboard\'s layout in Chromium', () => {
   afterAll(async () => {
     await browser?.close();
     await t?.close();
+    await dns?.stop();
   });
 
   async function signIn(key: string) {
@@ -193,12 +264,13 @@ describe('the dashboard\'s layout in Chromium', () => {
     expect(await sidewaysLists()).toBe(0);
   });
 
-  it('gives a DKIM key the room of the row, its record\'s name wrapping beside it', async () => {
+  it('gives a DKIM key the room of the row, its record\'s name wrapping above it', async () => {
     await open(`#/domains/${ids.domain}`);
     const dkim = page.locator('tbody tr', { hasText: 'DKIM' }).first();
     await dkim.waitFor();
-    const [name, value] = [await dkim.locator('td.dns-name').boundingBox(), await dkim.locator('td.dns-value').boundingBox()];
-    expect(value!.width).toBeGreaterThan(name!.width);
+    // The name over the value, both in the column the short ones leave: most of the row.
+    const [row, entry] = [await dkim.boundingBox(), await dkim.locator('td.dns-entry-cell').boundingBox()];
+    expect(entry!.width).toBeGreaterThan(row!.width / 2);
   });
 
   /** How many times in the view's lists take more than a line. */
@@ -350,6 +422,109 @@ describe('the dashboard\'s layout in Chromium', () => {
     await page.locator('tbody td[data-label="From"]').first().waitFor({ state: 'visible' });
     await page.setViewportSize({ width: 1440, height: 900 });
     expect(await from.isVisible()).toBe(true);
+  });
+
+  /** The box of the text of `cell` (which may run past the cell's own box), and of its row's status badge. */
+  const textAndBadge = (cell: Locator) => cell.evaluate((el) => {
+    interface Rect { left: number; right: number; top: number; bottom: number }
+    const doc = (globalThis as unknown as { document: { createRange(): { selectNodeContents(n: unknown): void; getBoundingClientRect(): Rect } } }).document;
+    const range = doc.createRange();
+    range.selectNodeContents(el);
+    const row = (el as unknown as { closest(s: string): { querySelector(s: string): { getBoundingClientRect(): Rect } } }).closest('tr');
+    const { left, right, top, bottom } = range.getBoundingClientRect();
+    const badge = row.querySelector('td.cell-status .badge').getBoundingClientRect();
+    return { text: { left, right, top, bottom }, badge: { left: badge.left, right: badge.right, top: badge.top, bottom: badge.bottom } };
+  });
+
+  /** The long address's cell in the email's recipients (its events name it too). */
+  const recipientCell = () => page.locator('.table-wrap').first().locator('tbody td', { hasText: LONG_RECIPIENT });
+
+  it('fits an email\'s page to a tablet: its recipients\' addresses whole, their providers\' replies at a readable measure', async () => {
+    await page.setViewportSize({ width: 800, height: 1000 });
+    for (const id of [ids.email, ids.replies]) {
+      await open(`#/emails/${id}`);
+      expect({ id, by: await overflow(), lists: await sidewaysLists() }).toEqual({ id, by: 0, lists: 0 });
+    }
+    const address = recipientCell();
+    expect(await address.textContent()).toBe(LONG_RECIPIENT);
+    const { text } = await textAndBadge(address);
+    const cell = (await address.boundingBox())!;
+    expect(text.right).toBeLessThanOrEqual(cell.x + cell.width);
+    const reply = page.locator('td.prose', { hasText: 'rate limited due to IP reputation' });
+    expect((await reply.boundingBox())!.width).toBeGreaterThanOrEqual(170);
+    if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/email-recipients-800.png`, fullPage: true });
+    await page.setViewportSize({ width: 1440, height: 900 });
+  });
+
+  it('keeps a long recipient\'s address beside its status on a phone, wrapped, not under the badge', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await open(`#/emails/${ids.replies}`);
+    const address = recipientCell();
+    const { text, badge } = await textAndBadge(address);
+    expect(text.right).toBeLessThanOrEqual(badge.left);
+    expect(text.left).toBeGreaterThanOrEqual(0);
+    // Wrapped rather than cut: the address is read whole.
+    expect(text.bottom - text.top).toBeGreaterThan(30);
+    expect(await overflow()).toBe(0);
+    if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/email-recipients-390.png`, fullPage: true });
+    await page.setViewportSize({ width: 1440, height: 900 });
+  });
+
+  it('fits a domain\'s DNS records to a tablet, each value on one line with a button that copies it whole', async () => {
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: t.url });
+    const domain = (await t.api.get(`/v1/domains/${ids.domain}`)).body as { records: Array<{ record: string; name: string; value: string;
+      status: string; detail?: string; key_state?: string }> };
+    const signing = domain.records.find((r) => r.record === 'DKIM' && r.key_state !== 'pending')!;
+    expect(signing.value).toMatch(/^v=DKIM1; k=rsa; p=[A-Za-z0-9+/=]{392}$/);
+    expect(signing).toMatchObject({ status: 'failed', detail: expect.stringContaining('different public key') });
+    for (const width of [800, 1440, 390]) {
+      await page.setViewportSize({ width, height: 1000 });
+      await open(`#/domains/${ids.domain}`);
+      expect({ width, by: await overflow(), lists: await sidewaysLists() }).toEqual({ width, by: 0, lists: 0 });
+      const row = page.locator('tbody tr', { has: page.locator('.copy-text', { hasText: signing.value }) });
+      const value = row.locator('.dns-entry .copy-field.cut .copy-text');
+      expect(await value.getAttribute('title')).toBe(signing.value);
+      expect((await value.boundingBox())!.height).toBeLessThan(30);
+      // The name is read whole, wrapped where it must be.
+      const name = row.locator('.dns-entry .copy-field:not(.cut) .copy-text');
+      expect(await name.textContent()).toBe(signing.name);
+      expect(await name.evaluate((el) => { const box = el as unknown as { scrollWidth: number; clientWidth: number }; return box.scrollWidth <= box.clientWidth; }))
+        .toBe(true);
+      // What DNS holds instead is quoted, three lines of it.
+      expect((await row.locator('td.cell-status .clamped').boundingBox())!.height).toBeLessThan(70);
+      if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/domain-${width}.png`, fullPage: true });
+    }
+    const row = page.locator('tbody tr', { has: page.locator('.copy-text', { hasText: signing.value }) });
+    await row.getByRole('button', { name: 'Copy the value of the DKIM record' }).click();
+    await row.getByRole('button', { name: 'Copy the value of the DKIM record' }).filter({ hasText: 'Copied' }).waitFor();
+    expect(await page.evaluate(() => (globalThis as unknown as { navigator: { clipboard: { readText(): Promise<string> } } }).navigator.clipboard.readText()))
+      .toBe(signing.value);
+    await page.setViewportSize({ width: 1440, height: 900 });
+  });
+
+  it('fits each record\'s page to a phone, a tablet, a laptop and a wide screen', async () => {
+    const records: Record<string, string> = {
+      email: `#/emails/${ids.email}`, 'email-replies': `#/emails/${ids.replies}`, 'email-scheduled': `#/emails/${ids.scheduled}`,
+      domain: `#/domains/${ids.domain}`, inbound: `#/inbound/${ids.inbound}`, contact: `#/contacts/${ids.contact}`,
+      'broadcast-draft': `#/broadcasts/${ids.draft}`, 'broadcast-sent': `#/broadcasts/${ids.sent}`, template: `#/templates/${ids.template}`,
+      webhook: `#/webhooks/${ids.webhook}`, 'api-key': `#/api-keys/${ids.key}`,
+    };
+    const wide: string[] = [];
+    for (const width of [390, 800, 1280, 1440]) {
+      await page.setViewportSize({ width, height: 900 });
+      for (const [name, route] of Object.entries(records)) {
+        await open(route);
+        // Every header of the received message, a signature's and a tracking URL among them.
+        if (name === 'inbound') await page.getByText('All headers').click();
+        const by = await overflow();
+        if (by > 0) wide.push(`${name} at ${width} by ${by}px`);
+        const scrolled = await sidewaysLists();
+        if (scrolled > 0) wide.push(`${name} at ${width}: ${scrolled} lists scroll sideways`);
+        if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/record-${name}-${width}.png`, fullPage: true });
+      }
+    }
+    expect(wide).toEqual([]);
+    await page.setViewportSize({ width: 1440, height: 900 });
   });
 
   it('says in each empty list what to do about it', async () => {

@@ -114,6 +114,53 @@ export function clipped(text, { href, wide = false } = {}) {
 }
 
 /**
+ * An address read whole where it is too long for its line: it may break after its @ and its dots (and hyphens, as any
+ * text), and anywhere only where a part is itself too long.
+ * @param {string} text
+ */
+export function address(text) {
+  return h('span', { class: 'address' }, text.split(/(?<=[@.])/).flatMap((part, i) => (i === 0 ? [part] : [h('wbr'), part])));
+}
+
+/** How long a Copy button says it copied. */
+const COPIED_SHOWN_MS = 2000;
+
+/**
+ * A value to paste elsewhere (a DNS record's name or value) with a Copy button beside it. `cut`: on one line, cut with
+ * an ellipsis when longer than its room and whole in its title (a DKIM key); otherwise wrapped, whole. A click on the
+ * text selects all of it, as the button does when the browser gives no clipboard.
+ * @param {string} value
+ * @param {{ label: string, cut?: boolean }} options  `label`: what the button copies, for screen readers ("value of
+ *   the DKIM record")
+ */
+export function copyable(value, { label, cut = false }) {
+  const text = h('code', { class: 'copy-text', title: cut ? value : null }, value);
+  const button = h('button', { type: 'button', class: 'secondary copy-button', 'aria-label': `Copy the ${label}`,
+    onclick: () => void copyText(value, text).then((done) => {
+      fill(button, done ? 'Copied' : 'Selected');
+      setTimeout(() => fill(button, 'Copy'), COPIED_SHOWN_MS);
+    }) }, 'Copy');
+  return h('span', { class: cut ? 'copy-field cut' : 'copy-field' }, text, button);
+}
+
+/**
+ * Puts `value` on the clipboard; false when the browser would not, with `source` selected for the person to copy.
+ * The Clipboard API needs a secure context: a dashboard reached over plain HTTP on a LAN address has none, and
+ * copying the selection still works there.
+ * @param {string} value @param {HTMLElement} source  the element showing it
+ */
+async function copyText(value, source) {
+  try {
+    await navigator.clipboard.writeText(value);
+    return true;
+  } catch {
+    const selection = getSelection();
+    selection?.selectAllChildren(source);
+    return document.execCommand('copy');
+  }
+}
+
+/**
  * A control with its label, kept together when a row of filters wraps.
  * @param {string} text @param {HTMLElement} control  with an id
  */
@@ -248,17 +295,21 @@ export function rowSelection(spec) {
  */
 export function table(columns, items, selection) {
   const primary = columns.find((c) => c.role === 'primary') ?? columns[0];
-  /** @param {Column<T>} c */
-  const cellClass = (c) => [c.className, c === primary && 'cell-primary', c.role === 'status' && 'cell-status', c.minor && 'cell-minor']
-    .filter(Boolean).join(' ') || null;
+  /**
+   * A column's classes, the same on its header and its cells (a `minor` column is left out whole); a body cell adds
+   * its part in a phone's card.
+   * @param {Column<T>} c @param {boolean} body
+   */
+  const cellClass = (c, body) => [c.className, c.minor && 'cell-minor', body && c === primary && 'cell-primary',
+    body && c.role === 'status' && 'cell-status'].filter(Boolean).join(' ') || null;
   return h('div', { class: 'table-wrap' }, h('table', { class: selection ? 'cards selectable' : 'cards' },
     h('thead', null, h('tr', null,
       selection && h('th', { scope: 'col', class: 'cell-select' }, selection.header()),
-      columns.map((c) => h('th', { scope: 'col', class: [c.className, c.minor && 'cell-minor'].filter(Boolean).join(' ') || null },
+      columns.map((c) => h('th', { scope: 'col', class: cellClass(c, false) },
         c.hideHeader ? h('span', { class: 'visually-hidden' }, c.header) : c.header)))),
     h('tbody', null, items.map((item) => h('tr', null,
       selection && h('td', { class: 'cell-select' }, selection.box(item)),
-      columns.map((c) => h('td', { class: cellClass(c), 'data-label': c.hideHeader ? null : c.header }, c.cell(item))))))));
+      columns.map((c) => h('td', { class: cellClass(c, true), 'data-label': c.hideHeader ? null : c.header }, c.cell(item))))))));
 }
 
 export function loading() {

@@ -186,15 +186,19 @@ function resourceLink(id) {
   return section ? h('a', { href: `#/${section}/${encodeURIComponent(id)}`, class: 'clip', title: id }, id) : clipped(id);
 }
 
-/** @type {Column<Activity>[]} */
+/**
+ * At tablet widths the request line and the address are left out: the operation names the request, the resource links
+ * to what it made; a phone's cards show both.
+ * @type {Column<Activity>[]}
+ */
 const ACTIVITY_COLUMNS = [
   { header: 'Time', cell: (a) => time(a.created_at, true), className: 'nowrap' },
   { header: 'Operation', cell: (a) => a.operation_id, role: 'primary' },
-  { header: 'Request', cell: (a) => clipped(`${a.method} ${a.path}`) },
+  { header: 'Request', cell: (a) => clipped(`${a.method} ${a.path}`), minor: true },
   { header: 'Status', cell: (a) => h('code', { class: a.status >= 400 ? 'http-refused' : null, title: `Request id ${a.request_id}` }, String(a.status)),
     role: 'status' },
   { header: 'Resource', cell: (a) => resourceLink(a.resource_id) },
-  { header: 'IP', cell: (a) => code(a.ip) },
+  { header: 'IP', cell: (a) => code(a.ip), minor: true },
 ];
 
 /** The raw token is in the answer to createApiKey only. @param {ApiKey} key */

@@ -6,7 +6,9 @@ import { fixedUnless, may, withheldNote } from '../access.js';
 import { api } from '../api.js';
 import { loadRecord, pagedTable } from '../lists.js';
 import { navigate, showNote } from '../nav.js';
-import { actionForm, badge, code, confirmDialog, details, errorSlot, fieldErrors, fill, h, hrefTo, table, time, whileBusy } from '../ui.js';
+import {
+  actionForm, badge, code, confirmDialog, copyable, details, errorSlot, fieldErrors, fill, h, hrefTo, table, time, whileBusy,
+} from '../ui.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /** @typedef {import('../ui.js').Children} Children */
@@ -122,7 +124,8 @@ function renderDomain(view, domain, path) {
   });
   fill(view,
     h('h1', null, domain.name),
-    h('p', null, badge(domain.status), domain.status_reason && h('span', { class: 'reason' }, domain.status_reason)),
+    h('p', { class: 'clamped', title: domain.status_reason }, badge(domain.status),
+      domain.status_reason && h('span', { class: 'reason' }, domain.status_reason)),
     withheldNote(DOMAINS_WRITE, 'verifying, changing and deleting this domain'),
     may(DOMAINS_WRITE) && h('div', { class: 'actions' }, verify, rotate, remove),
     errors.node,
@@ -235,15 +238,27 @@ function recordChanges(before, after) {
   ].filter((s) => typeof s === 'string');
 }
 
-/** @type {Column<DomainRecord>[]} */
+/**
+ * What to publish, the record's name over its value as a DNS provider's form asks for them, each with its Copy button:
+ * the name wraps whole (it is read, and typed by some); the value, a 400-character DKIM key among them, keeps to one line
+ * of the row's width, whole in its title and its Copy button. Side by side, the two squeezed each other into a few
+ * characters at tablet widths. An MX record's priority goes under its type, as zone files write it, rather than in a
+ * column empty on every other row. Why a record failed may quote what DNS holds: three lines of it, the rest in its title.
+ * @type {Column<DomainRecord>[]}
+ */
 const DNS_COLUMNS = [
   { header: 'Record', cell: (r) => [r.record, keyState(r) ?? (!r.required && h('div', { class: 'muted small' }, 'optional'))], className: 'nowrap' },
-  { header: 'Type', cell: (r) => r.type },
-  { header: 'Name', cell: (r) => h('code', { class: 'copyable' }, r.name), className: 'dns-name' },
-  { header: 'Value', cell: (r) => h('code', { class: 'copyable' }, r.value), className: 'dns-value' },
-  { header: 'Priority', cell: (r) => r.priority },
-  { header: 'Status', cell: (r) => [badge(r.status), r.detail && h('div', { class: 'muted small' }, r.detail)], role: 'status' },
+  { header: 'Type', cell: (r) => [r.type, r.priority !== undefined && h('div', { class: 'muted small' }, `priority ${r.priority}`)], className: 'nowrap' },
+  { header: 'Name and value', cell: (r) => h('dl', { class: 'dns-entry' },
+    h('dt', null, 'Name'), h('dd', null, copyable(r.name, { label: `name of the ${recordLabel(r)} record` })),
+    h('dt', null, 'Value'), h('dd', null, copyable(r.value, { label: `value of the ${recordLabel(r)} record`, cut: true }))),
+  className: 'dns-entry-cell fills' },
+  { header: 'Status', cell: (r) => [badge(r.status), r.detail && h('div', { class: 'muted small clamped', title: r.detail }, r.detail)],
+    role: 'status' },
 ];
+
+/** A record as its Copy buttons name it: the new key's DKIM records apart from the current ones. @param {DomainRecord} r */
+const recordLabel = (r) => (r.key_state === 'pending' ? `new ${r.record}` : r.key_state === 'retiring' ? `retiring ${r.record}` : r.record);
 
 /** Where a DKIM record is in a rotation; nothing for the key that signs. @param {DomainRecord} r */
 function keyState(r) {

@@ -9,7 +9,7 @@ import { filterForm, filterSelect, filterText, loadRecord, pagedTable } from '..
 import { hashOf, navigate } from '../nav.js';
 import { bodyParts } from '../preview.js';
 import {
-  actionsColumn, badge, clipped, clippedList, code, details, downloadButton, errorBox, errorSlot, fieldErrors, fill, formatBytes, formatTime, h,
+  actionsColumn, address, badge, clipped, clippedList, code, details, downloadButton, errorBox, errorSlot, fieldErrors, fill, formatBytes, formatTime, h,
   hrefTo, isoWithOffset, joined, localInputValue, loading, none, table, time, whileBusy,
 } from '../ui.js';
 import { domainLink } from './domains.js';
@@ -247,12 +247,16 @@ function emailDetails(email) {
   ]);
 }
 
-/** @type {Column<Recipient>[]} */
+/**
+ * An address wraps whole: it is what a person looks for here. At tablet widths the type and code are left out: the
+ * details above list the To, Cc and Bcc, and a reply opens with its code.
+ * @type {Column<Recipient>[]}
+ */
 const RECIPIENT_COLUMNS = [
-  { header: 'Address', cell: (r) => r.email },
-  { header: 'Type', cell: (r) => r.type },
+  { header: 'Address', cell: (r) => address(r.email), className: 'address-cell' },
+  { header: 'Type', cell: (r) => r.type, minor: true },
   { header: 'Status', cell: (r) => badge(r.status), role: 'status' },
-  { header: 'SMTP code', cell: (r) => r.smtp_code },
+  { header: 'SMTP code', cell: (r) => r.smtp_code, minor: true },
   { header: 'Detail', cell: (r) => r.detail, className: 'prose' },
   { header: 'Updated', cell: (r) => time(r.updated_at), className: 'nowrap' },
 ];

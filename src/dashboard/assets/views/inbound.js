@@ -106,8 +106,12 @@ const inboundAttachmentColumns = (messagePath) => [
   actionsColumn((a) => downloadButton(`${messagePath}/attachments/${a.index}`, a.filename ?? `attachment-${a.index}`)),
 ];
 
-/** @type {Column<HeaderField>[]} */
+/**
+ * A value may hold a signature or a tracking URL hundreds of characters long with no space in it: it is broken
+ * anywhere, in the width the name leaves, rather than widening the page.
+ * @type {Column<HeaderField>[]}
+ */
 const HEADER_COLUMNS = [
   { header: 'Name', cell: (f) => f.name, className: 'nowrap' },
-  { header: 'Value', cell: (f) => f.value },
+  { header: 'Value', cell: (f) => f.value, className: 'header-value fills' },
 ];
