@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page, Request } from 'playwright-core';
 import { sinkMessagesFor } from '../../src/delivery/sink.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { launchChromium } from '../helpers/browser.js';
+import { answerDialog, launchChromium } from '../helpers/browser.js';
 
 // The Templates view in Chromium: a template authored entirely in the page,
 // its live preview rendered by the server, published there, and then used by
@@ -20,7 +20,6 @@ describe('the Templates view in Chromium', () => {
     await t.seed.activeDomain('shop.test');
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.on('dialog', (d) => void d.accept());
     page.setDefaultTimeout(10_000);
     await page.goto(`${t.url}/dashboard/#/templates`);
     await page.getByLabel('API key').fill(t.token);
@@ -162,14 +161,14 @@ describe('the Templates view in Chromium', () => {
     expect(await sourceText('template-html')).toBe('<p>One</p>');
 
     await page.locator('.title-row').getByRole('button', { name: 'Duplicate' }).click();
+    expect(await answerDialog(page, 'Duplicate')).toContain('a draft named “Receipt (copy)”');
     await note('is a copy of Receipt');
     const copyId = decodeURIComponent(page.url().split('/').pop()!);
     expect(copyId).not.toBe(created.body.id);
-    // The copy's page, drawn once it is read, and its preview: the preview frame loading its new content dismisses
-    // a confirmation open meanwhile, as a navigation does.
+    // The copy's page, drawn once it is read.
     await page.locator('main code', { hasText: copyId }).waitFor();
-    await previewFrame().locator('p').waitFor();
     await page.locator('.title-row').getByRole('button', { name: 'Delete' }).click();
+    await answerDialog(page, 'Delete');
     await note('was deleted');
     const remaining = (await t.api.get('/v1/templates')).body.data.map((x: { name: string }) => x.name);
     expect(remaining).toContain('Receipt');
