@@ -174,4 +174,70 @@ describe('the Templates view in Chromium', () => {
     expect(remaining).toContain('Receipt');
     expect(remaining.filter((n: string) => n.startsWith('Receipt')).length).toBe(1);
   });
+
+  it('deletes when Delete is pressed just as the preview loads its new content', async () => {
+    // Long enough that its frame is still loading when Delete is pressed: the browser's own confirmation box
+    // closed unanswered then, and the click did nothing.
+    const html = Array.from({ length: 3000 }, (_, i) => `<p>Line ${i} of a long letter</p>`).join('\n');
+    const created = await t.api.post('/v1/templates', { name: 'Long letter', subject: 'Long', html });
+    expect(created.status).toBe(201);
+    await page.goto(`${t.url}/dashboard/#/templates/${created.body.id}`);
+    await subjectIs('Long');
+    await previewFrame().locator('p').first().waitFor();
+    // Delete is pressed in the same turn as the new preview frame goes in, its content not loaded yet.
+    await page.evaluate(`(() => {
+      const preview = document.querySelector('.template-preview');
+      new MutationObserver((_, observer) => {
+        if (!preview.querySelector('iframe')) return;
+        observer.disconnect();
+        [...document.querySelectorAll('.title-row button')].find((b) => b.textContent === 'Delete').click();
+      }).observe(preview, { childList: true });
+    })()`);
+    await source('template-html').click();
+    await page.keyboard.press('Control+Home');
+    await page.keyboard.type('<h1>Edited');
+    expect(await answerDialog(page, 'Delete')).toContain('Delete “Long letter”?');
+    await note('Long letter was deleted');
+    expect((await t.api.get(`/v1/templates/${created.body.id}`)).status).toBe(404);
+  });
+
+  it('keeps the template when the question is declined, by Go back or by Escape', async () => {
+    const created = await t.api.post('/v1/templates', { name: 'Kept', subject: 'Kept', html: '<p>Kept</p>' });
+    await page.goto(`${t.url}/dashboard/#/templates/${created.body.id}`);
+    await subjectIs('Kept');
+    const remove = page.locator('.title-row').getByRole('button', { name: 'Delete' });
+    await remove.click();
+    expect(await answerDialog(page, 'Go back')).toBe(
+      'Delete “Kept”?\nThe template and all its versions are deleted; this cannot be undone.\n\nEmails already sent with it keep their content.');
+
+    if (SCREENSHOTS) {
+      for (const [width, height] of [[1440, 900], [390, 844]]) {
+        await page.setViewportSize({ width, height });
+        await remove.click();
+        await page.getByRole('dialog').waitFor();
+        await page.screenshot({ path: `${SCREENSHOTS}/template-delete-question-${width}.png` });
+        await answerDialog(page, 'Go back');
+      }
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
+
+    await remove.click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    // The dialog takes the focus, on the answer that does nothing.
+    expect(await page.locator(':focus').textContent()).toBe('Go back');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    // Back on the button that asked.
+    expect(await page.locator(':focus').textContent()).toBe('Delete');
+    expect((await t.api.get(`/v1/templates/${created.body.id}`)).status).toBe(200);
+    expect(await page.getByRole('status').filter({ hasText: 'was deleted' }).count()).toBe(0);
+
+    // Gone back in the browser's history, the page under the question changes: it goes away unanswered.
+    await remove.click();
+    await dialog.waitFor();
+    await page.goBack();
+    await dialog.waitFor({ state: 'detached' });
+    expect((await t.api.get(`/v1/templates/${created.body.id}`)).status).toBe(200);
+  });
 });
