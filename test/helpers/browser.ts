@@ -34,3 +34,18 @@ export async function signedInDashboard(browser: Browser, url: string, token: st
   await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
   return page;
 }
+
+/**
+ * Answers the question the dashboard asks in its page before an action (its
+ * confirmDialog): waits for the dialog, presses the button named `button`
+ * ("Go back" declines) and waits until the dialog is gone. Resolves to the
+ * dialog's text, title and message, for the test to check what was asked.
+ */
+export async function answerDialog(page: Page, button: string | RegExp): Promise<string> {
+  const dialog = page.getByRole('dialog');
+  await dialog.waitFor();
+  const asked = (await dialog.locator('h2, .confirm-message').allInnerTexts()).join('\n');
+  await dialog.getByRole('button', { name: button, exact: typeof button === 'string' }).click();
+  await dialog.waitFor({ state: 'detached' });
+  return asked;
+}

@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { newId } from '../../src/core/ids.js';
 import { insertInbound } from '../../src/inbound/inbound.repo.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { launchChromium } from '../helpers/browser.js';
+import { answerDialog, launchChromium } from '../helpers/browser.js';
 
 // The dashboard in a real browser against a real server: sign in with a key,
 // read what the sink kept, and see that nothing an email carries can run in
@@ -264,11 +264,6 @@ describe('the dashboard in Chromium', () => {
     const keeper = await t.seed.key({ mode: 'test', name: 'keeper' });
     const own = await browser.newPage();
     own.setDefaultTimeout(10_000);
-    const questions: string[] = [];
-    own.on('dialog', (d) => {
-      questions.push(d.message());
-      void d.accept();
-    });
     try {
       await own.goto(`${t.url}/dashboard/#/api-keys`);
       await own.getByLabel('API key').fill(keeper.token);
@@ -281,12 +276,12 @@ describe('the dashboard in Chromium', () => {
       expect(created.revoked_at).toBeNull();
 
       await own.getByRole('row').filter({ hasText: 'ci deploy' }).getByRole('button', { name: 'Revoke' }).click();
+      expect(await answerDialog(own, 'Revoke')).toBe('Revoke “ci deploy”?\nAnything using it stops working at once.');
       await expect.poll(() => own.locator('#note').textContent()).toContain('“ci deploy” was revoked.');
-      expect(questions.at(-1)).toBe('Revoke “ci deploy”? Anything using it stops working at once.');
       expect((await t.api.as(token!).get('/v1/emails')).status).toBe(401);
 
       await own.getByRole('row').filter({ hasText: 'this key' }).getByRole('button', { name: 'Revoke' }).click();
-      expect(questions.at(-1)).toContain('It is the key you are signed in with');
+      expect(await answerDialog(own, 'Revoke')).toContain('It is the key you are signed in with');
       await own.getByLabel('API key').waitFor();
       await expect.poll(() => own.getByRole('alert').textContent()).toBe('You revoked the key you were signed in with.');
       expect((await t.api.as(keeper.token).get('/v1/emails')).status).toBe(401);

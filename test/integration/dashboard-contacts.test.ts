@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { launchChromium, signedInDashboard } from '../helpers/browser.js';
+import { answerDialog, launchChromium, signedInDashboard } from '../helpers/browser.js';
 
 // The Contacts view in Chromium: the list and its filters, a contact added
 // after the API refused its address, a CSV file imported through the bulk API
@@ -44,7 +44,6 @@ describe('the Contacts view in Chromium', () => {
 
     browser = await launchChromium();
     page = await signedInDashboard(browser, t.url, t.token, '/contacts', 'Contacts');
-    page.on('dialog', (d) => void d.accept());
   }, 60_000);
 
   afterAll(async () => {
@@ -412,6 +411,7 @@ describe('the Contacts view in Chromium', () => {
 
     const early = rows().filter({ hasText: 'Early birds' });
     await early.getByRole('button', { name: 'Delete' }).click();
+    expect(await answerDialog(page, 'Delete')).toContain('Delete the tag “Early birds”?');
     await note('The tag “Early birds” was deleted.');
     const names = ((await t.api.get('/v1/tags')).body.data as Array<{ name: string }>).map((x) => x.name);
     expect(names).toContain('Partners');

@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { startDns, type TestDns } from '../helpers/dns.js';
 import { directDeliveryEnv, startScriptedMx, type ScriptedMx } from '../helpers/mx.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { launchChromium } from '../helpers/browser.js';
+import { answerDialog, launchChromium } from '../helpers/browser.js';
 import { eventually } from '../helpers/smtp-app.js';
 
 // The Queue view in Chromium, against a real MX found through dnsmasq that
@@ -34,7 +34,6 @@ describe('the Queue view in Chromium', () => {
     await eventually(async () => ((await t.api.get('/v1/queue')).body.data[0]?.deferred === 3 ? true : undefined), 10_000, 'the deferrals');
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    page.on('dialog', (d) => void d.accept());
     page.setDefaultTimeout(10_000);
     await page.goto(`${t.url}/dashboard/#/queue`);
     await page.getByLabel('API key').fill(t.token);
@@ -85,12 +84,14 @@ describe('the Queue view in Chromium', () => {
     expect((await reply.boundingBox())!.height).toBeLessThan(30);
     expect(await listOverflow()).toBe(0);
     await page.getByRole('button', { name: 'Hold' }).click();
+    expect(await answerDialog(page, 'Hold')).toContain('Nothing is sent there until you release it.');
     await note('is held');
     await page.locator('h1 + .badge-held').waitFor();
     await page.locator('tbody tr .badge-held').first().waitFor();
     expect((await t.api.get('/v1/queue')).body.data[0]).toMatchObject({ domain: 'slow.test', held: true });
     if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/queue-domain-held.png`, fullPage: true });
     await page.getByRole('button', { name: 'Release' }).click();
+    await answerDialog(page, 'Release');
     // Not 'is released' alone: the note of the hold ends "until it is released."
     await note('is released and goes out');
     expect((await t.api.get('/v1/queue')).body.data[0]).toMatchObject({ held: false });
@@ -99,6 +100,7 @@ describe('the Queue view in Chromium', () => {
   it('retries now, and the fixed remote gets the mail at once', async () => {
     deferring = false;
     await page.getByRole('button', { name: 'Retry now' }).click();
+    await answerDialog(page, 'Retry now');
     await note(/2 emails to slow\.test will be tried now/);
     await mx.waitFor(2, 10_000);
     await page.getByRole('link', { name: '← The whole queue' }).click();

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page, Request } from 'playwright-core';
 import { sinkMessagesFor } from '../../src/delivery/sink.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { launchChromium } from '../helpers/browser.js';
+import { answerDialog, launchChromium } from '../helpers/browser.js';
 
 // The Templates view in Chromium: a template authored entirely in the page,
 // its live preview rendered by the server, published there, and then used by
@@ -20,7 +20,6 @@ describe('the Templates view in Chromium', () => {
     await t.seed.activeDomain('shop.test');
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.on('dialog', (d) => void d.accept());
     page.setDefaultTimeout(10_000);
     await page.goto(`${t.url}/dashboard/#/templates`);
     await page.getByLabel('API key').fill(t.token);
@@ -162,17 +161,83 @@ describe('the Templates view in Chromium', () => {
     expect(await sourceText('template-html')).toBe('<p>One</p>');
 
     await page.locator('.title-row').getByRole('button', { name: 'Duplicate' }).click();
+    expect(await answerDialog(page, 'Duplicate')).toContain('a draft named “Receipt (copy)”');
     await note('is a copy of Receipt');
     const copyId = decodeURIComponent(page.url().split('/').pop()!);
     expect(copyId).not.toBe(created.body.id);
-    // The copy's page, drawn once it is read, and its preview: the preview frame loading its new content dismisses
-    // a confirmation open meanwhile, as a navigation does.
+    // The copy's page, drawn once it is read.
     await page.locator('main code', { hasText: copyId }).waitFor();
-    await previewFrame().locator('p').waitFor();
     await page.locator('.title-row').getByRole('button', { name: 'Delete' }).click();
+    await answerDialog(page, 'Delete');
     await note('was deleted');
     const remaining = (await t.api.get('/v1/templates')).body.data.map((x: { name: string }) => x.name);
     expect(remaining).toContain('Receipt');
     expect(remaining.filter((n: string) => n.startsWith('Receipt')).length).toBe(1);
+  });
+
+  it('deletes when Delete is pressed just as the preview loads its new content', async () => {
+    // Long enough that its frame is still loading when Delete is pressed: the browser's own confirmation box
+    // closed unanswered then, and the click did nothing.
+    const html = Array.from({ length: 3000 }, (_, i) => `<p>Line ${i} of a long letter</p>`).join('\n');
+    const created = await t.api.post('/v1/templates', { name: 'Long letter', subject: 'Long', html });
+    expect(created.status).toBe(201);
+    await page.goto(`${t.url}/dashboard/#/templates/${created.body.id}`);
+    await subjectIs('Long');
+    await previewFrame().locator('p').first().waitFor();
+    // Delete is pressed in the same turn as the new preview frame goes in, its content not loaded yet.
+    await page.evaluate(`(() => {
+      const preview = document.querySelector('.template-preview');
+      new MutationObserver((_, observer) => {
+        if (!preview.querySelector('iframe')) return;
+        observer.disconnect();
+        [...document.querySelectorAll('.title-row button')].find((b) => b.textContent === 'Delete').click();
+      }).observe(preview, { childList: true });
+    })()`);
+    await source('template-html').click();
+    await page.keyboard.press('Control+Home');
+    await page.keyboard.type('<h1>Edited');
+    expect(await answerDialog(page, 'Delete')).toContain('Delete “Long letter”?');
+    await note('Long letter was deleted');
+    expect((await t.api.get(`/v1/templates/${created.body.id}`)).status).toBe(404);
+  });
+
+  it('keeps the template when the question is declined, by Go back or by Escape', async () => {
+    const created = await t.api.post('/v1/templates', { name: 'Kept', subject: 'Kept', html: '<p>Kept</p>' });
+    await page.goto(`${t.url}/dashboard/#/templates/${created.body.id}`);
+    await subjectIs('Kept');
+    const remove = page.locator('.title-row').getByRole('button', { name: 'Delete' });
+    await remove.click();
+    expect(await answerDialog(page, 'Go back')).toBe(
+      'Delete “Kept”?\nThe template and all its versions are deleted; this cannot be undone.\n\nEmails already sent with it keep their content.');
+
+    if (SCREENSHOTS) {
+      for (const [width, height] of [[1440, 900], [390, 844]]) {
+        await page.setViewportSize({ width, height });
+        await remove.click();
+        await page.getByRole('dialog').waitFor();
+        await page.screenshot({ path: `${SCREENSHOTS}/template-delete-question-${width}.png` });
+        await answerDialog(page, 'Go back');
+      }
+      await page.setViewportSize({ width: 1280, height: 900 });
+    }
+
+    await remove.click();
+    const dialog = page.getByRole('dialog');
+    await dialog.waitFor();
+    // The dialog takes the focus, on the answer that does nothing.
+    expect(await page.locator(':focus').textContent()).toBe('Go back');
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    // Back on the button that asked.
+    expect(await page.locator(':focus').textContent()).toBe('Delete');
+    expect((await t.api.get(`/v1/templates/${created.body.id}`)).status).toBe(200);
+    expect(await page.getByRole('status').filter({ hasText: 'was deleted' }).count()).toBe(0);
+
+    // Gone back in the browser's history, the page under the question changes: it goes away unanswered.
+    await remove.click();
+    await dialog.waitFor();
+    await page.goBack();
+    await dialog.waitFor({ state: 'detached' });
+    expect((await t.api.get(`/v1/templates/${created.body.id}`)).status).toBe(200);
   });
 });

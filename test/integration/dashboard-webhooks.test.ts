@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { launchChromium } from '../helpers/browser.js';
+import { answerDialog, launchChromium } from '../helpers/browser.js';
 
 // The Webhooks view in Chromium, against a real receiving endpoint on
 // loopback: an endpoint added in the page with its event filter, its secret
@@ -31,7 +31,6 @@ describe('the Webhooks view in Chromium', () => {
     t = await startTestApp({ env: { MAILROOM_WEBHOOK_ALLOW_PRIVATE: 'true' } });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.on('dialog', (d) => void d.accept());
     page.setDefaultTimeout(10_000);
     await page.goto(`${t.url}/dashboard/#/webhooks`);
     await page.getByLabel('API key').fill(t.token);
@@ -68,6 +67,7 @@ describe('the Webhooks view in Chromium', () => {
     if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/webhook.png`, fullPage: true });
 
     await page.getByRole('button', { name: 'Send a test' }).click();
+    await answerDialog(page, 'Send a test');
     await note('A test event was sent');
     await until('the test event at the endpoint', () => received.length >= 1);
     expect(received[0].headers['webhook-signature']).toMatch(/^v1,/);
@@ -76,15 +76,18 @@ describe('the Webhooks view in Chromium', () => {
     await seen('tbody tr', /204/);
 
     await page.locator('tbody tr').first().getByRole('button', { name: 'Replay' }).click();
+    await answerDialog(page, 'Replay');
     await note('The delivery was replayed');
     await until('the replay at the endpoint', () => received.length >= 2);
     await page.reload();
     await seen('tbody tr', /replay/);
 
     await page.getByRole('button', { name: 'Disable' }).click();
+    expect(await answerDialog(page, 'Disable')).toContain('Events are not sent to it until it is enabled again.');
     await note('The endpoint is disabled');
     expect((await t.api.get(`/v1/webhooks/${created.id}`)).body.enabled).toBe(false);
     await page.getByRole('button', { name: 'Enable' }).click();
+    await answerDialog(page, 'Enable');
     await note('The endpoint is enabled');
 
     await page.getByLabel('email.clicked').check();
@@ -93,6 +96,7 @@ describe('the Webhooks view in Chromium', () => {
     expect((await t.api.get(`/v1/webhooks/${created.id}`)).body.event_types).toContain('email.clicked');
 
     await page.getByRole('button', { name: 'Rotate secret' }).click();
+    await answerDialog(page, 'Make a new secret');
     await note('The new signing secret');
     const rotated = await page.locator('.flash code.token').textContent();
     expect(rotated).toMatch(/^whsec_/);
@@ -100,6 +104,7 @@ describe('the Webhooks view in Chromium', () => {
     if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/webhook-deliveries.png`, fullPage: true });
 
     await page.locator('.title-row').getByRole('button', { name: 'Delete' }).click();
+    await answerDialog(page, 'Delete');
     await note('was deleted');
     expect((await t.api.get('/v1/webhooks')).body.data).toEqual([]);
   });

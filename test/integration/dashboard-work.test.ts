@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page, Route } from 'playwright-core';
 import { apiClient, startTestApp, type TestApp } from '../helpers/app.js';
-import { launchChromium, signedInDashboard } from '../helpers/browser.js';
+import { answerDialog, launchChromium, signedInDashboard } from '../helpers/browser.js';
 import { until } from '../helpers/child-server.js';
 import { onPostgres } from '../helpers/database.js';
 
@@ -190,15 +190,13 @@ describe('work of many requests in the dashboard, in Chromium', () => {
       await until('the first calls', () => (counts.calls > 0 ? true : undefined));
 
       // Asked as closing the tab is; declining keeps the session and the work.
-      const questions: string[] = [];
-      page.once('dialog', (dialog) => { questions.push(dialog.message()); void dialog.dismiss(); });
       await page.getByRole('button', { name: 'Sign out' }).click();
-      expect(questions).toEqual(['Work is still under way in this tab. Signing out stops it where it is. Sign out?']);
+      expect(await answerDialog(page, 'Go back')).toBe('Sign out while work is under way?\nWork is still under way in this tab. Signing out stops it where it is.');
       expect(await notices(page).count()).toBe(1);
       expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(1);
 
-      page.once('dialog', (dialog) => void dialog.accept());
       await page.getByRole('button', { name: 'Sign out' }).click();
+      await answerDialog(page, 'Sign out');
       await page.getByRole('heading', { name: 'Mailroom dashboard' }).waitFor();
       expect(await notices(page).count()).toBe(0);
       expect(await leavingIsQuestioned(page)).toBe(false);

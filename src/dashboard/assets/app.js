@@ -10,7 +10,7 @@
 import { forgetAccess, loadAccess, may, readAccess } from './access.js';
 import { ApiError, forgetKey, request, storedKey, storeKey, whenSessionEnds } from './api.js';
 import { takePendingNote } from './nav.js';
-import { byId, errorSlot, fill, h, whileBusy } from './ui.js';
+import { byId, confirmDialog, errorSlot, fill, h, whileBusy } from './ui.js';
 import { cancelAllWork, workRunning } from './work.js';
 import { EMAIL_ROUTES } from './views/emails.js';
 import { DOMAIN_ROUTES } from './views/domains.js';
@@ -114,9 +114,11 @@ async function showApp(readingAccess = true) {
       NAV.filter(([, , scope]) => may(scope)).map(([section, label]) => h('a', { href: `#/${section}`, 'data-section': section }, label))),
     h('span', { class: `badge mode-${mode}`, title: mode === 'test' ? 'Test keys never send real mail.' : null },
       `${mode} mode`),
-    h('button', { type: 'button', class: 'secondary', onclick: () => {
+    h('button', { type: 'button', class: 'secondary', onclick: async () => {
       // Asked as closing the tab is: signing out stops the work under way.
-      if (!workRunning() || confirm('Work is still under way in this tab. Signing out stops it where it is. Sign out?')) signOut();
+      if (workRunning() && !await confirmDialog({ title: 'Sign out while work is under way?', confirm: 'Sign out', danger: true,
+        message: h('p', null, 'Work is still under way in this tab. Signing out stops it where it is.') })) return;
+      signOut();
     } }, 'Sign out'));
   route();
 }

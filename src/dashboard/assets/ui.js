@@ -378,17 +378,18 @@ export function hrefTo(section, id) {
 }
 
 /**
- * A button that asks first, then runs `action`; its error shows in its row.
+ * A button that asks `question` in the page (see confirmDialog), then runs
+ * `action`; its error shows in its row. It looks dangerous when the question does.
  * @param {string} label
- * @param {string} className
- * @param {string} question
+ * @param {Question} question
  * @param {() => Promise<void>} action
  */
-export function rowAction(label, className, question, action) {
+export function rowAction(label, question, action) {
   const errors = errorSlot();
-  const button = h('button', { type: 'button', class: className, onclick: () => {
-    if (!confirm(question)) return;
-    void whileBusy(button, async () => {
+  const button = h('button', { type: 'button', class: question.danger ? 'danger' : 'secondary', onclick: async () => {
+    // Held busy only once confirmed: the dialog gives the focus back to the button when it closes.
+    if (!await confirmDialog(question)) return;
+    await whileBusy(button, async () => {
       try {
         await action();
       } catch (err) {
@@ -457,25 +458,37 @@ export function progressBar(done, total, label, held) {
 }
 
 /**
+ * What a dialog asks before an action: `confirm` labels the button that goes
+ * ahead, named for the action; `danger` when the action destroys or stops something.
+ * @typedef {{ title: string, message: Children, confirm: string, danger?: boolean }} Question
+ */
+
+/**
  * Asks in a modal dialog on the page; resolves true when the person confirms.
- * Preferred to confirm() where the question carries figures worth reading
- * (how many people an action reaches).
- * @param {{ title: string, message: Children, confirm: string, danger?: boolean }} spec
+ * Not the browser's own confirmation box: Chromium closes that unanswered (as
+ * declined) while a frame of the page navigates, as a preview frame does when
+ * its content loads, so a click on Delete then did nothing.
+ * "Go back" has the focus, and Escape answers as it does. A page change under
+ * the dialog answers it so too: the question was about what that page showed.
+ * @param {Question} question
  * @returns {Promise<boolean>}
  */
-export function confirmDialog(spec) {
+export function confirmDialog(question) {
   return new Promise((resolve) => {
     const dialog = h('dialog', { class: 'confirm-dialog', 'aria-labelledby': 'confirm-dialog-title' },
       h('form', { method: 'dialog' },
-        h('h2', { id: 'confirm-dialog-title' }, spec.title),
-        h('div', { class: 'confirm-message' }, spec.message),
+        h('h2', { id: 'confirm-dialog-title' }, question.title),
+        h('div', { class: 'confirm-message' }, question.message),
         h('div', { class: 'dialog-actions' },
-          h('button', { type: 'submit', value: 'cancel', class: 'secondary' }, 'Go back'),
-          h('button', { type: 'submit', value: 'confirm', class: spec.danger ? 'danger' : null }, spec.confirm))));
+          h('button', { type: 'submit', value: 'cancel', class: 'secondary', autofocus: true }, 'Go back'),
+          h('button', { type: 'submit', value: 'confirm', class: question.danger ? 'danger' : null }, question.confirm))));
+    const goBack = () => dialog.close();
     dialog.addEventListener('close', () => {
+      window.removeEventListener('hashchange', goBack);
       resolve(dialog.returnValue === 'confirm');
       dialog.remove();
     });
+    window.addEventListener('hashchange', goBack);
     document.body.append(dialog);
     dialog.showModal();
   });

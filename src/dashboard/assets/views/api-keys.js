@@ -219,10 +219,9 @@ function newKeyNote(key) {
 function revokeButton(key, isCurrent) {
   if (key.revoked_at) return ['revoked ', time(key.revoked_at)];
   if (!may(API_KEYS_WRITE)) return null;
-  const question = isCurrent
-    ? `Revoke “${key.name}”? It is the key you are signed in with: you will be signed out.`
-    : `Revoke “${key.name}”? Anything using it stops working at once.`;
-  return rowAction('Revoke', 'danger', question, async () => {
+  return rowAction('Revoke', { title: `Revoke “${key.name}”?`, confirm: 'Revoke', danger: true,
+    message: [h('p', null, 'Anything using it stops working at once.'),
+      isCurrent && h('p', null, 'It is the key you are signed in with: you will be signed out.')] }, async () => {
     await api('DELETE', `/v1/api-keys/${encodeURIComponent(key.id)}`);
     if (isCurrent) endSession('You revoked the key you were signed in with.');
     else navigate(location.hash, `“${key.name}” was revoked.`);

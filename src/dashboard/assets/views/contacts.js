@@ -653,8 +653,9 @@ function showTags({ view, query }) {
     { header: 'Name', cell: (t) => h('a', { href: hashOf('/contacts', new URLSearchParams({ tag_id: t.id })), class: 'tag',
       title: `The contacts tagged ${t.name}` }, t.name), role: 'primary' },
     { header: 'Created', cell: (t) => time(t.created_at), className: 'nowrap' },
-    ...(may(CONTACTS_WRITE) ? [actionsColumn((/** @type {Tag} */ t) => rowAction('Delete', 'danger',
-      `Delete the tag “${t.name}”? It is taken off every contact that has it, and an audience chosen by it no longer finds them.`, async () => {
+    ...(may(CONTACTS_WRITE) ? [actionsColumn((/** @type {Tag} */ t) => rowAction('Delete', {
+      title: `Delete the tag “${t.name}”?`, confirm: 'Delete', danger: true,
+      message: h('p', null, 'It is taken off every contact that has it, and an audience chosen by it no longer finds them.') }, async () => {
         await api('DELETE', `/v1/tags/${encodeURIComponent(t.id)}`);
         navigate('#/contacts/tags', `The tag “${t.name}” was deleted.`);
       }))] : []),

@@ -69,10 +69,15 @@ async function release(domain) {
 function levers(domain, held) {
   if (!may(QUEUE_WRITE)) return [];
   return held
-    ? rowAction('Release', 'secondary', `Release ${domain}? Its held mail goes out as it falls due.`, () => release(domain))
+    ? rowAction('Release', { title: `Release ${domain}?`, confirm: 'Release',
+      message: h('p', null, 'Its held mail goes out as it falls due.') }, () => release(domain))
     : [
-      ...rowAction('Retry now', 'secondary', `Try the mail waiting for ${domain} now?`, () => retry(domain)),
-      ...rowAction('Hold', 'danger', `Hold all mail to ${domain}? Nothing is sent there until you release it.`, () => hold(domain)),
+      ...rowAction('Retry now', { title: `Try the mail waiting for ${domain} now?`, confirm: 'Retry now',
+        message: h('p', null, 'It is tried at once rather than at its next attempt.') },
+      () => retry(domain)),
+      ...rowAction('Hold', { title: `Hold all mail to ${domain}?`, confirm: 'Hold', danger: true,
+        message: [h('p', null, 'Nothing is sent there until you release it.'),
+          h('p', { class: 'muted small' }, 'Held time does not count against the 5 days mail is tried.')] }, () => hold(domain)),
     ];
 }
 
@@ -103,7 +108,9 @@ async function showQueue({ view, query }) {
   const list = h('div');
   fill(view,
     h('div', { class: 'title-row' }, h('h1', null, 'Queue'), h('span', { class: 'spacer' }),
-      may(QUEUE_WRITE) && rowAction('Retry all now', 'secondary', 'Try every email waiting in the queue now?', async () => {
+      may(QUEUE_WRITE) && rowAction('Retry all now', { title: 'Try every email waiting in the queue now?', confirm: 'Retry all now',
+        message: h('p', null, 'Each is tried at once rather than at its next attempt.') },
+      async () => {
         /** @type {{ retried: number }} */
         const done = await api('POST', '/v1/queue/retry', { body: {} });
         navigate(location.hash, `${done.retried} waiting email${done.retried === 1 ? '' : 's'} will be tried now.`);

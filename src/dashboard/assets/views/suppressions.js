@@ -41,8 +41,9 @@ function showSuppressions({ view, query }) {
     { header: 'Email', cell: (s) => clipped(s.email), role: 'primary' },
     { header: 'Reason', cell: (s) => REASONS.find(([r]) => r === s.reason)?.[1] ?? s.reason },
     { header: 'Created', cell: (s) => time(s.created_at), className: 'nowrap' },
-    ...(may(SUPPRESSIONS_WRITE) ? [actionsColumn((/** @type {Suppression} */ s) => rowAction('Remove', 'secondary',
-      `Remove ${s.email} from the suppression list? Email to it will be sent again.`, async () => {
+    ...(may(SUPPRESSIONS_WRITE) ? [actionsColumn((/** @type {Suppression} */ s) => rowAction('Remove', {
+      title: `Remove ${s.email} from the suppressions?`, confirm: 'Remove',
+      message: h('p', null, 'Email to it will be sent again.') }, async () => {
         await api('DELETE', `/v1/suppressions/${encodeURIComponent(s.id)}`);
         navigate(location.hash, `${s.email} is no longer suppressed.`);
       }))] : []),

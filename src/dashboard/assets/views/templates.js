@@ -233,7 +233,8 @@ async function showTemplate({ view, id }) {
         { header: 'Status', cell: (v) => (v.version === template?.published_version ? badge('published') : v.published_at ? 'published before' : none()) },
         actionsColumn((v) => [
           h('button', { type: 'button', class: 'secondary', onclick: async () => load(await api('GET', `${templatePath(id)}/versions/${v.version}`)) }, 'Open'),
-          ...(v.version === template?.published_version || !may(TEMPLATES_WRITE) ? [] : rowAction('Publish', 'secondary', `Publish version ${v.version}? Sends by this template use it from now on.`, async () => {
+          ...(v.version === template?.published_version || !may(TEMPLATES_WRITE) ? [] : rowAction('Publish', { title: `Publish version ${v.version}?`, confirm: 'Publish',
+            message: h('p', null, 'Sends by this template use it from now on.') }, async () => {
             await api('POST', `${templatePath(id)}/publish`, { body: { version: v.version } });
             navigate(location.hash, `Version ${v.version} is published.`);
           })),
@@ -296,12 +297,16 @@ async function showTemplate({ view, id }) {
       h('span', { class: 'muted' }, template.published_version === null ? 'not published yet' : `version ${template.published_version} is published`),
       h('span', { class: 'spacer' }),
       may(TEMPLATES_WRITE) && [publishLatest,
-      ...rowAction('Duplicate', 'secondary', `Make a copy of “${template.name}”?`, async () => {
+      ...rowAction('Duplicate', { title: `Make a copy of “${template.name}”?`, confirm: 'Duplicate',
+        message: h('p', null, 'Its latest version becomes version 1 of a new template, a draft named “', template.name, ' (copy)”.') },
+      async () => {
         /** @type {Template} */
         const copy = await api('POST', `${templatePath(id)}/duplicate`, { body: {} });
         navigate(templateHref(copy.id), `${copy.name} is a copy of ${template.name}.`);
       }),
-      ...rowAction('Delete', 'danger', `Delete “${template.name}”? Emails already sent with it keep their content.`, async () => {
+      ...rowAction('Delete', { title: `Delete “${template.name}”?`, confirm: 'Delete', danger: true,
+        message: [h('p', null, 'The template and all its versions are deleted; this cannot be undone.'),
+          h('p', null, 'Emails already sent with it keep their content.')] }, async () => {
         await api('DELETE', templatePath(id));
         navigate('#/templates', `${template.name} was deleted.`);
       })]),

@@ -148,19 +148,25 @@ async function showWebhook({ view, id, query }) {
   fill(view,
     h('div', { class: 'title-row' },
       h('h1', null, webhook.url), state(webhook), h('span', { class: 'spacer' }),
-      may(WEBHOOKS_WRITE) && [...rowAction('Send a test', 'secondary', 'Send a test event to this endpoint now?', async () => {
+      may(WEBHOOKS_WRITE) && [...rowAction('Send a test', { title: 'Send a test event to this endpoint now?', confirm: 'Send a test',
+        message: h('p', null, 'Its delivery is listed under Recent deliveries, with the answer the endpoint gave.') }, async () => {
         await api('POST', `${webhookPath(id)}/test`);
         navigate(location.hash, 'A test event was sent; its delivery is listed below.');
       }),
       ...(webhook.enabled
-        ? rowAction('Disable', 'secondary', 'Disable this endpoint? Events are not sent to it until it is enabled again.', () => patch({ enabled: false }, 'The endpoint is disabled.'))
-        : rowAction('Enable', 'secondary', 'Enable this endpoint again?', () => patch({ enabled: true }, 'The endpoint is enabled.'))),
-      ...rowAction('Rotate secret', 'secondary', 'Make a new signing secret? The old one stops working at once.', async () => {
+        ? rowAction('Disable', { title: 'Disable this endpoint?', confirm: 'Disable', danger: true,
+          message: h('p', null, 'Events are not sent to it until it is enabled again.') }, () => patch({ enabled: false }, 'The endpoint is disabled.'))
+        : rowAction('Enable', { title: 'Enable this endpoint again?', confirm: 'Enable',
+          message: h('p', null, 'The events its filter names are sent to it again.') }, () => patch({ enabled: true }, 'The endpoint is enabled.'))),
+      ...rowAction('Rotate secret', { title: 'Make a new signing secret?', confirm: 'Make a new secret', danger: true,
+        message: h('p', null, 'The old one stops working at once: from then on the endpoint must check signatures with the new one.') },
+      async () => {
         /** @type {Webhook} */
         const rotated = await api('POST', `${webhookPath(id)}/rotate-secret`);
         navigate(location.hash, secretNote('The new signing secret:', rotated.secret ?? ''));
       }),
-      ...rowAction('Delete', 'danger', `Delete the endpoint ${webhook.url}? Its deliveries go with it.`, async () => {
+      ...rowAction('Delete', { title: 'Delete this endpoint?', confirm: 'Delete', danger: true,
+        message: h('p', null, 'No more events are sent to ', h('code', null, webhook.url), '. Its deliveries go with it.') }, async () => {
         await api('DELETE', webhookPath(id));
         navigate('#/webhooks', `${webhook.url} was deleted.`);
       })]),
@@ -183,8 +189,9 @@ async function showWebhook({ view, id, query }) {
     { header: 'Status', cell: (d) => badge(d.status), role: 'status' },
     { header: 'Attempts', cell: attemptsSoFar, minor: true },
     { header: 'Last answer', cell: lastAnswer, className: 'prose' },
-    ...(may(WEBHOOKS_WRITE) ? [actionsColumn((/** @type {Delivery} */ d) => rowAction('Replay', 'secondary',
-      `Send this ${d.event_type} delivery again, as a new delivery?`, async () => {
+    ...(may(WEBHOOKS_WRITE) ? [actionsColumn((/** @type {Delivery} */ d) => rowAction('Replay', {
+      title: `Send this ${d.event_type} delivery again?`, confirm: 'Replay',
+      message: h('p', null, 'It goes as a new delivery, listed beside this one.') }, async () => {
         await api('POST', `${webhookPath(id)}/deliveries/${encodeURIComponent(d.id)}/replay`);
         navigate(location.hash, 'The delivery was replayed.');
       }))] : []),
