@@ -191,6 +191,41 @@ describe('the dashboard in Chromium', () => {
     expect(await detailOf(ids[1], 'email.delayed')).toMatch(/^451 4\.7\.1 Temporarily deferred.* · attempt 1 · next try /);
   });
 
+  it('copies a new key with its Copy button, by the selection where the browser gives no clipboard', async () => {
+    const own = await browser.newContext();
+    await own.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: t.url });
+    // A dashboard reached over plain HTTP at a LAN address is no secure context: the browser has no navigator.clipboard.
+    const plain = await browser.newContext();
+    await plain.addInitScript(() => Object.defineProperty((globalThis as unknown as { navigator: object }).navigator, 'clipboard', { value: undefined }));
+    try {
+      for (const context of [own, plain]) {
+        const tab = await context.newPage();
+        tab.setDefaultTimeout(10_000);
+        const errors: string[] = [];
+        tab.on('pageerror', (err) => errors.push(err.message));
+        await tab.goto(`${t.url}/dashboard/#/api-keys`);
+        await tab.getByLabel('API key').fill(testKey);
+        await tab.getByRole('button', { name: 'Sign in' }).click();
+        await tab.getByLabel('Key name').fill(context === own ? 'copied' : 'copied without a clipboard');
+        await tab.getByRole('button', { name: 'Create key' }).click();
+        const token = await tab.locator('.flash code.token').textContent();
+        expect(token).toMatch(/^svc_test_/);
+        await tab.getByRole('button', { name: 'Copy the new key' }).click();
+        await tab.getByRole('button', { name: 'Copy the new key' }).filter({ hasText: 'Copied' }).waitFor();
+        const copied = await tab.evaluate((): Promise<string> | string => {
+          const { navigator, getSelection } = globalThis as unknown as { navigator: { clipboard?: { readText(): Promise<string> } };
+            getSelection(): { toString(): string } };
+          return navigator.clipboard ? navigator.clipboard.readText() : getSelection().toString();
+        });
+        expect(copied).toBe(token);
+        expect(errors).toEqual([]);
+      }
+    } finally {
+      await own.close();
+      await plain.close();
+    }
+  });
+
   it('adds a domain and shows the DNS records to publish', async () => {
     await page.getByRole('link', { name: 'Domains', exact: true }).click();
     await page.getByRole('heading', { name: 'Domains', level: 1 }).waitFor();

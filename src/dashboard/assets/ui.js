@@ -126,15 +126,15 @@ export function address(text) {
 const COPIED_SHOWN_MS = 2000;
 
 /**
- * A value to paste elsewhere (a DNS record's name or value) with a Copy button beside it. `cut`: on one line, cut with
- * an ellipsis when longer than its room and whole in its title (a DKIM key); otherwise wrapped, whole. A click on the
- * text selects all of it, as the button does when the browser gives no clipboard.
+ * A value to paste elsewhere (a DNS record's name or value, a new key) with a Copy button beside it. `cut`: on one line,
+ * cut with an ellipsis when longer than its room and whole in its title (a DKIM key); otherwise wrapped, whole. A click
+ * on the text selects all of it, as the button does when the browser gives no clipboard.
  * @param {string} value
- * @param {{ label: string, cut?: boolean }} options  `label`: what the button copies, for screen readers ("value of
- *   the DKIM record")
+ * @param {{ label: string, cut?: boolean, className?: string }} options  `label`: what the button copies, for screen
+ *   readers ("value of the DKIM record"); `className`: the text's own look
  */
-export function copyable(value, { label, cut = false }) {
-  const text = h('code', { class: 'copy-text', title: cut ? value : null }, value);
+export function copyable(value, { label, cut = false, className }) {
+  const text = h('code', { class: className ? `copy-text ${className}` : 'copy-text', title: cut ? value : null }, value);
   const button = h('button', { type: 'button', class: 'secondary copy-button', 'aria-label': `Copy the ${label}`,
     onclick: () => void copyText(value, text).then((done) => {
       fill(button, done ? 'Copied' : 'Selected');

@@ -6,7 +6,7 @@ import { may, withheldNote } from '../access.js';
 import { api, endSession, storedKey } from '../api.js';
 import { loadRecord, pagedTable } from '../lists.js';
 import { navigate } from '../nav.js';
-import { actionsColumn, badge, clipped, code, details, fieldErrors, fill, h, none, rowAction, time, whileBusy } from '../ui.js';
+import { actionsColumn, badge, clipped, code, copyable, details, fieldErrors, fill, h, none, rowAction, time, whileBusy } from '../ui.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /**
@@ -203,12 +203,9 @@ const ACTIVITY_COLUMNS = [
 
 /** The raw token is in the answer to createApiKey only. @param {ApiKey} key */
 function newKeyNote(key) {
-  const copy = h('button', { type: 'button', class: 'secondary', onclick: () => {
-    navigator.clipboard.writeText(key.token).then(() => fill(copy, 'Copied'), () => fill(copy, 'Select the key to copy it'));
-  } }, 'Copy');
   return h('div', { role: 'status', class: 'flash' },
     h('p', null, `Key “${key.name}” created. Copy this key now; it is not shown again.`),
-    h('p', null, h('code', { class: 'copyable token' }, key.token), ' ', copy));
+    h('p', null, copyable(key.token, { label: 'new key', className: 'token' })));
 }
 
 /**

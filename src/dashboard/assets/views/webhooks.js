@@ -6,7 +6,7 @@ import { fixedUnless, may, withheldNote } from '../access.js';
 import { api } from '../api.js';
 import { loadRecord, pagedTable } from '../lists.js';
 import { navigate } from '../nav.js';
-import { actionForm, actionsColumn, badge, clipped, code, details, fill, h, none, rowAction, time } from '../ui.js';
+import { actionForm, actionsColumn, badge, clipped, code, copyable, details, fill, h, none, rowAction, time } from '../ui.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /**
@@ -48,7 +48,7 @@ const webhookPath = (id) => `/v1/webhooks/${encodeURIComponent(id)}`;
 function secretNote(intro, secret) {
   return h('div', { role: 'status', class: 'flash' },
     h('p', null, intro),
-    h('p', null, h('code', { class: 'token copyable' }, secret)),
+    h('p', null, copyable(secret, { label: 'signing secret', className: 'token' })),
     h('p', { class: 'small' }, 'It is shown only now. Verify each POST\'s webhook-signature with it (Standard Webhooks).'));
 }
 
