@@ -143,7 +143,6 @@ describe('the dashboard\'s layout in Chromium', () => {
 
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-    page.on('dialog', (d) => void d.dismiss());
     page.setDefaultTimeout(10_000);
     await signIn(t.token);
   }, 60_000);
