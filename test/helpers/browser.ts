@@ -19,6 +19,18 @@ export async function launchChromium(): Promise<Browser> {
 }
 
 /**
+ * A fixed-offset zone in which the clock now reads 10 or 11 o'clock, for
+ * layout tests: a time is widest with a two-digit hour, so a list that fits
+ * in this zone fits at any hour of the day the test runs.
+ */
+export function twoDigitHourZone(now = new Date()): string {
+  let offset = 10 - now.getUTCHours();
+  if (offset < -12) offset += 24;
+  // The Etc zones count the other way: Etc/GMT-3 is three hours ahead of UTC.
+  return offset === 0 ? 'Etc/UTC' : `Etc/GMT${offset > 0 ? '-' : '+'}${Math.abs(offset)}`;
+}
+
+/**
  * A desktop-sized page of the dashboard at `url`, signed in with `token`,
  * opened on `route` once its heading `heading` shows. `beforeSignIn` readies
  * the page first (routes the network, say).

@@ -4,7 +4,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import { newId } from '../../src/core/ids.js';
 import { insertInbound } from '../../src/inbound/inbound.repo.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { launchChromium } from '../helpers/browser.js';
+import { launchChromium, twoDigitHourZone } from '../helpers/browser.js';
 import { startDns, type TestDns } from '../helpers/dns.js';
 import { eventually } from '../helpers/smtp-app.js';
 
@@ -142,7 +142,7 @@ describe('the dashboard\'s layout in Chromium', () => {
     emptyKey = (await t.seed.key({ workspaceId: empty.id, name: 'empty' })).token;
 
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    page = await browser.newPage({ viewport: { width: 1440, height: 900 }, timezoneId: twoDigitHourZone() });
     page.setDefaultTimeout(10_000);
     await signIn(t.token);
   }, 60_000);

@@ -61,11 +61,15 @@ export function time(iso, withSeconds = false) {
   return h('time', { datetime: iso, title: iso }, formatTime(iso, withSeconds));
 }
 
+/** Within this of now a time is shown without its year, as `ls -l` does, which keeps list columns narrow. */
+const YEAR_SHOWN_BEYOND_MS = 182 * 86_400_000;
+
 /** @param {string} iso */
 export function formatTime(iso, withSeconds = false) {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
-  return date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: withSeconds ? 'medium' : 'short' });
+  const year = Math.abs(date.getTime() - Date.now()) > YEAR_SHOWN_BEYOND_MS ? 'numeric' : undefined;
+  return date.toLocaleString(undefined, { year, month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', second: withSeconds ? '2-digit' : undefined });
 }
 
 /**
