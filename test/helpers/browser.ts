@@ -31,6 +31,27 @@ export function twoDigitHourZone(now = new Date()): string {
 }
 
 /**
+ * Watches `page`'s requests from now on; the function returned waits until
+ * none has been in flight for `quietMs`. Playwright's own `networkidle` is
+ * not used: with a preview's `srcdoc` frame it at times never comes.
+ */
+export function watchRequests(page: Page): (quietMs?: number, timeoutMs?: number) => Promise<void> {
+  const inFlight = new Set<unknown>();
+  let lastChange = Date.now();
+  const settled = (request: unknown) => { inFlight.delete(request); lastChange = Date.now(); };
+  page.on('request', (request) => { inFlight.add(request); lastChange = Date.now(); });
+  page.on('requestfinished', settled);
+  page.on('requestfailed', settled);
+  return async (quietMs = 500, timeoutMs = 10_000) => {
+    const deadline = Date.now() + timeoutMs;
+    while (inFlight.size > 0 || Date.now() - lastChange < quietMs) {
+      if (Date.now() > deadline) throw new Error(`Requests still in flight after ${timeoutMs} ms: ${inFlight.size}`);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  };
+}
+
+/**
  * A desktop-sized page of the dashboard at `url`, signed in with `token`,
  * opened on `route` once its heading `heading` shows. `beforeSignIn` readies
  * the page first (routes the network, say).

@@ -389,6 +389,9 @@ describe('the Contacts view in Chromium', () => {
     await page.getByRole('button', { name: 'Delete' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Go back' }).click();
     expect((await t.api.get(`/v1/contacts/${max.id}`)).status).toBe(200);
+    // Declined, the button is usable again and has the focus back.
+    expect(await page.locator(':focus').textContent()).toBe('Delete');
+    expect(await page.getByRole('button', { name: 'Delete' }).isEnabled()).toBe(true);
     await page.getByRole('button', { name: 'Delete' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
     await note('max@example.com was deleted.');

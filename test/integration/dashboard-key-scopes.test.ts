@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { launchChromium, signedInDashboard } from '../helpers/browser.js';
+import { launchChromium, signedInDashboard, watchRequests } from '../helpers/browser.js';
 import { until } from '../helpers/child-server.js';
 
 // The dashboard in Chromium with keys of different scopes: it reads what its
@@ -155,10 +155,11 @@ describe('the dashboard offers what its key may do', () => {
       const section = view.route.split('/')[1];
       const scope = `${section.replace('-', '_')}:read`;
       const { token } = await t.seed.key({ name: `only ${scope}`, scopes: [scope] });
-      const page = await signedInDashboard(browser, t.url, token, view.route, view.heading);
+      let quiet: ReturnType<typeof watchRequests> | undefined;
+      const page = await signedInDashboard(browser, t.url, token, view.route, view.heading, async (p) => { quiet = watchRequests(p); });
       await page.getByText(view.ready).first().waitFor();
       // Let the view's later reads (previews, counts) answer too.
-      await page.waitForLoadState('networkidle');
+      await quiet!();
       expect(await page.locator('.error-box').allTextContents(), `${view.route} with ${scope}`).toEqual([]);
       await page.close();
     }

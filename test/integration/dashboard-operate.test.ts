@@ -223,6 +223,13 @@ describe('operating the dashboard in Chromium', () => {
       await owner.getByRole('button', { name: 'Rotate DKIM key' }).click();
       const dialog = owner.getByRole('dialog');
       await dialog.getByText('Nothing changes for mail until the new RSA record is seen in DNS').waitFor();
+      // Escape declines; the button has the focus back, usable.
+      await owner.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'detached' });
+      expect(await owner.locator(':focus').textContent()).toBe('Rotate DKIM key');
+      expect(await owner.getByRole('button', { name: 'Rotate DKIM key' }).isEnabled()).toBe(true);
+      await owner.getByRole('button', { name: 'Rotate DKIM key' }).click();
+      await dialog.getByText('Nothing changes for mail until the new RSA record is seen in DNS').waitFor();
       await shot(owner, 'domain-rotate-question');
       await dialog.getByRole('button', { name: 'Make a new key' }).click();
       await note(owner, 'A new DKIM key pair was made');

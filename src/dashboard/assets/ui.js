@@ -383,17 +383,18 @@ export function hrefTo(section, id) {
 
 /**
  * A button that asks `question` in the page (see confirmDialog), then runs
- * `action`; its error shows in its row. It looks dangerous when the question does.
+ * `action`, showing its error in `errors`. It looks dangerous when the question does.
  * @param {string} label
  * @param {Question} question
  * @param {() => Promise<void>} action
+ * @param {ReturnType<typeof errorSlot>} errors
  */
-export function rowAction(label, question, action) {
-  const errors = errorSlot();
+export function askingButton(label, question, action, errors) {
   const button = h('button', { type: 'button', class: question.danger ? 'danger' : 'secondary', onclick: async () => {
     // Held busy only once confirmed: the dialog gives the focus back to the button when it closes.
     if (!await confirmDialog(question)) return;
     await whileBusy(button, async () => {
+      fill(errors.node);
       try {
         await action();
       } catch (err) {
@@ -401,7 +402,18 @@ export function rowAction(label, question, action) {
       }
     });
   } }, label);
-  return [button, errors.node];
+  return button;
+}
+
+/**
+ * An asking button (see askingButton) with its error slot, for a table row.
+ * @param {string} label
+ * @param {Question} question
+ * @param {() => Promise<void>} action
+ */
+export function rowAction(label, question, action) {
+  const errors = errorSlot();
+  return [askingButton(label, question, action, errors), errors.node];
 }
 
 /**

@@ -8,7 +8,7 @@ import { api, ApiError, limitReached, waitingOutRateLimit } from '../api.js';
 import { everyItem, filterForm, filterSelect, filterText, filterTime, loadRecord, pagedTable } from '../lists.js';
 import { hashOf, navigate } from '../nav.js';
 import {
-  actionsColumn, badge, clipped, code, confirmDialog, count, details, errorBox, fieldErrors, fill, h, loading, none, progressBar, rowAction,
+  actionsColumn, askingButton, badge, clipped, code, confirmDialog, count, details, errorBox, errorSlot, fieldErrors, fill, h, loading, none, progressBar, rowAction,
   rowSelection, table, time, whileBusy,
 } from '../ui.js';
 import { holdWhileRunning, startWork } from '../work.js';
@@ -448,40 +448,27 @@ async function showContact({ view, id }) {
  */
 function renderContact(view, contact, tags) {
   const path = contactPath(contact.id);
-  const actionErrors = h('div');
-  /** A button that asks in a dialog, then acts; its error shows under the title. @param {string} label @param {string} className
-   * @param {{ title: string, message: Children, confirm: string, danger?: boolean }} question @param {() => Promise<void>} action */
-  const askedAction = (label, className, question, action) => {
-    const button = h('button', { type: 'button', class: className, onclick: () => void whileBusy(button, async () => {
-      if (!await confirmDialog(question)) return;
-      try {
-        await action();
-      } catch (err) {
-        fill(actionErrors, errorBox(err));
-      }
-    }) }, label);
-    return button;
-  };
-  const unsubscribe = contact.status === 'subscribed' && askedAction('Unsubscribe', 'secondary', {
+  const actionErrors = errorSlot();
+  const unsubscribe = contact.status === 'subscribed' && askingButton('Unsubscribe', {
     title: `Unsubscribe ${contact.email}?`, confirm: 'Unsubscribe',
     message: [h('p', null, 'No broadcast goes to this contact any more, and the address is added to the suppressions: no email of this workspace is sent to it.'),
       h('p', { class: 'muted small' }, 'Removing the suppression later lets email through again; the contact stays unsubscribed.')],
   }, async () => {
     await api('POST', `${path}/unsubscribe`, { body: { reason: 'Unsubscribed in the dashboard' } });
     navigate(location.hash, `${contact.email} is unsubscribed.`);
-  });
-  const remove = askedAction('Delete', 'danger', {
+  }, actionErrors);
+  const remove = askingButton('Delete', {
     title: `Delete ${contact.email}?`, confirm: 'Delete', danger: true,
     message: [h('p', null, 'The contact leaves the list and every audience. Its email history stays, and so does any suppression of its address.'),
       h('p', { class: 'muted small' }, 'Adding the address again makes a new contact.')],
   }, async () => {
     await api('DELETE', path);
     navigate('#/contacts', `${contact.email} was deleted.`);
-  });
+  }, actionErrors);
   fill(view,
     h('div', { class: 'title-row' }, h('h1', null, contact.email), badge(contact.status), h('span', { class: 'spacer' }),
       may(CONTACTS_WRITE) && [unsubscribe, remove]),
-    actionErrors,
+    actionErrors.node,
     h('p', null, h('a', { href: '#/contacts' }, '← All contacts'), ' · id ', code(contact.id)),
     withheldNote(CONTACTS_WRITE, 'tagging, renaming, unsubscribing and deleting this contact'),
     details(/** @type {Array<[string, Children]>} */ ([

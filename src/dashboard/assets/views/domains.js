@@ -7,7 +7,7 @@ import { api } from '../api.js';
 import { loadRecord, pagedTable } from '../lists.js';
 import { navigate, showNote } from '../nav.js';
 import {
-  actionForm, badge, code, confirmDialog, copyable, details, errorSlot, fieldErrors, fill, h, hrefTo, table, time, whileBusy,
+  actionForm, askingButton, badge, code, copyable, details, errorSlot, fieldErrors, fill, h, hrefTo, table, time, whileBusy,
 } from '../ui.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
@@ -89,39 +89,30 @@ async function showDomain({ view, id }) {
  */
 function renderDomain(view, domain, path) {
   const errors = errorSlot();
-  /** A button whose work shows its error under the row of buttons. @param {string} label @param {string | null} className
-   * @param {() => Promise<void>} work */
-  const action = (label, className, work) => {
-    const button = h('button', { type: 'button', class: className, onclick: () => void whileBusy(button, async () => {
-      fill(errors.node);
-      try {
-        await work();
-      } catch (err) {
-        errors.show(err);
-      }
-    }) }, label);
-    return button;
-  };
-  const verify = action('Verify', null, async () => {
-    // The answer is the domain after the check: show it as it is.
-    /** @type {Domain} */
-    const checked = await api('POST', `${path}/verify`);
-    renderDomain(view, checked, path);
-    showNote(`DNS checked: the domain is ${checked.status}.`);
-  });
-  const rotate = action('Rotate DKIM key', 'secondary', async () => {
-    if (!await confirmDialog(rotateQuestion(domain))) return;
+  // Verify asks nothing: it only reads DNS.
+  const verify = h('button', { type: 'button', onclick: () => void whileBusy(verify, async () => {
+    fill(errors.node);
+    try {
+      // The answer is the domain after the check: show it as it is.
+      /** @type {Domain} */
+      const checked = await api('POST', `${path}/verify`);
+      renderDomain(view, checked, path);
+      showNote(`DNS checked: the domain is ${checked.status}.`);
+    } catch (err) {
+      errors.show(err);
+    }
+  }) }, 'Verify');
+  const rotate = askingButton('Rotate DKIM key', rotateQuestion(domain), async () => {
     /** @type {Domain} */
     const rotated = await api('POST', `${path}/dkim/rotate`);
     renderDomain(view, rotated, path);
     showNote('A new DKIM key pair was made: publish its two records, marked “new key” below, beside the current ones, then press Verify. '
       + 'Mail stays signed with the current key until the new one is seen in DNS.');
-  });
-  const remove = action('Delete', 'danger', async () => {
-    if (!await confirmDialog(deleteQuestion(domain))) return;
+  }, errors);
+  const remove = askingButton('Delete', deleteQuestion(domain), async () => {
     await api('DELETE', path);
     navigate('#/domains', `${domain.name} was deleted.`);
-  });
+  }, errors);
   fill(view,
     h('h1', null, domain.name),
     h('p', { class: 'clamped', title: domain.status_reason }, badge(domain.status),
