@@ -176,32 +176,28 @@ function newAjv(doc: Json, { coerce = false, requests = false } = {}): Ajv2020 {
   for (const [name, { refused }] of Object.entries<{ refused?: RegExp }>(TEXT_FORMATS)) {
     ajv.addFormat(name, { type: 'string', validate: refused ? (text: string) => !refused.test(text) : () => true });
   }
-  // A string to be kept in a Unicode normal form is put in it before its
-  // length is checked: the limit is on the text as it will be stored, so a
-  // decomposed "é" (e and U+0301) counts as the one character it becomes.
-  ajv.addKeyword({
-    keyword: NORMALIZATION_KEYWORD, type: 'string', schemaType: 'string', metaSchema: { enum: ['NFC'] },
-    modifying: true, before: 'maxLength', errors: false,
-    validate: (form: 'NFC', text: string, _schema?: unknown, where?: DataValidationCxt) => {
-      if (where) (where.parentData as Json)[where.parentDataProperty] = text.normalize(form);
-      return true;
-    },
-  });
-  // Likewise a string kept trimmed is trimmed before its limits are checked:
-  // spaces around a name that fits are dropped, not counted against it, and a
-  // name of spaces alone is too short.
-  ajv.addKeyword({
-    keyword: TRIM_KEYWORD, type: 'string', schemaType: 'boolean', metaSchema: { const: true },
-    modifying: true, before: 'maxLength', errors: false,
-    validate: (_trim: true, text: string, _schema?: unknown, where?: DataValidationCxt) => {
-      if (where) (where.parentData as Json)[where.parentDataProperty] = text.trim();
-      return true;
-    },
-  });
+  // A string kept in a Unicode normal form, or trimmed, is stored so: it is
+  // put in that form before its limits are checked, so a decomposed "é" (e
+  // and U+0301) counts as the one character it becomes, spaces around a name
+  // that fits are dropped rather than counted, and a name of spaces alone is too short.
+  keepStringAs(ajv, NORMALIZATION_KEYWORD, { type: 'string', enum: ['NFC'] }, (form: 'NFC', text) => text.normalize(form));
+  keepStringAs(ajv, TRIM_KEYWORD, { type: 'boolean', const: true }, (_trim: true, text) => text.trim());
   // As the $defs of one schema, the components' strings get the default like any other.
   const components = { $id: COMPONENTS_ID, $defs: rewriteRefs(doc.components?.schemas ?? {}) };
   ajv.addSchema((requests ? withDefaultTextFormat(components) : components) as Json);
   return ajv;
+}
+
+/** A modifying keyword: the string it is on is replaced by `keep(value, text)` before its length is checked. */
+function keepStringAs<V>(ajv: Ajv2020, keyword: string, metaSchema: { type: 'string' | 'boolean' } & Json, keep: (value: V, text: string) => string) {
+  ajv.addKeyword({
+    keyword, type: 'string', schemaType: metaSchema.type, metaSchema,
+    modifying: true, before: 'maxLength', errors: false,
+    validate: (value: V, text: string, _schema?: unknown, where?: DataValidationCxt) => {
+      if (where) (where.parentData as Json)[where.parentDataProperty] = keep(value, text);
+      return true;
+    },
+  });
 }
 
 export function loadContract(dir = SCHEMA_DIR): Contract {
