@@ -489,6 +489,20 @@ describe('the dashboard\'s layout in Chromium', () => {
       expect(await name.textContent()).toBe(signing.name);
       expect(await name.evaluate((el) => { const box = el as unknown as { scrollWidth: number; clientWidth: number }; return box.scrollWidth <= box.clientWidth; }))
         .toBe(true);
+      // Wrapped only after a dot (or a hyphen), never inside a label: the characters that end its lines.
+      type Range = { setStart(node: unknown, at: number): void; setEnd(node: unknown, at: number): void; getClientRects(): ArrayLike<{ top: number }> };
+      const lineEnds = await name.evaluate((el) => {
+        const doc = (globalThis as unknown as { document: { createRange(): Range } }).document;
+        const texts = Array.from((el as unknown as { childNodes: ArrayLike<{ nodeType: number; data: string }> }).childNodes).filter((n) => n.nodeType === 3);
+        const chars = texts.flatMap((node) => Array.from(node.data, (char, at) => {
+          const range = doc.createRange();
+          range.setStart(node, at);
+          range.setEnd(node, at + 1);
+          return { char, top: Math.round(range.getClientRects()[0].top) };
+        }));
+        return chars.filter((c, i) => i + 1 < chars.length && chars[i + 1].top > c.top).map((c) => c.char).join('');
+      });
+      expect(lineEnds).toMatch(width === 390 ? /^[.-]+$/ : /^[.-]*$/);
       // What DNS holds instead is quoted, three lines of it.
       expect((await row.locator('td.cell-status .clamped').boundingBox())!.height).toBeLessThan(70);
       if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/domain-${width}.png`, fullPage: true });

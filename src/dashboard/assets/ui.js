@@ -134,11 +134,13 @@ const COPIED_SHOWN_MS = 2000;
  * cut with an ellipsis when longer than its room and whole in its title (a DKIM key); otherwise wrapped, whole. A click
  * on the text selects all of it, as the button does when the browser gives no clipboard.
  * @param {string} value
- * @param {{ label: string, cut?: boolean, className?: string }} options  `label`: what the button copies, for screen
- *   readers ("value of the DKIM record"); `className`: the text's own look
+ * @param {{ label: string, cut?: boolean, className?: string, hostName?: boolean }} options  `label`: what the button
+ *   copies, for screen readers ("value of the DKIM record"); `className`: the text's own look; `hostName`: wrapped after dots
  */
-export function copyable(value, { label, cut = false, className }) {
-  const text = h('code', { class: className ? `copy-text ${className}` : 'copy-text', title: cut ? value : null }, value);
+export function copyable(value, { label, cut = false, className, hostName = false }) {
+  // A host name that must wrap breaks after a dot, between its labels.
+  const shown = hostName ? value.split(/(?<=\.)/).flatMap((part, i) => (i ? [h('wbr'), part] : [part])) : value;
+  const text = h('code', { class: className ? `copy-text ${className}` : 'copy-text', title: cut ? value : null }, shown);
   const button = h('button', { type: 'button', class: 'secondary copy-button', 'aria-label': `Copy the ${label}`,
     onclick: () => void copyText(value, text).then((done) => {
       fill(button, done ? 'Copied' : 'Selected');

@@ -241,7 +241,7 @@ const DNS_COLUMNS = [
   { header: 'Record', cell: (r) => [r.record, keyState(r) ?? (!r.required && h('div', { class: 'muted small' }, 'optional'))], className: 'nowrap' },
   { header: 'Type', cell: (r) => [r.type, r.priority !== undefined && h('div', { class: 'muted small' }, `priority ${r.priority}`)], className: 'nowrap' },
   { header: 'Name and value', cell: (r) => h('dl', { class: 'dns-entry' },
-    h('dt', null, 'Name'), h('dd', null, copyable(r.name, { label: `name of the ${recordLabel(r)} record` })),
+    h('dt', null, 'Name'), h('dd', null, copyable(r.name, { label: `name of the ${recordLabel(r)} record`, hostName: true })),
     h('dt', null, 'Value'), h('dd', null, copyable(r.value, { label: `value of the ${recordLabel(r)} record`, cut: true }))),
   className: 'dns-entry-cell fills' },
   { header: 'Status', cell: (r) => [badge(r.status), r.detail && h('div', { class: 'muted small clamped', title: r.detail }, r.detail)],
