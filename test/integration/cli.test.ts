@@ -229,7 +229,7 @@ describe('mailroom CLI', { timeout: 120_000 }, () => {
   });
 });
 
-describe('nodes sharing one database', () => {
+describe('nodes sharing one database', { timeout: 120_000 }, () => {
   it('refuse to start under a master secret other than the one the database was set up under', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'mailroom-secret-'));
     const database = testDatabaseUrl === undefined ? undefined : await createTestDatabase();
