@@ -216,6 +216,31 @@ describe('work of many requests in the dashboard, in Chromium', () => {
     }
   });
 
+  it('puts away the sign-out question when the session ends under it, the sign-in form alone on the page', async () => {
+    const emails = Array.from({ length: 4 }, (_, i) => `ending${i}@example.com`);
+    expect((await t.api.post('/v1/contacts/bulk', { contacts: emails.map((email) => ({ email })) })).body).toMatchObject({ created: 4 });
+    const key = await t.seed.key({ name: 'revoked while asking' });
+    const page = await signedInDashboard(browser, t.url, key.token, '/contacts?email=ending', 'Contacts');
+    const { release } = await holdCalls(page, '**/v1/contacts/*/tags/*');
+    try {
+      await tagAllListed(page, 'ending');
+      await page.getByRole('link', { name: 'Emails', exact: true }).click();
+      await notices(page).getByText('Tagging 4 contacts').waitFor();
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByRole('dialog').waitFor();
+      // The key is revoked elsewhere; the held calls are answered 401, which ends the session.
+      expect((await t.api.delete(`/v1/api-keys/${key.id}`)).status).toBe(204);
+      release();
+      await page.getByRole('heading', { name: 'Mailroom dashboard' }).waitFor();
+      expect(await page.getByRole('alert').textContent()).toBe('The API key is not valid.');
+      expect(await page.getByRole('dialog').count()).toBe(0);
+      expect(await page.locator('dialog').count()).toBe(0);
+      expect(await notices(page).count()).toBe(0);
+    } finally {
+      await page.close();
+    }
+  });
+
   it('back on the contacts while an action or an import runs, the controls that would start it again are disabled, saying why', async () => {
     const emails = Array.from({ length: 6 }, (_, i) => `twice${i}@example.com`);
     expect((await t.api.post('/v1/contacts/bulk', { contacts: emails.map((email) => ({ email })) })).body).toMatchObject({ created: 6 });

@@ -10,7 +10,7 @@
 import { forgetAccess, loadAccess, may, readAccess } from './access.js';
 import { ApiError, forgetKey, request, storedKey, storeKey, whenSessionEnds } from './api.js';
 import { takePendingNote } from './nav.js';
-import { byId, confirmDialog, errorSlot, fill, h, whileBusy } from './ui.js';
+import { byId, confirmDialog, dismissQuestions, errorSlot, fill, h, whileBusy } from './ui.js';
 import { cancelAllWork, workRunning } from './work.js';
 import { EMAIL_ROUTES } from './views/emails.js';
 import { DOMAIN_ROUTES } from './views/domains.js';
@@ -35,6 +35,7 @@ function signOut(message) {
   forgetKey();
   forgetAccess();
   cancelAllWork();
+  dismissQuestions();
   showSignIn(message);
 }
 

@@ -481,6 +481,13 @@ export function progressBar(done, total, label, held) {
  * @typedef {{ title: string, message: Children, confirm: string, danger?: boolean }} Question
  */
 
+/** Answers "no" to every question still open: what they asked about is gone, as when the session ends. */
+export function dismissQuestions() {
+  for (const dialog of document.querySelectorAll('dialog.confirm-dialog')) {
+    if (dialog instanceof HTMLDialogElement) dialog.close();
+  }
+}
+
 /**
  * Asks in a modal dialog on the page; resolves true when the person confirms.
  * Not the browser's own confirmation box: Chromium closes that unanswered (as
