@@ -8,8 +8,9 @@ import { fitsTextFormat } from './contract/contract.js';
 import type { QueueDestination, QueueItem } from './queue/index.js';
 
 // The application, the store and the doctor are imported by the commands that use them: `--version`, `--help`,
-// `config` and a mistyped command answer without loading them (about a second), and each command loads only its own.
-const openServices = async (config: Config) => (await import('./main.js')).openServices(config);
+// `config` and a mistyped command answer without loading them (about a second), and each command loads only its own:
+// commands on the store load the store and the services over it (store-services.ts), not the HTTP, SMTP and MIME code.
+const openServices = async (config: Config) => (await import('./store-services.js')).openStoreServices(config);
 
 const USAGE = `mailroom — self-hosted email platform
 

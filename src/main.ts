@@ -7,10 +7,8 @@ import type { Config } from './config.js';
 import { systemClock, type Clock } from './core/clock.js';
 import { AppError } from './core/errors.js';
 import { cursorCodec } from './core/cursors.js';
-import { openKeyring, type Keyring } from './keyring.js';
-import { checkMasterSecret } from './store/secret-check.js';
+import { openStoreServices, type StoreServices } from './store-services.js';
 import { createLogger } from './logger.js';
-import { openStore, type Store } from './store/db.js';
 import { followerBehind, type Follower } from './store/event-log.js';
 import { loadContract } from './contract/contract.js';
 import { answerClientError, createApp, routedOperations } from './http/app.js';
@@ -20,8 +18,7 @@ import { sharedRateLimiter } from './workspaces/shared-rate-limit.js';
 import { isPostgres } from './store/schema-helpers.js';
 import { idempotency } from './http/idempotency.js';
 import { createScheduler, type Scheduler } from './scheduler/index.js';
-import { workspacesService, type WorkspacesService } from './workspaces/index.js';
-import { apiKeysRoutes, apiKeysService, type ApiKeysService } from './api-keys/index.js';
+import { apiKeysRoutes } from './api-keys/index.js';
 import {
   domainHasUnsentEmails, domainsRoutes, domainsService, trackingTargetFor, RECHECK_TASK_EVERY_MS, type DomainsService,
 } from './domains/index.js';
@@ -44,10 +41,8 @@ import { dashboardRoutes, rootRedirect } from './dashboard/index.js';
 import { healthRoutes, type Readiness } from './health/health.routes.js';
 import { createMetrics } from './metrics/metrics.js';
 import { metricsRoutes } from './metrics/metrics.routes.js';
-import {
-  destinationSummaries, holdDestination, queueDepth, releaseDestination, retryNow, waitingItems,
-} from './delivery/queue.repo.js';
-import { queueRoutes, queueService, type QueueService } from './queue/index.js';
+import { queueDepth } from './delivery/queue.repo.js';
+import { queueRoutes } from './queue/index.js';
 import { providerForMx } from './delivery/provider.js';
 import { sinkMessagesFor } from './delivery/sink.js';
 import { templatesRoutes, templatesService, type TemplatesService } from './templates/index.js';
@@ -60,11 +55,7 @@ import { newLeaseOwner } from './core/lease-owner.js';
 // The composition root: config -> store -> services -> HTTP (and, as they
 // land, SMTP listeners and engines). Nothing else constructs singletons.
 
-export interface Services {
-  store: Store;
-  keyring: Keyring;
-  workspaces: WorkspacesService;
-  apiKeys: ApiKeysService;
+export interface Services extends StoreServices {
   domains: DomainsService;
   tags: TagsService;
   suppressions: SuppressionsService;
@@ -79,8 +70,6 @@ export interface Services {
   webhooks: WebhooksService;
   /** The webhooks engine (tests call drain()). */
   webhookDispatcher: Dispatcher;
-  /** The outbound queue as operators steer it (API, dashboard, command line). */
-  queue: QueueService & { onRetry(wake: (domain?: string) => void): void };
   analytics: AnalyticsService;
   inbound: InboundService;
   tracking: TrackingService;
@@ -110,19 +99,10 @@ export interface StartOptions {
   logger?: Logger;
 }
 
-/** Opens the store (migrating it) and builds the services; used by serve and by the CLI commands. */
+/** Opens the store (migrating it) and builds the services on it. */
 export async function openServices(config: Config, clock: Clock = systemClock, logger: Logger = createLogger(config.logLevel)): Promise<Services> {
-  const store = openStore(config.databaseUrl, {
-    poolSize: config.databasePoolSize,
-    preparedStatements: config.databasePreparedStatements,
-    postgresTimeouts: { connectMs: config.databaseConnectTimeout * 1000, queryMs: config.databaseQueryTimeout * 1000 },
-  });
-  await store.migrate();
-  const keyring = openKeyring(config.dataDir, config.secret);
-  await checkMasterSecret(store, keyring.storeCheckKey).catch(async (err: unknown) => {
-    await store.close();
-    throw err;
-  });
+  const storeServices = await openStoreServices(config, clock);
+  const { store, keyring, workspaces } = storeServices;
   // Lookups answer within the timeout or count as temporary failures.
   const dns = new dnsPromises.Resolver({ timeout: 2_000, tries: 2 });
   if (config.dnsServers.length > 0) dns.setServers(config.dnsServers);
@@ -134,7 +114,6 @@ export async function openServices(config: Config, clock: Clock = systemClock, l
     mxHost: config.hostname, trackingTarget: trackingTargetFor(config.publicUrl, config.hostname),
     hasPendingEmails: (ws, domainId) => domainHasUnsentEmails(store.db, ws, domainId),
   });
-  const workspaces = workspacesService({ store, clock, plans: config.plans, defaultPlan: config.defaultPlan });
   const attachments = attachmentsService({ store, clock });
   const events = eventsService({ store, clock });
   const contacts = contactsService({ store, clock, tags, suppressions });
@@ -155,35 +134,14 @@ export async function openServices(config: Config, clock: Clock = systemClock, l
     sendDelaySeconds: config.sendDelaySeconds, deliveryLifetimeMs: DEFAULT_MAX_LIFETIME_MS, liveFromAnyDomain: config.delivery === 'sink',
     keptMessage: async (emailId) => (await sinkMessagesFor(store.db, emailId))[0]?.raw,
   });
-  // Rows retried or released are due at once; a delivery worker of this process, once running, is told so.
-  let wakeDelivery: (domain?: string) => void = () => undefined;
-  const queue = queueService({
-    clock,
-    queue: {
-      summaries: (ws) => destinationSummaries(store.db, ws),
-      items: (ws, f, page, now) => waitingItems(store.db, ws, f, page, now),
-      retry: (ws, f, now) => store.write((tx) => retryNow(tx, ws, f, now)),
-      hold: (ws, domain, now) => store.write((tx) => holdDestination(tx, ws, domain, now)),
-      release: (ws, domain, now) => store.write((tx) => releaseDestination(tx, ws, domain, now)),
-      wake: (domain) => wakeDelivery(domain),
-      emailExists: (ws, id) => emails.get(ws, id).then(() => true, (err: unknown) => {
-        if (err instanceof AppError && err.code === 'not_found') return false;
-        throw err;
-      }),
-    },
-  });
   return {
-    store,
-    keyring,
-    workspaces,
-    queue: { ...queue, onRetry: (wake) => void (wakeDelivery = wake) },
+    ...storeServices,
     inbound: inboundService({
       store, clock, logger, hostname: config.hostname, suppressions, retentionDays: config.inboundRetentionDays,
       postmaster: postmasterMaildir(join(config.dataDir, 'postmaster'), { clock }), returnPathKey: keyring.returnPathKey,
       // SPF, DKIM and DMARC of received mail: the same resolvers, with a short answer cache.
       resolver: cachedResolver(mailauthResolver(dns), { ttlMs: 60_000, maxEntries: 10_000, clock }),
     }),
-    apiKeys: apiKeysService({ store, clock, pepper: keyring.apiKeyPepper }),
     domains,
     tags,
     suppressions,

@@ -1,7 +1,7 @@
 import { AppError, notFound } from '../core/errors.js';
 import { toIso, type Clock } from '../core/clock.js';
 import type { Page, PageQuery } from '../store/paging.js';
-import { normaliseDomainName } from '../domains/index.js';
+import { normaliseDomainName } from '../domains/domain-name.js';
 import type { DestinationSummary, QueueItemState, WaitingItem } from '../delivery/index.js';
 import type { RequestBody } from '../contract/operations.js';
 
