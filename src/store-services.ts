@@ -20,7 +20,8 @@ export interface StoreServices {
   keyring: Keyring;
   workspaces: WorkspacesService;
   apiKeys: ApiKeysService;
-  /** `onRetry` hands the queue this process's delivery worker, once one runs, to wake for rows made due. */
+  /** The outbound queue as operators steer it (API, dashboard, command line); `onRetry` hands it this process's
+   * delivery worker, once one runs, to wake for rows made due. */
   queue: QueueService & { onRetry(wake: (domain?: string) => void): void };
 }
 
