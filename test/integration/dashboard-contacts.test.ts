@@ -399,6 +399,28 @@ describe('the Contacts view in Chromium', () => {
     expect((await t.api.get(`/v1/contacts/${max.id}`)).status).toBe(404);
   });
 
+  it('takes a tag name as long as the API does, in characters, and shows the API error past it', async () => {
+    // 60 emoji are 60 characters to the API (at most 100) but 120 UTF-16 units to an input's maxlength.
+    const emoji = '\u{1F431}'.repeat(60);
+    await page.goto(`${t.url}/dashboard/#/contacts/tags`);
+    await page.getByRole('heading', { name: 'Tags', level: 1 }).waitFor();
+    await page.getByLabel('Name').fill(emoji);
+    await page.getByRole('button', { name: 'Create tag' }).click();
+    await note(`The tag “${emoji}” was created.`);
+    const names = ((await t.api.get('/v1/tags')).body.data as Array<{ name: string }>).map((x) => x.name);
+    expect(names).toContain(emoji);
+
+    // Pasted text past the limit is not cut short without a word: the API says why it was refused.
+    await page.getByLabel('Name').fill('x'.repeat(101));
+    expect(await page.getByLabel('Name').inputValue()).toHaveLength(101);
+    await page.getByRole('button', { name: 'Create tag' }).click();
+    await page.locator('.field-error[data-field="name"] [role="alert"]').filter({ hasText: 'more than 100 characters' }).waitFor();
+    const after = (await t.api.get('/v1/tags')).body.data as Array<{ id: string, name: string }>;
+    expect(after).toHaveLength(names.length);
+    // The tags test below counts on its own tags alone.
+    expect((await t.api.delete(`/v1/tags/${after.find((x) => x.name === emoji)!.id}`)).status).toBe(204);
+  });
+
   it('lists, creates and deletes tags on their own page, each leading to its contacts', async () => {
     await page.goto(`${t.url}/dashboard/#/contacts`);
     await page.getByRole('link', { name: 'Tags', exact: true }).click();

@@ -100,7 +100,7 @@ function showApiKeys({ view, query }) {
 function createForm() {
   const errors = fieldErrors();
   const near = h('div');
-  const name = h('input', { id: 'key-name', name: 'name', type: 'text', required: true, maxlength: 100, autocomplete: 'off' });
+  const name = h('input', { id: 'key-name', name: 'name', type: 'text', required: true, autocomplete: 'off' });
   const boxes = SCOPES.map(([scope]) => h('input', { type: 'checkbox', id: `scope-${scope}`, value: scope, checked: scope === 'full_access',
     'aria-describedby': `scope-${scope}-what` }));
   // Named by the scope alone, what it allows read out after it.

@@ -131,7 +131,7 @@ function showNewBroadcast({ view }) {
       h('p', null, h('a', { href: '#/broadcasts' }, '← All broadcasts')));
     return;
   }
-  const name = h('input', { id: 'broadcast-name', type: 'text', required: true, maxlength: 200, autocomplete: 'off',
+  const name = h('input', { id: 'broadcast-name', type: 'text', required: true, autocomplete: 'off',
     placeholder: 'November newsletter' });
   fill(view, h('h1', null, 'New broadcast'),
     h('p', { class: 'muted' }, 'Name it for yourself; recipients never see the name. Then write it, choose its audience, preview, test and send.'),
@@ -223,8 +223,8 @@ async function showComposer(view, broadcast) {
   const errors = fieldErrors();
 
   // Sender and subject.
-  const name = h('input', { id: 'broadcast-name', type: 'text', required: true, maxlength: 200, value: broadcast.name });
-  const from = h('input', { id: 'broadcast-from', type: 'text', maxlength: 320, value: broadcast.from ?? '',
+  const name = h('input', { id: 'broadcast-name', type: 'text', required: true, value: broadcast.name });
+  const from = h('input', { id: 'broadcast-from', type: 'text', value: broadcast.from ?? '',
     placeholder: 'Acme <hello@acme.com>', autocomplete: 'off' });
   const fromDomain = h('select', { id: 'broadcast-from-domain', 'aria-label': 'Pick an active domain', onchange: () => {
     if (!fromDomain.value) return;
@@ -235,11 +235,11 @@ async function showComposer(view, broadcast) {
   domains.map((d) => h('option', { value: d.name }, d.name)));
   // A key that may not list domains types the address whole.
   fromDomain.hidden = !may(DOMAINS_READ);
-  const replyTo = h('input', { id: 'broadcast-reply-to', type: 'text', maxlength: 320, value: broadcast.reply_to.join(', '),
+  const replyTo = h('input', { id: 'broadcast-reply-to', type: 'text', value: broadcast.reply_to.join(', '),
     placeholder: 'optional', autocomplete: 'off' });
-  const subject = h('input', { id: 'broadcast-subject', type: 'text', maxlength: 998, value: broadcast.subject ?? '',
+  const subject = h('input', { id: 'broadcast-subject', type: 'text', value: broadcast.subject ?? '',
     placeholder: broadcast.template ? "the template's subject" : 'News for {{ contact.first_name | default: "you" }}' });
-  const previewText = h('input', { id: 'broadcast-preview-text', type: 'text', maxlength: 500, value: broadcast.preview_text ?? '',
+  const previewText = h('input', { id: 'broadcast-preview-text', type: 'text', value: broadcast.preview_text ?? '',
     placeholder: 'optional: shown beside the subject in the inbox' });
 
   // Content: sources written here, or a template.

@@ -69,8 +69,8 @@ function tagChips(tags, max = Infinity) {
 /** The name typed in two fields, as the API keeps it: one name, whose first and last words templates read. */
 function nameFields(/** @type {string} */ idPrefix, /** @type {string | null} */ name = null) {
   const [first = '', ...rest] = (name ?? '').split(/\s+/).filter(Boolean);
-  const firstName = h('input', { id: `${idPrefix}-first-name`, type: 'text', maxlength: 200, autocomplete: 'off', value: first });
-  const lastName = h('input', { id: `${idPrefix}-last-name`, type: 'text', maxlength: 200, autocomplete: 'off', value: rest.join(' ') });
+  const firstName = h('input', { id: `${idPrefix}-first-name`, type: 'text', autocomplete: 'off', value: first });
+  const lastName = h('input', { id: `${idPrefix}-last-name`, type: 'text', autocomplete: 'off', value: rest.join(' ') });
   const value = () => [firstName.value.trim(), lastName.value.trim()].filter(Boolean).join(' ') || null;
   return { firstName, lastName, value };
 }
@@ -138,7 +138,7 @@ async function showContacts({ view, query }) {
 /** The form that adds one contact; the API's refusals show beside the field they name. */
 function addContactForm() {
   const errors = fieldErrors();
-  const email = h('input', { id: 'new-contact-email', type: 'email', required: true, maxlength: 320, autocomplete: 'off',
+  const email = h('input', { id: 'new-contact-email', type: 'email', required: true, autocomplete: 'off',
     placeholder: 'ann@example.com' });
   const names = nameFields('new-contact');
   const tags = h('input', { id: 'new-contact-tags', type: 'text', autocomplete: 'off', placeholder: 'news, customers' });
@@ -206,7 +206,7 @@ function selectionBar(tags, picked, clear, list) {
   const selected = h('strong', { class: 'selection-count', 'aria-live': 'polite' });
   const errors = h('div');
   const progress = h('div', { class: 'selection-progress' });
-  const tagName = h('input', { id: 'bulk-tag', type: 'text', maxlength: 100, autocomplete: 'off', list: 'bulk-tag-names',
+  const tagName = h('input', { id: 'bulk-tag', type: 'text', autocomplete: 'off', list: 'bulk-tag-names',
     placeholder: 'tag, existing or new' });
   const untag = h('select', { id: 'bulk-untag' });
   /** A button whose action runs on the contacts picked; its refusal to start shows under the bar. @param {string} label
@@ -539,7 +539,7 @@ function tagsPanel(contact, tags) {
       });
     } }, '×')));
   const offered = tags.filter((t) => !contact.tags.some((own) => own.id === t.id));
-  const name = h('input', { id: 'add-tag', type: 'text', maxlength: 100, autocomplete: 'off', list: 'tag-names', placeholder: 'existing or new' });
+  const name = h('input', { id: 'add-tag', type: 'text', autocomplete: 'off', list: 'tag-names', placeholder: 'existing or new' });
   const add = h('button', { type: 'submit', class: 'secondary' }, 'Add tag');
   const form = h('form', { class: 'inline-form', onsubmit: (event) => {
     event.preventDefault();
@@ -612,7 +612,7 @@ function propertiesPanel(contact) {
 function showTags({ view, query }) {
   const errors = fieldErrors();
   const near = h('div');
-  const name = h('input', { id: 'tag-name', type: 'text', required: true, maxlength: 100, autocomplete: 'off', placeholder: 'customers' });
+  const name = h('input', { id: 'tag-name', type: 'text', required: true, autocomplete: 'off', placeholder: 'customers' });
   const create = h('button', { type: 'submit' }, 'Create tag');
   const list = h('div');
   fill(view,

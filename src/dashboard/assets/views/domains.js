@@ -175,7 +175,7 @@ function settingsForm(view, domain, path) {
   const open = box('domain-open-tracking', domain.open_tracking);
   const click = box('domain-click-tracking', domain.click_tracking);
   const inbound = box('domain-inbound', domain.inbound_enabled);
-  const subdomain = h('input', { id: 'domain-tracking-subdomain', type: 'text', required: true, maxlength: 200, autocomplete: 'off',
+  const subdomain = h('input', { id: 'domain-tracking-subdomain', type: 'text', required: true, autocomplete: 'off',
     value: domain.tracking_subdomain, 'aria-describedby': 'domain-tracking-subdomain-hint' });
   const save = h('button', { type: 'submit' }, 'Save settings');
   /** A checkbox, its name and what it does. @param {HTMLInputElement} input @param {string} label @param {Children} hint */

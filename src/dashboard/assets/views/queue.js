@@ -89,7 +89,7 @@ function nextAttempt(d) {
 
 /** The form that holds a domain by its name, whether mail waits for it yet or not. */
 function holdForm() {
-  const domain = h('input', { id: 'hold-domain', type: 'text', required: true, maxlength: 253, placeholder: 'example.com', autocomplete: 'off' });
+  const domain = h('input', { id: 'hold-domain', type: 'text', required: true, placeholder: 'example.com', autocomplete: 'off' });
   return [
     h('h2', null, 'Hold a domain'),
     h('p', { class: 'muted small' }, 'Stops delivery to a domain (a provider blocking you, a mistake found) until you release it. Held time does not count against the 5 days mail is tried.'),

@@ -59,7 +59,7 @@ function addForm() {
   const errors = fieldErrors();
   // The form's one field: every refusal shows beside it.
   const near = errors.slot('email', 'Email address');
-  const email = h('input', { id: 'new-suppression', type: 'email', required: true, maxlength: 320, autocomplete: 'off',
+  const email = h('input', { id: 'new-suppression', type: 'email', required: true, autocomplete: 'off',
     placeholder: 'someone@example.com' });
   const submit = h('button', { type: 'submit' }, 'Suppress');
   return h('form', { class: 'panel suppression-form', novalidate: true, onsubmit: (event) => {

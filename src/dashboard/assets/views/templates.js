@@ -43,8 +43,8 @@ const templatePath = (id) => `/v1/templates/${encodeURIComponent(id)}`;
 
 /** @param {Ctx} ctx */
 function showTemplates({ view, query }) {
-  const name = h('input', { id: 'template-name', name: 'name', type: 'text', required: true, maxlength: 200, autocomplete: 'off' });
-  const alias = h('input', { id: 'template-alias', name: 'alias', type: 'text', maxlength: 64, autocomplete: 'off',
+  const name = h('input', { id: 'template-name', name: 'name', type: 'text', required: true, autocomplete: 'off' });
+  const alias = h('input', { id: 'template-alias', name: 'alias', type: 'text', autocomplete: 'off',
     placeholder: 'welcome-email', pattern: '[a-z][a-z0-9._\\-]{0,63}' });
   const list = h('div');
   fill(view, h('h1', null, 'Templates'), withheldNote(TEMPLATES_WRITE, 'creating, saving, publishing and deleting templates'), list,
@@ -111,7 +111,7 @@ const shown = (value) => (value === null || value === undefined ? '' : typeof va
  * @param {(row: HTMLTableRowElement) => void} remove
  */
 function variableRow(variable, changed, remove) {
-  const key = h('input', { type: 'text', 'aria-label': 'Variable name', value: variable?.key ?? '', required: true, maxlength: 64,
+  const key = h('input', { type: 'text', 'aria-label': 'Variable name', value: variable?.key ?? '', required: true,
     pattern: '[A-Za-z_][A-Za-z0-9_]*', autocomplete: 'off' });
   const type = h('select', { 'aria-label': 'Type' }, VARIABLE_TYPES.map((t) => h('option', { value: t, selected: t === (variable?.type ?? 'string') }, t)));
   const required = h('input', { type: 'checkbox', 'aria-label': 'Required', checked: variable?.required ?? false });
@@ -142,10 +142,10 @@ async function showTemplate({ view, id }) {
   const template = await loadRecord(view, 'Template', templatePath(id), { href: '#/templates', label: 'All templates' });
   if (!template) return;
 
-  const name = h('input', { id: 'template-name', type: 'text', value: template.name, required: true, maxlength: 200 });
-  const alias = h('input', { id: 'template-alias', type: 'text', value: template.alias ?? '', maxlength: 64, placeholder: 'none' });
+  const name = h('input', { id: 'template-name', type: 'text', value: template.name, required: true });
+  const alias = h('input', { id: 'template-alias', type: 'text', value: template.alias ?? '', placeholder: 'none' });
   const from = h('input', { id: 'template-from', type: 'text', value: template.latest.from ?? '', placeholder: 'Ann <ann@example.com> (optional)' });
-  const subject = h('input', { id: 'template-subject', type: 'text', required: true, maxlength: 998 });
+  const subject = h('input', { id: 'template-subject', type: 'text', required: true });
   const html = await codeEditor({ id: 'template-html', label: 'HTML', language: 'html', rows: 16 });
   const text = await codeEditor({ id: 'template-text', label: 'Text', language: 'text', rows: 6, placeholder: 'Made from the HTML when empty.' });
   const contactName = h('input', { id: 'sample-contact-name', type: 'text', value: 'Ada Lovelace', autocomplete: 'off' });

@@ -76,8 +76,8 @@ function state(w) {
 
 /** @param {Ctx} ctx */
 function showWebhooks({ view, query }) {
-  const url = h('input', { id: 'webhook-url', type: 'url', required: true, maxlength: 2048, placeholder: 'https://example.com/hooks/mailroom' });
-  const description = h('input', { id: 'webhook-description', type: 'text', maxlength: 500, placeholder: 'optional' });
+  const url = h('input', { id: 'webhook-url', type: 'url', required: true, placeholder: 'https://example.com/hooks/mailroom' });
+  const description = h('input', { id: 'webhook-description', type: 'text', placeholder: 'optional' });
   const events = eventChoices('new-event', DEFAULT_TYPES);
   const list = h('div');
   fill(view, h('h1', null, 'Webhooks'), withheldNote(WEBHOOKS_WRITE, 'adding, changing, testing and deleting endpoints'), list,
