@@ -7,7 +7,7 @@ import { workspacesService, type WorkspacesService } from './workspaces/workspac
 import { apiKeysService, type ApiKeysService } from './api-keys/api-keys.service.js';
 import { queueService, type QueueService } from './queue/queue.service.js';
 import { destinationSummaries, holdDestination, releaseDestination, retryNow, waitingItems } from './delivery/queue.repo.js';
-import { findStoredEmail } from './emails/emails.repo.js';
+import { emailExists } from './emails/emails.repo.js';
 
 // The part of the composition root that the CLI's commands on the store
 // need: the store, migrated and checked against the master secret, with
@@ -48,7 +48,7 @@ export async function openStoreServices(config: Config, clock: Clock = systemClo
       hold: (ws, domain, now) => store.write((tx) => holdDestination(tx, ws, domain, now)),
       release: (ws, domain, now) => store.write((tx) => releaseDestination(tx, ws, domain, now)),
       wake: (domain) => wakeDelivery(domain),
-      emailExists: async (ws, id) => (await findStoredEmail(store.db, ws, id)) !== undefined,
+      emailExists: (ws, id) => emailExists(store.db, ws, id),
     },
   });
   return {

@@ -285,6 +285,12 @@ export async function findStoredEmail(db: Db | Tx, ws: string, id: string): Prom
   return row && toStored(row);
 }
 
+/** Whether the workspace has the email: its row alone, none of its content. */
+export async function emailExists(db: Db | Tx, ws: string, id: string): Promise<boolean> {
+  const row = await db.selectFrom('emails').select('id').where('workspace_id', '=', ws).where('id', '=', id).executeTakeFirst();
+  return row !== undefined;
+}
+
 /** The email, read to change it: its row stays locked until the transaction ends (lockedForUpdate). */
 export async function findStoredEmailForUpdate(tx: Tx, ws: string, id: string): Promise<StoredEmail | undefined> {
   const row = await lockedForUpdate(tx, withContent(tx).where('emails.workspace_id', '=', ws).where('emails.id', '=', id)).executeTakeFirst();

@@ -14,7 +14,7 @@ import { addressKey } from './addresses.js';
 import { checkScheduleTime, MAX_CONTENT_BYTES, normaliseEmail, type EmailCreateBody, type EmailDraft } from './email-input.js';
 import { expandTemplates, type Expanded } from './by-template.js';
 import {
-  broadcastEmailCounts, cancelOpenRecipients, findAttachmentPart, dueScheduledEmails, findStoredEmail, findStoredEmailForUpdate, getEmail, indexEmailSearch, insertEmails, listEmails, newEmailView, listRecipients,
+  broadcastEmailCounts, cancelOpenRecipients, emailExists, findAttachmentPart, dueScheduledEmails, findStoredEmail, findStoredEmailForUpdate, getEmail, indexEmailSearch, insertEmails, listEmails, newEmailView, listRecipients,
   waitingBroadcastEmails, type BroadcastEmailCounts,
   loadAttachmentParts, nextScheduledAt, transitionEmail, type AttachmentPart, type DueEmail, type Email, type EmailFilter, type EmailSummary, type NewEmail,
   type StoredEmail,
@@ -472,7 +472,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
     },
 
     async raw(ws, id) {
-      if (!(await findStoredEmail(store.db, ws, id))) throw notFound('email', id);
+      if (!(await emailExists(store.db, ws, id))) throw notFound('email', id);
       const kept = await deps.keptMessage(id);
       if (!kept) {
         throw new AppError('not_found', `Email ${id} has no stored source: Mailroom keeps the source of mail delivered to the sink (test keys, or MAILROOM_DELIVERY=sink), once it is delivered.`);
@@ -483,7 +483,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
     async attachment(ws, id, index) {
       const part = await findAttachmentPart(store.db, ws, id, index);
       if (part) return part;
-      if (!(await findStoredEmail(store.db, ws, id))) throw notFound('email', id);
+      if (!(await emailExists(store.db, ws, id))) throw notFound('email', id);
       throw new AppError('not_found', `Email ${id} has no attachment ${index}.`, { param: 'index' });
     },
 
@@ -576,7 +576,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
     },
 
     async events(ws, id, page) {
-      if (!(await findStoredEmail(store.db, ws, id))) throw notFound('email', id);
+      if (!(await emailExists(store.db, ws, id))) throw notFound('email', id);
       return listEventsForEmail(store.db, ws, id, page);
     },
 
