@@ -201,6 +201,47 @@ describe('the Templates view in Chromium', () => {
     expect((await t.api.get(`/v1/templates/${created.body.id}`)).status).toBe(404);
   });
 
+  it('shows a refused save beside the field it names, and says so beside the button', async () => {
+    const created = await t.api.post('/v1/templates', { name: 'Refused', subject: 'Refused', html: '<p>Refused</p>' });
+    await page.goto(`${t.url}/dashboard/#/templates/${created.body.id}`);
+    await subjectIs('Refused');
+    const save = page.getByRole('button', { name: 'Save as a new version' });
+    const beside = (field: string) => page.locator(`.field-error[data-field="${field}"] [role="alert"]`);
+    const pointer = page.locator('.template-editor + div .error-pointer');
+
+    await page.getByLabel('Default from').fill('not an address');
+    await save.click();
+    await beside('from').filter({ hasText: "'from'" }).waitFor();
+    await pointer.filter({ hasText: 'Not done: see the problem beside Default from.' }).waitFor();
+
+    // Put right, the next refusal moves to its own field: a Liquid error beside the HTML, with where it is.
+    await page.getByLabel('Default from').fill('');
+    await source('template-html').fill('<p>{% if first %}Hi</p>');
+    await save.click();
+    await beside('html').filter({ hasText: /line 1, col/ }).waitFor();
+    expect(await beside('from').count()).toBe(0);
+    await pointer.filter({ hasText: 'beside HTML.' }).waitFor();
+    if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/template-refused.png`, fullPage: true });
+
+    await source('template-html').fill('<p>Hi {{ first }}</p>');
+    await page.getByRole('button', { name: 'Add variable' }).click();
+    const key = page.locator('tr.variable-row').first().getByLabel('Variable name');
+    // A name the browser itself refuses stops the save there, and the older refusal goes.
+    await key.fill('1st');
+    await save.click();
+    await expect.poll(() => beside('html').count()).toBe(0);
+    expect(await pointer.count()).toBe(0);
+    expect(await key.evaluate((el) => (el as unknown as { validity: { patternMismatch: boolean } }).validity.patternMismatch)).toBe(true);
+
+    await key.fill('contact');
+    await save.click();
+    await beside('variables').filter({ hasText: "'contact' is filled in by Mailroom" }).waitFor();
+    await pointer.filter({ hasText: 'beside Variables.' }).waitFor();
+
+    // Nothing was saved along the way.
+    expect((await t.api.get(`/v1/templates/${created.body.id}`)).body.latest_version).toBe(1);
+  });
+
   it('keeps the template when the question is declined, by Go back or by Escape', async () => {
     const created = await t.api.post('/v1/templates', { name: 'Kept', subject: 'Kept', html: '<p>Kept</p>' });
     await page.goto(`${t.url}/dashboard/#/templates/${created.body.id}`);

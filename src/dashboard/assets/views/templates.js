@@ -8,7 +8,7 @@ import { codeEditor } from '../code-editor.js';
 import { loadRecord, pagedTable } from '../lists.js';
 import { navigate } from '../nav.js';
 import { previewFrame } from '../preview.js';
-import { actionForm, actionsColumn, badge, clipped, code, errorBox, fill, h, none, rowAction, table, time, whileBusy } from '../ui.js';
+import { actionForm, actionsColumn, badge, clipped, code, errorBox, fieldErrors, fill, h, none, rowAction, table, time, whileBusy } from '../ui.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /** @typedef {'string' | 'number' | 'boolean' | 'object' | 'list'} VariableType */
@@ -155,6 +155,8 @@ async function showTemplate({ view, id }) {
   const variables = new Map();
   const preview = h('div', { class: 'template-preview', 'aria-live': 'polite' });
   const versions = h('div');
+  // The API's refusal of a save is shown beside the field it names (a Liquid error beside its source).
+  const fields = fieldErrors();
 
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   let timer;
@@ -258,15 +260,15 @@ async function showTemplate({ view, id }) {
         ? 'Saved: the content did not change, so no new version was made.'
         : `Saved as version ${saved.latest_version}, a draft. Publish it to send with it.`);
     } catch (err) {
-      errors.show(err);
+      fields.show(err, errors.node);
     }
   },
   h('div', { class: 'form-grid' },
-    h('label', { for: 'template-name' }, 'Name'), name,
-    h('label', { for: 'template-alias' }, 'Alias'), alias,
-    h('label', { for: 'template-from' }, 'Default from'), from,
-    h('label', { for: 'template-subject' }, 'Subject'), subject),
-  html, text,
+    h('label', { for: 'template-name' }, 'Name'), h('div', null, name, fields.slot('name', 'Name')),
+    h('label', { for: 'template-alias' }, 'Alias'), h('div', null, alias, fields.slot('alias', 'Alias')),
+    h('label', { for: 'template-from' }, 'Default from'), h('div', null, from, fields.slot('from', 'Default from')),
+    h('label', { for: 'template-subject' }, 'Subject'), h('div', null, subject, fields.slot('subject', 'Subject'))),
+  html, fields.slot('html', 'HTML'), text, fields.slot('text', 'Text'),
   h('h2', null, 'Variables'),
   h('p', { class: 'muted small' }, 'Declare each variable the content uses. ', h('code', null, 'contact.*'), ' and ',
     h('code', null, 'unsubscribe_url'), ' need no declaration. Lists and objects are written as JSON.'),
@@ -274,10 +276,16 @@ async function showTemplate({ view, id }) {
     h('thead', null, h('tr', null, ['Name', 'Type', 'Required', 'Fallback', 'Sample value'].map((t) => h('th', { scope: 'col' }, t)),
       h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Actions')))),
     rows)),
+  fields.slot('variables', 'Variables'),
   may(TEMPLATES_WRITE) && [h('button', { type: 'button', class: 'secondary', onclick: () => addVariable() }, 'Add variable'),
     h('div', { class: 'form-actions' }, h('button', { type: 'submit' }, 'Save as a new version'))]);
 
   for (const input of [subject, html, text, contactName, contactEmail]) input.addEventListener('input', changed);
+  // A save the browser stops (a variable name it cannot take) says so itself: an older refusal would mislead.
+  editor.addEventListener('invalid', () => {
+    fields.clear();
+    fill(editorErrors);
+  }, true);
 
   const publishLatest = h('button', { type: 'button', disabled: template.published_version === template.latest_version, onclick: () =>
     void whileBusy(publishLatest, async () => {
