@@ -242,6 +242,24 @@ describe('the Templates view in Chromium', () => {
     expect((await t.api.get(`/v1/templates/${created.body.id}`)).body.latest_version).toBe(1);
   });
 
+  it('clears the API\'s refusal of a new template when the browser itself stops the next try', async () => {
+    await page.goto(`${t.url}/dashboard/#/templates`);
+    await page.getByRole('heading', { name: 'Templates', level: 1 }).waitFor();
+    const alias = page.getByLabel('Alias (optional)');
+    const refusal = page.locator('.inline-form + div [role="alert"]');
+    await page.getByLabel('Name').fill('Prefixed');
+    await alias.fill('tpl_news');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await refusal.filter({ hasText: "cannot start with 'tpl_'" }).waitFor();
+
+    await alias.fill('Not An Alias');
+    await page.getByRole('button', { name: 'Create' }).click();
+    await expect.poll(() => refusal.count()).toBe(0);
+    expect(await alias.evaluate((el) => (el as unknown as { validity: { patternMismatch: boolean } }).validity.patternMismatch)).toBe(true);
+    const names = (await t.api.get('/v1/templates')).body.data.map((x: { name: string }) => x.name);
+    expect(names).not.toContain('Prefixed');
+  });
+
   it('keeps the template when the question is declined, by Go back or by Escape', async () => {
     const created = await t.api.post('/v1/templates', { name: 'Kept', subject: 'Kept', html: '<p>Kept</p>' });
     await page.goto(`${t.url}/dashboard/#/templates/${created.body.id}`);

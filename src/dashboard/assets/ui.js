@@ -375,6 +375,8 @@ export function actionForm(attrs, action, ...children) {
     const button = form.querySelector('button[type="submit"]');
     if (button instanceof HTMLButtonElement) void whileBusy(button, () => action(errors));
   } }, ...children);
+  // A submit the browser stops (a field it cannot take) says why itself: an older refusal shown here would mislead.
+  form.addEventListener('invalid', () => fill(errors.node), true);
   return [form, errors.node];
 }
 
