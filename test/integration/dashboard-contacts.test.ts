@@ -417,6 +417,12 @@ describe('the Contacts view in Chromium', () => {
     await page.locator('.field-error[data-field="name"] [role="alert"]').filter({ hasText: 'more than 100 characters' }).waitFor();
     const after = (await t.api.get('/v1/tags')).body.data as Array<{ id: string, name: string }>;
     expect(after).toHaveLength(names.length);
+
+    // An empty name is stopped by the browser, which says why itself: the API's older refusal goes.
+    await page.getByLabel('Name').fill('');
+    await page.getByRole('button', { name: 'Create tag' }).click();
+    await expect.poll(() => page.locator('.field-error[data-field="name"]').textContent()).toBe('');
+    expect(await page.getByLabel('Name').evaluate((input) => (input as unknown as { validity: { valueMissing: boolean } }).validity.valueMissing)).toBe(true);
     // The tags test below counts on its own tags alone.
     expect((await t.api.delete(`/v1/tags/${after.find((x) => x.name === emoji)!.id}`)).status).toBe(204);
   });

@@ -430,7 +430,16 @@ export function fieldErrors() {
   const slots = new Map();
   /** @type {Set<HTMLElement>} */
   const shown = new Set();
-  return {
+  /** @type {WeakSet<HTMLFormElement>} */
+  const watched = new WeakSet();
+  /** A submit the browser stops (a field it cannot take) says why itself: a refusal shown in its form would mislead. @param {HTMLElement} node */
+  const clearWhenStopped = (node) => {
+    const form = node.closest('form');
+    if (!form || watched.has(form)) return;
+    watched.add(form);
+    form.addEventListener('invalid', () => errors.clear(), true);
+  };
+  const errors = {
     /** The slot for a field, to place beside it. @param {string} field @param {string} label as the page names the field */
     slot(field, label) {
       const node = h('div', { class: 'field-error', 'data-field': field });
@@ -443,21 +452,24 @@ export function fieldErrors() {
     },
     /** @param {unknown} err @param {HTMLElement} near */
     show(err, near) {
-      this.clear();
+      errors.clear();
       const field = err instanceof ApiError ? err.param?.split('.')[0] : undefined;
       const slot = field ? slots.get(field) : undefined;
       const beside = slot && !slot.node.closest('[hidden]') ? slot : undefined;
       const node = beside?.node ?? near;
       fill(node, errorBox(err));
       shown.add(node);
+      clearWhenStopped(node);
       if (beside && beside.node !== near) {
         // Said where the person acted too: the field may be far up the page.
         fill(near, h('p', { class: 'error-pointer' }, `Not done: see the problem beside ${beside.label}.`));
         shown.add(near);
+        clearWhenStopped(near);
       }
       node.scrollIntoView({ block: 'nearest' });
     },
   };
+  return errors;
 }
 
 /**

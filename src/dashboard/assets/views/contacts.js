@@ -622,7 +622,7 @@ function showTags({ view, query }) {
     withheldNote(CONTACTS_WRITE, 'creating and deleting tags'),
     list,
     may(CONTACTS_WRITE) && [h('h2', null, 'New tag'),
-    h('form', { class: 'inline-form', onsubmit: (event) => {
+    h('form', { onsubmit: (event) => {
       event.preventDefault();
       void whileBusy(create, async () => {
         try {
@@ -633,8 +633,8 @@ function showTags({ view, query }) {
           errors.show(err, near);
         }
       });
-    } }, h('label', { for: 'tag-name' }, 'Name'), name, create),
-    errors.slot('name', 'Name'), near]);
+    } }, h('div', { class: 'inline-form' }, h('label', { for: 'tag-name' }, 'Name'), name, create),
+    errors.slot('name', 'Name'), near)]);
   /** @type {import('../ui.js').Column<Tag>[]} */
   const columns = [
     { header: 'Name', cell: (t) => h('a', { href: hashOf('/contacts', new URLSearchParams({ tag_id: t.id })), class: 'tag',

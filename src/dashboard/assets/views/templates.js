@@ -281,8 +281,6 @@ async function showTemplate({ view, id }) {
     h('div', { class: 'form-actions' }, h('button', { type: 'submit' }, 'Save as a new version'))]);
 
   for (const input of [subject, html, text, contactName, contactEmail]) input.addEventListener('input', changed);
-  // A save the browser stops (a variable name it cannot take) says why itself, as for the slot beside the button (actionForm).
-  editor.addEventListener('invalid', () => fields.clear(), true);
 
   const publishLatest = h('button', { type: 'button', disabled: template.published_version === template.latest_version, onclick: () =>
     void whileBusy(publishLatest, async () => {
