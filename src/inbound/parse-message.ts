@@ -3,7 +3,7 @@ import { AUTH_OPTIONS, PARSER_OPTIONS, UnreadableMessage, type AuthRequest, type
 import { authenticate, type DNSResolver } from 'mailauth';
 import type { AuthResults, InboundAttachmentMeta, InboundHeader } from './inbound.repo.js';
 import type { ReportInput } from './reports.js';
-import { withoutNul } from '../core/nul.js';
+import { peerText, withoutNul } from '../core/nul.js';
 
 // Turning a stored message into the fields the API shows: mailparser for the
 // MIME structure, mailauth for SPF (RFC 7208), DKIM (RFC 6376) and DMARC
@@ -78,7 +78,8 @@ const bare = (field: AddressObject | AddressObject[] | undefined): string[] =>
 function headerList(mail: ParsedParts): InboundHeader[] {
   return mail.headerLines.map(({ line }) => {
     const colon = line.indexOf(':');
-    return { name: line.slice(0, colon).trim(), value: line.slice(colon + 1).replace(/\r?\n[ \t]+/g, ' ').trim() };
+    // mailparser gives a line one byte a character; a value may be UTF-8 (RFC 6532).
+    return { name: line.slice(0, colon).trim(), value: peerText(line.slice(colon + 1).replace(/\r?\n[ \t]+/g, ' ').trim()) };
   });
 }
 

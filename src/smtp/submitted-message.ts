@@ -1,5 +1,6 @@
 import { simpleParser, type AddressObject, type EmailAddress } from 'mailparser';
 import { AppError } from '../core/errors.js';
+import { peerText } from '../core/nul.js';
 
 // A message submitted over SMTP (RFC 6409), turned into the body POST
 // /v1/emails takes, so it is checked and sent by the very same code. The
@@ -87,7 +88,8 @@ export async function emailFromSubmission(raw: Buffer, envelope: Envelope): Prom
     const field = line.slice(0, colon).trim();
     // One value per field name, as the API takes them: the first one wins.
     if (Object.keys(headers).some((k) => k.toLowerCase() === name)) continue;
-    headers[field] = line.slice(colon + 1).replace(/\r?\n[ \t]+/g, ' ').trim();
+    // mailparser gives a line one byte a character; a value may be UTF-8 (RFC 6532).
+    headers[field] = peerText(line.slice(colon + 1).replace(/\r?\n[ \t]+/g, ' ').trim());
   }
 
   const html = typeof mail.html === 'string' ? mail.html : undefined;

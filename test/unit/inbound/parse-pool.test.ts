@@ -41,6 +41,19 @@ describe('MIME parsing on worker threads', () => {
     expect([...parsed.report.parts[0].content]).toEqual([0, 1, 2, 250, 251, 252]);
   });
 
+  it('reads a header field\'s raw UTF-8 as UTF-8 (RFC 6532), and other 8-bit bytes as they are', async () => {
+    const raw = Buffer.concat([
+      Buffer.from('From: s@sender.test\r\nSubject: Facture \u2014 r\u00e9glement\r\nX-Note: caf\u00e9 \u{1F431}\r\nX-Latin: caf', 'utf8'),
+      Buffer.from([0xe9]), Buffer.from('\r\n\r\nbody\r\n'),
+    ]);
+    for (const read of [pool.read, readHere]) {
+      const { headers } = await fields(read, raw);
+      expect(headers.find((h) => h.name === 'Subject')?.value).toBe('Facture \u2014 r\u00e9glement');
+      expect(headers.find((h) => h.name === 'X-Note')?.value).toBe('caf\u00e9 \u{1F431}');
+      expect(headers.find((h) => h.name === 'X-Latin')?.value).toBe('caf\u00e9');
+    }
+  });
+
   it('parses many messages at once across its threads', async () => {
     const raws = Array.from({ length: 40 }, (_, i) => Buffer.from(`From: s${i}@sender.test\r\nSubject: n${i}\r\n\r\nbody ${i}\r\n`));
     const subjects = (await Promise.all(raws.map((raw) => fields(pool.read, raw)))).map((f) => f.subject);

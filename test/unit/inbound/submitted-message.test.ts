@@ -36,6 +36,12 @@ X-Long: folded
     expect(email.headers).toEqual({ 'X-Tag': 'one', 'In-Reply-To': '<prev@remote.test>', 'X-Long': 'folded value' });
   });
 
+  it('reads a custom field\'s raw UTF-8 as UTF-8 (RFC 6532)', async () => {
+    const { email } = await emailFromSubmission(message('From: ann@example.test\nTo: r@remote.test\nSubject: Hi\nX-Campaign: \u00e9t\u00e9 \u2014 \u{1F431}'),
+      { mailFrom: 'ann@example.test', rcptTo: ['r@remote.test'] });
+    expect(email.headers).toEqual({ 'X-Campaign': '\u00e9t\u00e9 \u2014 \u{1F431}' });
+  });
+
   it('keeps the client\'s Message-ID when it is well-formed, and only then', async () => {
     const envelope = { mailFrom: 'ann@example.test', rcptTo: ['r@remote.test'] };
     const id = (header: string) => emailFromSubmission(message(`From: ann@example.test\nTo: r@remote.test\nSubject: Hi${header}`), envelope)
