@@ -48,6 +48,8 @@ describe('the Analytics view in Chromium', () => {
     await cardIs('delivered', '3');
     await cardIs('bounced', '1');
     await cardIs('complained', '0');
+    // Four recipients' outcomes against three emails sent: the page says why the tiles do not add up.
+    await page.getByText('Sent counts emails; the others count recipients').waitFor();
     // uPlot draws the chart on a canvas, named for a screen reader, with its legend of the six series.
     const canvas = page.locator('.chart canvas[role="img"]');
     await canvas.waitFor();

@@ -148,7 +148,8 @@ async function showAnalytics({ view, query }) {
       h('div', { class: 'stat-cards' }, SERIES.map((s) => h('div', { class: 'stat', 'data-series': s },
         h('span', { class: 'stat-swatch', style: `background:${STYLE[s].color}` }),
         h('span', { class: 'stat-label' }, s), h('span', { class: 'stat-value' }, totals[s].toLocaleString())))),
-      h('p', { class: 'muted small' }, `Unique opens ${totals.unique_opened.toLocaleString()}, unique clicks ${totals.unique_clicked.toLocaleString()}. Counts, never rates.`),
+      h('p', { class: 'muted small' }, `Unique opens ${totals.unique_opened.toLocaleString()}, unique clicks ${totals.unique_clicked.toLocaleString()}. `
+        + 'Sent counts emails; the others count recipients (an email to three people delivered is 3), every open and click included. Counts, never rates.'),
       h('div', { class: 'chart-wrap' }, chart),
       h('h2', null, range[3] === 'hour' ? 'By hour' : 'By day'),
       table([
