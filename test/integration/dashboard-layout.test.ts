@@ -528,7 +528,11 @@ describe('the dashboard\'s layout in Chromium', () => {
       for (const [name, route] of Object.entries(records)) {
         await open(route);
         // Every header of the received message, a signature's and a tracking URL among them.
-        if (name === 'inbound') await page.getByText('All headers').click();
+        if (name === 'inbound') {
+          await page.getByText('All headers').click();
+          // A raw UTF-8 field (RFC 6532) reads as it was written.
+          expect(await page.locator('details.headers').textContent()).toContain('INV-2026-00481 — remittance advice');
+        }
         const by = await overflow();
         if (by > 0) wide.push(`${name} at ${width} by ${by}px`);
         const scrolled = await sidewaysLists();
