@@ -12,6 +12,8 @@ declare module '../store/tables.js' {
 export interface IdempotencyKeysTable {
   workspace_id: string;
   idem_key: string;
+  /** The API key whose request took the key; null on rows older than migration 0040. */
+  api_key_id: string | null;
   operation_id: string;
   request_hash: string;
   status: number;

@@ -7,8 +7,9 @@ import type { Database } from '../store/tables.js';
 import { seal, unseal } from '../core/seal.js';
 
 // Idempotency-Key: the first response to a key is kept for 24 h and replayed
-// for the same request (see RequestIdentity); a different request under the same key, or a repeat
-// while the first is still being processed, is a 409. Keys are per workspace.
+// for the same request (see RequestIdentity) from the same API key; a different request under the same key,
+// the same one from another API key, or a repeat while the first is still being processed, is a 409.
+// Keys are per workspace.
 //
 // A request takes its key in the database before it runs (a row marked in
 // flight), in one statement that only one request can win, so two nodes
@@ -29,7 +30,7 @@ export interface Replay {
 
 export interface Idempotency {
   /** A replay of the stored response, or undefined when the caller should proceed (and later call finish). */
-  begin(workspaceId: string, key: string, operationId: string, requestHash: string): Promise<Replay | undefined>;
+  begin(workspaceId: string, key: string, operationId: string, requestHash: string, apiKeyId: string): Promise<Replay | undefined>;
   finish(workspaceId: string, key: string, operationId: string, requestHash: string, response: Replay | undefined): Promise<void>;
   purgeExpired(): Promise<number>;
 }
@@ -77,9 +78,11 @@ export function idempotency(deps: { store: Store; clock: Clock; sealKey: Buffer 
   ]);
 
   return {
-    async begin(ws, key, operationId, hash) {
+    async begin(ws, key, operationId, hash, apiKeyId) {
       const now = clock.now();
-      const claim = { operation_id: operationId, request_hash: hash, status: IN_FLIGHT, response_body: '', created_at: now, expires_at: now + IN_FLIGHT_TTL_MS };
+      const claim = {
+        operation_id: operationId, request_hash: hash, api_key_id: apiKeyId, status: IN_FLIGHT, response_body: '', created_at: now, expires_at: now + IN_FLIGHT_TTL_MS,
+      };
       // Taken when no row holds the key, or only an expired one. The take need
       // not wait for the disk: what the request writes commits after it, so a
       // crash that loses the take lost the request's writes too.
@@ -93,6 +96,10 @@ export function idempotency(deps: { store: Store; clock: Clock; sealKey: Buffer 
       if (!row || row.status === IN_FLIGHT) throw conflict('A request with this Idempotency-Key is still being processed.');
       if (row.operation_id !== operationId || row.request_hash !== hash) {
         throw conflict('This Idempotency-Key was already used with a different request.');
+      }
+      // The answer may hold what only that key could have (a new key's token): never replayed to another.
+      if (row.api_key_id !== null && row.api_key_id !== apiKeyId) {
+        throw conflict('This Idempotency-Key was already used by another API key of the workspace.');
       }
       const text = unseal(row.response_body, sealKey).toString('utf8');
       return { status: row.status, body: text === '' ? undefined : JSON.parse(text) };

@@ -109,7 +109,7 @@ export function op<Id extends OperationId>(operationId: Id, options: OpOptions, 
     }
     const hash = idemKey ? requestHash({ operationId, mode: auth.mode, params, headers: headersAsRead(ctx, operation), body: rawBody }) : '';
     if (idemKey) {
-      const replay = await deps.idempotency.begin(auth.workspaceId, idemKey, operationId, hash);
+      const replay = await deps.idempotency.begin(auth.workspaceId, idemKey, operationId, hash, auth.keyId);
       if (replay) {
         ctx.set('Idempotent-Replayed', 'true');
         respond(ctx, replay);

@@ -67,13 +67,13 @@ describe('an Idempotency-Key given to two nodes at once', () => {
     const [x, y] = [on(nodes.a), on(nodes.b)];
     const ws = nodes.workspaceId;
     const hash = requestHash({ operationId: 'createEmail', mode: 'live', params: {}, headers: {}, body: { subject: 'Once' } });
-    const begun = await Promise.allSettled([x.begin(ws, 'send-once', 'createEmail', hash), y.begin(ws, 'send-once', 'createEmail', hash)]);
+    const begun = await Promise.allSettled([x.begin(ws, 'send-once', 'createEmail', hash, 'key_1'), y.begin(ws, 'send-once', 'createEmail', hash, 'key_1')]);
     expect(settledCodes(begun).sort()).toEqual(['idempotency_conflict', 'ok']);
     expect(begun.find((r) => r.status === 'fulfilled')).toEqual({ status: 'fulfilled', value: undefined });
 
     const [winner, loser] = begun[0].status === 'fulfilled' ? [x, y] : [y, x];
     await winner.finish(ws, 'send-once', 'createEmail', hash, { status: 201, body: { id: 'em_1' } });
-    expect(await loser.begin(ws, 'send-once', 'createEmail', hash)).toEqual({ status: 201, body: { id: 'em_1' } });
+    expect(await loser.begin(ws, 'send-once', 'createEmail', hash, 'key_1')).toEqual({ status: 201, body: { id: 'em_1' } });
   });
 
   it('gives the key up after a server error, and takes it from a node that died mid-request once its hold runs out', async () => {
@@ -82,14 +82,14 @@ describe('an Idempotency-Key given to two nodes at once', () => {
     const [x, y] = [on(nodes.a, clock), on(nodes.b, clock)];
     const ws = nodes.workspaceId;
     const hash = requestHash({ operationId: 'createEmail', mode: 'live', params: {}, headers: {}, body: { subject: 'Retry' } });
-    expect(await x.begin(ws, 'k1', 'createEmail', hash)).toBeUndefined();
+    expect(await x.begin(ws, 'k1', 'createEmail', hash, 'key_1')).toBeUndefined();
     await x.finish(ws, 'k1', 'createEmail', hash, { status: 500, body: {} });
-    expect(await y.begin(ws, 'k1', 'createEmail', hash)).toBeUndefined();
+    expect(await y.begin(ws, 'k1', 'createEmail', hash, 'key_1')).toBeUndefined();
 
     // y "dies" holding k1: no finish.
-    await expect(x.begin(ws, 'k1', 'createEmail', hash)).rejects.toMatchObject({ code: 'idempotency_conflict' });
+    await expect(x.begin(ws, 'k1', 'createEmail', hash, 'key_1')).rejects.toMatchObject({ code: 'idempotency_conflict' });
     clock.advance(IN_FLIGHT_TTL_MS);
-    expect(await x.begin(ws, 'k1', 'createEmail', hash)).toBeUndefined();
+    expect(await x.begin(ws, 'k1', 'createEmail', hash, 'key_1')).toBeUndefined();
   });
 });
 

@@ -37,6 +37,25 @@ describe('Idempotency-Key', () => {
     expect(later.body.id).not.toBe(first.body.id);
   });
 
+  it('replays an answer only to the API key that asked: another key of the workspace gets 409, not its token', async () => {
+    await using t = await startTestApp();
+    const headers = { 'Idempotency-Key': 'make-admin-1' };
+    const made = await t.api.post('/v1/api-keys', { name: 'admin', scopes: ['full_access'] }, { headers });
+    expect(made.status).toBe(201);
+    // A key that manages keys but may not grant full access, using the same Idempotency-Key and body.
+    const { token: manager } = await t.seed.key({ scopes: ['api_keys:write', 'emails:read'] });
+    const replayed = await t.api.as(manager).post('/v1/api-keys', { name: 'admin', scopes: ['full_access'] }, { headers });
+    expect(replayed.status).toBe(409);
+    expect(replayed.body.error).toMatchObject({ code: 'idempotency_conflict', param: 'Idempotency-Key' });
+    expect(JSON.stringify(replayed.body)).not.toContain(made.body.token);
+    // Nor the other way: the manager's refusal is its own, and the first key's retry still gets its answer.
+    const refused = await t.api.as(manager).post('/v1/api-keys', { name: 'root', scopes: ['full_access'] }, { headers: { 'Idempotency-Key': 'make-root-1' } });
+    expect(refused.status).toBe(403);
+    const own = await t.api.post('/v1/api-keys', { name: 'root', scopes: ['full_access'] }, { headers: { 'Idempotency-Key': 'make-root-1' } });
+    expect(own.status).toBe(409);
+    expect((await t.api.post('/v1/api-keys', { name: 'admin', scopes: ['full_access'] }, { headers })).body).toEqual(made.body);
+  });
+
   it('counts the headers that change a request, and the key\'s mode, as part of the request', async () => {
     await using t = await startTestApp();
     const good = { from: 'ann@example.test', to: 'bob@example.org', subject: 'Hello', text: 'Hi' };

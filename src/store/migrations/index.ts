@@ -37,6 +37,7 @@ import * as m0036 from './0036_broadcast_stats_slots.js';
 import * as m0037 from './0037_broadcast_skips.js';
 import * as m0038 from './0038_keyed_return_paths.js';
 import * as m0039 from './0039_tag_names_nfc.js';
+import * as m0040 from './0040_idempotency_key_owner.js';
 
 // Migrations are listed here rather than read from disk, so they run the same
 // from src/ under tsx and from dist/. Names sort in the order they apply.
@@ -79,4 +80,5 @@ export const migrations: Record<string, Migration> = {
   '0037_broadcast_skips': m0037,
   '0038_keyed_return_paths': m0038,
   '0039_tag_names_nfc': m0039,
+  '0040_idempotency_key_owner': m0040,
 };
