@@ -237,6 +237,25 @@ export function contentCodingRefusal(ctx: Context, instead: string): AppError | 
  * one as the escape \u0000, and looking for that in the text is much cheaper
  * than walking every value of a large body.
  */
+/** The request body, refused with 413 past `maxBytes`. */
+export async function readBody(ctx: Context, maxBytes: number): Promise<Buffer> {
+  // The rest of a body too large is not read: the connection closes after the 413, or the client's
+  // next request on it would wait behind bytes nobody reads (and the client could send on for as long as it likes).
+  const tooLarge = () => {
+    ctx.set('Connection', 'close');
+    return new AppError('payload_too_large', `The request body is over ${maxBytes} bytes.`);
+  };
+  if (Number(ctx.get('Content-Length') || 0) > maxBytes) throw tooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > maxBytes) throw tooLarge();
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
 async function readJson(ctx: Context, maxBytes: number): Promise<{ value: unknown; mayHoldNul: boolean }> {
   // A body must say it is JSON; no body (or an empty one) reads as {}.
   const declared = Number(ctx.get('Content-Length') || 0);
@@ -247,15 +266,7 @@ async function readJson(ctx: Context, maxBytes: number): Promise<{ value: unknow
   }
   const refusal = hasBody ? contentCodingRefusal(ctx, 'send the JSON uncompressed') : undefined;
   if (refusal) throw refusal;
-  if (declared > maxBytes) throw new AppError('payload_too_large', `The request body is over ${maxBytes} bytes.`);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes) throw new AppError('payload_too_large', `The request body is over ${maxBytes} bytes.`);
-    chunks.push(chunk);
-  }
-  const bytes = Buffer.concat(chunks);
+  const bytes = await readBody(ctx, maxBytes);
   // JSON is UTF-8; decoding other bytes would store U+FFFD in their place without a word.
   if (!isUtf8(bytes)) throw new AppError('invalid_json', 'The request body is not valid UTF-8.');
   const text = bytes.toString('utf8');

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { AppError } from '../core/errors.js';
-import { contentCodingRefusal, type AppState } from '../http/op.js';
+import { contentCodingRefusal, readBody, type AppState } from '../http/op.js';
 import type { ContactsService } from '../contacts/index.js';
 import type { UnsubscribeLinks, UnsubscribeTarget } from './links.js';
 import { escapeHtml } from '../core/html.js';
@@ -52,17 +52,6 @@ function target(ctx: Context, links: UnsubscribeLinks, token: string): Unsubscri
   return t;
 }
 
-async function readBody(ctx: Context): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY_BYTES) throw new AppError('payload_too_large', `The request body is over ${MAX_BODY_BYTES} bytes.`);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 function isOneClick(ctx: Context, body: string): boolean {
   if (ctx.is('application/x-www-form-urlencoded')) return new URLSearchParams(body).get('List-Unsubscribe') === 'One-Click';
   if (ctx.is('multipart/form-data')) return ONE_CLICK_MULTIPART.test(body);
@@ -89,7 +78,7 @@ export function unsubscribeRoutes(links: UnsubscribeLinks, contacts: ContactsSer
     }
     let body: string;
     try {
-      body = await readBody(ctx);
+      body = (await readBody(ctx, MAX_BODY_BYTES)).toString('utf8');
     } catch (err) {
       if (!(err instanceof AppError)) throw err;
       fail(ctx, err);

@@ -253,6 +253,17 @@ describe('requests refused before any handler', () => {
     expect(smuggled.body.error).toMatchObject({ code: 'bad_request', message: expect.stringMatching(/Transfer-Encoding/) });
   });
 
+  it('closes the connection after a chunked body over the limit, rather than leave the next request on it waiting', async () => {
+    const chunk = (text: string) => `${Buffer.byteLength(text).toString(16)}\r\n${text}\r\n`;
+    const body = chunk(`{"email":"${'x'.repeat(1024 * 1024)}`) + chunk(`${'x'.repeat(1024 * 1024)}"}`) + '0\r\n\r\n';
+    const res = await rawHttp(t.url, `POST /v1/contacts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.token}\r\n`
+      + `Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${body}`
+      + `GET /v1/tags HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.token}\r\n\r\n`);
+    expect(res.status).toBe(413);
+    expect(res.headers).toMatch(/^Connection: close$/im);
+    expect(res.body.error.code).toBe('payload_too_large');
+  });
+
   it('keeps an idle connection open longer than a proxy or a client keeps it, and says how long', async () => {
     const agent = new Agent({ keepAlive: true });
     try {

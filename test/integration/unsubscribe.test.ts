@@ -112,6 +112,8 @@ describe('one-click unsubscribe (RFC 8058)', () => {
     }
     const huge = await oneClick(t, path, { body: `List-Unsubscribe=One-Click&pad=${'x'.repeat(10_000)}` });
     expect(huge.status).toBe(413);
+    // The rest of the body is not read, so the connection does not carry another request.
+    expect(huge.headers.get('connection')).toBe('close');
     expect(((await huge.json()) as { error: { code: string } }).error.code).toBe('payload_too_large');
     // A person in a browser gets the page, not JSON.
     const hugePage = await oneClick(t, path, {
