@@ -1,3 +1,4 @@
+import { domainToASCII } from 'node:url';
 import type { Logger } from 'pino';
 import type { DNSResolver } from 'mailauth';
 import { AppError, notFound } from '../core/errors.js';
@@ -138,7 +139,11 @@ interface HostTargets {
 export const DOMAIN_CACHE_MS = 5_000;
 const DOMAIN_CACHE_MAX = 10_000;
 
-const domainOf = (address: string) => address.slice(address.lastIndexOf('@') + 1).toLowerCase();
+/** The domain as domains are kept, in its ASCII form: the SMTP server hands an IDN over in Unicode. */
+const domainOf = (address: string) => {
+  const domain = address.slice(address.lastIndexOf('@') + 1).toLowerCase();
+  return domainToASCII(domain) || domain;
+};
 const sameAddress = (a: string, b: string) => a.trim().toLowerCase() === b.trim().toLowerCase();
 
 export function inboundService(deps: InboundDeps): InboundService {

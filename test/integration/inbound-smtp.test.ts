@@ -54,6 +54,14 @@ describe('MX listener', () => {
     expect(listed.envelope).toEqual({ mail_from: 'someone@outside.test', rcpt_to: ['desk@inbound.test'] });
   });
 
+  it('takes mail for an internationalised domain, named in its ASCII form, which the SMTP server hands over in Unicode', async () => {
+    await inboundDomain(t, 'bücher.test');
+    const { code, output } = await swaks(t.mxPort, ['--from', 'someone@outside.test', '--to', 'desk@xn--bcher-kva.test', '--header', 'Subject: to an IDN']);
+    expect(code, output).toBe(0);
+    expect(output).toMatch(/<- {2}250 2\.0\.0 Ok: queued as in_/);
+    await eventually(async () => (await t.api.get('/v1/inbound?limit=100')).body.data.find((m: { subject: string }) => m.subject === 'to an IDN'));
+  });
+
   it('stores every message of concurrent sessions, each under its own id, before its 250', async () => {
     const before = await stored();
     const sessions = 12;
