@@ -28,7 +28,7 @@ import { audiencePage, contactsRoutes, contactsService, countAudience, lastConta
 import { unsubscribeLinks, unsubscribeRoutes, type UnsubscribeLinks } from './unsubscribe/index.js';
 import { attachmentsRoutes, attachmentsService, type AttachmentsService } from './attachments/index.js';
 import { trackingRoutes, trackingService, type TrackingService } from './tracking/index.js';
-import { outboundEmails, emailsRoutes, emailsService, type EmailsService } from './emails/index.js';
+import { outboundEmails, emailsRoutes, emailsService, MAX_RECIPIENTS, type EmailsService } from './emails/index.js';
 import { DEFAULT_MAX_LIFETIME_MS, DkimSigner, SmtpPool, cachingMxResolver, deliverToDomain, deliverViaRelay, type DomainDelivery } from './delivery/index.js';
 import { createDeliveryWorker, type DeliveryWorker } from './delivery/delivery.worker.js';
 import { mailauthResolver } from './domains/mailauth-resolver.js';
@@ -292,7 +292,8 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
     },
     submission: submissionPipeline({
       authenticate: (token) => services.apiKeys.authenticate(token), contract: httpDeps.contract, rateLimiter: httpDeps.rateLimiter,
-      plan: httpDeps.plan, createEmail: (sender, body, messageId) => services.emails.create(sender, body, { messageId }),
+      plan: httpDeps.plan, maxRecipients: MAX_RECIPIENTS,
+      createEmail: (sender, body, messageId) => services.emails.create(sender, body, { messageId }),
     }),
   }, { clock, logger }).catch(async (err: unknown) => {
     await new Promise<void>((resolve) => server.close(() => resolve()));

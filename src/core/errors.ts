@@ -77,13 +77,15 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
 
 /** SMTP replies for the same conditions, used by the submission listener. */
 export const SMTP_REPLY: Partial<Record<ErrorCode, { code: number; enhanced: string }>> = {
-  unauthorized: { code: 535, enhanced: '5.7.8' },
+  // A key revoked during the session: 535 answers AUTH alone, so the transaction fails (RFC 4954 section 6).
+  unauthorized: { code: 554, enhanced: '5.7.8' },
   forbidden: { code: 550, enhanced: '5.7.1' },
   validation_error: { code: 550, enhanced: '5.6.0' },
   domain_not_verified: { code: 550, enhanced: '5.7.1' },
   rate_limit_exceeded: { code: 451, enhanced: '4.7.0' },
   daily_quota_exceeded: { code: 452, enhanced: '4.3.1' },
-  monthly_quota_exceeded: { code: 552, enhanced: '5.3.4' },
+  // As the API's 429: the client keeps the message and tries again, in which time the plan may be raised.
+  monthly_quota_exceeded: { code: 452, enhanced: '4.3.1' },
   payload_too_large: { code: 552, enhanced: '5.3.4' },
 };
 

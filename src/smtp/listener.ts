@@ -23,7 +23,9 @@ const IDLE_TIMEOUT_MS = 5 * 60_000;
 const CLOSE_TIMEOUT_MS = 5_000;
 
 /** The smtp-server options both listeners share: name, size limit, TLS, limits and timeouts. */
-export function sharedServerOptions(o: { hostname: string; banner: string; maxMessageBytes: number; maxClients: number; tls: TlsCredentials | undefined }): SMTPServerOptions {
+export function sharedServerOptions(o: {
+  hostname: string; banner: string; maxMessageBytes: number; maxClients: number; maxRecipients?: number; tls: TlsCredentials | undefined;
+}): SMTPServerOptions {
   return {
     name: o.hostname,
     banner: o.banner,
@@ -34,7 +36,7 @@ export function sharedServerOptions(o: { hostname: string; banner: string; maxMe
     // connection would cost a DNS round trip and decide nothing.
     disableReverseLookup: true,
     maxClients: o.maxClients,
-    maxRecipients: MAX_RECIPIENTS,
+    maxRecipients: o.maxRecipients ?? MAX_RECIPIENTS,
     socketTimeout: IDLE_TIMEOUT_MS,
     closeTimeout: CLOSE_TIMEOUT_MS,
     logger: false,

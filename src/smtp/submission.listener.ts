@@ -25,6 +25,12 @@ export interface Submitter {
 }
 
 export interface SubmissionPort<U extends Submitter> {
+  /**
+   * The most recipients one email may have: a RCPT past it gets 452, and the
+   * client sends the rest in another transaction (RFC 5321 section 4.5.3.1.10),
+   * rather than the whole message being refused after its DATA.
+   */
+  maxRecipients: number;
   /** The key's holder, or undefined when the key is not valid. */
   authenticate(token: string): Promise<U | undefined>;
   /** Sends like POST /v1/emails; throws the AppError the API would answer with. */
@@ -52,7 +58,9 @@ export function createSubmissionListener<U extends Submitter>(port: SubmissionPo
   const user = (session: SMTPServerSession) => session.user as U | undefined;
 
   const server = new SMTPServer({
-    ...sharedServerOptions({ hostname: options.hostname, banner: 'Mailroom submission', maxMessageBytes, maxClients: MAX_CLIENTS, tls: options.tls }),
+    ...sharedServerOptions({
+      hostname: options.hostname, banner: 'Mailroom submission', maxMessageBytes, maxClients: MAX_CLIENTS, maxRecipients: port.maxRecipients, tls: options.tls,
+    }),
     authMethods: ['PLAIN', 'LOGIN'],
     // The policy above is applied per session (onConnect, onSecure); the
     // server-wide switch only lets it through.

@@ -21,6 +21,8 @@ export interface SubmissionPipelineDeps<U extends KeyHolder> {
   contract: Contract;
   rateLimiter: RateLimiter;
   plan(name: string): RateAllowance;
+  /** The most recipients an email may have, as POST /v1/emails takes them. */
+  maxRecipients: number;
   createEmail(sender: { workspaceId: string; plan: string; mode: 'live' | 'test' }, body: SubmittedEmail, messageId?: string): Promise<{ id: string }>;
 }
 
@@ -37,6 +39,7 @@ export function submissionPipeline<U extends KeyHolder>(deps: SubmissionPipeline
   const operation = deps.contract.operation(OPERATION);
   if (!operation?.body) throw new Error(`schema/ has no request body for ${OPERATION}`);
   return {
+    maxRecipients: deps.maxRecipients,
     async authenticate(token) {
       const found = await deps.authenticate(token);
       return found && { ...found, token };

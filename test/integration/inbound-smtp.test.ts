@@ -251,6 +251,7 @@ describe('SMTP listeners without their port', () => {
       accept: async () => [],
       authenticate: async () => undefined,
       send: async () => ({ id: 'em_unused' }),
+      maxRecipients: 50,
     };
     const free = await new Promise<number>((resolve) => {
       const s = createServer().listen(0, '127.0.0.1', () => {

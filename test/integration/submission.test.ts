@@ -31,7 +31,7 @@ describe('SMTP submission', () => {
   let t: SmtpTestApp;
 
   beforeAll(async () => {
-    t = await startSmtpTestApp({ env: { MAILROOM_PLANS: JSON.stringify({ tiny: { burst: 10, testBurst: 10, requestsPerSecond: 0.001 }, quota1: { dailySendQuota: 1 } }) } });
+    t = await startSmtpTestApp({ env: { MAILROOM_PLANS: JSON.stringify({ tiny: { burst: 10, testBurst: 10, requestsPerSecond: 0.001 }, quota1: { dailySendQuota: 1 }, monthly1: { monthlySendQuota: 1 } }) } });
     await t.seed.activeDomain(DOMAIN);
   });
 
@@ -152,6 +152,31 @@ describe('SMTP submission', () => {
     }
   });
 
+  it('takes as many recipients as an email may have, and answers 452 past them, so the client sends the rest in another transaction', async () => {
+    const { dialog } = await SmtpDialog.open(t.submissionPort);
+    try {
+      await dialog.command('EHLO client.test');
+      expect(await dialog.command(`AUTH PLAIN ${Buffer.from(`\0apikey\0${t.token}`).toString('base64')}`)).toMatch(/^235 /);
+      expect(await dialog.command('MAIL FROM:<ann@example.test>')).toMatch(/^250 /);
+      const to = Array.from({ length: 51 }, (_, i) => `r${i}@remote.test`);
+      for (const address of to.slice(0, 50)) expect(await dialog.command(`RCPT TO:<${address}>`)).toMatch(/^250 /);
+      expect(await dialog.command(`RCPT TO:<${to[50]}>`)).toMatch(/^452 /);
+      expect(await dialog.command('DATA')).toMatch(/^354 /);
+      dialog.write(`From: ann@example.test\r\nTo: ${to.join(', ')}\r\nSubject: Fifty\r\n\r\nx\r\n.\r\n`);
+      expect(await dialog.reply()).toMatch(/^250 2\.0\.0 Ok: queued as em_/);
+      // The one left over, in a transaction of its own.
+      expect(await dialog.command('MAIL FROM:<ann@example.test>')).toMatch(/^250 /);
+      expect(await dialog.command(`RCPT TO:<${to[50]}>`)).toMatch(/^250 /);
+      expect(await dialog.command('DATA')).toMatch(/^354 /);
+      dialog.write(`From: ann@example.test\r\nTo: ${to.join(', ')}\r\nSubject: Fifty\r\n\r\nx\r\n.\r\n`);
+      expect(await dialog.reply()).toMatch(/^250 /);
+    } finally {
+      dialog.close();
+    }
+    const sent = (await t.api.get('/v1/emails?subject=Fifty&limit=10')).body.data as Array<{ to: string[] }>;
+    expect(sent.map((e) => e.to.length).sort((a, b) => a - b)).toEqual([1, 50]);
+  });
+
   it('refuses the next message of a session whose key was revoked after AUTH', async () => {
     const key = await t.seed.key({ name: 'revoked mid-session' });
     const { dialog } = await SmtpDialog.open(t.submissionPort);
@@ -168,7 +193,8 @@ describe('SMTP submission', () => {
       expect(await dialog.command(`AUTH PLAIN ${plain}`)).toMatch(/^235 /);
       expect(await sendOne('before')).toMatch(/^250 /);
       await t.api.delete(`/v1/api-keys/${key.id}`);
-      expect(await sendOne('after')).toMatch(/^535 5\.7\.8 /);
+      // 535 answers AUTH alone: after the DATA the transaction fails (RFC 4954 section 6).
+      expect(await sendOne('after')).toMatch(/^554 5\.7\.8 /);
     } finally {
       dialog.close();
     }
@@ -219,8 +245,9 @@ describe('SMTP submission', () => {
   });
 
   it('counts against the workspace\'s request rate and send quota', async () => {
-    // tiny: a burst of 10 (the least a plan may have: one full batch), then nothing; quota1: one email a day.
-    for (const [plan, allowed, code, enhanced] of [['tiny', 10, 451, '4.7.0'], ['quota1', 1, 452, '4.3.1']] as const) {
+    // tiny: a burst of 10 (the least a plan may have: one full batch), then nothing; quota1: one email a day; monthly1: one a month.
+    // Each is temporary, as the API's 429: the client keeps the message and tries again.
+    for (const [plan, allowed, code, enhanced] of [['tiny', 10, 451, '4.7.0'], ['quota1', 1, 452, '4.3.1'], ['monthly1', 1, 452, '4.3.1']] as const) {
       const ws = await t.seed.workspace({ plan });
       await t.seed.activeDomain(`${plan}.test`, { workspaceId: ws.id });
       const key = await t.seed.key({ workspaceId: ws.id });
