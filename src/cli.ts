@@ -233,7 +233,7 @@ async function manageKeys(config: Config, sub: 'list' | 'revoke', keyId: string 
     if (!ws) throw new UsageError(`no workspace '${own.workspace}'`);
     if (sub === 'revoke') {
       await services.apiKeys.revoke(ws.id, keyId!);
-      print(json, { id: keyId, revoked: true }, `Revoked key ${keyId} of workspace ${shown(ws.name)}; anything using it stops working at once.`);
+      print(json, { id: keyId, revoked: true }, `Revoked key ${keyId} of workspace ${shown(ws.name)}; anything using it stops working within 5 seconds on a running server.`);
       return 0;
     }
     const keys = [];
