@@ -381,8 +381,10 @@ async function serve(config: Config): Promise<number> {
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
-  console.log(`Mailroom is running at ${mailroom.httpUrl} (data in ${config.dataDir}).`);
-  console.log(`Create an API key with:  npx mailroom keys create --name my-first-key`);
+  const data = config.databaseUrl.startsWith('sqlite:') ? `data in ${config.dataDir}` : `database ${describeDatabase(config.databaseUrl)}`;
+  console.log(`Mailroom is running at ${mailroom.httpUrl} (${data}).`);
+  // A test key, as the README's first steps: a live key's first send fails on a domain not yet verified.
+  console.log(`Create an API key with:  npx mailroom keys create --name my-first-key --test`);
   console.log(`Then open the dashboard: ${mailroom.httpUrl}/dashboard/`);
   await stopped;
   return 0;

@@ -274,6 +274,9 @@ describe('mailroom serve, as npm start runs it', () => {
         });
         void exited.then((code) => reject(new Error(`exited with ${code} before it was ready:\n${output}`)));
       });
+      // Where the data is, and the first key as the README's first steps make it: a test key, which sends before any domain is verified.
+      expect(output).toContain(`(data in ${dataDir}).`);
+      expect(output).toContain('Create an API key with:  npx mailroom keys create --name my-first-key --test\n');
       const page = await fetch(dashboardUrl);
       expect(page.status).toBe(200);
       expect(await page.text()).toContain('/dashboard/app.js');
