@@ -145,8 +145,11 @@ async function run(argv: string[]): Promise<number> {
       const target = positionals[1];
       if (!target) throw new UsageError('backup takes the FILE to write');
       const services = await openServices(config);
+      const { BackupRefused } = await import('./store/db.js');
       try {
-        await services.store.backup(target);
+        await services.store.backup(target).catch((err: unknown) => {
+          throw err instanceof BackupRefused ? new CommandFailed(err.message) : err;
+        });
       } finally {
         await services.store.close();
       }
