@@ -29,6 +29,7 @@ Usage:
   mailroom queue release DOMAIN [--workspace …]  deliver to DOMAIN again
   mailroom migrate                             apply database migrations
   mailroom backup FILE                         a consistent copy of the database, also while the server runs
+  mailroom restore FILE                        put a backup in place of the database, with the server stopped
   mailroom store copy --to postgres://…         copy this SQLite store into an empty PostgreSQL database
   mailroom config                              print the effective configuration (secrets masked)
   mailroom doctor [--domain NAME] [--json]      check DNS, reverse DNS, TLS and the store: ready to send and receive?
@@ -156,7 +157,33 @@ async function run(argv: string[]): Promise<number> {
       const secret = config.secret ? 'MAILROOM_SECRET, as you give it' : join(config.dataDir, 'master.key');
       console.log(`Backed up the database to ${target}.\n` +
         `Keep the master secret with it (${secret}): API key hashes, cursors, DKIM keys and webhook secrets need it.\n` +
-        'To restore: stop Mailroom, put the file in place of the database (with the master secret beside it), start Mailroom.');
+        `To restore: stop Mailroom, then run  npx mailroom restore ${target}  (with that master secret in place).`);
+      return 0;
+    }
+    case 'restore': {
+      const source = positionals[1];
+      if (!source) throw new UsageError('restore takes the FILE to put in place of the database (one written by mailroom backup)');
+      if (!config.databaseUrl.startsWith('sqlite:')) {
+        throw new UsageError('restore puts back a SQLite backup: restore PostgreSQL with its own tools (pg_restore, or a base backup)');
+      }
+      const database = config.databaseUrl.slice('sqlite:'.length);
+      if (database === ':memory:') throw new CommandFailed('an in-memory database cannot be restored into');
+      const [{ restoreSqlite, RestoreRefused }, { existingKeyring }] = await Promise.all([import('./store/restore.js'), import('./keyring.js')]);
+      let checkKey: Buffer | undefined;
+      try {
+        checkKey = existingKeyring(config.dataDir, config.secret)?.storeCheckKey;
+      } catch (err) {
+        throw new CommandFailed((err as Error).message);
+      }
+      let previous: string | undefined;
+      try {
+        ({ previous } = restoreSqlite(source, database, { checkKey, dataDir: config.dataDir }));
+      } catch (err) {
+        throw err instanceof RestoreRefused ? new CommandFailed(err.message) : err;
+      }
+      console.log(`Restored the database ${database} from ${source}.\n` +
+        (previous ? `The database that was there is kept as ${previous}: delete it once the restored one serves as it should.\n` : '') +
+        'Start Mailroom.');
       return 0;
     }
     case 'store': {

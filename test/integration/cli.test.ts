@@ -91,6 +91,7 @@ describe('mailroom CLI', { timeout: 120_000 }, () => {
     expect(longVersion.stdout.trim()).toBe(`mailroom ${version}`);
     expect(shortVersion.stdout.trim()).toBe(`mailroom ${version}`);
     expect(help.stdout).toContain('mailroom backup FILE');
+    expect(help.stdout).toContain('mailroom restore FILE');
     expect(help.stdout).toContain('mailroom keys list');
     expect(keysHelp.stdout.split('\n').filter((l) => l.startsWith('  mailroom'))).toEqual([
       expect.stringContaining('mailroom keys create'), expect.stringContaining('mailroom keys list'), expect.stringContaining('mailroom keys revoke'),

@@ -163,9 +163,11 @@ describe('backup and restore', () => {
       expect(again).toEqual({ code: 1, lines: [`mailroom: ${backupFile} exists already; give a new file`] });
       expect(nowhere).toEqual({ code: 1, lines: [expect.stringMatching(/^mailroom: cannot write .*no-such-dir\/backup\.db: ENOENT/)] });
 
-      // Restore: the file as the database, the master secret beside it.
-      copyFileSync(backupFile, join(restoredDir, 'mailroom.db'));
+      // Restore as the README says: the master secret in place, then `mailroom restore`.
       copyFileSync(join(t.dataDir, 'master.key'), join(restoredDir, 'master.key'));
+      await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'restore', backupFile], {
+        cwd: root, env: { ...process.env, MAILROOM_DATA_DIR: restoredDir, MAILROOM_LOG_LEVEL: 'silent' }, timeout: 30_000,
+      });
       restored = await startTestApp({ env: { MAILROOM_DATA_DIR: restoredDir } });
       // The harness key of the first server works on the second: its hash and the master secret came along.
       const api = apiClient(restored.url, t.token);
