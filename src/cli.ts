@@ -29,6 +29,7 @@ Usage:
   mailroom queue release DOMAIN [--workspace …]  deliver to DOMAIN again
   mailroom migrate                             apply database migrations
   mailroom backup FILE                         a consistent copy of the database, also while the server runs
+  mailroom restore FILE                        put a backup in place of the database, with the server stopped
   mailroom store copy --to postgres://…         copy this SQLite store into an empty PostgreSQL database
   mailroom config                              print the effective configuration (secrets masked)
   mailroom doctor [--domain NAME] [--json]      check DNS, reverse DNS, TLS and the store: ready to send and receive?
@@ -145,15 +146,44 @@ async function run(argv: string[]): Promise<number> {
       const target = positionals[1];
       if (!target) throw new UsageError('backup takes the FILE to write');
       const services = await openServices(config);
+      const { BackupRefused } = await import('./store/db.js');
       try {
-        await services.store.backup(target);
+        await services.store.backup(target).catch((err: unknown) => {
+          throw err instanceof BackupRefused ? new CommandFailed(err.message) : err;
+        });
       } finally {
         await services.store.close();
       }
       const secret = config.secret ? 'MAILROOM_SECRET, as you give it' : join(config.dataDir, 'master.key');
       console.log(`Backed up the database to ${target}.\n` +
         `Keep the master secret with it (${secret}): API key hashes, cursors, DKIM keys and webhook secrets need it.\n` +
-        'To restore: stop Mailroom, put the file in place of the database (with the master secret beside it), start Mailroom.');
+        `To restore: stop Mailroom, then run  npx mailroom restore ${target}  (with that master secret in place).`);
+      return 0;
+    }
+    case 'restore': {
+      const source = positionals[1];
+      if (!source) throw new UsageError('restore takes the FILE to put in place of the database (one written by mailroom backup)');
+      if (!config.databaseUrl.startsWith('sqlite:')) {
+        throw new UsageError('restore puts back a SQLite backup: restore PostgreSQL with its own tools (pg_restore, or a base backup)');
+      }
+      const database = config.databaseUrl.slice('sqlite:'.length);
+      if (database === ':memory:') throw new CommandFailed('an in-memory database cannot be restored into');
+      const [{ restoreSqlite, RestoreRefused }, { existingKeyring }] = await Promise.all([import('./store/restore.js'), import('./keyring.js')]);
+      let checkKey: Buffer | undefined;
+      try {
+        checkKey = existingKeyring(config.dataDir, config.secret)?.storeCheckKey;
+      } catch (err) {
+        throw new CommandFailed((err as Error).message);
+      }
+      let previous: string | undefined;
+      try {
+        ({ previous } = restoreSqlite(source, database, { checkKey, dataDir: config.dataDir }));
+      } catch (err) {
+        throw err instanceof RestoreRefused ? new CommandFailed(err.message) : err;
+      }
+      console.log(`Restored the database ${database} from ${source}.\n` +
+        (previous ? `The database that was there is kept as ${previous}: delete it once the restored one serves as it should.\n` : '') +
+        'Start Mailroom.');
       return 0;
     }
     case 'store': {
@@ -233,7 +263,7 @@ async function manageKeys(config: Config, sub: 'list' | 'revoke', keyId: string 
     if (!ws) throw new UsageError(`no workspace '${own.workspace}'`);
     if (sub === 'revoke') {
       await services.apiKeys.revoke(ws.id, keyId!);
-      print(json, { id: keyId, revoked: true }, `Revoked key ${keyId} of workspace ${shown(ws.name)}; anything using it stops working at once.`);
+      print(json, { id: keyId, revoked: true }, `Revoked key ${keyId} of workspace ${shown(ws.name)}; anything using it stops working within 5 seconds on a running server.`);
       return 0;
     }
     const keys = [];
@@ -381,8 +411,10 @@ async function serve(config: Config): Promise<number> {
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
   });
-  console.log(`Mailroom is running at ${mailroom.httpUrl} (data in ${config.dataDir}).`);
-  console.log(`Create an API key with:  npx mailroom keys create --name my-first-key`);
+  const data = config.databaseUrl.startsWith('sqlite:') ? `data in ${config.dataDir}` : `database ${describeDatabase(config.databaseUrl)}`;
+  console.log(`Mailroom is running at ${mailroom.httpUrl} (${data}).`);
+  // A test key, as the README's first steps: a live key's first send fails on a domain not yet verified.
+  console.log(`Create an API key with:  npx mailroom keys create --name my-first-key --test`);
   console.log(`Then open the dashboard: ${mailroom.httpUrl}/dashboard/`);
   await stopped;
   return 0;

@@ -135,11 +135,12 @@ const BIND_HINTS: Record<string, string> = {
 /** An SMTP listener that was asked for could not start; the message says why and what to do. */
 export class ListenerError extends Error {}
 
-export function listenOn(server: SMTPServer, port: number, host: string, name: string, logger: Logger): Promise<number> {
+/** `portVariable` is the setting of the port, named in the message as the way to run without the listener. */
+export function listenOn(server: SMTPServer, port: number, host: string, name: string, portVariable: string, logger: Logger): Promise<number> {
   return new Promise((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) => {
       const hint = BIND_HINTS[err.code ?? ''] ?? err.message;
-      reject(new ListenerError(`the ${name} cannot listen on ${host}:${port} (${err.code}): ${hint}; or set its port to 0 to run without it`));
+      reject(new ListenerError(`the ${name} cannot listen on ${host}:${port} (${err.code}): ${hint}; or set ${portVariable}=0 to run without it`));
     };
     server.server.once('error', onError);
     server.listen(port, host, () => {

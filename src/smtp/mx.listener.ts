@@ -162,7 +162,7 @@ export function createMxListener(port: MxPort, options: MxListenerOptions): Smtp
   });
 
   return {
-    listen: () => listenOn(server, options.port, options.host, 'SMTP MX listener', logger),
+    listen: () => listenOn(server, options.port, options.host, 'SMTP MX listener', 'MAILROOM_SMTP_PORT', logger),
     close: () => closeServer(server),
   };
 }

@@ -131,7 +131,7 @@ export function createSubmissionListener<U extends Submitter>(port: SubmissionPo
   });
 
   return {
-    listen: () => listenOn(server, options.port, options.host, 'SMTP submission listener', logger),
+    listen: () => listenOn(server, options.port, options.host, 'SMTP submission listener', 'MAILROOM_SUBMISSION_PORT', logger),
     close: () => closeServer(server),
   };
 }

@@ -1,5 +1,5 @@
 import Sqlite from 'better-sqlite3';
-import { closeSync, existsSync, fdatasync, fstatSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { closeSync, existsSync, fdatasync, fstatSync, mkdirSync, openSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -47,12 +47,16 @@ export interface Store {
   /**
    * Writes a consistent copy of the database to `file` while it is in use
    * (SQLite's online backup: pages are copied in steps between other work,
-   * and the copy is of one moment). The file must not exist. On PostgreSQL
-   * it throws: pg_dump makes such a copy there.
+   * and the copy is of one moment). The file must not exist; it is made
+   * readable by the owner only. On PostgreSQL it throws: pg_dump makes such
+   * a copy there. A backup refused for what was asked throws BackupRefused.
    */
   backup(file: string): Promise<void>;
   close(): Promise<void>;
 }
+
+/** A backup that cannot be made as asked (a file that exists, a store that is not a SQLite file); the message says why. */
+export class BackupRefused extends Error {}
 
 interface Pending {
   work: (tx: Tx) => Promise<unknown>;
@@ -650,7 +654,7 @@ function openPostgresStore(url: string, o: PostgresPoolOptions): Store {
     pendingMigrations: () => pendingMigrationsOf(db),
     fileSizes: () => undefined,
     async backup() {
-      throw new Error('backup copies a SQLite database; for PostgreSQL use pg_dump (or a base backup) instead');
+      throw new BackupRefused('backup copies a SQLite database; for PostgreSQL use pg_dump (or a base backup) instead');
     },
     migrate: () => migrateUnbounded(url, o),
     async close() {
@@ -829,9 +833,22 @@ function openSqliteStore(databaseUrl: string, options: StoreOptions): Store {
       return { database: size(file), wal: size(`${file}-wal`) };
     },
     async backup(target) {
-      if (inMemory) throw new Error('an in-memory database has nothing to back up');
-      if (existsSync(target)) throw new Error(`${target} exists already; give a new file`);
-      await conn.backup(target);
+      if (inMemory) throw new BackupRefused('an in-memory database has nothing to back up');
+      // Made here, owner-only like the database, before SQLite writes into it
+      // (an empty file is an empty database to its backup); 'wx' refuses a file
+      // that exists, even one made a moment ago.
+      try {
+        closeSync(openSync(target, 'wx', 0o600));
+      } catch (err) {
+        const { code, message } = err as NodeJS.ErrnoException;
+        throw new BackupRefused(code === 'EEXIST' ? `${target} exists already; give a new file` : `cannot write ${target}: ${message}`);
+      }
+      try {
+        await conn.backup(target);
+      } catch (err) {
+        rmSync(target, { force: true });
+        throw err;
+      }
     },
     migrate: () => migrateToLatest(db),
     async close() {

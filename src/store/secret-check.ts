@@ -11,7 +11,8 @@ import { readSetting, writeSetting } from './settings.js';
 
 export class SecretMismatchError extends Error {}
 
-const SETTING = 'master_secret_check';
+/** The store_settings row that holds the check value. */
+export const SECRET_CHECK_SETTING = 'master_secret_check';
 
 export const SECRET_MISMATCH_FIX = 'set the same MAILROOM_SECRET on every node of one database (or copy the first node\'s DATA_DIR/master.key)';
 
@@ -20,7 +21,7 @@ const checkValueOf = (checkKey: Buffer) => createHmac('sha256', checkKey).update
 
 /** The check value the store was set up under; undefined before any node has started on it. */
 export async function storedSecretCheck(db: Db | Tx): Promise<string | undefined> {
-  return readSetting(db, SETTING);
+  return readSetting(db, SECRET_CHECK_SETTING);
 }
 
 /** Whether `stored` is the check value of the secret behind `checkKey`, compared in constant time. */
@@ -32,7 +33,7 @@ export function isSecretOf(stored: string, checkKey: Buffer): boolean {
 /** `checkKey` is the keyring's key for this check. Records the check value on the store's first start. */
 export async function checkMasterSecret(store: Store, checkKey: Buffer): Promise<void> {
   const stored = await store.write(async (tx) => {
-    await writeSetting(tx, SETTING, checkValueOf(checkKey), { keep: true });
+    await writeSetting(tx, SECRET_CHECK_SETTING, checkValueOf(checkKey), { keep: true });
     return (await storedSecretCheck(tx))!;
   });
   if (!isSecretOf(stored, checkKey)) {

@@ -91,6 +91,7 @@ describe('mailroom CLI', { timeout: 120_000 }, () => {
     expect(longVersion.stdout.trim()).toBe(`mailroom ${version}`);
     expect(shortVersion.stdout.trim()).toBe(`mailroom ${version}`);
     expect(help.stdout).toContain('mailroom backup FILE');
+    expect(help.stdout).toContain('mailroom restore FILE');
     expect(help.stdout).toContain('mailroom keys list');
     expect(keysHelp.stdout.split('\n').filter((l) => l.startsWith('  mailroom'))).toEqual([
       expect.stringContaining('mailroom keys create'), expect.stringContaining('mailroom keys list'), expect.stringContaining('mailroom keys revoke'),
@@ -115,7 +116,7 @@ describe('mailroom CLI', { timeout: 120_000 }, () => {
     expect(text).toContain('evil\\u001b[2J\\u000aforged line');
     expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
     expect((await apiClient(t.url, made.token).get('/v1/api-keys')).status).toBe(200);
-    expect((await mailroom(['keys', 'revoke', made.id], t)).stdout).toContain(`Revoked key ${made.id}`);
+    expect((await mailroom(['keys', 'revoke', made.id], t)).stdout).toContain(`Revoked key ${made.id} of workspace default; anything using it stops working within 5 seconds on a running server.`);
     // The server's key cache holds a verified key for at most 5 s.
     let status = 200;
     for (const deadline = Date.now() + 8_000; Date.now() < deadline && status === 200; await new Promise((r) => setTimeout(r, 200))) {
@@ -215,7 +216,7 @@ describe('mailroom CLI', { timeout: 120_000 }, () => {
     const smtp = await mailroom(['serve', '--http-port', '0', '--smtp-port', port, '--submission-port', '0', '--smtp-host', '127.0.0.1', '--hostname', 'mx.mailroom.test'], t)
       .then(() => undefined, (e: { code: number; stderr: string }) => e);
     expect(smtp?.code).toBe(1);
-    expect(smtp!.stderr.trim()).toMatch(new RegExp(`^mailroom: the SMTP MX listener cannot listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\)`));
+    expect(smtp!.stderr.trim()).toMatch(new RegExp(`^mailroom: the SMTP MX listener cannot listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\): .*; or set MAILROOM_SMTP_PORT=0 to run without it$`));
   });
 
   it('fails with a clear message on bad usage and bad configuration', async () => {
@@ -274,6 +275,9 @@ describe('mailroom serve, as npm start runs it', () => {
         });
         void exited.then((code) => reject(new Error(`exited with ${code} before it was ready:\n${output}`)));
       });
+      // Where the data is, and the first key as the README's first steps make it: a test key, which sends before any domain is verified.
+      expect(output).toContain(`(data in ${dataDir}).`);
+      expect(output).toContain('Create an API key with:  npx mailroom keys create --name my-first-key --test\n');
       const page = await fetch(dashboardUrl);
       expect(page.status).toBe(200);
       expect(await page.text()).toContain('/dashboard/app.js');

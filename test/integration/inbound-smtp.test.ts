@@ -263,7 +263,7 @@ describe('SMTP listeners without their port', () => {
       smtpPort: port, submissionPort: free, smtpHost: '127.0.0.1', smtpMaxMessageBytes: MAX_BYTES, submissionRequireTls: false,
       tlsCertFile: null, tlsKeyFile: null, dataDir: '/nonexistent/mailroom-test', hostname: 'mx.mailroom.test',
     }, { mx: refuseAll, submission: refuseAll }, { clock: systemClock, logger: pino({ level: 'silent' }) });
-    await expect(start).rejects.toThrow(new RegExp(`SMTP MX listener cannot listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\): .*set its port to 0`));
+    await expect(start).rejects.toThrow(new RegExp(`SMTP MX listener cannot listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\): .*set MAILROOM_SMTP_PORT=0`));
   });
 
   it('stop the whole start when the MX port is taken, and start with the listener turned off', async () => {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -153,14 +153,21 @@ describe('backup and restore', () => {
       await load;
       expect(stdout).toContain(`Backed up the database to ${backupFile}`);
       expect(stdout).toContain(join(t.dataDir, 'master.key'));
-      // A second backup to the same file is refused rather than overwriting it.
-      await expect(run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'backup', backupFile], {
+      // It holds what the database holds: readable by its owner only.
+      expect(statSync(backupFile).mode & 0o777).toBe(0o600);
+      // A second backup to the same file is refused in one line rather than overwriting it; so is one to a directory that is not there.
+      const refused = (file: string) => run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'backup', file], {
         cwd: root, env: { ...process.env, MAILROOM_DATA_DIR: t.dataDir, MAILROOM_LOG_LEVEL: 'silent' }, timeout: 30_000,
-      })).rejects.toMatchObject({ stderr: expect.stringContaining('exists already') });
+      }).then(() => undefined, (e: { code: number; stderr: string }) => ({ code: e.code, lines: e.stderr.trim().split('\n') }));
+      const [again, nowhere] = await Promise.all([refused(backupFile), refused(join(restoredDir, 'no-such-dir', 'backup.db'))]);
+      expect(again).toEqual({ code: 1, lines: [`mailroom: ${backupFile} exists already; give a new file`] });
+      expect(nowhere).toEqual({ code: 1, lines: [expect.stringMatching(/^mailroom: cannot write .*no-such-dir\/backup\.db: ENOENT/)] });
 
-      // Restore: the file as the database, the master secret beside it.
-      copyFileSync(backupFile, join(restoredDir, 'mailroom.db'));
+      // Restore as the README says: the master secret in place, then `mailroom restore`.
       copyFileSync(join(t.dataDir, 'master.key'), join(restoredDir, 'master.key'));
+      await run(process.execPath, ['--import', 'tsx', 'src/cli.ts', 'restore', backupFile], {
+        cwd: root, env: { ...process.env, MAILROOM_DATA_DIR: restoredDir, MAILROOM_LOG_LEVEL: 'silent' }, timeout: 30_000,
+      });
       restored = await startTestApp({ env: { MAILROOM_DATA_DIR: restoredDir } });
       // The harness key of the first server works on the second: its hash and the master secret came along.
       const api = apiClient(restored.url, t.token);
