@@ -109,7 +109,8 @@ export async function emailFromSubmission(raw: Buffer, envelope: Envelope): Prom
         content: a.content.toString('base64'),
         filename: a.filename ?? `attachment-${i + 1}`,
         content_type: a.contentType,
-        ...(a.cid !== undefined && a.contentDisposition === 'inline' && { content_id: a.cid }),
+        // An image in multipart/related is inline without saying so: a Content-Disposition is optional there (RFC 2387).
+        ...(a.cid !== undefined && a.contentDisposition !== 'attachment' && { content_id: a.cid }),
       })),
     }),
   };

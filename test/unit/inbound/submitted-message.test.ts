@@ -42,6 +42,23 @@ X-Long: folded
     expect(email.headers).toEqual({ 'X-Campaign': '\u00e9t\u00e9 \u2014 \u{1F431}' });
   });
 
+  it('keeps the Content-ID of an image in multipart/related that has no Content-Disposition, as its html names it', async () => {
+    const pixel = Buffer.from('GIF89a').toString('base64');
+    const { email } = await emailFromSubmission(message(`
+From: ann@example.test
+To: r@remote.test
+Subject: Logo
+MIME-Version: 1.0
+Content-Type: multipart/related; boundary="rel"`, [
+      '--rel', 'Content-Type: text/html; charset=utf-8', '', '<img src="cid:logo@acme">', '',
+      '--rel', 'Content-Type: image/gif; name="logo.gif"', 'Content-Transfer-Encoding: base64', 'Content-ID: <logo@acme>', '', pixel, '',
+      '--rel', 'Content-Type: image/gif', 'Content-Disposition: attachment; filename="kept.gif"', 'Content-Transfer-Encoding: base64',
+      'Content-ID: <kept@acme>', '', pixel, '',
+      '--rel--', '',
+    ].join('\r\n')), { mailFrom: 'ann@example.test', rcptTo: ['r@remote.test'] });
+    expect(email.attachments?.map((a) => [a.filename, a.content_id])).toEqual([['logo.gif', 'logo@acme'], ['kept.gif', undefined]]);
+  });
+
   it('keeps the client\'s Message-ID when it is well-formed, and only then', async () => {
     const envelope = { mailFrom: 'ann@example.test', rcptTo: ['r@remote.test'] };
     const id = (header: string) => emailFromSubmission(message(`From: ann@example.test\nTo: r@remote.test\nSubject: Hi${header}`), envelope)
