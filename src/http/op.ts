@@ -232,11 +232,6 @@ export function contentCodingRefusal(ctx: Context, instead: string): AppError | 
     { param: 'Content-Encoding' });
 }
 
-/**
- * The body's JSON value, and whether it may hold U+0000: JSON can only spell
- * one as the escape \u0000, and looking for that in the text is much cheaper
- * than walking every value of a large body.
- */
 /** The request body, refused with 413 past `maxBytes`. */
 export async function readBody(ctx: Context, maxBytes: number): Promise<Buffer> {
   // The rest of a body too large is not read: the connection closes after the 413, or the client's
@@ -256,6 +251,11 @@ export async function readBody(ctx: Context, maxBytes: number): Promise<Buffer> 
   return Buffer.concat(chunks);
 }
 
+/**
+ * The body's JSON value, and whether it may hold U+0000: JSON can only spell
+ * one as the escape \u0000, and looking for that in the text is much cheaper
+ * than walking every value of a large body.
+ */
 async function readJson(ctx: Context, maxBytes: number): Promise<{ value: unknown; mayHoldNul: boolean }> {
   // A body must say it is JSON; no body (or an empty one) reads as {}.
   const declared = Number(ctx.get('Content-Length') || 0);

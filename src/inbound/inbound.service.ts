@@ -1,4 +1,3 @@
-import { domainToASCII } from 'node:url';
 import type { Logger } from 'pino';
 import type { DNSResolver } from 'mailauth';
 import { AppError, notFound } from '../core/errors.js';
@@ -10,7 +9,7 @@ import { freeGoneLeases, releaseOwners } from '../store/lease.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import { appendEvent, appendReceivedEvents, type ReceivedEvent } from '../events/index.js';
 import type { SuppressionsPort } from '../suppressions/index.js';
-import { recordRecipientOutcomes, type RecipientOutcome } from '../emails/index.js';
+import { mailDomain, recordRecipientOutcomes, type RecipientOutcome } from '../emails/index.js';
 import {
   anyClaimable, claimPending, domainExists, findInbound, findInboundRaw, findAnsweredEmail, findReturnedEmail, inboundDomains, insertInbound, keyedReturnPathsSince,
   listInbound, markAttemptFailed, markReady, markReportDone, purgeReceivedBefore, returnPathDomains,
@@ -140,10 +139,7 @@ export const DOMAIN_CACHE_MS = 5_000;
 const DOMAIN_CACHE_MAX = 10_000;
 
 /** The domain as domains are kept, in its ASCII form: the SMTP server hands an IDN over in Unicode. */
-const domainOf = (address: string) => {
-  const domain = address.slice(address.lastIndexOf('@') + 1).toLowerCase();
-  return domainToASCII(domain) || domain;
-};
+const domainOf = (address: string) => mailDomain(address) ?? address.slice(address.lastIndexOf('@') + 1).toLowerCase();
 const sameAddress = (a: string, b: string) => a.trim().toLowerCase() === b.trim().toLowerCase();
 
 export function inboundService(deps: InboundDeps): InboundService {
