@@ -293,7 +293,7 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
     submission: submissionPipeline({
       authenticate: (token) => services.apiKeys.authenticate(token), contract: httpDeps.contract, rateLimiter: httpDeps.rateLimiter,
       plan: httpDeps.plan, maxRecipients: MAX_RECIPIENTS,
-      createEmail: (sender, body, messageId) => services.emails.create(sender, body, { messageId }),
+      createEmail: (sender, body, asWritten) => services.emails.create(sender, body, asWritten),
     }),
   }, { clock, logger }).catch(async (err: unknown) => {
     await new Promise<void>((resolve) => server.close(() => resolve()));

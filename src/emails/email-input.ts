@@ -41,6 +41,17 @@ export type DraftAttachment =
   | { kind: 'inline'; content: Buffer; filename: string; contentType: string; contentId: string | null }
   | { kind: 'upload'; attachmentId: string; filename?: string; contentType?: string; contentId: string | null; param: string };
 
+/**
+ * The To and Cc fields as a message shows them when they are not its
+ * recipients: a submitted message's own, kept as an MTA keeps them (its
+ * envelope says who receives it). Mailboxes and groups ("Team: a@x.test;"),
+ * as the address fields of the API take them.
+ */
+export interface ShownRecipients {
+  to: string[];
+  cc: string[];
+}
+
 export interface EmailDraft {
   from: Mailbox;
   /** As given, trimmed. */
@@ -60,6 +71,8 @@ export interface EmailDraft {
   unsubscribeFor?: string;
   /** The Message-ID a submitting client gave its message, kept when well-formed; otherwise Mailroom makes one. */
   messageId?: string;
+  /** The To and Cc fields a submitting client wrote, shown instead of the recipients. */
+  shownRecipients?: ShownRecipients;
   tags: string[];
   attachments: DraftAttachment[];
   /** Epoch ms when the email is for later; undefined to send now. */

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { insertRows, insertRowsPositioned, jsonParam, jsonRowsInsert, literalStatus, paddedInList, runShaped, runSql, type Db, type Tx } from '../store/db.js';
 import { lockedForClaim, lockedForUpdate } from '../store/lease.js';
+import type { ShownRecipients } from './email-input.js';
 import type { BroadcastStatsTable, EmailContentsTable, EmailRecipientsTable, EmailStatus, EmailsTable, RecipientStatus } from './emails.tables.js';
 import { fetchPage, type Page, type PageBound, type PageQuery } from '../store/paging.js';
 import { toIso, toIsoOrNull } from '../core/clock.js';
@@ -85,6 +86,8 @@ interface EmailFields {
   status: EmailStatus;
   scheduledAt: number | null;
   messageId: string;
+  /** The To and Cc fields the message shows, when they are not its recipients (a submitted message's own). */
+  shownRecipients: ShownRecipients | null;
   templateId: string | null;
   templateVersion: number | null;
 }
@@ -158,12 +161,12 @@ const toRecipientView = (r: Selectable<EmailRecipientsTable>): RecipientView => 
 });
 
 /** An email row with its content. */
-type FullRow = Selectable<EmailsTable> & Pick<Selectable<EmailContentsTable>, 'html' | 'text_body' | 'headers'>;
+type FullRow = Selectable<EmailsTable> & Pick<Selectable<EmailContentsTable>, 'html' | 'text_body' | 'headers' | 'shown_recipients'>;
 
 /** Emails with their content: every column of the row, and the content from email_contents. */
 function withContent(db: Db | Tx) {
   return db.selectFrom('emails').innerJoin('email_contents', 'email_contents.pos', 'emails.pos')
-    .selectAll('emails').select(['email_contents.html', 'email_contents.text_body', 'email_contents.headers']);
+    .selectAll('emails').select(['email_contents.html', 'email_contents.text_body', 'email_contents.headers', 'email_contents.shown_recipients']);
 }
 
 const toStored = (r: FullRow): StoredEmail => ({
@@ -171,7 +174,8 @@ const toStored = (r: FullRow): StoredEmail => ({
   fromDomain: r.from_domain, to: json(r.to_list), cc: json(r.cc_list), bcc: json(r.bcc_list), replyTo: json(r.reply_to_list),
   subject: r.subject, html: r.html, text: r.text_body, headers: json(r.headers), tags: json(r.tags),
   attachments: json(r.attachments), status: r.status, scheduledAt: r.scheduled_at, sentAt: r.sent_at,
-  messageId: r.message_id, templateId: r.template_id, templateVersion: r.template_version, createdAt: r.created_at,
+  messageId: r.message_id, shownRecipients: r.shown_recipients === null ? null : json(r.shown_recipients),
+  templateId: r.template_id, templateVersion: r.template_version, createdAt: r.created_at,
 });
 
 /** Lower-cased text of the searchable fields: recipients' addresses, the from field, the subject. */
@@ -182,6 +186,12 @@ function searchText(e: NewEmail) {
     search_subject: e.subject.toLowerCase(),
   };
 }
+
+/** An email's row of email_contents, but for its position. */
+const contentOf = (e: NewEmail) => ({
+  html: e.html, text_body: e.text, headers: JSON.stringify(e.headers),
+  shown_recipients: e.shownRecipients === null ? null : JSON.stringify(e.shownRecipients),
+});
 
 const attachmentMetas = (e: NewEmail) => e.attachments.map((a): AttachmentMeta => ({
   filename: a.filename, content_type: a.contentType, size: a.content.length, content_id: a.contentId,
@@ -220,12 +230,12 @@ export async function insertEmails(tx: Tx, es: NewEmail[], alongside: RowsAlongs
   if (onPostgres(tx)) {
     await insertOnPostgres(tx, {
       emails, recipients, alongside,
-      contents: es.map((e, i) => ({ id: e.id, html: e.html, text_body: e.text, headers: JSON.stringify(e.headers), ...searches[i] })),
+      contents: es.map((e, i) => ({ id: e.id, ...contentOf(e), ...searches[i] })),
       tags: es.flatMap((e) => e.tags.map((tag) => ({ email_id: e.id, workspace_id: e.workspaceId, tag }))),
     });
   } else {
     const positions = await insertRowsPositioned(tx, 'emails', emails);
-    await insertRows(tx, 'email_contents', es.map((e, i) => ({ pos: positions[i], html: e.html, text_body: e.text, headers: JSON.stringify(e.headers) })));
+    await insertRows(tx, 'email_contents', es.map((e, i) => ({ pos: positions[i], ...contentOf(e) })));
     await insertRows(tx, 'email_recipients', recipients);
     await insertRows(tx, 'email_tags', es.flatMap((e, i) => e.tags.map((tag) => ({ email_id: e.id, email_pos: positions[i], workspace_id: e.workspaceId, tag }))));
     for (const { table, rows } of alongside) await insertRows(tx, table, rows as never[]);
@@ -253,8 +263,8 @@ async function insertOnPostgres(tx: Tx, o: {
   const text = `WITH e AS (
       ${jsonRowsInsert('emails', Object.keys(o.emails[0]), '$1')} RETURNING id, pos
     ), contents AS (
-      INSERT INTO email_contents (pos, html, text_body, headers) SELECT e.pos, v.html, v.text_body, v.headers
-      FROM json_to_recordset($2::json) AS v(id text, html text, text_body text, headers text) JOIN e ON e.id = v.id
+      INSERT INTO email_contents (pos, html, text_body, headers, shown_recipients) SELECT e.pos, v.html, v.text_body, v.headers, v.shown_recipients
+      FROM json_to_recordset($2::json) AS v(id text, html text, text_body text, headers text, shown_recipients text) JOIN e ON e.id = v.id
     ), search AS (
       INSERT INTO emails_search (pos, search_to, search_from, search_subject) SELECT e.pos, v.search_to, v.search_from, v.search_subject
       FROM json_to_recordset($2::json) AS v(id text, search_to text, search_from text, search_subject text) JOIN e ON e.id = v.id

@@ -11,7 +11,7 @@ import type { AttachmentsService } from '../attachments/index.js';
 import { enqueue, dequeueEmail, lockQueuedRows, queueRows, type EnqueueInput } from '../delivery/queue.repo.js';
 import { appendEvents, eventRows, listEventsForEmail, type EmailEvent, type NewEvent } from '../events/index.js';
 import { addressKey } from './addresses.js';
-import { checkScheduleTime, MAX_CONTENT_BYTES, normaliseEmail, type EmailCreateBody, type EmailDraft } from './email-input.js';
+import { checkScheduleTime, MAX_CONTENT_BYTES, normaliseEmail, type EmailCreateBody, type EmailDraft, type ShownRecipients } from './email-input.js';
 import { expandTemplates, type Expanded } from './by-template.js';
 import {
   broadcastEmailCounts, cancelOpenRecipients, emailExists, findAttachmentPart, dueScheduledEmails, findStoredEmail, findStoredEmailForUpdate, getEmail, indexEmailSearch, insertEmails, listEmails, newEmailView, listRecipients,
@@ -68,8 +68,11 @@ export interface BatchItemResult {
 }
 
 export interface EmailsService {
-  /** `messageId`: a submitting client's own, well-formed Message-ID, kept instead of Mailroom's. */
-  create(sender: Sender, body: EmailCreateBody, options?: { messageId?: string }): Promise<Email>;
+  /**
+   * `messageId`: a submitting client's own, well-formed Message-ID, kept instead of Mailroom's;
+   * `shownRecipients`: its own To and Cc fields, shown instead of the recipients.
+   */
+  create(sender: Sender, body: EmailCreateBody, options?: { messageId?: string; shownRecipients?: ShownRecipients }): Promise<Email>;
   /**
    * Sends the items that can be sent; the others (an AppError already, from
    * the schema, or refused here) fail alone. `strict`: all or nothing, the
@@ -237,6 +240,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
         fromDomain: draft.fromDomain, to: draft.to, cc: draft.cc, bcc: draft.bcc, replyTo: draft.replyTo,
         subject: draft.subject, html: draft.html, text: draft.text, headers: draft.headers, tags: draft.tags, status,
         scheduledAt: draft.scheduledAt ?? null, messageId: draft.messageId ?? `<${id}@${draft.fromDomain}>`, resentFrom, recipients,
+        shownRecipients: draft.shownRecipients ?? null,
         templateId: draft.template?.id ?? null, templateVersion: draft.template?.version ?? null, attachments: parts, now,
         broadcastId: broadcast?.id ?? null, contactId: broadcast?.contactId ?? null,
       },
@@ -367,7 +371,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
     async create(sender, body, options = {}) {
       const expanded = await expandOne(sender, body);
       const draft = draftOf(sender, expanded, clock.now());
-      return send(sender, options.messageId === undefined ? draft : { ...draft, messageId: options.messageId }, null);
+      return send(sender, { ...draft, ...options }, null);
     },
 
     async batch(sender, items, { strict = false } = {}) {
@@ -549,8 +553,9 @@ export function emailsService(deps: EmailsDeps): EmailsService {
           ...(p.contentId !== null && { content_id: p.contentId }),
         })),
       }, clock.now());
-      const draft = original.templateId === null ? normalised
-        : { ...normalised, template: { id: original.templateId, version: original.templateVersion! } };
+      const shown = original.shownRecipients === null ? normalised : { ...normalised, shownRecipients: original.shownRecipients };
+      const draft = original.templateId === null ? shown
+        : { ...shown, template: { id: original.templateId, version: original.templateVersion! } };
       return send(sender, draft, id);
     },
 

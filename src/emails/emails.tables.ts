@@ -91,6 +91,8 @@ export interface EmailContentsTable {
   text_body: string | null;
   /** JSON object of custom header fields. */
   headers: string;
+  /** JSON {to, cc}: the To and Cc fields as a submitting client wrote them (migration 0041); null when they are the recipients. */
+  shown_recipients: string | null;
 }
 
 export interface EmailRecipientsTable {

@@ -51,7 +51,9 @@ export function outboundEmails(deps: OutboundEmailsDeps): OutboundEmails {
       : e.html;
     try {
       const { raw } = await composeMessage({
-        from, to: storedMailboxes(e.to), cc: storedMailboxes(e.cc), replyTo: storedMailboxes(e.replyTo), subject: e.subject,
+        // A submitted message's own fields may hold groups ("undisclosed-recipients:;"): the composer parses them itself.
+        from, to: e.shownRecipients?.to ?? storedMailboxes(e.to), cc: e.shownRecipients?.cc ?? storedMailboxes(e.cc),
+        replyTo: storedMailboxes(e.replyTo), subject: e.subject,
         ...(e.text !== null && { text: e.text }), ...(html !== null && { html }), headers: custom,
         attachments: parts.map((p) => ({ filename: p.filename, content: p.content, contentType: p.contentType, ...(p.contentId && { contentId: p.contentId }) })),
         ...(listUnsubscribe && { listUnsubscribe }),

@@ -3,7 +3,7 @@ import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import { AppError } from '../core/errors.js';
 import { closeServer, listenOn, readMessage, replyForError, sharedServerOptions, smtpError, type SmtpListener } from './listener.js';
 import { normaliseLineEndings } from './message-data.js';
-import { emailFromSubmission, type SubmittedEmail } from './submitted-message.js';
+import { emailFromSubmission, type AsWritten, type SubmittedEmail } from './submitted-message.js';
 import type { TlsCredentials } from './tls.js';
 import { isLoopbackAddress } from '../core/loopback.js';
 import { missingScope, type FineScope } from '../core/scopes.js';
@@ -33,9 +33,8 @@ export interface SubmissionPort<U extends Submitter> {
   maxRecipients: number;
   /** The key's holder, or undefined when the key is not valid. */
   authenticate(token: string): Promise<U | undefined>;
-  /** Sends like POST /v1/emails; throws the AppError the API would answer with. */
-  /** `messageId`: the client's own Message-ID, well-formed, to keep. */
-  send(user: U, email: SubmittedEmail, messageId?: string): Promise<{ id: string }>;
+  /** Sends like POST /v1/emails, keeping what the message has `asWritten`; throws the AppError the API would answer with. */
+  send(user: U, email: SubmittedEmail, asWritten: AsWritten): Promise<{ id: string }>;
 }
 
 export interface SubmissionListenerOptions {
@@ -116,8 +115,8 @@ export function createSubmissionListener<U extends Submitter>(port: SubmissionPo
             mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
             rcptTo: session.envelope.rcptTo.map((r) => r.address),
           };
-          const { email, messageId } = await emailFromSubmission(normaliseLineEndings(data), envelope);
-          const sent = await port.send(u, email, messageId);
+          const { email, asWritten } = await emailFromSubmission(normaliseLineEndings(data), envelope);
+          const sent = await port.send(u, email, asWritten);
           callback(null, `2.0.0 Ok: queued as ${sent.id}`);
         })
         .catch((err: unknown) => {

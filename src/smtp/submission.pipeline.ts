@@ -3,7 +3,7 @@ import { AppError } from '../core/errors.js';
 import { rateLimitExceeded, type RateAllowance, type RateLimiter } from '../core/rate-limit.js';
 import { requireScope } from '../core/scopes.js';
 import { SEND_SCOPE, type SubmissionPort, type Submitter } from './submission.listener.js';
-import type { SubmittedEmail } from './submitted-message.js';
+import type { AsWritten, SubmittedEmail } from './submitted-message.js';
 
 // The steps POST /v1/emails takes after authentication, in the same order and
 // through the same functions as op() (src/http/op.ts): scope, the
@@ -23,7 +23,7 @@ export interface SubmissionPipelineDeps<U extends KeyHolder> {
   plan(name: string): RateAllowance;
   /** The most recipients an email may have, as POST /v1/emails takes them. */
   maxRecipients: number;
-  createEmail(sender: { workspaceId: string; plan: string; mode: 'live' | 'test' }, body: SubmittedEmail, messageId?: string): Promise<{ id: string }>;
+  createEmail(sender: { workspaceId: string; plan: string; mode: 'live' | 'test' }, body: SubmittedEmail, asWritten: AsWritten): Promise<{ id: string }>;
 }
 
 /**
@@ -44,7 +44,7 @@ export function submissionPipeline<U extends KeyHolder>(deps: SubmissionPipeline
       const found = await deps.authenticate(token);
       return found && { ...found, token };
     },
-    async send(session, email, messageId) {
+    async send(session, email, asWritten) {
       const user = await deps.authenticate(session.token);
       if (!user) throw new AppError('unauthorized', 'The API key is no longer valid: it was revoked after this session authenticated.');
       requireScope(user.granted, SEND_SCOPE, 'to send');
@@ -52,7 +52,7 @@ export function submissionPipeline<U extends KeyHolder>(deps: SubmissionPipeline
       if (!rate.allowed) throw rateLimitExceeded(user.mode, rate);
       checkRequestBody(operation, email);
       refuseNulCharacters(operation, email);
-      return deps.createEmail({ workspaceId: user.workspaceId, plan: user.plan, mode: user.mode }, email, messageId);
+      return deps.createEmail({ workspaceId: user.workspaceId, plan: user.plan, mode: user.mode }, email, asWritten);
     },
   };
 }

@@ -1,14 +1,17 @@
 import { simpleParser, type AddressObject, type EmailAddress } from 'mailparser';
+import { detectExtension } from 'nodemailer/lib/mime-funcs';
 import { AppError } from '../core/errors.js';
 import { peerText } from '../core/nul.js';
 
 // A message submitted over SMTP (RFC 6409), turned into the body POST
-// /v1/emails takes, so it is checked and sent by the very same code. The
-// envelope decides who receives it: To and Cc mailboxes that are envelope
-// recipients keep their field, envelope recipients named in neither are Bcc,
-// and header addresses that are not envelope recipients are left out (a
-// client that leaves a header address out of RCPT TO does not want it to
-// receive the message).
+// /v1/emails takes, so it is checked and sent by the very same code. As an
+// MTA does, the envelope decides who receives it and the header is left as
+// written: the To and Cc fields go out as the client wrote them, whoever they
+// name (an alias the client expanded, the whole list of which this
+// transaction carries a part, "undisclosed-recipients:;"). On the email's
+// record, envelope recipients the To field names are its to, the Cc field's
+// its cc, and the others its bcc; when To names none of them, they are its to
+// (the API needs one, and the message shows the client's fields, not these).
 
 /** The body of POST /v1/emails, as far as a submitted message fills it. */
 export interface SubmittedEmail {
@@ -22,6 +25,12 @@ export interface SubmittedEmail {
   text?: string;
   headers?: Record<string, string>;
   attachments?: Array<{ content: string; filename: string; content_type: string; content_id?: string }>;
+}
+
+/** What the message keeps of its own header: a well-formed Message-ID, and its To and Cc fields. */
+export interface AsWritten {
+  messageId?: string;
+  shownRecipients: { to: string[]; cc: string[] };
 }
 
 /** A msg-id as RFC 5322 §3.6.4 writes it, short enough for any header line. */
@@ -47,8 +56,27 @@ const SPECIALS = /[()<>[\]:;@\\,."]/;
 function mailbox(a: EmailAddress): string {
   const name = a.name.trim();
   if (!name) return a.address!;
-  return `${SPECIALS.test(name) ? `"${name.replace(/(["\\])/g, '\\$1')}"` : name} <${a.address}>`;
+  return `${SPECIALS.test(name) ? quoted(name) : name} <${a.address}>`;
 }
+
+const quoted = (name: string) => `"${name.replace(/(["\\])/g, '\\$1')}"`;
+
+/** An address field as written: its mailboxes, and its groups with their members ("Team: a@x.test, b@y.test;"). */
+function asWritten(field: AddressObject | AddressObject[] | undefined): string[] {
+  const objects = field === undefined ? [] : Array.isArray(field) ? field : [field];
+  return objects.flatMap((o) => o.value).flatMap((a) => {
+    if (a.group) {
+      const members = a.group.filter((m) => Boolean(m.address)).map(mailbox);
+      const name = a.name.trim();
+      if (!name) return members;
+      return [`${SPECIALS.test(name) ? quoted(name) : name}:${members.length ? ` ${members.join(', ')}` : ''};`];
+    }
+    return a.address ? [mailbox(a)] : [];
+  });
+}
+
+/** No recipient field at all: what Postfix and sendmail write in its place. */
+const UNDISCLOSED = 'undisclosed-recipients:;';
 
 function mailboxes(field: AddressObject | AddressObject[] | undefined): EmailAddress[] {
   const objects = field === undefined ? [] : Array.isArray(field) ? field : [field];
@@ -57,8 +85,18 @@ function mailboxes(field: AddressObject | AddressObject[] | undefined): EmailAdd
 
 const key = (address: string) => address.trim().toLowerCase();
 
-/** The POST /v1/emails body the message amounts to, and its own Message-ID when it has a well-formed one. */
-export async function emailFromSubmission(raw: Buffer, envelope: Envelope): Promise<{ email: SubmittedEmail; messageId?: string }> {
+/**
+ * A name for a part its client gave none: a text/calendar alternative (an
+ * invitation) or a forwarded message/rfc822, say. The extension its type
+ * has lets the reader's client open it for what it is (attachment-1.ics).
+ */
+function unnamedPart(contentType: string, index: number): string {
+  const extension = detectExtension(contentType);
+  return `attachment-${index + 1}${/^[a-z0-9]+$/.test(extension) && extension !== 'bin' ? `.${extension}` : ''}`;
+}
+
+/** The POST /v1/emails body the message amounts to, and what it keeps of its own header. */
+export async function emailFromSubmission(raw: Buffer, envelope: Envelope): Promise<{ email: SubmittedEmail; asWritten: AsWritten }> {
   // The listener has checked the structure already; a message the parser still refuses is the client's to fix, not to retry.
   const mail = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true }).catch((err: unknown) => {
     throw new AppError('validation_error', `The message could not be parsed: ${(err as Error).message ?? String(err)}`);
@@ -71,13 +109,14 @@ export async function emailFromSubmission(raw: Buffer, envelope: Envelope): Prom
     placed.add(k);
     return true;
   }).map(mailbox);
-  const to = pick(mail.to);
-  const cc = pick(mail.cc);
-  const bcc = envelope.rcptTo.filter((r) => !placed.has(key(r)));
-  if (to.length === 0) {
-    // The API needs a To recipient, and putting a Bcc address there would show it to everyone.
-    throw new AppError('validation_error', 'The To field names none of the RCPT TO recipients; at least one must be in To.', { param: 'to' });
-  }
+  let to = pick(mail.to);
+  let cc = pick(mail.cc);
+  let bcc = envelope.rcptTo.filter((r) => !placed.has(key(r)));
+  if (to.length === 0 && bcc.length > 0) [to, bcc] = [bcc, []];
+  else if (to.length === 0) [to, cc] = [cc, []];
+  const shownTo = asWritten(mail.to);
+  const shownCc = asWritten(mail.cc);
+  const shownRecipients = shownTo.length + shownCc.length > 0 ? { to: shownTo, cc: shownCc } : { to: [UNDISCLOSED], cc: [] };
   const from = mailboxes(mail.from)[0];
   const replyTo = mailboxes(mail.replyTo).map(mailbox);
 
@@ -107,7 +146,7 @@ export async function emailFromSubmission(raw: Buffer, envelope: Envelope): Prom
     ...(mail.attachments.length > 0 && {
       attachments: mail.attachments.map((a, i) => ({
         content: a.content.toString('base64'),
-        filename: a.filename ?? `attachment-${i + 1}`,
+        filename: a.filename ?? unnamedPart(a.contentType, i),
         content_type: a.contentType,
         // An image in multipart/related is inline without saying so: a Content-Disposition is optional there (RFC 2387).
         ...(a.cid !== undefined && a.contentDisposition !== 'attachment' && { content_id: a.cid }),
@@ -115,5 +154,5 @@ export async function emailFromSubmission(raw: Buffer, envelope: Envelope): Prom
     }),
   };
   const messageId = mail.messageId?.trim();
-  return { email, ...(messageId !== undefined && MESSAGE_ID.test(messageId) && { messageId }) };
+  return { email, asWritten: { shownRecipients, ...(messageId !== undefined && MESSAGE_ID.test(messageId) && { messageId }) } };
 }

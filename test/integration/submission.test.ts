@@ -84,6 +84,49 @@ describe('SMTP submission', () => {
     expect(kept.raw.toString()).toMatch(/^Message-ID: <order-1042\.confirm@shop\.example>\r$/m);
   });
 
+  it('delivers to the envelope and leaves the To and Cc fields as the client wrote them, as an MTA does', async () => {
+    const headerOf = (raw: Buffer) => raw.toString().split('\r\n\r\n')[0].replace(/\r\n[ \t]+/g, ' ');
+    // An alias the client expanded: To names the alias, the envelope its members.
+    const alias = await submit(t.submissionPort, t.token, {
+      from: 'cron@example.test', to: 'Ops team <ops@example.test>', cc: 'Log <log@example.test>', subject: 'Disk 91% full', text: 'x',
+      envelope: { from: 'cron@example.test', to: ['oncall@remote.test', 'log@example.test'] },
+    });
+    const aliasId = queuedId(alias.response)!;
+    const record = (await t.api.get(`/v1/emails/${aliasId}`)).body;
+    expect(record).toMatchObject({ to: ['oncall@remote.test'], cc: ['Log <log@example.test>'], bcc: [] });
+    expect(record.recipients.map((r: { email: string; type: string }) => [r.email, r.type])).toEqual([['oncall@remote.test', 'to'], ['log@example.test', 'cc']]);
+
+    // Only Bcc recipients: no recipient field in the message, so undisclosed-recipients stands in, and the Bcc stays hidden.
+    const hidden = await submit(t.submissionPort, t.token, { from: 'news@example.test', bcc: ['r1@remote.test', 'r2@remote.test'], subject: 'Issue 7', text: 'x' });
+    const hiddenId = queuedId(hidden.response)!;
+    expect((await t.api.get(`/v1/emails/${hiddenId}`)).body).toMatchObject({ to: ['r1@remote.test', 'r2@remote.test'], bcc: [] });
+
+    // One transaction of a list the client split: the message still names the whole list.
+    const part = await submit(t.submissionPort, t.token, {
+      from: 'ann@example.test', to: ['a@remote.test', 'b@remote.test', 'c@remote.test'], subject: 'Minutes', text: 'x',
+      envelope: { from: 'ann@example.test', to: ['c@remote.test'] },
+    });
+    const partId = queuedId(part.response)!;
+
+    await t.mailroom.delivery.drain();
+    const [aliasSent] = await sinkMessagesFor(t.mailroom.services.store.db, aliasId);
+    expect(headerOf(aliasSent.raw)).toMatch(/^To: Ops team <ops@example\.test>$/m);
+    expect(headerOf(aliasSent.raw)).toMatch(/^Cc: Log <log@example\.test>$/m);
+    expect(aliasSent.raw.toString()).not.toContain('oncall@remote.test');
+    const [hiddenSent] = await sinkMessagesFor(t.mailroom.services.store.db, hiddenId);
+    expect(headerOf(hiddenSent.raw)).toMatch(/^To: "undisclosed-recipients":;$/m);
+    expect(hiddenSent.raw.toString()).not.toMatch(/r1@remote|r2@remote|^Bcc:/m);
+    const [partSent] = await sinkMessagesFor(t.mailroom.services.store.db, partId);
+    expect(headerOf(partSent.raw)).toMatch(/^To: a@remote\.test, b@remote\.test, c@remote\.test$/m);
+
+    // A resend goes to the same recipients with the same fields.
+    const resent = await t.api.post(`/v1/emails/${aliasId}/resend`, {});
+    expect(resent.status).toBe(201);
+    await t.mailroom.delivery.drain();
+    const [resentSent] = await sinkMessagesFor(t.mailroom.services.store.db, resent.body.id);
+    expect(headerOf(resentSent.raw)).toMatch(/^To: Ops team <ops@example\.test>$/m);
+  });
+
   it('sends a message like the API does, with the key as the password', async () => {
     const info = await submit(t.submissionPort, t.token, {
       from: 'Ann Lee <ann@example.test>',
@@ -211,9 +254,6 @@ describe('SMTP submission', () => {
 
     const noSubject = await reject(t.token, { from: 'ann@example.test', to: 'r@remote.test', text: 'x' });
     expect(noSubject?.response).toMatch(/^550 5\.6\.0 'subject' /);
-
-    const onlyBcc = await reject(t.token, { from: 'ann@example.test', bcc: 'r@remote.test', subject: 'x', text: 'x' });
-    expect(onlyBcc?.response).toMatch(/^550 5\.6\.0 The To field names none of the RCPT TO recipients/);
 
     // A NUL the API refuses is refused for good here too (not a 451 to retry forever).
     const nulText = await reject(t.token, { from: 'ann@example.test', to: 'r@remote.test', subject: 'x', text: 'a\u0000b' });

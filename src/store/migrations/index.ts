@@ -38,6 +38,7 @@ import * as m0037 from './0037_broadcast_skips.js';
 import * as m0038 from './0038_keyed_return_paths.js';
 import * as m0039 from './0039_tag_names_nfc.js';
 import * as m0040 from './0040_idempotency_key_owner.js';
+import * as m0041 from './0041_shown_recipients.js';
 
 // Migrations are listed here rather than read from disk, so they run the same
 // from src/ under tsx and from dist/. Names sort in the order they apply.
@@ -81,4 +82,5 @@ export const migrations: Record<string, Migration> = {
   '0038_keyed_return_paths': m0038,
   '0039_tag_names_nfc': m0039,
   '0040_idempotency_key_owner': m0040,
+  '0041_shown_recipients': m0041,
 };

@@ -9,7 +9,7 @@ function newEmail(id: string, fields: Partial<NewEmail> = {}): NewEmail {
   return {
     id, workspaceId: 'ws_repo', domainId: null, mode: 'live', from: 'Ann <ann@acme.test>', fromDomain: 'acme.test',
     to: ['reader@remote.test'], cc: [], bcc: [], replyTo: [], subject: 'Hi', html: null, text: 'Hello.', headers: {}, tags: [],
-    status: 'pending', scheduledAt: null, messageId: `<${id}@acme.test>`, templateId: null, templateVersion: null,
+    status: 'pending', scheduledAt: null, messageId: `<${id}@acme.test>`, shownRecipients: null, templateId: null, templateVersion: null,
     resentFrom: null, broadcastId: null, contactId: null, attachments: [], now: 1_700_000_000_000,
     recipients: [{ id: `rcpt_${id}`, email: 'reader@remote.test', kind: 'to', domain: 'remote.test', status: 'queued', detail: null }],
     ...fields,

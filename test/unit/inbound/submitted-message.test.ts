@@ -1,12 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { AppError } from '../../../src/core/errors.js';
 import { emailFromSubmission } from '../../../src/smtp/submitted-message.js';
 
 const message = (headers: string, body = 'Hello\r\n') => Buffer.from(`${headers.trim().split('\n').join('\r\n')}\r\n\r\n${body}`);
 
 describe('a submitted message as an API email', () => {
-  it('lets the envelope decide the recipients', async () => {
-    const { email } = await emailFromSubmission(message(`
+  it('lets the envelope decide the recipients, and keeps the To and Cc fields as written', async () => {
+    const { email, asWritten } = await emailFromSubmission(message(`
 From: "Lee, Ann" <ann@example.test>
 To: Reader <reader@remote.test>, not-sent@remote.test
 Cc: copy@remote.test
@@ -19,6 +18,8 @@ Subject: Hi`), { mailFrom: 'bounce@example.test', rcptTo: ['READER@remote.test',
       subject: 'Hi',
       text: 'Hello\n',
     });
+    // The message shows what its client wrote, not-sent@ included; hidden@ stays hidden.
+    expect(asWritten.shownRecipients).toEqual({ to: ['Reader <reader@remote.test>', 'not-sent@remote.test'], cc: ['copy@remote.test'] });
   });
 
   it('keeps custom header fields once each, and drops the ones the pipeline writes', async () => {
@@ -59,10 +60,33 @@ Content-Type: multipart/related; boundary="rel"`, [
     expect(email.attachments?.map((a) => [a.filename, a.content_id])).toEqual([['logo.gif', 'logo@acme'], ['kept.gif', undefined]]);
   });
 
+  it('names a part its client left unnamed by its type: an invitation opens as a calendar, a forwarded message as one', async () => {
+    const ics = 'BEGIN:VCALENDAR\r\nMETHOD:REQUEST\r\nBEGIN:VEVENT\r\nUID:1\r\nEND:VEVENT\r\nEND:VCALENDAR';
+    const { email } = await emailFromSubmission(message(`
+From: ann@example.test
+To: r@remote.test
+Subject: Sync
+MIME-Version: 1.0
+Content-Type: multipart/mixed; boundary="m"`, [
+      '--m', 'Content-Type: multipart/alternative; boundary="alt"', '',
+      '--alt', 'Content-Type: text/plain', '', 'Join us', '',
+      '--alt', 'Content-Type: text/calendar; charset=utf-8; method=REQUEST', '', ics, '',
+      '--alt--', '',
+      '--m', 'Content-Type: message/rfc822', '', 'From: x@y.test\r\nSubject: inner\r\n\r\nbody', '',
+      '--m', 'Content-Type: application/x-unheard-of', '', 'data', '',
+      '--m', 'Content-Type: text/calendar', 'Content-Disposition: attachment; filename="own.ics"', '', ics, '',
+      '--m--', '',
+    ].join('\r\n')), { mailFrom: 'ann@example.test', rcptTo: ['r@remote.test'] });
+    expect(email.attachments?.map((a) => [a.filename, a.content_type])).toEqual([
+      ['attachment-1.ics', 'text/calendar'], ['attachment-2.eml', 'message/rfc822'], ['attachment-3', 'application/x-unheard-of'], ['own.ics', 'text/calendar'],
+    ]);
+    expect(Buffer.from(email.attachments![0].content, 'base64').toString()).toContain('METHOD:REQUEST');
+  });
+
   it('keeps the client\'s Message-ID when it is well-formed, and only then', async () => {
     const envelope = { mailFrom: 'ann@example.test', rcptTo: ['r@remote.test'] };
     const id = (header: string) => emailFromSubmission(message(`From: ann@example.test\nTo: r@remote.test\nSubject: Hi${header}`), envelope)
-      .then((r) => r.messageId);
+      .then((r) => r.asWritten.messageId);
     expect(await id('\nMessage-ID: <20261124.abc@client.example>')).toBe('<20261124.abc@client.example>');
     expect(await id('\nMessage-ID: not-an-id')).toBeUndefined();
     expect(await id('\nMessage-ID: <two@ats@client.example>')).toBeUndefined();
@@ -74,10 +98,31 @@ Content-Type: multipart/related; boundary="rel"`, [
     expect(email).toMatchObject({ from: 'ann@example.test', text: '' });
   });
 
-  it('refuses a message whose To names no envelope recipient', async () => {
-    const err = await emailFromSubmission(message('From: a@example.test\nTo: undisclosed-recipients:;\nSubject: Hi'),
-      { mailFrom: 'a@example.test', rcptTo: ['r@remote.test'] }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(AppError);
-    expect(err).toMatchObject({ code: 'validation_error', param: 'to' });
+  it('takes a message whose To names no envelope recipient: they are its to, and its fields stay as written', async () => {
+    const undisclosed = await emailFromSubmission(message('From: a@example.test\nTo: undisclosed-recipients:;\nSubject: Hi'),
+      { mailFrom: 'a@example.test', rcptTo: ['r@remote.test', 's@remote.test'] });
+    expect(undisclosed.email).toMatchObject({ to: ['r@remote.test', 's@remote.test'] });
+    expect(undisclosed.email.bcc).toBeUndefined();
+    expect(undisclosed.asWritten.shownRecipients).toEqual({ to: ['undisclosed-recipients:;'], cc: [] });
+
+    // An alias the client expanded: To names the alias, the envelope its member.
+    const alias = await emailFromSubmission(message('From: cron@example.test\nTo: "Ops: team": root@example.test;\nCc: "Lee, Ann" <ann@remote.test>\nSubject: Hi'),
+      { mailFrom: 'cron@example.test', rcptTo: ['oncall@remote.test'] });
+    expect(alias.email).toMatchObject({ to: ['oncall@remote.test'] });
+    expect(alias.asWritten.shownRecipients).toEqual({ to: ['"Ops: team": root@example.test;'], cc: ['"Lee, Ann" <ann@remote.test>'] });
+
+    // Every recipient in Cc: they are its to on the record, the fields as written.
+    const onlyCc = await emailFromSubmission(message('From: a@example.test\nTo: list@example.test\nCc: c@remote.test\nSubject: Hi'),
+      { mailFrom: 'a@example.test', rcptTo: ['c@remote.test'] });
+    expect(onlyCc.email).toMatchObject({ to: ['c@remote.test'] });
+    expect(onlyCc.email.cc).toBeUndefined();
+    expect(onlyCc.asWritten.shownRecipients).toEqual({ to: ['list@example.test'], cc: ['c@remote.test'] });
+  });
+
+  it('writes undisclosed-recipients in place of a message with neither To nor Cc, as Postfix does', async () => {
+    const { email, asWritten } = await emailFromSubmission(message('From: a@example.test\nSubject: Hi'),
+      { mailFrom: 'a@example.test', rcptTo: ['r@remote.test'] });
+    expect(email.to).toEqual(['r@remote.test']);
+    expect(asWritten.shownRecipients).toEqual({ to: ['undisclosed-recipients:;'], cc: [] });
   });
 });
