@@ -323,7 +323,12 @@ function queryValue(operation: CompiledOperation, name: string, value: string | 
   const bad = (message: string) => new AppError('validation_error', message, { status: 400, param: name });
   // A cursor is refused as invalid_cursor, by the codec, for any text it did not make.
   if (!CURSOR_PARAMS.has(name) && values.some((v) => CONTROL_CHARACTER.test(v))) throw bad(`'${name}' must not contain control characters.`);
-  if (operation.arrayParams.has(name)) return values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean);
+  if (operation.arrayParams.has(name)) {
+    // "tags=" or "tags=a,,b" filters by nothing the client meant: refused rather than read as no filter.
+    const items = values.flatMap((v) => v.split(',')).map((v) => v.trim());
+    if (items.includes('')) throw bad(`'${name}' holds an empty value; give values separated by commas, or leave '${name}' out.`);
+    return items;
+  }
   if (values.length > 1) throw bad(`'${name}' is given ${values.length} times; give it once.`);
   if (operation.integerParams.has(name) && !/^-?\d+$/.test(values[0])) throw bad(`'${name}' must be a whole number in decimal digits.`);
   return values[0];

@@ -206,7 +206,7 @@ describe('analytics', () => {
       `from=${iso(START)}&to=${iso(START + 32 * 24 * HOUR)}&granularity=hour`,
       `from=${iso(START)}&to=${iso(START + 401 * 24 * HOUR)}`,
       'granularity=week', 'granularity=', 'from=yesterday', 'to=2026-02-30T00:00:00', `domain_id=${'d'.repeat(65)}`,
-      `tags=${Array.from({ length: 21 }, (_, i) => `t${i}`).join(',')}`, 'limit=5', 'unknown=1',
+      `tags=${Array.from({ length: 21 }, (_, i) => `t${i}`).join(',')}`, 'tags=', 'tags=a,,b', 'tags=a&tags=', 'limit=5', 'unknown=1',
     ]) {
       const res = await t.api.get(`/v1/analytics?${query}`);
       expect(res.status, query).toBe(400);

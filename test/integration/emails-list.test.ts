@@ -110,6 +110,10 @@ describe('GET /v1/emails', () => {
       const res = await t.api.get(`/v1/emails?${query}`);
       expect(res.status, query).toBe(400);
     }
+    // An empty tag filters by nothing the client meant: refused, not read as no filter.
+    for (const query of ['tags=', 'tags=billing,,digest', 'tags=billing&tags=']) {
+      expect((await t.api.get(`/v1/emails?${query}`)).body.error, query).toMatchObject({ code: 'validation_error', param: 'tags' });
+    }
     const cursor = (await t.api.get('/v1/emails?limit=1')).body.next_cursor;
     expect((await t.api.get(`/v1/emails?starting_after=${cursor}&ending_before=${cursor}`)).status).toBe(400);
     // A cursor belongs to its list: not valid for an email's events.
