@@ -89,7 +89,9 @@ export function traceFields(session: SMTPServerSession, hostname: string, now: n
   const rcpts = session.envelope.rcptTo;
   // Naming the recipient is only safe with one: with several it would tell each about the others.
   const forClause = rcpts.length === 1 ? `\r\n\tfor <${rcpts[0].address}>` : '';
-  const protocol = session.transmissionType || (session.secure ? 'ESMTPS' : 'ESMTP');
+  const transmission = session.transmissionType || (session.secure ? 'ESMTPS' : 'ESMTP');
+  // RFC 6531 section 4.3: a transaction with SMTPUTF8 is recorded as UTF8SMTP, with the same S and A suffixes.
+  const protocol = session.envelope.smtpUtf8 ? transmission.replace(/^ESMTP/, 'UTF8SMTP') : transmission;
   return `Return-Path: <${mailFrom}>\r\n`
     + `Received: from ${heloOf(session)} ([${session.remoteAddress}])\r\n\tby ${hostname} with ${protocol} id ${session.id}${forClause};\r\n\t${rfc5322Date(now)}\r\n`;
 }

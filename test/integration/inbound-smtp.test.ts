@@ -160,12 +160,13 @@ describe('MX listener', () => {
     expect(await stored()).toBe(before);
   });
 
-  it('stores bare CR and LF line endings as CRLF', async () => {
+  it('stores bare CR and LF line endings as CRLF, and records an SMTPUTF8 transaction as such', async () => {
     const { dialog } = await SmtpDialog.open(t.mxPort);
     let id: string;
     try {
       await dialog.command('EHLO client.test');
-      await dialog.command('MAIL FROM:<someone@outside.test>');
+      // SMTPUTF8 (RFC 6531) is recorded in the Received field as UTF8SMTP, not ESMTP.
+      await dialog.command('MAIL FROM:<someone@outside.test> SMTPUTF8');
       await dialog.command('RCPT TO:<desk@inbound.test>');
       await dialog.command('DATA');
       dialog.write('Subject: line endings\nFrom: someone@outside.test\n\nfirst\nsecond\rthird\r\n');
@@ -180,6 +181,7 @@ describe('MX listener', () => {
     await eventually(async () => ((await t.api.get(`/v1/inbound/${id}`)).body?.status === 'processed' ? true : undefined));
     const raw = await (await fetch(`${t.url}/v1/inbound/${id}/raw`, { headers: { Authorization: `Bearer ${t.token}` } })).text();
     expect(raw).toMatch(/\r\nSubject: line endings\r\nFrom: someone@outside\.test\r\n\r\nfirst\r\nsecond\r\nthird\r\n$/);
+    expect(raw).toMatch(/^Received: from .*\r\n\tby mx\.mailroom\.test with UTF8SMTP id /m);
     expect((await t.api.get(`/v1/inbound/${id}`)).body).toMatchObject({ subject: 'line endings', text: 'first\nsecond\nthird\n' });
   });
 
