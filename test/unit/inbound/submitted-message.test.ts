@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { composeMessage, composeThroughNodemailer } from '../../../src/delivery/mime.js';
 import { emailFromSubmission } from '../../../src/smtp/submitted-message.js';
 
 const message = (headers: string, body = 'Hello\r\n') => Buffer.from(`${headers.trim().split('\n').join('\r\n')}\r\n\r\n${body}`);
@@ -117,6 +118,18 @@ Content-Type: multipart/mixed; boundary="m"`, [
     expect(onlyCc.email).toMatchObject({ to: ['c@remote.test'] });
     expect(onlyCc.email.cc).toBeUndefined();
     expect(onlyCc.asWritten.shownRecipients).toEqual({ to: ['list@example.test'], cc: ['c@remote.test'] });
+  });
+
+  it('keeps a line break decoded from a name in the To field from starting a field of its own when the message is built', async () => {
+    const { asWritten } = await emailFromSubmission(message(
+      'From: a@example.test\nTo: =?utf-8?q?x=0D=0ABcc=3A_spy=40evil=2Etest?= <r@remote.test>, "T=?utf-8?q?=0D=0AX-Injected=3A_1?=": m@remote.test;\nSubject: Hi'),
+    { mailFrom: 'a@example.test', rcptTo: ['r@remote.test'] });
+    for (const build of [composeMessage, composeThroughNodemailer]) {
+      const { raw } = await build({ from: 'a@example.test', to: asWritten.shownRecipients.to, subject: 'Hi', text: 'x', messageIdDomain: 'example.test' });
+      const header = raw.toString().split('\r\n\r\n')[0].replace(/\r\n[ \t]/g, ' ');
+      expect(header).not.toMatch(/^(Bcc|X-Injected):/im);
+      expect(header.split('\r\n')).toContain('To: "x Bcc: spy@evil.test" <r@remote.test>, "T X-Injected: 1":m@remote.test;');
+    }
   });
 
   it('writes undisclosed-recipients in place of a message with neither To nor Cc, as Postfix does', async () => {
