@@ -1247,9 +1247,10 @@ export interface paths {
          * @description Mail is received on the MX port (MAILROOM_SMTP_PORT) for domains that
          *     are `active` and have `inbound_enabled`; point the domain's MX record
          *     at this server. Every local part is taken (a catch-all). `postmaster`
-         *     without a domain (RFC 5321 §4.5.1) is taken for the domain named
-         *     MAILROOM_HOSTNAME, or the nearest parent of it that receives mail
-         *     here, and is listed there with `rcpt_to: ["postmaster"]`; with no
+         *     without a domain (RFC 5321 §4.5.1), or at MAILROOM_HOSTNAME itself, is
+         *     taken for the domain named MAILROOM_HOSTNAME, or the nearest parent of
+         *     it that receives mail here, and is listed there with its `rcpt_to`
+         *     as written (`["postmaster"]`); with no
          *     such domain it is still taken, into the server's own Maildir
          *     (`<data dir>/postmaster`), which no API key reads. The
          *     message is stored before the server answers `250` and is listed from

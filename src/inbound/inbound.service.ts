@@ -86,7 +86,7 @@ export interface InboundDeps {
   suppressions: Pick<SuppressionsPort, 'addFromBounce'>;
   /** 0 keeps messages forever. */
   retentionDays: number;
-  /** Where mail to a bare "postmaster" goes when no domain of the server's name receives mail here. */
+  /** Where mail to the server's own postmaster goes when no domain of the server's name receives mail here. */
   postmaster: PostmasterMailbox;
   /** The keyring's returnPathKey: checks the recipient tags of return paths. */
   returnPathKey: Buffer;
@@ -201,7 +201,16 @@ export function inboundService(deps: InboundDeps): InboundService {
     return [];
   }
 
-  const isBarePostmaster = (address: string) => address.toLowerCase() === 'postmaster';
+  /**
+   * The server's own postmaster: "postmaster" without a domain, or at the
+   * server's name (MAILROOM_HOSTNAME), whose mail RFC 5321 §4.5.1 asks the
+   * server to take even where no domain of that name receives mail here.
+   */
+  const serverName = deps.hostname.toLowerCase();
+  const isServerPostmaster = (address: string) => {
+    const at = address.lastIndexOf('@');
+    return at < 0 ? address.toLowerCase() === 'postmaster' : address.slice(0, at).toLowerCase() === 'postmaster' && domainOf(address) === serverName;
+  };
 
   /**
    * The recipient a tagged return path names, or undefined when its tag is
@@ -226,7 +235,7 @@ export function inboundService(deps: InboundDeps): InboundService {
 
   /** The receiving domains mail to this address goes to, or why there are none. */
   async function targetsOf(address: string): Promise<Target[] | RecipientRefusal> {
-    if (isBarePostmaster(address)) return postmasterTargets();
+    if (isServerPostmaster(address)) return postmasterTargets();
     const { returnPaths, inbound, known } = await hostTargets(domainOf(address));
     if (returnPaths.length > 0) {
       // Only addresses we hand out are taken; the rest of the bounce domain is nobody's mailbox.
@@ -411,7 +420,7 @@ export function inboundService(deps: InboundDeps): InboundService {
         const targets = await targetsOf(address);
         // Refused at RCPT time already; a domain removed since then drops out here.
         if (typeof targets === 'string') continue;
-        if (targets.length === 0 && isBarePostmaster(address)) forServerPostmaster = true;
+        if (targets.length === 0 && isServerPostmaster(address)) forServerPostmaster = true;
         for (const t of targets) {
           const key = `${t.kind} ${t.id}`;
           const existing = byTarget.get(key);

@@ -7,7 +7,7 @@ import { POSTMASTER_MAX_MESSAGES } from '../../src/inbound/postmaster-maildir.js
 import { eventually, inboundDomain, sendRaw, SmtpDialog, startSmtpTestApp, type SmtpTestApp } from '../helpers/smtp-app.js';
 
 // What the listeners say: every reply in US-ASCII (RFC 5321 §4.2), and mail
-// to "postmaster" without a domain (RFC 5321 §4.5.1) always taken: for the
+// to "postmaster" without a domain or at the server's name (RFC 5321 §4.5.1) always taken: for the
 // server's own domain, or into the server's Maildir while there is none. The
 // test server is named mx.mailroom.test.
 
@@ -77,6 +77,14 @@ describe('SMTP replies', () => {
     expect(statSync(join(t.dataDir, 'postmaster', 'new', file)).mode & 0o777).toBe(0o600);
     // It belongs to no workspace: nothing is listed through the API.
     expect((await t.api.get('/v1/inbound?to=postmaster')).body.data).toEqual([]);
+
+    // Postmaster at the server's own name is the same mailbox; another local part there is still a relay.
+    const named = await sendRaw(t.mxPort, { from: 'someone@outside.test', to: ['PostMaster@MX.mailroom.test'] },
+      'From: someone@outside.test\r\nTo: postmaster@mx.mailroom.test\r\nSubject: by name\r\n\r\nplease look\r\n');
+    const namedFile = /queued as (\S+)$/.exec(named.trim())![1];
+    expect(readFileSync(join(t.dataDir, 'postmaster', 'new', namedFile), 'latin1')).toMatch(/^Delivered-To: postmaster\r\n[^]*for <PostMaster@mx\.mailroom\.test>;[^]*Subject: by name\r\n/);
+    const other = await dialogue(t.mxPort, ['EHLO client.test', 'MAIL FROM:<someone@outside.test>', 'RCPT TO:<abuse@mx.mailroom.test>', 'QUIT']);
+    expect(other.some((l) => /^55\d /.test(l))).toBe(true);
   });
 
   it('answer 452 for postmaster while the server\'s Maildir is full, and take it again once there is room', async () => {
