@@ -65,23 +65,33 @@ export function createMetrics(sources: MetricsSources): Metrics {
   });
   const inbound = new Counter({ name: 'mailroom_inbound_messages_total', help: 'Inbound messages accepted, and recipients refused by reason.', labelNames: ['result', 'reason'], registers: [registry] });
   // prom-client collects every metric of a scrape at once: the two queue
-  // gauges share one query, the one under way.
-  let depthUnderWay: Promise<QueueDepth> | undefined;
-  const queueDepth = () => (depthUnderWay ??= sources.queueDepth().finally(() => {
+  // gauges share one query, the one under way. While the store cannot be
+  // read (PostgreSQL restarting, say) the scrape still answers, when it is
+  // needed most: the queue gauges are NaN (not known, rather than a made-up
+  // 0), and mailroom_store_readable says why.
+  let depthUnderWay: Promise<QueueDepth | undefined> | undefined;
+  const queueDepth = () => (depthUnderWay ??= sources.queueDepth().catch(() => undefined).finally(() => {
     depthUnderWay = undefined;
   }));
+  new Gauge({
+    name: 'mailroom_store_readable', help: 'Whether the store answered this scrape\'s read of the queue (1) or not (0).', registers: [registry],
+    async collect() {
+      this.set((await queueDepth()) === undefined ? 0 : 1);
+    },
+  });
   new Gauge({
     name: 'mailroom_outbound_queue_rows', help: 'Outbound queue rows (an email and a destination domain) by state.', labelNames: ['state'], registers: [registry],
     async collect() {
       const depth = await queueDepth();
-      for (const state of ['queued', 'deferred', 'leased'] as const) this.set({ state }, depth[state]);
+      for (const state of ['queued', 'deferred', 'leased'] as const) this.set({ state }, depth ? depth[state] : NaN);
     },
   });
   new Gauge({
     name: 'mailroom_outbound_queue_oldest_seconds', help: 'Age of the oldest queue row waiting for its first attempt (0 when none).', registers: [registry],
     async collect() {
-      const { oldestQueuedAt } = await queueDepth();
-      this.set(oldestQueuedAt === undefined ? 0 : Math.max(0, (sources.now() - oldestQueuedAt) / 1000));
+      const depth = await queueDepth();
+      if (!depth) this.set(NaN);
+      else this.set(depth.oldestQueuedAt === undefined ? 0 : Math.max(0, (sources.now() - depth.oldestQueuedAt) / 1000));
     },
   });
   new Gauge({

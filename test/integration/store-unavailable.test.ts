@@ -67,6 +67,12 @@ describe.skipIf(!onPostgres)('a node whose PostgreSQL pooler stops for a few sec
         .rejects.toMatchObject({ responseCode: 451, response: expect.stringMatching(/^451 4\.3\.0 /) });
       await expect(sendRaw(app.mxPort, { from: 'someone@outside.test', to: ['desk@acme.test'] }, 'From: someone@outside.test\r\nTo: desk@acme.test\r\nSubject: x\r\n\r\nx\r\n'))
         .rejects.toMatchObject({ responseCode: 451, response: expect.stringMatching(/^451 4\.3\.0 /) });
+      // The metrics still answer meanwhile, the 503s counted and the store said to be unreadable.
+      const scrape = await fetch(`${app.url}/metrics`);
+      expect(scrape.status).toBe(200);
+      const metrics = await scrape.text();
+      expect(metrics).toMatch(/^mailroom_store_readable 0$/m);
+      expect(metrics).toMatch(/^mailroom_http_requests_total\{operation="createEmail",status="503"\} 1$/m);
       // Past the worker's retry of a held outcome, and a claim or two.
       await new Promise((r) => setTimeout(r, 3_000));
       await bouncer.up();
