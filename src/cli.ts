@@ -259,8 +259,14 @@ async function manageKeys(config: Config, sub: 'list' | 'revoke', keyId: string 
   if (sub === 'revoke' && !keyId) throw new UsageError('keys revoke takes the KEY_ID (keys list shows them)');
   const services = await openServices(config);
   try {
-    const ws = typeof own.workspace === 'string' ? await services.workspaces.find(own.workspace) : await services.workspaces.ensureDefault();
-    if (!ws) throw new UsageError(`no workspace '${own.workspace}'`);
+    // Reading or revoking makes nothing: only keys create makes the default workspace.
+    const name = typeof own.workspace === 'string' ? own.workspace : 'default';
+    const ws = await services.workspaces.find(name);
+    if (!ws && sub === 'list' && typeof own.workspace !== 'string') {
+      print(json, [], 'No keys yet: keys create makes the first, in workspace default.');
+      return 0;
+    }
+    if (!ws) throw new UsageError(`no workspace '${name}'`);
     if (sub === 'revoke') {
       await services.apiKeys.revoke(ws.id, keyId!);
       print(json, { id: keyId, revoked: true }, `Revoked key ${keyId} of workspace ${shown(ws.name)}; anything using it stops working within 5 seconds on a running server.`);

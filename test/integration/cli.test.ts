@@ -127,6 +127,21 @@ describe('mailroom CLI', { timeout: 120_000 }, () => {
     await expect(mailroom(['keys', 'revoke'], t)).rejects.toMatchObject({ code: 64 });
   });
 
+  it('lists no keys on a new store without making a workspace: only keys create makes the default one', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'mailroom-cli-'));
+    const database = testDatabaseUrl ? await createTestDatabase() : undefined;
+    const store = { dataDir, databaseUrl: database?.url ?? `sqlite:${join(dataDir, 'mailroom.db')}` };
+    try {
+      expect((await mailroom(['keys', 'list'], store)).stdout).toContain('No keys yet: keys create makes the first, in workspace default.');
+      expect(JSON.parse((await mailroom(['keys', 'list', '--json'], store)).stdout)).toEqual([]);
+      expect(JSON.parse((await mailroom(['workspaces', 'list', '--json'], store)).stdout)).toEqual([]);
+      await expect(mailroom(['keys', 'revoke', 'key_nope'], store)).rejects.toMatchObject({ stderr: expect.stringContaining("no workspace 'default'") });
+    } finally {
+      await database?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   it('lists the outbound queue per destination, and retries, holds and releases a destination in the store of a running server', async () => {
     // The relay refuses connections: mail waits, deferred.
     await using t = await startTestApp({ env: SENDING_ENV });
