@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { CONFIG_KEYS, ConfigError, describeConfig, flagsToEnv, loadConfig, type Config } from './config.js';
 import { AppError } from './core/errors.js';
 import { SecretMismatchError } from './store/secret-check.js';
+import { NewerStoreError } from './store/db.js';
 import { isScope } from './core/scopes.js';
 import { fitsTextFormat } from './contract/contract.js';
 import type { QueueDestination, QueueItem } from './queue/index.js';
@@ -430,7 +431,7 @@ run(process.argv.slice(2)).then(
   (code) => { process.exitCode = code; },
   (err) => {
     if (err instanceof UsageError) console.error(`mailroom: ${err.message}\n\n${USAGE}`);
-    else if (err instanceof ConfigError || err instanceof AppError || err instanceof CommandFailed || err instanceof SecretMismatchError) {
+    else if (err instanceof ConfigError || err instanceof AppError || err instanceof CommandFailed || err instanceof SecretMismatchError || err instanceof NewerStoreError) {
       console.error(`mailroom: ${err.message}`);
     }
     else console.error(err);

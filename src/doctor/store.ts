@@ -6,7 +6,7 @@ import { statfs } from 'node:fs/promises';
 import { sql } from 'kysely';
 import type { Config } from '../config.js';
 import { existingKeyring, masterKeyFile, type Keyring } from '../keyring.js';
-import { openStore, type Db, type Store } from '../store/db.js';
+import { migrationsFromNewerVersion, openStore, type Db, type Store } from '../store/db.js';
 import { isSecretOf, SECRET_MISMATCH_FIX, storedSecretCheck } from '../store/secret-check.js';
 import { fail, ok, warn, type CheckResult } from './report.js';
 
@@ -44,10 +44,13 @@ export async function checkStore(store: Store, config: Pick<Config, 'databaseUrl
   }
   const file = sqliteFileOf(config.databaseUrl);
   checks.push(ok('store', 'database', file === undefined ? 'PostgreSQL answers' : `${file} answers`));
+  const newer = await migrationsFromNewerVersion(store.db);
   const pending = await store.pendingMigrations();
-  checks.push(pending.length === 0
-    ? ok('store', 'migrations', 'up to date')
-    : fail('store', 'migrations', `${pending.length} not run: ${pending.join(', ')}`, 'run mailroom migrate (mailroom serve runs them too as it starts)'));
+  checks.push(newer.length > 0
+    ? fail('store', 'migrations', `${newer.length} from a newer Mailroom: ${newer.join(', ')}`, 'run the Mailroom version that migrated this database (this one refuses to start on it)')
+    : pending.length === 0
+      ? ok('store', 'migrations', 'up to date')
+      : fail('store', 'migrations', `${pending.length} not run: ${pending.join(', ')}`, 'run mailroom migrate (mailroom serve runs them too as it starts)'));
   if (pending.length === 0) checks.push(await checkSecret(store.db, config));
   if (file !== undefined && file !== ':memory:') checks.push(await freeSpace(config.dataDir));
   return checks;

@@ -574,7 +574,23 @@ async function pendingMigrationsOf(db: Db): Promise<string[]> {
   return (await migratorOf(db).getMigrations()).filter((m) => m.executedAt === undefined).map((m) => m.name);
 }
 
+/** A database migrated by a newer Mailroom than this one: running on it could misread what that version wrote. */
+export class NewerStoreError extends Error {}
+
+/** Migrations the database has run that this version does not have: a newer Mailroom ran them. */
+export async function migrationsFromNewerVersion(db: Db): Promise<string[]> {
+  // A new database has no table of migrations yet: nothing newer in it.
+  const { rows } = await sql<{ name: string }>`SELECT name FROM kysely_migration`.execute(db).catch(() => ({ rows: [] as Array<{ name: string }> }));
+  return rows.map((r) => r.name).filter((name) => !Object.hasOwn(migrations, name)).sort();
+}
+
 async function migrateToLatest(db: Db): Promise<string[]> {
+  const newer = await migrationsFromNewerVersion(db);
+  if (newer.length > 0) {
+    const newest = Object.keys(migrations).sort().at(-1);
+    throw new NewerStoreError(`This database was migrated by a newer Mailroom: ${newer.join(', ')} ${newer.length === 1 ? 'is' : 'are'} not among this version's migrations (its newest is ${newest}). `
+      + 'Run that newer version (every node of a deployment runs the same one), or restore a backup made before the upgrade.');
+  }
   const { error, results } = await migratorOf(db).migrateToLatest();
   if (error) throw error;
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

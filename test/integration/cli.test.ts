@@ -4,10 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { apiClient, SENDING_ENV, startTestApp, type TestApp } from '../helpers/app.js';
 import { until } from '../helpers/child-server.js';
 import { createTestDatabase, testDatabaseUrl } from '../helpers/database.js';
+import { openStore } from '../../src/store/db.js';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -259,6 +261,30 @@ describe('nodes sharing one database', { timeout: 120_000 }, () => {
       expect(err!.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^mailroom: This database was set up under another master secret: set the same MAILROOM_SECRET on every node/)]);
       // The first secret still opens it.
       await expect(mailroom(['workspaces', 'list'], app, first)).resolves.toMatchObject({ stderr: '' });
+    } finally {
+      await database?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+  it('refuse, in one line, a database a newer Mailroom migrated, which doctor names', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'mailroom-newer-'));
+    const database = testDatabaseUrl === undefined ? undefined : await createTestDatabase();
+    const app = { dataDir, databaseUrl: database?.url ?? `sqlite:${join(dataDir, 'mailroom.db')}` };
+    try {
+      await mailroom(['migrate'], app);
+      const store = openStore(app.databaseUrl);
+      try {
+        await sql`INSERT INTO kysely_migration (name, timestamp) VALUES ('9999_from_a_newer_version', ${new Date().toISOString()})`.execute(store.db);
+      } finally {
+        await store.close();
+      }
+      for (const command of [['migrate'], ['workspaces', 'list']]) {
+        const err = await mailroom(command, app).then(() => undefined, (e: { code: number; stderr: string }) => e);
+        expect(err?.code, command.join(' ')).toBe(1);
+        expect(err!.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^mailroom: This database was migrated by a newer Mailroom: 9999_from_a_newer_version is not among this version's migrations/)]);
+      }
+      const doctor = await mailroom(['doctor'], app).then((r) => r.stdout, (e: { stdout: string }) => e.stdout);
+      expect(doctor).toMatch(/migrations: 1 from a newer Mailroom: 9999_from_a_newer_version/);
     } finally {
       await database?.drop();
       rmSync(dataDir, { recursive: true, force: true });
