@@ -44,6 +44,8 @@ const RUN_ELSEWHERE: Record<string, string> = {
     'cluster.test.ts starts three nodes this way on one database of the private PostgreSQL cluster that .ci/run starts (npm run test:postgres)',
   'npx mailroom store copy --to postgres://mailroom:PASSWORD@db.internal:5432/mailroom':
     'store-copy.test.ts runs mailroom store copy into a database of that cluster, and starts Mailroom on it',
+  'pg_dump -Fc -f mailroom-$(date +%F).dump postgres://mailroom:PASSWORD@db.internal:5432/mailroom':
+    'store-copy.test.ts dumps a running node\'s database of that cluster with pg_dump, restores it with pg_restore into a new one, and starts Mailroom on it',
   'npx mailroom doctor                       # add --domain example.com for one domain, --json for a script':
     'doctor.test.ts runs mailroom doctor against a DNS server of its own (dnsmasq), which the checks need',
   'Server identity (MAILROOM_HOSTNAME)': 'the output of mailroom doctor, not a command; doctor.test.ts checks the lines of that output',

@@ -84,3 +84,38 @@ describe.skipIf(testDatabaseUrl === undefined)('mailroom store copy', () => {
     }
   }, 120_000);
 });
+
+// The README's backup of a PostgreSQL store, with PostgreSQL's own tools,
+// taken while a node runs and restored into a new database.
+describe.skipIf(testDatabaseUrl === undefined)('a PostgreSQL store backed up with pg_dump and pg_restore', () => {
+  it('restores into a new database that answers as the old one did, under the same secret', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mailroom-pgdump-'));
+    const source = await createTestDatabase();
+    const restored = await createTestDatabase();
+    const dump = join(dir, 'mailroom.dump');
+    try {
+      const before = await (async () => {
+        await using t = await startTestApp({ env: { MAILROOM_DATABASE_URL: source.url, MAILROOM_SECRET: SECRET } });
+        await t.seed.activeDomain('acme.test');
+        const sent = await t.api.post('/v1/emails', { from: 'ann@acme.test', to: 'r@example.org', subject: 'Before the backup', text: 'x' });
+        expect(sent.status).toBe(201);
+        // Dumped while the node runs: the dump is of one moment.
+        await run('pg_dump', ['-Fc', '-f', dump, source.url], { timeout: 60_000 });
+        return { token: t.token, id: sent.body.id as string };
+      })();
+      await run('pg_restore', ['--no-owner', '-d', restored.url, dump], { timeout: 60_000 });
+
+      await using back = await startTestApp({ env: { MAILROOM_DATABASE_URL: restored.url, MAILROOM_SECRET: SECRET } });
+      const api = back.api.as(before.token);
+      expect((await api.get(`/v1/emails/${before.id}`)).body).toMatchObject({ id: before.id, subject: 'Before the backup' });
+      expect((await api.get('/v1/emails?to=r@example')).body.data.map((e: { id: string }) => e.id)).toEqual([before.id]);
+      const fresh = await api.post('/v1/emails', { from: 'ann@acme.test', to: 'new@example.org', subject: 'After the restore', text: 'x' });
+      expect(fresh.status).toBe(201);
+      expect((await api.get('/v1/emails?limit=1')).body.data[0].id).toBe(fresh.body.id);
+    } finally {
+      await source.drop();
+      await restored.drop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
