@@ -58,14 +58,15 @@ export async function runInboundProcessor<Reader>(
   const pool = deps.readers();
   /** Bytes of the messages claimed and not yet stored. */
   let held = 0;
-  const claim = async (): Promise<ClaimedBatch | undefined> => {
+  // A claim made ahead of its round keeps its failure for that round to throw,
+  // so the loop reports a store out of reach once, not at every poll.
+  const claim = async (): Promise<ClaimedBatch | { failed: unknown }> => {
     try {
       const batch = await deps.inbound.claimBatch(owner, PROCESS_BATCH, pool.read);
       held += batch.bytes;
       return batch;
     } catch (err) {
-      deps.logger.error({ err }, 'inbound processing failed; trying again shortly');
-      return undefined;
+      return { failed: err };
     }
   };
   const store = async (batch: ClaimedBatch) => {
@@ -78,7 +79,7 @@ export async function runInboundProcessor<Reader>(
   // Claims under way, oldest first: while one batch is read the next ones
   // are already on the threads, so they have work while a batch waits on
   // DNS or a commit.
-  const claims: Array<Promise<ClaimedBatch | undefined>> = [];
+  const claims: Array<ReturnType<typeof claim>> = [];
   // Every accepted message wakes the loop.
   const loop = workLoop({
     idleMs: IDLE_POLL_MS,
@@ -86,7 +87,8 @@ export async function runInboundProcessor<Reader>(
     async round() {
       if (claims.length === 0) claims.push(claim());
       const batch = await claims.shift()!;
-      if (!batch || batch.claimed === 0) return claims.length > 0 ? 0 : undefined;
+      if ('failed' in batch) throw batch.failed;
+      if (batch.claimed === 0) return claims.length > 0 ? 0 : undefined;
       while (!signal.aborted && claims.length < CLAIMS_AHEAD && held < READ_AHEAD_BYTES) claims.push(claim());
       await store(batch);
       return 0;
@@ -99,7 +101,7 @@ export async function runInboundProcessor<Reader>(
     // Batches claimed before the stop are finished: their messages are on the threads already.
     for (const pending of claims.splice(0)) {
       const batch = await pending;
-      if (batch && batch.claimed > 0) await store(batch);
+      if (!('failed' in batch) && batch.claimed > 0) await store(batch);
     }
   } finally {
     await deps.inbound.detachProcessor()

@@ -75,6 +75,31 @@ describe('the inbound processor loop', () => {
     expect(fake.open()).toBe(0);
   });
 
+  it('reports a store out of reach once while its claims keep failing, then goes on', async () => {
+    const fake = fakeInbound([]);
+    let failures = 5;
+    const claimBatch = fake.inbound.claimBatch;
+    const inbound = {
+      ...fake.inbound,
+      claimBatch: (owner: string, limit: number) => (failures-- > 0
+        ? Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))
+        : claimBatch(owner, limit)),
+    };
+    const logged: Array<{ level: number; msg: string }> = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => void logged.push(JSON.parse(line)) });
+    const stop = new AbortController();
+    const running = runInboundProcessor({ inbound, readers, logger }, stop.signal);
+    // Each accepted message wakes the loop for another claim, failing until the store is back.
+    await until(() => {
+      if (fake.stored.length === 0) fake.accept(10);
+      return fake.stored.length > 0;
+    }, 'a message to be stored once the claims succeed');
+    stop.abort();
+    await running;
+    expect(failures).toBeLessThan(0);
+    expect(logged.filter((l) => l.level >= 50).map((l) => l.msg)).toEqual(['inbound processing failed; trying again shortly']);
+  });
+
   it('claims no batch ahead while the messages held are large', async () => {
     const big = Math.ceil(READ_AHEAD_BYTES / PROCESS_BATCH) + 1;
     const fake = fakeInbound(Array.from({ length: PROCESS_BATCH * 3 }, () => big));
