@@ -297,7 +297,8 @@ export function describeConfig(config: Config): Array<{ env: string; value: stri
   return (Object.keys(CONFIG_KEYS) as Array<keyof Config>).map((key) => {
     const { env, doc, secret } = CONFIG_KEYS[key];
     const raw = config[key];
-    let value = raw === null ? '' : typeof raw === 'object' ? JSON.stringify(raw) : String(raw);
+    // Written as the variable takes it, so a printed line can be set again as it is: lists as comma lists.
+    let value = raw === null ? '' : Array.isArray(raw) ? raw.join(',') : typeof raw === 'object' ? JSON.stringify(raw) : String(raw);
     if (secret && value) value = key === 'databaseUrl' || key === 'relayUrl' ? value.replace(/\/\/([^:/@]+):([^@]+)@/, '//$1:****@') : '****';
     return { env, value, doc };
   });

@@ -73,4 +73,13 @@ describe('configuration', () => {
     expect(shown.MAILROOM_SECRET).toBe('****');
     expect(shown.MAILROOM_RELAY_URL).toBe('smtps://me:****@relay.test');
   });
+
+  it('describes each value as its variable takes it, so a line printed can be set again', () => {
+    const env = { MAILROOM_DNS_SERVERS: '127.0.0.1:5353,[::1]:53', MAILROOM_PLANS: JSON.stringify({ tiny: { burst: 20 } }) };
+    const shown = Object.fromEntries(describeConfig(loadConfig(env)).map((e) => [e.env, e.value]));
+    expect(shown.MAILROOM_DNS_SERVERS).toBe('127.0.0.1:5353,[::1]:53');
+    expect(Object.fromEntries(describeConfig(loadConfig({})).map((e) => [e.env, e.value])).MAILROOM_DNS_SERVERS).toBe('');
+    const again = Object.fromEntries(describeConfig(loadConfig(shown)).map((e) => [e.env, e.value]));
+    expect(again).toEqual(shown);
+  });
 });
