@@ -240,7 +240,7 @@ async function run(argv: string[]): Promise<number> {
         const ws = typeof own.workspace === 'string'
           ? await services.workspaces.find(own.workspace)
           : await services.workspaces.ensureDefault();
-        if (!ws) throw new UsageError(`no workspace '${own.workspace}'`);
+        if (!ws) throw new CommandFailed(`no workspace '${own.workspace}' (workspaces list shows them)`);
         const key = await services.apiKeys.create({ workspaceId: ws.id, name, scopes, mode: own.test ? 'test' : 'live' });
         print(json, { ...key, workspace_id: ws.id },
           `Created ${key.mode} key ${key.id} in workspace ${shown(ws.name)} with scopes ${key.scopes.join(', ')}.\n` +
@@ -267,7 +267,7 @@ async function manageKeys(config: Config, sub: 'list' | 'revoke', keyId: string 
       print(json, [], 'No keys yet: keys create makes the first, in workspace default.');
       return 0;
     }
-    if (!ws) throw new UsageError(`no workspace '${name}'`);
+    if (!ws) throw new CommandFailed(`no workspace '${name}' (workspaces list shows them)`);
     if (sub === 'revoke') {
       await services.apiKeys.revoke(ws.id, keyId!);
       print(json, { id: keyId, revoked: true }, `Revoked key ${keyId} of workspace ${shown(ws.name)}; anything using it stops working within 5 seconds on a running server.`);
@@ -305,7 +305,7 @@ async function steerQueue(config: Config, sub: string | undefined, domain: strin
     let workspaces = await services.workspaces.list();
     if (typeof own.workspace === 'string') {
       const ws = await services.workspaces.find(own.workspace);
-      if (!ws) throw new UsageError(`no workspace '${own.workspace}'`);
+      if (!ws) throw new CommandFailed(`no workspace '${own.workspace}' (workspaces list shows them)`);
       workspaces = [ws];
     }
     const { queue } = services;

@@ -181,7 +181,9 @@ describe('mailroom CLI', { timeout: 120_000 }, () => {
     expect(await refused(['queue', 'hold'])).toMatchObject({ code: 64, stderr: expect.stringContaining('queue hold takes the DOMAIN') });
     expect(await refused(['queue', 'flush'])).toMatchObject({ code: 64, stderr: expect.stringContaining("queue takes items, retry, hold or release, not 'flush'") });
     expect(await refused(['queue', 'hold', 'not a domain'])).toMatchObject({ code: 1, stderr: expect.stringMatching(/^mailroom: 'not a domain' is not a domain name/) });
-    expect(await refused(['queue', '--workspace', 'nowhere'])).toMatchObject({ code: 64, stderr: expect.stringContaining("no workspace 'nowhere'") });
+    // A name that is not there is a failed command, not a misuse: exit 1, without the usage text.
+    const missing = await refused(['queue', '--workspace', 'nowhere']);
+    expect(missing).toMatchObject({ code: 1, stderr: "mailroom: no workspace 'nowhere' (workspaces list shows them)\n" });
   });
 
   it('lists the emails waiting for one destination, with their workspace, and refuses a missing domain, workspace or bad limit', async () => {
@@ -210,7 +212,7 @@ describe('mailroom CLI', { timeout: 120_000 }, () => {
 
     const refused = (args: string[]) => mailroom(args, t).then(() => undefined, (e: { code: number; stderr: string }) => e);
     expect(await refused(['queue', 'items'])).toMatchObject({ code: 64, stderr: expect.stringContaining('queue items takes the DOMAIN') });
-    expect(await refused(['queue', 'items', 'far.test', '--workspace', 'nowhere'])).toMatchObject({ code: 64, stderr: expect.stringContaining("no workspace 'nowhere'") });
+    expect(await refused(['queue', 'items', 'far.test', '--workspace', 'nowhere'])).toMatchObject({ code: 1, stderr: expect.stringContaining("no workspace 'nowhere'") });
     for (const limit of ['0', 'ten']) {
       expect(await refused(['queue', 'items', 'far.test', `--limit=${limit}`])).toMatchObject({ code: 64, stderr: expect.stringContaining(`--limit takes a whole number of emails from 1, not '${limit}'`) });
     }
