@@ -23,7 +23,7 @@ const EDITOR_BUNDLE = 'editor-bundle.js';
 /** Every file of the page: the entry module, its shared modules, and one module per view. */
 const ASSETS = {
   'index.html': HTML, 'app.css': CSS,
-  'app.js': JS, 'api.js': JS, 'access.js': JS, 'ui.js': JS, 'nav.js': JS, 'lists.js': JS, 'preview.js': JS, 'work.js': JS,
+  'app.js': JS, 'api.js': JS, 'access.js': JS, 'ui.js': JS, 'nav.js': JS, 'lists.js': JS, 'preview.js': JS, 'work.js': JS, 'unsaved.js': JS,
   'code-editor.js': JS, [EDITOR_BUNDLE]: JS,
   'views/emails.js': JS, 'views/domains.js': JS, 'views/events.js': JS, 'views/inbound.js': JS, 'views/suppressions.js': JS,
   'views/api-keys.js': JS, 'views/templates.js': JS, 'views/webhooks.js': JS, 'views/analytics.js': JS, 'views/queue.js': JS, 'views/broadcasts.js': JS,

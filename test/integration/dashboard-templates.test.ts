@@ -132,6 +132,7 @@ describe('the Templates view in Chromium', () => {
     await page.getByRole('button', { name: 'Save as a new version' }).click();
     await note('Saved as version 2, a draft');
     await page.getByRole('button', { name: 'Publish version 2' }).click();
+    expect(await answerDialog(page, 'Publish version 2')).toBe('Publish version 2?\nSends by this template use it from now on.');
     await note('Version 2 is published');
     await seen(page, 'tbody tr', /version 2.*published/);
     if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/template-published.png`, fullPage: true });
@@ -159,6 +160,8 @@ describe('the Templates view in Chromium', () => {
     await page.locator('tbody tr', { hasText: 'Receipt v1' }).getByRole('button', { name: 'Open' }).click();
     await subjectIs('Receipt v1');
     expect(await sourceText('template-html')).toBe('<p>One</p>');
+    // Said above the editor, with what saving does with it.
+    await seen(page, '.template-layout [role="status"]', /^The editor holds version 1, saved .+\. Saving makes a copy of it, with your changes, version 3\.$/);
 
     await page.locator('.title-row').getByRole('button', { name: 'Duplicate' }).click();
     expect(await answerDialog(page, 'Duplicate')).toContain('a draft named “Receipt (copy)”');
@@ -240,6 +243,90 @@ describe('the Templates view in Chromium', () => {
 
     // Nothing was saved along the way.
     expect((await t.api.get(`/v1/templates/${created.body.id}`)).body.latest_version).toBe(1);
+    await page.locator('nav').getByRole('link', { name: 'Templates' }).click();
+    await answerDialog(page, 'Leave without saving');
+    await page.getByRole('heading', { name: 'Templates', level: 1 }).waitFor();
+  });
+
+  it('shows each of several Liquid errors beside its own field, in the live preview too', async () => {
+    const created = await t.api.post('/v1/templates', { name: 'Broken twice', subject: 'Fine', html: '<p>Fine</p>' });
+    await page.goto(`${t.url}/dashboard/#/templates/${created.body.id}`);
+    await subjectIs('Fine');
+    const beside = (field: string) => page.locator(`.field-error[data-field="${field}"] [role="alert"]`);
+    await page.getByLabel('Subject').fill('Hi {{ first');
+    await source('template-html').fill('<p>{% if x %}open</p>');
+    // The preview lists both problems, and no request id: the refusal says all there is.
+    await seen(page, '.template-preview [role="alert"]', /^subject, line 1, column 4: /);
+    await seen(page, '.template-preview [role="alert"]', /^html, line 1, column 4: /);
+    expect(await page.locator('.template-preview').innerText()).not.toMatch(/see problems|Request id/);
+
+    await page.getByRole('button', { name: 'Save as a new version' }).click();
+    await beside('subject').filter({ hasText: /^subject, line 1, column 4: / }).waitFor();
+    await beside('html').filter({ hasText: /^html, line 1, column 4: / }).waitFor();
+    expect(await beside('subject').allInnerTexts()).toEqual([expect.stringMatching(/^subject, /)]);
+    await page.locator('.template-editor + div .error-pointer').filter({ hasText: 'Not done: see the problems beside Subject and HTML.' }).waitFor();
+    if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/template-two-errors.png`, fullPage: true });
+
+    await page.getByLabel('Subject').fill('Fine');
+    await source('template-html').fill('<p>Fine</p>');
+    await page.getByRole('button', { name: 'Save as a new version' }).click();
+    await note('the content did not change');
+  });
+
+  it('asks before unsaved changes are lost: leaving, reloading, opening a version, publishing', async () => {
+    const created = await t.api.post('/v1/templates', { name: 'Careful', subject: 'Careful v1', html: '<p>One</p>' });
+    const id = created.body.id as string;
+    await t.api.patch(`/v1/templates/${id}`, { subject: 'Careful v2', html: '<p>Two</p>' });
+    await page.goto(`${t.url}/dashboard/#/templates`);
+    await page.getByRole('heading', { name: 'Templates', level: 1 }).waitFor();
+    await page.goto(`${t.url}/dashboard/#/templates/${id}`);
+    await subjectIs('Careful v2');
+    const wouldAskOnUnload = () => page.evaluate(() => {
+      const event = new Event('beforeunload', { cancelable: true });
+      window.dispatchEvent(event);
+      return event.defaultPrevented;
+    });
+    // Nothing typed: nothing asks.
+    expect(await wouldAskOnUnload()).toBe(false);
+
+    await source('template-html').fill('<p>Two, edited</p>');
+    expect(await wouldAskOnUnload()).toBe(true);
+
+    // Leaving by the menu asks; staying keeps the edits and the address.
+    await page.locator('nav').getByRole('link', { name: 'Emails' }).click();
+    expect(await answerDialog(page, 'Go back')).toBe('Discard your changes to “Careful”?\nYour changes are not saved and will be lost.');
+    expect(decodeURIComponent(new URL(page.url()).hash)).toBe(`#/templates/${id}`);
+    expect(await sourceText('template-html')).toBe('<p>Two, edited</p>');
+
+    // Opening an older version asks too; declined, the editor keeps the edits.
+    const openV1 = page.locator('tbody tr', { hasText: 'Careful v1' }).getByRole('button', { name: 'Open' });
+    await openV1.click();
+    await answerDialog(page, 'Go back');
+    expect(await sourceText('template-html')).toBe('<p>Two, edited</p>');
+
+    // Publishing says the edits are not in what is published.
+    await page.locator('.title-row').getByRole('button', { name: 'Publish version 2' }).click();
+    expect(await answerDialog(page, 'Go back')).toContain(
+      'Your changes in the editor are not saved: they are not in version 2, and publishing discards them. Save first to publish them.');
+
+    // Confirmed, the version is opened and nothing is left to ask about.
+    await openV1.click();
+    await answerDialog(page, 'Open version 1');
+    await subjectIs('Careful v1');
+    expect(await wouldAskOnUnload()).toBe(false);
+
+    // Saved edits ask nothing.
+    await page.getByLabel('Subject').fill('Careful v3');
+    await page.getByRole('button', { name: 'Save as a new version' }).click();
+    await note('Saved as version 3');
+    expect(await wouldAskOnUnload()).toBe(false);
+
+    // The back button asks as the menu does; leaving then goes where the person went.
+    await page.getByLabel('Subject').fill('Careful v4');
+    await page.goBack();
+    await answerDialog(page, 'Leave without saving');
+    await page.getByRole('heading', { name: 'Templates', level: 1 }).waitFor();
+    expect((await t.api.get(`/v1/templates/${id}`)).body.latest_version).toBe(3);
   });
 
   it('clears the API\'s refusal of a new template when the browser itself stops the next try', async () => {

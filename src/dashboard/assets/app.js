@@ -11,6 +11,7 @@ import { forgetAccess, loadAccess, may, readAccess } from './access.js';
 import { ApiError, forgetKey, request, storedKey, storeKey, whenSessionEnds } from './api.js';
 import { takePendingNote } from './nav.js';
 import { byId, confirmDialog, dismissQuestions, errorSlot, fill, h, whileBusy } from './ui.js';
+import { discardAsked, leaveAsked, markDrawn } from './unsaved.js';
 import { cancelAllWork, workRunning } from './work.js';
 import { EMAIL_ROUTES } from './views/emails.js';
 import { DOMAIN_ROUTES } from './views/domains.js';
@@ -119,6 +120,7 @@ async function showApp(readingAccess = true) {
       // Asked as closing the tab is: signing out stops the work under way.
       if (workRunning() && !await confirmDialog({ title: 'Sign out while work is under way?', confirm: 'Sign out', danger: true,
         message: h('p', null, 'Work is still under way in this tab. Signing out stops it where it is.') })) return;
+      if (!await discardAsked('Sign out')) return;
       signOut();
     } }, 'Sign out'));
   route();
@@ -151,7 +153,12 @@ const ROUTES = [
 ];
 
 
+/** The hash of the view on the page, to go back to when the person chooses to stay with unsaved edits. */
+let shownHash = location.hash;
+
 function route() {
+  shownHash = location.hash;
+  markDrawn();
   if (!storedKey()) return showSignIn();
   const [path = '', search = ''] = location.hash.replace(/^#/, '').split(/\?(.*)/s);
   const home = NAV.find(([, , scope]) => may(scope));
@@ -203,6 +210,8 @@ function safeDecode(segment) {
 // ---------------------------------------------------------------------------
 
 whenSessionEnds((message) => signOut(message));
-window.addEventListener('hashchange', () => route());
+window.addEventListener('hashchange', async () => {
+  if (await leaveAsked(shownHash)) route();
+});
 if (storedKey()) void showApp();
 else showSignIn();

@@ -329,12 +329,27 @@ export function loading() {
  *   after it (the way out)
  */
 export function errorBox(err, context = {}) {
-  const requestId = err instanceof ApiError ? err.requestId : undefined;
+  // The id finds the server's log of a failure of its own; a refusal of what was sent says all there is.
+  const requestId = err instanceof ApiError && err.status >= 500 ? err.requestId : undefined;
+  const problems = err instanceof ApiError ? problemsOf(err) : [];
   const message = err instanceof Error ? err.message : String(err);
   return h('div', { class: 'error-box' },
-    h('p', { role: 'alert' }, context.lead ? `${context.lead} ${message}` : message),
+    problems.length > 1
+      ? [context.lead && h('p', null, context.lead), ...problems.map((p) => h('p', { role: 'alert' }, p.message))]
+      : h('p', { role: 'alert' }, context.lead ? `${context.lead} ${message}` : message),
     context.then && h('p', null, context.then),
     requestId && h('p', { class: 'muted small' }, `Request id: ${requestId}`));
+}
+
+/**
+ * The problems an API error lists one by one (a template's every Liquid error), each with the field it names.
+ * @param {ApiError} err @returns {Array<{ param?: string, message: string }>}
+ */
+function problemsOf(err) {
+  const problems = err.body.problems;
+  if (!Array.isArray(problems)) return [];
+  return problems.filter((p) => p && typeof p.message === 'string')
+    .map((p) => ({ message: p.message, ...(typeof p.param === 'string' && { param: p.param }) }));
 }
 
 /** A place beside a form or button for its errors. */
@@ -388,15 +403,17 @@ export function hrefTo(section, id) {
 /**
  * A button that asks `question` in the page (see confirmDialog), then runs
  * `action`, showing its error in `errors`. It looks dangerous when the question does.
+ * A question given as a function is put together when the button is pressed, to say what is so then.
  * @param {string} label
- * @param {Question} question
+ * @param {Question | (() => Question)} question
  * @param {() => Promise<void>} action
  * @param {ReturnType<typeof errorSlot>} errors
  */
 export function askingButton(label, question, action, errors) {
-  const button = h('button', { type: 'button', class: question.danger ? 'danger' : 'secondary', onclick: async () => {
+  const asked = typeof question === 'function' ? question : () => question;
+  const button = h('button', { type: 'button', class: asked().danger ? 'danger' : 'secondary', onclick: async () => {
     // Held busy only once confirmed: the dialog gives the focus back to the button when it closes.
-    if (!await confirmDialog(question)) return;
+    if (!await confirmDialog(asked())) return;
     await whileBusy(button, async () => {
       fill(errors.node);
       try {
@@ -412,7 +429,7 @@ export function askingButton(label, question, action, errors) {
 /**
  * An asking button (see askingButton) with its error slot, for a table row.
  * @param {string} label
- * @param {Question} question
+ * @param {Question | (() => Question)} question
  * @param {() => Promise<void>} action
  */
 export function rowAction(label, question, action) {
@@ -450,23 +467,48 @@ export function fieldErrors() {
       for (const node of shown) fill(node);
       shown.clear();
     },
-    /** @param {unknown} err @param {HTMLElement} near */
+    /**
+     * An error naming several problems (its `problems`) has each shown beside its own field.
+     * @param {unknown} err @param {HTMLElement} near
+     */
     show(err, near) {
       errors.clear();
-      const field = err instanceof ApiError ? err.param?.split('.')[0] : undefined;
-      const slot = field ? slots.get(field) : undefined;
-      const beside = slot && !slot.node.closest('[hidden]') ? slot : undefined;
-      const node = beside?.node ?? near;
-      fill(node, errorBox(err));
-      shown.add(node);
-      clearWhenStopped(node);
-      if (beside && beside.node !== near) {
+      /** @param {string | undefined} param */
+      const besideField = (param) => {
+        const slot = param ? slots.get(param.split('.')[0]) : undefined;
+        return slot && !slot.node.closest('[hidden]') ? slot : undefined;
+      };
+      const problems = err instanceof ApiError ? problemsOf(err) : [];
+      /** What each slot shows: the one error's box, or its share of the problems. @type {Map<HTMLElement, Node[]>} */
+      const placed = new Map();
+      /** @type {Set<string>} */
+      const labels = new Set();
+      if (problems.length > 1) {
+        for (const problem of problems) {
+          const beside = besideField(problem.param);
+          const node = beside?.node ?? near;
+          if (beside && node !== near) labels.add(beside.label);
+          placed.set(node, [...placed.get(node) ?? [], h('p', { role: 'alert' }, problem.message)]);
+        }
+      } else {
+        const beside = besideField(err instanceof ApiError ? err.param : undefined);
+        if (beside && beside.node !== near) labels.add(beside.label);
+        placed.set(beside?.node ?? near, [errorBox(err)]);
+      }
+      for (const [node, content] of placed) {
+        fill(node, problems.length > 1 ? h('div', { class: 'error-box' }, content) : content);
+        shown.add(node);
+        clearWhenStopped(node);
+      }
+      if (labels.size > 0 && !placed.has(near)) {
         // Said where the person acted too: the field may be far up the page.
-        fill(near, h('p', { class: 'error-pointer' }, `Not done: see the problem beside ${beside.label}.`));
+        const where = [...labels];
+        fill(near, h('p', { class: 'error-pointer' },
+          `Not done: see the problem${problems.length > 1 ? 's' : ''} beside ${where.slice(0, -1).join(', ')}${where.length > 1 ? ' and ' : ''}${where.at(-1)}.`));
         shown.add(near);
         clearWhenStopped(near);
       }
-      node.scrollIntoView({ block: 'nearest' });
+      [...placed.keys()][0].scrollIntoView({ block: 'nearest' });
     },
   };
   return errors;

@@ -15,6 +15,7 @@ import {
   actionForm, badge, clipped, code, confirmDialog, count, details, errorBox, fieldErrors, fill, formatTime, h, hrefTo, loading, none,
   progressBar, table, time, whileBusy,
 } from '../ui.js';
+import { guardEdits } from '../unsaved.js';
 import { TIERS, tierLabel } from './contacts.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
@@ -371,6 +372,7 @@ async function showComposer(view, broadcast) {
     dirty = true;
     unsaved.hidden = false;
   };
+  const edits = guardEdits(view, `“${broadcast.name}”`, () => dirty && may(BROADCASTS_WRITE));
   form.addEventListener('input', changed);
   form.addEventListener('change', changed);
 
@@ -513,8 +515,10 @@ async function showComposer(view, broadcast) {
 
   fill(view,
     h('div', { class: 'title-row' }, title, badge(broadcast.status), h('span', { class: 'spacer' }),
-      may(BROADCASTS_WRITE) && (scheduled ? cancelButton(current, (b) => navigate(broadcastHref(b.id), 'The broadcast was cancelled.'))
-        : deleteButton(broadcast))),
+      may(BROADCASTS_WRITE) && (scheduled ? cancelButton(current, (b) => {
+        edits.release();
+        navigate(broadcastHref(b.id), 'The broadcast was cancelled.');
+      }) : deleteButton(broadcast, () => edits.release()))),
     h('p', null, h('a', { href: '#/broadcasts' }, '← All broadcasts'), ' · id ', code(id)),
     withheldNote(BROADCASTS_WRITE, 'changing, testing, sending and deleting this broadcast'),
     statusLine,
@@ -541,6 +545,8 @@ async function showComposer(view, broadcast) {
       /** @type {Broadcast} */
       const now = await api('GET', path);
       if (now.status !== 'scheduled') {
+        // Its content can change no more.
+        edits.release();
         navigate(broadcastHref(id));
         return false;
       }
@@ -550,13 +556,14 @@ async function showComposer(view, broadcast) {
   }
 }
 
-/** @param {Broadcast} b */
-function deleteButton(b) {
+/** @param {Broadcast} b @param {() => void} deleted  called before leaving the deleted draft's page */
+function deleteButton(b, deleted) {
   const errorsNode = h('div');
   const button = h('button', { type: 'button', class: 'danger', onclick: () => void whileBusy(button, async () => {
     if (!await confirmDialog({ title: 'Delete this draft?', message: h('p', null, `Delete “${b.name}”? This cannot be undone.`), confirm: 'Delete', danger: true })) return;
     try {
       await api('DELETE', broadcastPath(b.id));
+      deleted();
       navigate('#/broadcasts', `“${b.name}” was deleted.`);
     } catch (err) {
       fill(errorsNode, errorBox(err));

@@ -8,7 +8,10 @@ import { codeEditor } from '../code-editor.js';
 import { loadRecord, pagedTable } from '../lists.js';
 import { navigate } from '../nav.js';
 import { previewFrame } from '../preview.js';
-import { actionForm, actionsColumn, badge, clipped, code, errorBox, fieldErrors, fill, h, none, rowAction, table, time, whileBusy } from '../ui.js';
+import {
+  actionForm, actionsColumn, badge, clipped, code, confirmDialog, errorBox, fieldErrors, fill, formatTime, h, rowAction, table, time, whileBusy,
+} from '../ui.js';
+import { discardAsked, guardEdits } from '../unsaved.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /** @typedef {'string' | 'number' | 'boolean' | 'object' | 'list'} VariableType */
@@ -124,6 +127,8 @@ function variableRow(variable, changed, remove) {
   for (const input of [key, type, required, fallback, sample]) input.addEventListener('input', changed);
   return {
     row,
+    /** What was typed, to tell whether it changed: sample values are the preview's, never saved. */
+    typed: () => [key.value, type.value, required.checked, fallback.value],
     /** @returns {{ declaration: { key: string, type: VariableType, required: boolean, fallback: unknown }, sample: unknown }} */
     read() {
       const t = /** @type {VariableType} */ (type.value);
@@ -155,6 +160,8 @@ async function showTemplate({ view, id }) {
   const variables = new Map();
   const preview = h('div', { class: 'template-preview', 'aria-live': 'polite' });
   const versions = h('div');
+  // Which version the editor holds when it is not the latest, which saving copies into a new one.
+  const opened = h('div');
   // The API's refusal of a save is shown beside the field it names (a Liquid error beside its source).
   const fields = fieldErrors();
 
@@ -188,6 +195,16 @@ async function showTemplate({ view, id }) {
     };
   };
 
+  /** Everything saving stores, as typed, to compare with what was loaded. */
+  const typed = () => JSON.stringify([name.value, alias.value, from.value, subject.value, html.value, text.value,
+    [...variables.values()].map((v) => v.typed())]);
+  let loaded = '';
+  // A key that may not save has nothing to lose: its edits change only the preview.
+  const edits = guardEdits(view, `“${template.name}”`, () => may(TEMPLATES_WRITE) && typed() !== loaded);
+  /** Said in a question about an action that reloads the editor, when it holds changes: the action does not save them. @param {string} consequence */
+  const unsavedNote = (consequence) => (may(TEMPLATES_WRITE) && typed() !== loaded
+    ? h('p', { class: 'unsaved-warning' }, `Your changes in the editor are not saved: ${consequence}`) : null);
+
   /** @param {Version} version */
   const load = (version) => {
     subject.value = version.subject;
@@ -197,6 +214,10 @@ async function showTemplate({ view, id }) {
     variables.clear();
     rows.replaceChildren();
     for (const v of version.variables) addVariable(v);
+    loaded = typed();
+    fill(opened, version.version !== template.latest_version && h('p', { class: 'flash', role: 'status' },
+      `The editor holds version ${version.version}, saved ${formatTime(version.created_at)}. `,
+      `Saving makes a copy of it, with your changes, version ${template.latest_version + 1}.`));
     void renderPreview();
   };
 
@@ -224,6 +245,27 @@ async function showTemplate({ view, id }) {
     }
   }
 
+  /** @param {number} version */
+  const openButton = (version) => {
+    const button = h('button', { type: 'button', class: 'secondary', onclick: async () => {
+      if (!await discardAsked(`Open version ${version}`)) return;
+      await whileBusy(button, async () => {
+        try {
+          load(await api('GET', `${templatePath(id)}/versions/${version}`));
+          fill(actionErrors);
+          editor.scrollIntoView({ block: 'start' });
+        } catch (err) {
+          fill(actionErrors, errorBox(err));
+        }
+      });
+    } }, 'Open');
+    return button;
+  };
+  /** @param {number} version @returns {import('../ui.js').Question} */
+  const publishQuestion = (version) => ({ title: `Publish version ${version}?`, confirm: `Publish version ${version}`,
+    message: [h('p', null, 'Sends by this template use it from now on.'),
+      unsavedNote(`they are not in version ${version}, and publishing discards them. Save first to publish them.`)] });
+
   async function loadVersions() {
     try {
       const page = await api('GET', `${templatePath(id)}/versions`, { query: new URLSearchParams({ limit: '100' }) });
@@ -232,12 +274,13 @@ async function showTemplate({ view, id }) {
         { header: 'Version', cell: (v) => `version ${v.version}`, className: 'nowrap' },
         { header: 'Subject', cell: (v) => v.subject },
         { header: 'Saved', cell: (v) => time(v.created_at) },
-        { header: 'Status', cell: (v) => (v.version === template?.published_version ? badge('published') : v.published_at ? 'published before' : none()) },
+        { header: 'Status', cell: (v) => (v.version === template?.published_version ? badge('published')
+          : h('span', { class: 'muted' }, v.published_at ? 'published before' : 'never published')) },
         actionsColumn((v) => [
-          h('button', { type: 'button', class: 'secondary', onclick: async () => load(await api('GET', `${templatePath(id)}/versions/${v.version}`)) }, 'Open'),
-          ...(v.version === template?.published_version || !may(TEMPLATES_WRITE) ? [] : rowAction('Publish', { title: `Publish version ${v.version}?`, confirm: 'Publish',
-            message: h('p', null, 'Sends by this template use it from now on.') }, async () => {
+          openButton(v.version),
+          ...(v.version === template?.published_version || !may(TEMPLATES_WRITE) ? [] : rowAction('Publish', () => publishQuestion(v.version), async () => {
             await api('POST', `${templatePath(id)}/publish`, { body: { version: v.version } });
+            edits.release();
             navigate(location.hash, `Version ${v.version} is published.`);
           })),
         ]),
@@ -256,6 +299,7 @@ async function showTemplate({ view, id }) {
         name: name.value.trim(), alias: alias.value.trim() || null, subject: s, html: body, text: plain, variables: declared,
         from: from.value.trim() || null,
       } });
+      edits.release();
       navigate(location.hash, saved.latest_version === template.latest_version
         ? 'Saved: the content did not change, so no new version was made.'
         : `Saved as version ${saved.latest_version}, a draft. Publish it to send with it.`);
@@ -282,15 +326,18 @@ async function showTemplate({ view, id }) {
 
   for (const input of [subject, html, text, contactName, contactEmail]) input.addEventListener('input', changed);
 
-  const publishLatest = h('button', { type: 'button', disabled: template.published_version === template.latest_version, onclick: () =>
-    void whileBusy(publishLatest, async () => {
+  const publishLatest = h('button', { type: 'button', disabled: template.published_version === template.latest_version, onclick: async () => {
+    if (!await confirmDialog(publishQuestion(template.latest_version))) return;
+    await whileBusy(publishLatest, async () => {
       try {
         await api('POST', `${templatePath(id)}/publish`, { body: {} });
+        edits.release();
         navigate(location.hash, `Version ${template.latest_version} is published.`);
       } catch (err) {
         fill(actionErrors, errorBox(err));
       }
-    }) }, `Publish version ${template.latest_version}`);
+    });
+  } }, `Publish version ${template.latest_version}`);
   const actionErrors = h('div');
 
   fill(view,
@@ -300,24 +347,27 @@ async function showTemplate({ view, id }) {
       h('span', { class: 'muted' }, template.published_version === null ? 'not published yet' : `version ${template.published_version} is published`),
       h('span', { class: 'spacer' }),
       may(TEMPLATES_WRITE) && [publishLatest,
-      ...rowAction('Duplicate', { title: `Make a copy of “${template.name}”?`, confirm: 'Duplicate',
-        message: h('p', null, 'Its latest version becomes version 1 of a new template, a draft named “', template.name, ' (copy)”.') },
+      ...rowAction('Duplicate', () => ({ title: `Make a copy of “${template.name}”?`, confirm: 'Duplicate',
+        message: [h('p', null, `Its latest version, ${template.latest_version}, becomes version 1 of a new template, a draft named “`, template.name, ' (copy)”.'),
+          unsavedNote('the copy is made from what was saved, and your changes are discarded.')] }),
       async () => {
         /** @type {Template} */
         const copy = await api('POST', `${templatePath(id)}/duplicate`, { body: {} });
+        edits.release();
         navigate(templateHref(copy.id), `${copy.name} is a copy of ${template.name}.`);
       }),
       ...rowAction('Delete', { title: `Delete “${template.name}”?`, confirm: 'Delete', danger: true,
         message: [h('p', null, 'The template and all its versions are deleted; this cannot be undone.'),
           h('p', null, 'Emails already sent with it keep their content.')] }, async () => {
         await api('DELETE', templatePath(id));
+        edits.release();
         navigate('#/templates', `${template.name} was deleted.`);
       })]),
     actionErrors,
     withheldNote(TEMPLATES_WRITE, 'saving, publishing, duplicating and deleting this template; edits made here change only the preview'),
     h('p', null, h('a', { href: '#/templates' }, '← All templates'), ' · id ', code(template.id)),
     h('div', { class: 'template-layout' },
-      h('div', null, editor, editorErrors),
+      h('div', null, opened, editor, editorErrors),
       h('aside', null,
         h('h2', null, 'Preview'),
         h('div', { class: 'form-grid' },
