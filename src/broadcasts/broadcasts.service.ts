@@ -637,6 +637,10 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
       const set = at === undefined
         ? { status: 'sending' as const, scheduled_at: null, mode: sender.mode, ...(await fixAudience(b, now)) }
         : { status: 'scheduled' as const, scheduled_at: at, mode: sender.mode };
+      // Sent now to no one, the draft would be used up for nothing; a scheduled one is counted when it starts.
+      if (set.status === 'sending' && set.audience_size === 0) {
+        throw new AppError('broadcast_audience_empty', 'No contact is in the audience now, so sending would make no email: change the audience, or add contacts first.', { param: 'audience' });
+      }
       await store.write(async (tx) => {
         if (!(await transitionBroadcast(tx, id, EDITABLE, set, now))) {
           const current = await mustFind(tx, ws, id);

@@ -370,7 +370,10 @@ export interface paths {
          *     from domain is not active and the key is live; a render that fails
          *     for a sample contact; `validation_error` naming the field when the
          *     email rendered for it would be refused, such as a subject holding a
-         *     control character or a message over 25 MiB), then makes it
+         *     control character or a message over 25 MiB; 422
+         *     `broadcast_audience_empty`, naming `audience`, when sent now to an
+         *     audience with no contact, which would use the draft up for nothing:
+         *     the broadcast stays as it was), then makes it
          *     `scheduled` (with
          *     `scheduled_at`, ISO 8601 or "in 2 hours", as for emails) or
          *     `sending`. A scheduled broadcast can be sent again to move its time

@@ -28,6 +28,7 @@ export type ErrorCode =
   | 'template_not_published'
   | 'broadcast_not_editable'
   | 'broadcast_incomplete'
+  | 'broadcast_audience_empty'
   | 'broadcast_not_sending'
   | 'broadcast_not_paused'
   | 'broadcast_not_cancellable'
@@ -64,6 +65,7 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   template_not_published: 422,
   broadcast_not_editable: 422,
   broadcast_incomplete: 422,
+  broadcast_audience_empty: 422,
   broadcast_not_sending: 422,
   broadcast_not_paused: 422,
   broadcast_not_cancellable: 422,

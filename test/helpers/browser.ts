@@ -82,3 +82,12 @@ export async function answerDialog(page: Page, button: string | RegExp): Promise
   await dialog.waitFor({ state: 'detached' });
   return asked;
 }
+
+/** Whether the page would have the browser ask before it is closed or reloaded: a beforeunload it cancels. */
+export function leavingIsQuestioned(page: Page): Promise<boolean> {
+  return page.evaluate(() => {
+    const event = new Event('beforeunload', { cancelable: true });
+    (globalThis as unknown as { dispatchEvent(e: Event): void }).dispatchEvent(event);
+    return event.defaultPrevented;
+  });
+}

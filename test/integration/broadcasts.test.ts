@@ -114,6 +114,19 @@ describe('broadcasts', () => {
     expect((await t.api.get(`/v1/broadcasts/${b.id}`)).body).toMatchObject({ status: 'draft', stats: { emails_created: 0, skipped: 0 } });
   });
 
+  it('refuses to send now to an audience with no contact, keeping the draft; scheduled, it is counted when it starts', async () => {
+    const b = await create({ name: 'Nobody', from: FROM, subject: 'Hi', text: 'Hello.', audience: { engagement_tiers: ['engaged'] } });
+    const refused = await t.api.post(`/v1/broadcasts/${b.id}/send`, {});
+    expect(refused.status).toBe(422);
+    expect(refused.body.error).toMatchObject({ code: 'broadcast_audience_empty', param: 'audience' });
+    expect(refused.body.error.message).toMatch(/^No contact is in the audience now/);
+    expect((await t.api.get(`/v1/broadcasts/${b.id}`)).body).toMatchObject({ status: 'draft', started_at: null, stats: { emails_created: 0 } });
+    const later = await t.api.post(`/v1/broadcasts/${b.id}/send`, { scheduled_at: 'in 2 hours' });
+    expect(later.status).toBe(200);
+    expect(later.body.status).toBe('scheduled');
+    expect((await t.api.post(`/v1/broadcasts/${b.id}/cancel`, {})).status).toBe(200);
+  });
+
   it('keeps a scheduled broadcast one that can go out: an edit is checked as sending checks it', async () => {
     const b = await create({ name: 'Later', from: FROM, subject: 'Hi', text: 'Hello.', audience: { tag_ids: [newsTag] } });
     expect((await t.api.post(`/v1/broadcasts/${b.id}/send`, { scheduled_at: 'in 2 hours' })).body.status).toBe('scheduled');

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { launchChromium } from '../helpers/browser.js';
+import { answerDialog, launchChromium } from '../helpers/browser.js';
 import { publishDkim, resolverOf, startDns, type TestDns } from '../helpers/dns.js';
 import { directDeliveryEnv, startScriptedMx, type ScriptedMx } from '../helpers/mx.js';
 import { eventually } from '../helpers/smtp-app.js';
@@ -191,6 +191,53 @@ describe('the Broadcasts view in Chromium', () => {
     await seen(page, '.filter-note', `The emails of the broadcast ${id}`);
     await seen(page, 'tbody', 'cy@example.com');
     expect(await page.locator('tbody tr').count()).toBe(3);
+
+    // Once sent, its page still says to whom and what: the audience in words, the message as a contact got it.
+    await page.goBack();
+    await page.getByText('Subscribed contacts tagged “news”.').waitFor();
+    await seen(page.frameLocator('.broadcast-preview iframe'), '#greeting', /^Hello (Ann|Bob|Cy), this is November\.$/);
+    await shot('sent-content', '.broadcast-preview');
+    // Duplicated, it is a new draft with the same content and audience, to send again.
+    await page.locator('.title-row').getByRole('button', { name: 'Duplicate' }).click();
+    await note('“November news (copy)” is a new draft with the content and audience of “November news”.');
+    const copy = (await t.api.get(`/v1/broadcasts/${broadcastId()}`)).body;
+    expect(copy.id).not.toBe(id);
+    expect(copy).toMatchObject({ name: 'November news (copy)', status: 'draft', from: stored.from, subject: stored.subject, html: stored.html,
+      audience: stored.audience });
+  });
+
+  it('says before asking when no contact would get it, when a time has passed, and when a template needs what a broadcast cannot give', async () => {
+    const created = await t.api.post('/v1/broadcasts', { name: 'Nobody', from: `News <hello@${DOMAIN}>`, subject: 'Hi', text: 'Hello',
+      audience: { engagement_tiers: ['cold'] } });
+    await page.goto(`${t.url}/dashboard/#/broadcasts/${created.body.id}`);
+    await seen(page, '.audience-count', /^0 contacts$/);
+    const sendError = page.locator('.field-error[data-field="scheduled_at"] [role="alert"]');
+    await page.getByRole('button', { name: 'Send now…' }).click();
+    await sendError.filter({ hasText: /^No contact is in the audience now, so sending would make no email/ }).waitFor();
+    expect(await page.getByRole('dialog').count()).toBe(0);
+
+    await page.getByLabel('At a time').check();
+    await page.getByText(/^The date and time are in this browser's time zone, /).waitFor();
+    await page.getByLabel('Date and time').fill('2020-01-01T09:00');
+    await page.getByRole('button', { name: 'Schedule…' }).click();
+    await sendError.filter({ hasText: /has passed: pick a time ahead, or send now\.$/ }).waitFor();
+    expect(await page.getByRole('dialog').count()).toBe(0);
+    expect((await t.api.get(`/v1/broadcasts/${created.body.id}`)).body.status).toBe('draft');
+
+    const template = await t.api.post('/v1/templates', { name: 'Plan letter', subject: 'Your plan', html: '<p>{{ plan }}</p>',
+      variables: [{ key: 'plan', type: 'string', required: true }] });
+    expect((await t.api.post(`/v1/templates/${template.body.id}/publish`, {})).status).toBe(200);
+    await page.goto(`${t.url}/dashboard/#/broadcasts`);
+    await page.goto(`${t.url}/dashboard/#/broadcasts/${created.body.id}`);
+    await page.getByLabel('Use a template').check();
+    await page.getByLabel('Template', { exact: true }).selectOption({ label: 'Plan letter' });
+    await seen(page, '.template-hint', 'Version 1 needs “plan”, which a broadcast cannot give');
+    await shot('template-hint', '.template-hint');
+
+    // Changed and not saved, the composer asks before it is left.
+    await page.locator('nav').getByRole('link', { name: 'Broadcasts' }).click();
+    expect(await answerDialog(page, 'Leave without saving')).toBe('Discard your changes to “Nobody”?\nYour changes are not saved and will be lost.');
+    await page.getByRole('heading', { name: 'Broadcasts', level: 1 }).waitFor();
   });
 
   it('pauses, resumes and cancels a paced broadcast from its page, which keeps itself current', async () => {
@@ -233,7 +280,8 @@ describe('the Broadcasts view in Chromium', () => {
     expect(cancelled.status).toBe('cancelled');
     expect(cancelled.stats.emails_created).toBeGreaterThanOrEqual(atPause);
     expect(cancelled.stats.emails_created).toBeLessThan(6);
-    expect(await page.locator('.title-row').getByRole('button').count()).toBe(0);
+    // Nothing is left to pause, resume or cancel; it can still be duplicated.
+    expect(await page.locator('.title-row').getByRole('button').allTextContents()).toEqual(['Duplicate']);
   });
 
   it('schedules at a time picked in the page, stays editable, and turns into its progress page when sending starts', async () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page, Request } from 'playwright-core';
 import { sinkMessagesFor } from '../../src/delivery/sink.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { answerDialog, launchChromium } from '../helpers/browser.js';
+import { answerDialog, launchChromium, leavingIsQuestioned } from '../helpers/browser.js';
 
 // The Templates view in Chromium: a template authored entirely in the page,
 // its live preview rendered by the server, published there, and then used by
@@ -281,11 +281,7 @@ describe('the Templates view in Chromium', () => {
     await page.getByRole('heading', { name: 'Templates', level: 1 }).waitFor();
     await page.goto(`${t.url}/dashboard/#/templates/${id}`);
     await subjectIs('Careful v2');
-    const wouldAskOnUnload = () => page.evaluate(() => {
-      const event = new Event('beforeunload', { cancelable: true });
-      window.dispatchEvent(event);
-      return event.defaultPrevented;
-    });
+    const wouldAskOnUnload = () => leavingIsQuestioned(page);
     // Nothing typed: nothing asks.
     expect(await wouldAskOnUnload()).toBe(false);
 

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page, Route } from 'playwright-core';
 import { apiClient, startTestApp, type TestApp } from '../helpers/app.js';
-import { answerDialog, launchChromium, signedInDashboard } from '../helpers/browser.js';
+import { answerDialog, launchChromium, leavingIsQuestioned, signedInDashboard } from '../helpers/browser.js';
 import { until } from '../helpers/child-server.js';
 import { onPostgres } from '../helpers/database.js';
 
@@ -54,12 +54,6 @@ describe('work of many requests in the dashboard, in Chromium', () => {
     await page.setViewportSize({ width: 1440, height: 900 });
   };
   const notices = (page: Page) => page.locator('#work .work-notice');
-  /** Whether the page would have the browser ask before it is closed or reloaded: a beforeunload it cancels. */
-  const leavingIsQuestioned = (page: Page) => page.evaluate(() => {
-    const event = new Event('beforeunload', { cancelable: true });
-    (globalThis as unknown as { dispatchEvent(e: Event): void }).dispatchEvent(event);
-    return event.defaultPrevented;
-  });
 
   /** Holds the page's calls matching `pattern` until released, counting them as they come and as they are answered. */
   const holdCalls = async (page: Page, pattern: string) => {

@@ -266,19 +266,44 @@ async function showComposer(view, broadcast) {
       chosen && Array.from({ length: chosen.latest_version }, (_, i) => chosen.latest_version - i)
         .map((v) => h('option', { value: String(v), selected: v === saved }, `Version ${v}`)));
   };
+  // A broadcast gives a template only contact.* and unsubscribe_url: a required variable without a fallback fails for every contact.
+  const templateHint = h('div', { class: 'template-hint', 'aria-live': 'polite' });
+  let hinting = 0;
+  const hintTemplate = async () => {
+    const turn = ++hinting;
+    fill(templateHint);
+    const chosen = templates.find((t) => t.id === template.value);
+    if (!chosen || !may(TEMPLATES_READ)) return;
+    const number = version.value ? Number(version.value) : chosen.published_version ?? chosen.latest_version;
+    try {
+      /** @type {{ variables: Array<{ key: string, required: boolean, fallback: unknown }> }} */
+      const used = await api('GET', `/v1/templates/${encodeURIComponent(chosen.id)}/versions/${number}`);
+      if (turn !== hinting) return;
+      const unmet = used.variables.filter((v) => v.required && v.fallback === null).map((v) => `“${v.key}”`);
+      fill(templateHint, unmet.length > 0 && h('p', { class: 'flash warn' },
+        `Version ${number} needs ${unmet.join(', ')}, which a broadcast cannot give: it gives each contact only `, code('contact.*'),
+        ' and ', code('unsubscribe_url'), `, so every contact would fail to render. In the template, give ${unmet.length === 1 ? 'it' : 'each'} a fallback or make ${unmet.length === 1 ? 'it' : 'them'} optional, and publish it.`));
+    } catch (err) {
+      if (turn === hinting) fill(templateHint, errorBox(err));
+    }
+  };
   template.addEventListener('change', fillVersions);
+  template.addEventListener('change', () => void hintTemplate());
+  version.addEventListener('change', () => void hintTemplate());
   fillVersions();
+  void hintTemplate();
   const writePanel = h('div', { class: 'content-panel' },
     html, errors.slot('html', 'HTML'),
     text, errors.slot('text', 'Text'),
     h('p', { class: 'muted small hint' }, 'Liquid: ', code('{{ contact.first_name }}'), ', ', code('{{ contact.name }}'), ', ',
       code('{{ contact.properties.company }}'), ', ', code('{{ unsubscribe_url }}'),
       '. Without an unsubscribe link of your own, one is added at the end.'));
-  const templatePanel = h('div', { class: 'content-panel form-grid' },
+  const templatePanel = h('div', { class: 'content-panel' }, h('div', { class: 'form-grid' },
     h('label', { for: 'broadcast-template' }, 'Template'), template,
     h('label', { for: 'broadcast-template-version' }, 'Version'), version,
     !may(TEMPLATES_READ) && [h('span'), h('p', { class: 'muted small' }, `Templates shown by id: listing them needs ${TEMPLATES_READ}.`)],
-    h('span'), errors.slot('template', 'Template'));
+    h('span'), errors.slot('template', 'Template')),
+  templateHint);
   const showContentMode = () => {
     writePanel.hidden = !writeMode.checked;
     templatePanel.hidden = !templateMode.checked;
@@ -423,11 +448,7 @@ async function showComposer(view, broadcast) {
     try {
       const rendered = await api('POST', `${path}/preview`, { body: { contact_id: previewContact.value } });
       errors.clear();
-      fill(previewed,
-        h('p', { class: 'preview-subject' }, h('span', { class: 'muted' }, 'Subject: '), rendered.subject),
-        h('p', { class: 'muted small' }, `To ${rendered.to}. Remote images are not loaded.`),
-        rendered.html === null ? h('p', { class: 'muted' }, 'No HTML part.') : previewFrame(rendered.html),
-        h('details', { class: 'headers' }, h('summary', null, 'Text part'), h('pre', { class: 'body-text' }, rendered.text)));
+      fill(previewed, renderedMessage(rendered));
     } catch (err) {
       errors.show(err, previewErrors);
     }
@@ -460,7 +481,9 @@ async function showComposer(view, broadcast) {
   const sendLater = h('input', { type: 'radio', name: 'send-when', id: 'send-later', value: 'later' });
   const at = h('input', { id: 'send-at', type: 'datetime-local', 'aria-label': 'Date and time' });
   const atWords = h('input', { id: 'send-at-words', type: 'text', 'aria-label': 'Or in words', placeholder: 'or: in 2 hours', autocomplete: 'off' });
-  const laterFields = h('div', { class: 'later-fields' }, at, atWords);
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const laterFields = h('div', { class: 'later-fields' }, at, atWords,
+    h('p', { class: 'muted small' }, `The date and time are in this browser's time zone${zone ? `, ${zone}` : ''}.`));
   const sendErrors = errors.slot('scheduled_at', 'the time');
   const sendButton = h('button', { type: 'button', onclick: () => void whileBusy(sendButton, () => send()) });
   const showSendMode = () => {
@@ -487,12 +510,22 @@ async function showComposer(view, broadcast) {
       errors.show(err, sendErrors);
       return;
     }
+    if (!later && audience.count === 0) {
+      errors.show(new Error('No contact is in the audience now, so sending would make no email: change the audience, or add contacts first.'), sendErrors);
+      return;
+    }
+    if (later && !words && atTime && atTime.getTime() <= Date.now()) {
+      errors.show(new Error(`${formatTime(atTime.toISOString())} has passed: pick a time ahead, or send now.`), sendErrors);
+      return;
+    }
     const whom = count(audience.count, 'contact', 'contacts');
     const moment = words || (atTime ? formatTime(atTime.toISOString()) : '');
     const confirmed = await confirmDialog(later
       ? { title: 'Schedule this broadcast?', confirm: 'Schedule',
         message: [h('p', null, `Send “${current.name}” to ${whom} ${words ? words : `on ${moment}`}?`),
-          h('p', { class: 'muted small' }, 'The audience is counted again when sending starts.')] }
+          h('p', { class: 'muted small' }, audience.count === 0
+            ? 'No contact is in the audience now. It is counted again when sending starts; if it is still empty then, nothing is sent.'
+            : 'The audience is counted again when sending starts.')] }
       : { title: 'Send this broadcast?', confirm: `Send to ${whom}`,
         message: [h('p', null, `Send to ${whom} now?`),
           h('p', { class: 'muted small' }, `“${current.name}”, from ${current.from ?? 'the template’s sender'}. It cannot be taken back once an email is made, only paused or cancelled.`)] });
@@ -554,6 +587,57 @@ async function showComposer(view, broadcast) {
       return true;
     });
   }
+}
+
+/**
+ * A broadcast's message as rendered for one contact.
+ * @param {{ subject: string, to: string, html: string | null, text: string }} rendered
+ */
+function renderedMessage(rendered) {
+  return [
+    h('p', { class: 'preview-subject' }, h('span', { class: 'muted' }, 'Subject: '), rendered.subject),
+    h('p', { class: 'muted small' }, `To ${rendered.to}. Remote images are not loaded.`),
+    rendered.html === null ? h('p', { class: 'muted' }, 'No HTML part.') : previewFrame(rendered.html),
+    h('details', { class: 'headers' }, h('summary', null, 'Text part'), h('pre', { class: 'body-text' }, rendered.text)),
+  ];
+}
+
+/**
+ * The audience in words: "contacts tagged news or vip, but not tagged vip; engaged or at risk".
+ * @param {AudienceFilter} audience @param {Map<string, string>} tagNames  id to name, for the tags the key may list
+ */
+function audienceWords(audience, tagNames) {
+  /** @param {string[]} ids */
+  const named = (ids) => ids.map((id) => `“${tagNames.get(id) ?? id}”`).join(' or ');
+  const parts = [audience.tag_ids.length > 0 ? `Subscribed contacts tagged ${named(audience.tag_ids)}` : 'Every subscribed contact'];
+  if (audience.exclude_tag_ids.length > 0) parts.push(`but not those tagged ${named(audience.exclude_tag_ids)}`);
+  if (audience.engagement_tiers) parts.push(`engagement ${audience.engagement_tiers.map(tierLabel).join(' or ').toLowerCase()}`);
+  return `${parts.join(', ')}.`;
+}
+
+/**
+ * Duplicate: a new draft with this one's content, sender and audience, to send again or to another audience.
+ * @param {Broadcast} b
+ */
+function duplicateButton(b) {
+  const errorsNode = h('div');
+  const button = h('button', { type: 'button', class: 'secondary', onclick: () => void whileBusy(button, async () => {
+    try {
+      const fields = {
+        name: `${b.name} (copy)`, from: b.from, reply_to: b.reply_to.length > 0 ? b.reply_to : null, subject: b.subject, preview_text: b.preview_text,
+        ...(b.template ? { template: { id: b.template.id, ...(b.template.version !== null && { version: b.template.version }) } } : { html: b.html, text: b.text }),
+        audience: { tag_ids: b.audience.tag_ids, exclude_tag_ids: b.audience.exclude_tag_ids, ...(b.audience.engagement_tiers && { engagement_tiers: b.audience.engagement_tiers }) },
+        send_rate_per_minute: b.send_rate_per_minute,
+      };
+      // A new broadcast leaves out what it does not have, where an update sets it to null.
+      /** @type {Broadcast} */
+      const copy = await api('POST', '/v1/broadcasts', { body: Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== null)) });
+      navigate(broadcastHref(copy.id), `“${copy.name}” is a new draft with the content and audience of “${b.name}”.`);
+    } catch (err) {
+      fill(errorsNode, errorBox(err, { lead: 'Not duplicated:' }));
+    }
+  }) }, 'Duplicate');
+  return [button, errorsNode];
 }
 
 /** @param {Broadcast} b @param {() => void} deleted  called before leaving the deleted draft's page */
@@ -629,6 +713,13 @@ const statCards = (stats, which, className) => h('div', { class: `stat-cards ${c
 function showProgress(view, broadcast) {
   const live = h('div');
   const actionErrors = h('div');
+  // Read once: what was sent and to whom does not change once sending has started.
+  const audienceLine = h('span', null, audienceWords(broadcast.audience, new Map()));
+  void everyReadable(TAGS_READ, '/v1/tags').then((/** @type {Tag[]} */ tags) =>
+    fill(audienceLine, audienceWords(broadcast.audience, new Map(tags.map((t) => [t.id, t.name]))))).catch(() => {});
+  const content = h('div', { class: 'template-preview broadcast-preview' }, loading());
+  void sentContent(broadcast, content);
+  const duplicate = may(BROADCASTS_WRITE) && duplicateButton(broadcast);
   /** @param {Broadcast} b @param {string} note */
   const acted = (b, note) => {
     render(b);
@@ -661,7 +752,8 @@ function showProgress(view, broadcast) {
       h('div', { class: 'title-row' }, h('h1', null, b.name), badge(b.status), h('span', { class: 'spacer' }),
         may(BROADCASTS_WRITE) && b.status === 'sending' && statusAction('Pause', 'pause', 'Paused: no more emails are made until it is resumed.'),
         may(BROADCASTS_WRITE) && b.status === 'paused' && statusAction('Resume', 'resume', 'Resumed: sending goes on where it stopped.'),
-        may(BROADCASTS_WRITE) && MOVING.includes(b.status) && cancelButton(b, (cancelled) => acted(cancelled, 'The broadcast was cancelled.'))),
+        may(BROADCASTS_WRITE) && MOVING.includes(b.status) && cancelButton(b, (cancelled) => acted(cancelled, 'The broadcast was cancelled.')),
+        duplicate),
       actionErrors,
       MOVING.includes(b.status) && withheldNote(BROADCASTS_WRITE, 'pausing, resuming and cancelling this broadcast'),
       h('p', null, h('a', { href: '#/broadcasts' }, '← All broadcasts'), ' · id ', code(b.id)),
@@ -679,6 +771,7 @@ function showProgress(view, broadcast) {
       h('p', null, h('a', { href: hashOf('/emails', new URLSearchParams({ broadcast_id: b.id })) }, 'Its emails, one per contact →')),
       skipsPanel(b),
       details(/** @type {Array<[string, Children]>} */ ([
+        ['Audience', audienceLine],
         ['From', b.from ?? 'the template’s sender'],
         ['Subject', b.subject ?? 'the template’s subject'],
         ['Content', b.template ? `template ${b.template.id}${b.template.version ? `, version ${b.template.version}` : ''}` : 'written here'],
@@ -688,7 +781,8 @@ function showProgress(view, broadcast) {
       ])));
     return MOVING.includes(b.status);
   };
-  fill(view, live);
+  // Outside what each refresh draws again, which would load the message's frame anew.
+  fill(view, live, h('section', { class: 'panel' }, h('h2', null, 'Content'), content));
   if (render(broadcast)) {
     refreshWhileShown(view, REFRESH_MS, async () => {
       try {
@@ -698,6 +792,25 @@ function showProgress(view, broadcast) {
         return true;
       }
     });
+  }
+}
+
+/**
+ * The message as the first contact of its audience got it, or why it cannot be shown.
+ * @param {Broadcast} b @param {HTMLElement} into
+ */
+async function sentContent(b, into) {
+  try {
+    /** @type {Audience} */
+    const audience = await api('POST', `${broadcastPath(b.id)}/audience`, { body: {} });
+    const [first] = audience.data;
+    if (!first) {
+      fill(into, h('p', { class: 'muted' }, 'No contact is left in its audience to show the message as.'));
+      return;
+    }
+    fill(into, renderedMessage(await api('POST', `${broadcastPath(b.id)}/preview`, { body: { contact_id: first.id } })));
+  } catch (err) {
+    fill(into, errorBox(err, { lead: 'The content cannot be shown:' }));
   }
 }
 
