@@ -825,7 +825,10 @@ export interface paths {
          *     `created_after` and `created_before` are exclusive bounds.
          *     `template_id` (an id or an alias) gives the emails made from that
          *     template; they keep its id after it is deleted. `broadcast_id` gives
-         *     the emails of a broadcast, one per contact. The list
+         *     the emails of a broadcast, one per contact. `outcome` gives the emails
+         *     with at least one recipient whose message `bounced` (the whole email,
+         *     or some recipients of a delivered one) or who `complained`; the
+         *     counts are in `bounced_recipients` and `complained_recipients`. The list
          *     items leave out the content (html, text, headers, attachments) and the
          *     per-recipient outcomes: GET /emails/{email_id} has them.
          */
@@ -2692,6 +2695,10 @@ export interface components {
             broadcast_id: string | null;
             /** @description The contact a broadcast's email is for. */
             contact_id: string | null;
+            /** @description How many recipients bounced, also after the email was delivered (a bounce report can follow an accepted message): an email `delivered` with some bounced recipients reached only the others. */
+            bounced_recipients: number;
+            /** @description How many recipients reported the email as spam (`email.complained`); the email's status stays `delivered`. */
+            complained_recipients: number;
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
@@ -4600,6 +4607,8 @@ export interface operations {
                 /** @description A template's id or alias. */
                 template_id?: string;
                 broadcast_id?: string;
+                /** @description Emails with a recipient that bounced, or one that complained. */
+                outcome?: "bounced" | "complained";
             };
             header?: never;
             path?: never;

@@ -54,6 +54,9 @@ export interface EmailSummary {
   /** The broadcast the email is part of, and the contact it was made for. */
   broadcast_id: string | null;
   contact_id: string | null;
+  /** Recipients whose message bounced (also after delivery, by a report), and recipients who complained. */
+  bounced_recipients: number;
+  complained_recipients: number;
   created_at: string;
   updated_at: string;
 }
@@ -136,6 +139,8 @@ export interface EmailFilter {
   templateId?: string;
   broadcastId?: string;
   mode?: 'live' | 'test';
+  /** Emails with a recipient that bounced, or one that complained. */
+  outcome?: 'bounced' | 'complained';
 }
 
 const SUMMARY_COLUMNS = [
@@ -145,16 +150,39 @@ const SUMMARY_COLUMNS = [
 ] as const;
 
 type SummaryRow = Pick<Selectable<EmailsTable>, (typeof SUMMARY_COLUMNS)[number]>;
+/** A summary's row with its recipients' outcomes counted (withOutcomeCounts). */
+type CountedRow = SummaryRow & OutcomeCounts;
+interface OutcomeCounts { bounced: number; complained: number }
 
 const json = <T>(text: string): T => JSON.parse(text) as T;
 
-const toSummary = (r: SummaryRow): EmailSummary => ({
+const toSummary = (r: CountedRow): EmailSummary => ({
   id: r.id, object: 'email', from: r.from_address, to: json(r.to_list), cc: json(r.cc_list), bcc: json(r.bcc_list),
   reply_to: json(r.reply_to_list), subject: r.subject, tags: json(r.tags), status: r.status, mode: r.mode,
   domain_id: r.domain_id, message_id: r.message_id, scheduled_at: toIsoOrNull(r.scheduled_at), sent_at: toIsoOrNull(r.sent_at),
   resent_from: r.resent_from, template_id: r.template_id, template_version: r.template_version,
-  broadcast_id: r.broadcast_id, contact_id: r.contact_id, created_at: toIso(r.created_at), updated_at: toIso(r.updated_at),
+  broadcast_id: r.broadcast_id, contact_id: r.contact_id, bounced_recipients: r.bounced, complained_recipients: r.complained,
+  created_at: toIso(r.created_at), updated_at: toIso(r.updated_at),
 });
+
+/**
+ * The rows, each with how many of its recipients bounced and complained: two
+ * queries for a page, not two per email. A complaint is an event only (the
+ * recipient stays delivered), counted once per recipient.
+ */
+async function withOutcomeCounts<R extends SummaryRow>(db: Db | Tx, rows: R[]): Promise<Array<R & OutcomeCounts>> {
+  if (rows.length === 0) return [];
+  const ids = rows.map((r) => r.id);
+  const bounced = await db.selectFrom('email_recipients').select(['email_id', (eb) => eb.fn.countAll<number | string>().as('n')])
+    .where('email_id', 'in', ids).where('status', '=', 'bounced').groupBy('email_id').execute();
+  const complained = await db.selectFrom('events').select(['email_id', (eb) => eb.fn.count<number | string>('recipient').distinct().as('n')])
+    .where('email_id', 'in', ids).where('type', '=', 'email.complained').groupBy('email_id').execute();
+  // PostgreSQL counts in bigint, which its driver gives as a string.
+  const byEmail = (counts: Array<{ email_id: string | null; n: number | string }>) => new Map(counts.map((c) => [c.email_id, Number(c.n)]));
+  const b = byEmail(bounced);
+  const c = byEmail(complained);
+  return rows.map((r) => ({ ...r, bounced: b.get(r.id) ?? 0, complained: c.get(r.id) ?? 0 }));
+}
 
 const toRecipientView = (r: Selectable<EmailRecipientsTable>): RecipientView => ({
   email: r.address, type: r.kind, status: r.status, smtp_code: r.smtp_code, detail: r.detail, updated_at: toIso(r.updated_at),
@@ -285,7 +313,7 @@ export function newEmailView(e: NewEmail): Email {
     id: e.id, object: 'email', from: e.from, to: e.to, cc: e.cc, bcc: e.bcc, reply_to: e.replyTo, subject: e.subject, tags: e.tags,
     status: e.status, mode: e.mode, domain_id: e.domainId, message_id: e.messageId, scheduled_at: toIsoOrNull(e.scheduledAt),
     sent_at: null, resent_from: e.resentFrom, template_id: e.templateId, template_version: e.templateVersion,
-    broadcast_id: e.broadcastId, contact_id: e.contactId, created_at: at, updated_at: at, html: e.html, text: e.text, headers: e.headers,
+    broadcast_id: e.broadcastId, contact_id: e.contactId, bounced_recipients: 0, complained_recipients: 0, created_at: at, updated_at: at, html: e.html, text: e.text, headers: e.headers,
     attachments: attachmentMetas(e), recipients: e.recipients.map((r) => ({ email: r.email, type: r.kind, status: r.status, smtp_code: null, detail: r.detail, updated_at: at })),
   };
 }
@@ -319,8 +347,9 @@ export async function getEmail(db: Db | Tx, ws: string, id: string): Promise<Ema
   const row = await withContent(db).where('emails.workspace_id', '=', ws).where('emails.id', '=', id).executeTakeFirst();
   if (!row) return undefined;
   const recipients = await db.selectFrom('email_recipients').selectAll().where('email_id', '=', id).orderBy('idx').execute();
+  const [counted] = await withOutcomeCounts(db, [row]);
   return {
-    ...toSummary(row), html: row.html, text: row.text_body, headers: json(row.headers), attachments: json(row.attachments),
+    ...toSummary(counted!), html: row.html, text: row.text_body, headers: json(row.headers), attachments: json(row.attachments),
     recipients: recipients.map(toRecipientView),
   };
 }
@@ -341,6 +370,11 @@ export async function listEmails(db: Db, ws: string, f: EmailFilter, page: PageQ
     ...(f.mode !== undefined ? [sql<boolean>`${col('mode')} = ${f.mode}`] : []),
     ...(f.templateId !== undefined ? [sql<boolean>`${col('template_id')} = ${f.templateId}`] : []),
     ...(f.broadcastId !== undefined ? [sql<boolean>`${col('broadcast_id')} = ${f.broadcastId}`] : []),
+    // Complaints are few: the workspace's, by type, are read from their index; bounces are checked email by email.
+    ...(f.outcome === 'complained'
+      ? [sql<boolean>`${col('id')} IN (SELECT email_id FROM events WHERE workspace_id = ${ws} AND type = 'email.complained')`] : []),
+    ...(f.outcome === 'bounced'
+      ? [sql<boolean>`EXISTS (SELECT 1 FROM email_recipients r WHERE r.email_id = ${col('id')} AND r.status = 'bounced')`] : []),
     ...(f.createdAfter !== undefined ? [sql<boolean>`${col('created_at')} > ${f.createdAfter}`] : []),
     ...(f.createdBefore !== undefined ? [sql<boolean>`${col('created_at')} < ${f.createdBefore}`] : []),
     ...(f.tags?.length ? [sql<boolean>`${col('pos')} IN (SELECT email_pos FROM email_tags WHERE workspace_id = ${ws} AND tag IN (${sql.join(f.tags)}))`] : []),
@@ -349,6 +383,8 @@ export async function listEmails(db: Db, ws: string, f: EmailFilter, page: PageQ
   const filters = sql<boolean>`${sql.join(conditions, sql` AND `)}`;
   const columns = SUMMARY_COLUMNS.map((c) => `emails.${c}` as const);
 
+  const counted = (fetch: Fetch<SummaryRow>): Fetch<CountedRow> => async (bound, order, take) =>
+    withOutcomeCounts(db, await fetch(bound, order, take));
   const plain = (extra: Array<RawBuilder<boolean>>): Fetch<SummaryRow> => (bound, order, take) => db.selectFrom('emails').select(columns)
     .where(filters).$if(extra.length > 0, (q) => q.where(sql<boolean>`${sql.join(extra, sql` AND `)}`))
     .$if(bound !== undefined, (q) => q.where('emails.pos', bound!.op, bound!.pos))
@@ -358,14 +394,14 @@ export async function listEmails(db: Db, ws: string, f: EmailFilter, page: PageQ
     // (newest first) drive: each is looked up in emails and checked against
     // the other filters until the page is full. (A subquery with ORDER BY
     // is planned on its own: its positions come sorted, so the page ends early.)
-    return fetchPage(page, (bound, order, take) => db.selectFrom(sql<{ pos: number }>`(SELECT pos FROM emails_search WHERE ${search.match}
+    return fetchPage(page, counted((bound, order, take) => db.selectFrom(sql<{ pos: number }>`(SELECT pos FROM emails_search WHERE ${search.match}
         ${bound ? sql`AND pos ${sql.raw(bound.op)} ${bound.pos}` : sql``} ORDER BY pos ${sql.raw(order)})`.as('s'))
       .crossJoin('emails').select(columns)
       .where(sql<boolean>`${col('pos')} = s.pos`)
       .where(filters)
-      .orderBy(sql`s.pos`, order).limit(take).execute(), toSummary);
+      .orderBy(sql`s.pos`, order).limit(take).execute()), toSummary);
   }
-  if (indexed.length === 0) return fetchPage(page, plain([]), toSummary);
+  if (indexed.length === 0) return fetchPage(page, counted(plain([])), toSummary);
 
   // Two parts: up to the watermark through the trigram index, after it (the
   // emails of the last seconds) by the filters on the rows. Both give the
@@ -391,14 +427,14 @@ export async function listEmails(db: Db, ws: string, f: EmailFilter, page: PageQ
     [tail, (b) => b.op === '<' && b.pos <= mark + 1],
     [head, (b) => b.op === '>' && b.pos >= mark],
   ];
-  return fetchPage(page, async (bound, order, take) => {
+  return fetchPage(page, counted(async (bound, order, take) => {
     // Newest first, the tail's rows come first; walking back to newer rows, the index's.
     const rows: SummaryRow[] = [];
     for (const [fetch, bounded] of order === 'desc' ? parts : [...parts].reverse()) {
       if (rows.length < take && !(bound && bounded(bound))) rows.push(...(await fetch(bound, order, take - rows.length)));
     }
     return rows;
-  }, toSummary);
+  }), toSummary);
 }
 
 type Fetch<R> = (bound: PageBound | undefined, order: 'asc' | 'desc', take: number) => Promise<R[]>;

@@ -465,6 +465,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
         ...(q.mode !== undefined && { mode: q.mode }),
         ...(templateId !== undefined && { templateId }),
         ...(q.broadcast_id !== undefined && { broadcastId: q.broadcast_id }),
+        ...(q.outcome !== undefined && { outcome: q.outcome }),
       };
       return listEmails(store.db, ws, filter, page, clock.now());
     },

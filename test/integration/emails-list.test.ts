@@ -213,3 +213,54 @@ describe('search text through delivery', () => {
     }
   });
 });
+
+describe('GET /v1/emails by outcome', () => {
+  let t: TestApp;
+  const ids: Record<string, string> = {};
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    await t.seed.activeDomain('acme.test');
+    // The sink's simulated outcomes, by local part.
+    const recipients: Record<string, string[]> = {
+      partly: ['delivered@mailroom.test', 'bounced@mailroom.test'],
+      complained: ['complained@mailroom.test', 'delivered@mailroom.test'],
+      delivered: ['delivered@mailroom.test'],
+      bounced: ['bounced@mailroom.test'],
+    };
+    for (const [name, to] of Object.entries(recipients)) {
+      const res = await t.api.post('/v1/emails', { from: 'ann@acme.test', to, subject: name, text: 'x' });
+      expect(res.status).toBe(201);
+      ids[name] = res.body.id;
+    }
+    await t.mailroom.delivery.drain();
+  });
+  afterAll(() => t.close());
+
+  const list = async (query: string) => {
+    const res = await t.api.get(`/v1/emails?${query}`);
+    expect(res.status).toBe(200);
+    return res.body.data as Array<{ id: string; status: string; bounced_recipients: number; complained_recipients: number }>;
+  };
+
+  it('counts the recipients that bounced and complained on each email, whose status says delivered when any was', async () => {
+    const byId = new Map((await list('limit=10')).map((e) => [e.id, e]));
+    expect(byId.get(ids.partly)).toMatchObject({ status: 'delivered', bounced_recipients: 1, complained_recipients: 0 });
+    expect(byId.get(ids.complained)).toMatchObject({ status: 'delivered', bounced_recipients: 0, complained_recipients: 1 });
+    expect(byId.get(ids.delivered)).toMatchObject({ status: 'delivered', bounced_recipients: 0, complained_recipients: 0 });
+    expect(byId.get(ids.bounced)).toMatchObject({ status: 'failed', bounced_recipients: 1, complained_recipients: 0 });
+    expect((await t.api.get(`/v1/emails/${ids.partly}`)).body).toMatchObject({ bounced_recipients: 1, complained_recipients: 0 });
+    expect((await t.api.get(`/v1/emails/${ids.complained}`)).body).toMatchObject({ bounced_recipients: 0, complained_recipients: 1 });
+  });
+
+  it('filters by outcome, alone and with the status, and refuses an outcome it does not know with 400', async () => {
+    expect((await list('outcome=bounced')).map((e) => e.id)).toEqual([ids.bounced, ids.partly]);
+    expect((await list('outcome=bounced&status=delivered')).map((e) => e.id)).toEqual([ids.partly]);
+    expect((await list('outcome=complained')).map((e) => e.id)).toEqual([ids.complained]);
+    for (const query of ['outcome=opened', 'outcome=', 'outcome=bounced&outcome=complained']) {
+      const res = await t.api.get(`/v1/emails?${query}`);
+      expect(res.status, query).toBe(400);
+      expect(res.body.error, query).toMatchObject({ code: 'validation_error', param: 'outcome' });
+    }
+  });
+});
