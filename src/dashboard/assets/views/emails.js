@@ -1,15 +1,16 @@
 // @ts-check
 // Sent mail: the list with its filters (a broadcast's emails among them), and
-// an email's page: its details, recipients, attachments, timeline, body and,
-// on request, its source; a scheduled or pending email can be cancelled, a
-// scheduled one moved to another time, and a sent one resent as a new email.
+// an email's page: its details and outcome, recipients, attachments,
+// timeline, body and, on request, its source; a scheduled or pending email
+// can be cancelled, a scheduled one moved to another time, and a sent one
+// resent as a new email.
 import { may, withheldNote } from '../access.js';
 import { api } from '../api.js';
 import { filterForm, filterSelect, filterText, loadRecord, pagedTable } from '../lists.js';
 import { hashOf, navigate } from '../nav.js';
 import { bodyParts } from '../preview.js';
 import {
-  actionsColumn, address, badge, clipped, clippedList, code, details, downloadButton, errorBox, errorSlot, fieldErrors, fill, formatBytes, formatTime, h,
+  actionsColumn, address, badge, clipped, clippedList, code, count, details, downloadButton, errorBox, errorSlot, fieldErrors, fill, formatBytes, formatTime, h,
   hrefTo, isoWithOffset, joined, localInputValue, loading, none, table, time, whileBusy,
 } from '../ui.js';
 import { domainLink } from './domains.js';
@@ -30,6 +31,7 @@ import { eventDetail, eventRecipient, eventsOfEmail } from './events.js';
  * @typedef {{ id: string, from: string, to: string[], cc: string[], bcc: string[], reply_to: string[],
  *   subject: string, tags: string[], status: string, mode: 'live' | 'test', domain_id: string | null,
  *   message_id: string, scheduled_at: string | null, sent_at: string | null, resent_from: string | null,
+ *   bounced_recipients: number, complained_recipients: number,
  *   created_at: string, updated_at: string }} EmailSummary
  */
 /**
@@ -46,6 +48,8 @@ import { eventDetail, eventRecipient, eventsOfEmail } from './events.js';
 /** An email's timeline is read in one call, the API's largest page. */
 const TIMELINE_LIMIT = 100;
 const EMAIL_STATUSES = ['pending', 'scheduled', 'sent', 'delivered', 'failed', 'cancelled'];
+/** The list's outcome filter: a recipient bounced (the whole email, or some recipients of a delivered one), or complained. */
+const EMAIL_OUTCOMES = ['bounced', 'complained'];
 /** The statuses cancelEmail acts on; from `sent` on a message may be on the wire. */
 const CANCELLABLE = ['scheduled', 'pending'];
 /** The statuses rescheduleEmail acts on: not yet handed to delivery. */
@@ -68,6 +72,7 @@ function showEmails({ view, query }) {
   const broadcastId = query.get('broadcast_id');
   const filters = [
     filterSelect('Status', 'status', query, 'any', EMAIL_STATUSES.map((s) => [s, s])),
+    filterSelect('Outcome', 'outcome', query, 'any', EMAIL_OUTCOMES.map((o) => [o, `a recipient ${o}`])),
     filterSelect('Mode', 'mode', query, 'live and test', [['live', 'live'], ['test', 'test']]),
     filterText('To', 'to', query),
   ];
@@ -79,7 +84,7 @@ function showEmails({ view, query }) {
     filterForm('/emails', filters, new URLSearchParams(broadcastId ? { broadcast_id: broadcastId } : {})), list);
   return pagedTable(list, {
     api: '/v1/emails', route: '/emails', query, filters: [...filters, 'broadcast_id'], columns: EMAIL_COLUMNS,
-    empty: ['status', 'to', 'mode', 'broadcast_id'].some((f) => query.has(f))
+    empty: ['status', 'outcome', 'to', 'mode', 'broadcast_id'].some((f) => query.has(f))
       ? ['No emails match these filters. ', h('a', { href: '#/emails' }, 'Show all emails')]
       : ['No emails yet. Send one through the API (', h('code', null, 'POST /v1/emails'), ') or SMTP submission, from a ',
         h('a', { href: '#/domains' }, 'domain'), ' of yours.'],
@@ -92,9 +97,38 @@ const EMAIL_COLUMNS = [
   { header: 'From', cell: (e) => clipped(e.from), minor: true },
   { header: 'To', cell: (e) => clippedList(e.to) },
   { header: 'Subject', cell: (e) => clipped(e.subject || '(no subject)', { href: hrefTo('emails', e.id), wide: true }), role: 'primary' },
-  { header: 'Status', cell: (e) => badge(e.status), role: 'status' },
+  { header: 'Status', cell: outcomeBadge, role: 'status' },
   { header: 'Mode', cell: (e) => badge(e.mode) },
 ];
+
+/**
+ * What became of an email, in one badge. `delivered` says only that a recipient took it: one who then complained,
+ * or others who bounced, are what a person needs to see. The counts are in the title.
+ * @param {EmailSummary} e
+ */
+function outcomeBadge(e) {
+  const shown = e.complained_recipients > 0 ? badge('complained')
+    : e.status === 'delivered' && e.bounced_recipients > 0 ? badge('partly bounced') : badge(e.status);
+  const counts = [
+    e.bounced_recipients > 0 && `${count(e.bounced_recipients, 'recipient', 'recipients')} bounced`,
+    e.complained_recipients > 0 && `${count(e.complained_recipients, 'recipient', 'recipients')} complained`,
+  ].filter(Boolean);
+  if (counts.length > 0) shown.title = `${e.status}: ${counts.join(', ')}`;
+  return shown;
+}
+
+/**
+ * The email's outcome in words, beside its badge: how many recipients took it and how many bounced, and who complained.
+ * @param {Email} email
+ */
+function outcomeText(email) {
+  const delivered = email.recipients.filter((r) => r.status === 'delivered').length;
+  return [
+    email.status === 'delivered' && email.bounced_recipients > 0
+      && `delivered to ${delivered} of ${count(email.recipients.length, 'recipient', 'recipients')}, ${email.bounced_recipients} bounced`,
+    email.complained_recipients > 0 && `${count(email.complained_recipients, 'recipient', 'recipients')} reported it as spam`,
+  ].filter(Boolean).join('; ');
+}
 /** @param {Ctx} ctx */
 async function showEmail({ view, id }) {
   const path = `/v1/emails/${encodeURIComponent(id)}`;
@@ -106,6 +140,7 @@ async function showEmail({ view, id }) {
   const email = await loadRecord(view, 'Email', path, { href: '#/emails', label: 'All emails' });
   if (!email) return;
   const timeline = h('div', null, loading());
+  const recipients = h('div', null, table(recipientColumns(new Set()), email.recipients));
   fill(view,
     h('h1', null, email.subject || '(no subject)'),
     [CANCELLABLE, RESENDABLE, RESCHEDULABLE].some((statuses) => statuses.includes(email.status))
@@ -117,7 +152,7 @@ async function showEmail({ view, id }) {
     ],
     emailDetails(email),
     h('h2', null, 'Recipients'),
-    table(RECIPIENT_COLUMNS, email.recipients),
+    recipients,
     email.attachments.length > 0 && [h('h2', null, 'Attachments'), table(attachmentColumns(path), email.attachments.map((a, index) => ({ ...a, index })))],
     h('h2', null, 'Events'),
     timeline,
@@ -125,6 +160,9 @@ async function showEmail({ view, id }) {
     sourceSection(path));
   try {
     const page = await events;
+    // A complaint leaves its recipient delivered: the timeline says who.
+    const complainers = new Set(page.data.filter((e) => e.type === 'email.complained').map((e) => String(e.data.to)));
+    if (complainers.size > 0) fill(recipients, table(recipientColumns(complainers), email.recipients));
     fill(timeline,
       page.data.length > 0 ? table(TIMELINE_COLUMNS, page.data) : h('p', { class: 'empty' }, 'No events yet.'),
       page.has_more && h('p', { class: 'muted small' }, `The latest ${TIMELINE_LIMIT} events are shown.`),
@@ -228,7 +266,7 @@ function rescheduleForm(path, scheduledAt) {
 function emailDetails(email) {
   return details([
     ['ID', code(email.id)],
-    ['Status', badge(email.status)],
+    ['Status', [outcomeBadge(email), outcomeText(email) && h('span', { class: 'muted' }, ` ${outcomeText(email)}`)]],
     ['Mode', email.mode === 'test' ? 'test: kept in the sink, never sent' : 'live'],
     ['From', email.from],
     ['To', joined(email.to)],
@@ -250,12 +288,14 @@ function emailDetails(email) {
 /**
  * An address wraps whole: it is what a person looks for here. At tablet widths the type and code are left out: the
  * details above list the To, Cc and Bcc, and a reply opens with its code.
- * @type {Column<Recipient>[]}
+ * @param {Set<string>} complainers  the addresses that reported the email as spam
+ * @returns {Column<Recipient>[]}
  */
-const RECIPIENT_COLUMNS = [
+const recipientColumns = (complainers) => [
   { header: 'Address', cell: (r) => address(r.email), className: 'address-cell' },
   { header: 'Type', cell: (r) => r.type, minor: true },
-  { header: 'Status', cell: (r) => badge(r.status), role: 'status' },
+  { header: 'Status', cell: (r) => (complainers.has(r.email) ? [badge(r.status), ' ', badge('complained')] : badge(r.status)),
+    role: 'status' },
   { header: 'SMTP code', cell: (r) => r.smtp_code, minor: true },
   { header: 'Detail', cell: (r) => r.detail, className: 'prose' },
   { header: 'Updated', cell: (r) => time(r.updated_at), className: 'nowrap' },
