@@ -1,36 +1,52 @@
+import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { startTestApp, type TestApp } from '../helpers/app.js';
+import { startDns, type TestDns } from '../helpers/dns.js';
 import { launchChromium, signedInDashboard } from '../helpers/browser.js';
+import { eventually, inboundDomain, sendRaw, startSmtpTestApp, type SmtpTestApp } from '../helpers/smtp-app.js';
 
 // What became of sent mail, as the dashboard shows it in Chromium: a
 // complaint and a partial bounce told apart from plain delivery, in the list
-// (and found by its outcome filter) and on the email's page.
+// (and found by its outcome filter) and on the email's page; and replies
+// linked both ways.
 
 const SCREENSHOTS = process.env.MAILROOM_SCREENSHOTS;
 const DOMAIN = 'shop.test';
 
 describe('the outcomes and links of sent mail in Chromium', () => {
-  let t: TestApp;
+  let dns: TestDns;
+  let t: SmtpTestApp;
   let browser: Browser;
   let page: Page;
   const ids: Record<string, string> = {};
+  let replyId: string;
 
   /** Sends from the shop; the sink's simulated outcomes go by the recipient's local part. */
   const send = async (name: string, to: string[], subject: string) => {
     const res = await t.api.post('/v1/emails', { from: `Shop <orders@${DOMAIN}>`, to, subject, text: 'Shipped.' });
     expect(res.status).toBe(201);
     ids[name] = res.body.id;
+    return res.body as { id: string; message_id: string };
   };
 
   beforeAll(async () => {
-    t = await startTestApp();
-    await t.seed.activeDomain(DOMAIN);
+    dns = await startDns([]);
+    t = await startSmtpTestApp({ env: { MAILROOM_DNS_SERVERS: dns.server } });
+    await inboundDomain(t, DOMAIN);
     await send('partly', ['delivered@mailroom.test', 'bounced@mailroom.test'], 'Order 1 shipped');
     await send('complained', ['complained@mailroom.test'], 'Order 2 shipped');
     await send('bounced', ['bounced@mailroom.test'], 'Order 3 shipped');
-    await send('delivered', ['delivered@mailroom.test'], 'Your order');
+    const answered = await send('answered', ['Kim <kim@customer.test>'], 'Your order');
     await t.mailroom.delivery.drain();
+
+    // Kim answers, threaded to the email by In-Reply-To.
+    const raw = await new MailComposer({ from: 'Kim <kim@customer.test>', to: `orders@${DOMAIN}`, subject: 'Re: Your order', text: 'Thanks!',
+      inReplyTo: answered.message_id }).compile().build();
+    await sendRaw(t.mxPort, { from: 'kim@customer.test', to: [`orders@${DOMAIN}`] }, raw);
+    replyId = await eventually(async () => {
+      const [latest] = (await t.api.get('/v1/inbound?limit=1')).body.data;
+      return latest?.in_reply_to_email_id === answered.id ? latest.id as string : undefined;
+    }, 10_000, 'the reply to be processed');
 
     browser = await launchChromium();
     page = await signedInDashboard(browser, t.url, t.token, '/emails', 'Emails');
@@ -39,6 +55,7 @@ describe('the outcomes and links of sent mail in Chromium', () => {
   afterAll(async () => {
     await browser?.close();
     await t?.close();
+    await dns?.stop();
   });
 
   const shot = async (name: string) => {
@@ -88,6 +105,25 @@ describe('the outcomes and links of sent mail in Chromium', () => {
     // The recipient stays delivered; the timeline, once read, says it complained.
     await expect.poll(() => recipients.locator('td.cell-status').allTextContents()).toEqual(['delivered complained']);
     await shot('email-complained');
+  });
+
+  it('links a reply both ways: the email lists it and its timeline says who replied, the reply names the email it answers', async () => {
+    await open(`/emails/${ids.answered}`, 'Your order');
+    const replies = page.locator('main h2:text-is("Replies") + div');
+    await expect.poll(() => replies.locator('tbody td.cell-primary').allTextContents()).toEqual(['Re: Your order']);
+    const replied = page.locator('main tbody tr', { hasText: 'email.replied' });
+    expect(await replied.locator('td[data-label="Detail"]').textContent()).toBe('from Kim <kim@customer.test> · “Re: Your order”');
+    expect(await replied.getByRole('link', { name: '“Re: Your order”' }).getAttribute('href')).toBe(`#/inbound/${replyId}`);
+    await shot('email-with-reply');
+
+    await replies.getByRole('link', { name: 'Re: Your order' }).click();
+    await page.getByRole('heading', { name: 'Re: Your order', level: 1 }).waitFor();
+    // Named by the email's subject once it is read.
+    await expect.poll(() => detail('In reply to').textContent()).toBe('Your order');
+    await shot('inbound-reply');
+    await detail('In reply to').getByRole('link').click();
+    await page.getByRole('heading', { name: 'Your order', level: 1 }).waitFor();
+    expect(new URL(page.url()).hash).toBe(`#/emails/${ids.answered}`);
   });
 
 });

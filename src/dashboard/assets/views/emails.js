@@ -1,6 +1,6 @@
 // @ts-check
 // Sent mail: the list with its filters (a broadcast's emails among them), and
-// an email's page: its details and outcome, recipients, attachments,
+// an email's page: its details and outcome, recipients, attachments, replies,
 // timeline, body and, on request, its source; a scheduled or pending email
 // can be cancelled, a scheduled one moved to another time, and a sent one
 // resent as a new email.
@@ -44,9 +44,11 @@ import { eventDetail, eventRecipient, eventsOfEmail } from './events.js';
  *   attachments: Attachment[], recipients: Recipient[] }} Email
  */
 /** @typedef {{ id: string, cancelled: boolean, status: string }} EmailCancel */
+/** @typedef {import('./inbound.js').InboundSummary} InboundSummary */
 
-/** An email's timeline is read in one call, the API's largest page. */
+/** An email's timeline is read in one call, the API's largest page; so are its replies. */
 const TIMELINE_LIMIT = 100;
+const REPLIES_LIMIT = 100;
 const EMAIL_STATUSES = ['pending', 'scheduled', 'sent', 'delivered', 'failed', 'cancelled'];
 /** The list's outcome filter: a recipient bounced (the whole email, or some recipients of a delivered one), or complained. */
 const EMAIL_OUTCOMES = ['bounced', 'complained'];
@@ -136,11 +138,16 @@ async function showEmail({ view, id }) {
   /** @type {Promise<Page<ApiEvent>>} */
   const events = api('GET', `${path}/events`, { query: new URLSearchParams({ limit: String(TIMELINE_LIMIT) }) });
   events.catch(() => {});
+  /** @type {Promise<Page<InboundSummary>> | null} */
+  const replies = may('inbound:read')
+    ? api('GET', '/v1/inbound', { query: new URLSearchParams({ in_reply_to_email_id: id, limit: String(REPLIES_LIMIT) }) }) : null;
+  replies?.catch(() => {});
   /** @type {Email | undefined} */
   const email = await loadRecord(view, 'Email', path, { href: '#/emails', label: 'All emails' });
   if (!email) return;
   const timeline = h('div', null, loading());
   const recipients = h('div', null, table(recipientColumns(new Set()), email.recipients));
+  const replyList = h('div');
   fill(view,
     h('h1', null, email.subject || '(no subject)'),
     [CANCELLABLE, RESENDABLE, RESCHEDULABLE].some((statuses) => statuses.includes(email.status))
@@ -154,10 +161,12 @@ async function showEmail({ view, id }) {
     h('h2', null, 'Recipients'),
     recipients,
     email.attachments.length > 0 && [h('h2', null, 'Attachments'), table(attachmentColumns(path), email.attachments.map((a, index) => ({ ...a, index })))],
+    replyList,
     h('h2', null, 'Events'),
     timeline,
     bodyParts(email.html, email.text),
     sourceSection(path));
+  void showReplies(replyList, replies);
   try {
     const page = await events;
     // A complaint leaves its recipient delivered: the timeline says who.
@@ -171,6 +180,42 @@ async function showEmail({ view, id }) {
   } catch (err) {
     fill(timeline, errorBox(err));
   }
+}
+
+/**
+ * The messages received in answer to the email, once read; nothing when there are none.
+ * @param {HTMLElement} where @param {Promise<Page<InboundSummary>> | null} replies  null for a key that may not read inbound mail
+ */
+async function showReplies(where, replies) {
+  if (!replies) return;
+  try {
+    const page = await replies;
+    if (page.data.length === 0) return;
+    fill(where, h('h2', null, 'Replies'), table(REPLY_COLUMNS, page.data),
+      page.has_more && h('p', { class: 'muted small' }, `The latest ${REPLIES_LIMIT} replies are shown.`));
+  } catch (err) {
+    fill(where, h('h2', null, 'Replies'), errorBox(err));
+  }
+}
+
+/** @type {Column<InboundSummary>[]} */
+const REPLY_COLUMNS = [
+  { header: 'Received', cell: (m) => time(m.received_at), className: 'nowrap' },
+  { header: 'From', cell: (m) => clipped(m.from || m.envelope.mail_from || '(null sender)') },
+  { header: 'Subject', cell: (m) => clipped(m.subject || '(no subject)', { href: hrefTo('inbound', m.id), wide: true }), role: 'primary' },
+];
+
+/**
+ * A link to an email, named by its subject once read (by a key that may read it); the id stays, as the title, and as
+ * the text if the subject cannot be read.
+ * @param {string} id
+ */
+export function emailLink(id) {
+  const link = h('a', { href: hrefTo('emails', id), title: id }, h('code', null, id));
+  if (may('emails:read')) {
+    api('GET', `/v1/emails/${encodeURIComponent(id)}`).then((/** @type {Email} */ e) => fill(link, e.subject || '(no subject)'), () => {});
+  }
+  return link;
 }
 
 /**

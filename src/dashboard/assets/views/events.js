@@ -8,6 +8,8 @@ import { hashOf } from '../nav.js';
 import { clipped, clippedList, errorBox, fill, formatTime, h, hrefTo, loading, none, time } from '../ui.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
+/** @typedef {import('../ui.js').Child} Child */
+/** @typedef {import('../ui.js').Children} Children */
 /**
  * @template T
  * @typedef {import('../ui.js').Column<T>} Column
@@ -33,7 +35,11 @@ export function eventRecipient(event) {
   return typeof to === 'string' ? clipped(to) : '';
 }
 
-/** A short line of what matters in the event's data. @param {ApiEvent} event */
+/**
+ * A short line of what matters in the event's data; a reply links to the message received.
+ * @param {ApiEvent} event
+ * @returns {Children}
+ */
 export function eventDetail(event) {
   const get = (/** @type {string} */ name) => {
     const value = event.data[name];
@@ -49,7 +55,7 @@ export function eventDetail(event) {
     return codes.filter((c) => c !== undefined && !opening.includes(c));
   };
   const machine = event.data.machine === true && `automated${get('machine_reason') ? ` (${get('machine_reason')})` : ''}`;
-  /** @type {Record<string, () => Array<string | undefined | false>>} */
+  /** @type {Record<string, () => Array<Child>>} */
   const describe = {
     'email.scheduled': () => [at('scheduled_at') && `for ${at('scheduled_at')}`],
     'email.queued': () => [at('send_at') && `sends at ${at('send_at')}`],
@@ -63,8 +69,19 @@ export function eventDetail(event) {
     'email.clicked': () => [get('url'), machine],
     'email.failed': () => [get('reason'), get('suppression_reason') && `suppressed: ${get('suppression_reason')}`],
     'email.cancelled': () => [get('previous_status') && `was ${get('previous_status')}`],
+    'email.replied': () => [get('reply_from') && `from ${get('reply_from')}`, replyLink(get('inbound_id'), get('reply_subject'))],
   };
-  return (describe[event.type]?.() ?? []).filter(Boolean).join(' · ');
+  const parts = (describe[event.type]?.() ?? []).filter(Boolean);
+  return parts.flatMap((part, i) => (i === 0 ? [part] : [' · ', part]));
+}
+
+/**
+ * The reply received, by its subject, linked for a key that may read inbound mail.
+ * @param {string | undefined} inboundId @param {string | undefined} subject
+ */
+function replyLink(inboundId, subject) {
+  const text = `“${subject || '(no subject)'}”`;
+  return inboundId && may('inbound:read') ? h('a', { href: hrefTo('inbound', inboundId) }, text) : text;
 }
 
 /** Sent mail has its page, and so has received mail (email.received names an inbound id). @param {ApiEvent} event */

@@ -1,10 +1,12 @@
 // @ts-check
-// Received mail: the list, and a message's page with its envelope, SPF, DKIM
-// and DMARC results, attachments, every header and its body.
+// Received mail: the list, and a message's page with its envelope, the email
+// of ours it answers, SPF, DKIM and DMARC results, attachments, every header
+// and its body.
 import { loadRecord, pagedTable } from '../lists.js';
 import { bodyParts } from '../preview.js';
 import { actionsColumn, badge, clipped, clippedList, code, details, downloadButton, fill, formatBytes, h, hrefTo, joined, none, table, time } from '../ui.js';
 import { domainLink } from './domains.js';
+import { emailLink } from './emails.js';
 
 /** @typedef {import('../ui.js').Children} Children */
 /** @typedef {import('../nav.js').Ctx} Ctx */
@@ -15,7 +17,7 @@ import { domainLink } from './domains.js';
 /**
  * @typedef {{ id: string, status: 'received' | 'processed' | 'failed', failure_reason: string | null,
  *   domain_id: string, from: string, to: string[], cc: string[], subject: string,
- *   message_id: string | null, envelope: { mail_from: string, rcpt_to: string[] }, size: number,
+ *   message_id: string | null, in_reply_to_email_id: string | null, envelope: { mail_from: string, rcpt_to: string[] }, size: number,
  *   attachment_count: number, received_at: string }} InboundSummary
  */
 /**
@@ -74,6 +76,8 @@ async function showInboundEmail({ view, id }) {
       ['Envelope sender', message.envelope.mail_from || '(null sender)'],
       ['Envelope recipients', joined(message.envelope.rcpt_to)],
       ['Message-ID', code(message.message_id)],
+      // The email of ours it answers, found by its In-Reply-To or References.
+      ...(message.in_reply_to_email_id ? [/** @type {[string, Children]} */ (['In reply to', emailLink(message.in_reply_to_email_id)])] : []),
       ['Received', time(message.received_at)],
       ['Size', formatBytes(message.size)],
       ['TLS', message.tls ? 'yes' : 'no'],
