@@ -59,8 +59,8 @@ describe('the Events view in Chromium', () => {
     await page.locator('main table, main p.empty, main .error-box').first().waitFor();
     return page.locator('main tbody td.cell-primary').allTextContents();
   };
-  /** The email ids the rows link to. */
-  const emailsShown = () => page.locator('main tbody td[data-label="Email"]').allTextContents();
+  /** The email ids the rows link to, each under its subject. */
+  const emailsShown = () => page.locator('main tbody td[data-label="Email"] code').allTextContents();
   const search = async () => {
     const before = page.url();
     await page.getByRole('button', { name: 'Search' }).click();

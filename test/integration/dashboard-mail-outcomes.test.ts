@@ -7,8 +7,8 @@ import { eventually, inboundDomain, sendRaw, startSmtpTestApp, type SmtpTestApp 
 
 // What became of sent mail, as the dashboard shows it in Chromium: a
 // complaint and a partial bounce told apart from plain delivery, in the list
-// (and found by its outcome filter) and on the email's page; and replies
-// linked both ways.
+// (and found by its outcome filter) and on the email's page; replies linked
+// both ways; and each event's email named by its subject.
 
 const SCREENSHOTS = process.env.MAILROOM_SCREENSHOTS;
 const DOMAIN = 'shop.test';
@@ -58,8 +58,9 @@ describe('the outcomes and links of sent mail in Chromium', () => {
     await dns?.stop();
   });
 
-  const shot = async (name: string) => {
-    if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/${name}.png`, fullPage: true });
+  /** The whole page, or what a phone shows at first (`fullPage` false). */
+  const shot = async (name: string, fullPage = true) => {
+    if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/${name}.png`, fullPage });
   };
   const open = async (hash: string, heading: string) => {
     await page.goto(`${t.url}/dashboard/#${hash}`);
@@ -124,6 +125,29 @@ describe('the outcomes and links of sent mail in Chromium', () => {
     await detail('In reply to').getByRole('link').click();
     await page.getByRole('heading', { name: 'Your order', level: 1 }).waitFor();
     expect(new URL(page.url()).hash).toBe(`#/emails/${ids.answered}`);
+  });
+
+  it('names the email of each event by the subject its data carries, the id kept in the link', async () => {
+    await open('/events?event_type=replied', 'Events');
+    const cell = page.locator('main tbody td[data-label="Email"]').first();
+    await expect.poll(() => cell.locator('.clip').textContent()).toBe('Your order');
+    expect(await cell.locator('code').textContent()).toBe(ids.answered);
+    expect(await cell.getByRole('link').getAttribute('href')).toBe(`#/emails/${ids.answered}`);
+    expect(await page.locator('main tbody td[data-label="Detail"]').first().textContent()).toBe('from Kim <kim@customer.test> · “Re: Your order”');
+
+    await open('/events', 'Events');
+    await page.locator('main tbody tr').first().waitFor();
+    await shot('events-with-subjects');
+    await page.setViewportSize({ width: 390, height: 844 });
+    try {
+      await shot('events-with-subjects-phone', false);
+    } finally {
+      await page.setViewportSize({ width: 1440, height: 900 });
+    }
+    // A received message is named by its subject too, and linked to its own page.
+    await open('/events?event_type=received', 'Events');
+    await expect.poll(() => page.locator('main tbody td[data-label="Email"] .clip').first().textContent()).toBe('Re: Your order');
+    expect(await page.locator('main tbody td[data-label="Email"] a').first().getAttribute('href')).toBe(`#/inbound/${replyId}`);
   });
 
 });

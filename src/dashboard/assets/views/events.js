@@ -84,10 +84,16 @@ function replyLink(inboundId, subject) {
   return inboundId && may('inbound:read') ? h('a', { href: hrefTo('inbound', inboundId) }, text) : text;
 }
 
-/** Sent mail has its page, and so has received mail (email.received names an inbound id). @param {ApiEvent} event */
+/**
+ * Sent mail has its page, and so has received mail (email.received names an inbound id): the link says the subject
+ * where the event carries it (opens and clicks do not), with the id below it.
+ * @param {ApiEvent} event
+ */
 function eventEmailLink(event) {
   if (!event.email_id) return none();
-  return h('a', { href: hrefTo(event.type === 'email.received' ? 'inbound' : 'emails', event.email_id) },
+  const subject = event.data.subject;
+  return h('a', { href: hrefTo(event.type === 'email.received' ? 'inbound' : 'emails', event.email_id), class: 'event-email' },
+    typeof subject === 'string' && h('span', { class: 'clip', title: subject }, subject || '(no subject)'),
     h('code', null, event.email_id));
 }
 
