@@ -188,7 +188,7 @@ describe('the Broadcasts view in Chromium', () => {
 
     // Its emails are one link away, in the Emails view narrowed to it.
     await page.getByRole('link', { name: 'Its emails, one per contact' }).click();
-    await seen(page, '.filter-note', `The emails of the broadcast ${id}`);
+    await seen(page, '.filter-note', 'The emails of the broadcast November news');
     await seen(page, 'tbody', 'cy@example.com');
     expect(await page.locator('tbody tr').count()).toBe(3);
 

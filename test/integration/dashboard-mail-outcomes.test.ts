@@ -8,10 +8,12 @@ import { eventually, inboundDomain, sendRaw, startSmtpTestApp, type SmtpTestApp 
 // What became of sent mail, as the dashboard shows it in Chromium: a
 // complaint and a partial bounce told apart from plain delivery, in the list
 // (and found by its outcome filter) and on the email's page; replies linked
-// both ways; and each event's email named by its subject.
+// both ways; each event's email named by its subject; and a broadcast's
+// emails linked to their broadcast by its name.
 
 const SCREENSHOTS = process.env.MAILROOM_SCREENSHOTS;
 const DOMAIN = 'shop.test';
+const BROADCAST_NAME = 'November news';
 
 describe('the outcomes and links of sent mail in Chromium', () => {
   let dns: TestDns;
@@ -20,6 +22,7 @@ describe('the outcomes and links of sent mail in Chromium', () => {
   let page: Page;
   const ids: Record<string, string> = {};
   let replyId: string;
+  let broadcastId: string;
 
   /** Sends from the shop; the sink's simulated outcomes go by the recipient's local part. */
   const send = async (name: string, to: string[], subject: string) => {
@@ -37,6 +40,14 @@ describe('the outcomes and links of sent mail in Chromium', () => {
     await send('complained', ['complained@mailroom.test'], 'Order 2 shipped');
     await send('bounced', ['bounced@mailroom.test'], 'Order 3 shipped');
     const answered = await send('answered', ['Kim <kim@customer.test>'], 'Your order');
+
+    expect((await t.api.post('/v1/contacts', { email: 'ann@example.com', name: 'Ann Lee' })).status).toBe(201);
+    const broadcast = await t.api.post('/v1/broadcasts', { name: BROADCAST_NAME, from: `News <news@${DOMAIN}>`, subject: 'News', text: 'Hi' });
+    expect(broadcast.status).toBe(201);
+    broadcastId = broadcast.body.id;
+    expect((await t.api.post(`/v1/broadcasts/${broadcastId}/send`, {})).status).toBe(200);
+    ids.broadcast = await eventually(async () => (await t.api.get(`/v1/emails?broadcast_id=${broadcastId}`)).body.data[0]?.id as string | undefined,
+      15_000, 'the broadcast\'s email');
     await t.mailroom.delivery.drain();
 
     // Kim answers, threaded to the email by In-Reply-To.
@@ -150,4 +161,19 @@ describe('the outcomes and links of sent mail in Chromium', () => {
     expect(await page.locator('main tbody td[data-label="Email"] a').first().getAttribute('href')).toBe(`#/inbound/${replyId}`);
   });
 
+  it('links a broadcast\'s email to its broadcast, and names the broadcast over its emails', async () => {
+    await open(`/emails/${ids.broadcast}`, 'News');
+    await expect.poll(() => detail('Broadcast').textContent()).toBe(BROADCAST_NAME);
+    expect(await detail('Broadcast').getByRole('link').getAttribute('href')).toBe(`#/broadcasts/${broadcastId}`);
+    await shot('email-of-broadcast');
+    // An email of no broadcast has no such line.
+    await open(`/emails/${ids.partly}`, 'Order 1 shipped');
+    expect(await detail('Broadcast').count()).toBe(0);
+
+    await open(`/emails?broadcast_id=${broadcastId}`, 'Emails');
+    await expect.poll(() => page.locator('main .filter-note').textContent()).toBe(`The emails of the broadcast ${BROADCAST_NAME} · all emails`);
+    expect(await page.locator('main .filter-note').getByRole('link', { name: BROADCAST_NAME }).getAttribute('href')).toBe(`#/broadcasts/${broadcastId}`);
+    expect(await subjectsShown()).toEqual(['News']);
+    await shot('emails-of-broadcast');
+  });
 });

@@ -82,6 +82,17 @@ const broadcastHref = (id) => `#/broadcasts/${encodeURIComponent(id)}`;
 /** @param {string} id */
 const broadcastPath = (id) => `/v1/broadcasts/${encodeURIComponent(id)}`;
 
+/**
+ * A link to a broadcast, named once its record is read (by a key that may read it). The id stays, as the title, and
+ * as the text if the name cannot be read.
+ * @param {string} id
+ */
+export function broadcastLink(id) {
+  const link = h('a', { href: broadcastHref(id), title: id }, h('code', null, id));
+  if (may('broadcasts:read')) api('GET', broadcastPath(id)).then((/** @type {Broadcast} */ b) => fill(link, b.name), () => {});
+  return link;
+}
+
 // ---------------------------------------------------------------------------
 // The list
 

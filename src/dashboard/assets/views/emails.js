@@ -13,6 +13,7 @@ import {
   actionsColumn, address, badge, clipped, clippedList, code, count, details, downloadButton, errorBox, errorSlot, fieldErrors, fill, formatBytes, formatTime, h,
   hrefTo, isoWithOffset, joined, localInputValue, loading, none, table, time, whileBusy,
 } from '../ui.js';
+import { broadcastLink } from './broadcasts.js';
 import { domainLink } from './domains.js';
 import { eventDetail, eventRecipient, eventsOfEmail } from './events.js';
 
@@ -31,7 +32,7 @@ import { eventDetail, eventRecipient, eventsOfEmail } from './events.js';
  * @typedef {{ id: string, from: string, to: string[], cc: string[], bcc: string[], reply_to: string[],
  *   subject: string, tags: string[], status: string, mode: 'live' | 'test', domain_id: string | null,
  *   message_id: string, scheduled_at: string | null, sent_at: string | null, resent_from: string | null,
- *   bounced_recipients: number, complained_recipients: number,
+ *   broadcast_id: string | null, bounced_recipients: number, complained_recipients: number,
  *   created_at: string, updated_at: string }} EmailSummary
  */
 /**
@@ -80,8 +81,7 @@ function showEmails({ view, query }) {
   ];
   const list = h('div');
   fill(view, h('h1', null, 'Emails'),
-    broadcastId && h('p', { class: 'filter-note' }, 'The emails of the broadcast ',
-      h('a', { href: `#/broadcasts/${encodeURIComponent(broadcastId)}` }, h('code', null, broadcastId)), ' · ',
+    broadcastId && h('p', { class: 'filter-note' }, 'The emails of the broadcast ', broadcastLink(broadcastId), ' · ',
       h('a', { href: '#/emails' }, 'all emails')),
     filterForm('/emails', filters, new URLSearchParams(broadcastId ? { broadcast_id: broadcastId } : {})), list);
   return pagedTable(list, {
@@ -326,6 +326,7 @@ function emailDetails(email) {
     ['Sent', time(email.sent_at)],
     ['Updated', time(email.updated_at)],
     ['Resent from', email.resent_from ? h('a', { href: hrefTo('emails', email.resent_from) }, email.resent_from) : none()],
+    ...(email.broadcast_id ? [/** @type {[string, Children]} */ (['Broadcast', broadcastLink(email.broadcast_id)])] : []),
     ...Object.entries(email.headers).map(([name, value]) => /** @type {[string, Children]} */ ([name, value])),
   ]);
 }
