@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import type { SMTPServer, SMTPServerDataStream, SMTPServerOptions } from 'smtp-server';
+import type { SMTPServer, SMTPServerAddress, SMTPServerDataStream, SMTPServerOptions } from 'smtp-server';
 import type { TlsCredentials } from './tls.js';
 import { AppError, SMTP_REPLY } from '../core/errors.js';
 import { MimeStructureScan, type MimeViolation } from '../core/mime-structure.js';
@@ -41,6 +41,21 @@ export function sharedServerOptions(o: {
     closeTimeout: CLOSE_TIMEOUT_MS,
     logger: false,
   };
+}
+
+/** MAIL FROM parameters of the extensions both listeners advertise: SIZE (RFC 1870), 8BITMIME (RFC 6152), SMTPUTF8 (RFC 6531). */
+export const MAIL_PARAMETERS = ['SIZE', 'BODY', 'SMTPUTF8'] as const;
+
+/**
+ * The 555 for MAIL FROM or RCPT TO parameters of no extension the listener
+ * advertises (RFC 5321 section 4.1.1.11), or undefined when there are none.
+ * smtp-server checks the values of those it knows and passes any other on
+ * unread, so without this an unknown one would be taken and ignored.
+ */
+export function unknownParameters(command: 'MAIL FROM' | 'RCPT TO', address: SMTPServerAddress, known: readonly string[]): (Error & { responseCode: number }) | undefined {
+  const unknown = Object.keys(address.args || {}).filter((name) => !known.includes(name));
+  return unknown.length === 0 ? undefined
+    : smtpError(555, '5.5.4', `${command} parameters not recognized or not implemented: ${unknown.join(' ')}`);
 }
 
 /** An error smtp-server sends back as `<code> <enhanced> <text>`, the text made one line of ASCII. */

@@ -1,7 +1,9 @@
 import type { Logger } from 'pino';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import { hasSmugglingMarker, normaliseLineEndings } from './message-data.js';
-import { closeServer, listenOn, readMessage, sharedServerOptions, smtpError, temporaryFailure, type SmtpListener } from './listener.js';
+import {
+  closeServer, listenOn, MAIL_PARAMETERS, readMessage, sharedServerOptions, smtpError, temporaryFailure, unknownParameters, type SmtpListener,
+} from './listener.js';
 import type { TlsCredentials } from './tls.js';
 import type { Clock } from '../core/clock.js';
 
@@ -121,7 +123,14 @@ export function createMxListener(port: MxPort, options: MxListenerOptions): Smtp
       else perIp.set(session.remoteAddress, n);
     },
 
+    onMailFrom(address, _session, callback) {
+      callback(unknownParameters('MAIL FROM', address, MAIL_PARAMETERS));
+    },
+
     onRcptTo(address, _session, callback) {
+      // No extension advertised here (DSN is not) has a RCPT TO parameter.
+      const unknown = unknownParameters('RCPT TO', address, []);
+      if (unknown) return callback(unknown);
       port.checkRecipient(address.address).then(
         (refusal) => callback(refusal ? REFUSALS[refusal] : undefined),
         (err: unknown) => {

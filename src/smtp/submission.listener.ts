@@ -1,7 +1,9 @@
 import type { Logger } from 'pino';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import { AppError } from '../core/errors.js';
-import { closeServer, listenOn, readMessage, replyForError, sharedServerOptions, smtpError, type SmtpListener } from './listener.js';
+import {
+  closeServer, listenOn, MAIL_PARAMETERS, readMessage, replyForError, sharedServerOptions, smtpError, unknownParameters, type SmtpListener,
+} from './listener.js';
 import { normaliseLineEndings } from './message-data.js';
 import { emailFromSubmission, type AsWritten, type SubmittedEmail } from './submitted-message.js';
 import type { TlsCredentials } from './tls.js';
@@ -48,6 +50,12 @@ export interface SubmissionListenerOptions {
 }
 
 const MAX_CLIENTS = 500;
+/**
+ * With AUTH advertised, a client may name the message's submitter in MAIL
+ * FROM (RFC 4954 section 5, `AUTH=<>`); it is taken and not relied on, as
+ * the key says who sends.
+ */
+const SUBMISSION_MAIL_PARAMETERS = [...MAIL_PARAMETERS, 'AUTH'];
 /** The scope a key needs, as for POST /v1/emails. */
 export const SEND_SCOPE: FineScope = 'emails:send';
 
@@ -97,13 +105,18 @@ export function createSubmissionListener<U extends Submitter>(port: SubmissionPo
       );
     },
 
-    onMailFrom(_address, session, callback) {
+    onMailFrom(address, session, callback) {
       const u = user(session);
       // AUTH is disabled for some sessions, and smtp-server only asks for it where it is enabled.
       if (!u) return callback(smtpError(530, '5.7.0', 'Authentication required: AUTH with an API key as the password'));
       const refusal = missingScope(u.granted, SEND_SCOPE, 'to send');
       if (refusal) return callback(replyForError(refusal));
-      callback();
+      callback(unknownParameters('MAIL FROM', address, SUBMISSION_MAIL_PARAMETERS));
+    },
+
+    onRcptTo(address, _session, callback) {
+      // No extension advertised here (DSN is not) has a RCPT TO parameter.
+      callback(unknownParameters('RCPT TO', address, []));
     },
 
     onData(stream, session, callback) {

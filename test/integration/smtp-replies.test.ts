@@ -67,6 +67,37 @@ describe('SMTP replies', () => {
     for (const line of lines) expect(line).toMatch(ASCII_REPLY);
   });
 
+  it('answer 555 to MAIL FROM and RCPT TO parameters of no extension the listener advertises, on both ports (RFC 5321 section 4.1.1.11)', async () => {
+    const plain = Buffer.from(`\0apikey\0${t.token}`).toString('base64');
+    for (const [port, from, login] of [[t.mxPort, 'someone@outside.test', []], [t.submissionPort, 'ann@acme.test', [`AUTH PLAIN ${plain}`]]] as const) {
+      const lines = await dialogue(port, [
+        'EHLO client.test', ...login,
+        `MAIL FROM:<${from}> FOO=bar`,
+        // DSN is not advertised, so its parameters are as unknown as any other.
+        `MAIL FROM:<${from}> RET=FULL ENVID=x1`,
+        `MAIL FROM:<${from}> SIZE=100 BODY=8BITMIME SMTPUTF8`,
+        'RCPT TO:<desk@inbound.test> NOTIFY=SUCCESS,FAILURE',
+        'RCPT TO:<desk@inbound.test> XYZ',
+        'RCPT TO:<desk@inbound.test>',
+        'QUIT',
+      ]);
+      const replies = lines.filter((l) => /^\d{3} /.test(l)).slice(port === t.mxPort ? 2 : 3);
+      expect(lines, String(port)).not.toContain('250-DSN');
+      expect(replies, String(port)).toEqual([
+        '555 5.5.4 MAIL FROM parameters not recognized or not implemented: FOO',
+        '555 5.5.4 MAIL FROM parameters not recognized or not implemented: RET ENVID',
+        '250 Accepted',
+        '555 5.5.4 RCPT TO parameters not recognized or not implemented: NOTIFY',
+        '555 5.5.4 RCPT TO parameters not recognized or not implemented: XYZ',
+        '250 Accepted',
+        expect.stringMatching(/^221 /),
+      ]);
+    }
+    // A submitting client may name the submitter (RFC 4954 section 5), as AUTH is advertised there.
+    const submitted = await dialogue(t.submissionPort, ['EHLO client.test', `AUTH PLAIN ${plain}`, 'MAIL FROM:<ann@acme.test> AUTH=<>', 'QUIT']);
+    expect(submitted).toContain('250 Accepted');
+  });
+
   it('take postmaster without a domain while no domain of the server\'s name receives mail, into the server\'s Maildir', async () => {
     const reply = await sendRaw(t.mxPort, { from: 'someone@outside.test', to: ['postmaster'] },
       'From: someone@outside.test\r\nTo: postmaster\r\nSubject: your relay\r\n\r\nplease look\r\n');
