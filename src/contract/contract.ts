@@ -56,6 +56,12 @@ export interface Contract {
   checkResponse(id: string, status: number, body: unknown): string | undefined;
   /** Checks a value against one of the document's component schemas; what is wrong, or undefined. */
   checkSchema(name: string, value: unknown): { message: string; param?: string } | undefined;
+  /**
+   * The operation with some keywords of its body's properties left out
+   * (`{ subject: ['maxLength'] }`): for a body made from something other than
+   * a request, which the request's limits do not fit (a submitted message).
+   */
+  operationWithoutLimits(id: string, limits: Record<string, string[]>): CompiledOperation;
 }
 
 export function loadDocument(dir = SCHEMA_DIR): Json {
@@ -207,6 +213,7 @@ export function loadContract(dir = SCHEMA_DIR): Contract {
   // Query and path parameters are checked for control characters as they are read (src/http/op.ts).
   const queryAjv = newAjv(document, { coerce: true });
   const ops = new Map<string, CompiledOperation>();
+  const bodySchemas = new Map<string, Json>();
   const responseSchemas = new Map<string, Json>();
 
   for (const [path, item] of Object.entries(document.paths as Json)) {
@@ -228,6 +235,7 @@ export function loadContract(dir = SCHEMA_DIR): Contract {
       };
       const bodySchema = operation.requestBody?.content?.['application/json']?.schema;
       const queryParams = parameters.filter((p) => p.in === 'query');
+      if (bodySchema) bodySchemas.set(id, bodySchema);
       ops.set(id, {
         id,
         method: method.toUpperCase(),
@@ -278,6 +286,17 @@ export function loadContract(dir = SCHEMA_DIR): Contract {
         componentValidators.set(name, validate);
       }
       return validate(value) ? undefined : describeAjvError(validate.errors?.[0]);
+    },
+    operationWithoutLimits(id, limits) {
+      const operation = ops.get(id);
+      const schema = bodySchemas.has(id) ? deref(document, bodySchemas.get(id)!) : undefined;
+      if (!operation || !schema?.properties) throw new Error(`schema: ${id} has no request body with properties`);
+      const properties = Object.fromEntries(Object.entries(schema.properties as Json).map(([name, property]) => {
+        const kept = { ...(property as Json) };
+        for (const keyword of limits[name] ?? []) delete kept[keyword];
+        return [name, kept];
+      }));
+      return { ...operation, body: bodyAjv.compile(withDefaultTextFormat(rewriteRefs({ ...schema, properties })) as Json) };
     },
   };
 }

@@ -35,9 +35,17 @@ export type SessionKeyHolder<U extends KeyHolder> = U & { token: string };
 
 const OPERATION = 'createEmail';
 
+/**
+ * Limits of a request that a message does not have, as an MTA takes it: no
+ * Subject (recorded as an empty one), a Subject over 998 characters (the
+ * message builder folds it, as the client's was), more than 50 header
+ * fields or 20 attachments (the size limit bounds them). Each field, header
+ * and attachment is still checked as the API checks it.
+ */
+const REQUEST_ONLY_LIMITS = { subject: ['minLength', 'maxLength'], headers: ['maxProperties'], attachments: ['maxItems'] };
+
 export function submissionPipeline<U extends KeyHolder>(deps: SubmissionPipelineDeps<U>): SubmissionPort<SessionKeyHolder<U>> {
-  const operation = deps.contract.operation(OPERATION);
-  if (!operation?.body) throw new Error(`schema/ has no request body for ${OPERATION}`);
+  const operation = deps.contract.operationWithoutLimits(OPERATION, REQUEST_ONLY_LIMITS);
   return {
     maxRecipients: deps.maxRecipients,
     async authenticate(token) {
