@@ -847,7 +847,10 @@ export interface paths {
          *     unsigned, with `domain_id` null.
          *
          *     Recipients: `to`, `cc` and `bcc` take one address or an array, each
-         *     entry a single mailbox with an optional display name; at most 50
+         *     entry a single mailbox with an optional display name, its local part
+         *     a dot-atom or a quoted string (`"john doe"@example.com`, RFC 5321
+         *     §4.1.2: printable characters and spaces, `"` and `\` escaped with a
+         *     backslash, no `<` or `>`), carried as written; at most 50
          *     distinct recipients in all (422 otherwise). An address on the
          *     workspace's suppression list is not sent to: its recipient is
          *     `suppressed` and an `email.failed` event gives the reason. When every

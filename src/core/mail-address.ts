@@ -10,9 +10,21 @@ const MAX_LOCAL_PART = 64;
 const MAX_ADDRESS = 254;
 
 // Dot-atom local part (RFC 5322 §3.2.3), letters and digits beyond ASCII
-// allowed (RFC 6531). Quoted local parts and address literals are refused:
-// rare in real mail and a favourite of header injection.
+// allowed (RFC 6531). Address literals are refused.
 const LOCAL_PART = /^[\p{L}\p{N}!#$%&'*+/=?^_`{|}~-]+(\.[\p{L}\p{N}!#$%&'*+/=?^_`{|}~-]+)*$/u;
+// Quoted-string local part (RFC 5321 §4.1.2, "john doe"@example.com): space
+// and printable ASCII, letters and digits beyond it, with " and \ only as a
+// backslash pair. No control character, so no line break, can be inside,
+// and neither can < or >, which end a path for the SMTP parsers on either side.
+const QUOTED_LOCAL_PART = /^"(?:[\x20\x21\x23-\x3b\x3d\x3f-\x5b\x5d-\x7e\p{L}\p{N}]|\\[\x20-\x3b\x3d\x3f-\x7e])+"$/u;
+
+/**
+ * Which local parts an address may have: a dot-atom always; a quoted one
+ * where the address is only carried to the mail (an email's fields), but not
+ * where it is kept as someone's address (a contact, a suppression), where
+ * one spelling per person matters and a quoted one is rarely it.
+ */
+export type LocalParts = 'dot-atom' | 'dot-atom or quoted';
 const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
 /** The ASCII (punycode) form of an address's domain, lower-cased, or undefined when it is not a usable mail domain. */
@@ -35,11 +47,12 @@ function asciiMailDomain(domain: string): string | undefined {
   return labels.every((l) => LABEL.test(l)) ? ascii : undefined;
 }
 
-/** Whether mail can be addressed to `address`: a dot-atom local part and a domain with a valid ASCII form (IDNA). */
-export function isValidAddress(address: string): boolean {
+/** Whether mail can be addressed to `address`: a local part of the kinds `localParts` allows and a domain with a valid ASCII form (IDNA). */
+export function isValidAddress(address: string, localParts: LocalParts = 'dot-atom'): boolean {
   if (address.length === 0 || address.length > MAX_ADDRESS) return false;
   const at = address.lastIndexOf('@');
   if (at <= 0) return false;
   const local = address.slice(0, at);
-  return local.length <= MAX_LOCAL_PART && LOCAL_PART.test(local) && mailDomain(address) !== undefined;
+  const localOk = LOCAL_PART.test(local) || (localParts === 'dot-atom or quoted' && QUOTED_LOCAL_PART.test(local));
+  return local.length <= MAX_LOCAL_PART && localOk && mailDomain(address) !== undefined;
 }

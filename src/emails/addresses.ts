@@ -3,7 +3,8 @@ import { isValidAddress, mailDomain } from '../core/mail-address.js';
 
 // Mailbox parsing for the address fields of an email: one mailbox per entry,
 // with an optional display name ("Ann Lee <ann@x.test>", "\"Lee, Ann\"
-// <ann@x.test>", or the bare address).
+// <ann@x.test>", or the bare address), its local part a dot-atom or quoted
+// ("\"john doe\"@x.test").
 
 export { mailDomain };
 
@@ -64,7 +65,11 @@ export function parseMailbox(input: string): { ok: true; mailbox: Mailbox } | { 
   const entry = parsed[0];
   if ('group' in entry && entry.group !== undefined) return { ok: false, reason: 'is a group, not an address' };
   const email = entry.address.trim();
-  if (!isValidAddress(email)) return { ok: false, reason: `is not a valid email address` };
+  // A quoted local part is carried as written: nodemailer keeps it quoted, in RCPT TO and in the header.
+  if (!isValidAddress(email, 'dot-atom or quoted')) return { ok: false, reason: `is not a valid email address` };
+  // The parser mends unbalanced quotes ("john doe@x.test reads as "john doe"@x.test): as written, the address must be valid itself.
+  const written = /<([^<>]*)>$/.exec(input.trim())?.[1] ?? input.trim();
+  if (written.includes('"') && !isValidAddress(written, 'dot-atom or quoted')) return { ok: false, reason: `is not a valid email address` };
   const name = entry.name.trim();
   if (name.length > MAX_DISPLAY_NAME) return { ok: false, reason: `has a display name over ${MAX_DISPLAY_NAME} characters` };
   // "a@x.test b@y.test" parses as b@y.test named "a@x.test": almost always two

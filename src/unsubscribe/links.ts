@@ -55,7 +55,7 @@ export function unsubscribeLinks(key: Buffer, publicUrl: string): UnsubscribeLin
       const payload = raw.subarray(1 + MAC_BYTES);
       if (!timingSafeEqual(raw.subarray(1, 1 + MAC_BYTES), mac(payload))) return undefined;
       const [workspaceId, email, ...rest] = payload.toString('utf8').split('\n');
-      if (rest.length > 0 || !workspaceId.startsWith('ws_') || email === undefined || !isValidAddress(email)) return undefined;
+      if (rest.length > 0 || !workspaceId.startsWith('ws_') || email === undefined || !isValidAddress(email, 'dot-atom or quoted')) return undefined;
       return { workspaceId, email };
     },
   };

@@ -62,6 +62,26 @@ describe('MX listener', () => {
     await eventually(async () => (await t.api.get('/v1/inbound?limit=100')).body.data.find((m: { subject: string }) => m.subject === 'to an IDN'));
   });
 
+  it('takes a quoted local part at an inbound domain and keeps it as written; smtp-server reads no path with a space in it', async () => {
+    const reply = await sendRaw(t.mxPort, { from: '"night,owl"@outside.test', to: ['"desk,ops"@inbound.test'] },
+      'From: "night,owl"@outside.test\r\nTo: "desk,ops"@inbound.test\r\nSubject: to a quoted local part\r\n\r\nhello\r\n');
+    const id = /queued as (in_\w+)/.exec(reply)![1];
+    const message = await eventually(async () => {
+      const r = await t.api.get(`/v1/inbound/${id}`);
+      return r.body.status === 'processed' ? r.body : undefined;
+    }, 10_000, 'the message to be processed');
+    expect(message.envelope).toMatchObject({ mail_from: '"night,owl"@outside.test', rcpt_to: ['"desk,ops"@inbound.test'] });
+
+    const { dialog } = await SmtpDialog.open(t.mxPort);
+    try {
+      await dialog.command('EHLO client.test');
+      expect(await dialog.command('MAIL FROM:<someone@outside.test>')).toMatch(/^250 /);
+      expect(await dialog.command('RCPT TO:<"desk ops"@inbound.test>')).toMatch(/^501 /);
+    } finally {
+      dialog.close();
+    }
+  });
+
   it('stores every message of concurrent sessions, each under its own id, before its 250', async () => {
     const before = await stored();
     const sessions = 12;

@@ -99,4 +99,38 @@ describe('the form of outgoing mail', () => {
     // An encoded word that is a name is a name.
     expect((await t.api.post('/v1/emails', { from: '"=?utf-8?q?Ann_L=C3=A9e?=" <ann@acme.test>', to: 'bea@ok.test', subject: 's', text: 'x' })).status).toBe(201);
   });
+
+  it('carries a quoted local part to the MX as written, in RCPT TO and quoted in the To field (RFC 5321 section 4.1.2)', async () => {
+    // A comma in it would split the To field in two were it not quoted and bracketed.
+    const before = mx.received.length;
+    const res = await t.api.post('/v1/emails', { from: 'ann@acme.test', to: ['"bea,ops"@ok.test', 'Cy <"cy\\"x"@ok.test>'], subject: 'quoted', text: 'x' });
+    expect(res.status).toBe(201);
+    await t.mailroom.delivery.drain();
+    // An email of an earlier test may go out in the same drain.
+    const received = mx.received.slice(before).filter((m) => m.rcptTo.some((r) => r.startsWith('"')));
+    expect(received.flatMap((m) => m.rcptTo).sort()).toEqual(['"bea,ops"@ok.test', '"cy\\"x"@ok.test']);
+    const raw = received[0].raw;
+    const message = await simpleParser(raw);
+    expect(message.headers.get('to')).toMatchObject({ value: [{ address: '"bea,ops"@ok.test', name: '' }, { address: '"cy\\"x"@ok.test', name: 'Cy' }] });
+    expect(raw.toString('latin1')).toMatch(/^To: <"bea,ops"@ok\.test>, Cy <"cy\\"x"@ok\.test>\r\n/m);
+    const rcpts = mx.commands.map((c) => c.line).filter((line) => line.startsWith('RCPT TO:'));
+    expect(rcpts).toEqual(expect.arrayContaining(['RCPT TO:<"bea,ops"@ok.test>', 'RCPT TO:<"cy\\"x"@ok.test>']));
+
+    // With a space, as "john doe": the client sends it whole (smtp-server, this MX, cannot read such a path and answers 501).
+    const spaced = await t.api.post('/v1/emails', { from: 'ann@acme.test', to: '"john doe"@ok.test', subject: 's', text: 'x' });
+    expect(spaced.status).toBe(201);
+    expect(spaced.body.to).toEqual(['"john doe"@ok.test']);
+    await t.mailroom.delivery.drain();
+    expect(mx.commands.map((c) => c.line)).toContain('RCPT TO:<"john doe"@ok.test>');
+  });
+
+  it('refuses a malformed quoted local part as any other malformed address, and never lets one reach a header', async () => {
+    for (const to of ['"john doe@ok.test', 'john doe"@ok.test', '"john" doe"@ok.test', '"a\\"@ok.test', '""@ok.test', '"a<b"@ok.test',
+      '"a\r\nBcc: eve@evil.test"@ok.test', '"a\nb"@ok.test']) {
+      const res = await t.api.post('/v1/emails', { from: 'ann@acme.test', to, subject: 's', text: 'x' });
+      expect(res.status, to).toBe(422);
+      expect(res.body.error, to).toMatchObject({ code: 'validation_error', param: 'to' });
+      expect(res.body.error.message, to).toMatch(/'to' (is not a valid email address|must be one line of text)/);
+    }
+  });
 });

@@ -1,7 +1,7 @@
 import nodemailer, { type SendMailOptions } from 'nodemailer';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sinkMessagesFor } from '../../src/delivery/sink.js';
-import { SmtpDialog, startSmtpTestApp, type SmtpTestApp } from '../helpers/smtp-app.js';
+import { sendRaw, SmtpDialog, startSmtpTestApp, type SmtpTestApp } from '../helpers/smtp-app.js';
 import { SENDING_ENV } from '../helpers/app.js';
 
 // SMTP submission with an API key: a message sent by an ordinary SMTP client
@@ -209,6 +209,24 @@ describe('SMTP submission', () => {
     expect((await post({ headers })).body.error).toMatchObject({ param: 'headers' });
     expect((await post({ attachments: attachments.map((a) => ({ filename: a.filename, content: Buffer.from(a.content).toString('base64') })) })).body.error)
       .toMatchObject({ param: 'attachments' });
+  });
+
+  it('carries a quoted local part in RCPT TO and MAIL FROM; smtp-server reads no path with a space in it', async () => {
+    const raw = 'From: ann@example.test\r\nTo: Ops <"bea,ops"@remote.test>\r\nSubject: quoted\r\n\r\nx\r\n';
+    const reply = await sendRaw(t.submissionPort, { from: '"ann.lee"@example.test', to: ['"bea,ops"@remote.test'] }, raw, { user: 'apikey', pass: t.token });
+    const { body } = await t.api.get(`/v1/emails/${queuedId(reply)}`);
+    expect(body.to).toEqual(['Ops <"bea,ops"@remote.test>']);
+    expect(body.recipients.map((r: { email: string }) => r.email)).toEqual(['"bea,ops"@remote.test']);
+
+    const { dialog } = await SmtpDialog.open(t.submissionPort);
+    try {
+      await dialog.command('EHLO client.test');
+      await dialog.command(`AUTH PLAIN ${Buffer.from(`\0apikey\0${t.token}`).toString('base64')}`);
+      expect(await dialog.command('MAIL FROM:<ann@example.test>')).toMatch(/^250 /);
+      expect(await dialog.command('RCPT TO:<"john doe"@remote.test>')).toMatch(/^501 /);
+    } finally {
+      dialog.close();
+    }
   });
 
   it('takes AUTH LOGIN too, and answers a wrong key with 535', async () => {

@@ -20,6 +20,13 @@ describe('parseMailbox', () => {
     ['<ann@example.com>', { email: 'ann@example.com' }],
     ['Zoë <zoë@bücher.example>', { email: 'zoë@bücher.example', name: 'Zoë' }],
     ['"=?utf-8?q?Ann_L=C3=A9e?=" <ann@x.test>', { email: 'ann@x.test', name: '=?utf-8?q?Ann_L=C3=A9e?=' }],
+    // Quoted local parts (RFC 5321 section 4.1.2), kept quoted; one that needs no quotes loses them.
+    ['"quoted local"@x.test', { email: '"quoted local"@x.test' }],
+    ['Ann <"ann,ops"@x.test>', { email: '"ann,ops"@x.test', name: 'Ann' }],
+    ['"Lee, Ann" <"a@b"@x.test>', { email: '"a@b"@x.test', name: 'Lee, Ann' }],
+    ['"say \\"hi\\""@x.test', { email: '"say \\"hi\\""@x.test' }],
+    ['"Zoë Ünal"@bücher.example', { email: '"Zoë Ünal"@bücher.example' }],
+    ['"ann"@x.test', { email: 'ann@x.test' }],
   ])('accepts %j', (input, mailbox) => {
     expect(parseMailbox(input)).toEqual({ ok: true, mailbox });
   });
@@ -38,7 +45,18 @@ describe('parseMailbox', () => {
     ['"ceo＠bank.test" <ann@x.test>', 'has a display name that looks like an address'],
     ['team: a@x.test;', 'is a group, not an address'],
     ['Ann <ann@x.test>\r\nBcc: evil@y.test', 'contains a control character or line break'],
-    ['"quoted local"@x.test', 'is not a valid email address'],
+    // Quotes the parser would mend, or a quoted local part RFC 5321 does not allow.
+    ['"john doe@x.test', 'is not a valid email address'],
+    ['john doe"@x.test', 'is not a valid email address'],
+    ['"john" doe"@x.test', 'is not a valid email address'],
+    ['"john\\"@x.test', 'is not a valid email address'],
+    ['Ann "john doe"@x.test', 'is not a valid email address'],
+    ['""@x.test', 'is not a valid email address'],
+    ['"a<b"@x.test', 'is not a valid email address'],
+    ['"a\u200bb"@x.test', 'is not a valid email address'],
+    ['"a\r\nBcc: evil@y.test"@x.test', 'contains a control character or line break'],
+    ['"a\tb"@x.test', 'contains a control character or line break'],
+    [`"${'a'.repeat(63)}"@x.test`, 'is not a valid email address'],
     [`${'a'.repeat(65)}@x.test`, 'is not a valid email address'],
   ])('refuses %j', (input, reason) => {
     expect(parseMailbox(input)).toEqual({ ok: false, reason });
@@ -64,6 +82,13 @@ describe('isValidAddress and addressKey', () => {
     expect(isValidAddress('first.last+tag@example.com')).toBe(true);
     expect(isValidAddress('.lead@example.com')).toBe(false);
     expect(isValidAddress('double..dot@example.com')).toBe(false);
+  });
+
+  it('takes a quoted local part only where asked to: an email\'s fields, not a contact or a suppression', () => {
+    expect(isValidAddress('"john doe"@example.com')).toBe(false);
+    expect(isValidAddress('"john doe"@example.com', 'dot-atom or quoted')).toBe(true);
+    expect(isValidAddress('"john"doe"@example.com', 'dot-atom or quoted')).toBe(false);
+    expect(isValidAddress('"john\ndoe"@example.com', 'dot-atom or quoted')).toBe(false);
   });
 
   it('folds case and trims for comparisons', () => {
