@@ -15,7 +15,7 @@ import { checkDomain } from './domains.js';
 import { checkIdentity, couldNotCheck } from './identity.js';
 import { fail, reportOf, warn, type CheckResult, type DoctorReport } from './report.js';
 import { checkPublicUrl, checkTls } from './settings.js';
-import { checkStore, openStoreToCheck } from './store.js';
+import { checkStore, hasMailroomSchema, openStoreToCheck } from './store.js';
 
 /**
  * How long one check may take. The resolver gives up on a query after its
@@ -42,7 +42,11 @@ export async function runDoctor(config: Config, options: DoctorOptions = {}): Pr
     const [identityChecks, deliveryChecks, domainChecks, tlsChecks, urlChecks, storeChecks] = await Promise.all([
       identity.then((i) => i.checks),
       bounded(() => checkDelivery(config), (reason) => [warn('delivery', 'relay', reason)]),
-      store ? domainsChecks(store.db, config, dns, hostAddresses, options.domain) : [warn('domain', 'domains', 'could not be checked: there is no database')],
+      store ? bounded(async () => (await hasMailroomSchema(store)
+        ? domainsChecks(store.db, config, dns, hostAddresses, options.domain)
+        // Its tables are not there to read: the store's checks say what to run.
+        : [warn('domain', 'domains', 'could not be checked: the database has no Mailroom schema yet')]), (reason) => [warn('domain', 'domains', reason)])
+        : [warn('domain', 'domains', 'could not be checked: there is no database')],
       bounded(() => checkTls(config, Date.now()), (reason) => [warn('tls', 'certificate', reason)]),
       checkPublicUrl(config),
       store ? bounded(() => checkStore(store, config), (reason) => [warn('store', 'database', reason)]) : opened.checks,

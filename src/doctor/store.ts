@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import type { Config } from '../config.js';
 import { existingKeyring, masterKeyFile, type Keyring } from '../keyring.js';
 import { migrationsFromNewerVersion, openStore, type Db, type Store } from '../store/db.js';
+import { migrations } from '../store/migrations/index.js';
 import { isSecretOf, SECRET_MISMATCH_FIX, storedSecretCheck } from '../store/secret-check.js';
 import { fail, ok, warn, type CheckResult } from './report.js';
 
@@ -35,6 +36,14 @@ export function openStoreToCheck(config: Pick<Config, 'databaseUrl' | 'databaseP
   return { store: openStore(config.databaseUrl, { poolSize: 2, preparedStatements: config.databasePreparedStatements }), checks: [] };
 }
 
+/** What to do about a database no Mailroom has migrated yet (an empty one, made for it). */
+const MIGRATE_FIX = 'run mailroom migrate (mailroom serve runs the migrations too as it starts)';
+
+/** Whether a Mailroom has migrated this database: an empty one has none of its tables to read. */
+export async function hasMailroomSchema(store: Store): Promise<boolean> {
+  return (await store.pendingMigrations()).length < Object.keys(migrations).length;
+}
+
 export async function checkStore(store: Store, config: Pick<Config, 'databaseUrl' | 'dataDir' | 'secret'>): Promise<CheckResult[]> {
   const checks: CheckResult[] = [];
   try {
@@ -50,7 +59,9 @@ export async function checkStore(store: Store, config: Pick<Config, 'databaseUrl
     ? fail('store', 'migrations', `${newer.length} from a newer Mailroom: ${newer.join(', ')}`, 'run the Mailroom version that migrated this database (this one refuses to start on it)')
     : pending.length === 0
       ? ok('store', 'migrations', 'up to date')
-      : fail('store', 'migrations', `${pending.length} not run: ${pending.join(', ')}`, 'run mailroom migrate (mailroom serve runs them too as it starts)'));
+      : pending.length === Object.keys(migrations).length
+        ? fail('store', 'migrations', 'none run: the database has no Mailroom schema yet', MIGRATE_FIX)
+        : fail('store', 'migrations', `${pending.length} not run: ${pending.join(', ')}`, MIGRATE_FIX));
   if (pending.length === 0) checks.push(await checkSecret(store.db, config));
   if (file !== undefined && file !== ':memory:') checks.push(await freeSpace(config.dataDir));
   return checks;

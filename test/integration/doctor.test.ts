@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CheckResult, DoctorReport } from '../../src/doctor/report.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
+import { createTestDatabase, onPostgres } from '../helpers/database.js';
 import { startDns, type DnsRecord, type TestDns } from '../helpers/dns.js';
 import { startScriptedMx } from '../helpers/mx.js';
 
@@ -263,6 +264,28 @@ describe('mailroom doctor', () => {
       expect(readdirSync(empty)).toEqual([]);
     } finally {
       rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
+  it('says in one line that a database no Mailroom has migrated has no schema yet, and to run mailroom migrate', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'mailroom-doctor-unmigrated-'));
+    // An empty database, as made for Mailroom before its first start: on PostgreSQL by CREATE DATABASE, on SQLite an empty file.
+    const database = onPostgres ? await createTestDatabase() : undefined;
+    const url = database?.url ?? `sqlite:${join(dataDir, 'mailroom.db')}`;
+    if (!database) writeFileSync(join(dataDir, 'mailroom.db'), '');
+    try {
+      const { code, report } = await doctor({ MAILROOM_DATA_DIR: dataDir, MAILROOM_DATABASE_URL: url });
+      expect(code).toBe(1);
+      expect(find(report, 'database')).toMatchObject({ status: 'ok' });
+      expect(find(report, 'migrations')).toEqual(expect.objectContaining({
+        status: 'fail', found: 'none run: the database has no Mailroom schema yet', fix: 'run mailroom migrate (mailroom serve runs the migrations too as it starts)',
+      }));
+      expect(find(report, 'domains')).toMatchObject({ status: 'warn', found: 'could not be checked: the database has no Mailroom schema yet' });
+      // No driver's words (42P01, SQLITE_ERROR, relation … does not exist) anywhere.
+      for (const c of report.checks) expect(`${c.found} ${c.fix ?? ''}`).not.toMatch(/42P01|SQLITE_|does not exist|no such table/);
+    } finally {
+      await database?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 
