@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
-import { copyFileSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { execFile, fork } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,8 +8,9 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
 import { describe, expect, it } from 'vitest';
-import { apiClient, startTestApp } from '../helpers/app.js';
-import { onPostgres } from '../helpers/database.js';
+import { apiClient, startTestApp, type TestApp } from '../helpers/app.js';
+import { createTestDatabase, onPostgres, type TestDatabase } from '../helpers/database.js';
+import { startPgBouncer, type TestPgBouncer } from '../helpers/pgbouncer.js';
 
 // What an operator relies on: health endpoints a load balancer can ask, and
 // a backup taken while the server works that restores into a server serving
@@ -41,6 +42,47 @@ describe('health', () => {
     expect(behind.status).toBe(503);
     expect(await behind.json()).toEqual({ status: 'not_ready', problems: [`migrations not run: ${latest.name}`] });
     expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
+  });
+  it('answers /readyz 503 on a store that does not answer, within the time the Dockerfile\'s health check waits', async () => {
+    const dockerfile = readFileSync(join(root, 'deploy/Dockerfile'), 'utf8');
+    const healthCheckTimeoutMs = Number(/^HEALTHCHECK .*--timeout=(\d+)s /m.exec(dockerfile)?.[1]) * 1000;
+    expect(healthCheckTimeoutMs).toBeGreaterThan(0);
+    // A PostgreSQL server that stops answering (its pooler stopped: connections are taken, nothing is said), or
+    // another process holding the SQLite file's write lock.
+    let database: TestDatabase | undefined;
+    let bouncer: TestPgBouncer | undefined;
+    let t: TestApp | undefined;
+    let holder: ReturnType<typeof fork> | undefined;
+    try {
+      if (onPostgres) {
+        database = await createTestDatabase();
+        bouncer = await startPgBouncer(database.url, 4);
+        t = await startTestApp({ env: { MAILROOM_DATABASE_URL: bouncer.url, MAILROOM_DATABASE_PREPARED_STATEMENTS: 'false' } });
+        expect((await fetch(`${t.url}/readyz`)).status).toBe(200);
+        bouncer.freeze();
+      } else {
+        t = await startTestApp();
+        expect((await fetch(`${t.url}/readyz`)).status).toBe(200);
+        holder = fork(join(root, 'test/helpers/sqlite-lock-holder.ts'), [t.databaseUrl.replace(/^sqlite:/, ''), '30000'], { execArgv: ['--import', 'tsx'], stdio: 'ignore' });
+        await new Promise((resolve) => holder!.once('message', resolve));
+      }
+      const started = performance.now();
+      const frozen = await fetch(`${t.url}/readyz`);
+      // The health check's own process needs a moment to start and ask.
+      expect(performance.now() - started).toBeLessThan(healthCheckTimeoutMs - 1_500);
+      expect(frozen.status).toBe(503);
+      expect(await frozen.json()).toEqual({ status: 'not_ready', problems: ['the store did not answer within 2 s'] });
+    } finally {
+      bouncer?.thaw();
+      if (holder) {
+        const exited = new Promise((resolve) => holder!.once('exit', resolve));
+        holder.kill();
+        await exited;
+      }
+      await t?.close();
+      await bouncer?.stop();
+      await database?.drop();
+    }
   });
 });
 
