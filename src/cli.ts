@@ -6,7 +6,7 @@ import { SecretMismatchError } from './store/secret-check.js';
 import { NewerStoreError } from './store/db.js';
 import { isScope } from './core/scopes.js';
 import { fitsTextFormat } from './contract/contract.js';
-import type { QueueDestination, QueueItem } from './queue/index.js';
+import type { QueueDestination, QueueItem, QueueRetryResult } from './queue/index.js';
 
 // The application, the store and the doctor are imported by the commands that use them: `--version`, `--help`,
 // `config` and a mistyped command answer without loading them (about a second), and each command loads only its own:
@@ -25,7 +25,7 @@ Usage:
   mailroom workspaces set-plan NAME_OR_ID PLAN [--json]   change plan; clears the send quota counts
   mailroom queue [--workspace NAME_OR_ID] [--json]   what waits for delivery, per destination domain (as mailq)
   mailroom queue items DOMAIN [--workspace …] [--limit N] [--json]   the emails waiting for DOMAIN, newest first (default 50)
-  mailroom queue retry [DOMAIN] [--workspace …]  make waiting mail due now: every destination, or DOMAIN
+  mailroom queue retry [DOMAIN] [--workspace …]  make waiting mail due now: every destination, or DOMAIN (leased mail waits for its lease)
   mailroom queue hold DOMAIN [--workspace …]     deliver nothing to DOMAIN until it is released
   mailroom queue release DOMAIN [--workspace …]  deliver to DOMAIN again
   mailroom migrate                             apply database migrations
@@ -341,9 +341,20 @@ async function steerQueue(config: Config, sub: string | undefined, domain: strin
       return 0;
     }
     if (sub === 'retry') {
-      let retried = 0;
-      for (const ws of workspaces) retried += (await queue.retry(ws.id, domain === undefined ? {} : { domain })).retried;
-      print(json, { object: 'queue_retry', retried }, `${retried} waiting email${retried === 1 ? '' : 's'} to ${domain ?? 'every destination'} made due now.`);
+      const done: QueueRetryResult = { object: 'queue_retry', retried: 0, leased: 0, lease_ends_at: null };
+      for (const ws of workspaces) {
+        const one = await queue.retry(ws.id, domain === undefined ? {} : { domain });
+        done.retried += one.retried;
+        done.leased += one.leased;
+        // ISO times of one clock sort as they fall.
+        if (one.lease_ends_at !== null && (done.lease_ends_at === null || one.lease_ends_at > done.lease_ends_at)) done.lease_ends_at = one.lease_ends_at;
+      }
+      const madeDue = `${done.retried} waiting email${done.retried === 1 ? '' : 's'} to ${domain ?? 'every destination'} made due now.`;
+      // A leased email may be in flight on a live node: freeing it here could send it twice, so it waits for its lease.
+      const leftLeased = done.leased === 0 ? '' : `\n${done.leased} leased email${done.leased === 1 ? ' was' : 's were'} left alone `
+        + `(an attempt under way, or a node that stopped during one): ${done.leased === 1 ? 'its lease ends at' : 'their leases end by'} ${done.lease_ends_at}, `
+        + 'and what an attempt has not finished by then is tried again (a node restarted on its host takes its own back at once).';
+      print(json, done, madeDue + leftLeased);
       return 0;
     }
     if (sub === 'hold') {
@@ -371,10 +382,11 @@ async function steerQueue(config: Config, sub: string | undefined, domain: strin
 /** One workspace's destinations as mailq shows a queue: a line each, with what waits and the last reply. */
 function queueTable(workspace: string, workspaceId: string, destinations: QueueDestination[]): string {
   const rows = destinations.map((d) => [
-    shown(d.domain), String(d.queued), String(d.deferred), String(d.emails), d.oldest_at,
+    shown(d.domain), String(d.queued), String(d.deferred), String(d.leased), d.lease_ends_at ?? '', String(d.emails), d.oldest_at,
     d.held ? `held since ${d.held_at}` : (d.next_attempt_at ?? ''), shown(d.last_reply?.text ?? ''),
   ]);
-  return `Workspace ${workspace} (${workspaceId})\n${textTable(['DOMAIN', 'QUEUED', 'DEFERRED', 'EMAILS', 'OLDEST', 'NEXT ATTEMPT', 'LAST REPLY'], rows)}`;
+  const header = ['DOMAIN', 'QUEUED', 'DEFERRED', 'LEASED', 'LEASE ENDS', 'EMAILS', 'OLDEST', 'NEXT ATTEMPT', 'LAST REPLY'];
+  return `Workspace ${workspace} (${workspaceId})\n${textTable(header, rows)}`;
 }
 
 /** Columns padded to their widest cell, two spaces apart and indented by two; the last column runs free. */

@@ -42,7 +42,7 @@ export async function openStoreServices(config: Config, clock: Clock = systemClo
   const queue = queueService({
     clock,
     queue: {
-      summaries: (ws) => destinationSummaries(store.db, ws),
+      summaries: (ws, now) => destinationSummaries(store.db, ws, now),
       items: (ws, f, page, now) => waitingItems(store.db, ws, f, page, now),
       retry: (ws, f, now) => store.write((tx) => retryNow(tx, ws, f, now)),
       hold: (ws, domain, now) => store.write((tx) => holdDestination(tx, ws, domain, now)),

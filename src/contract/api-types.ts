@@ -1388,8 +1388,11 @@ export interface paths {
         /**
          * The workspace's outbound queue by destination domain, what waits longest first.
          * @description One entry per recipient domain the workspace has mail waiting for:
-         *     recipients `queued` (no attempt yet) and `deferred` (waiting for a
-         *     retry after a temporary failure), the emails they belong to, the
+         *     recipients `queued` (no attempt yet), `deferred` (waiting for a
+         *     retry after a temporary failure) and `leased` (held by a delivery:
+         *     an attempt under way, or a node that stopped during one, whose
+         *     lease runs out at `lease_ends_at`; /metrics counts these rows as
+         *     leased too), the emails they belong to, the
          *     oldest one's creation, the next attempt, whether the domain is held,
          *     and the reply to the latest failed attempt (`code` null when no
          *     server answered: a connection refused or timed out, a DNS failure).
@@ -1443,7 +1446,10 @@ export interface paths {
          *     counting an attempt, and a destination resting after failed
          *     connections gets one probe at once (its full share comes back when a
          *     server answers). Mail of a held domain stays held. `retried` counts
-         *     the emails (one per destination domain) made due. An `email_id` of
+         *     the emails (one per destination domain) made due. Rows under a lease
+         *     are left alone, since their attempt may be under way on a live node:
+         *     `leased` counts them and `lease_ends_at` says when the last lease
+         *     runs out (then, if their node stopped, another takes them). An `email_id` of
          *     another workspace, or none, is 404. Scope `queue:write`.
          */
         post: operations["retryQueue"];
@@ -3010,6 +3016,10 @@ export interface components {
             queued: number;
             /** @description Recipients waiting for a retry. */
             deferred: number;
+            /** @description Recipients of emails a delivery holds under a lease. */
+            leased: number;
+            /** @description When the last of those leases runs out; null when none is leased. */
+            lease_ends_at: components["schemas"]["NullableTimestamp"];
             emails: number;
             held: boolean;
             held_at: components["schemas"]["NullableTimestamp"];
@@ -3051,6 +3061,10 @@ export interface components {
             /** @constant */
             object: "queue_retry";
             retried: number;
+            /** @description Matching emails (one per destination domain) under a lease, left alone. */
+            leased: number;
+            /** @description When the last of those leases runs out; null when none is leased. */
+            lease_ends_at: components["schemas"]["NullableTimestamp"];
         };
         QueueDestinationInput: {
             domain: string;

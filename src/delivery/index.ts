@@ -44,4 +44,4 @@ export {
 } from './retry-schedule.js';
 export { MessageWithdrawn, RFC5321_TIMEOUTS, SmtpPool, SmtpSession, SmtpSessionError, type SmtpPoolOptions, type SmtpTarget, type SmtpTimeouts } from './smtp-client.js';
 // The queue as operators see it (the rows of queue.repo.ts), for the queue area's port.
-export type { DestinationSummary, QueueItemState, WaitingItem } from './queue.repo.js';
+export type { DestinationSummary, QueueItemState, RetryOutcome, WaitingItem } from './queue.repo.js';

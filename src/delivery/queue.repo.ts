@@ -304,10 +304,17 @@ export async function nextDueAt(db: Db, skipDomains: readonly string[] = []): Pr
 /** A workspace's queued mail to one domain. */
 export interface DestinationSummary {
   domain: string;
-  /** Queue rows (an email each) and their recipients still open, first attempt not made yet. */
+  /** Recipients still open in rows no one holds, first attempt not made yet. */
   queuedRecipients: number;
-  /** Recipients waiting for a retry after a temporary failure. */
+  /** Recipients in rows no one holds, waiting for a retry after a temporary failure. */
   deferredRecipients: number;
+  /**
+   * Recipients in leased rows, as /metrics counts leased rows: an attempt
+   * under way, or a process that stopped during one, whose lease must run out.
+   */
+  leasedRecipients: number;
+  /** When the last of those leases ends, if any row is leased. */
+  leaseEndsAt: number | null;
   emails: number;
   /** The oldest row's creation. */
   oldestAt: number;
@@ -318,14 +325,17 @@ export interface DestinationSummary {
 }
 
 /** Every domain the workspace has mail queued to, what is stuck longest first. */
-export async function destinationSummaries(db: Db, ws: string): Promise<DestinationSummary[]> {
+export async function destinationSummaries(db: Db, ws: string, now: number): Promise<DestinationSummary[]> {
   const rows = await db.selectFrom('outbound_queue as q')
     .innerJoin('email_recipients as r', (j) => j.onRef('r.email_id', '=', 'q.email_id').onRef('r.domain', '=', 'q.domain'))
     .leftJoin('queue_holds as h', (j) => j.onRef('h.workspace_id', '=', 'q.workspace_id').onRef('h.domain', '=', 'q.domain'))
     .select((eb) => [
       'q.domain',
-      sql<number>`sum(case when r.status = 'queued' then 1 else 0 end)`.as('queued'),
-      sql<number>`sum(case when r.status = 'deferred' then 1 else 0 end)`.as('deferred'),
+      // A leased row's recipients keep their status until its attempt is written: the lease tells them apart.
+      sql<number>`sum(case when q.locked_until <= ${now} and r.status = 'queued' then 1 else 0 end)`.as('queued'),
+      sql<number>`sum(case when q.locked_until <= ${now} and r.status = 'deferred' then 1 else 0 end)`.as('deferred'),
+      sql<number>`sum(case when q.locked_until > ${now} then 1 else 0 end)`.as('leased'),
+      sql<number | null>`max(case when q.locked_until > ${now} then q.locked_until end)`.as('lease_ends'),
       eb.fn.count<number>('q.id').distinct().as('emails'),
       eb.fn.min('q.created_at').as('oldest'),
       eb.fn.min('q.next_attempt_at').as('next'),
@@ -335,7 +345,8 @@ export async function destinationSummaries(db: Db, ws: string): Promise<Destinat
     .groupBy('q.domain').orderBy('oldest').orderBy('q.domain').execute();
   const replies = await lastReplies(db, ws);
   return rows.map((r) => ({
-    domain: r.domain, queuedRecipients: Number(r.queued), deferredRecipients: Number(r.deferred), emails: Number(r.emails),
+    domain: r.domain, queuedRecipients: Number(r.queued), deferredRecipients: Number(r.deferred),
+    leasedRecipients: Number(r.leased), leaseEndsAt: r.lease_ends === null ? null : Number(r.lease_ends), emails: Number(r.emails),
     oldestAt: Number(r.oldest), nextAttemptAt: Number(r.next), heldAt: r.held === null ? null : Number(r.held),
     lastReply: replies.get(r.domain) ?? null,
   }));
@@ -395,8 +406,26 @@ export async function waitingItems(db: Db, ws: string, f: { domain: string; stat
   return found;
 }
 
-/** Makes the workspace's matching rows that no one holds due now; returns how many. */
-export async function retryNow(tx: Tx, ws: string, f: { domain?: string; emailId?: string }, now: number): Promise<number> {
+/** What a retry did: rows made due, and the leased rows it left alone with when the last of their leases ends. */
+export interface RetryOutcome {
+  retried: number;
+  leased: number;
+  leaseEndsAt: number | null;
+}
+
+/**
+ * Makes the workspace's matching rows that no one holds due now. Leased rows
+ * are left to their lease: their attempt may be under way on a live node, and
+ * a row freed under it would be sent twice; a node that stopped leaves rows
+ * whose leases run out (or that it takes back at once when it starts again).
+ */
+export async function retryNow(tx: Tx, ws: string, f: { domain?: string; emailId?: string }, now: number): Promise<RetryOutcome> {
+  const leased = await tx.selectFrom('outbound_queue')
+    .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.max('locked_until').as('ends')])
+    .where('workspace_id', '=', ws).where('locked_until', '>', now)
+    .$if(f.domain !== undefined, (q) => q.where('domain', '=', f.domain!))
+    .$if(f.emailId !== undefined, (q) => q.where('email_id', '=', f.emailId!))
+    .executeTakeFirstOrThrow();
   const res = await tx.updateTable('outbound_queue').set({ next_attempt_at: now })
     .where('workspace_id', '=', ws).where('locked_until', '<=', now)
     .$if(f.domain !== undefined, (q) => q.where('domain', '=', f.domain!))
@@ -405,7 +434,7 @@ export async function retryNow(tx: Tx, ws: string, f: { domain?: string; emailId
   // Other processes (the other nodes; a server, when the command line retries) rest destinations in their
   // own memory: a new mark tells them a retry was asked (retryMark), so their rests end too.
   await writeSetting(tx, RETRY_MARK, randomUUID());
-  return Number(res.numUpdatedRows);
+  return { retried: Number(res.numUpdatedRows), leased: Number(leased.n), leaseEndsAt: leased.ends === null ? null : Number(leased.ends) };
 }
 
 const RETRY_MARK = 'queue_retry_mark';

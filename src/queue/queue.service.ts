@@ -2,7 +2,7 @@ import { AppError, notFound } from '../core/errors.js';
 import { toIso, type Clock } from '../core/clock.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import { normaliseDomainName } from '../domains/domain-name.js';
-import type { DestinationSummary, QueueItemState, WaitingItem } from '../delivery/index.js';
+import type { DestinationSummary, QueueItemState, RetryOutcome, WaitingItem } from '../delivery/index.js';
 import type { RequestBody } from '../contract/operations.js';
 
 // The outbound queue as the people who run Mailroom see and steer it, per
@@ -12,9 +12,9 @@ import type { RequestBody } from '../contract/operations.js';
 
 /** What this area needs of the queue's owner (the delivery area's store functions and worker). */
 export interface QueuePort {
-  summaries(workspaceId: string): Promise<DestinationSummary[]>;
+  summaries(workspaceId: string, now: number): Promise<DestinationSummary[]>;
   items(workspaceId: string, f: { domain: string; state?: QueueItemState }, page: PageQuery, now: number): Promise<Page<WaitingItem>>;
-  retry(workspaceId: string, f: { domain?: string; emailId?: string }, now: number): Promise<number>;
+  retry(workspaceId: string, f: { domain?: string; emailId?: string }, now: number): Promise<RetryOutcome>;
   /** Since when the domain is held. */
   hold(workspaceId: string, domain: string, now: number): Promise<number>;
   release(workspaceId: string, domain: string, now: number): Promise<{ heldAt: number; rows: number } | undefined>;
@@ -33,6 +33,8 @@ export interface QueueDestination {
   domain: string;
   queued: number;
   deferred: number;
+  leased: number;
+  lease_ends_at: string | null;
   emails: number;
   held: boolean;
   held_at: string | null;
@@ -58,9 +60,17 @@ export interface QueueItem {
 export interface QueueService {
   destinations(workspaceId: string, page: { limit: number; offset: number; cursor(offset: number): string }): Promise<Page<QueueDestination>>;
   items(workspaceId: string, query: { domain: string; state?: QueueItemState }, page: PageQuery): Promise<Page<QueueItem>>;
-  retry(workspaceId: string, body: RequestBody<'retryQueue'>): Promise<{ object: 'queue_retry'; retried: number }>;
+  retry(workspaceId: string, body: RequestBody<'retryQueue'>): Promise<QueueRetryResult>;
   hold(workspaceId: string, domain: string): Promise<QueueDestinationHold>;
   release(workspaceId: string, domain: string): Promise<QueueDestinationHold>;
+}
+
+export interface QueueRetryResult {
+  object: 'queue_retry';
+  retried: number;
+  /** Rows under a lease, left alone, and when the last lease ends. */
+  leased: number;
+  lease_ends_at: string | null;
 }
 
 export interface QueueDestinationHold {
@@ -87,12 +97,13 @@ export function queueService(deps: { clock: Clock; queue: QueuePort }): QueueSer
   const { clock, queue } = deps;
   return {
     async destinations(ws, page) {
-      const all = await queue.summaries(ws);
+      const all = await queue.summaries(ws, clock.now());
       const slice = all.slice(page.offset, page.offset + page.limit);
       const more = page.offset + page.limit < all.length;
       return {
         data: slice.map((s) => ({
-          object: 'queue_destination', domain: s.domain, queued: s.queuedRecipients, deferred: s.deferredRecipients, emails: s.emails,
+          object: 'queue_destination', domain: s.domain, queued: s.queuedRecipients, deferred: s.deferredRecipients,
+          leased: s.leasedRecipients, lease_ends_at: s.leaseEndsAt === null ? null : toIso(s.leaseEndsAt), emails: s.emails,
           held: s.heldAt !== null, held_at: s.heldAt === null ? null : toIso(s.heldAt), oldest_at: toIso(s.oldestAt),
           // A held destination has no next attempt until it is released.
           next_attempt_at: s.heldAt === null ? toIso(s.nextAttemptAt) : null, last_reply: lastReplyOf(s.lastReply),
@@ -118,9 +129,9 @@ export function queueService(deps: { clock: Clock; queue: QueuePort }): QueueSer
     async retry(ws, body) {
       const domain = body.domain === undefined ? undefined : checkDomain(body.domain);
       if (body.email_id !== undefined && !(await queue.emailExists(ws, body.email_id))) throw notFound('email', body.email_id);
-      const retried = await queue.retry(ws, { ...(domain !== undefined && { domain }), ...(body.email_id !== undefined && { emailId: body.email_id }) }, clock.now());
+      const done = await queue.retry(ws, { ...(domain !== undefined && { domain }), ...(body.email_id !== undefined && { emailId: body.email_id }) }, clock.now());
       queue.wake(domain);
-      return { object: 'queue_retry', retried };
+      return { object: 'queue_retry', retried: done.retried, leased: done.leased, lease_ends_at: done.leaseEndsAt === null ? null : toIso(done.leaseEndsAt) };
     },
 
     async hold(ws, input) {

@@ -160,12 +160,12 @@ describe('mailroom CLI', { timeout: 120_000 }, () => {
     }]);
     const table = (await mailroom(['queue'], t)).stdout.split('\n');
     expect(table[0]).toBe(`Workspace default (${t.workspaceId})`);
-    expect(table[1]).toMatch(/^ {2}DOMAIN +QUEUED +DEFERRED +EMAILS +OLDEST +NEXT ATTEMPT +LAST REPLY$/);
-    expect(table[2]).toMatch(/^ {2}far\.test +0 +2 +1 +\d{4}-\d\d-\d\dT/);
+    expect(table[1]).toMatch(/^ {2}DOMAIN +QUEUED +DEFERRED +LEASED +LEASE ENDS +EMAILS +OLDEST +NEXT ATTEMPT +LAST REPLY$/);
+    expect(table[2]).toMatch(/^ {2}far\.test +0 +2 +0 +1 +\d{4}-\d\d-\d\dT/);
 
     expect((await mailroom(['queue', 'hold', 'far.test'], t)).stdout).toContain('Mail to far.test is held in 1 workspace');
     expect((await t.api.get('/v1/queue')).body.data[0]).toMatchObject({ domain: 'far.test', held: true, next_attempt_at: null });
-    expect((await mailroom(['queue'], t)).stdout).toMatch(/far\.test +0 +2 +1 +\S+ +held since \d{4}-/);
+    expect((await mailroom(['queue'], t)).stdout).toMatch(/far\.test +0 +2 +0 +1 +\S+ +held since \d{4}-/);
     expect((await mailroom(['queue', 'release', 'far.test', '--json'], t)).stdout).toContain('"held":false');
     expect((await t.api.get('/v1/queue')).body.data[0]).toMatchObject({ held: false });
     const refused = (args: string[]) => mailroom(args, t).then(() => undefined, (e: { code: number; stderr: string }) => e);
@@ -173,7 +173,7 @@ describe('mailroom CLI', { timeout: 120_000 }, () => {
     // The relay could not be reached, so the server rests it until the row's retry time, minutes away; a retry
     // asked here (another process) makes the row due and ends that rest: the server tries again at once.
     expect(Date.parse((await waiting()).next_attempt_at) - Date.now()).toBeGreaterThan(60_000);
-    expect(JSON.parse((await mailroom(['queue', 'retry', 'far.test', '--json'], t)).stdout)).toEqual({ object: 'queue_retry', retried: 1 });
+    expect(JSON.parse((await mailroom(['queue', 'retry', 'far.test', '--json'], t)).stdout)).toEqual({ object: 'queue_retry', retried: 1, leased: 0, lease_ends_at: null });
     await until('a second attempt', async () => ((await waiting())?.attempts === 2 ? true : undefined));
 
     expect(await refused(['queue', 'release', 'far.test'])).toMatchObject({ code: 1, stderr: 'mailroom: Mail to far.test is not held in any workspace.\n' });
@@ -184,6 +184,38 @@ describe('mailroom CLI', { timeout: 120_000 }, () => {
     // A name that is not there is a failed command, not a misuse: exit 1, without the usage text.
     const missing = await refused(['queue', '--workspace', 'nowhere']);
     expect(missing).toMatchObject({ code: 1, stderr: "mailroom: no workspace 'nowhere' (workspaces list shows them)\n" });
+  });
+
+  it('counts mail leased by a node that stopped as leased, as /metrics does, with when its lease ends, and retry leaves it to its lease', async () => {
+    await using t = await startTestApp({ env: SENDING_ENV });
+    await t.seed.activeDomain('acme.test');
+    const sent = await t.api.post('/v1/emails', { from: 'ann@acme.test', to: ['a@far.test', 'b@far.test'], subject: 'Hi', text: 'x' });
+    expect(sent.status).toBe(201);
+    const waiting = () => t.api.get('/v1/queue/items?domain=far.test').then((r) => r.body.data[0]);
+    await until('a deferral', async () => ((await waiting())?.state === 'deferred' ? true : undefined));
+    // What a node on another host leaves when it dies during an attempt: the row leased to it for two minutes.
+    const leaseEnds = Date.now() + 120_000;
+    const { db } = t.mailroom.services.store;
+    await db.updateTable('outbound_queue').set({ lease_owner: 'other-host/4026531836:4242:0badf00d', locked_until: leaseEnds, next_attempt_at: leaseEnds })
+      .where('email_id', '=', sent.body.id).execute();
+    const leaseEndsAt = new Date(leaseEnds).toISOString();
+
+    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    expect(metrics).toMatch(/^mailroom_outbound_queue_rows\{state="leased"\} 1$/m);
+    expect(metrics).toMatch(/^mailroom_outbound_queue_rows\{state="deferred"\} 0$/m);
+    const [listed] = JSON.parse((await mailroom(['queue', '--json'], t)).stdout);
+    expect(listed.destinations).toEqual([expect.objectContaining({ domain: 'far.test', queued: 0, deferred: 0, leased: 2, lease_ends_at: leaseEndsAt, emails: 1 })]);
+    expect((await mailroom(['queue'], t)).stdout).toMatch(new RegExp(`far\\.test +0 +0 +2 +${leaseEndsAt} +1 `));
+    expect((await t.api.get('/v1/queue/items?domain=far.test')).body.data[0]).toMatchObject({ state: 'sending' });
+
+    // Its attempt may still be under way on a live node: a retry does not free it, and says until when it waits.
+    expect(JSON.parse((await mailroom(['queue', 'retry', 'far.test', '--json'], t)).stdout))
+      .toEqual({ object: 'queue_retry', retried: 0, leased: 1, lease_ends_at: leaseEndsAt });
+    expect((await mailroom(['queue', 'retry'], t)).stdout).toBe('0 waiting emails to every destination made due now.\n'
+      + `1 leased email was left alone (an attempt under way, or a node that stopped during one): its lease ends at ${leaseEndsAt}, `
+      + 'and what an attempt has not finished by then is tried again (a node restarted on its host takes its own back at once).\n');
+    const row = await db.selectFrom('outbound_queue').select(['lease_owner', 'locked_until', 'next_attempt_at']).where('email_id', '=', sent.body.id).executeTakeFirstOrThrow();
+    expect(row).toEqual({ lease_owner: 'other-host/4026531836:4242:0badf00d', locked_until: leaseEnds, next_attempt_at: leaseEnds });
   });
 
   it('lists the emails waiting for one destination, with their workspace, and refuses a missing domain, workspace or bad limit', async () => {

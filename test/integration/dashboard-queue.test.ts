@@ -59,9 +59,9 @@ describe('the Queue view in Chromium', () => {
     const row = page.locator('tbody tr').filter({ hasText: 'slow.test' });
     await row.waitFor();
     const cells = await row.locator('td').allTextContents();
-    // Domain, queued, deferred, emails, oldest, next attempt, last reply.
-    expect(cells.slice(0, 4)).toEqual(['slow.test', '0', '3', '2']);
-    expect(cells[6]).toBe(REPLY);
+    // Domain, queued, deferred, leased, emails, oldest, next attempt, last reply.
+    expect(cells.slice(0, 5)).toEqual(['slow.test', '0', '3', '0', '2']);
+    expect(cells[7]).toBe(REPLY);
     // The reply is kept to a line, whole in its title, so a row stays a line high beside its buttons.
     const reply = row.locator('.clip.reply');
     expect(await reply.getAttribute('title')).toBe(REPLY);

@@ -60,7 +60,7 @@ describe('the outbound queue', () => {
     expect(queue.body.data).toHaveLength(1);
     const slow = queue.body.data[0];
     expect(slow).toMatchObject({
-      object: 'queue_destination', domain: 'slow.test', queued: 0, deferred: 3, emails: 2, held: false, held_at: null,
+      object: 'queue_destination', domain: 'slow.test', queued: 0, deferred: 3, leased: 0, lease_ends_at: null, emails: 2, held: false, held_at: null,
       last_reply: { code: 451, text: expect.stringMatching(/^451 4\.7\.1 Greylisted/) },
     });
     // The first retry is minutes away.
@@ -74,7 +74,7 @@ describe('the outbound queue', () => {
     // The remote is fixed: a retry delivers now, not in minutes.
     deferring.delete('slow.test');
     const retried = await t.api.post('/v1/queue/retry', { domain: 'slow.test' });
-    expect(retried.body).toEqual({ object: 'queue_retry', retried: 2 });
+    expect(retried.body).toEqual({ object: 'queue_retry', retried: 2, leased: 0, lease_ends_at: null });
     await mx.waitFor(2, 10_000);
     expect(receivedFor('slow.test').flatMap((m) => m.rcptTo).sort()).toEqual(['a@slow.test', 'b@slow.test', 'c@slow.test']);
     await eventually(async () => ((await t.api.get('/v1/queue')).body.data.length === 0 ? true : undefined), 10_000, 'an empty queue');

@@ -11,7 +11,7 @@ import { actionForm, actionsColumn, badge, clipped, fill, h, hrefTo, none, rowAc
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /** @typedef {{ code: number | null, text: string } | null} LastReply */
 /**
- * @typedef {{ domain: string, queued: number, deferred: number, emails: number, held: boolean, held_at: string | null,
+ * @typedef {{ domain: string, queued: number, deferred: number, leased: number, lease_ends_at: string | null, emails: number, held: boolean, held_at: string | null,
  *   oldest_at: string, next_attempt_at: string | null, last_reply: LastReply }} Destination
  */
 /**
@@ -125,6 +125,8 @@ async function showQueue({ view, query }) {
     { header: 'Domain', cell: (d) => h('a', { href: destinationHref(d.domain) }, d.domain), className: 'nowrap' },
     { header: 'Queued', cell: (d) => String(d.queued), className: 'num', minor: true },
     { header: 'Deferred', cell: (d) => String(d.deferred), className: 'num', minor: true },
+    // Leased mail is under an attempt, or its node stopped: a retry leaves it until the lease ends.
+    { header: 'Leased', cell: (d) => (d.lease_ends_at ? h('span', { title: `lease ends ${d.lease_ends_at}` }, String(d.leased)) : String(d.leased)), className: 'num', minor: true },
     { header: 'Emails', cell: (d) => String(d.emails), className: 'num' },
     { header: 'Oldest', cell: (d) => time(d.oldest_at), className: 'nowrap', minor: true },
     { header: 'Next attempt', cell: nextAttempt, className: 'nowrap' },
