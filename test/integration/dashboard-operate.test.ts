@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { ACTIVE_DOMAIN_CACHE_MS } from '../../src/emails/sender-cache.js';
 import { SENDING_ENV, startTestApp, type TestApp } from '../helpers/app.js';
-import { launchChromium, signedInDashboard } from '../helpers/browser.js';
+import { answerDialog, launchChromium, signedInDashboard } from '../helpers/browser.js';
 
 // Acting from the dashboard in Chromium, each action checked through the API
 // and each refusal shown beside its field or button: an email resent and
@@ -75,12 +75,27 @@ describe('operating the dashboard in Chromium', () => {
       await open(page, `#/emails/${sent.id}`, 'Your receipt');
       expect(await page.getByRole('button', { name: 'Cancel' }).count()).toBe(0);
       await page.getByRole('button', { name: 'Resend' }).click();
+      expect(await answerDialog(page, 'Resend')).toBe(
+        'Send this email again?\n“Your receipt” to 1 recipient goes out again, as a new email; each recipient gets it a second time.');
       await note(page, 'Resent: this is the new email');
       const copyId = decodeURIComponent(new URL(page.url()).hash.replace('#/emails/', ''));
       expect(copyId).not.toBe(sent.id);
       expect((await t.api.get(`/v1/emails/${copyId}`)).body).toMatchObject({ resent_from: sent.id, subject: 'Your receipt' });
       await page.locator('dl.details').getByRole('link', { name: sent.id }).waitFor();
       await shot(page, 'email-resent');
+    });
+
+    it('is cancelled only once the question is answered', async () => {
+      const scheduled = await send({ scheduled_at: 'in 2 days' });
+      await open(page, `#/emails/${scheduled.id}`, 'Your receipt');
+      await page.getByRole('button', { name: 'Cancel', exact: true }).click();
+      expect(await answerDialog(page, 'Go back')).toBe(
+        'Cancel this email?\n“Your receipt” to 1 recipient is not sent.\n\nThis cannot be undone; a resend would make a new email.');
+      expect((await t.api.get(`/v1/emails/${scheduled.id}`)).body.status).toBe('scheduled');
+      await page.getByRole('button', { name: 'Cancel', exact: true }).click();
+      await answerDialog(page, 'Cancel the email');
+      await note(page, 'The email was cancelled.');
+      expect((await t.api.get(`/v1/emails/${scheduled.id}`)).body.status).toBe('cancelled');
     });
 
     it('is rescheduled at the time chosen in the browser\'s zone, and refused a time in the past or too far ahead', async () => {
@@ -175,6 +190,7 @@ describe('operating the dashboard in Chromium', () => {
       // Past the moment the sending domain is remembered as active.
       await new Promise((r) => setTimeout(r, ACTIVE_DOMAIN_CACHE_MS + 100));
       await livePage.getByRole('button', { name: 'Resend' }).click();
+      await answerDialog(livePage, 'Resend');
       const alert = livePage.locator('.actions', { has: livePage.getByRole('button', { name: 'Resend' }) }).getByRole('alert');
       await alert.filter({ hasText: "The domain 'gone.test' of 'from' is not a domain of this workspace" }).waitFor();
       await shot(livePage, 'email-resend-refused');

@@ -174,16 +174,46 @@ function route() {
   const unreadable = NAV.find(([s, , scope]) => s === section && !may(scope));
   if (unreadable) {
     fill(view, ...closedSection(unreadable, home));
+    arrived(view);
     return;
   }
   for (const [pattern, render] of ROUTES) {
     const match = pattern.exec(path.replace(/\/$/, ''));
     const id = match && safeDecode(match[1] ?? '');
     if (id === null) continue;
-    void render({ view, id, query: new URLSearchParams(search) });
+    void Promise.resolve(render({ view, id, query: new URLSearchParams(search) })).then(() => arrived(view), () => {});
     return;
   }
   fill(view, h('h1', null, 'Page not found'), home && h('p', null, h('a', { href: `#/${home[0]}` }, `Go to ${home[1]}`)));
+  arrived(view);
+}
+
+let firstView = true;
+
+/**
+ * Says which page is shown, as a page load would: the tab's title names it, and the focus moves to its heading
+ * (unless the view put it on a field of its own), so a screen reader reads where the person arrived and the
+ * keyboard goes on from there.
+ * @param {HTMLElement} view
+ */
+function arrived(view) {
+  if (!view.isConnected) return;
+  const heading = view.querySelector('h1');
+  document.title = heading?.textContent ? `${heading.textContent} · Mailroom` : 'Mailroom';
+  // A page just loaded starts the keyboard at its top, the skip link first, as any page does.
+  const loaded = firstView;
+  firstView = false;
+  if (loaded || !heading || view.contains(document.activeElement) || document.querySelector('dialog[open]')) return;
+  heading.tabIndex = -1;
+  heading.focus({ preventScroll: true });
+}
+
+/** The skip link goes to the view's heading without changing the route, which a link to #app would. @param {Event} event */
+function skipToContent(event) {
+  event.preventDefault();
+  const target = byId('app').querySelector('h1') ?? byId('app');
+  target.tabIndex = -1;
+  target.focus();
 }
 
 /**
@@ -209,6 +239,7 @@ function safeDecode(segment) {
 
 // ---------------------------------------------------------------------------
 
+document.querySelector('.skip-link')?.addEventListener('click', skipToContent);
 whenSessionEnds((message) => signOut(message));
 window.addEventListener('hashchange', async () => {
   if (await leaveAsked(shownHash)) route();

@@ -10,7 +10,7 @@ import { filterForm, filterSelect, filterText, loadRecord, pagedTable } from '..
 import { hashOf, navigate } from '../nav.js';
 import { bodyParts } from '../preview.js';
 import {
-  actionsColumn, address, badge, clipped, clippedList, code, count, details, downloadButton, errorBox, errorSlot, fieldErrors, fill, formatBytes, formatTime, h,
+  actionsColumn, address, askingButton, badge, clipped, clippedList, code, count, details, downloadButton, errorBox, errorSlot, fieldErrors, fill, formatBytes, formatTime, h,
   hrefTo, isoWithOffset, joined, localInputValue, loading, none, table, time, whileBusy,
 } from '../ui.js';
 import { broadcastLink } from './broadcasts.js';
@@ -153,8 +153,8 @@ async function showEmail({ view, id }) {
     [CANCELLABLE, RESENDABLE, RESCHEDULABLE].some((statuses) => statuses.includes(email.status))
       && withheldNote(EMAILS_SEND, 'cancelling, rescheduling and resending emails'),
     may(EMAILS_SEND) && [
-      CANCELLABLE.includes(email.status) && cancelButton(path),
-      RESENDABLE.includes(email.status) && resendButton(path),
+      CANCELLABLE.includes(email.status) && cancelButton(path, email),
+      RESENDABLE.includes(email.status) && resendButton(path, email),
       RESCHEDULABLE.includes(email.status) && rescheduleForm(path, email.scheduled_at),
     ],
     emailDetails(email),
@@ -236,34 +236,33 @@ function sourceSection(path) {
   return [h('h2', null, 'Source'), show, body];
 }
 
-/** @param {string} path the email's */
-function cancelButton(path) {
+/** “Hello” to 3 recipients, as a question names an email. @param {Email} email */
+const named = (email) => `“${email.subject || '(no subject)'}” to ${count(email.recipients.length, 'recipient', 'recipients')}`;
+
+/** Cancel, after a question: what is cancelled cannot be sent again but by a resend. @param {string} path the email's @param {Email} email */
+function cancelButton(path, email) {
   const errors = errorSlot();
-  const button = h('button', { type: 'button', class: 'danger', onclick: () => void whileBusy(button, async () => {
-    try {
-      /** @type {EmailCancel} */
-      const answer = await api('POST', `${path}/cancel`);
-      navigate(location.hash, answer.cancelled ? 'The email was cancelled.'
-        : `The email could not be cancelled: it is ${answer.status} already.`);
-    } catch (err) {
-      errors.show(err);
-    }
-  }) }, 'Cancel');
+  const button = askingButton('Cancel', { title: 'Cancel this email?', confirm: 'Cancel the email', danger: true,
+    message: [h('p', null, `${named(email)} is not sent.`), h('p', { class: 'muted small' }, 'This cannot be undone; a resend would make a new email.')] },
+  async () => {
+    /** @type {EmailCancel} */
+    const answer = await api('POST', `${path}/cancel`);
+    navigate(location.hash, answer.cancelled ? 'The email was cancelled.'
+      : `The email could not be cancelled: it is ${answer.status} already.`);
+  }, errors);
   return h('div', { class: 'actions' }, button, errors.node);
 }
 
-/** @param {string} path the email's */
-function resendButton(path) {
+/** Resend, after a question: each recipient gets the message again. @param {string} path the email's @param {Email} email */
+function resendButton(path, email) {
   const errors = errorSlot();
-  const button = h('button', { type: 'button', class: 'secondary', onclick: () => void whileBusy(button, async () => {
-    try {
-      /** @type {Email} */
-      const copy = await api('POST', `${path}/resend`);
-      navigate(hrefTo('emails', copy.id), `Resent: this is the new email, ${copy.status}. The original is linked under “Resent from”.`);
-    } catch (err) {
-      errors.show(err);
-    }
-  }) }, 'Resend');
+  const button = askingButton('Resend', { title: 'Send this email again?', confirm: 'Resend',
+    message: h('p', null, `${named(email)} goes out again, as a new email; each recipient gets it a second time.`) },
+  async () => {
+    /** @type {Email} */
+    const copy = await api('POST', `${path}/resend`);
+    navigate(hrefTo('emails', copy.id), `Resent: this is the new email, ${copy.status}. The original is linked under “Resent from”.`);
+  }, errors);
   return h('div', { class: 'actions' }, button,
     h('span', { class: 'muted small' }, 'Sends the same message to the same recipients again, as a new email.'), errors.node);
 }
