@@ -66,13 +66,25 @@ function tagChips(tags, max = Infinity) {
     tags.length > shown.length && h('span', { class: 'muted small' }, `+${tags.length - shown.length}`));
 }
 
-/** The name typed in two fields, as the API keeps it: one name, whose first and last words templates read. */
-function nameFields(/** @type {string} */ idPrefix, /** @type {string | null} */ name = null) {
-  const [first = '', ...rest] = (name ?? '').split(/\s+/).filter(Boolean);
-  const firstName = h('input', { id: `${idPrefix}-first-name`, type: 'text', autocomplete: 'off', value: first });
-  const lastName = h('input', { id: `${idPrefix}-last-name`, type: 'text', autocomplete: 'off', value: rest.join(' ') });
-  const value = () => [firstName.value.trim(), lastName.value.trim()].filter(Boolean).join(' ') || null;
-  return { firstName, lastName, value };
+/**
+ * The name, one field as the API keeps it, and beneath it what templates read of it as it is typed: its first word
+ * as contact.first_name and its last as contact.last_name, as the server splits it.
+ */
+function nameField(/** @type {string} */ idPrefix, /** @type {string | null} */ name = null) {
+  const input = h('input', { id: `${idPrefix}-name`, type: 'text', autocomplete: 'off', value: name ?? '', placeholder: 'Ann Lee',
+    'aria-describedby': `${idPrefix}-name-parts` });
+  const parts = h('p', { id: `${idPrefix}-name-parts`, class: 'muted small hint' });
+  const showParts = () => {
+    const words = input.value.split(/\s+/).filter(Boolean);
+    /** @param {string} word */
+    const shown = (word) => (word ? `“${word}”` : 'empty');
+    fill(parts, 'In a message, ', code('{{ contact.first_name }}'), ` is ${shown(words[0] ?? '')} and `,
+      code('{{ contact.last_name }}'), ` is ${shown(words.length > 1 ? /** @type {string} */ (words.at(-1)) : '')}.`);
+  };
+  input.addEventListener('input', showParts);
+  showParts();
+  const value = () => input.value.trim().replace(/\s+/g, ' ') || null;
+  return { input, parts, value };
 }
 
 // ---------------------------------------------------------------------------
@@ -140,7 +152,7 @@ function addContactForm() {
   const errors = fieldErrors();
   const email = h('input', { id: 'new-contact-email', type: 'email', required: true, autocomplete: 'off',
     placeholder: 'ann@example.com' });
-  const names = nameFields('new-contact');
+  const names = nameField('new-contact');
   const tags = h('input', { id: 'new-contact-tags', type: 'text', autocomplete: 'off', placeholder: 'news, customers' });
   const formErrors = h('div');
   const submit = h('button', { type: 'submit' }, 'Add contact');
@@ -163,8 +175,7 @@ function addContactForm() {
   h('h2', null, 'Add a contact'),
   h('div', { class: 'form-grid' },
     h('label', { for: 'new-contact-email' }, 'Email address'), h('div', null, email, errors.slot('email', 'Email address')),
-    h('label', { for: 'new-contact-first-name' }, 'First name'), names.firstName,
-    h('label', { for: 'new-contact-last-name' }, 'Last name'), h('div', null, names.lastName, errors.slot('name', 'the name')),
+    h('label', { for: 'new-contact-name' }, 'Full name'), h('div', null, names.input, names.parts, errors.slot('name', 'the name')),
     h('label', { for: 'new-contact-tags' }, 'Tags'), h('div', null, tags, h('p', { class: 'muted small hint' }, 'Separated by commas; new tags are created.'),
       errors.slot('tags', 'Tags'))),
   formErrors,
@@ -570,7 +581,7 @@ function tagsPanel(contact, tags) {
 function namePanel(contact) {
   const errors = fieldErrors();
   const near = h('div');
-  const names = nameFields('contact', contact.name);
+  const names = nameField('contact', contact.name);
   const save = h('button', { type: 'submit', class: 'secondary' }, 'Save the name');
   const form = h('form', { onsubmit: (event) => {
     event.preventDefault();
@@ -584,12 +595,9 @@ function namePanel(contact) {
     });
   } },
   h('div', { class: 'form-grid' },
-    h('label', { for: 'contact-first-name' }, 'First name'), names.firstName,
-    h('label', { for: 'contact-last-name' }, 'Last name'), h('div', null, names.lastName, errors.slot('name', 'the name'))),
+    h('label', { for: 'contact-name' }, 'Full name'), h('div', null, names.input, names.parts, errors.slot('name', 'the name'))),
   near, save);
-  return h('section', { class: 'panel' }, h('h2', null, 'Name'), fixedUnless(CONTACTS_WRITE, form),
-    h('p', { class: 'muted small hint' }, 'Kept as one name: ', code('{{ contact.first_name }}'), ' is its first word, ',
-      code('{{ contact.last_name }}'), ' its last.'));
+  return h('section', { class: 'panel' }, h('h2', null, 'Name'), fixedUnless(CONTACTS_WRITE, form));
 }
 
 /** @param {Contact} contact */
