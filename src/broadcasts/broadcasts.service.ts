@@ -609,6 +609,11 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
     },
 
     async test(sender, id, to) {
+      // All or none: an address refused after others were sent would leave the person unsure which went.
+      to.forEach((address, i) => {
+        const parsed = parseMailbox(address);
+        if (!parsed.ok) throw new AppError('validation_error', `'to.${i}' (${address}) ${parsed.reason}; no test was sent.`, { param: `to.${i}` });
+      });
       const b = await mustFind(store.db, sender.workspaceId, id);
       const content = await compile(b);
       const from = fromOf(b, content);

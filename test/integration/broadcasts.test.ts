@@ -261,6 +261,13 @@ describe('broadcasts', () => {
     expect((await t.api.get(`/v1/broadcasts/${b.id}`)).body).toMatchObject({ status: 'draft', stats: { emails_created: 0 } });
     const tooMany = await t.api.post(`/v1/broadcasts/${b.id}/test`, { to: ['a@x.test', 'b@x.test', 'c@x.test', 'd@x.test', 'e@x.test', 'f@x.test'] });
     expect(tooMany.status).toBe(422);
+    // An address refused names itself, and none of the others is sent.
+    const before = (await t.api.get('/v1/emails?limit=100')).body.data.length;
+    const refused = await t.api.post(`/v1/broadcasts/${b.id}/test`, { to: ['qa@acme.test', 'not an address'] });
+    expect(refused.status).toBe(422);
+    expect(refused.body.error).toMatchObject({ code: 'validation_error', param: 'to.1',
+      message: "'to.1' (not an address) is not a valid email address; no test was sent." });
+    expect((await t.api.get('/v1/emails?limit=100')).body.data.length).toBe(before);
   });
 
   it('schedules a broadcast, moves it, and sends it when asked at once', async () => {
