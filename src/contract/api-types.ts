@@ -2603,7 +2603,7 @@ export interface components {
              */
             text?: string;
             template?: components["schemas"]["EmailTemplateInput"];
-            /** @description Custom header fields by name. A value is one line: a TAB is kept, a line break or other control character is a validation_error (the message builder folds long values itself). */
+            /** @description Custom header fields by name. A value is one line: a TAB is kept, a line break or other control character is a validation_error. The message builder folds long values itself at their white space, so a value may be up to 16,384 characters (the References of a long thread), as long as no word in it is over 997. */
             headers?: {
                 [key: string]: string;
             };

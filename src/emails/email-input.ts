@@ -93,10 +93,13 @@ const RESERVED_HEADERS = new Set([
 // RFC 5322 §2.2: a field name is printable US-ASCII except the colon.
 const FIELD_NAME = /^[\x21-\x39\x3b-\x7e]{1,76}$/;
 const LINE_BREAK = /[\r\n]/;
-// RFC 5322 §2.1.1: at most 998 characters per line.
-const MAX_HEADER_VALUE = 998;
+// RFC 5322 §2.1.1: at most 998 characters per line. A longer value is folded
+// at its white space (the References of a long thread is thousands); the
+// field's whole length is bounded only as a limit on what is stored.
+const MAX_HEADER_LINE = 998;
+const MAX_HEADER_VALUE = 16_384;
 // Folded at whitespace, a line of a header is at least one word and the space before it.
-const MAX_HEADER_WORD = MAX_HEADER_VALUE - 1;
+const MAX_HEADER_WORD = MAX_HEADER_LINE - 1;
 const UNFOLDABLE_WORD = new RegExp(`\\S{${MAX_HEADER_WORD + 1}}`);
 const CONTENT_ID = /^[\x21-\x3b\x3d\x3f-\x7e]{1,250}$/; // printable, no space, no angle brackets
 const CONTROL = /[\u0000-\u001f\u007f]/;
@@ -168,9 +171,9 @@ function checkHeaders(headers: Record<string, string>): void {
     seen.add(lower);
     if (LINE_BREAK.test(value)) throw invalid(param, `The value of ${name} contains a line break.`);
     if (!fitsTextFormat('header-value', value)) throw invalid(param, `The value of ${name} contains a control character.`);
-    if (value.length > MAX_HEADER_VALUE) throw invalid(param, `The value of ${name} is over ${MAX_HEADER_VALUE} characters (RFC 5322 §2.1.1).`);
+    if (value.length > MAX_HEADER_VALUE) throw invalid(param, `The value of ${name} is over ${MAX_HEADER_VALUE} characters.`);
     if (UNFOLDABLE_WORD.test(value)) {
-      throw invalid(param, `The value of ${name} holds a word over ${MAX_HEADER_WORD} characters, which no folding fits in a line of ${MAX_HEADER_VALUE} (RFC 5322 §2.1.1).`);
+      throw invalid(param, `The value of ${name} holds a word over ${MAX_HEADER_WORD} characters, which no folding fits in a line of ${MAX_HEADER_LINE} (RFC 5322 §2.1.1).`);
     }
   }
   listUnsubscribeOf(headers);

@@ -77,6 +77,16 @@ describe('the form of outgoing mail', () => {
     // A long value of ordinary words folds, and goes out within the limit.
     const raw = await delivered({ subject: 's', headers: { 'X-Note': `${'word '.repeat(190)}end`, 'X-Token': 't'.repeat(997) } });
     expect(longestLine(raw)).toBeLessThanOrEqual(MAX_LINE_OCTETS);
+
+    // The References of a long thread, far over one line, goes out folded and reads back whole.
+    const references = Array.from({ length: 120 }, (_, i) => `<reply-${i}.${'x'.repeat(30)}@mail.acme.test>`).join(' ');
+    expect(references.length).toBeGreaterThan(5_000);
+    const threaded = await delivered({ subject: 'Re: the long thread', headers: { References: references } });
+    expect(longestLine(threaded)).toBeLessThanOrEqual(MAX_LINE_OCTETS);
+    expect((await simpleParser(threaded)).references).toEqual(references.split(' '));
+    const tooLong = await t.api.post('/v1/emails', { from: 'ann@acme.test', to: 'bea@ok.test', subject: 's', text: 'x', headers: { 'X-Note': 'w '.repeat(8_193) } });
+    expect(tooLong.status).toBe(422);
+    expect(tooLong.body.error).toMatchObject({ code: 'validation_error', param: 'headers.X-Note', message: 'The value of X-Note is over 16384 characters.' });
   });
 
   it('refuses a display name spelling an address, plainly or as an encoded word', async () => {

@@ -202,6 +202,13 @@ describe('SMTP submission', () => {
     expect(message).toContain('X-Trace-59: hop 59');
     expect(message.match(/filename="?part-\d+\.txt/g)).toHaveLength(25);
 
+    // A reply deep in a thread: its References, thousands of characters once unfolded, is carried and folded again.
+    const references = Array.from({ length: 120 }, (_, i) => `<reply-${i}.${'x'.repeat(30)}@mail.example.test>`);
+    const reply = await submit(t.submissionPort, t.token, { from: 'ann@example.test', to: 'r@remote.test', subject: 'Re: thread', references, text: 'and so on' });
+    const replyId = queuedId(reply.response)!;
+    expect((await t.api.get(`/v1/emails/${replyId}`)).body.headers.References).toBe(references.join(' '));
+    for (const line of (await raw(replyId)).split('\r\n')) expect(line.length).toBeLessThanOrEqual(998);
+
     // POST /v1/emails keeps its documented limits.
     const post = (extra: Record<string, unknown>) => t.api.post('/v1/emails', { from: 'ann@example.test', to: 'r@remote.test', subject: 'x', text: 'x', ...extra });
     expect((await post({ subject: '' })).body.error).toMatchObject({ param: 'subject' });
