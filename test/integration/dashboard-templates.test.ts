@@ -273,6 +273,23 @@ describe('the Templates view in Chromium', () => {
     await note('the content did not change');
   });
 
+  it('names the variable and the field whose typed value is not of its type', async () => {
+    const created = await t.api.post('/v1/templates', { name: 'Seats', subject: 'Seats', html: '<p>{{ seats }}</p>',
+      variables: [{ key: 'seats', type: 'number', fallback: 1 }] });
+    await page.goto(`${t.url}/dashboard/#/templates/${created.body.id}`);
+    await subjectIs('Seats');
+    const row = page.locator('tr.variable-row').first();
+    await row.getByLabel('Sample value').fill('many');
+    await seen(page, '.template-preview [role="alert"]', 'The sample value of “seats”: “many” is not a number.');
+    await row.getByLabel('Sample value').fill('3');
+    await row.getByLabel('Fallback').fill('one');
+    await page.getByRole('button', { name: 'Save as a new version' }).click();
+    await seen(page, '.template-editor + div [role="alert"]', 'The fallback of “seats”: “one” is not a number.');
+    await row.getByLabel('Fallback').fill('1');
+    await page.getByRole('button', { name: 'Save as a new version' }).click();
+    await note('the content did not change');
+  });
+
   it('asks before unsaved changes are lost: leaving, reloading, opening a version, publishing', async () => {
     const created = await t.api.post('/v1/templates', { name: 'Careful', subject: 'Careful v1', html: '<p>One</p>' });
     const id = created.body.id as string;

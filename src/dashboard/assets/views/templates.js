@@ -132,10 +132,19 @@ function variableRow(variable, changed, remove) {
     /** @returns {{ declaration: { key: string, type: VariableType, required: boolean, fallback: unknown }, sample: unknown }} */
     read() {
       const t = /** @type {VariableType} */ (type.value);
-      const fallbackValue = typedValue(t, fallback.value);
+      const name = key.value.trim();
+      /** A value typed in the row, its refusal naming the variable and the field: the table may hold many. @param {string} field @param {string} raw */
+      const valueOf = (field, raw) => {
+        try {
+          return typedValue(t, raw);
+        } catch (err) {
+          throw new Error(`The ${field} of “${name || 'the unnamed variable'}”: ${err instanceof Error ? err.message : String(err)}`);
+        }
+      };
+      const fallbackValue = valueOf('fallback', fallback.value);
       return {
-        declaration: { key: key.value.trim(), type: t, required: required.checked, fallback: fallbackValue === undefined ? null : fallbackValue },
-        sample: typedValue(t, sample.value),
+        declaration: { key: name, type: t, required: required.checked, fallback: fallbackValue === undefined ? null : fallbackValue },
+        sample: valueOf('sample value', sample.value),
       };
     },
   };
