@@ -98,7 +98,8 @@ describe('the dashboard in Chromium', () => {
     expect(await page.locator('tbody tr').count()).toBe(1);
     expect(await page.locator('tbody').textContent()).toContain('delivered@mailroom.test');
     expect(await page.locator('tbody img').count()).toBe(0);
-    expect(await page.title()).toBe('Mailroom');
+    // Named by the view, and no handler of the subject's ran to rename it.
+    expect(await page.title()).toBe('Emails · Mailroom');
   });
 
   it('opens the email: its fields, its events and a preview in which nothing runs', async () => {
@@ -122,7 +123,8 @@ describe('the dashboard in Chromium', () => {
       (globalThis as unknown as { getComputedStyle(e: unknown): { color: string } }).getComputedStyle(el).color)).toBe('rgb(204, 51, 51)');
     expect(await frame.locator('#pixel').evaluate((el) => (el as unknown as { complete: boolean }).complete)).toBe(true);
     expect(pixelHits).toBe(0);
-    expect(await page.title()).toBe('Mailroom');
+    // The tab is named by the subject as text: its markup is not run.
+    expect(await page.title()).toBe(`${HOSTILE_SUBJECT} · Mailroom`);
     expect(dialogs).toEqual([]);
   });
 
