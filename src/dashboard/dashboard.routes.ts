@@ -16,13 +16,14 @@ const ASSETS_DIR = fileURLToPath(new URL('../../src/dashboard/assets/', import.m
 const HTML = 'text/html; charset=utf-8';
 const JS = 'text/javascript; charset=utf-8';
 const CSS = 'text/css; charset=utf-8';
+const SVG = 'image/svg+xml';
 
 /** Built by scripts/build-dashboard-editor.mjs, not kept in git. */
 const EDITOR_BUNDLE = 'editor-bundle.js';
 
 /** Every file of the page: the entry module, its shared modules, and one module per view. */
 const ASSETS = {
-  'index.html': HTML, 'app.css': CSS,
+  'index.html': HTML, 'app.css': CSS, 'favicon.svg': SVG,
   'app.js': JS, 'api.js': JS, 'access.js': JS, 'ui.js': JS, 'nav.js': JS, 'lists.js': JS, 'preview.js': JS, 'work.js': JS, 'unsaved.js': JS,
   'code-editor.js': JS, [EDITOR_BUNDLE]: JS,
   'views/emails.js': JS, 'views/domains.js': JS, 'views/events.js': JS, 'views/inbound.js': JS, 'views/suppressions.js': JS,
@@ -75,6 +76,8 @@ function loadAssets(): Map<string, Asset> {
 export function rootRedirect(): Router<AppState> {
   const r = new Router<AppState>();
   r.get('/', (ctx) => ctx.redirect('/dashboard/'));
+  // Asked for by browsers on their own, on any page of the origin (the dashboard's page names its icon itself).
+  r.get('/favicon.ico', (ctx) => ctx.redirect('/dashboard/favicon.svg'));
   return r;
 }
 

@@ -20,6 +20,18 @@ describe('the dashboard files', () => {
     expect(root.headers.get('location')).toBe('/dashboard/');
   });
 
+  it('serves the page\'s icon, named by the page and at the address browsers ask for by themselves', async () => {
+    const html = await (await fetch(`${t.url}/dashboard/`)).text();
+    expect(html).toContain('<link rel="icon" href="/dashboard/favicon.svg" type="image/svg+xml">');
+    const icon = await fetch(`${t.url}/dashboard/favicon.svg`);
+    expect(icon.status).toBe(200);
+    expect(icon.headers.get('content-type')).toBe('image/svg+xml');
+    expect(await icon.text()).toMatch(/^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+    const asked = await fetch(`${t.url}/favicon.ico`, { redirect: 'manual' });
+    expect(asked.status).toBe(302);
+    expect(asked.headers.get('location')).toBe('/dashboard/favicon.svg');
+  });
+
   it('redirects /dashboard to /dashboard/, where the page is', async () => {
     const bare = await fetch(`${t.url}/dashboard`, { redirect: 'manual' });
     expect(bare.status).toBe(302);
