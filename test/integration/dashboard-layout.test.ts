@@ -350,6 +350,7 @@ describe('the dashboard\'s layout in Chromium', () => {
     expect(wide).toEqual([]);
     // An SMTP reply keeps a readable measure in a squeezed table, not a word to a line.
     await open(`#/emails/${ids.email}`);
+    await page.locator('summary', { hasText: 'Recipients' }).click();
     const reply = page.locator('td.prose', { hasText: 'kept by the Mailroom sink' }).first();
     expect((await reply.boundingBox())!.width).toBeGreaterThanOrEqual(250);
     // A template's card keeps each value to a line: "version 1" and its alias are not broken.
@@ -458,6 +459,7 @@ describe('the dashboard\'s layout in Chromium', () => {
   it('keeps a long recipient\'s address beside its status on a phone, wrapped, not under the badge', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await open(`#/emails/${ids.replies}`);
+    await page.locator('summary', { hasText: 'Recipients' }).click();
     const address = recipientCell();
     const { text, badge } = await textAndBadge(address);
     expect(text.right).toBeLessThanOrEqual(badge.left);

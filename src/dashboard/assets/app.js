@@ -167,8 +167,12 @@ function route() {
   fill(byId('app'), h('div', { id: 'note' }, takePendingNote()), view);
   const section = path.split('/')[1];
   for (const link of document.querySelectorAll('nav a[data-section]')) {
-    if (link.getAttribute('data-section') === section) link.setAttribute('aria-current', 'page');
-    else link.removeAttribute('aria-current');
+    if (link.getAttribute('data-section') === section) {
+      link.setAttribute('aria-current', 'page');
+      inSight(link);
+    } else {
+      link.removeAttribute('aria-current');
+    }
   }
   // A section the key may not read is said so here, rather than by the API's 403 inside its view.
   const unreadable = NAV.find(([s, , scope]) => s === section && !may(scope));
@@ -214,6 +218,18 @@ function skipToContent(event) {
   const target = byId('app').querySelector('h1') ?? byId('app');
   target.tabIndex = -1;
   target.focus();
+}
+
+/**
+ * Scrolls a phone's row of sections, which runs past the screen, so that the current one is in its middle.
+ * The page itself is not scrolled, as scrollIntoView would.
+ * @param {Element} link
+ */
+function inSight(link) {
+  const nav = link.parentElement;
+  if (!nav || nav.scrollWidth <= nav.clientWidth) return;
+  const [row, shown] = [nav.getBoundingClientRect(), link.getBoundingClientRect()];
+  nav.scrollLeft += shown.left - row.left - (row.width - shown.width) / 2;
 }
 
 /**

@@ -1,7 +1,7 @@
 // @ts-check
 import { api, ApiError } from './api.js';
 import { hashOf, navigate } from './nav.js';
-import { errorBox, fill, h, isoWithOffset, labelled, loading, localInputValue, table } from './ui.js';
+import { errorBox, fill, foldOnPhone, h, isoWithOffset, labelled, loading, localInputValue, table } from './ui.js';
 
 /**
  * @template T
@@ -91,11 +91,13 @@ export function filterTime(label, name, query) {
 
 /**
  * The form of a list's filters: a search goes to `route` with their values, and with `kept` (a scope the list
- * stays in through a new search, such as a broadcast's emails).
+ * stays in through a new search, such as a broadcast's emails). A phone folds it under a line that says how many
+ * are in use, leaving its first screen to the list.
  * @param {string} route @param {Filter[]} filters @param {URLSearchParams} [kept]
  */
 export function filterForm(route, filters, kept) {
-  return h('form', { class: 'filters', role: 'search', onsubmit: (event) => {
+  const inUse = filters.filter((f) => f.value()).length;
+  return foldOnPhone(['Filters', inUse > 0 && h('span', { class: 'muted' }, ` · ${inUse} in use`)], h('form', { class: 'filters', role: 'search', onsubmit: (event) => {
     event.preventDefault();
     const q = new URLSearchParams(kept);
     for (const f of filters) {
@@ -103,7 +105,7 @@ export function filterForm(route, filters, kept) {
       if (value) q.set(f.control.name, value);
     }
     navigate(hashOf(route, q));
-  } }, filters.map((f) => labelled(f.label, f.control)), h('button', { type: 'submit' }, 'Search'));
+  } }, filters.map((f) => labelled(f.label, f.control)), h('button', { type: 'submit' }, 'Search')));
 }
 
 /**
@@ -116,6 +118,8 @@ function refusedFilter(err, route, filters) {
   const filter = filters.find((f) => f.control.name === err.param);
   if (!filter) return undefined;
   filter.control.setAttribute('aria-invalid', 'true');
+  // Shown, on a phone too: the error points at it.
+  filter.control.closest('details')?.setAttribute('open', '');
   return errorBox(err, { lead: `The ${filter.label} filter was refused:`, then: h('a', { href: hashOf(route) }, 'Show the list without filters') });
 }
 

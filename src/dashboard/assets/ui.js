@@ -224,6 +224,25 @@ export function attach(el, failure) {
   });
 }
 
+/** A phone's width, as app.css lays the page out for one. */
+const PHONE = matchMedia('(max-width: 40rem)');
+
+/**
+ * A part of a view that a phone folds away under `summary`, so that its first screen shows what a person came for
+ * (a list's rows, an email's body); a wider screen shows it open, without the summary (app.css). It follows the
+ * window across that width.
+ * @param {Children} summary @param {...Children} children
+ */
+export function foldOnPhone(summary, ...children) {
+  const fold = h('details', { class: 'fold', open: !PHONE.matches }, h('summary', null, summary), ...children);
+  const follow = () => {
+    if (fold.isConnected) fold.open = !PHONE.matches;
+    else PHONE.removeEventListener('change', follow);
+  };
+  PHONE.addEventListener('change', follow);
+  return fold;
+}
+
 /** @param {Array<[string, Children]>} rows */
 export function details(rows) {
   return h('dl', { class: 'details' }, rows.flatMap(([term, value]) => [h('dt', null, term), h('dd', null, value)]));

@@ -111,7 +111,9 @@ function showBroadcasts({ view, query }) {
     list);
   /** @type {import('../ui.js').Column<Broadcast>[]} */
   const columns = [
-    { header: 'Name', cell: (b) => [h('a', { href: broadcastHref(b.id) }, b.name), h('div', { class: 'muted small' }, b.subject ?? (b.template ? 'the template’s subject' : 'no subject yet'))] },
+    // One block, the subject under the name: a phone's card would set them side by side, each in half its width.
+    { header: 'Name', cell: (b) => h('div', { class: 'name-and-subject' }, h('a', { href: broadcastHref(b.id) }, b.name),
+      h('div', { class: 'muted small' }, b.subject ?? (b.template ? 'the template’s subject' : 'no subject yet'))) },
     { header: 'Status', cell: (b) => badge(b.status), role: 'status' },
     { header: 'Audience', cell: (b) => b.stats.audience_size.toLocaleString(), className: 'num', minor: true },
     { header: 'Progress', cell: (b) => (b.started_at ? progressBar(contactsDone(b.stats), b.stats.audience_size, 'Contacts done') : none()),

@@ -7,7 +7,7 @@ import { api } from '../api.js';
 import { loadRecord, pagedTable } from '../lists.js';
 import { navigate, showNote } from '../nav.js';
 import {
-  actionForm, askingButton, badge, code, copyable, details, errorSlot, fieldErrors, fill, h, hrefTo, table, time, whileBusy,
+  actionForm, address, askingButton, badge, code, copyable, details, errorSlot, fieldErrors, fill, h, hrefTo, table, time, whileBusy,
 } from '../ui.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
@@ -66,7 +66,7 @@ function showDomains({ view, query }) {
     h('button', { type: 'submit' }, 'Add domain')));
   /** @type {Column<Domain>[]} */
   const columns = [
-    { header: 'Name', cell: (d) => h('a', { href: hrefTo('domains', d.id) }, d.name) },
+    { header: 'Name', cell: (d) => h('a', { href: hrefTo('domains', d.id) }, address(d.name)) },
     { header: 'Status', cell: (d) => badge(d.status), role: 'status' },
     { header: 'Created', cell: (d) => time(d.created_at), className: 'nowrap' },
   ];

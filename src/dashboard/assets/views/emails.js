@@ -10,7 +10,8 @@ import { filterForm, filterSelect, filterText, loadRecord, pagedTable } from '..
 import { hashOf, navigate } from '../nav.js';
 import { bodyParts } from '../preview.js';
 import {
-  actionsColumn, address, askingButton, badge, clipped, clippedList, code, count, details, downloadButton, errorBox, errorSlot, fieldErrors, fill, formatBytes, formatTime, h,
+  actionsColumn, address, askingButton, badge, clipped, clippedList, code, count, details, downloadButton, errorBox, errorSlot, fieldErrors, fill,
+  foldOnPhone, formatBytes, formatTime, h,
   hrefTo, isoWithOffset, joined, localInputValue, loading, none, table, time, whileBusy,
 } from '../ui.js';
 import { broadcastLink } from './broadcasts.js';
@@ -148,6 +149,8 @@ async function showEmail({ view, id }) {
   const timeline = h('div', null, loading());
   const recipients = h('div', null, table(recipientColumns(new Set()), email.recipients));
   const replyList = h('div');
+  const eventsSummary = h('span', null, 'Events');
+  // A phone folds the details, recipients and timeline under a line each, so that the body is near the top.
   fill(view,
     h('h1', null, email.subject || '(no subject)'),
     [CANCELLABLE, RESENDABLE, RESCHEDULABLE].some((statuses) => statuses.includes(email.status))
@@ -157,13 +160,11 @@ async function showEmail({ view, id }) {
       RESENDABLE.includes(email.status) && resendButton(path, email),
       RESCHEDULABLE.includes(email.status) && rescheduleForm(path, email.scheduled_at),
     ],
-    emailDetails(email),
-    h('h2', null, 'Recipients'),
-    recipients,
+    foldOnPhone(['Details', outcomeBadge(email)], emailDetails(email)),
+    foldOnPhone(`Recipients (${email.recipients.length})`, h('h2', null, 'Recipients'), recipients),
     email.attachments.length > 0 && [h('h2', null, 'Attachments'), table(attachmentColumns(path), email.attachments.map((a, index) => ({ ...a, index })))],
     replyList,
-    h('h2', null, 'Events'),
-    timeline,
+    foldOnPhone(eventsSummary, h('h2', null, 'Events'), timeline),
     bodyParts(email.html, email.text),
     sourceSection(path));
   void showReplies(replyList, replies);
@@ -172,6 +173,7 @@ async function showEmail({ view, id }) {
     // A complaint leaves its recipient delivered: the timeline says who.
     const complainers = new Set(page.data.filter((e) => e.type === 'email.complained').map((e) => String(e.data.to)));
     if (complainers.size > 0) fill(recipients, table(recipientColumns(complainers), email.recipients));
+    fill(eventsSummary, `Events (${page.data.length}${page.has_more ? '+' : ''})`);
     fill(timeline,
       page.data.length > 0 ? table(TIMELINE_COLUMNS, page.data) : h('p', { class: 'empty' }, 'No events yet.'),
       page.has_more && h('p', { class: 'muted small' }, `The latest ${TIMELINE_LIMIT} events are shown.`),
