@@ -191,4 +191,26 @@ describe('the dashboard on a phone\'s first screen', () => {
     expect(await page.getByLabel('Domain').locator('option', { hasText: UNBROKEN_DOMAIN }).count()).toBe(1);
     await shoot('desktop-events-filters');
   });
+
+  it('shows a 600-pixel email\'s whole width in the template editor\'s preview, scaled to its column', async () => {
+    for (const viewport of [DESKTOP, PHONE]) {
+      await page.setViewportSize(viewport);
+      await open(`#/templates/${ids.template}`);
+      const frame = page.frameLocator('.template-preview iframe');
+      await frame.getByText('The right edge of the letter').waitFor();
+      const [outer, shown] = [await box(page.locator('.template-preview .preview')), await box(page.locator('.template-preview iframe'))];
+      expect(shown.x + shown.width).toBeLessThanOrEqual(outer.x + outer.width + 1);
+      // The letter's layout fits the frame: nothing of it is past the frame's right edge.
+      const inside = await frame.locator('html').evaluate((html) => {
+        const el = html as unknown as { scrollWidth: number; clientWidth: number };
+        return { scrolled: el.scrollWidth, width: el.clientWidth };
+      });
+      expect(inside.scrolled).toBeLessThanOrEqual(inside.width);
+      // Laid out as a desktop mail client would, the letter and the frame's margins (616 pixels).
+      expect(inside.width).toBeGreaterThanOrEqual(616);
+      expect(await overflow()).toBe(0);
+      await page.locator('.template-preview').scrollIntoViewIfNeeded();
+      await shoot(`template-preview-${viewport.width}`);
+    }
+  });
 });

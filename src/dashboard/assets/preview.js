@@ -2,15 +2,32 @@
 // Email HTML is only ever shown in a sandboxed frame.
 import { h } from './ui.js';
 
+/** How wide a desktop mail client lays a message out: room for a 600-pixel newsletter and the frame's margins. */
+const DESKTOP_MESSAGE_WIDTH_PX = 640;
+
 /**
  * HTML in a frame with every sandbox restriction: no scripts, no same-origin
  * access, no forms, no navigating this page. The frame inherits the page's
  * Content-Security-Policy, so remote resources are not fetched (and a
  * preview never counts as an open).
+ *
+ * The message is laid out at least as wide as a desktop mail client would, and scaled down to a narrower box (a
+ * template editor's column, a phone), as a phone's mail app shrinks a wide message: its whole width is seen at once,
+ * rather than its right edge cut off where nothing says it is.
  * @param {string} html
  */
 export function previewFrame(html) {
-  return h('div', { class: 'preview' }, h('iframe', { title: 'HTML preview', sandbox: '', srcdoc: html }));
+  const frame = h('iframe', { title: 'HTML preview', sandbox: '', srcdoc: html });
+  const box = h('div', { class: 'preview' }, frame);
+  new ResizeObserver(([entry]) => {
+    const { width, height } = entry.contentRect;
+    if (width === 0) return;
+    const scale = Math.min(1, width / DESKTOP_MESSAGE_WIDTH_PX);
+    frame.style.width = `${width / scale}px`;
+    frame.style.height = `${height / scale}px`;
+    frame.style.transform = scale < 1 ? `scale(${scale})` : '';
+  }).observe(box);
+  return box;
 }
 
 /**
