@@ -5,7 +5,7 @@
 import { may, withheldNote } from '../access.js';
 import { api } from '../api.js';
 import { codeEditor } from '../code-editor.js';
-import { loadRecord, pagedTable } from '../lists.js';
+import { filterForm, filterText, loadRecord, pagedTable } from '../lists.js';
 import { navigate } from '../nav.js';
 import { previewFrame } from '../preview.js';
 import {
@@ -50,7 +50,10 @@ function showTemplates({ view, query }) {
   const alias = h('input', { id: 'template-alias', name: 'alias', type: 'text', autocomplete: 'off',
     placeholder: 'welcome-email', pattern: '[a-z][a-z0-9._\\-]{0,63}' });
   const list = h('div');
-  fill(view, h('h1', null, 'Templates'), withheldNote(TEMPLATES_WRITE, 'creating, saving, publishing and deleting templates'), list,
+  // Not labelled Name: the form that creates a template below has a field of that name.
+  const filters = [filterText('Find', 'name', query, 'part of a name')];
+  fill(view, h('h1', null, 'Templates'), withheldNote(TEMPLATES_WRITE, 'creating, saving, publishing and deleting templates'),
+    filterForm('/templates', filters), list,
     may(TEMPLATES_WRITE) && h('h2', null, 'New template'),
     may(TEMPLATES_WRITE) && actionForm({ class: 'inline-form' }, async (errors) => {
       try {
@@ -75,7 +78,9 @@ function showTemplates({ view, query }) {
     { header: 'Latest', cell: (t) => `version ${t.latest_version}`, className: 'nowrap', minor: true },
     { header: 'Updated', cell: (t) => time(t.updated_at) },
   ];
-  return pagedTable(list, { api: '/v1/templates', route: '/templates', query, columns, empty: may(TEMPLATES_WRITE) ? 'No templates yet. Create one below, then edit and publish it to send with it.' : 'No templates yet.' });
+  return pagedTable(list, { api: '/v1/templates', route: '/templates', query, columns, filters,
+    empty: query.has('name') ? ['No template’s name has “', query.get('name'), '” in it. ', h('a', { href: '#/templates' }, 'Show all templates')]
+      : may(TEMPLATES_WRITE) ? 'No templates yet. Create one below, then edit and publish it to send with it.' : 'No templates yet.' });
 }
 
 /**
