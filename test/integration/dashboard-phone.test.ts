@@ -226,4 +226,14 @@ describe('the dashboard on a phone\'s first screen', () => {
     await open('#/templates?name=invoice');
     expect(await page.locator('p.empty').textContent()).toBe('No template’s name has “invoice” in it. Show all templates');
   });
+
+  it('says how many contacts the list shows', async () => {
+    await page.setViewportSize(DESKTOP);
+    await open('#/contacts');
+    await page.locator('tbody tr').first().waitFor();
+    expect(await page.locator('.list-count').textContent()).toBe('3 contacts');
+    await open('#/contacts?email=reader1');
+    await page.locator('tbody tr').first().waitFor();
+    expect(await page.locator('.list-count').textContent()).toBe('1 contact found');
+  });
 });

@@ -1,7 +1,7 @@
 // @ts-check
 import { api, ApiError } from './api.js';
 import { hashOf, navigate } from './nav.js';
-import { errorBox, fill, foldOnPhone, h, isoWithOffset, labelled, loading, localInputValue, table } from './ui.js';
+import { count, errorBox, fill, foldOnPhone, h, isoWithOffset, labelled, loading, localInputValue, table } from './ui.js';
 
 /**
  * @template T
@@ -132,10 +132,11 @@ function refusedFilter(err, route, filters) {
  * @template T
  * @param {HTMLElement} where
  * @param {{ api: string, route: string, query: URLSearchParams, filters?: Array<string | Filter>, fixed?: Record<string, string>,
- *   columns: Column<T>[], empty: import('./ui.js').Children, selection?: import('./ui.js').RowSelection<T> }} spec  `api`
- *   is the list's path, `route` the page's; `filters` (their names, or the filters of the form) are passed on to the
- *   API from the page's query, `fixed` always; `empty` is said when there are none, and what to do about it;
- *   `selection` puts a checkbox on each row
+ *   columns: Column<T>[], empty: import('./ui.js').Children, selection?: import('./ui.js').RowSelection<T>,
+ *   counted?: [string, string] }} spec  `api` is the list's path, `route` the page's; `filters` (their names, or the
+ *   filters of the form) are passed on to the API from the page's query, `fixed` always; `empty` is said when there
+ *   are none, and what to do about it; `selection` puts a checkbox on each row; `counted` (the noun, one and many)
+ *   says above the rows how many there are
  */
 export async function pagedTable(where, spec) {
   const trail = spec.query.getAll('after');
@@ -161,6 +162,8 @@ export async function pagedTable(where, spec) {
     const page = await api('GET', spec.api, { query: params });
     const older = page.has_more ? page.next_cursor : undefined;
     fill(where,
+      spec.counted && page.data.length > 0 && h('p', { class: 'list-count muted small' },
+        shownCount(page.data.length, trail.length + 1, Boolean(older), formFilters.some((f) => f.value()), spec.counted)),
       page.data.length > 0 ? table(spec.columns, page.data, spec.selection) : h('p', { class: 'empty' }, spec.empty),
       // Only when there is another page to go to: two greyed buttons under a short list are noise.
       (older || trail.length > 0) && h('div', { class: 'pager' },
@@ -171,6 +174,16 @@ export async function pagedTable(where, spec) {
   } catch (err) {
     fill(where, refusedFilter(err, spec.route, formFilters) ?? errorBox(err));
   }
+}
+
+/**
+ * How many rows a page shows, said as far as it is known: the API pages by cursor and counts no total, so a list of
+ * one page has a count, and a longer one says which page this is and whether more follow.
+ * @param {number} shown @param {number} pageNumber @param {boolean} more @param {boolean} filtered @param {[string, string]} noun
+ */
+function shownCount(shown, pageNumber, more, filtered, [one, many]) {
+  if (pageNumber === 1 && !more) return filtered ? `${count(shown, one, many)} found` : count(shown, one, many);
+  return `Page ${pageNumber}: ${count(shown, one, many)}${more ? '; older ones on the next page' : ', the oldest'}`;
 }
 
 /**

@@ -140,7 +140,7 @@ async function showContacts({ view, query }) {
     { header: 'Created', cell: (c) => time(c.created_at), className: 'nowrap', minor: true },
   ];
   await pagedTable(list, {
-    api: '/v1/contacts', route: '/contacts', query, filters, columns, selection,
+    api: '/v1/contacts', route: '/contacts', query, filters, columns, selection, counted: ['contact', 'contacts'],
     empty: filtered
       ? ['No contacts match these filters. ', h('a', { href: '#/contacts' }, 'Show all contacts')]
       : writable ? ['No contacts yet. Add one below, or ', h('a', { href: '#/contacts/import' }, 'import a CSV file'), ' of them.'] : 'No contacts yet.',
