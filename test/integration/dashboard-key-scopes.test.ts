@@ -45,7 +45,7 @@ describe('the dashboard offers what its key may do', () => {
       { route: '/domains', heading: 'Domains', ready: 'acme.test', scope: 'domains:write', buttons: ['Add domain'] },
       { route: `/domains/${domain.id}`, heading: 'acme.test', ready: 'DNS records', scope: 'domains:write',
         buttons: ['Verify', 'Rotate DKIM key', 'Delete', 'Save settings'] },
-      { route: `/emails/${sent.body.id}`, heading: 'Hello Ann', ready: 'Recipients', scope: 'emails:send', buttons: ['Resend'] },
+      { route: `/emails/${sent.body.id}`, heading: 'Hello Ann', ready: 'Message-ID', scope: 'emails:send', buttons: ['Resend'] },
       { route: '/templates', heading: 'Templates', ready: 'Welcome', scope: 'templates:write', buttons: ['Create'] },
       { route: `/templates/${template.body.id}`, heading: 'Welcome', ready: 'version 1', scope: 'templates:write',
         buttons: ['Save as a new version', 'Add variable', 'Duplicate', 'Delete', 'Publish'] },
