@@ -1,6 +1,6 @@
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { followerPosition, nextEventBatch, saveFollowerPosition } from '../store/event-log.js';
-import { containsText, ftsTerm, indexedContainsText, MIN_TRIGRAM_NEEDLE, rareTrigramTerms, workspaceSearchTag } from '../store/trigrams.js';
+import { containsText, ftsTerm, hasTrigram, indexedContainsText, rareTrigramTerms, workspaceSearchTag } from '../store/trigrams.js';
 import { runSql, type Db, type Tx } from '../store/db.js';
 import type { EventsTable } from './events.tables.js';
 import { isPostgres } from '../store/schema-helpers.js';
@@ -93,7 +93,7 @@ export async function listEvents(db: Db, ws: string, f: EventFilter, page: PageQ
   if (f.to !== undefined) text.push(['to_text', f.to.toLowerCase()]);
   if (f.from !== undefined) text.push(['from_text', f.from.toLowerCase()]);
   const onPg = onPostgres(db);
-  const indexed = onPg ? text : text.filter(([, n]) => n.length >= MIN_TRIGRAM_NEEDLE);
+  const indexed = onPg ? text : text.filter(([, n]) => hasTrigram(n));
   const p: Plan = { ws, f, indexed, scanned: text.filter((t) => !indexed.includes(t)) };
   const tags = f.tags ?? [];
 

@@ -10,7 +10,10 @@ import { memoize } from '../core/memo.js';
 // the columns of the side table emails_search).
 
 /** FTS5's trigram tokenizer needs three characters to use its index; shorter needles are matched with LIKE alone. */
-export const MIN_TRIGRAM_NEEDLE = 3;
+const MIN_TRIGRAM_NEEDLE = 3;
+
+/** Whether `needle` holds a trigram: three characters, counted as the tokenizer counts them (an emoji is one, not two). */
+export const hasTrigram = (needle: string): boolean => Array.from(needle).length >= MIN_TRIGRAM_NEEDLE;
 
 /** A LIKE pattern (with ESCAPE '\\') matching `needle` anywhere, its wildcards taken literally. */
 export const likePattern = (needle: string) => `%${needle.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -30,7 +33,7 @@ export const containsText = (text: Expression<unknown>, needle: string) =>
  * an index scan there.
  */
 export const searchesEmailsTable = (db: Db | Tx, needle: string): boolean =>
-  !isPostgres(db as unknown as Kysely<unknown>) && needle.length >= MIN_TRIGRAM_NEEDLE;
+  !isPostgres(db as unknown as Kysely<unknown>) && hasTrigram(needle);
 
 /** An FTS5 query term: `text` as a phrase in one column. */
 export const ftsTerm = (column: string, text: string) => `${column} : "${text.replace(/"/g, '""')}"`;

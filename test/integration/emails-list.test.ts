@@ -90,6 +90,13 @@ describe('GET /v1/emails', () => {
     expect(await walk('&to=r1')).toEqual(expected((e) => e.to.toLowerCase().includes('r1')));
     expect(await walk('&subject=%23')).toEqual(expected((e) => e.subject.includes('#')));
     expect(await walk('&subject=_')).toEqual([]); // LIKE wildcards match themselves only
+    // Three UTF-16 units but two characters: no trigram to look up, so matched on the rows, on emails and on events.
+    for (const needle of ['a😀', '😀😀', 'ü😀']) {
+      expect(await walk(`&to=${encodeURIComponent(needle)}&subject=${encodeURIComponent(needle)}`), needle).toEqual([]);
+      const events = await t.api.get(`/v1/events?from=${encodeURIComponent(needle)}&to=${encodeURIComponent(needle)}`);
+      expect(events.status, needle).toBe(200);
+      expect(events.body.data).toEqual([]);
+    }
   });
 
   it('filters by tags (any of), status, domain and creation time, also combined', async () => {
