@@ -243,10 +243,17 @@ export async function readBody(ctx: Context, maxBytes: number): Promise<Buffer> 
   if (Number(ctx.get('Content-Length') || 0) > maxBytes) throw tooLarge();
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes) throw tooLarge();
-    chunks.push(chunk);
+  try {
+    for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > maxBytes) throw tooLarge();
+      chunks.push(chunk);
+    }
+  } catch (err) {
+    if (err instanceof AppError) throw err;
+    // The client went away mid-body (ECONNRESET, "aborted"): its request is refused as its own doing,
+    // not taken for a store out of reach, whose socket errors share the code.
+    throw new AppError('bad_request', 'The request body did not arrive whole: the connection closed before its end.');
   }
   return Buffer.concat(chunks);
 }

@@ -264,6 +264,21 @@ describe('requests refused before any handler', () => {
     expect(res.body.error.code).toBe('payload_too_large');
   });
 
+  it('counts a request whose client went away mid-body as refused for it, not as a store out of reach', async () => {
+    const socket = new Socket();
+    await new Promise<void>((resolve) => socket.connect(Number(new URL(t.url).port), '127.0.0.1', resolve));
+    socket.write(`POST /v1/tags HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.token}\r\nContent-Type: application/json\r\n`
+      + 'Content-Length: 100\r\n\r\n{"na');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    socket.destroy();
+    const counted = async () => {
+      const text = await (await fetch(`${t.url}/metrics`)).text();
+      return text.split('\n').filter((line) => line.startsWith('mailroom_http_requests_total{') && line.includes('operation="createTag"'));
+    };
+    await expect.poll(async () => (await counted()).some((line) => line.includes('status="400"'))).toBe(true);
+    expect((await counted()).filter((line) => line.includes('status="503"'))).toEqual([]);
+  });
+
   it('keeps an idle connection open longer than a proxy or a client keeps it, and says how long', async () => {
     const agent = new Agent({ keepAlive: true });
     try {
