@@ -29,7 +29,7 @@ export interface CompiledOperation {
   params: ValidateFunction;
   /** Query parameters declared as arrays: accept repeats and comma lists. */
   arrayParams: Set<string>;
-  /** Query parameters declared as integers: plain decimal digits only. */
+  /** Query and path parameters declared as integers: plain decimal digits only. */
   integerParams: Set<string>;
   paged: boolean;
   /** 422 where the operation lists it, else 400 (the spec's per-operation statuses). */
@@ -244,7 +244,7 @@ export function loadContract(dir = SCHEMA_DIR): Contract {
         query: queryAjv.compile(objectSchema('query')),
         params: queryAjv.compile(objectSchema('path')),
         arrayParams: new Set(queryParams.filter((p) => p.schema?.type === 'array').map((p) => p.name)),
-        integerParams: new Set(queryParams.filter((p) => p.schema?.type === 'integer').map((p) => p.name)),
+        integerParams: new Set(parameters.filter((p) => (p.in === 'query' || p.in === 'path') && p.schema?.type === 'integer').map((p) => p.name)),
         paged: queryParams.some((p) => p.name === 'limit'),
         validationStatus: operation.responses?.['422'] ? 422 : 400,
         pathFindsRecord: Boolean(operation.responses?.['404']),

@@ -397,6 +397,14 @@ function validate<Id extends OperationId>(ctx: Context, deps: HttpDeps, operatio
       notFound: `No record has a '${controlled}' with control characters.`, invalid: `'${controlled}' must not contain control characters.`,
     });
   }
+  // As in the query: ajv would take "0x1", "1e0" or " 1" for 1, and the same record would answer to many spellings.
+  const misspelt = Object.keys(params).find((name) => operation.integerParams.has(name) && !/^-?\d+$/.test(params[name]));
+  if (misspelt !== undefined) {
+    throw pathRefusal(operation, misspelt, {
+      notFound: `No record has a '${misspelt}' of '${params[misspelt]}': it is a whole number in decimal digits.`,
+      invalid: `'${misspelt}' must be a whole number in decimal digits.`,
+    });
+  }
   if (!operation.params(params)) {
     const e = describeAjvError(operation.params.errors?.[0]);
     throw pathRefusal(operation, e.param, { notFound: e.message, invalid: e.message });

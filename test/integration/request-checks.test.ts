@@ -264,6 +264,18 @@ describe('requests refused before any handler', () => {
     expect(res.body.error.code).toBe('payload_too_large');
   });
 
+  it('reads a number in a path only in decimal digits, as in a query, so a record answers to one spelling', async () => {
+    const template = await t.api.post('/v1/templates', { name: 'Numbers', subject: 'Hi', text: 'x' });
+    expect(template.status).toBe(201);
+    const path = `/v1/templates/${template.body.id}/versions`;
+    expect((await t.api.get(`${path}/1`)).status).toBe(200);
+    for (const spelling of ['0x1', '1e0', '1.0', '+1', '%201']) {
+      const res = await t.api.get(`${path}/${spelling}`);
+      expect(res.status, spelling).toBe(404);
+      expect(res.body.error, spelling).toMatchObject({ code: 'not_found', param: 'version' });
+    }
+  });
+
   it('counts a request whose client went away mid-body as refused for it, not as a store out of reach', async () => {
     const socket = new Socket();
     await new Promise<void>((resolve) => socket.connect(Number(new URL(t.url).port), '127.0.0.1', resolve));
