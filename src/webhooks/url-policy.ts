@@ -149,9 +149,11 @@ export function checkWebhookUrl(raw: string, allowPrivate: boolean): { ok: true;
   // Credentials in the URL would be logged and shown back in the API.
   if (u.username !== '' || u.password !== '') return { ok: false, reason: 'must not contain a user name or password' };
   if (u.hostname === '') return { ok: false, reason: 'has no host' };
+  if (u.port === '0') return { ok: false, reason: 'has port 0, on which nothing can listen' };
   if (u.href.length > MAX_URL_LENGTH) return { ok: false, reason: `is longer than ${MAX_URL_LENGTH} characters` };
   if (!allowPrivate) {
-    const host = u.hostname.replace(/^\[|\]$/g, '');
+    // A name written absolute ("localhost.") is the same name.
+    const host = u.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '');
     if (isIP(host)) {
       const why = nonPublicReason(host);
       if (why) return { ok: false, reason: `points at ${host}, which ${why}` };

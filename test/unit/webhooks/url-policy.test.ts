@@ -52,7 +52,8 @@ describe('checkWebhookUrl', () => {
     'http://127.0.0.1/hook', 'http://2130706433/', 'http://0x7f.1/', 'http://017700000001/', 'http://127.1/', 'http://0/',
     'http://0x7f000001/', 'http://[::1]/', 'http://[::ffff:127.0.0.1]/', 'http://[64:ff9b::7f00:1]/', 'http://[2002:7f00:1::]/',
     'http://169.254.169.254/latest/meta-data/', 'http://100.64.0.1/', 'http://[fd00::1]/', 'http://[fe80::1]/', 'http://224.0.0.1/',
-    'http://localhost:8080/', 'http://api.localhost/', 'https://10.0.0.1:8443/x',
+    'http://localhost:8080/', 'http://api.localhost/', 'https://10.0.0.1:8443/x', 'http://localhost./x', 'http://api.localhost../',
+    'http://127.0.0.1./',
   ])('refuses %s unless private targets are allowed', (url) => {
     const verdict = checkWebhookUrl(url, false);
     expect(verdict.ok).toBe(false);
@@ -62,7 +63,7 @@ describe('checkWebhookUrl', () => {
   it.each([
     ['ftp://example.com/', 'http or https'], ['file:///etc/passwd', 'http or https'], ['not a url', 'absolute URL'],
     ['https://user:pass@example.com/', 'user name or password'], ['https://token@example.com/', 'user name or password'],
-    ['javascript:alert(1)', 'http or https'],
+    ['javascript:alert(1)', 'http or https'], ['https://example.com:0/', 'port 0'],
   ])('refuses %s whatever the setting', (url, reason) => {
     for (const allow of [false, true]) {
       const verdict = checkWebhookUrl(url, allow);
