@@ -267,6 +267,8 @@ describe('a broadcast changed through two nodes at once', () => {
   it('is paused by one of two pauses and cancelled by one of two cancels, each saying so once', async () => {
     await using nodes = await openTwoNodes();
     const ws = nodes.workspaceId;
+    // An audience of one: sent to no one, a broadcast is refused.
+    await nodes.a.contacts.create(ws, { email: 'reader@rcpt.test' });
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) {
       const { id } = await nodes.a.broadcasts.create(ws, { ...content, name: `Launch ${i}` });
