@@ -225,7 +225,7 @@ export function attach(el, failure) {
 }
 
 /** A phone's width, as app.css lays the page out for one. */
-const PHONE = matchMedia('(max-width: 40rem)');
+const PHONE_WIDTH = '(max-width: 40rem)';
 
 /**
  * A part of a view that a phone folds away under `summary`, so that its first screen shows what a person came for
@@ -234,12 +234,14 @@ const PHONE = matchMedia('(max-width: 40rem)');
  * @param {Children} summary @param {...Children} children
  */
 export function foldOnPhone(summary, ...children) {
-  const fold = h('details', { class: 'fold', open: !PHONE.matches }, h('summary', null, summary), ...children);
+  // Asked here, not when the module loads: the module's other pieces are also used where no window is (the unit tests).
+  const phone = matchMedia(PHONE_WIDTH);
+  const fold = h('details', { class: 'fold', open: !phone.matches }, h('summary', null, summary), ...children);
   const follow = () => {
-    if (fold.isConnected) fold.open = !PHONE.matches;
-    else PHONE.removeEventListener('change', follow);
+    if (fold.isConnected) fold.open = !phone.matches;
+    else phone.removeEventListener('change', follow);
   };
-  PHONE.addEventListener('change', follow);
+  phone.addEventListener('change', follow);
   return fold;
 }
 
