@@ -220,6 +220,7 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
     scheduler.register({ name: 'index-emails', everyMs: 2_000, hasWork: behind('emails_index'), run: async () => void (await services.emails.indexSearch()) });
   }
   scheduler.register({ name: 'fold-analytics', everyMs: 5_000, hasWork: behind('analytics'), run: async () => void (await services.analytics.fold()) });
+  scheduler.register({ name: 'purge-key-activity', everyMs: 3600_000, run: async () => void (await services.apiKeys.purgeOldActivity()) });
   scheduler.register({ name: 'purge-webhook-deliveries', everyMs: 3600_000, run: async (now) => void (await services.webhooks.purgeOldDeliveries(now)) });
   scheduler.register({ name: 'purge-inbound', everyMs: 3600_000, run: async () => void (await services.inbound.purgeExpired()) });
   scheduler.register({ name: 'purge-expired-attachments', everyMs: 3600_000, run: async () => void (await services.attachments.purgeExpired()) });

@@ -104,6 +104,18 @@ export async function insertActivity(tx: Tx, rows: ActivityRow[]): Promise<void>
   await insertRows(tx, 'api_key_activity', rows);
 }
 
+/**
+ * Deletes the rows among the oldest `limit` (by position, the order they were
+ * written in) that were written before `cutoff`; returns how many. Looking
+ * only at the oldest rows keeps each run's scan to `limit` rows on a table
+ * with no index on time.
+ */
+export async function purgeActivityBefore(tx: Tx, cutoff: number, limit: number): Promise<number> {
+  const oldest = tx.selectFrom('api_key_activity').select('pos').orderBy('pos').limit(limit);
+  const res = await tx.deleteFrom('api_key_activity').where('pos', 'in', oldest).where('created_at', '<', cutoff).executeTakeFirst();
+  return Number(res.numDeletedRows);
+}
+
 export async function listActivity(db: Db, ws: string, keyId: string, page: PageQuery): Promise<Page<ApiKeyActivity>> {
   return fetchPage(page, (bound, order, take) => db.selectFrom('api_key_activity').selectAll()
     .where('workspace_id', '=', ws).where('api_key_id', '=', keyId)

@@ -3,11 +3,11 @@ import { AppError, notFound } from '../core/errors.js';
 import { newId } from '../core/ids.js';
 import type { Clock } from '../core/clock.js';
 import { canGrant, expandScopes, FINE_SCOPES, isScope, type FineScope } from '../core/scopes.js';
-import type { Store } from '../store/db.js';
+import { writeInBatches, type Store } from '../store/db.js';
 import { coalescedWrite } from '../store/coalesced-write.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import {
-  findApiKey, findKeyForAuth, insertActivity, insertApiKey, listActivity, listApiKeys, revokeApiKey, touchApiKey,
+  findApiKey, findKeyForAuth, insertActivity, insertApiKey, listActivity, listApiKeys, purgeActivityBefore, revokeApiKey, touchApiKey,
   type ApiKey, type ApiKeyActivity, type KeyForAuth,
 } from './api-keys.repo.js';
 import { hashToken, mintToken, parseToken, tokenMatches, type KeyMode } from './token.js';
@@ -74,6 +74,8 @@ export interface ApiKeysService {
    * settles when this row's commit does.
    */
   recordActivity(auth: AuthContext, entry: ActivityEntry): Promise<void>;
+  /** Deletes activity older than ACTIVITY_RETENTION_MS, a bounded amount a call; returns how many rows went. */
+  purgeOldActivity(): Promise<number>;
 }
 
 // last_used_at is a coarse "is this key alive" signal; writing it on every
@@ -90,6 +92,11 @@ const AUTH_CACHE_MAX = 10_000;
 // one statement after another so that a key's trail lists its calls in order.
 const ACTIVITY_GATHER_MS = 10;
 const ACTIVITY_ROWS_PER_INSERT = 64;
+
+/** How long a key's trail keeps a call: a row is written for every write request, so the table would otherwise grow with the traffic. */
+export const ACTIVITY_RETENTION_MS = 90 * 86_400_000;
+const PURGE_BATCH = 1_000;
+const PURGE_MAX_BATCHES = 20;
 
 interface CachedKey {
   key: KeyForAuth;
@@ -215,5 +222,8 @@ export function apiKeysService(deps: { store: Store; clock: Clock; pepper: Buffe
         ip: e.ip, created_at: clock.now(),
       }]);
     },
+
+    purgeOldActivity: () => writeInBatches(store, { size: PURGE_BATCH, maxBatches: PURGE_MAX_BATCHES },
+      (tx, size) => purgeActivityBefore(tx, clock.now() - ACTIVITY_RETENTION_MS, size)),
   };
 }
