@@ -21,6 +21,9 @@ export interface Plan {
   monthlySendQuota: number;
 }
 
+/** The shortest time sent emails may be kept, when not forever. */
+export const MIN_EMAIL_RETENTION_DAYS = 7;
+
 export interface Config {
   dataDir: string;
   databaseUrl: string;
@@ -40,6 +43,7 @@ export interface Config {
   tlsCertFile: string | null;
   tlsKeyFile: string | null;
   inboundRetentionDays: number;
+  emailRetentionDays: number;
   dnsServers: string[];
   delivery: DeliveryMode;
   relayUrl: string | null;
@@ -118,6 +122,10 @@ export const CONFIG_KEYS: Record<keyof Config, ConfigKeyDoc> = {
   tlsCertFile: { env: 'MAILROOM_TLS_CERT', doc: 'PEM certificate (chain) for SMTP STARTTLS; default: none when the listeners bind loopback only, else a self-signed one generated into the data dir.' },
   tlsKeyFile: { env: 'MAILROOM_TLS_KEY', doc: 'PEM private key of MAILROOM_TLS_CERT.' },
   inboundRetentionDays: { env: 'MAILROOM_INBOUND_RETENTION_DAYS', doc: 'Days received messages are kept (default 30, 0 = forever).' },
+  emailRetentionDays: {
+    env: 'MAILROOM_EMAIL_RETENTION_DAYS',
+    doc: 'Days sent emails are kept, with their events and tracked links (default 0 = forever; otherwise at least 7).',
+  },
   dnsServers: { env: 'MAILROOM_DNS_SERVERS', doc: 'Comma list of host:port resolvers (default: the system resolvers).' },
   delivery: { env: 'MAILROOM_DELIVERY', doc: 'direct (MX lookup), relay (smarthost) or sink (keep, never send). Default direct.' },
   relayUrl: { env: 'MAILROOM_RELAY_URL', doc: 'Smarthost for relay mode: smtp://user:pass@host:587 or smtps://…', secret: true },
@@ -189,6 +197,16 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Readonl
       return fallback;
     }
     return raw as T;
+  };
+
+  // Bounces and complaints come back days after a message, and are matched
+  // to its email: an email kept less than a week would lose them.
+  const emailRetentionDays = (): number => {
+    const days = int('emailRetentionDays', 0, 0, 36_500);
+    if (days > 0 && days < MIN_EMAIL_RETENTION_DAYS) {
+      problems.push(`MAILROOM_EMAIL_RETENTION_DAYS must be 0 (keep forever) or at least ${MIN_EMAIL_RETENTION_DAYS}, got '${days}': bounces and complaints arrive days after a message and need its email`);
+    }
+    return days;
   };
 
   const dataDir = resolve(get('dataDir') ?? './data');
@@ -273,6 +291,7 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Readonl
     tlsCertFile: tlsCertFile === null ? null : resolve(tlsCertFile),
     tlsKeyFile: tlsKeyFile === null ? null : resolve(tlsKeyFile),
     inboundRetentionDays: int('inboundRetentionDays', 30, 0, 36_500),
+    emailRetentionDays: emailRetentionDays(),
     dnsServers,
     delivery,
     relayUrl,

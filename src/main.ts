@@ -18,6 +18,7 @@ import { sharedRateLimiter } from './workspaces/shared-rate-limit.js';
 import { isPostgres } from './store/schema-helpers.js';
 import { idempotency } from './http/idempotency.js';
 import { createScheduler, type Scheduler } from './scheduler/index.js';
+import { retentionService } from './retention/index.js';
 import { apiKeysRoutes } from './api-keys/index.js';
 import {
   domainHasUnsentEmails, domainsRoutes, domainsService, trackingTargetFor, RECHECK_TASK_EVERY_MS, type DomainsService,
@@ -205,6 +206,7 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
 
   const idem = idempotency({ store, clock, sealKey: keyring.sealKey });
   const scheduler = createScheduler({ store, clock, logger });
+  const retention = retentionService({ store, clock, days: config.emailRetentionDays });
   scheduler.register({ name: 'purge-idempotency-keys', everyMs: 3600_000, firstRunAfterMs: 3600_000, run: async () => void (await idem.purgeExpired()) });
   scheduler.register({ name: 'recheck-domains', everyMs: RECHECK_TASK_EVERY_MS, run: async () => void (await services.domains.recheckDue()) });
   // Tiers follow new email events within a minute, and age hourly.
@@ -222,6 +224,8 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
   scheduler.register({ name: 'fold-analytics', everyMs: 5_000, hasWork: behind('analytics'), run: async () => void (await services.analytics.fold()) });
   scheduler.register({ name: 'purge-key-activity', everyMs: 3600_000, run: async () => void (await services.apiKeys.purgeOldActivity()) });
   scheduler.register({ name: 'purge-webhook-deliveries', everyMs: 3600_000, run: async (now) => void (await services.webhooks.purgeOldDeliveries(now)) });
+  // Every 10 minutes, so a busy store's day of mail goes in bounded runs rather than one long one.
+  scheduler.register({ name: 'purge-emails', everyMs: 600_000, run: async () => void (await retention.purgeExpired()) });
   scheduler.register({ name: 'purge-inbound', everyMs: 3600_000, run: async () => void (await services.inbound.purgeExpired()) });
   scheduler.register({ name: 'purge-expired-attachments', everyMs: 3600_000, run: async () => void (await services.attachments.purgeExpired()) });
 

@@ -241,3 +241,9 @@ export async function countsByHour(db: Db, ws: string, f: AnalyticsFilter): Prom
     return byHour;
   });
 }
+
+/** Deletes what marks the first open and click of the emails `emailIds` (their counts stay in the rollups). */
+export async function forgetFirstEngagementOf(tx: Tx, emailIds: string[]): Promise<void> {
+  if (emailIds.length === 0) return;
+  await tx.deleteFrom('analytics_first_engagement').where('email_id', 'in', emailIds).execute();
+}

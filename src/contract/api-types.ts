@@ -1024,7 +1024,10 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** One email, with its content and per-recipient outcomes. */
+        /**
+         * One email, with its content and per-recipient outcomes.
+         * @description An email is kept until the server's retention period (`MAILROOM_EMAIL_RETENTION_DAYS`, forever by default) has passed since it was sent; then it is deleted with its events, and this answers 404.
+         */
         get: operations["getEmail"];
         put?: never;
         post?: never;

@@ -87,3 +87,9 @@ export async function sinkMessagesFor(db: Db | Tx, emailId: string): Promise<Sin
     .where('email_id', '=', emailId).orderBy('pos').execute();
   return rows.map((r) => ({ domain: r.domain, mailFrom: r.mail_from, recipients: JSON.parse(r.recipients) as string[], raw: r.raw }));
 }
+
+/** Deletes the messages the sink kept of the emails `emailIds`. */
+export async function forgetSinkMessagesOf(tx: Tx, emailIds: string[]): Promise<void> {
+  if (emailIds.length === 0) return;
+  await tx.deleteFrom('sink_messages').where('email_id', 'in', emailIds).execute();
+}

@@ -497,6 +497,49 @@ async function postgresSearch(db: Db, text: Array<[column: string, needle: strin
   return { match, narrowed: found.some((f) => f.narrowed), filter: sql<boolean>`emails.pos IN (SELECT pos FROM emails_search WHERE ${match})` };
 }
 
+// ---- retention ----
+
+export interface ExpiredEmail { id: string; pos: number }
+
+/**
+ * Up to `limit` emails made and sent before `cutoff` (one scheduled for
+ * later is counted from when it went) whose work is over: not pending or
+ * scheduled, nothing of them queued, no event of them past `eventsUpTo`
+ * (the slowest follower of the events table has seen them all), and on
+ * SQLite in the search index already. Oldest first in each workspace,
+ * through its index on creation time.
+ */
+export async function expiredEmails(tx: Tx, cutoff: number, eventsUpTo: number, limit: number): Promise<ExpiredEmail[]> {
+  const indexedUpTo = onPostgres(tx) ? undefined : await emailSearchWatermark(tx);
+  const found: ExpiredEmail[] = [];
+  for (const { id: ws } of await tx.selectFrom('workspaces').select('id').orderBy('pos').execute()) {
+    if (found.length >= limit) break;
+    const rows = await tx.selectFrom('emails').select(['id', 'pos'])
+      .where('workspace_id', '=', ws).where('created_at', '<', cutoff)
+      .where((eb) => eb.or([eb('sent_at', 'is', null), eb('sent_at', '<', cutoff)]))
+      .where('status', 'not in', ['pending', 'scheduled'])
+      .$if(indexedUpTo !== undefined, (q) => q.where('pos', '<=', indexedUpTo!))
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('outbound_queue').select('outbound_queue.id').whereRef('outbound_queue.email_id', '=', 'emails.id'))))
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('events').select('events.pos').whereRef('events.email_id', '=', 'emails.id').where('events.pos', '>', eventsUpTo))))
+      .orderBy('created_at').limit(limit - found.length).execute();
+    for (const r of rows) found.push({ id: r.id, pos: Number(r.pos) });
+  }
+  return found;
+}
+
+/** Deletes the emails with their content, recipients, tags, attachments, built messages and search rows. */
+export async function deleteEmails(tx: Tx, emails: ExpiredEmail[]): Promise<void> {
+  if (emails.length === 0) return;
+  const ids = emails.map((e) => e.id);
+  const positions = emails.map((e) => e.pos);
+  await sql`DELETE FROM emails_search WHERE ${sql.ref(onPostgres(tx) ? 'pos' : 'rowid')} IN (${sql.join(positions)})`.execute(tx);
+  await tx.deleteFrom('email_contents').where('pos', 'in', positions).execute();
+  for (const table of ['email_recipients', 'email_tags', 'email_attachments', 'email_messages'] as const) {
+    await tx.deleteFrom(table).where('email_id', 'in', ids).execute();
+  }
+  await tx.deleteFrom('emails').where('id', 'in', ids).execute();
+}
+
 /** What events about an email repeat: enough to write one without reading the whole row. */
 export interface EmailHeader {
   id: string;

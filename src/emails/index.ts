@@ -8,4 +8,4 @@ export type {
 export { mailDomain, parseMailbox } from './addresses.js';
 export { checkScheduleTime, MAX_CONTENT_BYTES, MAX_RECIPIENTS, type EmailCreateBody } from './email-input.js';
 export type { BroadcastEmailCounts, Email, EmailSummary } from './emails.repo.js';
-export { fillPostgresEmailsSearch } from './emails.repo.js';
+export { deleteEmails, expiredEmails, fillPostgresEmailsSearch, type ExpiredEmail } from './emails.repo.js';

@@ -250,3 +250,62 @@ export async function indexEventsBatch(tx: Tx, maxEvents: number): Promise<numbe
   await saveFollowerPosition(tx, 'events_index', hi);
   return batch.count;
 }
+
+// ---- retention ----
+
+/**
+ * Deletes the events at `positions` with their rows in the side indexes.
+ * Every one must be indexed already (at or below the side indexes'
+ * watermark), and on SQLite the emails they are about still present: the
+ * FTS5 table keeps no text of its own, so a row is taken out by giving the
+ * text it was added with, which for an event without a recipient of its own
+ * is its email's.
+ */
+export async function deleteIndexedEvents(tx: Tx, positions: number[]): Promise<void> {
+  if (positions.length === 0) return;
+  const at = sql.join(positions);
+  if (onPostgres(tx)) {
+    await sql`DELETE FROM events_search WHERE pos IN (${at})`.execute(tx);
+  } else {
+    const workspaces = await sql<{ ws: string }>`SELECT DISTINCT workspace_id AS ws FROM events WHERE pos IN (${at})`.execute(tx);
+    for (const { ws } of workspaces.rows) {
+      await sql`INSERT INTO events_search (events_search, rowid, to_text, from_text, ws_tag)
+        SELECT 'delete', pos, ${SEARCH_TEXT.to_text}, ${SEARCH_TEXT.from_text}, ${workspaceSearchTag(ws)} FROM events
+        WHERE pos IN (${at}) AND workspace_id = ${ws}`.execute(tx);
+    }
+  }
+  await sql`DELETE FROM event_tags WHERE (workspace_id, tag, pos) IN (SELECT events.workspace_id, email_tags.tag, events.pos
+    FROM events JOIN email_tags ON email_tags.email_id = events.email_id WHERE events.pos IN (${at}))`.execute(tx);
+  await tx.deleteFrom('events').where('pos', 'in', positions).execute();
+}
+
+/** The positions of the events about the emails `emailIds`. */
+export async function eventsOfEmails(tx: Tx, emailIds: string[]): Promise<number[]> {
+  if (emailIds.length === 0) return [];
+  const rows = await tx.selectFrom('events').select('pos').where('email_id', 'in', emailIds).execute();
+  return rows.map((r) => Number(r.pos));
+}
+
+/**
+ * The highest position of an event written in an hour that ended by
+ * `cutoff` (0 when there is none): a bound below which every event indexed
+ * is older than `cutoff`, read from event_hours rather than a scan of events.
+ */
+export async function lastPositionOfHoursBefore(tx: Tx, cutoff: number): Promise<number> {
+  const row = await tx.selectFrom('event_hours').select((eb) => eb.fn.max('max_pos').as('p'))
+    .where('hour_start', '<=', cutoff - HOUR_MS).executeTakeFirst();
+  return row?.p === null || row?.p === undefined ? 0 : Number(row.p);
+}
+
+/**
+ * Up to `limit` positions of events written before `cutoff` and at or below
+ * `upTo` that are about no email of the emails table (a broadcast's or a
+ * contact's, a received message's): those of an email go with the email.
+ */
+export async function expiredEventsOfNoEmail(tx: Tx, cutoff: number, upTo: number, limit: number): Promise<number[]> {
+  const rows = await tx.selectFrom('events').select('pos')
+    .where('pos', '<=', upTo).where('created_at', '<', cutoff)
+    .where((eb) => eb.or([eb('email_id', 'is', null), eb.not(eb.exists(eb.selectFrom('emails').select('emails.pos').whereRef('emails.id', '=', 'events.email_id')))]))
+    .orderBy('pos').limit(limit).execute();
+  return rows.map((r) => Number(r.pos));
+}

@@ -6,4 +6,6 @@ export {
   appendEvent, appendEvents, appendReceivedEvents, appendWorkspaceEvent, eventRows, listEventsForEmail,
   type EmailEvent, type EmailEventKind, type NewEvent, type ReceivedEvent, type WorkspaceEventType,
 } from './events.repo.js';
-export { fillPostgresEventsSearch, sideIndexWatermark, type PositionedEvent } from './events-query.repo.js';
+export {
+  deleteIndexedEvents, eventsOfEmails, expiredEventsOfNoEmail, fillPostgresEventsSearch, lastPositionOfHoursBefore, sideIndexWatermark, type PositionedEvent,
+} from './events-query.repo.js';

@@ -118,6 +118,17 @@ export async function followerBehind(db: Db, follower: Follower): Promise<boolea
   return Boolean(row.behind);
 }
 
+/**
+ * The position every follower of the events table has reached (0 while one
+ * has not begun): an event at or below it may be deleted without one of
+ * them missing it.
+ */
+export async function slowestEventFollower(db: Db | Tx): Promise<number> {
+  const followers: Follower[] = ['webhooks', 'events_index', 'analytics', 'engagement'];
+  const rows = await db.selectFrom('event_watermarks').select(['name', 'last_event_pos']).where('name', 'in', followers).execute();
+  return rows.length < followers.length ? 0 : Math.min(...rows.map((r) => Number(r.last_event_pos)));
+}
+
 /** Records, in the caller's transaction, that `follower` has handled the events up to `pos`. */
 export async function saveFollowerPosition(tx: Tx, follower: Follower, pos: number): Promise<void> {
   await tx.insertInto('event_watermarks').values({ name: follower, last_event_pos: pos })

@@ -41,3 +41,10 @@ export async function bumpCount(tx: Tx, emailId: string, which: 'opens' | 'click
     .executeTakeFirstOrThrow();
   return Number((row as Record<string, number>)[which]);
 }
+
+/** Deletes the tracked links and counts of the emails `emailIds`: a link of theirs leads nowhere after. */
+export async function forgetTrackingOf(tx: Tx, emailIds: string[]): Promise<void> {
+  if (emailIds.length === 0) return;
+  await tx.deleteFrom('tracked_links').where('email_id', 'in', emailIds).execute();
+  await tx.deleteFrom('tracking_counts').where('email_id', 'in', emailIds).execute();
+}

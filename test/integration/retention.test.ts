@@ -1,7 +1,9 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
+import { onPostgres } from '../helpers/database.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
 import { eventually } from '../helpers/smtp-app.js';
 
@@ -25,6 +27,17 @@ async function startEndpoint(status: number) {
       server.close(() => resolve());
     }),
   };
+}
+
+/**
+ * Runs what is due: the followers of the events table first (webhook fan-out
+ * runs on its own; the rest are scheduled tasks), then a purge that sees
+ * where they got to.
+ */
+async function purgeDue(t: TestApp): Promise<void> {
+  await t.mailroom.services.webhookDispatcher.drain();
+  await t.mailroom.scheduler.tick();
+  await t.mailroom.scheduler.tick();
 }
 
 async function trailOf(t: TestApp, keyId: string): Promise<{ resource_id: string }[]> {
@@ -69,6 +82,8 @@ describe('retention', () => {
     await t.mailroom.services.webhookDispatcher.drain();
     const [pending] = await deliveriesOf(failed.id);
     expect(pending).toMatchObject({ status: 'pending' });
+    // Its next attempt put far off, so that it is still pending when the rest is past its time.
+    await t.mailroom.services.store.db.updateTable('webhook_deliveries').set({ next_attempt_at: clock.now() + 365 * DAY_MS }).where('id', '=', pending.id).execute();
     const [oldEvent] = (await deliveriesOf(answered.id)).filter((d) => d.id !== oldTest.id);
     expect(oldEvent).toMatchObject({ status: 'succeeded' });
 
@@ -78,5 +93,108 @@ describe('retention', () => {
     await t.mailroom.scheduler.tick();
     expect((await deliveriesOf(answered.id)).map((d) => d.id)).toEqual([recentTest.id]);
     expect((await deliveriesOf(failed.id)).map((d) => d.id)).toEqual([pending.id]);
+  });
+
+  it('deletes a sent email whole once it is past the retention, and keeps mail still at work and what was counted', async () => {
+    const clock = new ManualClock();
+    await using t = await startTestApp({ clock, env: { MAILROOM_EMAIL_RETENTION_DAYS: '30' } });
+    const domain = await t.seed.activeDomain('keep.example');
+    expect((await t.api.patch(`/v1/domains/${domain.id}`, { open_tracking: true, click_tracking: true })).status).toBe(200);
+    const { db } = t.mailroom.services.store;
+    const send = async (to: string[], subject: string) => {
+      const res = await t.api.post('/v1/emails', {
+        from: 'Shop <shop@keep.example>', to, subject, tags: ['spring'],
+        html: '<p><a href="https://shop.example/spring">See the spring range</a></p>', text: 'See https://shop.example/spring',
+      });
+      expect(res.status).toBe(201);
+      await t.mailroom.delivery.drain();
+      return res.body.id as string;
+    };
+    const old = await send(['old.reader@example.net', 'complained@mailroom.test'], 'Old news');
+    const raw = (await db.selectFrom('sink_messages').select('raw').where('email_id', '=', old).executeTakeFirstOrThrow()).raw.toString();
+    const link = /href="([^"]+\/t\/c\/[^"]+)"/.exec(raw.replace(/=\r\n/g, '').replace(/=3D/g, '='))![1];
+    expect((await fetch(link, { redirect: 'manual' })).status).toBe(302);
+    // Still at work when the rest is past its time (queued for a destination held meanwhile), or sent
+    // later than it was made: scheduled, it is counted from when it went.
+    expect((await t.api.post('/v1/queue/hold', { domain: 'held.example' })).status).toBe(200);
+    const stillQueued = await send(['reader@held.example'], 'Still waiting');
+    const later = await t.api.post('/v1/emails', {
+      from: 'shop@keep.example', to: 'later@example.net', subject: 'Later', text: 'x', scheduled_at: new Date(clock.now() + 29 * DAY_MS).toISOString(),
+    });
+    expect(later.body).toMatchObject({ status: 'scheduled' });
+    const scheduled = later.body.id as string;
+    clock.advance(10 * DAY_MS);
+    const recent = await send(['new.reader@example.net'], 'Recent news');
+    await t.mailroom.scheduler.tick();
+    const month = `from=${new Date(clock.now() - 40 * DAY_MS).toISOString()}&to=${new Date(clock.now() + DAY_MS).toISOString()}`;
+    const counted = (await t.api.get(`/v1/analytics?${month}`)).body;
+    expect(counted.totals ?? counted).toBeTruthy();
+    const oldEvents = (await db.selectFrom('events').select('pos').where('email_id', '=', old).execute()).map((e) => Number(e.pos));
+    expect(oldEvents.length).toBeGreaterThanOrEqual(4);
+
+    clock.advance(21 * DAY_MS);
+    await purgeDue(t);
+
+    expect((await t.api.get(`/v1/emails/${old}`)).status).toBe(404);
+    expect((await t.api.get(`/v1/emails/${old}/events`)).status).toBe(404);
+    expect((await t.api.get(`/v1/emails/${recent}`)).status).toBe(200);
+    expect((await t.api.get(`/v1/emails/${stillQueued}`)).status).toBe(200);
+    expect((await t.api.get(`/v1/emails/${scheduled}`)).status).toBe(200);
+    const listed = async (query: string) => (await t.api.get(`/v1/emails?${query}`)).body.data.map((e: { id: string }) => e.id);
+    expect(await listed('limit=100')).toEqual([recent, scheduled, stillQueued]);
+    expect(await listed('to=reader@')).toEqual([recent, stillQueued]);
+    expect(await listed('tags=spring')).toEqual([recent, stillQueued]);
+    const eventsListed = async (query: string) => (await t.api.get(`/v1/events?limit=100&${query}`)).body.data.map((e: { email_id: string }) => e.email_id);
+    expect(await eventsListed('')).not.toContain(old);
+    expect(new Set(await eventsListed('to=reader@'))).toEqual(new Set([recent, stillQueued]));
+    expect(new Set(await eventsListed('tags=spring'))).toEqual(new Set([recent, stillQueued]));
+    // Its link leads nowhere now; the counts it made stay.
+    expect((await fetch(link, { redirect: 'manual' })).status).toBe(404);
+    expect((await t.api.get(`/v1/analytics?${month}`)).body).toEqual(counted);
+
+    // Nothing of it is left in any table, its search rows included.
+    for (const table of ['email_recipients', 'email_tags', 'email_attachments', 'email_messages', 'events', 'tracked_links', 'tracking_counts', 'sink_messages', 'analytics_first_engagement'] as const) {
+      expect(await db.selectFrom(table).select('email_id').where('email_id', '=', old).execute(), table).toEqual([]);
+    }
+    const searchRows = onPostgres
+      ? (await db.selectFrom('events_search' as never).select('pos' as never).execute()).map((r) => Number((r as { pos: number }).pos))
+      : (await sql<{ rowid: number }>`SELECT rowid FROM events_search WHERE events_search MATCH 'to_text : old'`.execute(db)).rows.map((r) => Number(r.rowid));
+    expect(searchRows.filter((pos) => oldEvents.includes(pos))).toEqual([]);
+    if (!onPostgres) {
+      // The FTS5 index, whose rows are taken out by their text, is whole.
+      await sql`INSERT INTO events_search (events_search) VALUES ('integrity-check')`.execute(db);
+      await sql`INSERT INTO emails_search (emails_search) VALUES ('integrity-check')`.execute(db);
+    }
+  });
+
+  it('deletes events of no email at the same age', async () => {
+    const clock = new ManualClock();
+    await using t = await startTestApp({ clock, env: { MAILROOM_EMAIL_RETENTION_DAYS: '30' } });
+    const { db } = t.mailroom.services.store;
+    const unsubscribe = async (email: string) => {
+      const c = (await t.api.post('/v1/contacts', { email })).body;
+      expect((await t.api.post(`/v1/contacts/${c.id}/unsubscribe`, {})).status).toBe(200);
+    };
+    const unsubscribed = async () => (await db.selectFrom('events').select('recipient').where('type', '=', 'contact.unsubscribed').orderBy('pos').execute()).map((e) => e.recipient);
+    await unsubscribe('early@example.net');
+    clock.advance(20 * DAY_MS);
+    await unsubscribe('late@example.net');
+    await t.mailroom.scheduler.tick();
+    expect(await unsubscribed()).toEqual(['early@example.net', 'late@example.net']);
+    clock.advance(11 * DAY_MS);
+    await purgeDue(t);
+    expect(await unsubscribed()).toEqual(['late@example.net']);
+    // The contact and its suppression stay: only the record of the moment went.
+    expect((await t.api.get('/v1/suppressions?email=early@example.net')).body.data).toHaveLength(1);
+  });
+
+  it('keeps sent email forever by default', async () => {
+    const clock = new ManualClock();
+    await using t = await startTestApp({ clock });
+    const sent = await t.api.post('/v1/emails', { from: 'dev@myapp.test', to: 'delivered@mailroom.test', subject: 'Kept', text: 'x' });
+    await t.mailroom.delivery.drain();
+    clock.advance(3650 * DAY_MS);
+    await t.mailroom.scheduler.tick();
+    expect((await t.api.get(`/v1/emails/${sent.body.id}`)).status).toBe(200);
   });
 });

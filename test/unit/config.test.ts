@@ -67,6 +67,14 @@ describe('configuration', () => {
     expect(() => loadConfig({ MAILROOM_DATABASE_CONNECT_TIMEOUT: '0.5' })).toThrow(/MAILROOM_DATABASE_CONNECT_TIMEOUT must be a whole number from 1 to 600/);
   });
 
+  it('keeps sent email forever unless told a number of days, a week at the least', () => {
+    expect(loadConfig({}).emailRetentionDays).toBe(0);
+    expect(loadConfig({ MAILROOM_EMAIL_RETENTION_DAYS: '7' }).emailRetentionDays).toBe(7);
+    expect(loadConfig({ MAILROOM_EMAIL_RETENTION_DAYS: '0' }).emailRetentionDays).toBe(0);
+    expect(() => loadConfig({ MAILROOM_EMAIL_RETENTION_DAYS: '3' })).toThrow(/MAILROOM_EMAIL_RETENTION_DAYS must be 0 \(keep forever\) or at least 7, got '3'/);
+    expect(() => loadConfig({ MAILROOM_EMAIL_RETENTION_DAYS: 'month' })).toThrow(/MAILROOM_EMAIL_RETENTION_DAYS must be a whole number from 0 to 36500/);
+  });
+
   it('masks secrets when described', () => {
     const c = loadConfig({ MAILROOM_SECRET: 'x'.repeat(32), MAILROOM_DELIVERY: 'relay', MAILROOM_RELAY_URL: 'smtps://me:pw@relay.test' });
     const shown = Object.fromEntries(describeConfig(c).map((e) => [e.env, e.value]));

@@ -1,0 +1,1 @@
+export { retentionService, type RetentionService } from './retention.service.js';
