@@ -58,6 +58,18 @@ export function unknownParameters(command: 'MAIL FROM' | 'RCPT TO', address: SMT
     : smtpError(555, '5.5.4', `${command} parameters not recognized or not implemented: ${unknown.join(' ')}`);
 }
 
+/**
+ * Answers MAIL FROM on a later turn of the event loop. smtp-server (3.21)
+ * resumes reading after a message's reply within SMTPStream.continue(), which
+ * clears its continuation only once that call returns: when a client has
+ * written the next transaction whole, message included, and every command of
+ * it is answered within that call, the continuation the next message's end
+ * sets is cleared with it, and the rest of the batch is never answered.
+ */
+export function answerMailFrom(callback: (err?: Error | null) => void, refusal?: Error): void {
+  queueMicrotask(() => callback(refusal));
+}
+
 /** An error smtp-server sends back as `<code> <enhanced> <text>`, the text made one line of ASCII. */
 export function smtpError(code: number, enhanced: string, text: string): Error & { responseCode: number } {
   return Object.assign(new Error(`${enhanced} ${replyText(text)}`), { responseCode: code });

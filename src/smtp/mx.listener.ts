@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import { hasSmugglingMarker, normaliseLineEndings } from './message-data.js';
 import {
-  closeServer, listenOn, MAIL_PARAMETERS, readMessage, sharedServerOptions, smtpError, temporaryFailure, unknownParameters, type SmtpListener,
+  answerMailFrom, closeServer, listenOn, MAIL_PARAMETERS, readMessage, sharedServerOptions, smtpError, temporaryFailure, unknownParameters, type SmtpListener,
 } from './listener.js';
 import type { TlsCredentials } from './tls.js';
 import type { Clock } from '../core/clock.js';
@@ -124,7 +124,7 @@ export function createMxListener(port: MxPort, options: MxListenerOptions): Smtp
     },
 
     onMailFrom(address, _session, callback) {
-      callback(unknownParameters('MAIL FROM', address, MAIL_PARAMETERS));
+      answerMailFrom(callback, unknownParameters('MAIL FROM', address, MAIL_PARAMETERS));
     },
 
     onRcptTo(address, _session, callback) {

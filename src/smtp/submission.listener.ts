@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import { AppError } from '../core/errors.js';
 import {
-  closeServer, listenOn, MAIL_PARAMETERS, readMessage, replyForError, sharedServerOptions, smtpError, unknownParameters, type SmtpListener,
+  answerMailFrom, closeServer, listenOn, MAIL_PARAMETERS, readMessage, replyForError, sharedServerOptions, smtpError, unknownParameters, type SmtpListener,
 } from './listener.js';
 import { normaliseLineEndings } from './message-data.js';
 import { emailFromSubmission, type AsWritten, type SubmittedEmail } from './submitted-message.js';
@@ -111,7 +111,7 @@ export function createSubmissionListener<U extends Submitter>(port: SubmissionPo
       if (!u) return callback(smtpError(530, '5.7.0', 'Authentication required: AUTH with an API key as the password'));
       const refusal = missingScope(u.granted, SEND_SCOPE, 'to send');
       if (refusal) return callback(replyForError(refusal));
-      callback(unknownParameters('MAIL FROM', address, SUBMISSION_MAIL_PARAMETERS));
+      answerMailFrom(callback, unknownParameters('MAIL FROM', address, SUBMISSION_MAIL_PARAMETERS));
     },
 
     onRcptTo(address, _session, callback) {

@@ -283,6 +283,26 @@ describe('SMTP submission', () => {
     expect(sent.map((e) => e.to.length).sort((a, b) => a - b)).toEqual([1, 50]);
   });
 
+  it('answers every transaction of a batch written at once, messages included, and the QUIT after them', async () => {
+    const { dialog } = await SmtpDialog.open(t.submissionPort, 5_000);
+    const transaction = (n: number) => 'MAIL FROM:<ann@example.test>\r\nRCPT TO:<r@remote.test>\r\nDATA\r\n'
+      + `From: ann@example.test\r\nTo: r@remote.test\r\nSubject: Batch ${n}\r\n\r\nx\r\n.\r\n`;
+    try {
+      dialog.write(`EHLO client.test\r\nAUTH PLAIN ${Buffer.from(`\0apikey\0${t.token}`).toString('base64')}\r\n${[1, 2, 3].map(transaction).join('')}QUIT\r\n`);
+      expect(await dialog.reply()).toMatch(/^250-/);
+      expect(await dialog.reply()).toMatch(/^235 /);
+      for (let n = 1; n <= 3; n++) {
+        expect(await dialog.reply(), `MAIL FROM ${n}`).toMatch(/^250 /);
+        expect(await dialog.reply(), `RCPT TO ${n}`).toMatch(/^250 /);
+        expect(await dialog.reply(), `DATA ${n}`).toMatch(/^354 /);
+        expect(await dialog.reply(), `message ${n}`).toMatch(/^250 2\.0\.0 Ok: queued as em_/);
+      }
+      expect(await dialog.reply()).toMatch(/^221 /);
+    } finally {
+      dialog.close();
+    }
+  });
+
   it('refuses the next message of a session whose key was revoked after AUTH', async () => {
     const key = await t.seed.key({ name: 'revoked mid-session' });
     const { dialog } = await SmtpDialog.open(t.submissionPort);
