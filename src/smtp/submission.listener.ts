@@ -8,6 +8,7 @@ import { normaliseLineEndings } from './message-data.js';
 import { emailFromSubmission, type AsWritten, type SubmittedEmail } from './submitted-message.js';
 import type { TlsCredentials } from './tls.js';
 import { isLoopbackAddress } from '../core/loopback.js';
+import { isValidAddress } from '../core/mail-address.js';
 import { missingScope, type FineScope } from '../core/scopes.js';
 
 // Message submission (RFC 6409): any program that speaks SMTP can send
@@ -116,7 +117,13 @@ export function createSubmissionListener<U extends Submitter>(port: SubmissionPo
 
     onRcptTo(address, _session, callback) {
       // No extension advertised here (DSN is not) has a RCPT TO parameter.
-      callback(unknownParameters('RCPT TO', address, []));
+      const unknown = unknownParameters('RCPT TO', address, []);
+      if (unknown) return callback(unknown);
+      // Refused here, one recipient alone, rather than by the API after DATA, which would fail the message for all of them.
+      if (!isValidAddress(address.address, 'dot-atom or quoted')) {
+        return callback(smtpError(553, '5.1.3', `Bad destination mailbox address syntax: <${address.address}> is not an address mail can be sent to`));
+      }
+      callback();
     },
 
     onData(stream, session, callback) {

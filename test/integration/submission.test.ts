@@ -283,6 +283,25 @@ describe('SMTP submission', () => {
     expect(sent.map((e) => e.to.length).sort((a, b) => a - b)).toEqual([1, 50]);
   });
 
+  it('refuses at RCPT TO an address the API would refuse, with 553, and sends the message to the others', async () => {
+    const { dialog } = await SmtpDialog.open(t.submissionPort);
+    try {
+      await dialog.command('EHLO client.test');
+      expect(await dialog.command(`AUTH PLAIN ${Buffer.from(`\0apikey\0${t.token}`).toString('base64')}`)).toMatch(/^235 /);
+      expect(await dialog.command('MAIL FROM:<ann@example.test>')).toMatch(/^250 /);
+      for (const address of ['r@remote', 'r@[127.0.0.1]', 'r@remote.123']) {
+        expect(await dialog.command(`RCPT TO:<${address}>`), address).toMatch(/^553 5\.1\.3 /);
+      }
+      expect(await dialog.command('RCPT TO:<kept@remote.test>')).toMatch(/^250 /);
+      expect(await dialog.command('DATA')).toMatch(/^354 /);
+      dialog.write('From: ann@example.test\r\nTo: kept@remote.test, r@remote\r\nSubject: One bad recipient\r\n\r\nx\r\n.\r\n');
+      const id = /queued as (em_\w+)/.exec(await dialog.reply())?.[1];
+      expect((await t.api.get(`/v1/emails/${id}`)).body.to).toEqual(['kept@remote.test']);
+    } finally {
+      dialog.close();
+    }
+  });
+
   it('answers every transaction of a batch written at once, messages included, and the QUIT after them', async () => {
     const { dialog } = await SmtpDialog.open(t.submissionPort, 5_000);
     const transaction = (n: number) => 'MAIL FROM:<ann@example.test>\r\nRCPT TO:<r@remote.test>\r\nDATA\r\n'
