@@ -140,9 +140,16 @@ export function readMessage(stream: SMTPServerDataStream, maxBytes: number): Pro
       if (violation) refuse(structureRefusal(violation));
       resolve(refusal ? { refusal } : { data: Buffer.concat(chunks, size) });
     });
-    stream.once('error', reject);
+    stream.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'ECONNECTION' ? new ClientLeftMidMessage(err.message) : err));
   });
 }
+
+/**
+ * The client went away before the end of its message (smtp-server then ends
+ * the data stream with an ECONNECTION error): the client's doing, with no
+ * one left to answer, and nothing of ours at fault.
+ */
+export class ClientLeftMidMessage extends Error {}
 
 const tooLarge = (maxBytes: number) => smtpError(552, '5.3.4', `Message exceeds the fixed size limit of ${maxBytes} bytes`);
 

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import { hasSmugglingMarker, normaliseLineEndings } from './message-data.js';
 import {
-  answerMailFrom, closeServer, listenOn, MAIL_PARAMETERS, readMessage, sharedServerOptions, smtpError, temporaryFailure, unknownParameters, type SmtpListener,
+  answerMailFrom, ClientLeftMidMessage, closeServer, listenOn, MAIL_PARAMETERS, readMessage, sharedServerOptions, smtpError, temporaryFailure, unknownParameters, type SmtpListener,
 } from './listener.js';
 import type { TlsCredentials } from './tls.js';
 import type { Clock } from '../core/clock.js';
@@ -162,6 +162,7 @@ export function createMxListener(port: MxPort, options: MxListenerOptions): Smtp
           callback(null, `2.0.0 Ok: queued as ${ids.join(' ')}`);
         })
         .catch((err: unknown) => {
+          if (err instanceof ClientLeftMidMessage) return logger.info({ session: session.id, remote_ip: session.remoteAddress }, 'MX: the client left before the end of its message');
           logger.error({ err, session: session.id }, 'MX: could not store a message');
           callback(temporaryFailure(err));
         });

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import { AppError } from '../core/errors.js';
 import {
-  answerMailFrom, closeServer, listenOn, MAIL_PARAMETERS, readMessage, replyForError, sharedServerOptions, smtpError, unknownParameters, type SmtpListener,
+  answerMailFrom, ClientLeftMidMessage, closeServer, listenOn, MAIL_PARAMETERS, readMessage, replyForError, sharedServerOptions, smtpError, unknownParameters, type SmtpListener,
 } from './listener.js';
 import { normaliseLineEndings } from './message-data.js';
 import { emailFromSubmission, type AsWritten, type SubmittedEmail } from './submitted-message.js';
@@ -140,6 +140,7 @@ export function createSubmissionListener<U extends Submitter>(port: SubmissionPo
           callback(null, `2.0.0 Ok: queued as ${sent.id}`);
         })
         .catch((err: unknown) => {
+          if (err instanceof ClientLeftMidMessage) return logger.info({ session: session.id, remote_ip: session.remoteAddress }, 'submission: the client left before the end of its message');
           if (!(err instanceof AppError) || err.status >= 500) logger.error({ err, session: session.id }, 'submission: could not send a message');
           callback(replyForError(err));
         });

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createServer, Socket, type Server } from 'node:net';
+import { Writable } from 'node:stream';
 import pino from 'pino';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -250,6 +251,26 @@ describe('MX listener', () => {
       socket.on('close', () => resolve(text));
     });
     expect(answer).toMatch(/^421 .*talk too soon/m);
+  });
+});
+
+describe('SMTP listeners and a client that leaves mid-message', () => {
+  it('log it as the client\'s doing, not as an error of theirs, on both ports', async () => {
+    const logged: Array<{ level: number; msg: string }> = [];
+    const logger = pino({ level: 'info' }, new Writable({ write(chunk, _enc, done) { logged.push(JSON.parse(String(chunk))); done(); } }));
+    await using t = await startSmtpTestApp({ logger });
+    await inboundDomain(t, 'inbound.test');
+    const leave = async (port: number, steps: string[]) => {
+      const { dialog } = await SmtpDialog.open(port);
+      for (const step of steps) expect(await dialog.command(step), step).toMatch(/^(?:2|354)/);
+      dialog.write('Subject: cut short\r\n\r\nhalf a mess');
+      dialog.close();
+    };
+    await leave(t.mxPort, ['EHLO client.test', 'MAIL FROM:<someone@outside.test>', 'RCPT TO:<desk@inbound.test>', 'DATA']);
+    await leave(t.submissionPort, ['EHLO client.test', `AUTH PLAIN ${Buffer.from(`\0apikey\0${t.token}`).toString('base64')}`,
+      'MAIL FROM:<ann@outside.test>', 'RCPT TO:<bea@remote.test>', 'DATA']);
+    await eventually(async () => (logged.filter((r) => /client left before the end of its message/.test(r.msg)).length === 2 ? true : undefined));
+    expect(logged.filter((r) => r.level >= 50)).toEqual([]);
   });
 });
 
