@@ -124,6 +124,9 @@ export async function emailFromSubmission(raw: Buffer, envelope: Envelope): Prom
   for (const { key: name, line } of mail.headerLines) {
     if (NOT_CUSTOM.has(name)) continue;
     const colon = line.indexOf(':');
+    if (colon < 0) {
+      throw new AppError('validation_error', `The message's header has a line that is not a header field (it has no colon): '${peerText(line).slice(0, 80)}'. A message starts with its header fields, then an empty line, then its body.`);
+    }
     const field = line.slice(0, colon).trim();
     // One value per field name, as the API takes them: the first one wins.
     if (Object.keys(headers).some((k) => k.toLowerCase() === name)) continue;

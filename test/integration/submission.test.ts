@@ -359,6 +359,12 @@ describe('SMTP submission', () => {
     expect(nulText?.response).toMatch(/^550 5\.6\.0 'text' must not contain a NUL character/);
     const nulHtml = await reject(t.token, { from: 'ann@example.test', to: 'r@remote.test', subject: 'x', html: '<p>a\u0000b</p>' });
     expect(nulHtml?.response).toMatch(/^550 5\.6\.0 'html' must not contain a NUL character/);
+
+    // A line of the header that is no field at all is named whole, not read as a field name.
+    const noColon = await sendRaw(t.submissionPort, { from: 'ann@example.test', to: ['r@remote.test'] },
+      'From: ann@example.test\r\nTo: r@remote.test\r\nSubject: x\r\nhello there\r\n\r\nx\r\n', { user: 'apikey', pass: t.token })
+      .then(() => undefined, (e: { response?: string }) => e);
+    expect(noColon?.response).toMatch(/^550 5\.6\.0 The message's header has a line that is not a header field \(it has no colon\): 'hello there'/);
   });
 
   it('holds a submitted Subject to the API\'s rule: a TAB is kept, another control character is refused for good', async () => {
