@@ -355,12 +355,14 @@ function decodable(encoded: string): boolean {
  * Refuses a query or path parameter whose percent-encoding is malformed,
  * naming it: Koa's query parser and the router decode such text leniently
  * (U+FFFD for %FF, "%G1" as it is), and the request would then filter or
- * look up something the client never wrote.
+ * look up something the client never wrote. A path parameter that cannot be
+ * decoded names no record, as one with a control character does.
  */
 function refuseMalformedEncoding(ctx: Context, operation: CompiledOperation): void {
   // Only an escape can be malformed; most requests have none.
   if (!ctx.querystring.includes('%') && !ctx.path.includes('%')) return;
-  const bad = (param: string) => new AppError('validation_error', `'${param}' is not valid percent-encoded UTF-8.`, { status: 400, param });
+  const message = (param: string) => `'${param}' is not valid percent-encoded UTF-8.`;
+  const bad = (param: string) => new AppError('validation_error', message(param), { status: 400, param });
   for (const pair of ctx.querystring ? ctx.querystring.split('&') : []) {
     const [name, value = ''] = pair.split(/=(.*)/s);
     // A name that does not decode is named as it was written.
@@ -372,7 +374,9 @@ function refuseMalformedEncoding(ctx: Context, operation: CompiledOperation): vo
   const segments = ctx.path.replace(/\/$/, '').split('/').reverse();
   template.forEach((part, i) => {
     const name = /^\{(.+)\}$/.exec(part)?.[1];
-    if (name !== undefined && !decodable(segments[i] ?? '')) throw bad(name);
+    if (name !== undefined && !decodable(segments[i] ?? '')) {
+      throw pathRefusal(operation, name, { notFound: `No record has a '${name}' that is not valid percent-encoded UTF-8.`, invalid: message(name) });
+    }
   });
 }
 

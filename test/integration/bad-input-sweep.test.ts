@@ -22,6 +22,8 @@ interface Case {
   expect?: number[];
   /** The parameter a refusal must name: the answer is then a 400 or 422 validation_error with this param. */
   refusedAs?: string;
+  /** The path parameter that names no record: the answer is then a 404 not_found with this param. */
+  notFoundAs?: string;
 }
 
 interface Operation {
@@ -29,6 +31,8 @@ interface Operation {
   method: string;
   template: string;
   pathParams: string[];
+  /** The operation lists 404: its path names a record to find. */
+  findsRecord: boolean;
   query: Json[];
   bodySchema?: Json;
 }
@@ -153,6 +157,7 @@ function operationsOf(doc: Json): Operation[] {
       ops.push({
         id: operation.operationId, method: method.toUpperCase(), template,
         pathParams: parameters.filter((p) => p.in === 'path').map((p) => p.name),
+        findsRecord: operation.responses?.['404'] !== undefined,
         query: parameters.filter((p) => p.in === 'query'),
         bodySchema: bodySchema && deref(bodySchema),
       });
@@ -252,12 +257,18 @@ function sweepCases(ops: Operation[], resolve: (s: Json) => Json, ids: Record<st
         ['a non-ASCII id', encodeURIComponent(`${prefix ?? 'x'}_é漢字😀`)],
         ['an id with %FF', `${prefix ?? 'x'}_%FF%FE`],
         ['an id with %G1', `${prefix ?? 'x'}_%G1`],
+        ['an id with a truncated escape', `${prefix ?? 'x'}_%E0%A4%A`],
         ['a negative number', '-1'],
         ['a huge number', '99999999999999999999999'],
       ];
       for (const [label, value] of variants) {
-        // A percent-encoding that is not UTF-8, or not one at all, is a malformed request, named.
-        add(`path ${param} as ${label}`, { path: fill(op.template, { ...ids, [param]: value }), refusedAs: /%FF|%G1/.test(value) ? param : undefined });
+        // A percent-encoding that is not UTF-8, or not one at all, names no record (or, where the path
+        // names what the operation creates, is a validation error), named.
+        const undecodable = /%FF|%G1|%A$/.test(value);
+        add(`path ${param} as ${label}`, {
+          path: fill(op.template, { ...ids, [param]: value }),
+          ...(undecodable && (op.findsRecord ? { notFoundAs: param } : { refusedAs: param })),
+        });
       }
     }
 
@@ -319,6 +330,12 @@ function refusedNaming(status: number, text: string, param: string): boolean {
   if (status !== 400 && status !== 422) return false;
   const { error } = JSON.parse(text) as { error: { code: string; param?: string } };
   return error.code === 'validation_error' && error.param === param;
+}
+
+function notFoundNaming(status: number, text: string, param: string): boolean {
+  if (status !== 404) return false;
+  const { error } = JSON.parse(text) as { error: { code: string; param?: string } };
+  return error.code === 'not_found' && error.param === param;
 }
 
 async function send(url: string, c: Case): Promise<Answer> {
@@ -397,6 +414,8 @@ describe('bad input on every operation', () => {
       else if (c.expect && !c.expect.includes(status)) failures.push(`${c.label}: ${status}, expected ${c.expect.join('/')}`);
       else if (c.refusedAs !== undefined && !refusedNaming(status, text, c.refusedAs)) {
         failures.push(`${c.label}: expected a validation_error naming '${c.refusedAs}', got ${status} ${text.slice(0, 200)}`);
+      } else if (c.notFoundAs !== undefined && !notFoundNaming(status, text, c.notFoundAs)) {
+        failures.push(`${c.label}: expected a 404 not_found naming '${c.notFoundAs}', got ${status} ${text.slice(0, 200)}`);
       }
       if (status >= 400) {
         let body: unknown;

@@ -72,7 +72,7 @@ describe('requests refused before any handler', () => {
     expect((await t.api.get('/v1/events?to=ab.cd')).status).toBe(200);
   });
 
-  it('a query or path parameter whose percent-encoding is not UTF-8, or not one at all, is 400 naming it', async () => {
+  it('a query parameter whose percent-encoding is not UTF-8, or not one at all, is 400 naming it; a path id, one that names no record', async () => {
     const contact = (await t.api.get('/v1/contacts')).body.data[0];
     const refused: Array<[string, string, string]> = [
       // Leniently decoded, %FF would have been searched as U+FFFD, and %G1 as the three characters.
@@ -80,14 +80,30 @@ describe('requests refused before any handler', () => {
       ['GET', '/v1/emails?subject=100%', 'subject'], ['GET', '/v1/emails?limit=5&from=%E9t%E9', 'from'],
       ['GET', '/v1/contacts?email=%ED%A0%80', 'email'], ['GET', '/v1/emails?starting_after=%FF', 'starting_after'],
       ['GET', '/v1/emails?t%FFo=x', 't%FFo'],
-      ['PUT', '/v1/contacts/by-email/%FF', 'email'], ['PUT', '/v1/contacts/by-email/ab%G1@remote.test', 'email'],
-      ['GET', `/v1/contacts/${contact.id}%FF`, 'contact_id'], ['GET', `/v1/contacts/${contact.id}%FF/`, 'contact_id'],
-      ['GET', '/v1/emails/em_%E9/events', 'email_id'],
     ];
     for (const [method, path, param] of refused) {
-      const res = await t.api.request(method, path, method === 'PUT' ? { body: { name: 'x' } } : {});
+      const res = await t.api.request(method, path);
       expect(res.status, `${method} ${path}`).toBe(400);
       expect(res.body.error, `${method} ${path}`).toMatchObject({ code: 'validation_error', param, message: `'${param}' is not valid percent-encoded UTF-8.` });
+    }
+    // A path id that cannot be decoded names no record: the 404 these operations list, as for an unknown id.
+    const notFound: Array<[string, string, string]> = [
+      ['GET', `/v1/contacts/${contact.id}%FF`, 'contact_id'], ['GET', `/v1/contacts/${contact.id}%FF/`, 'contact_id'],
+      ['GET', '/v1/emails/em_%E9/events', 'email_id'], ['GET', '/v1/emails/%E0%A4%A', 'email_id'], ['GET', '/v1/emails/%zz', 'email_id'],
+      ['POST', '/v1/emails/%zz/cancel', 'email_id'], ['DELETE', `/v1/contacts/${contact.id}/tags/tag_%C0%AF`, 'tag_id'],
+      // Numbers in a path too: a template's version, an attachment's index.
+      ['GET', '/v1/templates/welcome/versions/1%G1', 'version'], ['GET', '/v1/emails/em_x/attachments/%FF', 'index'],
+    ];
+    for (const [method, path, param] of notFound) {
+      const res = await t.api.request(method, path);
+      expect(res.status, `${method} ${path}`).toBe(404);
+      expect(res.body.error, `${method} ${path}`).toMatchObject({ code: 'not_found', param, message: `No record has a '${param}' that is not valid percent-encoded UTF-8.` });
+    }
+    // Where the path names what the operation creates, it is the validation_error that operation lists.
+    for (const path of ['/v1/contacts/by-email/%FF', '/v1/contacts/by-email/ab%G1@remote.test']) {
+      const res = await t.api.put(path, { name: 'x' });
+      expect(res.status, path).toBe(422);
+      expect(res.body.error, path).toMatchObject({ code: 'validation_error', param: 'email', message: "'email' is not valid percent-encoded UTF-8." });
     }
     expect((await t.api.get('/v1/contacts?email=%FF')).status).toBe(400);
     // Valid UTF-8, percent-encoded or not, is read as usual.
