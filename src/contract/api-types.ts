@@ -1656,8 +1656,9 @@ export interface paths {
          *
          *     `alias` names the template wherever its id is accepted (paths, and
          *     `template.id` in sends); it is unique in the workspace (422
-         *     `already_exists`, naming the holder in `template_id`) and cannot
-         *     start with `tpl_`. Scope `templates:write`.
+         *     `already_exists`, naming the holder in `template_id`), cannot
+         *     start with `tpl_` and cannot be `render` (the path of the preview).
+         *     Scope `templates:write`.
          */
         post: operations["createTemplate"];
         delete?: never;
@@ -3114,7 +3115,7 @@ export interface components {
             has_more: boolean;
             next_cursor?: string;
         };
-        /** @description Lower-case letters, digits, ".", "_" and "-", starting with a letter; 64 at most; not starting with tpl_. */
+        /** @description Lower-case letters, digits, ".", "_" and "-", starting with a letter; 64 at most; not starting with tpl_, and not render (the path /templates/render is the preview). */
         TemplateAlias: string;
         /**
          * Format: multi-line

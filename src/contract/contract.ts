@@ -52,6 +52,11 @@ export interface Contract {
   document: Json;
   operation(id: string): CompiledOperation | undefined;
   operations(): CompiledOperation[];
+  /**
+   * The methods a request path (under /v1, without it) takes, HEAD with GET,
+   * or undefined for a path the document does not have.
+   */
+  methodsAt(path: string): string[] | undefined;
   /** Validates a response body against the operation's schema for that status (used by tests). */
   checkResponse(id: string, status: number, body: unknown): string | undefined;
   /** Checks a value against one of the document's component schemas; what is wrong, or undefined. */
@@ -62,6 +67,25 @@ export interface Contract {
    * a request, which the request's limits do not fit (a submitted message).
    */
   operationWithoutLimits(id: string, limits: Record<string, string[]>): CompiledOperation;
+}
+
+/**
+ * A matcher for each path of the document, with the methods it takes (HEAD
+ * wherever GET is), ordered so that a fixed segment is tried before a
+ * parameter in the same place: OpenAPI matches concrete paths before
+ * templated ones, so /emails/batch is that path and never an email's id.
+ * Case-blind and with an optional final slash, as the routers match.
+ */
+function pathMatchersOf(document: Json): Array<{ pattern: RegExp; methods: string[]; order: string }> {
+  return Object.entries(document.paths as Json).map(([path, item]) => {
+    const segments = path.split('/').slice(1);
+    const methods = METHODS.filter((m) => (item as Json)[m]).map((m) => m.toUpperCase());
+    return {
+      pattern: new RegExp(`^/${segments.map((s) => (/^\{.+\}$/.test(s) ? '[^/]+' : s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')}/?$`, 'i'),
+      methods: methods.includes('GET') ? ['HEAD', ...methods] : methods,
+      order: segments.map((s) => (s.startsWith('{') ? '1' : '0')).join(''),
+    };
+  }).sort((a, b) => a.order.localeCompare(b.order));
 }
 
 export function loadDocument(dir = SCHEMA_DIR): Json {
@@ -263,10 +287,12 @@ export function loadContract(dir = SCHEMA_DIR): Contract {
 
   const responseValidators = new Map<string, ValidateFunction>();
   const componentValidators = new Map<string, ValidateFunction>();
+  const pathMatchers = pathMatchersOf(document);
   return {
     document,
     operation: (id) => ops.get(id),
     operations: () => [...ops.values()],
+    methodsAt: (path) => pathMatchers.find((m) => m.pattern.test(path))?.methods,
     checkResponse(id, status, body) {
       const key = `${id} ${status}`;
       const schema = responseSchemas.get(key);

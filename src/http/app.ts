@@ -9,7 +9,8 @@ import { isStoreFull, isStoreUnavailable } from '../store/db.js';
 import { chargeUnrouted, errorBody, type AppState, type HttpDeps, type OpMiddleware } from './op.js';
 
 // The Koa application: request id -> error shaper (which also turns an
-// unanswered request into 404/405) -> routers. Everything operation-specific happens inside op().
+// unanswered request into 404/405) -> the document's methods per path (405)
+// -> routers. Everything operation-specific happens inside op().
 
 /** The operations the routers serve; fails start-up when one is not in the contract. */
 export function routedOperations(deps: HttpDeps, routers: Router<AppState>[]): Set<string> {
@@ -57,7 +58,7 @@ export function createApp(deps: HttpDeps, routers: Router<AppState>[]): Koa<AppS
     try {
       await next();
       // Nothing answered: allowedMethods() has set 405 when the path exists.
-      if ((ctx.status === 405 || (ctx.body === undefined && ctx.status === 404)) && ctx.path.startsWith('/v1/')) await chargeUnrouted(ctx, deps);
+      if ((ctx.status === 405 || (ctx.body === undefined && ctx.status === 404)) && API_PATH.test(ctx.path)) await chargeUnrouted(ctx, deps);
       if (ctx.status === 405) throw new AppError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`, { headers: { Allow: String(ctx.response.get('Allow')) } });
       if (ctx.body === undefined && ctx.status === 404) throw new AppError('not_found', `No route for ${ctx.method} ${ctx.path}.`);
     } catch (err) {
@@ -74,7 +75,21 @@ export function createApp(deps: HttpDeps, routers: Router<AppState>[]): Koa<AppS
   });
 
   app.use(async (ctx, next) => {
-    if (ctx.path === '/v1/openapi.json' && ctx.method === 'GET') {
+    const isDocument = ctx.path === '/v1/openapi.json';
+    const allowed = isDocument ? ['HEAD', 'GET'] : API_PATH.test(ctx.path) ? deps.contract.methodsAt(ctx.path.slice(3)) : undefined;
+    // The document's methods for the path, rather than the routers': a router also offers
+    // its routes' methods on /emails/{email_id} for /emails/batch, which is not an email's id.
+    if (allowed && !allowed.includes(ctx.method)) {
+      ctx.set('Allow', allowed.join(', '));
+      if (ctx.method === 'OPTIONS') {
+        ctx.status = 200;
+        ctx.body = '';
+      } else {
+        ctx.status = 405;
+      }
+      return;
+    }
+    if (isDocument) {
       ctx.body = deps.contract.document;
       return;
     }
@@ -85,6 +100,9 @@ export function createApp(deps: HttpDeps, routers: Router<AppState>[]): Koa<AppS
 
   return app;
 }
+
+/** A path under /v1, where the paths of the document are served (as case-blind as the routers). */
+const API_PATH = /^\/v1\//i;
 
 type RouterMiddleware = ReturnType<Router<AppState>['routes']>;
 

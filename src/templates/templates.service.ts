@@ -201,6 +201,10 @@ function checkAlias(alias: string): string {
   if (alias.startsWith('tpl_')) {
     throw new AppError('validation_error', "An alias cannot start with 'tpl_', the prefix of template ids.", { param: 'alias' });
   }
+  // /templates/render is a path of its own (a preview), so a template named so could not be read or changed by it.
+  if (alias === 'render') {
+    throw new AppError('validation_error', "An alias cannot be 'render': /templates/render is the preview of a draft, not a template.", { param: 'alias' });
+  }
   return alias;
 }
 

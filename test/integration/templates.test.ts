@@ -96,6 +96,8 @@ describe('templates API', () => {
       [{ name: 'x', subject: 'x', text: 'x', variables: [{ key: 'n', type: 'date' }] }, 'validation_error', 'variables.0.type'],
       [{ name: 'x', subject: 'x', text: 'x', alias: 'Has Spaces' }, 'validation_error', 'alias'],
       [{ name: 'x', subject: 'x', text: 'x', alias: 'tpl_mine' }, 'validation_error', 'alias'],
+      // GET /templates/render is the preview's path, never a template named so.
+      [{ name: 'x', subject: 'x', text: 'x', alias: 'render' }, 'validation_error', 'alias'],
       [{ name: 'x', subject: 'x', text: 'x', colour: 'red' }, 'validation_error', 'colour'],
       [{ name: 'x', subject: 'x', text: 'x', variables: [{ key: 'a', type: 'string', default: 1 }] }, 'validation_error', 'variables.0.default'],
     ];
@@ -105,6 +107,7 @@ describe('templates API', () => {
       return api.post('/v1/templates', { name: 'y', subject: 'y', text: 'y', alias: 'dup' });
     }), 422, 'already_exists', 'alias');
     expect(dup.template_id).toMatch(/^tpl_/);
+    expectProblem(await api.patch(`/v1/templates/${dup.template_id}`, { alias: 'render' }), 422, 'validation_error', 'alias');
   });
 
   it('lists templates newest first, with cursors and a partial, case-blind name filter', async () => {
