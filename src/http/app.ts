@@ -90,6 +90,8 @@ export function createApp(deps: HttpDeps, routers: Router<AppState>[]): Koa<AppS
       return;
     }
     if (isDocument) {
+      // No key is needed to read the document; one that is sent is counted, as on any request under /v1.
+      await chargeUnrouted(ctx, deps);
       ctx.body = deps.contract.document;
       return;
     }

@@ -3,11 +3,12 @@ import { ManualClock } from '../../src/core/clock.js';
 import { startTestApp } from '../helpers/app.js';
 
 describe('rate limits', () => {
-  it('counts and shows the allowance on every answer to a valid key: 403, unknown route, 405, 400, 413, 415 and 422', async () => {
+  it('counts and shows the allowance on every answer to a valid key: 403, unknown route, 405, 400, 413, 415, 422 and the OpenAPI document', async () => {
     const clock = new ManualClock();
     await using t = await startTestApp({ clock });
     const ws = await t.seed.workspace({ plan: 'pro' });
-    const api = t.api.as((await t.seed.key({ workspaceId: ws.id, scopes: ['emails:read', 'emails:send'] })).token);
+    const token = (await t.seed.key({ workspaceId: ws.id, scopes: ['emails:read', 'emails:send'] })).token;
+    const api = t.api.as(token);
     const remaining: number[] = [];
     const expectCounted = (res: { status: number; headers: Headers }, status: number) => {
       expect(res.status).toBe(status);
@@ -22,13 +23,18 @@ describe('rate limits', () => {
     expectCounted(await api.request('PATCH', '/v1/emails/em_x', { rawBody: 'x'.repeat(2 * 1024 * 1024), headers: { 'Content-Type': 'application/json' } }), 413);
     expectCounted(await api.request('POST', '/v1/emails', { rawBody: 'from=a', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } }), 415);
     expectCounted(await api.post('/v1/emails', { from: 'not an address' }), 422);
+    // The document needs no key, but one that is sent is counted as on any request under /v1.
+    expectCounted(await fetch(`${t.url}/v1/openapi.json`, { headers: { Authorization: `Bearer ${token}` } }), 200);
     // Each one took one request from the bucket.
-    expect(remaining).toEqual([99, 98, 97, 96, 95, 94, 93]);
+    expect(remaining).toEqual([99, 98, 97, 96, 95, 94, 93, 92]);
 
-    // Without a valid key there is no workspace: a 401 and an unknown route carry no allowance.
+    // Without a valid key there is no workspace: a 401, an unknown route and the document carry no allowance.
     const anonymous = await api.as(null).get('/v1/no-such-area');
     expect(anonymous.status).toBe(404);
     expect(anonymous.headers.get('ratelimit-limit')).toBeNull();
+    const anonymousDocument = await fetch(`${t.url}/v1/openapi.json`);
+    expect(anonymousDocument.status).toBe(200);
+    expect(anonymousDocument.headers.get('ratelimit-limit')).toBeNull();
     expect((await api.as('svc_live_nope').get('/v1/emails')).headers.get('ratelimit-limit')).toBeNull();
   });
 
