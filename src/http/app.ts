@@ -57,6 +57,12 @@ export function createApp(deps: HttpDeps, routers: Router<AppState>[]): Koa<AppS
   app.use(async (ctx, next) => {
     try {
       await next();
+      // A method no router takes (PURGE) is 501 from allowedMethods(), with the path's methods in Allow when
+      // a route has the path: that path does not allow it, as for any other method; no route has the other.
+      if (ctx.status === 501 && ctx.body === undefined) {
+        ctx.status = ctx.response.get('Allow') ? 405 : 404;
+        if (ctx.status === 404) ctx.remove('Allow');
+      }
       // Nothing answered: allowedMethods() has set 405 when the path exists.
       if ((ctx.status === 405 || (ctx.body === undefined && ctx.status === 404)) && API_PATH.test(ctx.path)) await chargeUnrouted(ctx, deps);
       if (ctx.status === 405) throw new AppError('method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}.`, { headers: { Allow: String(ctx.response.get('Allow')) } });

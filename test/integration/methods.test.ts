@@ -84,6 +84,18 @@ describe('methods on every path of the document', () => {
     }
   });
 
+  it('answers a method no route takes with 405 on a known path, and 404 on another, with the error object', async () => {
+    for (const [method, path, status, allow] of [
+      ['PURGE', '/v1/emails', 405, 'HEAD, GET, POST'], ['PROPFIND', '/v1/emails/batch', 405, 'POST'],
+      ['PURGE', '/healthz', 405, 'HEAD, GET'], ['PURGE', '/dashboard', 405, 'HEAD, GET'], ['PURGE', '/v1/no-such-area', 404, null],
+    ] as const) {
+      const res = await ask(method, path);
+      expect(res.status, `${method} ${path}`).toBe(status);
+      expect(res.headers.get('allow'), `${method} ${path}`).toBe(allow);
+      expect(((await res.json()) as { error: { code: string } }).error.code, `${method} ${path}`).toBe(status === 405 ? 'method_not_allowed' : 'not_found');
+    }
+  });
+
   it('answers HEAD on a GET path as GET, without a body', async () => {
     const paths = Object.entries<Json>(doc.paths).filter(([, item]) => item.get).map(([template, item]) => filled(template, item));
     for (const path of ['/v1/openapi.json', '/v1/emails', ...paths]) {
