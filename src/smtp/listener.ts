@@ -59,7 +59,7 @@ export function unknownParameters(command: 'MAIL FROM' | 'RCPT TO', address: SMT
 }
 
 /**
- * Answers MAIL FROM on a later turn of the event loop. smtp-server (3.21)
+ * Answers MAIL FROM once the call that asked has returned. smtp-server (3.21)
  * resumes reading after a message's reply within SMTPStream.continue(), which
  * clears its continuation only once that call returns: when a client has
  * written the next transaction whole, message included, and every command of
