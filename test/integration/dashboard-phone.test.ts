@@ -176,6 +176,40 @@ describe('the dashboard on a phone\'s first screen', () => {
     expect(await page.getByRole('heading', { name: 'Recipients', level: 2 }).isVisible()).toBe(true);
   });
 
+  it('lets go of each fold\'s watch on the window\'s width once its view is left', async () => {
+    await page.setViewportSize(PHONE);
+    await open('#/emails');
+    // Counts the listeners on the phone's width that are held now, from here on.
+    await page.evaluate(() => {
+      interface Query { media: string; addEventListener(type: string, f: unknown): void; removeEventListener(type: string, f: unknown): void }
+      const dom = globalThis as unknown as { MediaQueryList: { prototype: Query }; heldWidthListeners: Set<unknown> };
+      const held = new Set<unknown>();
+      dom.heldWidthListeners = held;
+      const { addEventListener: add, removeEventListener: remove } = dom.MediaQueryList.prototype;
+      dom.MediaQueryList.prototype.addEventListener = function (this: Query, type, f) {
+        if (type === 'change' && this.media.includes('40rem')) held.add(f);
+        add.call(this, type, f);
+      };
+      dom.MediaQueryList.prototype.removeEventListener = function (this: Query, type, f) {
+        if (type === 'change') held.delete(f);
+        remove.call(this, type, f);
+      };
+    });
+    /** Follows a link to `hash`, in the page (a reload would start the count again), and waits for its folds. */
+    const go = async (hash: string, folds: number) => {
+      await page.evaluate((to) => { (globalThis as unknown as { location: { hash: string } }).location.hash = to; }, hash);
+      await page.waitForFunction((n) => (globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } })
+        .document.querySelectorAll('main details.fold').length === n, folds);
+      await page.locator('main h1').first().waitFor();
+    };
+    for (let i = 0; i < 4; i++) {
+      await go(`#/emails/${ids.email}`, 3);
+      await go(`#/emails?to=reader${i}`, 1);
+    }
+    // The list's filters alone watch the width: none of the folds of the pages left.
+    expect(await page.evaluate(() => (globalThis as unknown as { heldWidthListeners: Set<unknown> }).heldWidthListeners.size)).toBe(1);
+  });
+
   it('keeps each filter to a filter\'s width on a desktop, a long domain among the options', async () => {
     await page.setViewportSize(DESKTOP);
     const wide: string[] = [];

@@ -10,7 +10,7 @@
 import { forgetAccess, loadAccess, may, readAccess } from './access.js';
 import { ApiError, forgetKey, request, storedKey, storeKey, whenSessionEnds } from './api.js';
 import { takePendingNote } from './nav.js';
-import { byId, confirmDialog, dismissQuestions, errorSlot, fill, h, whileBusy } from './ui.js';
+import { byId, confirmDialog, dismissQuestions, errorSlot, fill, h, leaveView, whileBusy } from './ui.js';
 import { discardAsked, leaveAsked, markDrawn } from './unsaved.js';
 import { cancelAllWork, workRunning } from './work.js';
 import { EMAIL_ROUTES } from './views/emails.js';
@@ -42,6 +42,7 @@ function signOut(message) {
 
 /** @param {string} [message] */
 function showSignIn(message) {
+  leaveView();
   fill(byId('session'));
   const errors = errorSlot();
   if (message) errors.show(new Error(message));
@@ -164,6 +165,7 @@ function route() {
   const home = NAV.find(([, , scope]) => may(scope));
   if (path === '' || path === '/') return location.replace(`#/${home?.[0] ?? 'emails'}`);
   const view = h('section', { class: 'view' });
+  leaveView();
   fill(byId('app'), h('div', { id: 'note' }, takePendingNote()), view);
   const section = path.split('/')[1];
   for (const link of document.querySelectorAll('nav a[data-section]')) {

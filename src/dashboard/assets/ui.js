@@ -224,13 +224,27 @@ export function attach(el, failure) {
   });
 }
 
+/** What the view on the page holds outside it (a listener of the window's), each let go once the view is left. @type {Set<() => void>} */
+const heldByView = new Set();
+
+/** Has `release` called when the view on the page is replaced by another (see leaveView). @param {() => void} release */
+export function whenViewLeft(release) {
+  heldByView.add(release);
+}
+
+/** Lets go of what the view on the page held: called as the router replaces it. */
+export function leaveView() {
+  for (const release of heldByView) release();
+  heldByView.clear();
+}
+
 /** A phone's width, as app.css lays the page out for one. */
 const PHONE_WIDTH = '(max-width: 40rem)';
 
 /**
  * A part of a view that a phone folds away under `summary`, so that its first screen shows what a person came for
  * (a list's rows, an email's body); a wider screen shows it open, without the summary (app.css). It follows the
- * window across that width.
+ * window across that width while its view is on the page.
  * @param {Children} summary @param {...Children} children
  */
 export function foldOnPhone(summary, ...children) {
@@ -238,10 +252,10 @@ export function foldOnPhone(summary, ...children) {
   const phone = matchMedia(PHONE_WIDTH);
   const fold = h('details', { class: 'fold', open: !phone.matches }, h('summary', null, summary), ...children);
   const follow = () => {
-    if (fold.isConnected) fold.open = !phone.matches;
-    else phone.removeEventListener('change', follow);
+    fold.open = !phone.matches;
   };
   phone.addEventListener('change', follow);
+  whenViewLeft(() => phone.removeEventListener('change', follow));
   return fold;
 }
 
