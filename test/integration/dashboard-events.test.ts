@@ -150,7 +150,10 @@ describe('the Events view in Chromium', () => {
     await page.getByRole('link', { name: 'All events of this email' }).click();
     await page.waitForURL(new RegExp(`#/events\\?email_id=${bouncedId}$`));
     await expect.poll(() => typesShown()).toEqual(['email.bounced', 'email.sent', 'email.queued']);
-    expect(await page.locator('main .filter-note').textContent()).toBe(`The events of the email ${bouncedId} · all events`);
+    // Named by its subject, as each row names it, the id beside it; the subject leads back to the email.
+    await expect.poll(() => page.locator('main .filter-note').textContent()).toBe(`The events of the email “Order 99” (${bouncedId}) · all events`);
+    expect(await page.locator('main .filter-note').getByRole('link', { name: '“Order 99”' }).getAttribute('href')).toBe(`#/emails/${bouncedId}`);
+    if (process.env.MAILROOM_SCREENSHOTS) await page.screenshot({ path: `${process.env.MAILROOM_SCREENSHOTS}/events-of-an-email.png` });
 
     await page.getByLabel('Type').selectOption('sent');
     await search();

@@ -3,6 +3,7 @@
 // kind, domain, addresses, tag, time or one email, and the short line of what
 // matters in an event that the emails' own timelines show too.
 import { may } from '../access.js';
+import { api } from '../api.js';
 import { everyItem, filterForm, filterSelect, filterText, filterTime, pagedTable } from '../lists.js';
 import { hashOf } from '../nav.js';
 import { clipped, clippedList, errorBox, fill, formatTime, h, hrefTo, loading, none, time } from '../ui.js';
@@ -97,6 +98,24 @@ function eventEmailLink(event) {
     h('code', null, event.email_id));
 }
 
+/**
+ * The email the list is narrowed to, named by its subject once it is read, its id beside it: by its id alone where the
+ * key may not read it. A received message (in_…) has its page among inbound mail.
+ * @param {string} emailId
+ */
+function narrowedTo(emailId) {
+  const [section, scope] = emailId.startsWith('in_') ? /** @type {const} */ (['inbound', 'inbound:read']) : /** @type {const} */ (['emails', 'emails:read']);
+  const link = h('a', { href: hrefTo(section, emailId) }, h('code', null, emailId));
+  const id = h('span', { class: 'muted' });
+  if (may(scope)) {
+    api('GET', `/v1/${section}/${encodeURIComponent(emailId)}`).then((/** @type {{ subject: string }} */ email) => {
+      fill(link, `“${email.subject || '(no subject)'}”`);
+      fill(id, ' (', h('code', null, emailId), ')');
+    }, () => {});
+  }
+  return [link, id];
+}
+
 /** @param {Ctx} ctx */
 async function showEvents({ view, query }) {
   fill(view, loading());
@@ -126,8 +145,8 @@ async function showEvents({ view, query }) {
   ];
   const list = h('div');
   fill(view, h('h1', null, 'Events'),
-    emailId && h('p', { class: 'filter-note' }, 'The events of the email ',
-      h('a', { href: hrefTo('emails', emailId) }, h('code', null, emailId)), ' · ', h('a', { href: '#/events' }, 'all events')),
+    emailId && h('p', { class: 'filter-note' }, 'The events of the email ', narrowedTo(emailId), ' · ',
+      h('a', { href: '#/events' }, 'all events')),
     domainsError !== null && errorBox(domainsError),
     filterForm('/events', filters, new URLSearchParams(emailId ? { email_id: emailId } : {})), list);
   /** @type {Column<ApiEvent>[]} */
