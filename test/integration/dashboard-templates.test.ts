@@ -131,9 +131,32 @@ describe('the Templates view in Chromium', () => {
 
     await page.getByRole('button', { name: 'Save as a new version' }).click();
     await note('Saved as version 2, a draft');
-    await page.getByRole('button', { name: 'Publish version 2' }).click();
+    // The view's main action, asked as every action is: a refusal is said under the title, and goes once it is tried again.
+    let refused = false;
+    let letThrough = () => {};
+    const retried = new Promise<void>((resolve) => { letThrough = resolve; });
+    await page.route('**/v1/templates/*/publish', async (route) => {
+      if (refused) {
+        await retried;
+        await route.continue();
+        return;
+      }
+      refused = true;
+      await route.fulfill({ status: 409, contentType: 'application/json',
+        body: JSON.stringify({ error: { code: 'conflict', message: 'The template changed meanwhile.' } }) });
+    });
+    const publish = page.locator('.title-row').getByRole('button', { name: 'Publish version 2' });
+    expect(await publish.getAttribute('class')).toBeNull();
+    await publish.click();
     expect(await answerDialog(page, 'Publish version 2')).toBe('Publish version 2?\nSends by this template use it from now on.');
+    await seen(page, '[role="alert"]', 'The template changed meanwhile.');
+    await publish.click();
+    await answerDialog(page, 'Publish version 2');
+    await expect.poll(() => page.getByRole('alert').filter({ hasText: 'changed meanwhile' }).count()).toBe(0);
+    expect(await publish.isDisabled()).toBe(true);
+    letThrough();
     await note('Version 2 is published');
+    await page.unroute('**/v1/templates/*/publish');
     await seen(page, 'tbody tr', /version 2.*published/);
     if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/template-published.png`, fullPage: true });
 

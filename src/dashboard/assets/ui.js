@@ -437,16 +437,18 @@ export function hrefTo(section, id) {
 
 /**
  * A button that asks `question` in the page (see confirmDialog), then runs
- * `action`, showing its error in `errors`. It looks dangerous when the question does.
+ * `action`, showing its error in `errors`. It looks dangerous when the question does; otherwise secondary, unless it is
+ * the view's `primary` action (a template's Publish).
  * A question given as a function is put together when the button is pressed, to say what is so then.
  * @param {string} label
  * @param {Question | (() => Question)} question
  * @param {() => Promise<void>} action
  * @param {ReturnType<typeof errorSlot>} errors
+ * @param {{ primary?: boolean }} [look]
  */
-export function askingButton(label, question, action, errors) {
+export function askingButton(label, question, action, errors, { primary = false } = {}) {
   const asked = typeof question === 'function' ? question : () => question;
-  const button = h('button', { type: 'button', class: asked().danger ? 'danger' : 'secondary', onclick: async () => {
+  const button = h('button', { type: 'button', class: asked().danger ? 'danger' : primary ? null : 'secondary', onclick: async () => {
     // Held busy only once confirmed: the dialog gives the focus back to the button when it closes.
     if (!await confirmDialog(asked())) return;
     await whileBusy(button, async () => {

@@ -9,7 +9,7 @@ import { filterForm, filterText, loadRecord, pagedTable } from '../lists.js';
 import { navigate } from '../nav.js';
 import { previewFrame } from '../preview.js';
 import {
-  actionForm, actionsColumn, badge, clipped, code, confirmDialog, errorBox, fieldErrors, fill, formatTime, h, rowAction, table, time, whileBusy,
+  actionForm, actionsColumn, askingButton, badge, clipped, code, errorBox, errorSlot, fieldErrors, fill, formatTime, h, rowAction, table, time, whileBusy,
 } from '../ui.js';
 import { discardAsked, guardEdits } from '../unsaved.js';
 
@@ -266,10 +266,10 @@ async function showTemplate({ view, id }) {
       await whileBusy(button, async () => {
         try {
           load(await api('GET', `${templatePath(id)}/versions/${version}`));
-          fill(actionErrors);
+          fill(actionErrors.node);
           editor.scrollIntoView({ block: 'start' });
         } catch (err) {
-          fill(actionErrors, errorBox(err));
+          actionErrors.show(err);
         }
       });
     } }, 'Open');
@@ -340,19 +340,13 @@ async function showTemplate({ view, id }) {
 
   for (const input of [subject, html, text, contactName, contactEmail]) input.addEventListener('input', changed);
 
-  const publishLatest = h('button', { type: 'button', disabled: template.published_version === template.latest_version, onclick: async () => {
-    if (!await confirmDialog(publishQuestion(template.latest_version))) return;
-    await whileBusy(publishLatest, async () => {
-      try {
-        await api('POST', `${templatePath(id)}/publish`, { body: {} });
-        edits.release();
-        navigate(location.hash, `Version ${template.latest_version} is published.`);
-      } catch (err) {
-        fill(actionErrors, errorBox(err));
-      }
-    });
-  } }, `Publish version ${template.latest_version}`);
-  const actionErrors = h('div');
+  const actionErrors = errorSlot();
+  const publishLatest = askingButton(`Publish version ${template.latest_version}`, () => publishQuestion(template.latest_version), async () => {
+    await api('POST', `${templatePath(id)}/publish`, { body: {} });
+    edits.release();
+    navigate(location.hash, `Version ${template.latest_version} is published.`);
+  }, actionErrors, { primary: true });
+  publishLatest.disabled = template.published_version === template.latest_version;
 
   fill(view,
     h('div', { class: 'title-row' },
@@ -377,7 +371,7 @@ async function showTemplate({ view, id }) {
         edits.release();
         navigate('#/templates', `${template.name} was deleted.`);
       })]),
-    actionErrors,
+    actionErrors.node,
     withheldNote(TEMPLATES_WRITE, 'saving, publishing, duplicating and deleting this template; edits made here change only the preview'),
     h('p', null, h('a', { href: '#/templates' }, '← All templates'), ' · id ', code(template.id)),
     h('div', { class: 'template-layout' },
