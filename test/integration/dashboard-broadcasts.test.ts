@@ -269,7 +269,12 @@ describe('the Broadcasts view in Chromium', () => {
     await note('Resumed');
     expect((await t.api.get(`/v1/broadcasts/${id}`)).body.status).toBe('sending');
 
-    await page.locator('.title-row').getByRole('button', { name: 'Cancel' }).click();
+    const cancel = page.locator('.title-row').getByRole('button', { name: 'Cancel' });
+    // Declined, the question gives the focus back to the button, which it did not hold busy while asking.
+    await cancel.click();
+    await answerDialog(page, 'Go back');
+    expect(await cancel.evaluate((el) => (el as unknown as { matches(s: string): boolean }).matches(':focus'))).toBe(true);
+    await cancel.click();
     const dialog = page.getByRole('dialog');
     await dialog.waitFor();
     expect(await dialog.textContent()).toMatch(/of 6 are made; no more will be/);

@@ -13,7 +13,7 @@ import { hashOf, navigate, refreshWhileShown, showNote } from '../nav.js';
 import { previewFrame } from '../preview.js';
 import {
   actionForm, badge, clipped, code, confirmDialog, count, details, errorBox, fieldErrors, fill, formatTime, h, hrefTo, loading, none,
-  progressBar, table, time, whileBusy,
+  progressBar, rowAction, table, time, whileBusy,
 } from '../ui.js';
 import { guardEdits } from '../unsaved.js';
 import { TIERS, tierLabel } from './contacts.js';
@@ -655,18 +655,12 @@ function duplicateButton(b) {
 
 /** @param {Broadcast} b @param {() => void} deleted  called before leaving the deleted draft's page */
 function deleteButton(b, deleted) {
-  const errorsNode = h('div');
-  const button = h('button', { type: 'button', class: 'danger', onclick: () => void whileBusy(button, async () => {
-    if (!await confirmDialog({ title: 'Delete this draft?', message: h('p', null, `Delete “${b.name}”? This cannot be undone.`), confirm: 'Delete', danger: true })) return;
-    try {
-      await api('DELETE', broadcastPath(b.id));
-      deleted();
-      navigate('#/broadcasts', `“${b.name}” was deleted.`);
-    } catch (err) {
-      fill(errorsNode, errorBox(err));
-    }
-  }) }, 'Delete');
-  return [button, errorsNode];
+  return rowAction('Delete', { title: 'Delete this draft?', message: h('p', null, `Delete “${b.name}”? This cannot be undone.`), confirm: 'Delete',
+    danger: true }, async () => {
+    await api('DELETE', broadcastPath(b.id));
+    deleted();
+    navigate('#/broadcasts', `“${b.name}” was deleted.`);
+  });
 }
 
 /**
@@ -675,20 +669,13 @@ function deleteButton(b, deleted) {
  * @param {(cancelled: Broadcast) => void} done
  */
 function cancelButton(b, done) {
-  const errorsNode = h('div');
-  const button = h('button', { type: 'button', class: 'danger', onclick: () => void whileBusy(button, async () => {
+  return rowAction('Cancel', () => {
     const made = b.stats.emails_created;
     const message = made > 0
       ? `${count(made, 'email', 'emails')} of ${b.stats.audience_size.toLocaleString()} are made; no more will be. Emails already handed to delivery still go.`
       : 'No email of it has been made; none will be.';
-    if (!await confirmDialog({ title: `Cancel “${b.name}”?`, message: h('p', null, message), confirm: 'Cancel the broadcast', danger: true })) return;
-    try {
-      done(await api('POST', `${broadcastPath(b.id)}/cancel`));
-    } catch (err) {
-      fill(errorsNode, errorBox(err));
-    }
-  }) }, 'Cancel');
-  return [button, errorsNode];
+    return { title: `Cancel “${b.name}”?`, message: h('p', null, message), confirm: 'Cancel the broadcast', danger: true };
+  }, async () => done(await api('POST', `${broadcastPath(b.id)}/cancel`)));
 }
 
 // ---------------------------------------------------------------------------
