@@ -32,13 +32,19 @@ export interface TrackingService {
    * destination domain) reuses the same rows and tokens.
    */
   instrument(r: InstrumentRequest): Promise<string>;
-  /** Records an open; false when the token is not genuine. */
+  /**
+   * Records an open; false when the token is not genuine. A genuine one of
+   * an email no longer kept (see MAILROOM_EMAIL_RETENTION_DAYS) is true,
+   * counted nowhere.
+   */
   recordOpen(token: string, visit: Visit): Promise<boolean>;
   /**
-   * Returns where to send the visitor, or undefined when the token is not
-   * genuine; records the click unless `record` is false (HEAD requests).
+   * Returns where to send the visitor: the link's URL; null when the token
+   * is genuine but its link is no longer kept (its email was deleted after
+   * the retention period); undefined when the token is not genuine. Records
+   * the click unless `record` is false (HEAD requests).
    */
-  recordClick(token: string, visit: Visit, record?: boolean): Promise<string | undefined>;
+  recordClick(token: string, visit: Visit, record?: boolean): Promise<string | null | undefined>;
 }
 
 const ID_ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
@@ -85,7 +91,7 @@ export function trackingService(deps: { store: Store; clock: Clock; key: Buffer;
       const machine = classifyOpen(visit.userAgent);
       return store.write(async (tx) => {
         const email = await findTrackedEmail(tx, emailId);
-        if (!email) return false;
+        if (!email) return true;
         const openCount = await bumpCount(tx, emailId, 'opens');
         await appendEvent(tx, {
           workspaceId: email.workspace_id, emailId, domainId: email.domain_id, kind: 'opened',
@@ -101,7 +107,8 @@ export function trackingService(deps: { store: Store; clock: Clock; key: Buffer;
       const linkId = verifyToken(key, 'click', token);
       if (!linkId) return undefined;
       const link = await findLink(store.db, linkId);
-      if (!link || !record) return link?.url;
+      if (!link) return null;
+      if (!record) return link.url;
       await store.write(async (tx) => {
         const email = await findTrackedEmail(tx, link.email_id);
         if (!email) return;

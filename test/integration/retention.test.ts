@@ -112,7 +112,9 @@ describe('retention', () => {
     };
     const old = await send(['old.reader@example.net', 'complained@mailroom.test'], 'Old news');
     const raw = (await db.selectFrom('sink_messages').select('raw').where('email_id', '=', old).executeTakeFirstOrThrow()).raw.toString();
-    const link = /href="([^"]+\/t\/c\/[^"]+)"/.exec(raw.replace(/=\r\n/g, '').replace(/=3D/g, '='))![1];
+    const html = raw.replace(/=\r\n/g, '').replace(/=3D/g, '=');
+    const link = /href="([^"]+\/t\/c\/[^"]+)"/.exec(html)![1];
+    const pixel = /<img src="([^"]+\/t\/o\/[^"]+)"/.exec(html)![1];
     expect((await fetch(link, { redirect: 'manual' })).status).toBe(302);
     // Still at work when the rest is past its time (queued for a destination held meanwhile), or sent
     // later than it was made: scheduled, it is counted from when it went.
@@ -148,8 +150,18 @@ describe('retention', () => {
     expect(await eventsListed('')).not.toContain(old);
     expect(new Set(await eventsListed('to=reader@'))).toEqual(new Set([recent, stillQueued]));
     expect(new Set(await eventsListed('tags=spring'))).toEqual(new Set([recent, stillQueued]));
-    // Its link leads nowhere now; the counts it made stay.
-    expect((await fetch(link, { redirect: 'manual' })).status).toBe(404);
+    // Its link leads nowhere now, said in a page to a person in a browser; its pixel is
+    // still an image, counted nowhere; the counts it made stay.
+    const expired = await fetch(link, { redirect: 'manual' });
+    expect(expired.status).toBe(404);
+    expect(((await expired.json()) as { error: unknown }).error).toMatchObject({ code: 'not_found', message: expect.stringContaining('expired') });
+    const inBrowser = await fetch(link, { redirect: 'manual', headers: { Accept: 'text/html,application/xhtml+xml,*/*;q=0.8' } });
+    expect(inBrowser.status).toBe(404);
+    expect(inBrowser.headers.get('content-type')).toContain('text/html');
+    expect(await inBrowser.text()).toContain('This link has expired');
+    const opened = await fetch(pixel);
+    expect(opened.status).toBe(200);
+    expect(opened.headers.get('content-type')).toBe('image/gif');
     expect((await t.api.get(`/v1/analytics?${month}`)).body).toEqual(counted);
 
     // Nothing of it is left in any table, its search rows included.

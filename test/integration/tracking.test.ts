@@ -76,6 +76,11 @@ describe('open and click tracking', () => {
       expect(res.headers.get('location')).toBeNull();
     }
     expect((await eventsOf(t, sent.body.id, 'clicked'))).toHaveLength(1);
+    // A person who follows a mangled link in a browser reads why in a page.
+    const inBrowser = await fetch(`${t.url}/t/c/${flip(token)}`, { redirect: 'manual', headers: { Accept: 'text/html' } });
+    expect(inBrowser.status).toBe(404);
+    expect(inBrowser.headers.get('content-type')).toContain('text/html');
+    expect(await inBrowser.text()).toContain('This link is not valid');
   });
 
   it('tracks a link whose character reference names no character, without holding up the mail claimed with it', async () => {
