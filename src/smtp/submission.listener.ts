@@ -57,6 +57,12 @@ const MAX_CLIENTS = 500;
  * the key says who sends.
  */
 const SUBMISSION_MAIL_PARAMETERS = [...MAIL_PARAMETERS, 'AUTH'];
+/**
+ * Failed AUTH attempts a session may make; the last is answered 421 and the
+ * connection closed, as Postfix does past its error limit: a client with a
+ * wrong key in its configuration stops there instead of trying for ever.
+ */
+export const MAX_FAILED_AUTHS = 3;
 /** The scope a key needs, as for POST /v1/emails. */
 export const SEND_SCOPE: FineScope = 'emails:send';
 
@@ -64,6 +70,7 @@ export function createSubmissionListener<U extends Submitter>(port: SubmissionPo
   const { logger, maxMessageBytes } = options;
   const clearTextAuth = (session: SMTPServerSession) => isLoopbackAddress(session.remoteAddress) && !options.requireTlsOnLoopback;
   const user = (session: SMTPServerSession) => session.user as U | undefined;
+  const failedAuths = new WeakMap<SMTPServerSession, number>();
 
   const server = new SMTPServer({
     ...sharedServerOptions({
@@ -97,6 +104,9 @@ export function createSubmissionListener<U extends Submitter>(port: SubmissionPo
         (found) => {
           if (found) return callback(null, { user: found });
           logger.warn({ session: session.id, remote_ip: session.remoteAddress, user: auth.username }, 'submission: refused an API key that is not valid');
+          const failed = (failedAuths.get(session) ?? 0) + 1;
+          failedAuths.set(session, failed);
+          if (failed >= MAX_FAILED_AUTHS) return callback(smtpError(421, '4.7.0', `Too many failed authentication attempts (${failed}): closing the connection`));
           return callback(smtpError(535, '5.7.8', 'Authentication credentials invalid: the password must be a valid API key'));
         },
         (err: unknown) => {

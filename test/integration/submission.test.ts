@@ -322,6 +322,22 @@ describe('SMTP submission', () => {
     }
   });
 
+  it('closes a session after its third failed AUTH, with 421', async () => {
+    const { dialog } = await SmtpDialog.open(t.submissionPort);
+    try {
+      await dialog.command('EHLO client.test');
+      const wrong = Buffer.from('\0apikey\0svc_live_not_a_key').toString('base64');
+      expect(await dialog.command(`AUTH PLAIN ${wrong}`)).toMatch(/^535 5\.7\.8 /);
+      expect(await dialog.command(`AUTH PLAIN ${wrong}`)).toMatch(/^535 5\.7\.8 /);
+      expect(await dialog.command(`AUTH PLAIN ${wrong}`)).toMatch(/^421 4\.7\.0 Too many failed authentication attempts/);
+      await expect(dialog.reply()).rejects.toThrow(/connection closed/);
+    } finally {
+      dialog.close();
+    }
+    // A new session starts afresh.
+    expect((await submit(t.submissionPort, t.token, { from: 'ann@example.test', to: 'r@remote.test', subject: 'after', text: 'x' })).accepted).toHaveLength(1);
+  });
+
   it('refuses the next message of a session whose key was revoked after AUTH', async () => {
     const key = await t.seed.key({ name: 'revoked mid-session' });
     const { dialog } = await SmtpDialog.open(t.submissionPort);
