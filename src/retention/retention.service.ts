@@ -23,9 +23,14 @@ export interface RetentionService {
 }
 
 const DAY_MS = 86_400_000;
-/** Emails (or events) a write unit deletes, and units a run: each unit holds the writer only briefly. */
-const PURGE_BATCH = 200;
-const PURGE_MAX_BATCHES = 100;
+/**
+ * Emails (or events) a write unit deletes, and units a run. A unit of 100
+ * emails with their rows took 10 to 30 ms, its commit included: about what
+ * the events indexer's batches hold the writer for. A run every 10 minutes
+ * deletes up to 20,000 emails, nearly 3 million a day.
+ */
+const PURGE_BATCH = 100;
+const PURGE_MAX_BATCHES = 200;
 
 export function retentionService(deps: { store: Store; clock: Clock; days: number }): RetentionService {
   const { store, clock, days } = deps;
