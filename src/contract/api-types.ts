@@ -3132,7 +3132,7 @@ export interface components {
             type: components["schemas"]["TemplateVariableType"];
             /** @default false */
             required: boolean;
-            /** @description A value of the declared type, used when a send leaves the variable out; null for none. */
+            /** @description A value of the declared type, used when a send leaves the variable out; null for none. Its lists and objects nest at most 32 deep. */
             fallback?: unknown;
         };
         /** @enum {string} */

@@ -39,6 +39,11 @@ export const PROVIDED_VARIABLES = new Set(['contact', 'unsubscribe_url']);
 const LIQUID_NAMES = new Set(['empty', 'blank', 'nil', 'null', 'true', 'false', 'forloop', 'tablerowloop']);
 const KEY = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 export const MAX_VARIABLES = 100;
+/**
+ * Lists and objects a fallback may nest: it is stored and shown as JSON,
+ * which cannot be written back past a depth far below what a body can hold.
+ */
+export const MAX_FALLBACK_DEPTH = 32;
 
 const typeOf = (value: unknown): VariableType | 'null' =>
   value === null ? 'null'
@@ -69,10 +74,22 @@ export function checkDeclarations(input: DeclarationInput[]): { declarations: Va
     const fallback = d.fallback ?? null;
     if (fallback !== null && !fits(d.type, fallback)) {
       problems.push({ param: `${param}.fallback`, message: `The fallback of '${d.key}' must be a ${d.type}, like the variable.` });
+    } else if (nestsDeeperThan(fallback, MAX_FALLBACK_DEPTH)) {
+      problems.push({ param: `${param}.fallback`, message: `The fallback of '${d.key}' nests lists and objects more than ${MAX_FALLBACK_DEPTH} deep.` });
     }
     return { key: d.key, type: d.type, required: d.required ?? false, fallback };
   });
   return { declarations, problems };
+}
+
+/** Whether `value` holds lists and objects more than `limit` deep, walked one level at a time rather than by recursion. */
+function nestsDeeperThan(value: unknown, limit: number): boolean {
+  let level: unknown[] = [value];
+  for (let depth = 0; level.length > 0; depth++) {
+    if (depth > limit) return true;
+    level = level.flatMap((v) => (v !== null && typeof v === 'object' ? Object.values(v) : []));
+  }
+  return false;
 }
 
 /** Variables the sources read that are neither declared nor provided, each where it is first used. */

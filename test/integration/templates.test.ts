@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type ApiClient, type ApiResponse, type TestApp } from '../helpers/app.js';
+import { MAX_FALLBACK_DEPTH } from '../../src/templates/variables.js';
 
 // The Templates API over a real socket: every operation, the ways each is
 // refused, versions and publishing, rendering and its limits, scopes and
@@ -108,6 +109,21 @@ describe('templates API', () => {
     }), 422, 'already_exists', 'alias');
     expect(dup.template_id).toMatch(/^tpl_/);
     expectProblem(await api.patch(`/v1/templates/${dup.template_id}`, { alias: 'render' }), 422, 'validation_error', 'alias');
+  });
+
+  it('refuses a fallback nested deeper than it can be kept, on create and on update, rather than failing', async () => {
+    const nested = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+    const withFallback = (depth: number) =>
+      `{"name":"deep","subject":"x","text":"{{ v }}","variables":[{"key":"v","type":"object","fallback":${nested(depth)}}]}`;
+    const headers = { 'Content-Type': 'application/json' };
+    for (const depth of [MAX_FALLBACK_DEPTH + 1, 20_000]) {
+      const res = await api.request('POST', '/v1/templates', { rawBody: withFallback(depth), headers });
+      expectProblem(res, 422, 'template_invalid', 'variables.0.fallback');
+    }
+    const kept = await api.request('POST', '/v1/templates', { rawBody: withFallback(MAX_FALLBACK_DEPTH), headers });
+    expect(kept.status).toBe(201);
+    const update = `{"variables":[{"key":"v","type":"object","fallback":${nested(20_000)}}]}`;
+    expectProblem(await api.request('PATCH', `/v1/templates/${kept.body.id}`, { rawBody: update, headers }), 422, 'template_invalid', 'variables.0.fallback');
   });
 
   it('lists templates newest first, with cursors and a partial, case-blind name filter', async () => {
