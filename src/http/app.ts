@@ -43,6 +43,11 @@ export function createApp(deps: HttpDeps, routers: Router<AppState>[]): Koa<AppS
     try {
       await next();
     } finally {
+      // Answered before its body was read whole (a refused key, a body too
+      // large, a path that takes none): the connection closes after the
+      // answer, or Node would read and drop the rest of the body, as long as
+      // the client cared to send it.
+      if (!ctx.req.complete && !ctx.headerSent) ctx.set('Connection', 'close');
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const operation = ctx.state.operationId ?? 'unrouted';
       deps.observe?.(operation, ctx.status, seconds);

@@ -234,12 +234,8 @@ export function contentCodingRefusal(ctx: Context, instead: string): AppError | 
 
 /** The request body, refused with 413 past `maxBytes`. */
 export async function readBody(ctx: Context, maxBytes: number): Promise<Buffer> {
-  // The rest of a body too large is not read: the connection closes after the 413, or the client's
-  // next request on it would wait behind bytes nobody reads (and the client could send on for as long as it likes).
-  const tooLarge = () => {
-    ctx.set('Connection', 'close');
-    return new AppError('payload_too_large', `The request body is over ${maxBytes} bytes.`);
-  };
+  // The rest of a body too large is not read: the connection closes after the 413 (see createApp).
+  const tooLarge = () => new AppError('payload_too_large', `The request body is over ${maxBytes} bytes.`);
   if (Number(ctx.get('Content-Length') || 0) > maxBytes) throw tooLarge();
   const chunks: Buffer[] = [];
   let size = 0;

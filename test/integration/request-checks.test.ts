@@ -280,6 +280,17 @@ describe('requests refused before any handler', () => {
     expect(res.body.error.code).toBe('payload_too_large');
   });
 
+  it('closes the connection after refusing a request before its body, rather than read the body on for as long as it is sent', async () => {
+    const readOnly = (await t.seed.key({ scopes: ['contacts:read'] })).token;
+    for (const [authorization, status] of [['', 401], [`Authorization: Bearer ${readOnly}\r\n`, 403]] as const) {
+      // A billion bytes announced, a few sent: the answer comes at once, and the server hangs up rather than wait for the rest.
+      const res = await rawHttp(t.url, `POST /v1/contacts HTTP/1.1\r\nHost: x\r\n${authorization}Content-Type: application/json\r\n`
+        + `Content-Length: 1000000000\r\n\r\n{"email":"`);
+      expect(res.status).toBe(status);
+      expect(res.headers).toMatch(/^Connection: close$/im);
+    }
+  });
+
   it('reads a number in a path only in decimal digits, as in a query, so a record answers to one spelling', async () => {
     const template = await t.api.post('/v1/templates', { name: 'Numbers', subject: 'Hi', text: 'x' });
     expect(template.status).toBe(201);
