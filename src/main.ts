@@ -247,13 +247,19 @@ export async function startMailroom(givenConfig: Config, options: StartOptions =
   // Engines running now, by name; readiness reports one that stopped.
   const runningEngines = new Set<string>();
   let shuttingDown = false;
+  // /readyz takes no key and its check is a write transaction: the asks that
+  // come while one check runs share it, so a flood of them (or of a load
+  // balancer's, while the store hangs) adds no transactions of its own.
+  let storeCheck: Promise<string[]> | undefined;
+  const checkStore = () => (storeCheck ??= Promise.all([
+    store.checkWritable().then(() => [], (err: Error) => [`the store is not writable: ${err.message}`]),
+    store.pendingMigrations().then((pending) => (pending.length > 0 ? [`migrations not run: ${pending.join(', ')}`] : []), () => []),
+  ]).then((found) => found.flat()).finally(() => { storeCheck = undefined; }));
   const readiness: Readiness = {
     async problems() {
       if (shuttingDown) return ['shutting down'];
-      const storeProblems = Promise.all([
-        store.checkWritable().then(() => [], (err: Error) => [`the store is not writable: ${err.message}`]),
-        store.pendingMigrations().then((pending) => (pending.length > 0 ? [`migrations not run: ${pending.join(', ')}`] : []), () => []),
-      ]).then((found) => found.flat());
+      // A copy: the engines' problems are added to it.
+      const storeProblems = checkStore().then((found) => [...found]);
       const timedOut = new Promise<string[]>((resolve) => setTimeout(() => resolve([`the store did not answer within ${READINESS_STORE_TIMEOUT_MS / 1000} s`]), READINESS_STORE_TIMEOUT_MS).unref());
       const problems = await Promise.race([storeProblems, timedOut]);
       for (const name of ENGINE_NAMES) if (!runningEngines.has(name)) problems.push(`the ${name} is not running`);

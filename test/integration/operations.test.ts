@@ -43,6 +43,24 @@ describe('health', () => {
     expect(await behind.json()).toEqual({ status: 'not_ready', problems: [`migrations not run: ${latest.name}`] });
     expect((await fetch(`${t.url}/healthz`)).status).toBe(200);
   });
+  it('checks the store once for the /readyz asks that come while a check runs, each a write transaction otherwise', async () => {
+    await using t = await startTestApp();
+    const { store } = t.mailroom.services;
+    const checkWritable = store.checkWritable.bind(store);
+    let checks = 0;
+    store.checkWritable = async () => {
+      checks++;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      return checkWritable();
+    };
+    const answers = await Promise.all(Array.from({ length: 20 }, () => fetch(`${t.url}/readyz`)));
+    expect(answers.map((r) => r.status)).toEqual(new Array(20).fill(200));
+    expect(checks).toBe(1);
+    // The next ask, after it, checks again.
+    expect((await fetch(`${t.url}/readyz`)).status).toBe(200);
+    expect(checks).toBe(2);
+  });
+
   it('answers /readyz 503 on a store that does not answer, within the time the Dockerfile\'s health check waits', async () => {
     const dockerfile = readFileSync(join(root, 'deploy/Dockerfile'), 'utf8');
     const healthCheckTimeoutMs = Number(/^HEALTHCHECK .*--timeout=(\d+)s /m.exec(dockerfile)?.[1]) * 1000;
