@@ -69,7 +69,7 @@ describe('the Broadcasts view in Chromium', () => {
   });
 
   /** Waits until the note above the view says `text`. */
-  const note = (text: string | RegExp) => page.locator('#note [role="status"]').filter({ hasText: text }).waitFor();
+  const note = (text: string | RegExp) => page.locator('#note[role="status"]').filter({ hasText: text }).waitFor();
   /** Waits until an element matching `selector` (in `within`) holds `text`. */
   const seen = (within: Pick<Page, 'locator'>, selector: string, text: string | RegExp) =>
     within.locator(selector).filter({ hasText: text }).first().waitFor();

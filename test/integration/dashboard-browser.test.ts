@@ -254,7 +254,7 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
     await page.getByLabel('Key name').fill('from the dashboard');
     await page.getByRole('button', { name: 'Create key' }).click();
-    const status = page.locator('#note').getByRole('status');
+    const status = page.locator('#note[role="status"]');
     await expect.poll(() => status.textContent()).toMatch(/svc_test_\S+/);
     const token = /svc_test_\S+/.exec((await status.locator('code').textContent()) ?? '')?.[0];
     expect(token).toBeDefined();

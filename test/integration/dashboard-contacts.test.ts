@@ -52,7 +52,7 @@ describe('the Contacts view in Chromium', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  const note = (text: string | RegExp) => page.locator('#note [role="status"]').filter({ hasText: text }).waitFor();
+  const note = (text: string | RegExp) => page.locator('#note[role="status"]').filter({ hasText: text }).waitFor();
   const rows = () => page.locator('main tbody tr');
   /** Waits for the list's rows, or its empty note, after a search. */
   const listed = async () => {

@@ -42,7 +42,7 @@ describe('operating the dashboard in Chromium', () => {
     await t?.close();
   });
 
-  const note = (on: Page, text: string | RegExp) => on.locator('#note [role="status"]').filter({ hasText: text }).waitFor();
+  const note = (on: Page, text: string | RegExp) => on.locator('#note[role="status"]').filter({ hasText: text }).waitFor();
   const shot = async (on: Page, name: string) => {
     if (SCREENSHOTS) await on.screenshot({ path: `${SCREENSHOTS}/${name}.png`, fullPage: true });
   };

@@ -10,7 +10,7 @@
 import { forgetAccess, loadAccess, may, readAccess } from './access.js';
 import { ApiError, forgetKey, request, storedKey, storeKey, whenSessionEnds } from './api.js';
 import { takePendingNote } from './nav.js';
-import { byId, confirmDialog, dismissQuestions, errorSlot, fill, h, leaveView, whileBusy } from './ui.js';
+import { byId, confirmDialog, dismissQuestions, errorSlot, fill, focusViewHeading, h, leaveView, whileBusy } from './ui.js';
 import { discardAsked, leaveAsked, markDrawn } from './unsaved.js';
 import { cancelAllWork, workRunning } from './work.js';
 import { EMAIL_ROUTES } from './views/emails.js';
@@ -166,7 +166,17 @@ function route() {
   if (path === '' || path === '/') return location.replace(`#/${home?.[0] ?? 'emails'}`);
   const view = h('section', { class: 'view' });
   leaveView();
-  fill(byId('app'), h('div', { id: 'note' }, takePendingNote()), view);
+  // The note's place stays on the page from one view to the next: a live region reads out a note put into it, where
+  // one that comes with its text may go unsaid.
+  const app = byId('app');
+  const note = document.getElementById('note') ?? h('div', { id: 'note', role: 'status' });
+  fill(note, takePendingNote());
+  if (note.isConnected) {
+    for (const child of [...app.childNodes]) if (child !== note) child.remove();
+  } else {
+    app.replaceChildren(note);
+  }
+  app.append(view);
   const section = path.split('/')[1];
   for (const link of document.querySelectorAll('nav a[data-section]')) {
     if (link.getAttribute('data-section') === section) {
@@ -210,8 +220,7 @@ function arrived(view) {
   const loaded = firstView;
   firstView = false;
   if (loaded || !heading || view.contains(document.activeElement) || document.querySelector('dialog[open]')) return;
-  heading.tabIndex = -1;
-  heading.focus({ preventScroll: true });
+  focusViewHeading();
 }
 
 /** The skip link goes to the view's heading without changing the route, which a link to #app would. @param {Event} event */

@@ -2,7 +2,7 @@
 // Moving between the app's routes (#/<section>[/<id>][?<query>]), with a note
 // that the next render shows above its view: the outcome of the action that
 // caused it.
-import { byId, fill, statusNote } from './ui.js';
+import { byId, fill, keepingFocus, statusNote } from './ui.js';
 
 /** What a route's view is given: where to render, the id in the path, and the query. */
 /** @typedef {{ view: HTMLElement, id: string, query: URLSearchParams }} Ctx */
@@ -41,7 +41,8 @@ export function takePendingNote() {
 
 /**
  * Calls `tick` every `intervalMs` while `view` is on the page, and stops once
- * another route has replaced it or `tick` answers false.
+ * another route has replaced it or `tick` answers false. The focus, on an element that `tick` draws anew, stays in
+ * its place.
  * @param {HTMLElement} view
  * @param {number} intervalMs
  * @param {() => Promise<boolean>} tick
@@ -49,7 +50,7 @@ export function takePendingNote() {
 export function refreshWhileShown(view, intervalMs, tick) {
   const next = () => setTimeout(async () => {
     if (!view.isConnected) return;
-    if (await tick().catch(() => true)) next();
+    if (await keepingFocus(tick).catch(() => true)) next();
   }, intervalMs);
   next();
 }

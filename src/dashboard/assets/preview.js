@@ -31,6 +31,15 @@ export function previewFrame(html) {
 }
 
 /**
+ * Text that scrolls in its box (a message's text part, its source): a keyboard scrolls it once it has the focus, so
+ * it takes the focus, as a region named by `label`.
+ * @param {string} text @param {string} label @param {string} [className]
+ */
+export function scrolledText(text, label, className = 'body-text') {
+  return h('pre', { class: className, tabindex: 0, role: 'region', 'aria-label': label }, text);
+}
+
+/**
  * An email's HTML part, previewed, and its text part.
  * @param {string | null} html
  * @param {string | null} text
@@ -42,6 +51,6 @@ export function bodyParts(html, text) {
     h('h2', null, 'HTML'),
     ...preview,
     h('h2', null, 'Text'),
-    text === null ? h('p', { class: 'muted' }, 'No text part.') : h('pre', { class: 'body-text' }, text),
+    text === null ? h('p', { class: 'muted' }, 'No text part.') : scrolledText(text, 'Text part'),
   ];
 }

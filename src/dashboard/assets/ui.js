@@ -393,22 +393,85 @@ export function errorSlot() {
   return { node, show: (/** @type {unknown} */ err) => fill(node, errorBox(err)) };
 }
 
-/** @param {string} text */
+/**
+ * What an action did ("Saved."), shown above the view. It is read out by the note's place (#note, app.js), a live
+ * region kept from one view to the next: one inserted with its text already in it is not reliably read.
+ * @param {string} text
+ */
 export function statusNote(text) {
-  return h('p', { role: 'status', class: 'flash' }, text);
+  return h('p', { class: 'flash' }, text);
 }
 
 /**
- * Runs `work` with `button` disabled, so a double click does not send twice.
+ * Moves the focus to the heading of the view on the page, as a page load would start there; false when it has none.
+ * The heading takes the focus from a script only, not from Tab.
+ */
+export function focusViewHeading() {
+  const heading = document.querySelector('main h1');
+  if (!(heading instanceof HTMLElement)) return false;
+  heading.tabIndex = -1;
+  heading.focus({ preventScroll: true });
+  return true;
+}
+
+/**
+ * Where the focus is, to find again once what holds it is drawn anew: the element, and its tag, text and rank among
+ * the page's elements alike.
+ * @typedef {{ el: HTMLElement, tag: string, text: string | null, rank: number }} FocusPlace
+ */
+
+/** @param {string} tag @param {string | null} text */
+const alike = (tag, text) => [...document.body.getElementsByTagName(tag)].filter((el) => el.textContent === text);
+
+/** @param {HTMLElement} el @returns {FocusPlace} */
+function focusPlace(el) {
+  return { el, tag: el.tagName, text: el.textContent, rank: alike(el.tagName, el.textContent).indexOf(el) };
+}
+
+/**
+ * Puts the focus back where it was when it has been lost to the page's top (its element disabled, or drawn anew): on
+ * the element, else on the one alike in its place, else on the view's heading.
+ * @param {FocusPlace} place
+ */
+function refocus(place) {
+  const lost = document.activeElement === null || document.activeElement === document.body;
+  if (!lost || document.querySelector('dialog[open]')) return;
+  const again = place.el.isConnected ? place.el : alike(place.tag, place.text)[place.rank];
+  if (again instanceof HTMLElement) again.focus({ preventScroll: true });
+  else focusViewHeading();
+}
+
+/**
+ * Runs `redraw`, which may draw the element that has the focus anew (a list reloaded, a page that keeps itself up to
+ * date): the focus goes on from the same place rather than from the top of the page.
+ * @template T
+ * @param {() => Promise<T>} redraw
+ * @returns {Promise<T>}
+ */
+export async function keepingFocus(redraw) {
+  const focused = document.activeElement;
+  const place = focused instanceof HTMLElement && focused !== document.body ? focusPlace(focused) : undefined;
+  try {
+    return await redraw();
+  } finally {
+    if (place) refocus(place);
+  }
+}
+
+/**
+ * Runs `work` with `button` disabled, so a double click does not send twice. A disabled button loses the focus, as
+ * does one its view draws anew: it goes back to the button, or to the one in its place (see refocus).
  * @param {HTMLButtonElement} button
  * @param {() => Promise<void>} work
  */
 export async function whileBusy(button, work) {
+  const place = document.activeElement === button ? focusPlace(button) : undefined;
   button.disabled = true;
   try {
     await work();
   } finally {
     button.disabled = false;
+    if (place) refocus(place);
   }
 }
 
@@ -593,14 +656,24 @@ export function dismissQuestions() {
  */
 export function confirmDialog(question) {
   return new Promise((resolve) => {
-    const dialog = h('dialog', { class: 'confirm-dialog', 'aria-labelledby': 'confirm-dialog-title' },
+    const dialog = h('dialog', { class: 'confirm-dialog', 'aria-labelledby': 'confirm-dialog-title', 'aria-describedby': 'confirm-dialog-message' },
       h('form', { method: 'dialog' },
         h('h2', { id: 'confirm-dialog-title' }, question.title),
-        h('div', { class: 'confirm-message' }, question.message),
+        h('div', { id: 'confirm-dialog-message', class: 'confirm-message' }, question.message),
         h('div', { class: 'dialog-actions' },
           h('button', { type: 'submit', value: 'cancel', class: 'secondary', autofocus: true }, 'Go back'),
           h('button', { type: 'submit', value: 'confirm', class: question.danger ? 'danger' : null }, question.confirm))));
     const goBack = () => dialog.close();
+    // Tab goes round the dialog's controls, as it does in any dialog, rather than out of the page to the browser's.
+    dialog.addEventListener('keydown', (event) => {
+      if (event.key !== 'Tab') return;
+      const controls = [...dialog.querySelectorAll('button, a[href], input, select, textarea')];
+      const [first, last] = [controls[0], controls.at(-1)];
+      const wrapTo = event.shiftKey ? document.activeElement === first && last : document.activeElement === last && first;
+      if (!(wrapTo instanceof HTMLElement)) return;
+      event.preventDefault();
+      wrapTo.focus();
+    });
     dialog.addEventListener('close', () => {
       window.removeEventListener('hashchange', goBack);
       resolve(dialog.returnValue === 'confirm');

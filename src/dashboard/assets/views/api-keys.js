@@ -203,7 +203,7 @@ const ACTIVITY_COLUMNS = [
 
 /** The raw token is in the answer to createApiKey only. @param {ApiKey} key */
 function newKeyNote(key) {
-  return h('div', { role: 'status', class: 'flash' },
+  return h('div', { class: 'flash' },
     h('p', null, `Key “${key.name}” created. Copy this key now; it is not shown again.`),
     h('p', null, copyable(key.token, { label: 'new key', className: 'token' })));
 }

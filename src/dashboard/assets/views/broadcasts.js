@@ -10,7 +10,7 @@ import { api } from '../api.js';
 import { codeEditor } from '../code-editor.js';
 import { everyItem, loadRecord, pagedTable } from '../lists.js';
 import { hashOf, navigate, refreshWhileShown, showNote } from '../nav.js';
-import { previewFrame } from '../preview.js';
+import { previewFrame, scrolledText } from '../preview.js';
 import {
   actionForm, badge, clipped, code, confirmDialog, count, details, errorBox, fieldErrors, fill, formatTime, h, hrefTo, loading, none,
   progressBar, rowAction, table, time, whileBusy,
@@ -611,7 +611,7 @@ function renderedMessage(rendered) {
     h('p', { class: 'preview-subject' }, h('span', { class: 'muted' }, 'Subject: '), rendered.subject),
     h('p', { class: 'muted small' }, `To ${rendered.to}. Remote images are not loaded.`),
     rendered.html === null ? h('p', { class: 'muted' }, 'No HTML part.') : previewFrame(rendered.html),
-    h('details', { class: 'headers' }, h('summary', null, 'Text part'), h('pre', { class: 'body-text' }, rendered.text)),
+    h('details', { class: 'headers' }, h('summary', null, 'Text part'), scrolledText(rendered.text, 'Text part')),
   ];
 }
 

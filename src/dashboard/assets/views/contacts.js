@@ -165,7 +165,7 @@ function addContactForm() {
         const created = await api('POST', '/v1/contacts', { body: {
           email: email.value.trim(), ...(names.value() && { name: names.value() }), ...(tagNames.length > 0 && { tags: tagNames }),
         } });
-        navigate('#/contacts', h('p', { role: 'status', class: 'flash' },
+        navigate('#/contacts', h('p', { class: 'flash' },
           h('a', { href: contactHref(created.id) }, created.email), ` was added${created.status === 'subscribed' ? '' : `, ${created.status}: the address was suppressed before`}.`));
       } catch (err) {
         errors.show(err, formErrors);
@@ -431,7 +431,7 @@ function summary(action, results, stopped) {
   // Refused by the limit: not done, like those never tried, and said once above rather than per contact.
   const failed = results.filter((r) => r.err !== undefined && limitReached(r.err) === undefined);
   const notDone = results.filter((r) => !r.outcome).length - failed.length;
-  return h('div', { role: 'status', class: failed.length > 0 || stopped ? 'flash warn bulk-summary' : 'flash bulk-summary' },
+  return h('div', { class: failed.length > 0 || stopped ? 'flash warn bulk-summary' : 'flash bulk-summary' },
     stopped && h('p', { class: 'bulk-stopped' }, h('strong', null, limitReached(stopped)), ' ', stopped.message),
     h('p', null, action.said(counts).join(' ')),
     notDone > 0 && h('p', null, `${count(notDone, 'contact was', 'contacts were')} not done: act on them again once the limit allows.`),

@@ -8,7 +8,7 @@ import { may, withheldNote } from '../access.js';
 import { api } from '../api.js';
 import { filterForm, filterSelect, filterText, loadRecord, pagedTable } from '../lists.js';
 import { hashOf, navigate } from '../nav.js';
-import { bodyParts } from '../preview.js';
+import { bodyParts, scrolledText } from '../preview.js';
 import {
   actionsColumn, address, askingButton, badge, clipped, clippedList, code, count, details, downloadButton, errorBox, errorSlot, fieldErrors, fill,
   foldOnPhone, formatBytes, formatTime, h,
@@ -229,8 +229,11 @@ function sourceSection(path) {
   const body = h('div');
   const show = h('button', { type: 'button', class: 'secondary', onclick: () => void whileBusy(show, async () => {
     try {
-      fill(body, h('pre', { class: 'body-text source' }, await api('GET', `${path}/raw`, { text: true })));
+      const source = scrolledText(await api('GET', `${path}/raw`, { text: true }), 'Source', 'body-text source');
+      fill(body, source);
+      // The button goes: the focus goes on to what it showed.
       show.remove();
+      source.focus();
     } catch (err) {
       fill(body, errorBox(err));
     }

@@ -7,7 +7,7 @@ import { api } from '../api.js';
 import { codeEditor } from '../code-editor.js';
 import { filterForm, filterText, loadRecord, pagedTable } from '../lists.js';
 import { navigate } from '../nav.js';
-import { previewFrame } from '../preview.js';
+import { previewFrame, scrolledText } from '../preview.js';
 import {
   actionForm, actionsColumn, askingButton, badge, clipped, code, errorBox, errorSlot, fieldErrors, fill, formatTime, h, rowAction, table, time, whileBusy,
 } from '../ui.js';
@@ -186,16 +186,25 @@ async function showTemplate({ view, id }) {
     clearTimeout(timer);
     timer = setTimeout(() => void renderPreview(), PREVIEW_DELAY_MS);
   };
-  /** @param {Variable} [variable] */
-  const addVariable = (variable) => {
+  /**
+   * A row of the table; one added by its button takes the focus, on its name.
+   * @param {Variable} [variable] @param {boolean} [focused]
+   */
+  const addVariable = (variable, focused = false) => {
     const v = variableRow(variable, changed, (row) => {
+      // The focus was on the row's Remove: it goes to the next row's, or the one before, or to Add variable.
+      const neighbour = row.nextElementSibling ?? row.previousElementSibling;
       variables.delete(row);
       row.remove();
       changed();
+      const next = neighbour?.querySelector('.row-actions button') ?? addButton;
+      if (next instanceof HTMLElement) next.focus();
     });
     variables.set(v.row, v);
     rows.append(v.row);
+    if (focused) v.row.querySelector('input')?.focus();
   };
+  const addButton = h('button', { type: 'button', class: 'secondary', onclick: () => addVariable(undefined, true) }, 'Add variable');
 
   /** The editor's content, as the API takes it. */
   const content = () => {
@@ -253,7 +262,7 @@ async function showTemplate({ view, id }) {
       fill(preview,
         h('p', { class: 'preview-subject' }, h('span', { class: 'muted' }, 'Subject: '), rendered.subject),
         rendered.html === null ? h('p', { class: 'muted' }, 'No HTML part.') : previewFrame(rendered.html),
-        h('h3', null, 'Text'), h('pre', { class: 'body-text' }, rendered.text ?? ''));
+        h('h3', null, 'Text'), scrolledText(rendered.text ?? '', 'Text part'));
     } catch (err) {
       if (turn === rendering) fill(preview, errorBox(err));
     }
@@ -335,7 +344,7 @@ async function showTemplate({ view, id }) {
       h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Actions')))),
     rows)),
   fields.slot('variables', 'Variables'),
-  may(TEMPLATES_WRITE) && [h('button', { type: 'button', class: 'secondary', onclick: () => addVariable() }, 'Add variable'),
+  may(TEMPLATES_WRITE) && [addButton,
     h('div', { class: 'form-actions' }, h('button', { type: 'submit' }, 'Save as a new version'))]);
 
   for (const input of [subject, html, text, contactName, contactEmail]) input.addEventListener('input', changed);

@@ -46,7 +46,7 @@ const webhookPath = (id) => `/v1/webhooks/${encodeURIComponent(id)}`;
 
 /** A secret shown once, as API keys are. @param {string} intro @param {string} secret */
 function secretNote(intro, secret) {
-  return h('div', { role: 'status', class: 'flash' },
+  return h('div', { class: 'flash' },
     h('p', null, intro),
     h('p', null, copyable(secret, { label: 'signing secret', className: 'token' })),
     h('p', { class: 'small' }, 'It is shown only now. Verify each POST\'s webhook-signature with it (Standard Webhooks).'));

@@ -1,0 +1,171 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser, Page } from 'playwright-core';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { answerDialog, launchChromium, signedInDashboard } from '../helpers/browser.js';
+
+// What a keyboard and a screen reader need of the dashboard's shared pieces, checked in Chromium: a focus ring in
+// sight, the focus kept after an action, notes read out, refused fields marked and described, questions that say
+// what they ask.
+
+/** The page's own globals, typed here: the tests compile without the DOM's types. */
+interface El {
+  id: string;
+  tagName: string;
+  textContent: string | null;
+  getAttribute(name: string): string | null;
+  getBoundingClientRect(): { top: number; bottom: number; left: number; right: number };
+}
+interface Dom {
+  document: { activeElement: El | null; body: El; getElementById(id: string): El | null; querySelector(s: string): El | null };
+  getComputedStyle(el: El): { outlineOffset: string; outlineWidth: string; outlineStyle: string };
+}
+
+describe('the dashboard for keyboard and screen reader in Chromium', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let page: Page;
+  let domainId: string;
+  let broadcastId: string;
+  let templateId: string;
+  let emailId: string;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    const domain = await t.seed.activeDomain('shop.test');
+    domainId = domain.id;
+    expect((await t.api.post('/v1/suppressions', { email: 'gone@example.org' })).status).toBe(201);
+    const draft = await t.api.post('/v1/broadcasts', { name: 'November', from: 'News <news@shop.test>', subject: 'November', text: 'News' });
+    expect(draft.status).toBe(201);
+    broadcastId = draft.body.id;
+    const template = await t.api.post('/v1/templates', { name: 'Receipt', subject: 'Receipt for {{ first_name }}', html: '<p>Hi {{ first_name }}</p>',
+      variables: [{ key: 'first_name', type: 'string', required: false }] });
+    expect(template.status).toBe(201);
+    templateId = template.body.id;
+    const sent = await t.api.post('/v1/emails', { from: 'Shop <hi@shop.test>', to: ['ann@example.com'], subject: 'Hello', text: 'Hi' });
+    expect(sent.status).toBe(201);
+    emailId = sent.body.id;
+    await t.mailroom.delivery.drain();
+    browser = await launchChromium();
+    page = await signedInDashboard(browser, t.url, t.token, '/emails', 'Emails');
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  /** The focused element: its tag, id, text and label. */
+  const focused = () => page.evaluate(() => {
+    const el = (globalThis as unknown as Dom).document.activeElement;
+    return { tag: el?.tagName.toLowerCase(), id: el?.id, text: el?.textContent?.trim(), label: el?.getAttribute('aria-label') };
+  });
+
+  async function open(hash: string, heading: string) {
+    await page.goto(`${t.url}/dashboard/${hash}`);
+    await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
+  }
+
+  it('says an action\'s note through a live region kept from one view to the next', async () => {
+    await open('#/suppressions', 'Suppressions');
+    const before = await page.evaluateHandle(() => (globalThis as unknown as Dom).document.getElementById('note'));
+    expect(await before.evaluate((note) => note?.getAttribute('role'))).toBe('status');
+    await page.getByLabel('Email address', { exact: true }).fill('new@example.org');
+    await page.getByRole('button', { name: 'Suppress' }).click();
+    await page.getByRole('status').filter({ hasText: 'new@example.org is suppressed' }).waitFor();
+    // The same element, which a screen reader watched before its text came.
+    expect(await before.evaluate((note) => note === (globalThis as unknown as Dom).document.getElementById('note'))).toBe(true);
+    // One status for the note: the note inside it is not a second live region.
+    expect(await page.locator('#note [role="status"]').count()).toBe(0);
+  });
+
+  it('keeps the focus on a button its action disabled while it ran', async () => {
+    await open(`#/broadcasts/${broadcastId}`, 'November');
+    await page.getByLabel('Subject', { exact: true }).fill('November news');
+    const save = page.getByRole('button', { name: 'Save', exact: true });
+    await save.focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('status').filter({ hasText: 'Saved.' }).waitFor();
+    expect(await focused()).toMatchObject({ tag: 'button', text: 'Save' });
+  });
+
+  it('moves the focus to the heading, not the top of the page, when an action draws its view anew', async () => {
+    await open(`#/domains/${domainId}`, 'shop.test');
+    await page.getByRole('button', { name: 'Verify', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('status').filter({ hasText: 'DNS checked' }).waitFor();
+    // The button drawn in its place has it, for the next Verify.
+    await expect.poll(focused).toMatchObject({ tag: 'button', text: 'Verify' });
+  });
+
+  it('moves the focus to a variable row added, and on from one removed', async () => {
+    await open(`#/templates/${templateId}`, 'Receipt');
+    const rows = page.locator('.variable-row');
+    await rows.first().waitFor();
+    await page.getByRole('button', { name: 'Add variable' }).focus();
+    await page.keyboard.press('Enter');
+    expect(await rows.count()).toBe(2);
+    expect(await focused()).toMatchObject({ tag: 'input', label: 'Variable name' });
+    await rows.nth(1).getByRole('button', { name: 'Remove' }).focus();
+    await page.keyboard.press('Enter');
+    expect(await rows.count()).toBe(1);
+    // To the row before it, the last one gone; from the only one, to the button that adds one.
+    expect(await focused()).toMatchObject({ tag: 'button', text: 'Remove' });
+    await page.keyboard.press('Enter');
+    expect(await rows.count()).toBe(0);
+    expect(await focused()).toMatchObject({ tag: 'button', text: 'Add variable' });
+    // The edits are left unsaved.
+    await page.getByRole('link', { name: 'Emails', exact: true }).click();
+    await answerDialog(page, 'Leave without saving');
+  });
+
+  it('gives the focus to an email\'s source once its button has gone, and lets the keyboard scroll it', async () => {
+    await open(`#/emails/${emailId}`, 'Hello');
+    await page.getByRole('button', { name: 'Show the source' }).focus();
+    await page.keyboard.press('Enter');
+    await page.getByRole('region', { name: 'Source' }).waitFor();
+    expect(await focused()).toMatchObject({ tag: 'pre', label: 'Source' });
+  });
+
+  it('keeps the focus in its place on a page that keeps itself up to date', async () => {
+    for (let i = 0; i < 6; i++) expect((await t.api.post('/v1/contacts', { email: `paced${i}@example.com`, tags: ['paced'] })).status).toBe(201);
+    const tag = ((await t.api.get('/v1/tags')).body.data as Array<{ id: string; name: string }>).find((x) => x.name === 'paced')!;
+    const paced = await t.api.post('/v1/broadcasts', { name: 'Paced', from: 'News <news@shop.test>', subject: 'One a second', text: 'Slowly',
+      audience: { tag_ids: [tag.id] }, send_rate_per_minute: 60 });
+    expect((await t.api.post(`/v1/broadcasts/${paced.body.id}/send`, {})).status).toBe(200);
+    await open(`#/broadcasts/${paced.body.id}`, 'Paced');
+    const back = page.getByRole('link', { name: '← All broadcasts' });
+    await back.focus();
+    const shown = await page.locator('.progress-count').textContent();
+    // Drawn again by the page's refresh, with a count that has moved.
+    await page.locator('.progress-count').filter({ hasNotText: shown! }).waitFor();
+    expect(await focused()).toMatchObject({ tag: 'a', text: '← All broadcasts' });
+  });
+
+  it('asks in a dialog that is named and described, holds the focus, closes on Escape and gives the focus back', async () => {
+    await open('#/suppressions', 'Suppressions');
+    const remove = page.getByRole('row').filter({ hasText: 'gone@example.org' }).getByRole('button', { name: 'Remove' });
+    await remove.focus();
+    await page.keyboard.press('Enter');
+    const dialog = page.getByRole('dialog', { name: 'Remove gone@example.org from the suppressions?' });
+    await dialog.waitFor();
+    const description = await dialog.evaluate((el) => (globalThis as unknown as Dom).document.getElementById(el.getAttribute('aria-describedby') ?? '')?.textContent);
+    expect(description).toBe('Email to it will be sent again.');
+    expect(await focused()).toMatchObject({ tag: 'button', text: 'Go back' });
+    // Tab goes round the dialog's buttons and never reaches the page under it.
+    for (let i = 0; i < 4; i++) {
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate(() => (globalThis as unknown as Dom).document.activeElement?.getAttribute('value') ?? 'outside')).toMatch(/^(cancel|confirm)$/);
+    }
+    await page.keyboard.press('Escape');
+    await dialog.waitFor({ state: 'detached' });
+    expect(await focused()).toMatchObject({ tag: 'button', text: 'Remove' });
+    expect((await t.api.get('/v1/suppressions')).body.data.some((s: { email: string }) => s.email === 'gone@example.org')).toBe(true);
+
+    // Confirmed, the row is gone with its button: the focus goes to the view's heading.
+    await remove.focus();
+    await page.keyboard.press('Enter');
+    expect(await answerDialog(page, 'Remove')).toContain('Email to it will be sent again.');
+    await page.getByRole('status').filter({ hasText: 'gone@example.org is no longer suppressed' }).waitFor();
+    await expect.poll(focused).toMatchObject({ tag: 'h1', text: 'Suppressions' });
+  });
+});
