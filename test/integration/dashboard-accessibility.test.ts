@@ -78,6 +78,41 @@ describe('the dashboard for keyboard and screen reader in Chromium', () => {
     expect(await page.locator('#note [role="status"]').count()).toBe(0);
   });
 
+  it('marks a refused field and describes it by the refusal, until it is taken', async () => {
+    await open('#/suppressions', 'Suppressions');
+    const field = page.getByLabel('Email address', { exact: true });
+    await field.fill('not an address');
+    await page.getByRole('button', { name: 'Suppress' }).click();
+    await page.locator('.suppression-form').getByRole('alert').waitFor();
+    expect(await field.getAttribute('aria-invalid')).toBe('true');
+    const described = await field.evaluate((el) => (el.getAttribute('aria-describedby') ?? '').split(' ')
+      .map((id: string) => (globalThis as unknown as Dom).document.getElementById(id)?.textContent ?? '').join(' '));
+    expect(described).toMatch(/email/i);
+    expect(described).toBe(await page.locator('.suppression-form').getByRole('alert').textContent());
+
+    // A new answer takes the old marks away: here a refusal of the whole form, not of the field.
+    await page.route('**/v1/suppressions', (route) => (route.request().method() === 'POST'
+      ? route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ error: { code: 'unavailable', message: 'Try again later.', request_id: 'req_x' } }) })
+      : route.continue()));
+    await field.fill('later@example.org');
+    await page.getByRole('button', { name: 'Suppress' }).click();
+    await page.locator('.suppression-form').getByRole('alert').filter({ hasText: 'Try again later.' }).waitFor();
+    expect(await field.getAttribute('aria-invalid')).toBeNull();
+    expect(await field.getAttribute('aria-describedby')).toBeNull();
+    await page.unroute('**/v1/suppressions');
+  });
+
+  it('describes a refused filter by the refusal under the list', async () => {
+    await open('#/emails?status=bogus', 'Emails');
+    const refusal = page.getByRole('alert').filter({ hasText: 'The Status filter was refused' });
+    await refusal.waitFor();
+    const status = page.locator('#filter-status');
+    expect(await status.getAttribute('aria-invalid')).toBe('true');
+    const describedBy = await status.getAttribute('aria-describedby');
+    expect(describedBy).toBeTruthy();
+    expect(await page.locator(`#${describedBy}`).textContent()).toContain('The Status filter was refused');
+  });
+
   it('keeps the focus on a button its action disabled while it ran', async () => {
     await open(`#/broadcasts/${broadcastId}`, 'November');
     await page.getByLabel('Subject', { exact: true }).fill('November news');

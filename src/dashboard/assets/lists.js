@@ -1,7 +1,7 @@
 // @ts-check
 import { api, ApiError } from './api.js';
 import { hashOf, navigate } from './nav.js';
-import { count, errorBox, fill, foldOnPhone, h, isoWithOffset, labelled, loading, localInputValue, table } from './ui.js';
+import { count, describedBy, errorBox, fill, foldOnPhone, h, isoWithOffset, labelled, loading, localInputValue, table } from './ui.js';
 
 /**
  * @template T
@@ -117,10 +117,13 @@ function refusedFilter(err, route, filters) {
   if (!(err instanceof ApiError && err.status === 400 && err.param)) return undefined;
   const filter = filters.find((f) => f.control.name === err.param);
   if (!filter) return undefined;
+  const refusal = errorBox(err, { lead: `The ${filter.label} filter was refused:`, then: h('a', { href: hashOf(route) }, 'Show the list without filters') });
+  refusal.id = 'filter-refusal';
   filter.control.setAttribute('aria-invalid', 'true');
+  describedBy(filter.control, refusal.id, true);
   // Shown, on a phone too: the error points at it.
   filter.control.closest('details')?.setAttribute('open', '');
-  return errorBox(err, { lead: `The ${filter.label} filter was refused:`, then: h('a', { href: hashOf(route) }, 'Show the list without filters') });
+  return refusal;
 }
 
 // Paged lists. The API gives one cursor per page, pointing at the next older

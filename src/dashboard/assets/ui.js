@@ -537,14 +537,30 @@ export function rowAction(label, question, action) {
   return [askingButton(label, question, action, errors), errors.node];
 }
 
+/** Numbers the error slots of the page, for their ids. */
+let fieldErrorCount = 0;
+
+/**
+ * Adds `id` to the elements that describe `control`, or takes it away, keeping the others (a hint).
+ * @param {Element} control @param {string} id @param {boolean} on
+ */
+export function describedBy(control, id, on) {
+  const ids = (control.getAttribute('aria-describedby') ?? '').split(/\s+/).filter((i) => i && i !== id);
+  if (on) ids.push(id);
+  if (ids.length > 0) control.setAttribute('aria-describedby', ids.join(' '));
+  else control.removeAttribute('aria-describedby');
+}
+
 /**
  * Error slots beside a form's fields: an API error is shown beside the field
  * its `param` names (`audience.tag_ids.0` beside `audience`); any other
  * error, or one whose field is hidden, in the `near` slot of the action.
  */
 export function fieldErrors() {
-  /** @type {Map<string, { node: HTMLElement, label: string }>} */
+  /** @type {Map<string, { node: HTMLElement, label: string, control?: HTMLElement }>} */
   const slots = new Map();
+  /** The controls marked as refused, each with the slot that says why. @type {Map<HTMLElement, HTMLElement>} */
+  const marked = new Map();
   /** @type {Set<HTMLElement>} */
   const shown = new Set();
   /** @type {WeakSet<HTMLFormElement>} */
@@ -557,15 +573,24 @@ export function fieldErrors() {
     form.addEventListener('invalid', () => errors.clear(), true);
   };
   const errors = {
-    /** The slot for a field, to place beside it. @param {string} field @param {string} label as the page names the field */
-    slot(field, label) {
-      const node = h('div', { class: 'field-error', 'data-field': field });
-      slots.set(field, { node, label });
+    /**
+     * The slot for a field, to place beside it. `control`, the field's input, is marked invalid and described by the
+     * slot while it shows an error, so that a screen reader on the field says what is wrong with it.
+     * @param {string} field @param {string} label as the page names the field @param {HTMLElement} [control]
+     */
+    slot(field, label, control) {
+      const node = h('div', { class: 'field-error', id: `field-error-${++fieldErrorCount}`, 'data-field': field });
+      slots.set(field, { node, label, control });
       return node;
     },
     clear() {
       for (const node of shown) fill(node);
       shown.clear();
+      for (const [control, node] of marked) {
+        control.removeAttribute('aria-invalid');
+        describedBy(control, node.id, false);
+      }
+      marked.clear();
     },
     /**
      * An error naming several problems (its `problems`) has each shown beside its own field.
@@ -583,15 +608,19 @@ export function fieldErrors() {
       const placed = new Map();
       /** @type {Set<string>} */
       const labels = new Set();
+      /** The fields an error names, shown beside them. @type {Set<HTMLElement>} */
+      const refused = new Set();
       if (problems.length > 1) {
         for (const problem of problems) {
           const beside = besideField(problem.param);
+          if (beside?.control) refused.add(beside.control);
           const node = beside?.node ?? near;
           if (beside && node !== near) labels.add(beside.label);
           placed.set(node, [...placed.get(node) ?? [], h('p', { role: 'alert' }, problem.message)]);
         }
       } else {
         const beside = besideField(err instanceof ApiError ? err.param : undefined);
+        if (beside?.control) refused.add(beside.control);
         if (beside && beside.node !== near) labels.add(beside.label);
         placed.set(beside?.node ?? near, [errorBox(err)]);
       }
@@ -599,6 +628,13 @@ export function fieldErrors() {
         fill(node, problems.length > 1 ? h('div', { class: 'error-box' }, content) : content);
         shown.add(node);
         clearWhenStopped(node);
+      }
+      for (const control of refused) {
+        const node = [...slots.values()].find((slot) => slot.control === control)?.node;
+        if (!node) continue;
+        control.setAttribute('aria-invalid', 'true');
+        describedBy(control, node.id, true);
+        marked.set(control, node);
       }
       if (labels.size > 0 && !placed.has(near)) {
         // Said where the person acted too: the field may be far up the page.

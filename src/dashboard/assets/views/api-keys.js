@@ -129,7 +129,7 @@ function createForm() {
   } },
   h('h2', null, 'Create a key'),
   h('p', { class: 'muted small' }, 'In the mode of the key you are signed in with, and with no more than it holds.'),
-  h('div', { class: 'form-grid' }, h('label', { for: 'key-name' }, 'Key name'), h('div', null, name, errors.slot('name', 'Key name'))),
+  h('div', { class: 'form-grid' }, h('label', { for: 'key-name' }, 'Key name'), h('div', null, name, errors.slot('name', 'Key name', name))),
   h('fieldset', { class: 'scope-choices' }, h('legend', null, 'Scopes'),
     h('div', { class: 'scope-list scope-bundles' }, choices.slice(0, BUNDLES)),
     h('p', { class: 'muted small' }, 'Or one by one, with full access unticked:'),

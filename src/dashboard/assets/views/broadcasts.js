@@ -389,16 +389,16 @@ async function showComposer(view, broadcast) {
   } },
   h('fieldset', { class: 'panel' }, h('legend', null, 'Message'),
     h('div', { class: 'form-grid' },
-      h('label', { for: 'broadcast-name' }, 'Name'), h('div', null, name, errors.slot('name', 'Name')),
-      h('label', { for: 'broadcast-from' }, 'From'), h('div', null, h('div', { class: 'from-row' }, from, fromDomain), errors.slot('from', 'From')),
-      h('label', { for: 'broadcast-reply-to' }, 'Reply-To'), h('div', null, replyTo, errors.slot('reply_to', 'Reply-To')),
-      h('label', { for: 'broadcast-subject' }, 'Subject'), h('div', null, subject, errors.slot('subject', 'Subject')),
-      h('label', { for: 'broadcast-preview-text' }, 'Preview text'), h('div', null, previewText, errors.slot('preview_text', 'Preview text')))),
+      h('label', { for: 'broadcast-name' }, 'Name'), h('div', null, name, errors.slot('name', 'Name', name)),
+      h('label', { for: 'broadcast-from' }, 'From'), h('div', null, h('div', { class: 'from-row' }, from, fromDomain), errors.slot('from', 'From', from)),
+      h('label', { for: 'broadcast-reply-to' }, 'Reply-To'), h('div', null, replyTo, errors.slot('reply_to', 'Reply-To', replyTo)),
+      h('label', { for: 'broadcast-subject' }, 'Subject'), h('div', null, subject, errors.slot('subject', 'Subject', subject)),
+      h('label', { for: 'broadcast-preview-text' }, 'Preview text'), h('div', null, previewText, errors.slot('preview_text', 'Preview text', previewText)))),
   h('fieldset', { class: 'panel' }, h('legend', null, 'Audience'),
     h('p', { class: 'muted small' }, 'Subscribed contacts that are not deleted or suppressed. Nothing checked in a group means no limit by it.'),
     include.node, exclude.node, unlisted.length > 0 && !may(TAGS_READ) && h('p', { class: 'muted small' }, `Tags shown by id: naming them needs ${TAGS_READ}.`),
     tiers.node, errors.slot('audience', 'Audience'),
-    h('div', { class: 'form-grid pace' }, h('label', { for: 'broadcast-rate' }, 'Pace (emails a minute)'), h('div', null, rate, errors.slot('send_rate_per_minute', 'Pace')))),
+    h('div', { class: 'form-grid pace' }, h('label', { for: 'broadcast-rate' }, 'Pace (emails a minute)'), h('div', null, rate, errors.slot('send_rate_per_minute', 'Pace', rate)))),
   h('fieldset', { class: 'panel' }, h('legend', null, 'Content'),
     h('div', { class: 'mode-choice' },
       h('label', { for: 'content-write', class: 'choice plain' }, writeMode, 'Write it here'),
@@ -469,7 +469,7 @@ async function showComposer(view, broadcast) {
 
   // Test sends.
   const testTo = h('input', { id: 'broadcast-test-to', type: 'text', autocomplete: 'off', placeholder: 'you@example.com' });
-  const testErrors = errors.slot('to', 'the test addresses');
+  const testErrors = errors.slot('to', 'the test addresses', testTo);
   const testResult = h('div');
   const testButton = h('button', { type: 'button', class: 'secondary', onclick: () => void whileBusy(testButton, async () => {
     const to = testTo.value.split(',').map((a) => a.trim()).filter(Boolean);

@@ -174,10 +174,10 @@ function addContactForm() {
   } },
   h('h2', null, 'Add a contact'),
   h('div', { class: 'form-grid' },
-    h('label', { for: 'new-contact-email' }, 'Email address'), h('div', null, email, errors.slot('email', 'Email address')),
-    h('label', { for: 'new-contact-name' }, 'Full name'), h('div', null, names.input, names.parts, errors.slot('name', 'the name')),
+    h('label', { for: 'new-contact-email' }, 'Email address'), h('div', null, email, errors.slot('email', 'Email address', email)),
+    h('label', { for: 'new-contact-name' }, 'Full name'), h('div', null, names.input, names.parts, errors.slot('name', 'the name', names.input)),
     h('label', { for: 'new-contact-tags' }, 'Tags'), h('div', null, tags, h('p', { class: 'muted small hint' }, 'Separated by commas; new tags are created.'),
-      errors.slot('tags', 'Tags'))),
+      errors.slot('tags', 'Tags', tags))),
   formErrors,
   submit);
   return form;
@@ -595,7 +595,7 @@ function namePanel(contact) {
     });
   } },
   h('div', { class: 'form-grid' },
-    h('label', { for: 'contact-name' }, 'Full name'), h('div', null, names.input, names.parts, errors.slot('name', 'the name'))),
+    h('label', { for: 'contact-name' }, 'Full name'), h('div', null, names.input, names.parts, errors.slot('name', 'the name', names.input))),
   near, save);
   return h('section', { class: 'panel' }, h('h2', null, 'Name'), fixedUnless(CONTACTS_WRITE, form));
 }
@@ -642,7 +642,7 @@ function showTags({ view, query }) {
         }
       });
     } }, h('div', { class: 'inline-form' }, h('label', { for: 'tag-name' }, 'Name'), name, create),
-    errors.slot('name', 'Name'), near)]);
+    errors.slot('name', 'Name', name), near)]);
   /** @type {import('../ui.js').Column<Tag>[]} */
   const columns = [
     { header: 'Name', cell: (t) => h('a', { href: hashOf('/contacts', new URLSearchParams({ tag_id: t.id })), class: 'tag',

@@ -206,7 +206,7 @@ function settingsForm(view, domain, path) {
     h('div', { class: 'subdomain-field' }, subdomain, h('span', { class: 'muted' }, `.${domain.name}`)),
     h('p', { id: 'domain-tracking-subdomain-hint', class: 'muted small hint' }, 'With either tracking on, a CNAME record for it is listed to publish (optional). '
       + 'Tracking links use this host once that record is verified, and this server\'s own address until then.'),
-    errors.slot('tracking_subdomain', 'Tracking subdomain')),
+    errors.slot('tracking_subdomain', 'Tracking subdomain', subdomain)),
   setting(inbound, 'Inbound mail', [`Mailroom receives mail sent to addresses at ${domain.name}. Turning it on adds an MX record for `,
     code(domain.name), ' pointing at ', code(mxHost), ' (optional). Publishing it sends all of the domain\'s incoming mail here, instead of to the mail service it uses now.']),
   near, save));

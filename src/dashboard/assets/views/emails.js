@@ -282,11 +282,11 @@ const RESCHEDULE_AHEAD_MS = 60 * 60 * 1000;
  */
 function rescheduleForm(path, scheduledAt) {
   const errors = fieldErrors();
-  // The form's one field: every refusal shows beside it.
-  const near = errors.slot('scheduled_at', 'Send at');
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
   const shown = localInputValue(scheduledAt ? new Date(scheduledAt) : new Date(Date.now() + RESCHEDULE_AHEAD_MS));
   const at = h('input', { id: 'reschedule-at', type: 'datetime-local', required: true, value: shown, 'aria-describedby': 'reschedule-hint' });
+  // The form's one field: every refusal shows beside it.
+  const near = errors.slot('scheduled_at', 'Send at', at);
   const submit = h('button', { type: 'submit', class: 'secondary' }, 'Reschedule');
   const form = h('form', { class: 'panel reschedule', novalidate: true, onsubmit: (event) => {
     event.preventDefault();

@@ -57,10 +57,10 @@ function showSuppressions({ view, query }) {
 /** Suppresses an address by hand; the API's refusal shows beside the address. */
 function addForm() {
   const errors = fieldErrors();
-  // The form's one field: every refusal shows beside it.
-  const near = errors.slot('email', 'Email address');
   const email = h('input', { id: 'new-suppression', type: 'email', required: true, autocomplete: 'off',
     placeholder: 'someone@example.com' });
+  // The form's one field: every refusal shows beside it.
+  const near = errors.slot('email', 'Email address', email);
   const submit = h('button', { type: 'submit' }, 'Suppress');
   return h('form', { class: 'panel suppression-form', novalidate: true, onsubmit: (event) => {
     event.preventDefault();
