@@ -65,6 +65,61 @@ describe('the dashboard for keyboard and screen reader in Chromium', () => {
     await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
   }
 
+  it('draws a section link\'s focus ring inside the row of sections, which clips what runs out of it', async () => {
+    await open('#/emails', 'Emails');
+    // From the skip link, Tab reaches the first section by keyboard, as :focus-visible needs.
+    await page.locator('.skip-link').focus();
+    await page.keyboard.press('Tab');
+    expect((await focused()).text).toBe('Emails');
+    const ring = await page.evaluate(() => {
+      const link = (globalThis as unknown as Dom).document.activeElement!;
+      const nav = (globalThis as unknown as Dom).document.querySelector('.session nav')!;
+      const style = (globalThis as unknown as Dom).getComputedStyle(link);
+      // How far the ring reaches past the link's box: the outline's offset and width.
+      const reach = Math.max(0, parseFloat(style.outlineOffset) + parseFloat(style.outlineWidth));
+      const [l, n] = [link.getBoundingClientRect(), nav.getBoundingClientRect()];
+      return { style: style.outlineStyle, inside: l.top - reach >= n.top && l.bottom + reach <= n.bottom && l.left - reach >= n.left };
+    });
+    expect(ring).toEqual({ style: 'solid', inside: true });
+  });
+
+  /** The contrast of `selector`'s text with what is behind it, its opacity and its ancestors' applied (WCAG 2's ratio). */
+  async function contrast(selector: string) {
+    const seen = await page.locator(selector).first().evaluate((el) => {
+      const { getComputedStyle } = globalThis as unknown as { getComputedStyle(e: unknown): { color: string; backgroundColor: string; opacity: string } };
+      type Node = { parentElement: Node | null };
+      let opacity = 1;
+      let background = 'rgb(255, 255, 255)';
+      let found = false;
+      for (let at: Node | null = el as unknown as Node; at; at = at.parentElement) {
+        const style = getComputedStyle(at);
+        opacity *= Number(style.opacity);
+        if (!found && !/^rgba\(.*, 0\)$|^transparent$/.test(style.backgroundColor)) [background, found] = [style.backgroundColor, true];
+      }
+      return { color: getComputedStyle(el).color, background, opacity };
+    });
+    const rgb = (css: string) => css.match(/[\d.]+/g)!.slice(0, 3).map(Number);
+    const [fg, bg] = [rgb(seen.color), rgb(seen.background)];
+    // The text as it shows, faded over its background.
+    const shown = fg.map((c, i) => c * seen.opacity + bg[i] * (1 - seen.opacity));
+    const luminance = (c: number[]) => {
+      const [r, g, b] = c.map((v) => v / 255).map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
+      return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+    };
+    const [a, b] = [luminance(shown), luminance(bg)];
+    return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+  }
+
+  it('keeps greyed text and an editor\'s placeholder readable', async () => {
+    await open('#/api-keys', 'API keys');
+    // With full access ticked, the scopes one by one are greyed, their notes too.
+    expect(await page.locator('#scope-emails\\:read').isDisabled()).toBe(true);
+    expect(await contrast('#scope-emails\\:read-what')).toBeGreaterThanOrEqual(4.5);
+    await open(`#/templates/${templateId}`, 'Receipt');
+    await page.locator('#template-text .cm-content').click();
+    expect(await contrast('#template-text .cm-placeholder')).toBeGreaterThanOrEqual(4.5);
+  });
+
   it('says an action\'s note through a live region kept from one view to the next', async () => {
     await open('#/suppressions', 'Suppressions');
     const before = await page.evaluateHandle(() => (globalThis as unknown as Dom).document.getElementById('note'));
