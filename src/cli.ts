@@ -6,6 +6,7 @@ import { SecretMismatchError } from './store/secret-check.js';
 import { NewerStoreError } from './store/db.js';
 import { isScope } from './core/scopes.js';
 import { fitsTextFormat } from './contract/contract.js';
+import type { Compaction } from './store/compact.js';
 import type { QueueDestination, QueueItem, QueueRetryResult } from './queue/index.js';
 
 // The application, the store and the doctor are imported by the commands that use them: `--version`, `--help`,
@@ -32,6 +33,7 @@ Usage:
   mailroom backup FILE                         a consistent copy of the database, also while the server runs
   mailroom restore FILE                        put a backup in place of the database, with the server stopped
   mailroom store copy --to postgres://…         copy this SQLite store into an empty PostgreSQL database
+  mailroom store compact                       give the SQLite database's free pages back to the disk, with the server stopped
   mailroom config                              print the effective configuration (secrets masked)
   mailroom doctor [--domain NAME] [--json]      check DNS, reverse DNS, TLS and the store: ready to send and receive?
 
@@ -169,7 +171,9 @@ async function run(argv: string[]): Promise<number> {
       }
       const database = config.databaseUrl.slice('sqlite:'.length);
       if (database === ':memory:') throw new CommandFailed('an in-memory database cannot be restored into');
-      const [{ restoreSqlite, RestoreRefused }, { existingKeyring }] = await Promise.all([import('./store/restore.js'), import('./keyring.js')]);
+      const [{ restoreSqlite }, { OfflineRefused }, { existingKeyring }] = await Promise.all([
+        import('./store/restore.js'), import('./store/offline.js'), import('./keyring.js'),
+      ]);
       let checkKey: Buffer | undefined;
       try {
         checkKey = existingKeyring(config.dataDir, config.secret)?.storeCheckKey;
@@ -180,7 +184,7 @@ async function run(argv: string[]): Promise<number> {
       try {
         ({ previous } = restoreSqlite(source, database, { checkKey, dataDir: config.dataDir }));
       } catch (err) {
-        throw err instanceof RestoreRefused ? new CommandFailed(err.message) : err;
+        throw err instanceof OfflineRefused ? new CommandFailed(err.message) : err;
       }
       console.log(`Restored the database ${database} from ${source}.\n` +
         (previous ? `The database that was there is kept as ${previous}: delete it once the restored one serves as it should.\n` : '') +
@@ -188,7 +192,8 @@ async function run(argv: string[]): Promise<number> {
       return 0;
     }
     case 'store': {
-      if (sub !== 'copy') throw new UsageError(sub ? `unknown store command '${sub}'` : 'store takes a command: copy');
+      if (sub === 'compact') return compactStore(config);
+      if (sub !== 'copy') throw new UsageError(sub ? `unknown store command '${sub}'` : 'store takes a command: copy or compact');
       if (typeof own.to !== 'string' || !/^postgres(ql)?:\/\//.test(own.to)) throw new UsageError('--to postgres://USER:PASSWORD@HOST:PORT/DATABASE is required');
       if (!config.databaseUrl.startsWith('sqlite:')) throw new UsageError('store copy copies a SQLite store: MAILROOM_DATABASE_URL names another');
       // One transaction of large batches, run with the server stopped: its statements are not limited, as migrations are not.
@@ -256,6 +261,26 @@ async function run(argv: string[]): Promise<number> {
 }
 
 /** keys list and keys revoke, in the workspace named by --workspace (default: `default`). */
+/** `mailroom store compact`: the free pages that deleted rows left in the SQLite file, given back to the disk. */
+async function compactStore(config: Config): Promise<number> {
+  if (!config.databaseUrl.startsWith('sqlite:')) {
+    throw new UsageError('store compact compacts a SQLite database: on PostgreSQL, autovacuum reuses the space of deleted rows and VACUUM FULL gives it back');
+  }
+  const database = config.databaseUrl.slice('sqlite:'.length);
+  if (database === ':memory:') throw new CommandFailed('an in-memory database has no file to compact');
+  const [{ compactSqlite, megabytes }, { OfflineRefused }] = await Promise.all([import('./store/compact.js'), import('./store/offline.js')]);
+  let done: Compaction;
+  try {
+    done = compactSqlite(database);
+  } catch (err) {
+    throw err instanceof OfflineRefused ? new CommandFailed(err.message) : err;
+  }
+  console.log(done.freePages === 0
+    ? `The database ${database} has no free pages: nothing to give back (${megabytes(done.after)}).`
+    : `Compacted the database ${database}: ${megabytes(done.before)} before, ${megabytes(done.after)} now.`);
+  return 0;
+}
+
 async function manageKeys(config: Config, sub: 'list' | 'revoke', keyId: string | undefined, own: Record<string, string | boolean>, json: boolean): Promise<number> {
   if (sub === 'revoke' && !keyId) throw new UsageError('keys revoke takes the KEY_ID (keys list shows them)');
   const services = await openServices(config);

@@ -1,6 +1,7 @@
 import Sqlite from 'better-sqlite3';
-import { chmodSync, closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { openAlone, OfflineRefused, removeWithSideFiles, SIDE_FILES, syncToDisk } from './offline.js';
 import { isSecretOf, SECRET_CHECK_SETTING } from './secret-check.js';
 
 // `mailroom restore FILE`: puts a backup in place of the SQLite database, with
@@ -12,9 +13,6 @@ import { isSecretOf, SECRET_CHECK_SETTING } from './secret-check.js';
 // WAL files go, and the copy takes its name. A refusal at any step leaves the
 // database as it was.
 
-/** The backup, the database or this node's master secret does not allow a restore; the message says why. */
-export class RestoreRefused extends Error {}
-
 export interface RestoreSecret {
   /** The store check key of this node's master secret (Keyring.storeCheckKey); undefined when it has none. */
   checkKey: Buffer | undefined;
@@ -22,17 +20,14 @@ export interface RestoreSecret {
   dataDir: string;
 }
 
-/** SQLite's files beside a database, named after it: with another database, SQLite would read them as its own. */
-const SIDE_FILES = ['-wal', '-shm', '-journal'];
-
 /** Puts `source` in place of `database`; returns where the database that was there is kept, if there was one. */
 export function restoreSqlite(source: string, database: string, secret: RestoreSecret): { previous: string | undefined } {
-  if (!existsSync(source)) throw new RestoreRefused(`there is no file ${source}`);
-  if (!statSync(source).isFile()) throw new RestoreRefused(`${source} is not a file`);
+  if (!existsSync(source)) throw new OfflineRefused(`there is no file ${source}`);
+  if (!statSync(source).isFile()) throw new OfflineRefused(`${source} is not a file`);
   const restoring = `${database}.restoring`;
   const real = realpathSync(source);
   if ([database, restoring].some((f) => existsSync(f) && realpathSync(f) === real)) {
-    throw new RestoreRefused(`${source} is the database itself, not a backup of it`);
+    throw new OfflineRefused(`${source} is the database itself, not a backup of it`);
   }
   mkdirSync(dirname(database), { recursive: true });
   // Left by a restore that stopped halfway: ours to replace.
@@ -53,7 +48,7 @@ export function restoreSqlite(source: string, database: string, secret: RestoreS
     if (previous) renameSync(previous, database);
     throw err;
   }
-  syncDirectory(dirname(database));
+  syncToDisk(dirname(database));
   return { previous };
 }
 
@@ -63,14 +58,9 @@ function copyOwnerOnly(source: string, target: string): void {
     copyFileSync(source, target);
     // The copy took the backup's mode.
     chmodSync(target, 0o600);
-    const fd = openSync(target, 'r');
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
+    syncToDisk(target);
   } catch (err) {
-    throw new RestoreRefused(`cannot copy ${source} to ${target}: ${(err as Error).message}`);
+    throw new OfflineRefused(`cannot copy ${source} to ${target}: ${(err as Error).message}`);
   }
 }
 
@@ -86,20 +76,20 @@ function checkBackup(copy: string, source: string, secret: RestoreSecret): void 
     try {
       answers = conn.prepare('PRAGMA quick_check').pluck().all() as string[];
     } catch (err) {
-      if ((err as { code?: unknown }).code === 'SQLITE_NOTADB') throw new RestoreRefused(`${source} is not a SQLite database: give a file written by mailroom backup`);
-      throw new RestoreRefused(`${source} cannot be read as a database: ${(err as Error).message}`);
+      if ((err as { code?: unknown }).code === 'SQLITE_NOTADB') throw new OfflineRefused(`${source} is not a SQLite database: give a file written by mailroom backup`);
+      throw new OfflineRefused(`${source} cannot be read as a database: ${(err as Error).message}`);
     }
-    if (answers.join() !== 'ok') throw new RestoreRefused(`${source} is damaged: ${answers.slice(0, 3).join('; ')}`);
+    if (answers.join() !== 'ok') throw new OfflineRefused(`${source} is damaged: ${answers.slice(0, 3).join('; ')}`);
     const tables = new Set(conn.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).pluck().all() as string[]);
-    if (!tables.has('kysely_migration')) throw new RestoreRefused(`${source} is a SQLite database but not a Mailroom database: give a file written by mailroom backup`);
+    if (!tables.has('kysely_migration')) throw new OfflineRefused(`${source} is a SQLite database but not a Mailroom database: give a file written by mailroom backup`);
     const stored = tables.has('store_settings')
       ? conn.prepare('SELECT value FROM store_settings WHERE name = ?').pluck().get(SECRET_CHECK_SETTING) as string | undefined
       : undefined;
     // Without a check value no node has started on it, so nothing in it depends on a secret.
     if (stored === undefined) return;
     const fix = `put the master.key kept with the backup into ${secret.dataDir} (with MAILROOM_SECRET unset), or set the MAILROOM_SECRET it was made under, first`;
-    if (!secret.checkKey) throw new RestoreRefused(`${source} was made under a master secret and this node has none: ${fix}`);
-    if (!isSecretOf(stored, secret.checkKey)) throw new RestoreRefused(`${source} was made under another master secret than this node's: ${fix}`);
+    if (!secret.checkKey) throw new OfflineRefused(`${source} was made under a master secret and this node has none: ${fix}`);
+    if (!isSecretOf(stored, secret.checkKey)) throw new OfflineRefused(`${source} was made under another master secret than this node's: ${fix}`);
   } finally {
     conn.close();
     for (const suffix of SIDE_FILES) rmSync(`${copy}${suffix}`, { force: true });
@@ -111,41 +101,10 @@ function checkBackup(copy: string, source: string, secret: RestoreSecret): void 
  * copied into it, so the file kept holds everything it had and stands alone.
  */
 function setAside(database: string): string {
-  let conn: Sqlite.Database | undefined;
-  try {
-    conn = new Sqlite(database, { timeout: 0, fileMustExist: true });
-    // In exclusive locking mode the lock stays until the connection closes,
-    // and taking it fails at once while any other process has the database
-    // open, even one doing nothing.
-    conn.pragma('locking_mode = EXCLUSIVE');
-    conn.exec('BEGIN EXCLUSIVE; COMMIT');
-    // Leaving WAL mode checkpoints the whole WAL and removes it, or fails.
-    const mode = conn.pragma('journal_mode = DELETE', { simple: true });
-    if (mode !== 'delete') throw new Error(`its journal mode stays ${String(mode)}`);
-  } catch (err) {
-    if ((err as { code?: unknown }).code === 'SQLITE_BUSY') throw new RestoreRefused('the database is in use: stop Mailroom first');
-    throw new RestoreRefused(`cannot make sure nothing uses the database ${database} (${(err as Error).message}): `
-      + 'stop Mailroom, move the database and its -wal and -shm files aside yourself, and run restore again');
-  } finally {
-    conn?.close();
-  }
+  openAlone(database, 'stop Mailroom, move the database and its -wal and -shm files aside yourself, and run restore again').close();
   const stamp = new Date().toISOString().replace(/:|\.\d+/g, '');
   let aside = `${database}.before-restore-${stamp}`;
   for (let n = 2; existsSync(aside); n++) aside = `${database}.before-restore-${stamp}-${n}`;
   renameSync(database, aside);
   return aside;
-}
-
-function removeWithSideFiles(file: string): void {
-  for (const f of [file, ...SIDE_FILES.map((suffix) => `${file}${suffix}`)]) rmSync(f, { force: true });
-}
-
-/** Makes the renames durable: they live in the directory. */
-function syncDirectory(dir: string): void {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }

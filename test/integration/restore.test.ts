@@ -11,7 +11,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 // `mailroom restore`, as an operator runs it on a backup `mailroom backup`
 // wrote: safe after a crash, when the old database's WAL is still beside it
 // (a backup copied over by hand gets that WAL replayed onto it), and a
-// refusal in one line for anything it cannot put in place.
+// refusal in one line for anything it cannot put in place. And `mailroom
+// store compact`, which puts a compact copy in the database's place the same way.
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -169,5 +170,70 @@ describe('mailroom restore', { timeout: 120_000 }, () => {
     expect(stdout.trim().split('\n')).toEqual([`Restored the database ${to.database} from ${backup}.`, 'Start Mailroom.']);
     expect(readdirSync(to.dataDir).sort()).toEqual(['mailroom.db', 'master.key']);
     expect(workspacesIn(to.database)).toEqual(['moved']);
+  });
+});
+
+describe('mailroom store compact', { timeout: 120_000 }, () => {
+  const pragmaOf = (file: string, name: string) => {
+    const conn = new Sqlite(file, { readonly: true, fileMustExist: true });
+    try {
+      return conn.pragma(name, { simple: true });
+    } finally {
+      conn.close();
+    }
+  };
+
+  it('gives the free pages of deleted rows back to the disk, refusing while a process holds the store, and keeps every row', async () => {
+    const at = install();
+    await mailroom(['workspaces', 'create', '--name', 'kept'], at);
+    // 16 MB of rows written, then deleted: their pages stay in the file, free.
+    const conn = new Sqlite(at.database);
+    conn.exec('CREATE TABLE filler (b BLOB)');
+    const insert = conn.prepare('INSERT INTO filler VALUES (randomblob(65536))');
+    for (let i = 0; i < 256; i++) insert.run();
+    conn.exec('DROP TABLE filler');
+    conn.close();
+    expect(pragmaOf(at.database, 'freelist_count')).toBeGreaterThan(4_000);
+
+    const holder = await holdStore(at, 'held');
+    const sizeWhileHeld = statSync(at.database).size;
+    const busy = await outcome(['store', 'compact'], at);
+    expect(busy.code).toBe(1);
+    expect(busy.stderr.trim().split('\n')).toEqual(['mailroom: the database is in use: stop Mailroom first']);
+    expect(statSync(at.database).size).toBe(sizeWhileHeld);
+    await kill(holder);
+
+    // What a compaction killed halfway left is replaced, not read.
+    writeFileSync(`${at.database}.compacting`, 'left by an interrupted compaction');
+    const before = statSync(at.database).size + statSync(`${at.database}-wal`).size;
+    const { stdout } = await mailroom(['store', 'compact'], at);
+    const after = statSync(at.database).size;
+    const mb = (n: number) => `${(n / 1_048_576).toFixed(1)} MB`;
+    expect(stdout.trim().split('\n')).toEqual([`Compacted the database ${at.database}: ${mb(before)} before, ${mb(after)} now.`]);
+    expect(before - after).toBeGreaterThan(16_000_000);
+    expect(pragmaOf(at.database, 'freelist_count')).toBe(0);
+    expect(integrityOf(at.database)).toBe('ok');
+    // The workspace the crashed holder wrote was in its WAL, folded in first.
+    expect(workspacesIn(at.database)).toEqual(['held', 'kept']);
+    expect(statSync(at.database).mode & 0o777).toBe(0o600);
+    expect(readdirSync(at.dataDir).sort()).toEqual(['mailroom.db', 'master.key']);
+
+    const again = await mailroom(['store', 'compact'], at);
+    expect(again.stdout.trim()).toBe(`The database ${at.database} has no free pages: nothing to give back (${mb(after)}).`);
+    // Mailroom opens the compacted database as its own, in WAL mode again, and reads what it held.
+    const listed = JSON.parse((await mailroom(['workspaces', 'list', '--json'], at)).stdout) as Array<{ name: string }>;
+    expect(listed.map((w) => w.name)).toEqual(['kept', 'held']);
+    expect(pragmaOf(at.database, 'journal_mode')).toBe('wal');
+  });
+
+  it('refuses a database that is not there, and a store on PostgreSQL, in one line', async () => {
+    const at = install();
+    const missing = await outcome(['store', 'compact'], at);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr.trim().split('\n')).toEqual([`mailroom: there is no database at ${at.database}`]);
+    const onPostgres = await outcome(['store', 'compact'], at, { MAILROOM_DATABASE_URL: 'postgres://mailroom@127.0.0.1:1/mailroom' });
+    expect(onPostgres.code).toBe(64);
+    expect(onPostgres.stderr).toContain('store compact compacts a SQLite database: on PostgreSQL, autovacuum reuses the space of deleted rows');
+    expect(readdirSync(at.dataDir)).toEqual([]);
   });
 });
