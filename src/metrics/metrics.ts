@@ -15,7 +15,7 @@ export interface QueueDepth {
 
 export interface MetricsSources {
   queueDepth(): Promise<QueueDepth>;
-  storeSizes(): { database: number; wal: number } | undefined;
+  storeSizes(): { database: number; wal: number; free: number } | undefined;
   now(): number;
 }
 
@@ -103,6 +103,16 @@ export function createMetrics(sources: MetricsSources): Metrics {
       this.set({ file: 'wal' }, sizes.wal);
     },
   });
+  // Only a store with a file has one: a gauge without labels would say 0 on PostgreSQL.
+  if (sources.storeSizes()) {
+    new Gauge({
+      name: 'mailroom_store_free_bytes', help: 'Bytes of the SQLite database in free pages: reused for new rows, given back to the disk by mailroom store compact.',
+      registers: [registry],
+      collect() {
+        this.set(sources.storeSizes()!.free);
+      },
+    });
+  }
 
   return {
     registry,

@@ -42,8 +42,11 @@ export interface Store {
   checkWritable(): Promise<void>;
   /** Migrations this code has that the database has not run (another process's newer code, or an older database). */
   pendingMigrations(): Promise<string[]>;
-  /** The SQLite files on disk (database and WAL), in bytes; undefined in memory and on PostgreSQL. */
-  fileSizes(): { database: number; wal: number } | undefined;
+  /**
+   * The SQLite files on disk (database and WAL), and the database's free pages
+   * (`free`), in bytes; undefined in memory and on PostgreSQL.
+   */
+  fileSizes(): { database: number; wal: number; free: number } | undefined;
   /**
    * Writes a consistent copy of the database to `file` while it is in use
    * (SQLite's online backup: pages are copied in steps between other work,
@@ -846,7 +849,9 @@ function openSqliteStore(databaseUrl: string, options: StoreOptions): Store {
     fileSizes() {
       if (inMemory) return undefined;
       const size = (path: string) => (existsSync(path) ? statSync(path).size : 0);
-      return { database: size(file), wal: size(`${file}-wal`) };
+      // Both read the database's header, which the connection has in its cache.
+      const free = (conn.pragma('freelist_count', { simple: true }) as number) * (conn.pragma('page_size', { simple: true }) as number);
+      return { database: size(file), wal: size(`${file}-wal`), free };
     },
     async backup(target) {
       if (inMemory) throw new BackupRefused('an in-memory database has nothing to back up');

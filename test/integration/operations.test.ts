@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import parsePrometheusTextFormat from 'parse-prometheus-text-format';
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { apiClient, startTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../helpers/database.js';
@@ -125,7 +126,16 @@ describe('metrics', () => {
     expect(before('mailroom_outbound_queue_rows').map((s) => s.labels?.state).sort()).toEqual(['deferred', 'leased', 'queued']);
     expect(before('mailroom_process_nodejs_eventloop_lag_seconds').length).toBe(1);
     // The size of the SQLite file; a store on PostgreSQL has no file of its own.
-    if (!onPostgres) expect(Number(before('mailroom_store_bytes').find((s) => s.labels?.file === 'database')?.value)).toBeGreaterThan(0);
+    if (!onPostgres) {
+      expect(Number(before('mailroom_store_bytes').find((s) => s.labels?.file === 'database')?.value)).toBeGreaterThan(0);
+      // The pages a large deletion leaves free, as mailroom store compact would give back.
+      const freeBefore = value(before('mailroom_store_free_bytes'), {});
+      const { db } = t.mailroom.services.store;
+      await sql`CREATE TABLE filler (b BLOB)`.execute(db);
+      await sql`INSERT INTO filler SELECT randomblob(65536) FROM (SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4)`.execute(db);
+      await sql`DROP TABLE filler`.execute(db);
+      expect(value((await scrape(t.url))('mailroom_store_free_bytes'), {})).toBeGreaterThanOrEqual(freeBefore + 4 * 65536);
+    } else expect(before('mailroom_store_free_bytes')).toEqual([]);
 
     expect((await t.api.post('/v1/emails', { from: 'ann@acme.test', to: 'bo@example.org', subject: 'Hi', text: 'x' })).status).toBe(201);
     expect((await t.api.get('/v1/emails/em_nope')).status).toBe(404);
