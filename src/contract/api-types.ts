@@ -2936,7 +2936,7 @@ export interface components {
             cc: string[];
             subject: string;
             message_id: string | null;
-            /** @description The email sent from this workspace that this message answers: its In-Reply-To (or else References) names that email's Message-ID. The email's timeline then has an `email.replied` event, which also counts as engagement for the replier's contact. A Message-ID that Mailroom did not give, or that belongs to another workspace, links nothing. Null until the message is processed. */
+            /** @description The email sent from this workspace that this message answers: its In-Reply-To (or else References) names that email's Message-ID. The email's timeline then has an `email.replied` event, which also counts as engagement for the replier's contact. A Message-ID that Mailroom did not give, or that belongs to another workspace, links nothing. Null until the message is processed. The link stays when that email is later deleted (`MAILROOM_EMAIL_RETENTION_DAYS`): `GET /v1/emails/{id}` then answers 404, and the filter `in_reply_to_email_id` still finds its replies. */
             in_reply_to_email_id: string | null;
             envelope: {
                 /** @description The SMTP MAIL FROM; empty for the null sender. */

@@ -1,11 +1,13 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
+import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { onPostgres } from '../helpers/database.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { eventually } from '../helpers/smtp-app.js';
+import { eventually, inboundDomain, sendRaw, startSmtpTestApp } from '../helpers/smtp-app.js';
+import { startDns } from '../helpers/dns.js';
 
 // What Mailroom forgets on its own, and when: the records that grow with the
 // traffic are purged by the scheduler once their time is up, never before,
@@ -237,6 +239,32 @@ describe('retention', () => {
     expect(await unsubscribed()).toEqual(['late@example.net']);
     // The contact and its suppression stay: only the record of the moment went.
     expect((await t.api.get('/v1/suppressions?email=early@example.net')).body.data).toHaveLength(1);
+  });
+
+  it('keeps a reply, and its link to the email it answers, after that email is deleted', async () => {
+    const clock = new ManualClock();
+    await using dns = await startDns([]);
+    await using t = await startSmtpTestApp({ clock, env: { MAILROOM_EMAIL_RETENTION_DAYS: '7', MAILROOM_DNS_SERVERS: dns.server } });
+    await inboundDomain(t, 'shop.test');
+    const sent = (await t.api.post('/v1/emails', { from: 'orders@shop.test', to: 'kim@customer.test', subject: 'Your order', text: 'Shipped.' })).body;
+    await t.mailroom.delivery.drain();
+    const raw = await new MailComposer({
+      from: 'kim@customer.test', to: 'orders@shop.test', subject: 'Re: Your order', text: 'Thanks!', inReplyTo: sent.message_id,
+    }).compile().build();
+    await sendRaw(t.mxPort, { from: 'kim@customer.test', to: ['orders@shop.test'] }, raw);
+    const reply = await eventually(async () => {
+      const [received] = (await t.api.get('/v1/inbound?limit=1')).body.data;
+      return received?.status === 'processed' ? received : undefined;
+    }, 10_000, 'the reply to be processed');
+    expect(reply.in_reply_to_email_id).toBe(sent.id);
+
+    // Past the email's retention, within the reply's own (30 days).
+    clock.advance(8 * DAY_MS);
+    await purgeDue(t, clock);
+    expect((await t.api.get(`/v1/emails/${sent.id}`)).status).toBe(404);
+    expect((await t.api.get(`/v1/inbound/${reply.id}`)).body.in_reply_to_email_id).toBe(sent.id);
+    const replies = (await t.api.get(`/v1/inbound?in_reply_to_email_id=${sent.id}`)).body.data;
+    expect(replies.map((r: { id: string }) => r.id)).toEqual([reply.id]);
   });
 
   it('keeps sent email forever by default', async () => {
