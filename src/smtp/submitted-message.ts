@@ -118,6 +118,10 @@ export async function emailFromSubmission(raw: Buffer, envelope: Envelope): Prom
   const shownCc = asWritten(mail.cc);
   const shownRecipients = shownTo.length + shownCc.length > 0 ? { to: shownTo, cc: shownCc } : { to: [UNDISCLOSED], cc: [] };
   const from = mailboxes(mail.from)[0];
+  // A null reverse-path (MAIL FROM:<>) names no sender to put in its place.
+  if (!from && envelope.mailFrom === '') {
+    throw new AppError('validation_error', 'The message has no From header and its envelope sender is empty (MAIL FROM:<>): add a From header naming the sender, an address of a verified domain.');
+  }
   const replyTo = mailboxes(mail.replyTo).map(mailbox);
 
   const headers: Record<string, string> = {};

@@ -381,6 +381,13 @@ describe('SMTP submission', () => {
       'From: ann@example.test\r\nTo: r@remote.test\r\nSubject: x\r\nhello there\r\n\r\nx\r\n', { user: 'apikey', pass: t.token })
       .then(() => undefined, (e: { response?: string }) => e);
     expect(noColon?.response).toMatch(/^550 5\.6\.0 The message's header has a line that is not a header field \(it has no colon\): 'hello there'/);
+
+    // No sender at all: no From field, and the null reverse-path of a bounce.
+    const noSender = await sendRaw(t.submissionPort, { from: '', to: ['r@remote.test'] },
+      'To: r@remote.test\r\nSubject: x\r\n\r\nx\r\n', { user: 'apikey', pass: t.token })
+      .then(() => undefined, (e: { response?: string }) => e);
+    expect(noSender?.response).toBe('550 5.6.0 The message has no From header and its envelope sender is empty (MAIL FROM:<>): '
+      + 'add a From header naming the sender, an address of a verified domain.');
   });
 
   it('holds a submitted Subject to the API\'s rule: a TAB is kept, another control character is refused for good', async () => {
