@@ -14,7 +14,12 @@ import { fail, ok, warn, type CheckResult } from './report.js';
 /** Less free space than this under a SQLite store warns: a full disk makes Mailroom refuse new work. */
 export const LOW_FREE_BYTES = 1024 ** 3;
 
+/** Free pages past both of these warn: the file could give back that much (after a retention period was first set, say). */
+export const MANY_FREE_BYTES = 64 * 1024 ** 2;
+export const MANY_FREE_SHARE = 0.25;
+
 const gib = (bytes: number) => `${(bytes / 1024 ** 3).toFixed(1)} GiB`;
+const mib = (bytes: number) => `${(bytes / 1024 ** 2).toFixed(0)} MiB`;
 
 export interface OpenedStore {
   store: Store | undefined;
@@ -63,7 +68,10 @@ export async function checkStore(store: Store, config: Pick<Config, 'databaseUrl
         ? fail('store', 'migrations', 'none run: the database has no Mailroom schema yet', MIGRATE_FIX)
         : fail('store', 'migrations', `${pending.length} not run: ${pending.join(', ')}`, MIGRATE_FIX));
   if (pending.length === 0) checks.push(await checkSecret(store.db, config));
-  if (file !== undefined && file !== ':memory:') checks.push(await freeSpace(config.dataDir));
+  if (file !== undefined && file !== ':memory:') {
+    checks.push(await freeSpace(config.dataDir));
+    if (pending.length === 0) checks.push(await freePages(store.db));
+  }
   return checks;
 }
 
@@ -92,6 +100,17 @@ async function checkSecret(db: Db, config: Pick<Config, 'dataDir' | 'secret'>): 
   return isSecretOf(stored, keyring.storeCheckKey)
     ? ok('store', 'master secret', `${where} is the secret the store was set up under`)
     : fail('store', 'master secret', `${where} is not the secret the store was set up under: this node refuses to start on it`, SECRET_MISMATCH_FIX);
+}
+
+/** How much of the SQLite file is pages deleted rows left: reused for new rows, given back only by a compaction. */
+async function freePages(db: Db): Promise<CheckResult> {
+  const pragma = async (name: string) => Number(Object.values((await sql.raw(`PRAGMA ${name}`).execute(db)).rows[0] as object)[0]);
+  const pageSize = await pragma('page_size');
+  const [free, total] = [await pragma('freelist_count') * pageSize, await pragma('page_count') * pageSize];
+  const said = `${mib(free)} of the ${mib(total)} database are free pages, which new rows reuse`;
+  return free >= MANY_FREE_BYTES && free >= total * MANY_FREE_SHARE
+    ? warn('store', 'free pages', said, 'to give them back to the disk, stop Mailroom and run mailroom store compact')
+    : ok('store', 'free pages', said);
 }
 
 async function freeSpace(dir: string): Promise<CheckResult> {
