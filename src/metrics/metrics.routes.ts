@@ -8,9 +8,14 @@ import type { Metrics } from './metrics.js';
 // GET /metrics in the Prometheus text format. With MAILROOM_METRICS_TOKEN it
 // asks for that token as a bearer; without one it answers only the machine
 // itself (loopback), so a server on a public address does not show its
-// figures to the world by default.
+// figures to the world by default. A request a reverse proxy on the same
+// machine passed on comes from loopback too; the forwarding header a proxy
+// adds tells it apart, so the metrics are not public behind one either.
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/** The headers by which a proxy names the client it forwards for (RFC 7239, and the common ones before it). */
+const FORWARDING_HEADERS = ['Forwarded', 'X-Forwarded-For', 'X-Real-IP'];
 
 export function metricsRoutes(metrics: Metrics, token: string | null): Router<AppState> {
   const r = new Router<AppState>();
@@ -25,6 +30,11 @@ export function metricsRoutes(metrics: Metrics, token: string | null): Router<Ap
       }
     } else if (!isLoopbackAddress(ctx.request.socket.remoteAddress ?? '')) {
       throw new AppError('forbidden', 'Without MAILROOM_METRICS_TOKEN the metrics answer only this machine (loopback).');
+    } else {
+      const forwarded = FORWARDING_HEADERS.find((name) => ctx.get(name) !== '');
+      if (forwarded) {
+        throw new AppError('forbidden', `Without MAILROOM_METRICS_TOKEN the metrics answer only this machine, and this request came through a proxy (its ${forwarded} header says so): set MAILROOM_METRICS_TOKEN to scrape through one.`);
+      }
     }
     ctx.set('Cache-Control', 'no-store');
     ctx.type = metrics.registry.contentType;

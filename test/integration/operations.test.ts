@@ -179,6 +179,19 @@ describe('metrics', () => {
     }
   });
 
+  it('without a token, answer this machine but not a client a proxy on it forwards', async () => {
+    await using t = await startTestApp();
+    expect((await fetch(`${t.url}/metrics`)).status).toBe(200);
+    for (const [name, value] of [['X-Forwarded-For', '203.0.113.9'], ['Forwarded', 'for=203.0.113.9;proto=https'], ['X-Real-IP', '203.0.113.9']]) {
+      const proxied = await fetch(`${t.url}/metrics`, { headers: { [name]: value } });
+      expect(proxied.status).toBe(403);
+      expect(((await proxied.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+        code: 'forbidden',
+        message: `Without MAILROOM_METRICS_TOKEN the metrics answer only this machine, and this request came through a proxy (its ${name} header says so): set MAILROOM_METRICS_TOKEN to scrape through one.`,
+      });
+    }
+  });
+
   it('ask for MAILROOM_METRICS_TOKEN as a bearer when one is set', async () => {
     await using t = await startTestApp({ env: { MAILROOM_METRICS_TOKEN: 'scrape-me-please' } });
     const none = await fetch(`${t.url}/metrics`);
