@@ -65,6 +65,25 @@ describe('the dashboard for keyboard and screen reader in Chromium', () => {
     await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
   }
 
+  it('starts the focus on the heading of the view a sign-in opens, and on the key\'s field before it', async () => {
+    const fresh = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    try {
+      await fresh.goto(`${t.url}/dashboard/#/suppressions`);
+      const key = fresh.getByLabel('API key');
+      await key.waitFor();
+      expect(await key.evaluate((el) => el === (globalThis as unknown as Dom).document.activeElement)).toBe(true);
+      await key.fill(t.token);
+      await key.press('Enter');
+      await fresh.getByRole('heading', { name: 'Suppressions', level: 1 }).waitFor();
+      await expect.poll(() => fresh.evaluate(() => {
+        const el = (globalThis as unknown as Dom).document.activeElement;
+        return `${el?.tagName.toLowerCase()} ${el?.textContent}`;
+      })).toBe('h1 Suppressions');
+    } finally {
+      await fresh.close();
+    }
+  });
+
   it('draws a section link\'s focus ring inside the row of sections, which clips what runs out of it', async () => {
     await open('#/emails', 'Emails');
     // From the skip link, Tab reaches the first section by keyboard, as :focus-visible needs.

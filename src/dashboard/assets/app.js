@@ -57,6 +57,8 @@ function showSignIn(message) {
     h('p', { class: 'muted small' }, 'No key yet? Run this on the server:',
       h('code', { class: 'command copyable' }, 'npx mailroom keys create --name dashboard'))));
   input.focus();
+  // The form was the page loaded: the view a sign-in opens is arrived at, its heading taking the focus.
+  firstView = false;
 }
 
 /**
