@@ -213,7 +213,7 @@ describe('the dashboard for keyboard and screen reader in Chromium', () => {
     await page.getByRole('button', { name: 'Add variable' }).focus();
     await page.keyboard.press('Enter');
     expect(await rows.count()).toBe(2);
-    expect(await focused()).toMatchObject({ tag: 'input', label: 'Variable name' });
+    expect(await focused()).toMatchObject({ tag: 'input', label: 'Name of variable 2' });
     await rows.nth(1).getByRole('button', { name: 'Remove' }).focus();
     await page.keyboard.press('Enter');
     expect(await rows.count()).toBe(1);
@@ -223,6 +223,34 @@ describe('the dashboard for keyboard and screen reader in Chromium', () => {
     expect(await rows.count()).toBe(0);
     expect(await focused()).toMatchObject({ tag: 'button', text: 'Add variable' });
     // The edits are left unsaved.
+    await page.getByRole('link', { name: 'Emails', exact: true }).click();
+    await answerDialog(page, 'Leave without saving');
+  });
+
+  it('names each variable row\'s controls by its variable, or by its place while it has no name', async () => {
+    await open(`#/templates/${templateId}`, 'Receipt');
+    const rows = page.locator('.variable-row');
+    await rows.first().waitFor();
+    /** The names a screen reader gives the rows' controls, row by row. */
+    const names = () => rows.evaluateAll((trs) => trs.map((tr) => [...(tr as unknown as { querySelectorAll(s: string): El[] })
+      .querySelectorAll('input, select, button')].map((el) => el.getAttribute('aria-label'))));
+    expect(await names()).toEqual([['Name of variable 1', 'Type of variable first_name', 'variable first_name is required',
+      'Fallback of variable first_name', 'Sample value of variable first_name', 'Remove variable first_name']]);
+    await page.getByRole('button', { name: 'Add variable' }).click();
+    await page.getByRole('button', { name: 'Add variable' }).click();
+    expect((await names())[2]).toEqual(['Name of variable 3', 'Type of variable 3', 'variable 3 is required', 'Fallback of variable 3',
+      'Sample value of variable 3', 'Remove variable 3']);
+    // Named as it is typed.
+    await page.getByRole('textbox', { name: 'Name of variable 2', exact: true }).fill('plan');
+    expect((await names())[1]).toEqual(['Name of variable 2', 'Type of variable plan', 'variable plan is required', 'Fallback of variable plan',
+      'Sample value of variable plan', 'Remove variable plan']);
+    // The rows after one removed move up a place, and say so.
+    await page.getByRole('button', { name: 'Remove variable first_name', exact: true }).click();
+    expect((await names()).map((row) => [row[0], row.at(-1)])).toEqual([['Name of variable 1', 'Remove variable plan'],
+      ['Name of variable 2', 'Remove variable 2']]);
+    // No two controls of the table share a name.
+    const all = (await names()).flat();
+    expect(new Set(all).size).toBe(all.length);
     await page.getByRole('link', { name: 'Emails', exact: true }).click();
     await answerDialog(page, 'Leave without saving');
   });

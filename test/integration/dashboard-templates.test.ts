@@ -60,12 +60,12 @@ describe('the Templates view in Chromium', () => {
     await source('template-html').fill('<p id="greeting">Hi {{ first }}, your plan is {{ plan }}.</p>');
     await page.getByRole('button', { name: 'Add variable' }).click();
     await page.getByRole('button', { name: 'Add variable' }).click();
-    const rows = page.locator('tr.variable-row');
-    await rows.nth(0).getByLabel('Variable name').fill('first');
-    await rows.nth(0).getByLabel('Required').check();
-    await rows.nth(0).getByLabel('Sample value').fill('Ada');
-    await rows.nth(1).getByLabel('Variable name').fill('plan');
-    await rows.nth(1).getByLabel('Fallback').fill('Free');
+    // Each row's controls are named by its variable once it has a name, by its place before.
+    await page.getByLabel('Name of variable 1', { exact: true }).fill('first');
+    await page.getByLabel('variable first is required', { exact: true }).check();
+    await page.getByLabel('Sample value of variable first', { exact: true }).fill('Ada');
+    await page.getByLabel('Name of variable 2', { exact: true }).fill('plan');
+    await page.getByLabel('Fallback of variable plan', { exact: true }).fill('Free');
 
     // The preview is the server's rendering of the unsaved sources, in the sandboxed frame.
     await seen(previewFrame(), '#greeting', /^Hi Ada, your plan is Free\.$/);
@@ -251,7 +251,7 @@ describe('the Templates view in Chromium', () => {
 
     await source('template-html').fill('<p>Hi {{ first }}</p>');
     await page.getByRole('button', { name: 'Add variable' }).click();
-    const key = page.locator('tr.variable-row').first().getByLabel('Variable name');
+    const key = page.getByLabel('Name of variable 1', { exact: true });
     // A name the browser itself refuses stops the save there, and the older refusal goes.
     await key.fill('1st');
     await save.click();

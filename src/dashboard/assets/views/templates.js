@@ -113,25 +113,40 @@ function typedValue(type, raw) {
 const shown = (value) => (value === null || value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value));
 
 /**
- * One row of the variables table: its inputs, and how to read it back.
+ * One row of the variables table: its inputs, and how to read it back. Its controls are named for a screen reader by
+ * the variable ("Type of variable first_name", "Remove variable first_name"), or by the row's place while it has no
+ * name, as the table's headers say nothing of which row a control is in.
  * @param {Variable | undefined} variable
  * @param {() => void} changed
  * @param {(row: HTMLTableRowElement) => void} remove
  */
 function variableRow(variable, changed, remove) {
-  const key = h('input', { type: 'text', 'aria-label': 'Variable name', value: variable?.key ?? '', required: true,
-    pattern: '[A-Za-z_][A-Za-z0-9_]*', autocomplete: 'off' });
-  const type = h('select', { 'aria-label': 'Type' }, VARIABLE_TYPES.map((t) => h('option', { value: t, selected: t === (variable?.type ?? 'string') }, t)));
-  const required = h('input', { type: 'checkbox', 'aria-label': 'Required', checked: variable?.required ?? false });
-  const fallback = h('input', { type: 'text', 'aria-label': 'Fallback', value: shown(variable?.fallback), autocomplete: 'off' });
-  const sample = h('input', { type: 'text', 'aria-label': 'Sample value', value: shown(variable?.fallback), autocomplete: 'off' });
+  const key = h('input', { type: 'text', value: variable?.key ?? '', required: true, pattern: '[A-Za-z_][A-Za-z0-9_]*', autocomplete: 'off' });
+  const type = h('select', null, VARIABLE_TYPES.map((t) => h('option', { value: t, selected: t === (variable?.type ?? 'string') }, t)));
+  const required = h('input', { type: 'checkbox', checked: variable?.required ?? false });
+  const fallback = h('input', { type: 'text', value: shown(variable?.fallback), autocomplete: 'off' });
+  const sample = h('input', { type: 'text', value: shown(variable?.fallback), autocomplete: 'off' });
+  const removeButton = may(TEMPLATES_WRITE) && h('button', { type: 'button', class: 'secondary', onclick: () => remove(row) }, 'Remove');
   const row = h('tr', { class: 'variable-row' },
     h('td', { 'data-label': 'Name' }, key), h('td', { 'data-label': 'Type' }, type), h('td', { class: 'center', 'data-label': 'Required' }, required),
     h('td', { 'data-label': 'Fallback' }, fallback), h('td', { 'data-label': 'Sample value' }, sample),
-    h('td', { class: 'row-actions' }, may(TEMPLATES_WRITE) && h('button', { type: 'button', class: 'secondary', onclick: () => remove(row) }, 'Remove')));
+    h('td', { class: 'row-actions' }, removeButton));
+  /** Names the row's controls by its variable, or by its place in the table (1 for the first) while it has no name. */
+  const relabel = () => {
+    const place = `variable ${row.sectionRowIndex + 1}`;
+    const which = key.value.trim() ? `variable ${key.value.trim()}` : place;
+    key.setAttribute('aria-label', `Name of ${place}`);
+    type.setAttribute('aria-label', `Type of ${which}`);
+    required.setAttribute('aria-label', `${which} is required`);
+    fallback.setAttribute('aria-label', `Fallback of ${which}`);
+    sample.setAttribute('aria-label', `Sample value of ${which}`);
+    if (removeButton) removeButton.setAttribute('aria-label', `Remove ${which}`);
+  };
+  key.addEventListener('input', relabel);
   for (const input of [key, type, required, fallback, sample]) input.addEventListener('input', changed);
   return {
     row,
+    relabel,
     /** What was typed, to tell whether it changed: sample values are the preview's, never saved. */
     typed: () => [key.value, type.value, required.checked, fallback.value],
     /** @returns {{ declaration: { key: string, type: VariableType, required: boolean, fallback: unknown }, sample: unknown }} */
@@ -186,6 +201,10 @@ async function showTemplate({ view, id }) {
     clearTimeout(timer);
     timer = setTimeout(() => void renderPreview(), PREVIEW_DELAY_MS);
   };
+  /** The rows after one removed have moved up a place. */
+  const relabelVariables = () => {
+    for (const v of variables.values()) v.relabel();
+  };
   /**
    * A row of the table; one added by its button takes the focus, on its name.
    * @param {Variable} [variable] @param {boolean} [focused]
@@ -196,12 +215,14 @@ async function showTemplate({ view, id }) {
       const neighbour = row.nextElementSibling ?? row.previousElementSibling;
       variables.delete(row);
       row.remove();
+      relabelVariables();
       changed();
       const next = neighbour?.querySelector('.row-actions button') ?? addButton;
       if (next instanceof HTMLElement) next.focus();
     });
     variables.set(v.row, v);
     rows.append(v.row);
+    v.relabel();
     if (focused) v.row.querySelector('input')?.focus();
   };
   const addButton = h('button', { type: 'button', class: 'secondary', onclick: () => addVariable(undefined, true) }, 'Add variable');
