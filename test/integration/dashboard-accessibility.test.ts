@@ -255,6 +255,29 @@ describe('the dashboard for keyboard and screen reader in Chromium', () => {
     await answerDialog(page, 'Leave without saving');
   });
 
+  it('says which older version the template editor holds from the live region, and keeps saying it while it is edited', async () => {
+    const second = await t.api.patch(`/v1/templates/${templateId}`, { subject: 'Your receipt, {{ first_name }}' });
+    expect(second.body.latest_version).toBe(2);
+    await open(`#/templates/${templateId}`, 'Receipt');
+    const note = await page.evaluateHandle(() => (globalThis as unknown as Dom).document.getElementById('note'));
+    const open1 = page.getByRole('row').filter({ hasText: 'version 1' }).getByRole('button', { name: 'Open' });
+    await open1.focus();
+    await page.keyboard.press('Enter');
+    const said = page.getByRole('status').filter({ hasText: /^The editor holds version 1, saved .+\. Saving makes a copy of it, with your changes, version 3\.$/ });
+    await said.waitFor();
+    // Put into the region that was there, and watched, before: not a region of its own that came with its text.
+    expect(await said.evaluate((el, watched) => el === watched, note)).toBe(true);
+    expect(await page.locator('main [role="status"]:not(#note)').count()).toBe(0);
+    expect(await focused()).toMatchObject({ tag: 'button', text: 'Open' });
+    // An edit does not make it untrue, as it does a note of what an action did.
+    await page.getByLabel('Subject', { exact: true }).fill('Receipt, edited');
+    expect(await said.count()).toBe(1);
+    // The latest version opened again, the editor holds no older one.
+    await page.getByRole('row').filter({ hasText: 'version 2' }).getByRole('button', { name: 'Open' }).click();
+    await answerDialog(page, /Open version 2/);
+    await expect.poll(() => page.locator('#note').textContent()).toBe('');
+  });
+
   it('gives the focus to an email\'s source once its button has gone, and lets the keyboard scroll it', async () => {
     await open(`#/emails/${emailId}`, 'Hello');
     await page.getByRole('button', { name: 'Show the source' }).focus();

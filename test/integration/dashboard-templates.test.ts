@@ -183,8 +183,8 @@ describe('the Templates view in Chromium', () => {
     await page.locator('tbody tr', { hasText: 'Receipt v1' }).getByRole('button', { name: 'Open' }).click();
     await subjectIs('Receipt v1');
     expect(await sourceText('template-html')).toBe('<p>One</p>');
-    // Said above the editor, with what saving does with it.
-    await seen(page, '.template-layout [role="status"]', /^The editor holds version 1, saved .+\. Saving makes a copy of it, with your changes, version 3\.$/);
+    // Said in the note above the view, with what saving does with it.
+    await seen(page, '#note', /^The editor holds version 1, saved .+\. Saving makes a copy of it, with your changes, version 3\.$/);
 
     await page.locator('.title-row').getByRole('button', { name: 'Duplicate' }).click();
     expect(await answerDialog(page, 'Duplicate')).toContain('a draft named “Receipt (copy)”');

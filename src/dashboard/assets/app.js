@@ -269,10 +269,11 @@ function safeDecode(segment) {
 // ---------------------------------------------------------------------------
 
 document.querySelector('.skip-link')?.addEventListener('click', skipToContent);
-// A note says what the last action did ("Saved."): once the person changes the form again, it would tell of edits it does not cover.
+// A note says what the last action did ("Saved."): once the person changes the form again, it would tell of edits it
+// does not cover. A lasting one says what the edits are made to, and stays.
 byId('app').addEventListener('input', (event) => {
   const note = document.getElementById('note');
-  if (note && event.target instanceof Node && !note.contains(event.target)) fill(note);
+  if (note && event.target instanceof Node && !note.contains(event.target) && !note.querySelector('[data-lasting]')) fill(note);
 });
 whenSessionEnds((message) => signOut(message));
 window.addEventListener('hashchange', async () => {

@@ -16,9 +16,14 @@ export function hashOf(path, query) {
   return search ? `#${path}?${search}` : `#${path}`;
 }
 
-/** Replaces the note above the current view. @param {string} text */
-export function showNote(text) {
-  fill(byId('note'), statusNote(text));
+/**
+ * Replaces the note above the current view; returns the note, for the view to take away once it is no longer so.
+ * @param {string} text @param {{ lasting?: boolean }} [options]  as statusNote's
+ */
+export function showNote(text, options) {
+  const note = statusNote(text, options);
+  fill(byId('note'), note);
+  return note;
 }
 
 /**

@@ -395,11 +395,14 @@ export function errorSlot() {
 
 /**
  * What an action did ("Saved."), shown above the view. It is read out by the note's place (#note, app.js), a live
- * region kept from one view to the next: one inserted with its text already in it is not reliably read.
+ * region kept from one view to the next: one inserted with its text already in it is not reliably read. A note the
+ * form's next change would make untrue goes with that change; a `lasting` one says what the changes are made to (the
+ * older version an editor holds), and stays.
  * @param {string} text
+ * @param {{ lasting?: boolean }} [options]
  */
-export function statusNote(text) {
-  return h('p', { class: 'flash' }, text);
+export function statusNote(text, { lasting = false } = {}) {
+  return h('p', { class: 'flash', 'data-lasting': lasting }, text);
 }
 
 /**

@@ -6,10 +6,10 @@ import { may, withheldNote } from '../access.js';
 import { api } from '../api.js';
 import { codeEditor } from '../code-editor.js';
 import { filterForm, filterText, loadRecord, pagedTable } from '../lists.js';
-import { navigate } from '../nav.js';
+import { navigate, showNote } from '../nav.js';
 import { previewFrame, scrolledText } from '../preview.js';
 import {
-  actionForm, actionsColumn, askingButton, badge, clipped, code, errorBox, errorSlot, fieldErrors, fill, formatTime, h, rowAction, table, time, whileBusy,
+  actionForm, actionsColumn, askingButton, badge, byId, clipped, code, errorBox, errorSlot, fieldErrors, fill, formatTime, h, rowAction, table, time, whileBusy,
 } from '../ui.js';
 import { discardAsked, guardEdits } from '../unsaved.js';
 
@@ -189,8 +189,8 @@ async function showTemplate({ view, id }) {
   const variables = new Map();
   const preview = h('div', { class: 'template-preview', 'aria-live': 'polite' });
   const versions = h('div');
-  // Which version the editor holds when it is not the latest, which saving copies into a new one.
-  const opened = h('div');
+  /** The note saying which older version the editor holds, which saving copies into a new one. @type {HTMLElement | undefined} */
+  let olderVersionNote;
   // The API's refusal of a save is shown beside the field it names (a Liquid error beside its source).
   const fields = fieldErrors();
 
@@ -259,9 +259,10 @@ async function showTemplate({ view, id }) {
     rows.replaceChildren();
     for (const v of version.variables) addVariable(v);
     loaded = typed();
-    fill(opened, version.version !== template.latest_version && h('p', { class: 'flash', role: 'status' },
-      `The editor holds version ${version.version}, saved ${formatTime(version.created_at)}. `,
-      `Saving makes a copy of it, with your changes, version ${template.latest_version + 1}.`));
+    olderVersionNote?.remove();
+    olderVersionNote = version.version === template.latest_version ? undefined
+      : showNote(`The editor holds version ${version.version}, saved ${formatTime(version.created_at)}. `
+        + `Saving makes a copy of it, with your changes, version ${template.latest_version + 1}.`, { lasting: true });
     void renderPreview();
   };
 
@@ -297,7 +298,8 @@ async function showTemplate({ view, id }) {
         try {
           load(await api('GET', `${templatePath(id)}/versions/${version}`));
           fill(actionErrors.node);
-          editor.scrollIntoView({ block: 'start' });
+          // From the list of versions, up to the note saying which the editor holds, above it.
+          byId('note').scrollIntoView({ block: 'start' });
         } catch (err) {
           actionErrors.show(err);
         }
@@ -405,7 +407,7 @@ async function showTemplate({ view, id }) {
     withheldNote(TEMPLATES_WRITE, 'saving, publishing, duplicating and deleting this template; edits made here change only the preview'),
     h('p', null, h('a', { href: '#/templates' }, '← All templates'), ' · id ', code(template.id)),
     h('div', { class: 'template-layout' },
-      h('div', null, opened, editor, editorErrors),
+      h('div', null, editor, editorErrors),
       h('aside', null,
         h('h2', null, 'Preview'),
         h('div', { class: 'form-grid' },
