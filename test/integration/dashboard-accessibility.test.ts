@@ -7,6 +7,8 @@ import { answerDialog, launchChromium, signedInDashboard } from '../helpers/brow
 // sight, the focus kept after an action, notes read out, refused fields marked and described, questions that say
 // what they ask.
 
+const SCREENSHOTS = process.env.MAILROOM_SCREENSHOTS;
+
 /** The page's own globals, typed here: the tests compile without the DOM's types. */
 interface El {
   id: string;
@@ -276,6 +278,62 @@ describe('the dashboard for keyboard and screen reader in Chromium', () => {
     await page.getByRole('row').filter({ hasText: 'version 2' }).getByRole('button', { name: 'Open' }).click();
     await answerDialog(page, /Open version 2/);
     await expect.poll(() => page.locator('#note').textContent()).toBe('');
+  });
+
+  it('gives the focus to the progress of an action on the contacts picked, whose controls it hides while it runs', async () => {
+    for (const email of ['bulk0@example.com', 'bulk1@example.com']) expect((await t.api.post('/v1/contacts', { email })).status).toBe(201);
+    // Each call held until the test lets them go, to look at the page while the action runs.
+    let letGo = () => {};
+    const held = new Promise<void>((resolve) => { letGo = resolve; });
+    await page.route('**/v1/contacts/*/tags/*', async (route) => { await held; await route.continue(); });
+    try {
+      const bar = page.getByRole('region', { name: 'Selected contacts' });
+      const pick = async () => {
+        await open('#/contacts', 'Contacts');
+        for (const email of ['bulk0@example.com', 'bulk1@example.com']) await page.getByLabel(`Select ${email}`, { exact: true }).check();
+      };
+      const progressFocused = () => page.evaluate(() => {
+        const el = (globalThis as unknown as Dom).document.activeElement;
+        return { progress: el?.getAttribute('class') === 'selection-progress', text: el?.textContent };
+      });
+
+      // Started by Enter in the tag's field, which hides with the buttons.
+      await pick();
+      await bar.getByLabel('Tag to add').fill('bulk');
+      await bar.getByLabel('Tag to add').press('Enter');
+      await bar.getByRole('progressbar', { name: 'Contacts done' }).waitFor();
+      expect(await progressFocused()).toEqual({ progress: true, text: 'Tagging 2 contacts with “bulk”…0 of 2' });
+      // What it does on one line, on a phone too, where the bar goes under it.
+      for (const width of [1440, 390]) {
+        await page.setViewportSize({ width, height: 900 });
+        expect((await bar.locator('.selection-progress > span').boundingBox())!.height, `at ${width}`).toBeLessThan(30);
+        if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/a11y-bulk-progress-${width}.png` });
+      }
+      await page.setViewportSize({ width: 1440, height: 900 });
+      letGo();
+      await page.getByRole('status').filter({ hasText: 'Tagged 2 contacts with “bulk”.' }).waitFor();
+      // The list drawn again, nothing picked, the bar gone: the focus goes to the heading.
+      await expect.poll(focused).toMatchObject({ tag: 'h1', text: 'Contacts' });
+
+      // Started from the dialog that asked first, which gives the focus back to a button held busy.
+      await pick();
+      const gate = new Promise<void>((resolve) => { letGo = resolve; });
+      await page.route('**/v1/contacts/*', async (route) => {
+        if (route.request().method() === 'DELETE') await gate;
+        await route.continue();
+      });
+      await bar.getByRole('button', { name: 'Delete' }).focus();
+      await page.keyboard.press('Enter');
+      await answerDialog(page, 'Delete 2 contacts');
+      await bar.getByRole('progressbar', { name: 'Contacts done' }).waitFor();
+      expect(await progressFocused()).toEqual({ progress: true, text: 'Deleting 2 contacts…0 of 2' });
+      letGo();
+      await page.getByRole('status').filter({ hasText: 'Deleted 2 contacts.' }).waitFor();
+    } finally {
+      letGo();
+      // Once the calls held have gone on.
+      await page.unrouteAll({ behavior: 'wait' });
+    }
   });
 
   it('gives the focus to an email\'s source once its button has gone, and lets the keyboard scroll it', async () => {

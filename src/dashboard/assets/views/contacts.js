@@ -216,7 +216,8 @@ const hasTag = (contact, tag) => contact.tags.some((t) => t.id === tag.id);
 function selectionBar(tags, picked, clear, list) {
   const selected = h('strong', { class: 'selection-count', 'aria-live': 'polite' });
   const errors = h('div');
-  const progress = h('div', { class: 'selection-progress' });
+  // Takes the focus from the controls it replaces while an action runs (see run).
+  const progress = h('div', { class: 'selection-progress', tabindex: '-1' });
   const tagName = h('input', { id: 'bulk-tag', type: 'text', autocomplete: 'off', list: 'bulk-tag-names',
     placeholder: 'tag, existing or new' });
   const untag = h('select', { id: 'bulk-untag' });
@@ -259,6 +260,10 @@ function selectionBar(tags, picked, clear, list) {
     const contacts = picked();
     const hash = location.hash;
     const doing = action.doing(contactCount(contacts.length));
+    // The control that started it goes with the others, or has lost the focus already to a dialog that asked first:
+    // the focus goes on to what takes their place, which says what is being done, rather than to the page's top.
+    const focused = document.activeElement;
+    const focusLost = !focused || focused === document.body || controls.contains(focused);
     controls.hidden = true;
     list.inert = true;
     const work = startWork({ title: doing, kind: BULK_WORK, back: { href: hash, label: 'Back to the contacts' }, origin: node,
@@ -271,6 +276,7 @@ function selectionBar(tags, picked, clear, list) {
       work.progress(done, held);
     };
     show();
+    if (focusLost) progress.focus();
     const { results, stopped } = await eachAtMost(contacts, action.call, {
       progress: (n) => { done = n; show(); },
       onStoreWait: (sentence) => { held = sentence; show(); },
