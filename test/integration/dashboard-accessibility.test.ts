@@ -104,6 +104,53 @@ describe('the dashboard for keyboard and screen reader in Chromium', () => {
     expect(ring).toEqual({ style: 'solid', inside: true });
   });
 
+  it('shows where the row of sections goes on out of sight at 800 pixels, and Tab brings each section into sight', async () => {
+    await page.setViewportSize({ width: 800, height: 900 });
+    try {
+      await open('#/emails', 'Emails');
+      const nav = page.getByRole('navigation', { name: 'Main' });
+      const [before, after] = [nav.locator('.section-more.before'), nav.locator('.section-more.after')];
+      /** The focused section and how it lies: wholly in the row's sight, and clear of each arrow shown. */
+      const seen = () => page.evaluate(() => {
+        const { document } = globalThis as unknown as Dom;
+        const link = document.activeElement!;
+        const row = document.querySelector('.section-row')!.getBoundingClientRect();
+        const at = link.getBoundingClientRect();
+        const arrows = ['before', 'after'].map((side) => document.querySelector(`.section-more.${side}`)!.getBoundingClientRect())
+          .filter((arrow) => arrow.right > arrow.left);
+        // Within a pixel: the boxes lie at fractions of one.
+        const clear = arrows.every((arrow) => at.right <= arrow.left + 1 || at.left >= arrow.right - 1);
+        return { text: link.textContent, inSight: at.left >= row.left - 1 && at.right <= row.right + 1 && clear };
+      });
+      // At its start the row goes on after, not before.
+      await after.waitFor();
+      expect(await before.isVisible()).toBe(false);
+      if (SCREENSHOTS) await page.locator('header.topbar').screenshot({ path: `${SCREENSHOTS}/a11y-sections-800-start.png` });
+      await nav.getByRole('link', { name: 'Emails' }).focus();
+      const reached: string[] = [];
+      for (let i = 0; i < 11; i++) {
+        await page.keyboard.press('Tab');
+        const now = await seen();
+        reached.push(now.text!);
+        expect(now, now.text!).toMatchObject({ inSight: true });
+      }
+      expect(reached.slice(-3)).toEqual(['Suppressions', 'Webhooks', 'API keys']);
+      // At its end the row goes on before, not after.
+      await before.waitFor();
+      await after.waitFor({ state: 'hidden' });
+      if (SCREENSHOTS) await page.locator('header.topbar').screenshot({ path: `${SCREENSHOTS}/a11y-sections-800-end.png` });
+      // An arrow scrolls the row back for a pointer.
+      await before.click();
+      await after.waitFor();
+      await expect.poll(() => page.locator('.section-row').evaluate((row) => (row as unknown as { scrollLeft: number }).scrollLeft)).toBe(0);
+      await before.waitFor({ state: 'hidden' });
+    } finally {
+      await page.setViewportSize({ width: 1440, height: 900 });
+    }
+    // Where every section fits, no arrow.
+    expect(await page.locator('.section-more').evaluateAll((arrows) => arrows.filter((a) => (a as unknown as El).getBoundingClientRect().right > 0).length)).toBe(0);
+  });
+
   /** The contrast of `selector`'s text with what is behind it, its opacity and its ancestors' applied (WCAG 2's ratio). */
   async function contrast(selector: string) {
     const seen = await page.locator(selector).first().evaluate((el) => {

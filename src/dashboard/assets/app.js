@@ -115,8 +115,7 @@ async function showApp(readingAccess = true) {
   if (readingAccess) await loadAccess(key);
   const mode = key.startsWith('svc_test_') ? 'test' : key.startsWith('svc_live_') ? 'live' : 'unknown';
   fill(byId('session'),
-    h('nav', { 'aria-label': 'Main' },
-      NAV.filter(([, , scope]) => may(scope)).map(([section, label]) => h('a', { href: `#/${section}`, 'data-section': section }, label))),
+    sectionsNav(NAV.filter(([, , scope]) => may(scope)).map(([section, label]) => h('a', { href: `#/${section}`, 'data-section': section }, label))),
     h('span', { class: `badge mode-${mode}`, title: mode === 'test' ? 'Test keys never send real mail.' : null },
       `${mode} mode`),
     h('button', { type: 'button', class: 'secondary', onclick: async () => {
@@ -231,6 +230,35 @@ function skipToContent(event) {
   const target = byId('app').querySelector('h1') ?? byId('app');
   target.tabIndex = -1;
   target.focus();
+}
+
+/**
+ * The row of sections, which scrolls sideways where the window is too narrow for all of them (a tablet, a phone): at
+ * each end where sections are out of sight, the row fades under an arrow, so that it plainly goes on. Tab scrolls
+ * each section into sight, clear of the arrows (app.css); the arrows are for a pointer, a click scrolling the row by
+ * most of its width, and screen readers, which read every link whether in sight or not, are not given them.
+ * @param {HTMLElement[]} links
+ */
+function sectionsNav(links) {
+  const row = h('div', { class: 'section-row' }, links);
+  /** @param {'before' | 'after'} side */
+  const arrow = (side) => h('span', { class: `section-more ${side}`, 'aria-hidden': 'true', onclick: () => {
+    const still = matchMedia('(prefers-reduced-motion: reduce)').matches;
+    row.scrollBy({ left: (side === 'after' ? 0.8 : -0.8) * row.clientWidth, behavior: still ? 'auto' : 'smooth' });
+  } }, side === 'after' ? '›' : '‹');
+  const nav = h('nav', { 'aria-label': 'Main' }, row, arrow('before'), arrow('after'));
+  const markHidden = () => {
+    nav.classList.toggle('more-before', row.scrollLeft > 1);
+    nav.classList.toggle('more-after', row.scrollLeft < row.scrollWidth - row.clientWidth - 1);
+  };
+  row.addEventListener('scroll', markHidden, { passive: true });
+  // The browser scrolls a link the focus comes to only into the row's sight, where an arrow may lie over it; its
+  // scroll-padding (app.css) keeps it clear of them.
+  row.addEventListener('focusin', (event) => {
+    if (event.target instanceof Element) event.target.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+  });
+  new ResizeObserver(markHidden).observe(row);
+  return nav;
 }
 
 /**
