@@ -156,6 +156,9 @@ describe('the Templates view in Chromium', () => {
     expect(await publish.isDisabled()).toBe(true);
     letThrough();
     await note('Version 2 is published');
+    // The editor drawn again keeps the sample values typed in it, and its preview with them.
+    await seen(previewFrame(), '#greeting', /^Hi Ada, your plan is Free\.$/);
+    expect(await page.getByLabel('Sample value of variable first').inputValue()).toBe('Ada');
     await page.unroute('**/v1/templates/*/publish');
     await seen(page, 'tbody tr', /version 2.*published/);
     if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/template-published.png`, fullPage: true });

@@ -113,19 +113,33 @@ function typedValue(type, raw) {
 const shown = (value) => (value === null || value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value));
 
 /**
+ * The sample values typed in each template's editor, by variable name, for as long as the page is open: saving or
+ * publishing draws the editor again, and its preview would lose what it was rendered with. They are never saved.
+ * @type {Map<string, Map<string, string>>}
+ */
+const typedSamples = new Map();
+
+/**
  * One row of the variables table: its inputs, and how to read it back. Its controls are named for a screen reader by
  * the variable ("Type of variable first_name", "Remove variable first_name"), or by the row's place while it has no
  * name, as the table's headers say nothing of which row a control is in.
  * @param {Variable | undefined} variable
+ * @param {Map<string, string>} samples  the sample values typed for this template, read and kept by the row
  * @param {() => void} changed
  * @param {(row: HTMLTableRowElement) => void} remove
  */
-function variableRow(variable, changed, remove) {
+function variableRow(variable, samples, changed, remove) {
   const key = h('input', { type: 'text', value: variable?.key ?? '', required: true, pattern: '[A-Za-z_][A-Za-z0-9_]*', autocomplete: 'off' });
   const type = h('select', null, VARIABLE_TYPES.map((t) => h('option', { value: t, selected: t === (variable?.type ?? 'string') }, t)));
   const required = h('input', { type: 'checkbox', checked: variable?.required ?? false });
   const fallback = h('input', { type: 'text', value: shown(variable?.fallback), autocomplete: 'off' });
-  const sample = h('input', { type: 'text', value: shown(variable?.fallback), autocomplete: 'off' });
+  const sample = h('input', { type: 'text', value: (variable && samples.get(variable.key)) ?? shown(variable?.fallback), autocomplete: 'off' });
+  const keepSample = () => {
+    if (key.value.trim()) samples.set(key.value.trim(), sample.value);
+  };
+  sample.addEventListener('input', keepSample);
+  // A sample typed before its variable was named is kept once it is.
+  key.addEventListener('input', () => sample.value !== '' && keepSample());
   const removeButton = may(TEMPLATES_WRITE) && h('button', { type: 'button', class: 'secondary', onclick: () => remove(row) }, 'Remove');
   const row = h('tr', { class: 'variable-row' },
     h('td', { 'data-label': 'Name' }, key), h('td', { 'data-label': 'Type' }, type), h('td', { class: 'center', 'data-label': 'Required' }, required),
@@ -187,6 +201,8 @@ async function showTemplate({ view, id }) {
   const rows = h('tbody');
   /** @type {Map<HTMLTableRowElement, ReturnType<typeof variableRow>>} */
   const variables = new Map();
+  const samples = typedSamples.get(template.id) ?? new Map();
+  typedSamples.set(template.id, samples);
   const preview = h('div', { class: 'template-preview', 'aria-live': 'polite' });
   const versions = h('div');
   /** The note saying which older version the editor holds, which saving copies into a new one. @type {HTMLElement | undefined} */
@@ -210,7 +226,7 @@ async function showTemplate({ view, id }) {
    * @param {Variable} [variable] @param {boolean} [focused]
    */
   const addVariable = (variable, focused = false) => {
-    const v = variableRow(variable, changed, (row) => {
+    const v = variableRow(variable, samples, changed, (row) => {
       // The focus was on the row's Remove: it goes to the next row's, or the one before, or to Add variable.
       const neighbour = row.nextElementSibling ?? row.previousElementSibling;
       variables.delete(row);
