@@ -903,8 +903,9 @@ export interface paths {
          *     instead of `html`/`text` (422 when both are given). Without
          *     `version` the published version is used (422
          *     `template_not_published` when none is). `variables` are checked
-         *     against the version's declarations: a required one missing or a
-         *     value of the wrong type is 422 `template_variables_invalid`, naming
+         *     against the version's declarations: a required one missing, a
+         *     value of the wrong type, or one whose lists and objects nest more
+         *     than 32 deep is 422 `template_variables_invalid`, naming
          *     each in `problems` (`param` `template.variables.<name>`); a missing
          *     optional one takes its fallback; values of undeclared names are
          *     ignored. `contact` is filled from the contact of the recipient when
@@ -1681,7 +1682,8 @@ export interface paths {
          * @description `subject`, `html`, `text` and `variables` (the declarations) are
          *     checked as when saving (422 `template_invalid`); `data`, the values,
          *     as in a send (422 `template_variables_invalid`: a required variable
-         *     missing, a value of the wrong type, listed in `problems`). `data` may
+         *     missing, a value of the wrong type, a value whose lists and objects
+         *     nest more than 32 deep, listed in `problems`). `data` may
          *     also hold sample values of `contact` (an object; given a `name`,
          *     its `first_name` and `last_name` are that name's first and last
          *     words, as for a real contact, unless the sample gives them) and
@@ -1856,7 +1858,8 @@ export interface paths {
          *     it would (422 `template_not_published` when none is published and
          *     no version is named). `variables` are checked against the version's
          *     declarations: every problem (a required variable missing, a value of
-         *     the wrong type) is listed in one 422 `template_variables_invalid`; a
+         *     the wrong type, a value whose lists and objects nest more than 32
+         *     deep) is listed in one 422 `template_variables_invalid`; a
          *     render over the limits is 422 `template_render_failed`. As in a
          *     preview, `variables` may hold sample values of `contact` and
          *     `unsubscribe_url`. `text` is the version's text, or the text derived
@@ -2627,7 +2630,7 @@ export interface components {
             id: string;
             /** @description Default: the published version (422 template_not_published when there is none). */
             version?: number;
-            /** @description The values of the version's declared variables, by name. */
+            /** @description The values of the version's declared variables, by name. A value's lists and objects nest at most 32 deep. */
             variables?: Record<string, unknown>;
         };
         EmailUpdate: {
@@ -3176,7 +3179,7 @@ export interface components {
             alias?: components["schemas"]["TemplateAlias"];
         };
         TemplateRenderRequest: {
-            /** @description The values, by variable name. */
+            /** @description The values, by variable name. A value's lists and objects nest at most 32 deep. */
             variables?: Record<string, unknown>;
             /** @description Default: the published version. */
             version?: number;
@@ -3190,7 +3193,7 @@ export interface components {
             html?: components["schemas"]["TemplateSource"];
             text?: components["schemas"]["TemplateSource"];
             variables?: components["schemas"]["TemplateVariableInputs"];
-            /** @description The values, by variable name. */
+            /** @description The values, by variable name (samples of `contact` and `unsubscribe_url` included). A value's lists and objects nest at most 32 deep. */
             data?: Record<string, unknown>;
         };
         TemplateRender: {

@@ -40,10 +40,12 @@ const LIQUID_NAMES = new Set(['empty', 'blank', 'nil', 'null', 'true', 'false', 
 const KEY = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 export const MAX_VARIABLES = 100;
 /**
- * Lists and objects a fallback may nest: it is stored and shown as JSON,
- * which cannot be written back past a depth far below what a body can hold.
+ * Lists and objects a fallback or a value given for a variable may nest. A
+ * fallback is stored and shown as JSON, and a render writes values out (the
+ * `json` filter, an object printed): both recurse, and run out of stack far
+ * below the depth a request body can hold.
  */
-export const MAX_FALLBACK_DEPTH = 32;
+export const MAX_VALUE_DEPTH = 32;
 
 const typeOf = (value: unknown): VariableType | 'null' =>
   value === null ? 'null'
@@ -74,23 +76,30 @@ export function checkDeclarations(input: DeclarationInput[]): { declarations: Va
     const fallback = d.fallback ?? null;
     if (fallback !== null && !fits(d.type, fallback)) {
       problems.push({ param: `${param}.fallback`, message: `The fallback of '${d.key}' must be a ${d.type}, like the variable.` });
-    } else if (nestsDeeperThan(fallback, MAX_FALLBACK_DEPTH)) {
-      problems.push({ param: `${param}.fallback`, message: `The fallback of '${d.key}' nests lists and objects more than ${MAX_FALLBACK_DEPTH} deep.` });
+    } else if (nestsDeeperThan(fallback, MAX_VALUE_DEPTH)) {
+      problems.push({ param: `${param}.fallback`, message: `The fallback of '${d.key}' nests lists and objects more than ${MAX_VALUE_DEPTH} deep.` });
     }
     return { key: d.key, type: d.type, required: d.required ?? false, fallback };
   });
   return { declarations, problems };
 }
 
-/** Whether `value` holds lists and objects more than `limit` deep, walked one level at a time rather than by recursion. */
+const isContainer = (v: unknown): v is object => v !== null && typeof v === 'object';
+
+/**
+ * Whether `value` nests more than `limit` lists and objects (one of them is
+ * 1 deep, a list in it 2), walked one level at a time rather than by recursion.
+ */
 function nestsDeeperThan(value: unknown, limit: number): boolean {
-  let level: unknown[] = [value];
-  for (let depth = 0; level.length > 0; depth++) {
+  let level = [value].filter(isContainer);
+  for (let depth = 1; level.length > 0; depth++) {
     if (depth > limit) return true;
-    level = level.flatMap((v) => (v !== null && typeof v === 'object' ? Object.values(v) : []));
+    level = level.flatMap((v) => Object.values(v).filter(isContainer));
   }
   return false;
 }
+
+const tooDeep = (name: string) => `'${name}' nests lists and objects more than ${MAX_VALUE_DEPTH} deep.`;
 
 /** Variables the sources read that are neither declared nor provided, each where it is first used. */
 export function undeclaredUses(compiled: CompiledSource, declarations: VariableDeclaration[]): Problem[] {
@@ -113,7 +122,7 @@ const sampleContact = (c: Record<string, unknown>) => (typeof c.name === 'string
 
 /**
  * The data a render gets from the values given: each declared variable
- * checked against its type, its fallback for one left out (null counts as
+ * checked against its type and its depth (MAX_VALUE_DEPTH), its fallback for one left out (null counts as
  * left out). Values of undeclared names are not passed on: no source can use
  * them. `contact` and `unsubscribe_url` pass only when `samples` allows
  * (previews); on a send Mailroom fills them.
@@ -130,6 +139,8 @@ export function bindValues(declarations: VariableDeclaration[], values: Record<s
       else if (d.required) problems.push({ param: at, message: `'${d.key}' is required by the template.` });
     } else if (!fits(d.type, value)) {
       problems.push({ param: at, message: `'${d.key}' must be a ${d.type}, not a ${typeOf(value)}.` });
+    } else if (nestsDeeperThan(value, MAX_VALUE_DEPTH)) {
+      problems.push({ param: at, message: tooDeep(d.key) });
     } else {
       data[d.key] = value;
     }
@@ -141,6 +152,7 @@ export function bindValues(declarations: VariableDeclaration[], values: Record<s
     } else {
       const expected = name === 'contact' ? 'object' : 'string';
       if (typeOf(values[name]) !== expected) problems.push({ param: `${param}.${name}`, message: `'${name}' must be a ${expected}.` });
+      else if (nestsDeeperThan(values[name], MAX_VALUE_DEPTH)) problems.push({ param: `${param}.${name}`, message: tooDeep(name) });
       else data[name] = name === 'contact' ? sampleContact(values[name] as Record<string, unknown>) : values[name];
     }
   }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simpleParser } from 'mailparser';
 import { startTestApp, type ApiClient, type ApiResponse, type TestApp } from '../helpers/app.js';
+import { MAX_VALUE_DEPTH } from '../../src/templates/variables.js';
 
 // Sending by template through POST /v1/emails, /batch and /check: rendered
 // once when the email is created, stored rendered, kept when the template
@@ -164,6 +165,39 @@ describe('sending by template', () => {
       { param: 'template.variables.items', message: "'items' must be a list, not a string." },
     ]);
     expect((await api.get('/v1/emails?to=refused@example.org')).body.data).toEqual([]);
+  });
+
+  it('refuses a variable nested deeper than MAX_VALUE_DEPTH, on a send, in a batch and in a check, naming it and the limit', async () => {
+    const deep = (await api.post('/v1/templates', {
+      name: 'Deep', alias: 'deep', subject: '{{ v | json }}', text: '{{ v }} {{ w | json }}', from: 'a@acme.test',
+      variables: [{ key: 'v', type: 'object', fallback: {} }, { key: 'w', type: 'list', fallback: [] }],
+    })).body;
+    expect((await api.post(`/v1/templates/${deep.id}/publish`)).status).toBe(200);
+    const objects = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+    const lists = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+    const send = (variables: string) => `{"to":"deep@example.org","template":{"id":"deep","variables":${variables}}}`;
+    const headers = { 'Content-Type': 'application/json' };
+    const message = (name: string) => `'${name}' nests lists and objects more than ${MAX_VALUE_DEPTH} deep.`;
+    for (const depth of [MAX_VALUE_DEPTH + 1, 20_000]) {
+      for (const [variables, name] of [[`{"v":${objects(depth)}}`, 'v'], [`{"w":${lists(depth)}}`, 'w']]) {
+        const one = expectProblem(await api.request('POST', '/v1/emails', { rawBody: send(variables), headers }), 422, 'template_variables_invalid', `template.variables.${name}`);
+        expect(one.message).toBe(message(name));
+        const batch = await api.request('POST', '/v1/emails/batch', { rawBody: `{"emails":[${send(variables)}]}`, headers });
+        expect(batch.status).toBe(200);
+        expect(batch.body.data[0].error).toMatchObject({ code: 'template_variables_invalid', param: `template.variables.${name}`, message: message(name) });
+        const strict = await api.request('POST', '/v1/emails/batch', { rawBody: `{"emails":[${send(variables)}]}`, headers: { ...headers, 'Mailroom-Batch-Validation': 'strict' } });
+        expectProblem(strict, 422, 'template_variables_invalid', `emails.0.template.variables.${name}`);
+        expectProblem(await api.request('POST', '/v1/emails/check', { rawBody: send(variables), headers }), 400, 'template_variables_invalid', `template.variables.${name}`);
+      }
+    }
+    // The same under an Idempotency-Key (a body too deep to hash for one is 400 before: see request-checks).
+    const keyed = { ...headers, 'Idempotency-Key': 'deep-variables' };
+    expectProblem(await api.request('POST', '/v1/emails', { rawBody: send(`{"v":${objects(MAX_VALUE_DEPTH + 1)}}`), headers: keyed }), 422, 'template_variables_invalid', 'template.variables.v');
+    expect((await api.get('/v1/emails?to=deep@example.org')).body.data).toEqual([]);
+    const sent = await api.request('POST', '/v1/emails', { rawBody: send(`{"v":${objects(MAX_VALUE_DEPTH)},"w":${lists(MAX_VALUE_DEPTH)}}`), headers });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(201);
+    expect(sent.body.subject).toBe(objects(MAX_VALUE_DEPTH));
+    expect(sent.body.text).toContain(lists(MAX_VALUE_DEPTH));
   });
 
   it('refuses a send whose render runs past the limit, quickly, and keeps answering', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type ApiClient, type ApiResponse, type TestApp } from '../helpers/app.js';
-import { MAX_FALLBACK_DEPTH } from '../../src/templates/variables.js';
+import { MAX_VALUE_DEPTH } from '../../src/templates/variables.js';
 
 // The Templates API over a real socket: every operation, the ways each is
 // refused, versions and publishing, rendering and its limits, scopes and
@@ -116,11 +116,15 @@ describe('templates API', () => {
     const withFallback = (depth: number) =>
       `{"name":"deep","subject":"x","text":"{{ v }}","variables":[{"key":"v","type":"object","fallback":${nested(depth)}}]}`;
     const headers = { 'Content-Type': 'application/json' };
-    for (const depth of [MAX_FALLBACK_DEPTH + 1, 20_000]) {
+    for (const depth of [MAX_VALUE_DEPTH + 1, 20_000]) {
       const res = await api.request('POST', '/v1/templates', { rawBody: withFallback(depth), headers });
       expectProblem(res, 422, 'template_invalid', 'variables.0.fallback');
     }
-    const kept = await api.request('POST', '/v1/templates', { rawBody: withFallback(MAX_FALLBACK_DEPTH), headers });
+    // Empty objects count as deep as full ones.
+    const emptyObjects = '{"a":'.repeat(MAX_VALUE_DEPTH) + '{}' + '}'.repeat(MAX_VALUE_DEPTH);
+    const empty = `{"name":"deep","subject":"x","text":"{{ v }}","variables":[{"key":"v","type":"object","fallback":${emptyObjects}}]}`;
+    expectProblem(await api.request('POST', '/v1/templates', { rawBody: empty, headers }), 422, 'template_invalid', 'variables.0.fallback');
+    const kept = await api.request('POST', '/v1/templates', { rawBody: withFallback(MAX_VALUE_DEPTH), headers });
     expect(kept.status).toBe(201);
     const update = `{"variables":[{"key":"v","type":"object","fallback":${nested(20_000)}}]}`;
     expectProblem(await api.request('PATCH', `/v1/templates/${kept.body.id}`, { rawBody: update, headers }), 422, 'template_invalid', 'variables.0.fallback');
@@ -287,6 +291,27 @@ describe('templates API', () => {
       subject: 'x', text: '{{ n }}', variables: [{ key: 'n', type: 'number', required: true }], data: { n: 'two' },
     }), 422, 'template_variables_invalid', 'data.n');
     expectProblem(await api.post('/v1/templates/render', { subject: 'x', text: 'x', data: { contact: 'Bo' } }), 422, 'template_variables_invalid', 'data.contact');
+  });
+
+  it('refuses values nested deeper than MAX_VALUE_DEPTH in a render and a preview, naming the variable and the limit', async () => {
+    const tpl = await create({ name: 'Deep render', subject: '{{ v | json }}', text: 'x', variables: [{ key: 'v', type: 'object' }] });
+    const objects = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+    const lists = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+    const headers = { 'Content-Type': 'application/json' };
+    const tooDeep = (res: ApiResponse, param: string, name: string) =>
+      expect(expectProblem(res, 422, 'template_variables_invalid', param).message).toBe(`'${name}' nests lists and objects more than ${MAX_VALUE_DEPTH} deep.`);
+    const preview = `"subject":"{{ v | json }} {{ contact | json }}","text":"x","variables":[{"key":"v","type":"list"}]`;
+    for (const depth of [MAX_VALUE_DEPTH + 1, 20_000]) {
+      tooDeep(await api.request('POST', `/v1/templates/${tpl.id}/render`, { rawBody: `{"version":1,"variables":{"v":${objects(depth)}}}`, headers }), 'variables.v', 'v');
+      tooDeep(await api.request('POST', '/v1/templates/render', { rawBody: `{${preview},"data":{"v":${lists(depth)}}}`, headers }), 'data.v', 'v');
+      tooDeep(await api.request('POST', '/v1/templates/render', { rawBody: `{${preview},"data":{"contact":${objects(depth)}}}`, headers }), 'data.contact', 'contact');
+    }
+    // Empty lists count as deep as full ones; a value at the limit renders.
+    tooDeep(await api.request('POST', `/v1/templates/${tpl.id}/render`, { rawBody: `{"version":1,"variables":{"v":{"a":${lists(MAX_VALUE_DEPTH)}}}}`, headers }), 'variables.v', 'v');
+    const kept = await api.request('POST', `/v1/templates/${tpl.id}/render`, { rawBody: `{"version":1,"variables":{"v":${objects(MAX_VALUE_DEPTH)}}}`, headers });
+    expect(kept.body.subject).toBe(objects(MAX_VALUE_DEPTH));
+    const sample = await api.request('POST', '/v1/templates/render', { rawBody: `{${preview},"data":{"v":${lists(MAX_VALUE_DEPTH)},"contact":${objects(MAX_VALUE_DEPTH)}}}`, headers });
+    expect(sample.body.subject).toBe(`${lists(MAX_VALUE_DEPTH)} ${objects(MAX_VALUE_DEPTH)}`);
   });
 
   it('refuses a template that loops a million times within the render limit, and keeps answering', async () => {
