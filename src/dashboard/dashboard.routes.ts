@@ -44,15 +44,19 @@ const VENDOR_ASSETS = {
 
 /**
  * The page runs only its own script and talks only to its own origin. Email
- * HTML is previewed in a sandboxed srcdoc frame, which inherits this policy:
- * its scripts never run and its remote images never load, so no tracking
- * pixel fires from a preview. Inline styles are allowed because emails are
- * styled inline; the page itself never writes markup from data, and the
- * frame's own origin is opaque, so they reach nothing.
+ * HTML is previewed in a sandboxed srcdoc frame, which inherits this policy
+ * and adds its own (preview.js): its scripts never run and it loads nothing
+ * from anywhere, this origin included, so a preview never fetches a tracking
+ * pixel, Mailroom's own either. The frame itself may never be navigated
+ * (frame-src 'none'; a srcdoc is no fetch and still loads): a link clicked in
+ * a preview would otherwise reach this origin's /t/c/ and count a click.
+ * Inline styles are allowed because emails are styled inline; the page
+ * itself never writes markup from data, and the frame's own origin is
+ * opaque, so they reach nothing.
  */
 const CONTENT_SECURITY_POLICY = [
   "default-src 'none'", "script-src 'self'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data:", "connect-src 'self'",
-  "frame-src 'self'", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
+  "frame-src 'none'", "base-uri 'none'", "form-action 'self'", "frame-ancestors 'none'",
 ].join('; ');
 
 interface Asset { body: Buffer; type: string; etag: string }

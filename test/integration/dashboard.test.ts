@@ -59,6 +59,9 @@ describe('the dashboard files', () => {
       expect(csp).toContain("connect-src 'self'");
       expect(csp).toContain("frame-ancestors 'none'");
       expect(csp).toContain("img-src 'self' data:");
+      // A preview's frame is a srcdoc, fetched from nowhere: no frame may load or be navigated to any address,
+      // this origin's /t/c/ links included.
+      expect(csp).toMatch(/(^|; )frame-src 'none'(;|$)/);
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
       expect(res.headers.get('referrer-policy')).toBe('no-referrer');
       expect(res.headers.get('cache-control')).toBe('no-cache');

@@ -6,10 +6,37 @@ import { h } from './ui.js';
 const DESKTOP_MESSAGE_WIDTH_PX = 640;
 
 /**
+ * What a message may load in its preview: nothing but the images and styles
+ * it carries in itself. The page's own policy lets this origin's images and
+ * stylesheets load, and a message may hold this server's own open pixel or
+ * tracked links (a reply quoting a tracked email, a message built for the
+ * sink): fetched from a preview, they would count the operator's look as the
+ * recipient's open. They are stopped here, in the page, because the tracking
+ * endpoints cannot tell them apart: the sandboxed frame's origin is opaque,
+ * so they come with Origin: null and Sec-Fetch-Site: cross-site, as from a
+ * webmail that shows mail in a sandboxed frame (and over plain http to a
+ * host other than localhost, with no Sec-Fetch header at all). A policy is
+ * only ever added to, never loosened, by what follows it in the message.
+ */
+const PREVIEW_POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'";
+const PREVIEW_POLICY_META = `<meta http-equiv="Content-Security-Policy" content="${PREVIEW_POLICY}">`;
+/** A leading doctype, after any white space and comments: the policy goes after it, so the message keeps its rendering mode. */
+const LEADING_DOCTYPE = /^\uFEFF?(?:\s|<!--[\s\S]*?-->)*<!doctype[^>]*>/i;
+
+/**
+ * `html` with the preview's policy first, so that it holds for everything the message holds.
+ * @param {string} html
+ */
+export function withPreviewPolicy(html) {
+  const doctype = LEADING_DOCTYPE.exec(html)?.[0] ?? '';
+  return doctype + PREVIEW_POLICY_META + html.slice(doctype.length);
+}
+
+/**
  * HTML in a frame with every sandbox restriction: no scripts, no same-origin
  * access, no forms, no navigating this page. The frame inherits the page's
- * Content-Security-Policy, so remote resources are not fetched (and a
- * preview never counts as an open).
+ * Content-Security-Policy and adds PREVIEW_POLICY, so nothing is fetched
+ * (and a preview never counts as an open or a click).
  *
  * The message is laid out at least as wide as a desktop mail client would, and scaled down to a narrower box (a
  * template editor's column, a phone), as a phone's mail app shrinks a wide message: its whole width is seen at once,
@@ -17,7 +44,7 @@ const DESKTOP_MESSAGE_WIDTH_PX = 640;
  * @param {string} html
  */
 export function previewFrame(html) {
-  const frame = h('iframe', { title: 'HTML preview', sandbox: '', srcdoc: html });
+  const frame = h('iframe', { title: 'HTML preview', sandbox: '', srcdoc: withPreviewPolicy(html) });
   const box = h('div', { class: 'preview' }, frame);
   new ResizeObserver(([entry]) => {
     const { width, height } = entry.contentRect;
