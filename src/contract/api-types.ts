@@ -919,8 +919,9 @@ export interface paths {
          *     `template_version`: it never changes when the template does, and a
          *     resend sends the same content. The text part is the version's text,
          *     or derived from the rendered HTML (links as `text [url]`) when it
-         *     has none. A render over the limits is 422 `template_render_failed`;
-         *     an unknown template is 422 (`param` `template.id`).
+         *     has none. A render over the limits is 422 `template_render_failed`,
+         *     as is a rendered subject over 998 characters (a given one is held to
+         *     the same length); an unknown template is 422 (`param` `template.id`).
          *
          *     Quotas: each live email (not each recipient) counts against the
          *     workspace's daily (UTC day) and monthly (UTC month) send quotas, in
@@ -997,6 +998,13 @@ export interface paths {
          *     for the others. Only an envelope that is itself wrong is refused
          *     whole: not JSON, `emails` missing or not a list of objects, none or
          *     more than 100 items (422).
+         *
+         *     Items sent by template share one second of render time and
+         *     20,000,000 characters of rendered emails (subjects, html and text, a
+         *     text derived from html included): an item that would take the batch
+         *     past either fails alone
+         *     with 422 `template_render_failed` (`param` `template`), and may be
+         *     sent in another request.
          *
          *     With the header `Mailroom-Batch-Validation: strict` the batch is all
          *     or nothing: the first item that fails refuses the whole batch with

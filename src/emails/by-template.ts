@@ -1,3 +1,4 @@
+import { characterCount } from '../core/characters.js';
 import { AppError } from '../core/errors.js';
 import { parseMailbox } from './addresses.js';
 import type { ContentBody, EmailCreateBody } from './email-input.js';
@@ -14,6 +15,14 @@ export interface Expanded {
   body: ContentBody;
   template?: { id: string; version: number };
 }
+
+/**
+ * Characters of a subject rendered from a template: as many as a subject given
+ * in the request may have (one header line, RFC 5322 §2.1.1). A subject is
+ * kept with the email and with each of its events, so a long one costs far
+ * more than the same characters of html.
+ */
+export const MAX_RENDERED_SUBJECT_CHARS = 998;
 
 const asList = (v: string | string[] | undefined): string[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
 
@@ -61,6 +70,13 @@ export async function expandTemplates(templates: TemplatesPort, workspaceId: str
     const from = body.from ?? r.from;
     if (from === null) {
       out[i] = new AppError('validation_error', "'from' is required: the template version has no default from.", { param: 'from' });
+      return;
+    }
+    const subjectChars = body.subject === undefined ? characterCount(r.subject) : 0;
+    if (subjectChars > MAX_RENDERED_SUBJECT_CHARS) {
+      const message = `The subject rendered from the template is ${subjectChars.toLocaleString('en-US')} characters; a subject is at most ${MAX_RENDERED_SUBJECT_CHARS}.`;
+      // Named and listed as any other render that fails.
+      out[i] = new AppError('template_render_failed', message, { param: 'template', details: { problems: [{ param: 'template', message }] } });
       return;
     }
     const replyTo = body.reply_to ?? r.replyTo ?? undefined;

@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simpleParser } from 'mailparser';
 import { startTestApp, type ApiClient, type ApiResponse, type TestApp } from '../helpers/app.js';
 import { MAX_VALUE_DEPTH } from '../../src/templates/variables.js';
+import { MAX_REQUEST_RENDERED_CHARS } from '../../src/templates/templates.service.js';
+import { MAX_RENDERED_SUBJECT_CHARS } from '../../src/emails/by-template.js';
 
 // Sending by template through POST /v1/emails, /batch and /check: rendered
 // once when the email is created, stored rendered, kept when the template
@@ -212,6 +214,50 @@ describe('sending by template', () => {
     expect(expectProblem(refused, 422, 'template_render_failed', 'template').message).toMatch(/limit exceeded/);
     expect(other.status).toBe(200);
     expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('refuses the items of a batch past MAX_REQUEST_RENDERED_CHARS in all, each alone, and sends the others', async () => {
+    // Each email renders to just under 5,000,000 characters, its html a source of 1,000,000 written five times.
+    const big = (await api.post('/v1/templates', {
+      name: 'Big', subject: 'Big', from: 'a@acme.test', text: 'x', html: `{% for i in (1..5) %}${'y'.repeat(999_000)}{% endfor %}`,
+    })).body;
+    const perEmail = 3 + 5 * 999_000 + 1;
+    const fitting = Math.floor(MAX_REQUEST_RENDERED_CHARS / perEmail);
+    expect(fitting).toBeGreaterThan(1);
+    const emails = Array.from({ length: fitting + 2 }, (_, i) => ({ to: `big${i}@example.org`, template: { id: big.id, version: 1 } }));
+    const message = `Rendering failed: with this email the emails of the request render to over ${MAX_REQUEST_RENDERED_CHARS.toLocaleString('en-US')} `
+      + 'characters in all (subjects, html and text); send it in another request.';
+
+    const strict = await api.post('/v1/emails/batch', { emails }, { headers: { 'Mailroom-Batch-Validation': 'strict' } });
+    expect(expectProblem(strict, 422, 'template_render_failed', `emails.${fitting}.template`).message).toBe(`emails[${fitting}]: ${message}`);
+    expect((await api.get('/v1/emails?to=big0@example.org')).body.data).toEqual([]);
+
+    const res = await api.post('/v1/emails/batch', { emails });
+    expect(res.status).toBe(200);
+    const results: Array<{ id?: string; error?: unknown }> = res.body.data;
+    expect(results.slice(0, fitting).every((r) => r.id !== undefined)).toBe(true);
+    for (const r of results.slice(fitting)) {
+      expect(r.error).toEqual({ code: 'template_render_failed', param: 'template', message, problems: [{ param: 'template', message }] });
+    }
+    const kept = (await api.get(`/v1/emails/${results[0].id}`)).body;
+    expect(kept.html).toHaveLength(5 * 999_000);
+    // Alone, the same email renders.
+    expect((await api.post('/v1/emails', emails[fitting])).status).toBe(201);
+  });
+
+  it('refuses a subject rendered over MAX_RENDERED_SUBJECT_CHARS, as a given one is, unless the request gives its own', async () => {
+    const tens = (n: number) => `{% for i in (1..${n}) %}0123456789{% endfor %}`;
+    const longest = (await api.post('/v1/templates', { name: 'Longest subject', subject: `${tens(99)}abcdefgh`, text: 'x', from: 'a@acme.test' })).body;
+    const over = (await api.post('/v1/templates', { name: 'Long subject', subject: `${tens(99)}abcdefghi`, text: 'x', from: 'a@acme.test' })).body;
+    expect(MAX_RENDERED_SUBJECT_CHARS).toBe(998);
+    const sent = await send({ to: 'subject@example.org', template: { id: longest.id, version: 1 } });
+    expect(sent.subject).toHaveLength(998);
+    const refused = expectProblem(await api.post('/v1/emails', { to: 'subject@example.org', template: { id: over.id, version: 1 } }),
+      422, 'template_render_failed', 'template');
+    expect(refused.message).toBe('The subject rendered from the template is 999 characters; a subject is at most 998.');
+    const batch = await api.post('/v1/emails/batch', { emails: [{ to: 'subject@example.org', template: { id: over.id, version: 1 } }] });
+    expect(batch.body.data[0].error).toMatchObject({ code: 'template_render_failed', param: 'template' });
+    expect((await send({ to: 'subject@example.org', subject: 'Own subject', template: { id: over.id, version: 1 } })).subject).toBe('Own subject');
   });
 
   it('sends a batch with each item\'s own variables, one bad item failing alone', async () => {
