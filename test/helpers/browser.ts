@@ -51,14 +51,19 @@ export function watchRequests(page: Page): (quietMs?: number, timeoutMs?: number
   };
 }
 
-/**
- * A desktop-sized page of the dashboard at `url`, signed in with `token`,
- * opened on `route` once its heading `heading` shows. `beforeSignIn` readies
- * the page first (routes the network, say).
- */
+/** How a page of the dashboard is opened: a desktop's window (1440 by 900) in the machine's zone unless told. */
+export interface DashboardPageOptions {
+  viewport?: { width: number; height: number };
+  timezoneId?: string;
+  locale?: string;
+  /** Readies the page before it signs in (routes the network, say). */
+  beforeSignIn?: (page: Page) => Promise<unknown>;
+}
+
+/** A page of the dashboard at `url`, signed in with `token`, opened on `route` once its heading `heading` shows. */
 export async function signedInDashboard(browser: Browser, url: string, token: string, route: string, heading: string,
-  beforeSignIn?: (page: Page) => Promise<void>): Promise<Page> {
-  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+  { viewport = { width: 1440, height: 900 }, timezoneId, locale, beforeSignIn }: DashboardPageOptions = {}): Promise<Page> {
+  const page = await browser.newPage({ viewport, timezoneId, locale });
   page.setDefaultTimeout(10_000);
   await beforeSignIn?.(page);
   await page.goto(`${url}/dashboard/#${route}`);

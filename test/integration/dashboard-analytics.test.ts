@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { launchChromium } from '../helpers/browser.js';
+import { launchChromium, signedInDashboard } from '../helpers/browser.js';
 
 // The Analytics view in Chromium over mail sent through the sink: the counts
 // of live mail by default, test mail apart, one domain at a time, as cards,
@@ -26,11 +26,7 @@ describe('the Analytics view in Chromium', () => {
     expect((await send(t.api.as(testKey), 'dev@sandbox.test', ['complained@mailroom.test'])).status).toBe(201);
     await t.mailroom.delivery.drain();
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.setDefaultTimeout(10_000);
-    await page.goto(`${t.url}/dashboard/#/analytics`);
-    await page.getByLabel('API key').fill(t.token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    page = await signedInDashboard(browser, t.url, t.token, '/analytics', 'Analytics', { viewport: { width: 1280, height: 900 } });
   }, 60_000);
 
   afterAll(async () => {
@@ -97,12 +93,9 @@ describe('the Analytics view in Chromium', () => {
   });
 
   it('counts whole UTC days, each named by its UTC date, in a browser west of UTC', async () => {
-    const west = await browser.newPage({ viewport: { width: 1280, height: 900 }, timezoneId: 'America/Los_Angeles', locale: 'en-US' });
+    const west = await signedInDashboard(browser, t.url, t.token, '/analytics?range=7d', 'Analytics',
+      { viewport: { width: 1280, height: 900 }, timezoneId: 'America/Los_Angeles', locale: 'en-US' });
     try {
-      west.setDefaultTimeout(10_000);
-      await west.goto(`${t.url}/dashboard/#/analytics?range=7d`);
-      await west.getByLabel('API key').fill(t.token);
-      await west.getByRole('button', { name: 'Sign in' }).click();
       await west.getByRole('heading', { name: 'By day' }).waitFor();
       await west.locator('.stat[data-series="sent"] .stat-value', { hasText: /^3$/ }).waitFor();
       const days = await west.locator('table:not(.u-legend) tbody tr td:first-child').allTextContents();

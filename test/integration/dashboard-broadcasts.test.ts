@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { answerDialog, launchChromium } from '../helpers/browser.js';
+import { answerDialog, launchChromium, signedInDashboard } from '../helpers/browser.js';
 import { publishDkim, resolverOf, startDns, type TestDns } from '../helpers/dns.js';
 import { directDeliveryEnv, startScriptedMx, type ScriptedMx } from '../helpers/mx.js';
 import { eventually } from '../helpers/smtp-app.js';
@@ -53,12 +53,7 @@ describe('the Broadcasts view in Chromium', () => {
     expect((await t.api.post('/v1/suppressions', { email: 'blocked@example.com' })).status).toBe(201);
 
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-    page.setDefaultTimeout(10_000);
-    await page.goto(`${t.url}/dashboard/#/broadcasts`);
-    await page.getByLabel('API key').fill(t.token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Broadcasts' }).waitFor();
+    page = await signedInDashboard(browser, t.url, t.token, '/broadcasts', 'Broadcasts', { viewport: { width: 1280, height: 800 } });
   }, 60_000);
 
   afterAll(async () => {

@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { newId } from '../../src/core/ids.js';
 import { insertInbound } from '../../src/inbound/inbound.repo.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { answerDialog, launchChromium } from '../helpers/browser.js';
+import { answerDialog, launchChromium, signedInDashboard } from '../helpers/browser.js';
 
 // The dashboard in a real browser against a real server: sign in with a key,
 // read what the sink kept, and see that nothing an email carries can run in
@@ -299,12 +299,8 @@ describe('the dashboard in Chromium', () => {
 
   it('creates a key, shows its token once, revokes it, and signs out when the key in use is revoked', async () => {
     const keeper = await t.seed.key({ mode: 'test', name: 'keeper' });
-    const own = await browser.newPage();
-    own.setDefaultTimeout(10_000);
+    const own = await signedInDashboard(browser, t.url, keeper.token, '/api-keys', 'API keys');
     try {
-      await own.goto(`${t.url}/dashboard/#/api-keys`);
-      await own.getByLabel('API key').fill(keeper.token);
-      await own.getByRole('button', { name: 'Sign in' }).click();
       await own.getByLabel('Key name').fill('ci deploy');
       await own.getByRole('button', { name: 'Create key' }).click();
       const token = await own.locator('code.token').textContent();

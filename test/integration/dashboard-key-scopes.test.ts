@@ -126,9 +126,9 @@ describe('the dashboard offers what its key may do', () => {
 
   it('offers everything, as before, when the key\'s scopes cannot be read (an older server)', async () => {
     const { token } = await t.seed.key({ name: 'auditor on an older server', scopes: READ_ONLY });
-    const page = await signedInDashboard(browser, t.url, token, '/emails', 'Emails', async (p) => {
-      await p.route('**/v1/api-keys/current', (route) =>
-        route.fulfill({ status: 404, contentType: 'application/json', body: JSON.stringify({ error: { code: 'not_found', message: 'No such route.' } }) }));
+    const page = await signedInDashboard(browser, t.url, token, '/emails', 'Emails', {
+      beforeSignIn: (p) => p.route('**/v1/api-keys/current', (route) =>
+        route.fulfill({ status: 404, contentType: 'application/json', body: JSON.stringify({ error: { code: 'not_found', message: 'No such route.' } }) })),
     });
     expect(await navLinks(page)).toHaveLength(12);
     const domains = views[0];
@@ -156,7 +156,7 @@ describe('the dashboard offers what its key may do', () => {
       const scope = `${section.replace('-', '_')}:read`;
       const { token } = await t.seed.key({ name: `only ${scope}`, scopes: [scope] });
       let quiet: ReturnType<typeof watchRequests> | undefined;
-      const page = await signedInDashboard(browser, t.url, token, view.route, view.heading, async (p) => { quiet = watchRequests(p); });
+      const page = await signedInDashboard(browser, t.url, token, view.route, view.heading, { beforeSignIn: async (p) => { quiet = watchRequests(p); } });
       await page.getByText(view.ready).first().waitFor();
       // Let the view's later reads (previews, counts) answer too.
       await quiet!();

@@ -4,7 +4,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import { newId } from '../../src/core/ids.js';
 import { insertInbound } from '../../src/inbound/inbound.repo.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { launchChromium, twoDigitHourZone } from '../helpers/browser.js';
+import { launchChromium, signedInDashboard, twoDigitHourZone } from '../helpers/browser.js';
 import { startDns, type TestDns } from '../helpers/dns.js';
 import { eventually } from '../helpers/smtp-app.js';
 
@@ -142,9 +142,7 @@ describe('the dashboard\'s layout in Chromium', () => {
     emptyKey = (await t.seed.key({ workspaceId: empty.id, name: 'empty' })).token;
 
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1440, height: 900 }, timezoneId: twoDigitHourZone() });
-    page.setDefaultTimeout(10_000);
-    await signIn(t.token);
+    page = await signedInDashboard(browser, t.url, t.token, '/emails', 'Emails', { timezoneId: twoDigitHourZone() });
   }, 60_000);
 
   afterAll(async () => {
@@ -152,13 +150,6 @@ describe('the dashboard\'s layout in Chromium', () => {
     await t?.close();
     await dns?.stop();
   });
-
-  async function signIn(key: string) {
-    await page.goto(`${t.url}/dashboard/#/emails`);
-    await page.getByLabel('API key').fill(key);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Emails', level: 1 }).waitFor();
-  }
 
   /** Opens a route and waits until its view is drawn. */
   async function open(hash: string) {
@@ -548,7 +539,11 @@ describe('the dashboard\'s layout in Chromium', () => {
 
   it('says in each empty list what to do about it', async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
-    await signIn(emptyKey);
+    // The same page signed in again, with a key of a workspace that has nothing yet.
+    await page.goto(`${t.url}/dashboard/#/emails`);
+    await page.getByLabel('API key').fill(emptyKey);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { name: 'Emails', level: 1 }).waitFor();
     const expected: Array<[string, RegExp]> = [
       ['#/emails', /No emails yet\. Send one through the API \(POST \/v1\/emails\)/],
       ['#/domains', /No domains yet\. Add the domain you send from below/],

@@ -61,12 +61,7 @@ describe('operating the dashboard in Chromium', () => {
     let zoned: Page;
 
     beforeAll(async () => {
-      zoned = await browser.newPage({ viewport: { width: 1440, height: 900 }, timezoneId: ZONE });
-      zoned.setDefaultTimeout(10_000);
-      await zoned.goto(`${t.url}/dashboard/#/emails`);
-      await zoned.getByLabel('API key').fill(t.token);
-      await zoned.getByRole('button', { name: 'Sign in' }).click();
-      await zoned.getByRole('heading', { name: 'Emails', level: 1 }).waitFor();
+      zoned = await signedInDashboard(browser, t.url, t.token, '/emails', 'Emails', { timezoneId: ZONE });
     });
 
     it('is resent as a new email, which the page goes to', async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { launchChromium, twoDigitHourZone } from '../helpers/browser.js';
+import { launchChromium, signedInDashboard, twoDigitHourZone } from '../helpers/browser.js';
 
 // What a phone (390 by 844) shows on its first screen, measured in Chromium: the menu and a list's filters leave room
 // for the list's first rows, an email's body is near its top, and no card runs past its list; and, on a desktop,
@@ -54,12 +54,7 @@ describe('the dashboard on a phone\'s first screen', () => {
     for (let i = 0; i < 3; i++) expect((await t.api.post('/v1/contacts', { email: `reader${i}@example.com`, tags: ['news'] })).status).toBe(201);
 
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: PHONE, timezoneId: twoDigitHourZone() });
-    page.setDefaultTimeout(10_000);
-    await page.goto(`${t.url}/dashboard/#/emails`);
-    await page.getByLabel('API key').fill(t.token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Emails', level: 1 }).waitFor();
+    page = await signedInDashboard(browser, t.url, t.token, '/emails', 'Emails', { viewport: PHONE, timezoneId: twoDigitHourZone() });
   }, 60_000);
 
   afterAll(async () => {

@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { startDns, type TestDns } from '../helpers/dns.js';
 import { directDeliveryEnv, startScriptedMx, type ScriptedMx } from '../helpers/mx.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { answerDialog, launchChromium, twoDigitHourZone } from '../helpers/browser.js';
+import { answerDialog, launchChromium, signedInDashboard, twoDigitHourZone } from '../helpers/browser.js';
 import { eventually } from '../helpers/smtp-app.js';
 
 // The Queue view in Chromium, against a real MX found through dnsmasq that
@@ -33,12 +33,7 @@ describe('the Queue view in Chromium', () => {
     }
     await eventually(async () => ((await t.api.get('/v1/queue')).body.data[0]?.deferred === 3 ? true : undefined), 10_000, 'the deferrals');
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 800 }, timezoneId: twoDigitHourZone() });
-    page.setDefaultTimeout(10_000);
-    await page.goto(`${t.url}/dashboard/#/queue`);
-    await page.getByLabel('API key').fill(t.token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Queue', level: 1 }).waitFor();
+    page = await signedInDashboard(browser, t.url, t.token, '/queue', 'Queue', { viewport: { width: 1280, height: 800 }, timezoneId: twoDigitHourZone() });
   }, 60_000);
 
   afterAll(async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { launchChromium, twoDigitHourZone } from '../helpers/browser.js';
+import { launchChromium, signedInDashboard, twoDigitHourZone } from '../helpers/browser.js';
 
 // What a tablet (800 pixels wide, and 1024 held sideways) shows, measured in Chromium: the sections on one row of the
 // top bar, as on a phone, and no view running off the side of the screen.
@@ -41,12 +41,7 @@ describe('the dashboard on a tablet', () => {
     ids.key = (await t.api.get('/v1/api-keys')).body.data[0].id;
 
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: TABLETS[0], timezoneId: twoDigitHourZone() });
-    page.setDefaultTimeout(10_000);
-    await page.goto(`${t.url}/dashboard/#/emails`);
-    await page.getByLabel('API key').fill(t.token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Emails', level: 1 }).waitFor();
+    page = await signedInDashboard(browser, t.url, t.token, '/emails', 'Emails', { viewport: TABLETS[0], timezoneId: twoDigitHourZone() });
   }, 60_000);
 
   afterAll(async () => {

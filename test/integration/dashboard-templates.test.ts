@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page, Request } from 'playwright-core';
 import { sinkMessagesFor } from '../../src/delivery/sink.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { answerDialog, launchChromium, leavingIsQuestioned } from '../helpers/browser.js';
+import { answerDialog, launchChromium, leavingIsQuestioned, signedInDashboard } from '../helpers/browser.js';
 
 // The Templates view in Chromium: a template authored entirely in the page,
 // its live preview rendered by the server, published there, and then used by
@@ -19,12 +19,7 @@ describe('the Templates view in Chromium', () => {
     t = await startTestApp();
     await t.seed.activeDomain('shop.test');
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.setDefaultTimeout(10_000);
-    await page.goto(`${t.url}/dashboard/#/templates`);
-    await page.getByLabel('API key').fill(t.token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Templates' }).waitFor();
+    page = await signedInDashboard(browser, t.url, t.token, '/templates', 'Templates', { viewport: { width: 1280, height: 900 } });
   }, 60_000);
 
   afterAll(async () => {

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { answerDialog, launchChromium } from '../helpers/browser.js';
+import { answerDialog, launchChromium, signedInDashboard } from '../helpers/browser.js';
 
 // The Webhooks view in Chromium, against a real receiving endpoint on
 // loopback: an endpoint added in the page with its event filter, its secret
@@ -30,12 +30,7 @@ describe('the Webhooks view in Chromium', () => {
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     t = await startTestApp({ env: { MAILROOM_WEBHOOK_ALLOW_PRIVATE: 'true' } });
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.setDefaultTimeout(10_000);
-    await page.goto(`${t.url}/dashboard/#/webhooks`);
-    await page.getByLabel('API key').fill(t.token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.getByRole('heading', { name: 'Webhooks' }).waitFor();
+    page = await signedInDashboard(browser, t.url, t.token, '/webhooks', 'Webhooks', { viewport: { width: 1280, height: 900 } });
   }, 60_000);
 
   afterAll(async () => {

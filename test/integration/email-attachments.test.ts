@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { launchChromium } from '../helpers/browser.js';
+import { launchChromium, signedInDashboard } from '../helpers/browser.js';
 
 // The attachments of sent mail, downloaded over HTTP byte for byte, from
 // inline content and from an upload, under their own names, and from the
@@ -66,11 +66,8 @@ describe('attachments of sent mail', () => {
 
   it('downloads from the email\'s page in the dashboard', async () => {
     browser = await launchChromium();
-    const page = await browser.newPage({ acceptDownloads: true });
-    page.setDefaultTimeout(10_000);
-    await page.goto(`${t.url}/dashboard/#/emails/${emailId}`);
-    await page.getByLabel('API key').fill(t.token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    // Playwright accepts downloads unless told not to.
+    const page = await signedInDashboard(browser, t.url, t.token, `/emails/${emailId}`, 'Your statement');
     await page.getByRole('heading', { name: 'Attachments' }).waitFor();
     const row = page.locator('tr').filter({ hasText: 'application/pdf' });
     const [download] = await Promise.all([page.waitForEvent('download'), row.getByRole('button', { name: 'Download' }).click()]);
