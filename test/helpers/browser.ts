@@ -73,6 +73,53 @@ export async function signedInDashboard(browser: Browser, url: string, token: st
   return page;
 }
 
+/** Goes to `route` of the dashboard at `url` (signed in) and waits for its heading `heading`. */
+export async function openView(page: Page, url: string, route: string, heading: string | RegExp): Promise<void> {
+  await page.goto(`${url}/dashboard/#${route}`);
+  await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
+}
+
+/** Goes to `route` of the dashboard at `url` (signed in) and waits until its view is drawn, whatever its heading. */
+export async function openDrawnView(page: Page, url: string, route: string): Promise<void> {
+  await page.goto(`${url}/dashboard/#${route}`);
+  await page.locator('main h1').first().waitFor();
+  await page.waitForFunction(() => !(globalThis as unknown as { document: { body: { textContent: string } } }).document.body.textContent.includes('Loading…'));
+}
+
+/** Waits until the note above the view says `text`. */
+export function noteSays(page: Page, text: string | RegExp): Promise<void> {
+  return page.locator('#note[role="status"]').filter({ hasText: text }).waitFor();
+}
+
+/** Waits until an element matching `selector` (in `within`, a page or a frame) holds `text`. */
+export function textShows(within: Pick<Page, 'locator'>, selector: string, text: string | RegExp): Promise<void> {
+  return within.locator(selector).filter({ hasText: text }).first().waitFor();
+}
+
+/**
+ * What a person sees of `page` on a desktop and on a phone: screenshots at 1440 and at 390 pixels wide, named
+ * `name`-1440.png and `name`-390.png, in MAILROOM_SCREENSHOTS when that is set; from `scrolledTo` when given.
+ * The window is left at 1440 by 900.
+ */
+export async function desktopAndPhoneShots(page: Page, name: string, scrolledTo?: string): Promise<void> {
+  const folder = process.env.MAILROOM_SCREENSHOTS;
+  if (!folder) return;
+  for (const width of [1440, 390]) {
+    await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
+    if (scrolledTo) await page.locator(scrolledTo).evaluate((el) => el.scrollIntoView({ block: 'start' }));
+    await page.screenshot({ path: `${folder}/${name}-${width}.png`, fullPage: width === 1440 });
+  }
+  await page.setViewportSize({ width: 1440, height: 900 });
+}
+
+/** How far `page` is wider than its window: 0 when nothing runs off the side. */
+export function overflowWidth(page: Page): Promise<number> {
+  return page.evaluate(() => {
+    const dom = globalThis as unknown as { document: { documentElement: { scrollWidth: number } }; innerWidth: number };
+    return Math.max(0, dom.document.documentElement.scrollWidth - dom.innerWidth);
+  });
+}
+
 /**
  * Answers the question the dashboard asks in its page before an action (its
  * confirmDialog): waits for the dialog, presses the button named `button`

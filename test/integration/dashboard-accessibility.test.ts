@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { answerDialog, launchChromium, signedInDashboard } from '../helpers/browser.js';
+import { answerDialog, launchChromium, openView, signedInDashboard } from '../helpers/browser.js';
 
 // What a keyboard and a screen reader need of the dashboard's shared pieces, checked in Chromium: a focus ring in
 // sight, the focus kept after an action, notes read out, refused fields marked and described, questions that say
@@ -62,10 +62,7 @@ describe('the dashboard for keyboard and screen reader in Chromium', () => {
     return { tag: el?.tagName.toLowerCase(), id: el?.id, text: el?.textContent?.trim(), label: el?.getAttribute('aria-label') };
   });
 
-  async function open(hash: string, heading: string) {
-    await page.goto(`${t.url}/dashboard/${hash}`);
-    await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
-  }
+  const open = (route: string, heading: string) => openView(page, t.url, route, heading);
 
   it('starts the focus on the heading of the view a sign-in opens, and on the key\'s field before it', async () => {
     const fresh = await browser.newPage({ viewport: { width: 1440, height: 900 } });
@@ -87,7 +84,7 @@ describe('the dashboard for keyboard and screen reader in Chromium', () => {
   });
 
   it('draws a section link\'s focus ring inside the row of sections, which clips what runs out of it', async () => {
-    await open('#/emails', 'Emails');
+    await open('/emails', 'Emails');
     // From the skip link, Tab reaches the first section by keyboard, as :focus-visible needs.
     await page.locator('.skip-link').focus();
     await page.keyboard.press('Tab');
@@ -179,17 +176,17 @@ describe('the dashboard for keyboard and screen reader in Chromium', () => {
   }
 
   it('keeps greyed text and an editor\'s placeholder readable', async () => {
-    await open('#/api-keys', 'API keys');
+    await open('/api-keys', 'API keys');
     // With full access ticked, the scopes one by one are greyed, their notes too.
     expect(await page.locator('#scope-emails\\:read').isDisabled()).toBe(true);
     expect(await contrast('#scope-emails\\:read-what')).toBeGreaterThanOrEqual(4.5);
-    await open(`#/templates/${templateId}`, 'Receipt');
+    await open(`/templates/${templateId}`, 'Receipt');
     await page.locator('#template-text .cm-content').click();
     expect(await contrast('#template-text .cm-placeholder')).toBeGreaterThanOrEqual(4.5);
   });
 
   it('says an action\'s note through a live region kept from one view to the next', async () => {
-    await open('#/suppressions', 'Suppressions');
+    await open('/suppressions', 'Suppressions');
     const before = await page.evaluateHandle(() => (globalThis as unknown as Dom).document.getElementById('note'));
     expect(await before.evaluate((note) => note?.getAttribute('role'))).toBe('status');
     await page.getByLabel('Email address', { exact: true }).fill('new@example.org');
@@ -202,7 +199,7 @@ describe('the dashboard for keyboard and screen reader in Chromium', () => {
   });
 
   it('marks a refused field and describes it by the refusal, until it is taken', async () => {
-    await open('#/suppressions', 'Suppressions');
+    await open('/suppressions', 'Suppressions');
     const field = page.getByLabel('Email address', { exact: true });
     await field.fill('not an address');
     await page.getByRole('button', { name: 'Suppress' }).click();
@@ -226,7 +223,7 @@ describe('the dashboard for keyboard and screen reader in Chromium', () => {
   });
 
   it('describes a refused filter by the refusal under the list', async () => {
-    await open('#/emails?status=bogus', 'Emails');
+    await open('/emails?status=bogus', 'Emails');
     const refusal = page.getByRole('alert').filter({ hasText: 'The Status filter was refused' });
     await refusal.waitFor();
     const status = page.locator('#filter-status');
@@ -237,7 +234,7 @@ describe('the dashboard for keyboard and screen reader in Chromium', () => {
   });
 
   it('keeps the focus on a button its action disabled while it ran', async () => {
-    await open(`#/broadcasts/${broadcastId}`, 'November');
+    await open(`/broadcasts/${broadcastId}`, 'November');
     await page.getByLabel('Subject', { exact: true }).fill('November news');
     const save = page.getByRole('button', { name: 'Save', exact: true });
     await save.focus();
@@ -247,7 +244,7 @@ describe('the dashboard for keyboard and screen reader in Chromium', () => {
   });
 
   it('moves the focus to the heading, not the top of the page, when an action draws its view anew', async () => {
-    await open(`#/domains/${domainId}`, 'shop.test');
+    await open(`/domains/${domainId}`, 'shop.test');
     await page.getByRole('button', { name: 'Verify', exact: true }).focus();
     await page.keyboard.press('Enter');
     await page.getByRole('status').filter({ hasText: 'DNS checked' }).waitFor();
@@ -256,7 +253,7 @@ describe('the dashboard for keyboard and screen reader in Chromium', () => {
   });
 
   it('moves the focus to a variable row added, and on from one removed', async () => {
-    await open(`#/templates/${templateId}`, 'Receipt');
+    await open(`/templates/${templateId}`, 'Receipt');
     const rows = page.locator('.variable-row');
     await rows.first().waitFor();
     await page.getByRole('button', { name: 'Add variable' }).focus();
@@ -384,7 +381,7 @@ describe('the dashboard for keyboard and screen reader in Chromium', () => {
   });
 
   it('gives the focus to an email\'s source once its button has gone, and lets the keyboard scroll it', async () => {
-    await open(`#/emails/${emailId}`, 'Hello');
+    await open(`/emails/${emailId}`, 'Hello');
     await page.getByRole('button', { name: 'Show the source' }).focus();
     await page.keyboard.press('Enter');
     await page.getByRole('region', { name: 'Source' }).waitFor();
@@ -397,7 +394,7 @@ describe('the dashboard for keyboard and screen reader in Chromium', () => {
     const paced = await t.api.post('/v1/broadcasts', { name: 'Paced', from: 'News <news@shop.test>', subject: 'One a second', text: 'Slowly',
       audience: { tag_ids: [tag.id] }, send_rate_per_minute: 60 });
     expect((await t.api.post(`/v1/broadcasts/${paced.body.id}/send`, {})).status).toBe(200);
-    await open(`#/broadcasts/${paced.body.id}`, 'Paced');
+    await open(`/broadcasts/${paced.body.id}`, 'Paced');
     const back = page.getByRole('link', { name: '← All broadcasts' });
     await back.focus();
     const shown = await page.locator('.progress-count').textContent();
@@ -407,7 +404,7 @@ describe('the dashboard for keyboard and screen reader in Chromium', () => {
   });
 
   it('asks in a dialog that is named and described, holds the focus, closes on Escape and gives the focus back', async () => {
-    await open('#/suppressions', 'Suppressions');
+    await open('/suppressions', 'Suppressions');
     const remove = page.getByRole('row').filter({ hasText: 'gone@example.org' }).getByRole('button', { name: 'Remove' });
     await remove.focus();
     await page.keyboard.press('Enter');

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { answerDialog, launchChromium, signedInDashboard } from '../helpers/browser.js';
+import { answerDialog, launchChromium, noteSays, signedInDashboard, textShows } from '../helpers/browser.js';
 import { publishDkim, resolverOf, startDns, type TestDns } from '../helpers/dns.js';
 import { directDeliveryEnv, startScriptedMx, type ScriptedMx } from '../helpers/mx.js';
 import { eventually } from '../helpers/smtp-app.js';
@@ -63,11 +63,6 @@ describe('the Broadcasts view in Chromium', () => {
     await testDns?.stop();
   });
 
-  /** Waits until the note above the view says `text`. */
-  const note = (text: string | RegExp) => page.locator('#note[role="status"]').filter({ hasText: text }).waitFor();
-  /** Waits until an element matching `selector` (in `within`) holds `text`. */
-  const seen = (within: Pick<Page, 'locator'>, selector: string, text: string | RegExp) =>
-    within.locator(selector).filter({ hasText: text }).first().waitFor();
   /** What a person sees at 1280x800, from `scrolledTo` when given. */
   const shot = async (name: string, scrolledTo?: string) => {
     if (!SCREENSHOTS) return;
@@ -82,7 +77,7 @@ describe('the Broadcasts view in Chromium', () => {
     await page.getByRole('link', { name: 'New broadcast' }).click();
     await page.getByLabel('Name').fill('November news');
     await page.getByRole('button', { name: 'Create draft' }).click();
-    await note('The draft “November news” was created');
+    await noteSays(page, 'The draft “November news” was created');
     const id = broadcastId();
 
     // The picker offers the active domain and fills a whole from line.
@@ -100,9 +95,9 @@ describe('the Broadcasts view in Chromium', () => {
     expect(colours[0]).not.toBe(colours[1]);
     await page.getByText('Unsaved changes.').waitFor();
     // Before narrowing, every subscribed contact that is not deleted or suppressed: the three tagged and the untagged one.
-    await seen(page, '.audience-count', /^4 contacts$/);
+    await textShows(page, '.audience-count', /^4 contacts$/);
     await page.getByRole('group', { name: 'Contacts with any of these tags' }).getByLabel('news').check();
-    await seen(page, '.audience-count', /^3 contacts$/);
+    await textShows(page, '.audience-count', /^3 contacts$/);
     const sample = await page.locator('.composer-side tbody tr td:first-child').allTextContents();
     expect(sample.sort()).toEqual(['ann@example.com', 'bob@example.com', 'cy@example.com']);
     // Engagement reads as it does in the contacts list, not as the API's tier id ("no data").
@@ -116,7 +111,7 @@ describe('the Broadcasts view in Chromium', () => {
     await shot('composer', '.title-row');
 
     await page.getByRole('button', { name: 'Save', exact: true }).click();
-    await note('Saved.');
+    await noteSays(page, 'Saved.');
     const stored = (await t.api.get(`/v1/broadcasts/${id}`)).body;
     const newsTag = ((await t.api.get('/v1/tags')).body.data as Array<{ id: string; name: string }>).find((x) => x.name === 'news')!.id;
     expect(stored).toMatchObject({ from: `News <hello@${DOMAIN}>`, subject: 'News for {{ contact.first_name }}', template: null,
@@ -126,8 +121,8 @@ describe('the Broadcasts view in Chromium', () => {
     // The preview is the server's rendering for one contact, in the sandboxed frame.
     await page.getByLabel('As', { exact: true }).selectOption({ label: 'Bob Stone <bob@example.com>' });
     await page.getByRole('button', { name: 'Preview', exact: true }).click();
-    await seen(page.frameLocator('.broadcast-preview iframe'), '#greeting', /^Hello Bob, this is November\.$/);
-    await seen(page, '.preview-subject', /^Subject: News for Bob$/);
+    await textShows(page.frameLocator('.broadcast-preview iframe'), '#greeting', /^Hello Bob, this is November\.$/);
+    await textShows(page, '.preview-subject', /^Subject: News for Bob$/);
     expect(await page.locator('.broadcast-preview iframe').getAttribute('sandbox')).toBe('');
     await shot('preview', '.composer-side section:nth-child(2)');
 
@@ -147,11 +142,11 @@ describe('the Broadcasts view in Chromium', () => {
     expect(await emailsOf(id)).toEqual([]);
     await shot('confirm');
     await dialog.getByRole('button', { name: 'Send to 3 contacts' }).click();
-    await note('Sending to 3 contacts');
+    await noteSays(page, 'Sending to 3 contacts');
 
     // The page follows the broadcast to the end without a reload.
-    await seen(page, '.title-row .badge', /^sent$/);
-    await seen(page, '.progress-count', /^3 of 3$/);
+    await textShows(page, '.title-row .badge', /^sent$/);
+    await textShows(page, '.progress-count', /^3 of 3$/);
     await shot('sent');
     // No contact was skipped: no count of them, and no table.
     expect(await page.locator('[data-stat="skipped"], .skipped-panel').count()).toBe(0);
@@ -183,18 +178,18 @@ describe('the Broadcasts view in Chromium', () => {
 
     // Its emails are one link away, in the Emails view narrowed to it.
     await page.getByRole('link', { name: 'Its emails, one per contact' }).click();
-    await seen(page, '.filter-note', 'The emails of the broadcast November news');
-    await seen(page, 'tbody', 'cy@example.com');
+    await textShows(page, '.filter-note', 'The emails of the broadcast November news');
+    await textShows(page, 'tbody', 'cy@example.com');
     expect(await page.locator('tbody tr').count()).toBe(3);
 
     // Once sent, its page still says to whom and what: the audience in words, the message as a contact got it.
     await page.goBack();
     await page.getByText('Subscribed contacts tagged “news”.').waitFor();
-    await seen(page.frameLocator('.broadcast-preview iframe'), '#greeting', /^Hello (Ann|Bob|Cy), this is November\.$/);
+    await textShows(page.frameLocator('.broadcast-preview iframe'), '#greeting', /^Hello (Ann|Bob|Cy), this is November\.$/);
     await shot('sent-content', '.broadcast-preview');
     // Duplicated, it is a new draft with the same content and audience, to send again.
     await page.locator('.title-row').getByRole('button', { name: 'Duplicate' }).click();
-    await note('“November news (copy)” is a new draft with the content and audience of “November news”.');
+    await noteSays(page, '“November news (copy)” is a new draft with the content and audience of “November news”.');
     const copy = (await t.api.get(`/v1/broadcasts/${broadcastId()}`)).body;
     expect(copy.id).not.toBe(id);
     expect(copy).toMatchObject({ name: 'November news (copy)', status: 'draft', from: stored.from, subject: stored.subject, html: stored.html,
@@ -205,7 +200,7 @@ describe('the Broadcasts view in Chromium', () => {
     const created = await t.api.post('/v1/broadcasts', { name: 'Nobody', from: `News <hello@${DOMAIN}>`, subject: 'Hi', text: 'Hello',
       audience: { engagement_tiers: ['cold'] } });
     await page.goto(`${t.url}/dashboard/#/broadcasts/${created.body.id}`);
-    await seen(page, '.audience-count', /^0 contacts$/);
+    await textShows(page, '.audience-count', /^0 contacts$/);
     const sendError = page.locator('.field-error[data-field="scheduled_at"] [role="alert"]');
     await page.getByRole('button', { name: 'Send now…' }).click();
     await sendError.filter({ hasText: /^No contact is in the audience now, so sending would make no email/ }).waitFor();
@@ -226,7 +221,7 @@ describe('the Broadcasts view in Chromium', () => {
     await page.goto(`${t.url}/dashboard/#/broadcasts/${created.body.id}`);
     await page.getByLabel('Use a template').check();
     await page.getByLabel('Template', { exact: true }).selectOption({ label: 'Plan letter' });
-    await seen(page, '.template-hint', 'Version 1 needs “plan”, which a broadcast cannot give');
+    await textShows(page, '.template-hint', 'Version 1 needs “plan”, which a broadcast cannot give');
     await shot('template-hint', '.template-hint');
 
     // Changed and not saved, the composer asks before it is left.
@@ -245,23 +240,23 @@ describe('the Broadcasts view in Chromium', () => {
     await page.goto(`${t.url}/dashboard/#/broadcasts/${id}`);
     await page.getByRole('button', { name: 'Send now…' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Send to 6 contacts' }).click();
-    await seen(page, '.title-row .badge', /^sending$/);
+    await textShows(page, '.title-row .badge', /^sending$/);
     // The count moves without a reload.
     const first = Number(/^(\d+) of 6$/.exec((await page.locator('.progress-count').textContent())!)![1]);
     expect(first).toBeLessThan(5);
-    await seen(page, '.progress-count', new RegExp(`^[${first + 1}-5] of 6$`));
+    await textShows(page, '.progress-count', new RegExp(`^[${first + 1}-5] of 6$`));
     await shot('sending');
 
     await page.getByRole('button', { name: 'Pause' }).click();
-    await seen(page, '.title-row .badge', /^paused$/);
-    await note('Paused');
-    await seen(page, '.flash.warn', 'paused by request');
+    await textShows(page, '.title-row .badge', /^paused$/);
+    await noteSays(page, 'Paused');
+    await textShows(page, '.flash.warn', 'paused by request');
     expect((await t.api.get(`/v1/broadcasts/${id}`)).body.status).toBe('paused');
     const atPause = (await emailsOf(id)).length;
 
     await page.getByRole('button', { name: 'Resume' }).click();
-    await seen(page, '.title-row .badge', /^sending$/);
-    await note('Resumed');
+    await textShows(page, '.title-row .badge', /^sending$/);
+    await noteSays(page, 'Resumed');
     expect((await t.api.get(`/v1/broadcasts/${id}`)).body.status).toBe('sending');
 
     const cancel = page.locator('.title-row').getByRole('button', { name: 'Cancel' });
@@ -274,8 +269,8 @@ describe('the Broadcasts view in Chromium', () => {
     await dialog.waitFor();
     expect(await dialog.textContent()).toMatch(/of 6 are made; no more will be/);
     await dialog.getByRole('button', { name: 'Cancel the broadcast' }).click();
-    await seen(page, '.title-row .badge', /^cancelled$/);
-    await note('The broadcast was cancelled');
+    await textShows(page, '.title-row .badge', /^cancelled$/);
+    await noteSays(page, 'The broadcast was cancelled');
     const cancelled = (await t.api.get(`/v1/broadcasts/${id}`)).body;
     expect(cancelled.status).toBe('cancelled');
     expect(cancelled.stats.emails_created).toBeGreaterThanOrEqual(atPause);
@@ -288,7 +283,7 @@ describe('the Broadcasts view in Chromium', () => {
     const created = await t.api.post('/v1/broadcasts', { name: 'Later', from: `News <hello@${DOMAIN}>`, subject: 'Later', text: 'Soon' });
     const id = created.body.id as string;
     await page.goto(`${t.url}/dashboard/#/broadcasts/${id}`);
-    await seen(page, '.audience-count', /contacts$/);
+    await textShows(page, '.audience-count', /contacts$/);
     await page.getByLabel('At a time').check();
     // Three hours from now, as the page's datetime field takes it: local time, to the minute.
     const local = await page.evaluate(() => {
@@ -303,19 +298,19 @@ describe('the Broadcasts view in Chromium', () => {
     await dialog.waitFor();
     expect(await dialog.textContent()).toMatch(/Send “Later” to \d+ contacts on /);
     await dialog.getByRole('button', { name: 'Schedule' }).click();
-    await note('Scheduled for');
+    await noteSays(page, 'Scheduled for');
     expect((await t.api.get(`/v1/broadcasts/${id}`)).body).toMatchObject({ status: 'scheduled', scheduled_at: local.iso });
-    await seen(page, '.title-row .badge', /^scheduled$/);
-    await seen(page, '.flash', 'It can still change');
+    await textShows(page, '.title-row .badge', /^scheduled$/);
+    await textShows(page, '.flash', 'It can still change');
     await page.getByLabel('Subject').fill('Later today');
     await page.getByRole('button', { name: 'Save', exact: true }).click();
-    await note('Saved.');
+    await noteSays(page, 'Saved.');
     expect((await t.api.get(`/v1/broadcasts/${id}`)).body).toMatchObject({ status: 'scheduled', subject: 'Later today' });
 
     // Sent at once from elsewhere: the open page notices and shows the progress.
     expect((await t.api.post(`/v1/broadcasts/${id}/send`, {})).status).toBe(200);
-    await seen(page, '.title-row .badge', /^(sending|sent)$/);
-    await seen(page, '.progress-panel h2', 'Progress');
+    await textShows(page, '.title-row .badge', /^(sending|sent)$/);
+    await textShows(page, '.progress-panel h2', 'Progress');
   });
 
   it('takes its content from a published template, previewed as a contact', async () => {
@@ -324,20 +319,20 @@ describe('the Broadcasts view in Chromium', () => {
     expect((await t.api.post(`/v1/templates/${template.body.id}/publish`, {})).status).toBe(200);
     const created = await t.api.post('/v1/broadcasts', { name: 'Digest week', from: `News <hello@${DOMAIN}>`, audience: { tag_ids: [] } });
     await page.goto(`${t.url}/dashboard/#/broadcasts/${created.body.id}`);
-    await seen(page, '.audience-count', /contacts$/);
+    await textShows(page, '.audience-count', /contacts$/);
     await page.getByLabel('Use a template').check();
     expect(await page.locator('#broadcast-html').isVisible()).toBe(false);
     await page.getByLabel('Template', { exact: true }).selectOption({ label: 'Digest (digest)' });
     expect(await page.getByLabel('Version').locator('option:checked').textContent()).toBe('Published (now version 1)');
     await page.getByRole('button', { name: 'Save', exact: true }).click();
-    await note('Saved.');
+    await noteSays(page, 'Saved.');
     expect((await t.api.get(`/v1/broadcasts/${created.body.id}`)).body).toMatchObject({
       template: { id: template.body.id, version: null }, html: null, text: null, subject: null });
 
     await page.getByLabel('As', { exact: true }).selectOption({ label: 'Cy Young <cy@example.com>' });
     await page.getByRole('button', { name: 'Preview', exact: true }).click();
-    await seen(page.frameLocator('.broadcast-preview iframe'), '#digest', /^Your digest, Cy Young\.$/);
-    await seen(page, '.preview-subject', /^Subject: Digest for Cy$/);
+    await textShows(page.frameLocator('.broadcast-preview iframe'), '#digest', /^Your digest, Cy Young\.$/);
+    await textShows(page, '.preview-subject', /^Subject: Digest for Cy$/);
   });
 
   it('shows, beside the counts, the contacts that got no email and why, a page at a time', async () => {
@@ -357,14 +352,14 @@ describe('the Broadcasts view in Chromium', () => {
     });
     expect((await t.api.post(`/v1/broadcasts/${created.body.id}/send`, {})).status).toBe(200);
     await page.goto(`${t.url}/dashboard/#/broadcasts/${created.body.id}`);
-    await seen(page, '.title-row .badge', /^sent$/);
-    await seen(page, '[data-stat="skipped"] .stat-value', /^13$/);
+    await textShows(page, '.title-row .badge', /^sent$/);
+    await textShows(page, '[data-stat="skipped"] .stat-value', /^13$/);
     // The bar counts skipped contacts as done: the broadcast is through with all 14.
-    await seen(page, '.progress-count', /^14 of 14$/);
-    await seen(page, '.progress-panel p', /^1 email made and 13 contacts skipped for an audience of 14 contacts\.$/);
+    await textShows(page, '.progress-count', /^14 of 14$/);
+    await textShows(page, '.progress-panel p', /^1 email made and 13 contacts skipped for an audience of 14 contacts\.$/);
     const panel = page.locator('.skipped-panel');
-    await seen(panel, 'h2', 'Skipped: 13 contacts got no email');
-    await seen(panel, 'tbody tr', 'garbled10@example.com');
+    await textShows(panel, 'h2', 'Skipped: 13 contacts got no email');
+    await textShows(panel, 'tbody tr', 'garbled10@example.com');
     expect(await panel.locator('tbody tr').count()).toBe(10);
     // Newest first: the chunk's refused emails were recorded after the messages that did not render.
     const row = (n: number) => panel.locator('tbody tr').nth(n).locator('td');
@@ -385,7 +380,7 @@ describe('the Broadcasts view in Chromium', () => {
       await page.setViewportSize({ width: 1280, height: 800 });
     }
     await panel.getByRole('button', { name: 'Show more' }).click();
-    await seen(panel, 'tbody tr', 'garbled0@example.com');
+    await textShows(panel, 'tbody tr', 'garbled0@example.com');
     expect(await panel.locator('tbody tr').count()).toBe(13);
     expect(await panel.getByRole('button', { name: 'Show more' }).count()).toBe(0);
   });
@@ -393,7 +388,7 @@ describe('the Broadcasts view in Chromium', () => {
   it('shows the API refusal beside the field it names', async () => {
     const created = await t.api.post('/v1/broadcasts', { name: 'Stranger', from: 'Someone <hi@unknown.test>', text: 'Hello' });
     await page.goto(`${t.url}/dashboard/#/broadcasts/${created.body.id}`);
-    await seen(page, '.audience-count', /contacts$/);
+    await textShows(page, '.audience-count', /contacts$/);
     // The stored text is in its editor; an empty HTML editor shows nothing but its line number.
     expect(await page.locator('#broadcast-text .cm-content').textContent()).toBe('Hello');
     expect(await page.locator('#broadcast-html .cm-content').textContent()).toBe('');
@@ -401,23 +396,23 @@ describe('the Broadcasts view in Chromium', () => {
     // Refused on save: the address cannot be parsed.
     await page.locator('#broadcast-from').fill('not an address');
     await page.getByRole('button', { name: 'Save', exact: true }).click();
-    await seen(page, '.field-error[data-field="from"] [role="alert"]', "'from'");
+    await textShows(page, '.field-error[data-field="from"] [role="alert"]', "'from'");
 
     // Refused on send: a draft may lack a subject, a broadcast going out may not.
     await page.locator('#broadcast-from').fill('Someone <hi@unknown.test>');
     await page.getByRole('button', { name: 'Send now…' }).click();
     await page.getByRole('dialog').getByRole('button', { name: /^Send to \d+ contacts?$/ }).click();
-    await seen(page, '.field-error[data-field="subject"] [role="alert"]', 'The broadcast has no subject.');
-    await seen(page, '.composer-side .error-pointer', 'Not done: see the problem beside Subject.');
+    await textShows(page, '.field-error[data-field="subject"] [role="alert"]', 'The broadcast has no subject.');
+    await textShows(page, '.composer-side .error-pointer', 'Not done: see the problem beside Subject.');
     await shot('error', '.title-row');
     expect((await t.api.get(`/v1/broadcasts/${created.body.id}`)).body.status).toBe('draft');
 
     // The list, and its filter by status.
     await page.locator('nav').getByRole('link', { name: 'Broadcasts' }).click();
-    await seen(page, 'tbody', 'November news');
+    await textShows(page, 'tbody', 'November news');
     await shot('list');
     await page.getByLabel('Status').selectOption('cancelled');
-    await seen(page, 'tbody tr', 'Paced');
+    await textShows(page, 'tbody tr', 'Paced');
     expect(await page.locator('tbody tr').count()).toBe(1);
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { launchChromium, signedInDashboard } from '../helpers/browser.js';
+import { desktopAndPhoneShots, launchChromium, openView, signedInDashboard } from '../helpers/browser.js';
 
 // Acting on several contacts at once in the Contacts list, in Chromium: rows
 // picked by their checkboxes (or all of a page), tagged with a new tag and
@@ -70,9 +70,8 @@ describe('acting on several contacts in the Contacts list, in Chromium', () => {
     await page.locator('main .table-wrap, main p.empty').first().waitFor();
     return page.locator('main tbody tr td.cell-primary').allTextContents();
   };
-  const open = async (hash: string) => {
-    await page.goto(`${t.url}/dashboard/${hash}`);
-    await page.getByRole('heading', { name: 'Contacts', level: 1 }).waitFor();
+  const open = async (route: string) => {
+    await openView(page, t.url, route, 'Contacts');
     return listed();
   };
   const pick = (email: string) => page.getByLabel(`Select ${email}`, { exact: true }).check();
@@ -83,18 +82,10 @@ describe('acting on several contacts in the Contacts list, in Chromium', () => {
     if (!tag) return [];
     return ((await t.api.get(`/v1/contacts?tag_id=${tag.id}&limit=100`)).body.data as Contact[]).map((c) => c.email).sort();
   };
-  /** What a person sees, at 1440 and at 390 pixels wide. */
-  const shots = async (name: string) => {
-    if (!SCREENSHOTS) return;
-    for (const width of [1440, 390]) {
-      await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
-      await page.screenshot({ path: `${SCREENSHOTS}/${name}-${width}.png`, fullPage: width === 1440 });
-    }
-    await page.setViewportSize({ width: 1440, height: 900 });
-  };
+  const shots = (name: string) => desktopAndPhoneShots(page, name);
 
   it('shows the bar only while contacts are picked, and clears the selection', async () => {
-    await open('#/contacts');
+    await open('/contacts');
     expect(await bar().isVisible()).toBe(false);
     await pick('r29@example.com');
     await pick('r28@example.com');
@@ -109,7 +100,7 @@ describe('acting on several contacts in the Contacts list, in Chromium', () => {
 
   it('tags the picked contacts with a new tag, which then filters exactly them, and takes it off again', async () => {
     const picked = ['r29@example.com', 'r27@example.com', 'r20@example.com'];
-    await open('#/contacts');
+    await open('/contacts');
     for (const email of picked) await pick(email);
     await shots('selected');
     await bar().getByLabel('Tag to add').fill('Spring promo');
@@ -147,7 +138,7 @@ describe('acting on several contacts in the Contacts list, in Chromium', () => {
   });
 
   it('unsubscribes the picked contacts after asking how many, one already unsubscribed and one cleaned not counted as failures', async () => {
-    await open('#/contacts');
+    await open('/contacts');
     for (const email of ['r26@example.com', 'r24@example.com', UNSUBSCRIBED, BOUNCED]) await pick(email);
     await bar().getByRole('button', { name: 'Unsubscribe' }).click();
     const dialog = page.getByRole('dialog');
@@ -169,7 +160,7 @@ describe('acting on several contacts in the Contacts list, in Chromium', () => {
   });
 
   it('deletes a picked contact only once the question is confirmed', async () => {
-    await open('#/contacts');
+    await open('/contacts');
     await pick('r25@example.com');
     await bar().getByRole('button', { name: 'Delete' }).click();
     await page.getByRole('dialog').getByRole('heading', { name: 'Delete 1 contact?' }).waitFor();
@@ -184,7 +175,7 @@ describe('acting on several contacts in the Contacts list, in Chromium', () => {
   });
 
   it('picks all of a page, a few requests at a time, waits out the rate limit, and keeps the page it was on', async () => {
-    await open('#/contacts');
+    await open('/contacts');
     const first = await listed();
     await page.getByRole('button', { name: 'Older' }).click();
     await page.waitForURL(/after=/);
@@ -234,7 +225,7 @@ describe('acting on several contacts in the Contacts list, in Chromium', () => {
   });
 
   it('names a contact it failed for, with the API\'s reason, and counts one deleted meanwhile as deleted', async () => {
-    await open('#/contacts');
+    await open('/contacts');
     for (const email of ['r23@example.com', 'r22@example.com', 'r21@example.com']) await pick(email);
     // Deleted through the API after the page was drawn.
     const gone = (await contact('r22@example.com'))!;
@@ -263,7 +254,7 @@ describe('acting on several contacts in the Contacts list, in Chromium', () => {
   it('puts the checkbox at the start of a card on a phone, with a select-all, and the bar within 390 pixels', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     try {
-      await open('#/contacts');
+      await open('/contacts');
       const row = page.locator('main tbody tr').first();
       const box = (await row.locator('td.cell-select input').boundingBox())!;
       const address = (await row.locator('td.cell-primary a').boundingBox())!;

@@ -4,14 +4,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { answerDialog, launchChromium, signedInDashboard } from '../helpers/browser.js';
+import { answerDialog, desktopAndPhoneShots, launchChromium, noteSays, signedInDashboard } from '../helpers/browser.js';
 
 // The Contacts view in Chromium: the list and its filters, a contact added
 // after the API refused its address, a CSV file imported through the bulk API
 // with a bad row named by its line, a contact's tags added and removed, its
 // name edited, unsubscribed and deleted; and the tags' own page.
-
-const SCREENSHOTS = process.env.MAILROOM_SCREENSHOTS;
 
 interface Contact { id: string; email: string; name: string | null; status: string; tags: Array<{ id: string; name: string }>; properties: Record<string, unknown> }
 
@@ -52,7 +50,6 @@ describe('the Contacts view in Chromium', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  const note = (text: string | RegExp) => page.locator('#note[role="status"]').filter({ hasText: text }).waitFor();
   const rows = () => page.locator('main tbody tr');
   /** Waits for the list's rows, or its empty note, after a search. */
   const listed = async () => {
@@ -61,16 +58,7 @@ describe('the Contacts view in Chromium', () => {
   };
   const contactByEmail = async (email: string) =>
     ((await t.api.get(`/v1/contacts?email=${encodeURIComponent(email)}`)).body.data as Contact[]).find((c) => c.email === email);
-  /** What a person sees, at 1440 and at 390 pixels wide. */
-  const shots = async (name: string, scrolledTo?: string) => {
-    if (!SCREENSHOTS) return;
-    for (const width of [1440, 390]) {
-      await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
-      if (scrolledTo) await page.locator(scrolledTo).evaluate((el) => el.scrollIntoView({ block: 'start' }));
-      await page.screenshot({ path: `${SCREENSHOTS}/${name}-${width}.png`, fullPage: width === 1440 });
-    }
-    await page.setViewportSize({ width: 1440, height: 900 });
-  };
+  const shots = (name: string, scrolledTo?: string) => desktopAndPhoneShots(page, name, scrolledTo);
 
   it('lists the contacts with status, engagement and tags, and filters them, the filters kept in the address', async () => {
     await page.getByRole('link', { name: 'Contacts', exact: true }).click();
@@ -167,7 +155,7 @@ describe('the Contacts view in Chromium', () => {
 
     await page.getByLabel('Email address').fill('Zoe@Example.com');
     await page.getByRole('button', { name: 'Add contact' }).click();
-    await note('zoe@example.com was added.');
+    await noteSays(page, 'zoe@example.com was added.');
     const zoe = (await contactByEmail('zoe@example.com'))!;
     expect(zoe).toMatchObject({ name: 'Zoe van der Berg', status: 'subscribed' });
     expect(zoe.tags.map((x) => x.name).sort()).toEqual(['newcomers', 'news']);
@@ -356,32 +344,32 @@ describe('the Contacts view in Chromium', () => {
 
     await page.getByLabel('Add a tag').fill('VIP');
     await page.getByRole('button', { name: 'Add tag' }).click();
-    await note('The tag “vip” was added.');
+    await noteSays(page, 'The tag “vip” was added.');
     await page.getByLabel('Add a tag').fill('Early birds');
     await page.getByRole('button', { name: 'Add tag' }).click();
-    await note('The tag “Early birds” was created and added.');
+    await noteSays(page, 'The tag “Early birds” was created and added.');
     expect((await contactByEmail('max@example.com'))!.tags.map((x) => x.name).sort()).toEqual(['Early birds', 'vip']);
     // A tag made since the page was drawn is not offered, and is found, not made twice.
     expect((await t.api.post('/v1/tags', { name: 'Late' })).status).toBe(201);
     await page.getByLabel('Add a tag').fill('late');
     await page.getByRole('button', { name: 'Add tag' }).click();
-    await note('The tag “late” was added.');
+    await noteSays(page, 'The tag “late” was added.');
     await page.getByRole('button', { name: 'Remove the tag Late' }).click();
-    await note('The tag “Late” was removed.');
+    await noteSays(page, 'The tag “Late” was removed.');
     await page.getByRole('button', { name: 'Remove the tag vip' }).click();
-    await note('The tag “vip” was removed.');
+    await noteSays(page, 'The tag “vip” was removed.');
     expect((await contactByEmail('max@example.com'))!.tags.map((x) => x.name)).toEqual(['Early birds']);
 
     await page.getByLabel('Full name').fill('Maxine  Moss ');
     await page.getByRole('button', { name: 'Save the name' }).click();
-    await note('The name was saved.');
+    await noteSays(page, 'The name was saved.');
     expect((await contactByEmail('max@example.com'))!.name).toBe('Maxine Moss');
 
     await page.getByRole('button', { name: 'Unsubscribe' }).click();
     const dialog = page.getByRole('dialog');
     await dialog.getByText('the address is added to the suppressions').waitFor();
     await dialog.getByRole('button', { name: 'Unsubscribe' }).click();
-    await note('max@example.com is unsubscribed.');
+    await noteSays(page, 'max@example.com is unsubscribed.');
     expect((await contactByEmail('max@example.com'))!.status).toBe('unsubscribed');
     expect((await t.api.get('/v1/suppressions')).body.data.map((s: { email: string }) => s.email)).toContain('max@example.com');
     expect(await page.getByRole('button', { name: 'Unsubscribe' }).count()).toBe(0);
@@ -394,7 +382,7 @@ describe('the Contacts view in Chromium', () => {
     expect(await page.getByRole('button', { name: 'Delete' }).isEnabled()).toBe(true);
     await page.getByRole('button', { name: 'Delete' }).click();
     await page.getByRole('dialog').getByRole('button', { name: 'Delete' }).click();
-    await note('max@example.com was deleted.');
+    await noteSays(page, 'max@example.com was deleted.');
     await page.getByRole('heading', { name: 'Contacts', level: 1 }).waitFor();
     expect((await t.api.get(`/v1/contacts/${max.id}`)).status).toBe(404);
   });
@@ -406,7 +394,7 @@ describe('the Contacts view in Chromium', () => {
     await page.getByRole('heading', { name: 'Tags', level: 1 }).waitFor();
     await page.getByLabel('Name').fill(emoji);
     await page.getByRole('button', { name: 'Create tag' }).click();
-    await note(`The tag “${emoji}” was created.`);
+    await noteSays(page, `The tag “${emoji}” was created.`);
     const names = ((await t.api.get('/v1/tags')).body.data as Array<{ name: string }>).map((x) => x.name);
     expect(names).toContain(emoji);
 
@@ -436,14 +424,14 @@ describe('the Contacts view in Chromium', () => {
     await page.locator('.field-error[data-field="name"] [role="alert"]').filter({ hasText: 'already exists' }).waitFor();
     await page.getByLabel('Name').fill('Partners');
     await page.getByRole('button', { name: 'Create tag' }).click();
-    await note('The tag “Partners” was created.');
+    await noteSays(page, 'The tag “Partners” was created.');
     await rows().filter({ hasText: 'Partners' }).waitFor();
     await shots('tags');
 
     const early = rows().filter({ hasText: 'Early birds' });
     await early.getByRole('button', { name: 'Delete' }).click();
     expect(await answerDialog(page, 'Delete')).toContain('Delete the tag “Early birds”?');
-    await note('The tag “Early birds” was deleted.');
+    await noteSays(page, 'The tag “Early birds” was deleted.');
     const names = ((await t.api.get('/v1/tags')).body.data as Array<{ name: string }>).map((x) => x.name);
     expect(names).toContain('Partners');
     expect(names).not.toContain('Early birds');

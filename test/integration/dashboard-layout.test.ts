@@ -4,7 +4,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import { newId } from '../../src/core/ids.js';
 import { insertInbound } from '../../src/inbound/inbound.repo.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { launchChromium, signedInDashboard, twoDigitHourZone } from '../helpers/browser.js';
+import { launchChromium, openDrawnView, overflowWidth, signedInDashboard, twoDigitHourZone } from '../helpers/browser.js';
 import { startDns, type TestDns } from '../helpers/dns.js';
 import { eventually } from '../helpers/smtp-app.js';
 
@@ -53,12 +53,6 @@ const receivedMessage = (to: string) => Buffer.from([
   'Payment went out this morning.',
   '',
 ].join('\r\n'));
-
-/** The page's own globals, typed here: the tests compile without the DOM's types. */
-interface Dom {
-  document: { documentElement: { scrollWidth: number } };
-  innerWidth: number;
-}
 
 describe('the dashboard\'s layout in Chromium', () => {
   let t: TestApp;
@@ -151,21 +145,11 @@ describe('the dashboard\'s layout in Chromium', () => {
     await dns?.stop();
   });
 
-  /** Opens a route and waits until its view is drawn. */
-  async function open(hash: string) {
-    await page.goto(`${t.url}/dashboard/${hash}`);
-    await page.locator('main h1').first().waitFor();
-    await page.waitForFunction(() => !(globalThis as unknown as { document: { body: { textContent: string } } }).document.body.textContent.includes('Loading…'));
-  }
+  const open = (route: string) => openDrawnView(page, t.url, route);
 
-  /** How far the page is wider than the window: 0 when nothing runs off the side. */
-  const overflow = () => page.evaluate(() => {
-    const dom = globalThis as unknown as Dom;
-    return Math.max(0, dom.document.documentElement.scrollWidth - dom.innerWidth);
-  });
 
   it('keeps a long subject and address to one line in the list, each whole in its title', async () => {
-    await open('#/emails');
+    await open('/emails');
     const subject = page.getByRole('link', { name: LONG_SUBJECT, exact: true });
     expect(await subject.getAttribute('title')).toBe(LONG_SUBJECT);
     // Cut, not wrapped: the link is one line high and its text runs past its box.
@@ -178,25 +162,25 @@ describe('the dashboard\'s layout in Chromium', () => {
     const to = page.locator('tbody').locator(`[title="${LONG_TO}, second.recipient@mailroom.test"]`);
     expect(await to.textContent()).toBe(`${LONG_TO}, second.recipient@mailroom.test`);
 
-    await open('#/suppressions');
+    await open('/suppressions');
     expect(await page.locator(`tbody [title="${LONG_SUPPRESSED}"]`).textContent()).toBe(LONG_SUPPRESSED);
-    await open('#/webhooks');
+    await open('/webhooks');
     expect(await page.getByRole('link', { name: LONG_HOOK }).getAttribute('title')).toBe(LONG_HOOK);
   });
 
   it('offers paging only where there is another page', async () => {
-    await open('#/suppressions');
+    await open('/suppressions');
     await page.getByRole('button', { name: 'Older' }).click();
     await page.locator('tbody tr').first().waitFor();
     expect(await page.getByRole('button', { name: 'Older' }).isDisabled()).toBe(true);
     expect(await page.getByRole('button', { name: 'Newer' }).isEnabled()).toBe(true);
-    await open('#/webhooks');
+    await open('/webhooks');
     await page.locator('tbody tr').first().waitFor();
     expect(await page.locator('.pager').count()).toBe(0);
   });
 
   it('names the email\'s domain, and keeps an event type whole on its line', async () => {
-    await open(`#/emails/${ids.email}`);
+    await open(`/emails/${ids.email}`);
     const domain = page.locator('dl.details').getByRole('link', { name: LONG_DOMAIN, exact: true });
     await domain.waitFor();
     expect(await domain.getAttribute('title')).toBe(ids.domain);
@@ -206,7 +190,7 @@ describe('the dashboard\'s layout in Chromium', () => {
   });
 
   it('spaces a row\'s buttons apart and keeps the variables\' headers apart', async () => {
-    await open(`#/templates/${ids.template}`);
+    await open(`/templates/${ids.template}`);
     const open_ = page.locator('.row-actions').getByRole('button', { name: 'Open' });
     const publish = page.locator('.row-actions').getByRole('button', { name: 'Publish' });
     await publish.waitFor();
@@ -220,8 +204,8 @@ describe('the dashboard\'s layout in Chromium', () => {
   });
 
   it('offers the way back to the list beside a record that cannot be read', async () => {
-    for (const [route, list] of [['#/emails/em_doesnotexist', 'All emails'], ['#/webhooks/wh_doesnotexist', 'All endpoints'],
-      ['#/contacts/ct_doesnotexist', 'All contacts'], ['#/api-keys/key_doesnotexist', 'All API keys']]) {
+    for (const [route, list] of [['/emails/em_doesnotexist', 'All emails'], ['/webhooks/wh_doesnotexist', 'All endpoints'],
+      ['/contacts/ct_doesnotexist', 'All contacts'], ['/api-keys/key_doesnotexist', 'All API keys']]) {
       await open(route);
       await page.getByRole('alert').waitFor();
       await page.getByRole('link', { name: `← ${list}` }).click();
@@ -230,7 +214,7 @@ describe('the dashboard\'s layout in Chromium', () => {
   });
 
   it('asks for a required variable\'s sample value before previewing, instead of showing the API\'s refusal', async () => {
-    await open(`#/templates/${ids.template}`);
+    await open(`/templates/${ids.template}`);
     const preview = page.locator('.template-preview');
     await preview.locator('p.empty').filter({ hasText: 'Give “first_name” a sample value under Variables to see the preview.' }).waitFor();
     expect(await preview.getByRole('alert').count()).toBe(0);
@@ -239,7 +223,7 @@ describe('the dashboard\'s layout in Chromium', () => {
   });
 
   it('leaves the address field room beside a long domain in the broadcast\'s From', async () => {
-    await open(`#/broadcasts/${ids.draft}`);
+    await open(`/broadcasts/${ids.draft}`);
     const from = page.locator('#broadcast-from');
     await from.waitFor();
     const [input, picker] = [await from.boundingBox(), await page.locator('#broadcast-from-domain').boundingBox()];
@@ -247,7 +231,7 @@ describe('the dashboard\'s layout in Chromium', () => {
   });
 
   it('keeps the audience sample of a broadcast within its panel, a long address cut and whole in its title', async () => {
-    await open(`#/broadcasts/${ids.draft}`);
+    await open(`/broadcasts/${ids.draft}`);
     const address = page.locator('.audience-sample tbody .clip', { hasText: LONG_TO });
     await address.waitFor();
     expect(await address.getAttribute('title')).toBe(LONG_TO);
@@ -255,7 +239,7 @@ describe('the dashboard\'s layout in Chromium', () => {
   });
 
   it('gives a DKIM key the room of the row, its record\'s name wrapping above it', async () => {
-    await open(`#/domains/${ids.domain}`);
+    await open(`/domains/${ids.domain}`);
     const dkim = page.locator('tbody tr', { hasText: 'DKIM' }).first();
     await dkim.waitFor();
     // The name over the value, both in the column the short ones leave: most of the row.
@@ -283,7 +267,7 @@ describe('the dashboard\'s layout in Chromium', () => {
 
   it('keeps every section of the navigation on one line of a 1280-pixel window', async () => {
     await page.setViewportSize({ width: 1280, height: 800 });
-    await open('#/contacts');
+    await open('/contacts');
     const links = await page.getByRole('navigation', { name: 'Main' }).getByRole('link').evaluateAll((els) =>
       els.map((el) => (el as unknown as { getBoundingClientRect(): { top: number } }).getBoundingClientRect().top));
     expect(links).toHaveLength(12);
@@ -292,7 +276,7 @@ describe('the dashboard\'s layout in Chromium', () => {
   });
 
   it('keeps a list a table on a wide screen, its subject beside the time it was created', async () => {
-    await open('#/emails');
+    await open('/emails');
     const row = await longEmailRow();
     expect(row.display).toBe('table-row');
     expect(await page.locator('thead th', { hasText: 'Subject' }).isVisible()).toBe(true);
@@ -302,7 +286,7 @@ describe('the dashboard\'s layout in Chromium', () => {
 
   it('shows a list as cards on a phone, the subject first and whole on the screen, the other values beneath', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
-    await open('#/emails');
+    await open('/emails');
     const row = await longEmailRow();
     expect(row.display).toBe('flex');
     expect(row.subject.x).toBeGreaterThanOrEqual(0);
@@ -324,14 +308,14 @@ describe('the dashboard\'s layout in Chromium', () => {
 
   it('runs off no side of a 390-pixel screen, on any view, and keeps each time in a list on one line', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
-    const routes = ['#/emails', `#/emails/${ids.email}`, '#/domains', `#/domains/${ids.domain}`, '#/events', '#/analytics', '#/queue',
-      '#/inbound', '#/templates', `#/templates/${ids.template}`, '#/broadcasts', '#/broadcasts/new', `#/broadcasts/${ids.draft}`,
-      `#/broadcasts/${ids.sent}`, '#/contacts', `#/contacts/${ids.contact}`, '#/contacts/tags', '#/contacts/import', '#/suppressions', '#/webhooks',
-      `#/webhooks/${ids.webhook}`, '#/api-keys', `#/api-keys/${ids.key}`, `#/emails/${ids.scheduled}`];
+    const routes = ['/emails', `/emails/${ids.email}`, '/domains', `/domains/${ids.domain}`, '/events', '/analytics', '/queue',
+      '/inbound', '/templates', `/templates/${ids.template}`, '/broadcasts', '/broadcasts/new', `/broadcasts/${ids.draft}`,
+      `/broadcasts/${ids.sent}`, '/contacts', `/contacts/${ids.contact}`, '/contacts/tags', '/contacts/import', '/suppressions', '/webhooks',
+      `/webhooks/${ids.webhook}`, '/api-keys', `/api-keys/${ids.key}`, `/emails/${ids.scheduled}`];
     const wide: string[] = [];
     for (const route of routes) {
       await open(route);
-      const by = await overflow();
+      const by = await overflowWidth(page);
       if (by > 0) wide.push(`${route} by ${by}px`);
       const wrapped = await wrappedTimes();
       if (wrapped > 0) wide.push(`${route}: ${wrapped} times wrapped`);
@@ -340,12 +324,12 @@ describe('the dashboard\'s layout in Chromium', () => {
     }
     expect(wide).toEqual([]);
     // An SMTP reply keeps a readable measure in a squeezed table, not a word to a line.
-    await open(`#/emails/${ids.email}`);
+    await open(`/emails/${ids.email}`);
     await page.locator('summary', { hasText: 'Recipients' }).click();
     const reply = page.locator('td.prose', { hasText: 'kept by the Mailroom sink' }).first();
     expect((await reply.boundingBox())!.width).toBeGreaterThanOrEqual(250);
     // A template's card keeps each value to a line: "version 1" and its alias are not broken.
-    await open('#/templates');
+    await open('/templates');
     expect(await page.locator('tbody tr').count()).toBe(1);
     const cells = await page.locator('tbody td').evaluateAll((els) =>
       els.map((el) => (el as unknown as { getBoundingClientRect(): { height: number } }).getBoundingClientRect().height));
@@ -380,32 +364,32 @@ describe('the dashboard\'s layout in Chromium', () => {
       return broken;
     });
     const lines = async () => Math.round((await page.locator('main h1').first().boundingBox())!.height / 36);
-    await open(`#/broadcasts/${ids.longDraft}`);
+    await open(`/broadcasts/${ids.longDraft}`);
     expect(await lines()).toBeGreaterThan(1);
     expect(await split()).toEqual([]);
-    await open(`#/domains/${ids.domain}`);
+    await open(`/domains/${ids.domain}`);
     expect(await lines()).toBeGreaterThan(1);
     expect(await split()).toEqual([]);
     // One word wider than the screen: broken, within it.
-    await open(`#/webhooks/${ids.webhook}`);
+    await open(`/webhooks/${ids.webhook}`);
     expect(await split()).toEqual([LONG_HOOK.split('-')[0]]);
-    expect(await overflow()).toBe(0);
+    expect(await overflowWidth(page)).toBe(0);
     await page.setViewportSize({ width: 1440, height: 900 });
   });
 
   it('fits each list to an 800-pixel tablet screen, leaving out its minor columns there only', async () => {
     await page.setViewportSize({ width: 800, height: 1000 });
     const wide: string[] = [];
-    for (const route of ['#/emails', '#/events', '#/contacts', '#/suppressions', '#/domains', '#/webhooks', '#/broadcasts', '#/templates',
-      '#/queue', '#/api-keys', `#/webhooks/${ids.webhook}`]) {
+    for (const route of ['/emails', '/events', '/contacts', '/suppressions', '/domains', '/webhooks', '/broadcasts', '/templates',
+      '/queue', '/api-keys', `/webhooks/${ids.webhook}`]) {
       await open(route);
-      const by = await overflow();
+      const by = await overflowWidth(page);
       if (by > 0) wide.push(`${route} by ${by}px`);
       const scrolled = await sidewaysLists();
       if (scrolled > 0) wide.push(`${route}: ${scrolled} lists scroll sideways`);
     }
     expect(wide).toEqual([]);
-    await open('#/emails');
+    await open('/emails');
     const from = page.locator('thead th', { hasText: 'From' });
     expect(await from.isVisible()).toBe(false);
     // A phone's card names the sender again, and so does a wide screen's table.
@@ -433,8 +417,8 @@ describe('the dashboard\'s layout in Chromium', () => {
   it('fits an email\'s page to a tablet: its recipients\' addresses whole, their providers\' replies at a readable measure', async () => {
     await page.setViewportSize({ width: 800, height: 1000 });
     for (const id of [ids.email, ids.replies]) {
-      await open(`#/emails/${id}`);
-      expect({ id, by: await overflow(), lists: await sidewaysLists() }).toEqual({ id, by: 0, lists: 0 });
+      await open(`/emails/${id}`);
+      expect({ id, by: await overflowWidth(page), lists: await sidewaysLists() }).toEqual({ id, by: 0, lists: 0 });
     }
     const address = recipientCell();
     expect(await address.textContent()).toBe(LONG_RECIPIENT);
@@ -449,7 +433,7 @@ describe('the dashboard\'s layout in Chromium', () => {
 
   it('keeps a long recipient\'s address beside its status on a phone, wrapped, not under the badge', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
-    await open(`#/emails/${ids.replies}`);
+    await open(`/emails/${ids.replies}`);
     await page.locator('summary', { hasText: 'Recipients' }).click();
     const address = recipientCell();
     const { text, badge } = await textAndBadge(address);
@@ -457,7 +441,7 @@ describe('the dashboard\'s layout in Chromium', () => {
     expect(text.left).toBeGreaterThanOrEqual(0);
     // Wrapped rather than cut: the address is read whole.
     expect(text.bottom - text.top).toBeGreaterThan(30);
-    expect(await overflow()).toBe(0);
+    expect(await overflowWidth(page)).toBe(0);
     if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/email-recipients-390.png`, fullPage: true });
     await page.setViewportSize({ width: 1440, height: 900 });
   });
@@ -471,8 +455,8 @@ describe('the dashboard\'s layout in Chromium', () => {
     expect(signing).toMatchObject({ status: 'failed', detail: expect.stringContaining('different public key') });
     for (const width of [800, 1440, 390]) {
       await page.setViewportSize({ width, height: 1000 });
-      await open(`#/domains/${ids.domain}`);
-      expect({ width, by: await overflow(), lists: await sidewaysLists() }).toEqual({ width, by: 0, lists: 0 });
+      await open(`/domains/${ids.domain}`);
+      expect({ width, by: await overflowWidth(page), lists: await sidewaysLists() }).toEqual({ width, by: 0, lists: 0 });
       const row = page.locator('tbody tr', { has: page.locator('.copy-text', { hasText: signing.value }) });
       const value = row.locator('.dns-entry .copy-field.cut .copy-text');
       expect(await value.getAttribute('title')).toBe(signing.value);
@@ -510,10 +494,10 @@ describe('the dashboard\'s layout in Chromium', () => {
 
   it('fits each record\'s page to a phone, a tablet, a laptop and a wide screen', async () => {
     const records: Record<string, string> = {
-      email: `#/emails/${ids.email}`, 'email-replies': `#/emails/${ids.replies}`, 'email-scheduled': `#/emails/${ids.scheduled}`,
-      domain: `#/domains/${ids.domain}`, inbound: `#/inbound/${ids.inbound}`, contact: `#/contacts/${ids.contact}`,
-      'broadcast-draft': `#/broadcasts/${ids.draft}`, 'broadcast-sent': `#/broadcasts/${ids.sent}`, template: `#/templates/${ids.template}`,
-      webhook: `#/webhooks/${ids.webhook}`, 'api-key': `#/api-keys/${ids.key}`,
+      email: `/emails/${ids.email}`, 'email-replies': `/emails/${ids.replies}`, 'email-scheduled': `/emails/${ids.scheduled}`,
+      domain: `/domains/${ids.domain}`, inbound: `/inbound/${ids.inbound}`, contact: `/contacts/${ids.contact}`,
+      'broadcast-draft': `/broadcasts/${ids.draft}`, 'broadcast-sent': `/broadcasts/${ids.sent}`, template: `/templates/${ids.template}`,
+      webhook: `/webhooks/${ids.webhook}`, 'api-key': `/api-keys/${ids.key}`,
     };
     const wide: string[] = [];
     for (const width of [390, 800, 1280, 1440]) {
@@ -526,7 +510,7 @@ describe('the dashboard\'s layout in Chromium', () => {
           // A raw UTF-8 field (RFC 6532) reads as it was written.
           expect(await page.locator('details.headers').textContent()).toContain('INV-2026-00481 — remittance advice');
         }
-        const by = await overflow();
+        const by = await overflowWidth(page);
         if (by > 0) wide.push(`${name} at ${width} by ${by}px`);
         const scrolled = await sidewaysLists();
         if (scrolled > 0) wide.push(`${name} at ${width}: ${scrolled} lists scroll sideways`);
@@ -545,26 +529,26 @@ describe('the dashboard\'s layout in Chromium', () => {
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: 'Emails', level: 1 }).waitFor();
     const expected: Array<[string, RegExp]> = [
-      ['#/emails', /No emails yet\. Send one through the API \(POST \/v1\/emails\)/],
-      ['#/domains', /No domains yet\. Add the domain you send from below/],
-      ['#/events', /No events yet\. They are recorded as emails are sent/],
-      ['#/inbound', /No inbound mail yet\. Mail is received for a domain with inbound mail on/],
-      ['#/templates', /No templates yet\. Create one below/],
-      ['#/webhooks', /No endpoints yet\. Add one below/],
-      ['#/suppressions', /No suppressed addresses\. An address is added when it bounces hard/],
-      ['#/contacts', /No contacts yet\. Add one below, or import a CSV file of them\./],
-      ['#/contacts/tags', /No tags yet\. Create one below/],
+      ['/emails', /No emails yet\. Send one through the API \(POST \/v1\/emails\)/],
+      ['/domains', /No domains yet\. Add the domain you send from below/],
+      ['/events', /No events yet\. They are recorded as emails are sent/],
+      ['/inbound', /No inbound mail yet\. Mail is received for a domain with inbound mail on/],
+      ['/templates', /No templates yet\. Create one below/],
+      ['/webhooks', /No endpoints yet\. Add one below/],
+      ['/suppressions', /No suppressed addresses\. An address is added when it bounces hard/],
+      ['/contacts', /No contacts yet\. Add one below, or import a CSV file of them\./],
+      ['/contacts/tags', /No tags yet\. Create one below/],
     ];
     for (const [route, text] of expected) {
       await open(route);
       expect(await page.locator('p.empty').textContent()).toMatch(text);
     }
-    await open('#/emails');
+    await open('/emails');
     await page.locator('p.empty').getByRole('link', { name: 'domain' }).click();
     await page.getByRole('heading', { name: 'Domains', level: 1 }).waitFor();
     // A broadcast's audience without tags to choose leads to the page that makes them.
     const draft = await t.api.as(emptyKey).post('/v1/broadcasts', { name: 'First news' });
-    await open(`#/broadcasts/${draft.body.id}`);
+    await open(`/broadcasts/${draft.body.id}`);
     await page.getByRole('group', { name: 'Contacts with any of these tags' }).getByRole('link', { name: 'tag contacts' }).click();
     await page.getByRole('heading', { name: 'Tags', level: 1 }).waitFor();
   });
@@ -574,6 +558,6 @@ describe('the dashboard\'s layout in Chromium', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     const command = page.locator('.signin code', { hasText: 'npx mailroom keys create --name dashboard' });
     expect((await command.boundingBox())!.height).toBeLessThan(25);
-    expect(await overflow()).toBe(0);
+    expect(await overflowWidth(page)).toBe(0);
   });
 });

@@ -2,7 +2,7 @@ import MailComposer from 'nodemailer/lib/mail-composer/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startDns, type TestDns } from '../helpers/dns.js';
-import { launchChromium, signedInDashboard } from '../helpers/browser.js';
+import { launchChromium, openView, signedInDashboard } from '../helpers/browser.js';
 import { eventually, inboundDomain, sendRaw, startSmtpTestApp, type SmtpTestApp } from '../helpers/smtp-app.js';
 
 // What became of sent mail, as the dashboard shows it in Chromium: a
@@ -73,10 +73,7 @@ describe('the outcomes and links of sent mail in Chromium', () => {
   const shot = async (name: string, fullPage = true) => {
     if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/${name}.png`, fullPage });
   };
-  const open = async (hash: string, heading: string) => {
-    await page.goto(`${t.url}/dashboard/#${hash}`);
-    await page.getByRole('heading', { name: heading, level: 1 }).waitFor();
-  };
+  const open = (route: string, heading: string) => openView(page, t.url, route, heading);
   /** The value of the email's (or message's) detail named `term`. */
   const detail = (term: string) => page.locator('dl.details dt', { hasText: new RegExp(`^${term}$`) }).locator('xpath=following-sibling::dd[1]');
   /** The Status cell of the list's row whose subject is `subject`. */

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { ACTIVE_DOMAIN_CACHE_MS } from '../../src/emails/sender-cache.js';
 import { SENDING_ENV, startTestApp, type TestApp } from '../helpers/app.js';
-import { answerDialog, launchChromium, signedInDashboard } from '../helpers/browser.js';
+import { answerDialog, launchChromium, noteSays, openView, signedInDashboard } from '../helpers/browser.js';
+import { until } from '../helpers/child-server.js';
 
 // Acting from the dashboard in Chromium, each action checked through the API
 // and each refusal shown beside its field or button: an email resent and
@@ -16,12 +17,6 @@ const SCREENSHOTS = process.env.MAILROOM_SCREENSHOTS;
 const ZONE = 'Asia/Kolkata';
 const ZONE_OFFSET_MS = 5.5 * 3600_000;
 const DAY = 86_400_000;
-
-/** Waits until `check` holds, for ten seconds at most. */
-async function until(check: () => Promise<boolean>) {
-  for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) if (await check()) return;
-  throw new Error('timed out');
-}
 
 interface DomainRecord { record: string; name: string; key_state?: string }
 
@@ -42,14 +37,10 @@ describe('operating the dashboard in Chromium', () => {
     await t?.close();
   });
 
-  const note = (on: Page, text: string | RegExp) => on.locator('#note[role="status"]').filter({ hasText: text }).waitFor();
   const shot = async (on: Page, name: string) => {
     if (SCREENSHOTS) await on.screenshot({ path: `${SCREENSHOTS}/${name}.png`, fullPage: true });
   };
-  const open = async (on: Page, hash: string, heading: string | RegExp) => {
-    await on.goto(`${t.url}/dashboard/${hash}`);
-    await on.getByRole('heading', { name: heading, level: 1 }).waitFor();
-  };
+  const open = (on: Page, route: string, heading: string | RegExp) => openView(on, t.url, route, heading);
   const send = async (extra: Record<string, unknown> = {}) => {
     const res = await t.api.post('/v1/emails', { from: 'Ann <ann@acme.test>', to: ['delivered@mailroom.test'], subject: 'Your receipt', text: 'Thanks.', ...extra });
     expect(res.status).toBe(201);
@@ -67,12 +58,12 @@ describe('operating the dashboard in Chromium', () => {
     it('is resent as a new email, which the page goes to', async () => {
       const sent = await send();
       await t.mailroom.delivery.drain();
-      await open(page, `#/emails/${sent.id}`, 'Your receipt');
+      await open(page, `/emails/${sent.id}`, 'Your receipt');
       expect(await page.getByRole('button', { name: 'Cancel' }).count()).toBe(0);
       await page.getByRole('button', { name: 'Resend' }).click();
       expect(await answerDialog(page, 'Resend')).toBe(
         'Send this email again?\n“Your receipt” to 1 recipient goes out again, as a new email; each recipient gets it a second time.');
-      await note(page, 'Resent: this is the new email');
+      await noteSays(page, 'Resent: this is the new email');
       const copyId = decodeURIComponent(new URL(page.url()).hash.replace('#/emails/', ''));
       expect(copyId).not.toBe(sent.id);
       expect((await t.api.get(`/v1/emails/${copyId}`)).body).toMatchObject({ resent_from: sent.id, subject: 'Your receipt' });
@@ -82,20 +73,20 @@ describe('operating the dashboard in Chromium', () => {
 
     it('is cancelled only once the question is answered', async () => {
       const scheduled = await send({ scheduled_at: 'in 2 days' });
-      await open(page, `#/emails/${scheduled.id}`, 'Your receipt');
+      await open(page, `/emails/${scheduled.id}`, 'Your receipt');
       await page.getByRole('button', { name: 'Cancel', exact: true }).click();
       expect(await answerDialog(page, 'Go back')).toBe(
         'Cancel this email?\n“Your receipt” to 1 recipient is not sent.\n\nThis cannot be undone; a resend would make a new email.');
       expect((await t.api.get(`/v1/emails/${scheduled.id}`)).body.status).toBe('scheduled');
       await page.getByRole('button', { name: 'Cancel', exact: true }).click();
       await answerDialog(page, 'Cancel the email');
-      await note(page, 'The email was cancelled.');
+      await noteSays(page, 'The email was cancelled.');
       expect((await t.api.get(`/v1/emails/${scheduled.id}`)).body.status).toBe('cancelled');
     });
 
     it('is rescheduled at the time chosen in the browser\'s zone, and refused a time in the past or too far ahead', async () => {
       const scheduled = await send({ scheduled_at: 'in 2 days' });
-      await open(zoned, `#/emails/${scheduled.id}`, 'Your receipt');
+      await open(zoned, `/emails/${scheduled.id}`, 'Your receipt');
       const input = zoned.getByLabel('Send at');
       // The schedule's time as the zone reads it, to the minute.
       const local = new Date(Date.parse(scheduled.scheduled_at!) + ZONE_OFFSET_MS).toISOString().slice(0, 16);
@@ -104,7 +95,7 @@ describe('operating the dashboard in Chromium', () => {
       await shot(zoned, 'email-scheduled');
       // Left as shown, the time keeps its seconds, which the input does not show.
       await zoned.getByRole('button', { name: 'Reschedule' }).click();
-      await note(zoned, 'The email is rescheduled for');
+      await noteSays(zoned, 'The email is rescheduled for');
       expect((await t.api.get(`/v1/emails/${scheduled.id}`)).body.scheduled_at).toBe(scheduled.scheduled_at);
 
       const target = new Date(Date.now() + 3 * DAY);
@@ -114,7 +105,7 @@ describe('operating the dashboard in Chromium', () => {
       // The first reschedule's note reads the same until the page is drawn again: wait for the new time itself.
       const movedTo = new Date(Date.parse(`${wanted}:00Z`) - ZONE_OFFSET_MS).toISOString();
       await expect.poll(async () => (await t.api.get(`/v1/emails/${scheduled.id}`)).body.scheduled_at).toBe(movedTo);
-      await note(zoned, 'The email is rescheduled for');
+      await noteSays(zoned, 'The email is rescheduled for');
       const moved = (await t.api.get(`/v1/emails/${scheduled.id}`)).body;
       expect(moved).toMatchObject({ status: 'scheduled', scheduled_at: movedTo });
       await expect.poll(() => zoned.getByLabel('Send at').inputValue()).toBe(wanted);
@@ -141,7 +132,7 @@ describe('operating the dashboard in Chromium', () => {
         // Offered an hour from now.
         expect(await heldPage.getByLabel('Send at').inputValue()).not.toBe('');
         await heldPage.getByRole('button', { name: 'Reschedule' }).click();
-        await note(heldPage, 'The email is rescheduled for');
+        await noteSays(heldPage, 'The email is rescheduled for');
         expect((await held.api.get(`/v1/emails/${res.body.id}`)).body.status).toBe('scheduled');
         await shot(heldPage, 'email-pending-rescheduled');
         await heldPage.setViewportSize({ width: 390, height: 844 });
@@ -154,7 +145,7 @@ describe('operating the dashboard in Chromium', () => {
     it('offers no reschedule once an email is no longer scheduled', async () => {
       const sent = await send();
       await t.mailroom.delivery.drain();
-      await open(page, `#/emails/${sent.id}`, 'Your receipt');
+      await open(page, `/emails/${sent.id}`, 'Your receipt');
       await page.getByRole('button', { name: 'Resend' }).waitFor();
       expect(await page.getByLabel('Send at').count()).toBe(0);
     });
@@ -171,7 +162,7 @@ describe('operating the dashboard in Chromium', () => {
       const gone = await live.seed.activeDomain('gone.test');
       const sent = await live.api.post('/v1/emails', { from: 'ann@gone.test', to: ['someone@example.org'], subject: 'Old news', text: 'Hi.' });
       expect(sent.status).toBe(201);
-      await until(async () => (await live.api.get(`/v1/emails/${sent.body.id}`)).body.status === 'sent');
+      await until('the email sent', async () => (await live.api.get(`/v1/emails/${sent.body.id}`)).body.status === 'sent');
       expect((await live.api.delete(`/v1/domains/${gone.id}`)).status).toBe(204);
       livePage = await signedInDashboard(browser, live.url, live.token, `/emails/${sent.body.id}`, 'Old news');
     });
@@ -216,7 +207,7 @@ describe('operating the dashboard in Chromium', () => {
       await owner.getByLabel('Inbound mail').check();
       await owner.getByLabel('Tracking subdomain').fill('links');
       await owner.getByRole('button', { name: 'Save settings' }).click();
-      await note(owner, 'The settings were saved. An MX record for keep.example was added below. A CNAME record for links.keep.example was added below. Publish them at your DNS provider, then press Verify.');
+      await noteSays(owner, 'The settings were saved. An MX record for keep.example was added below. A CNAME record for links.keep.example was added below. Publish them at your DNS provider, then press Verify.');
       expect(await domain(keep.id)).toMatchObject({ open_tracking: true, click_tracking: false, inbound_enabled: true, tracking_subdomain: 'links' });
       await owner.locator('tbody tr', { hasText: 'MX_INBOUND' }).waitFor();
       expect(await owner.getByLabel('Open tracking').isChecked()).toBe(true);
@@ -243,7 +234,7 @@ describe('operating the dashboard in Chromium', () => {
       await dialog.getByText('Nothing changes for mail until the new RSA record is seen in DNS').waitFor();
       await shot(owner, 'domain-rotate-question');
       await dialog.getByRole('button', { name: 'Make a new key' }).click();
-      await note(owner, 'A new DKIM key pair was made');
+      await noteSays(owner, 'A new DKIM key pair was made');
       const pending = (await domain(keep.id)).records.filter((r: DomainRecord) => r.key_state === 'pending');
       expect(pending.map((r: DomainRecord) => r.record).sort()).toEqual(['DKIM', 'DKIM_ED25519']);
       for (const r of pending) await owner.locator('tbody tr', { hasText: r.name }).filter({ hasText: 'new key' }).waitFor();
@@ -255,7 +246,7 @@ describe('operating the dashboard in Chromium', () => {
     });
 
     it('is deleted after a question that says what stops working, and the last active one is refused', async () => {
-      await open(owner, `#/domains/${other.id}`, 'other.example');
+      await open(owner, `/domains/${other.id}`, 'other.example');
       await owner.getByRole('button', { name: 'Delete' }).click();
       const dialog = owner.getByRole('dialog');
       await dialog.getByText('Email from addresses at other.example can no longer be sent with a live key').waitFor();
@@ -264,10 +255,10 @@ describe('operating the dashboard in Chromium', () => {
       expect((await t.api.as(token).get(`/v1/domains/${other.id}`)).status).toBe(200);
       await owner.getByRole('button', { name: 'Delete' }).click();
       await owner.getByRole('dialog').getByRole('button', { name: 'Delete the domain' }).click();
-      await note(owner, 'other.example was deleted.');
+      await noteSays(owner, 'other.example was deleted.');
       expect((await t.api.as(token).get(`/v1/domains/${other.id}`)).status).toBe(404);
 
-      await open(owner, `#/domains/${keep.id}`, 'keep.example');
+      await open(owner, `/domains/${keep.id}`, 'keep.example');
       await owner.getByRole('button', { name: 'Delete' }).click();
       await owner.getByRole('dialog').getByText('Mail to keep.example is no longer received here.').waitFor();
       await owner.getByRole('dialog').getByRole('button', { name: 'Delete the domain' }).click();
@@ -280,10 +271,10 @@ describe('operating the dashboard in Chromium', () => {
   describe('the suppressions', () => {
     it('suppress an address added by hand, found by address and by reason', async () => {
       for (const email of ['first@example.org', 'second@example.org']) expect((await t.api.post('/v1/suppressions', { email })).status).toBe(201);
-      await open(page, '#/suppressions', 'Suppressions');
+      await open(page, '/suppressions', 'Suppressions');
       await page.getByLabel('Email address').fill('  Someone@Example.org ');
       await page.getByRole('button', { name: 'Suppress' }).click();
-      await note(page, 'someone@example.org is suppressed');
+      await noteSays(page, 'someone@example.org is suppressed');
       // The list is filtered to it.
       await page.waitForFunction(() => (globalThis as unknown as { document: { querySelectorAll(s: string): { length: number } } }).document.querySelectorAll('main tbody tr').length === 1);
       expect(await page.getByLabel('Address', { exact: true }).inputValue()).toBe('someone@example.org');
@@ -291,7 +282,7 @@ describe('operating the dashboard in Chromium', () => {
       expect(added).toMatchObject({ email: 'someone@example.org', reason: 'manual' });
       await shot(page, 'suppressions');
 
-      await open(page, '#/suppressions', 'Suppressions');
+      await open(page, '/suppressions', 'Suppressions');
       await page.getByLabel('Address', { exact: true }).fill('second@example.org');
       await page.getByRole('button', { name: 'Search' }).click();
       await page.waitForFunction(() => (globalThis as unknown as { location: { hash: string } }).location.hash.includes('email='));
@@ -301,7 +292,7 @@ describe('operating the dashboard in Chromium', () => {
 
       const contact = (await t.api.post('/v1/contacts', { email: 'leaving@example.org' })).body;
       expect((await t.api.post(`/v1/contacts/${contact.id}/unsubscribe`, {})).status).toBe(200);
-      await open(page, '#/suppressions', 'Suppressions');
+      await open(page, '/suppressions', 'Suppressions');
       await page.getByLabel('Reason').selectOption({ label: 'Unsubscribe' });
       await page.getByRole('button', { name: 'Search' }).click();
       await page.waitForFunction(() => (globalThis as unknown as { location: { hash: string } }).location.hash.includes('reason=unsubscribe'));
@@ -310,7 +301,7 @@ describe('operating the dashboard in Chromium', () => {
     });
 
     it('keep their filters in the address through a reload, and say which one the API refused', async () => {
-      await open(page, '#/suppressions', 'Suppressions');
+      await open(page, '/suppressions', 'Suppressions');
       await page.getByLabel('Reason').selectOption({ label: 'Added by hand' });
       await page.getByLabel('Address', { exact: true }).fill('first@example.org');
       await page.getByRole('button', { name: 'Search' }).click();
@@ -321,7 +312,7 @@ describe('operating the dashboard in Chromium', () => {
       expect(await page.getByLabel('Reason').inputValue()).toBe('manual');
       expect(await page.getByLabel('Address', { exact: true }).inputValue()).toBe('first@example.org');
 
-      await open(page, '#/suppressions?reason=bounced&email=first%40example.org', 'Suppressions');
+      await open(page, '/suppressions?reason=bounced&email=first%40example.org', 'Suppressions');
       await expect.poll(() => page.locator('main .error-box').first().textContent())
         .toMatch(/^The Reason filter was refused: 'reason' must be one of: .*hard_bounce/);
       expect(await page.getByLabel('Reason').inputValue()).toBe('bounced');
@@ -334,7 +325,7 @@ describe('operating the dashboard in Chromium', () => {
     });
 
     it('show beside the address why it cannot be suppressed', async () => {
-      await open(page, '#/suppressions', 'Suppressions');
+      await open(page, '/suppressions', 'Suppressions');
       const slot = page.locator('.field-error[data-field="email"]');
       await page.getByLabel('Email address').fill('not an address');
       await page.getByRole('button', { name: 'Suppress' }).click();
@@ -352,7 +343,7 @@ describe('operating the dashboard in Chromium', () => {
 
   describe('the API keys', () => {
     it('create a key with the scopes chosen', async () => {
-      await open(page, '#/api-keys', 'API keys');
+      await open(page, '/api-keys', 'API keys');
       expect(await page.getByLabel('full_access').isChecked()).toBe(true);
       expect(await page.getByLabel('domains:read').isDisabled()).toBe(true);
       await page.getByLabel('Key name').fill('reporting');
@@ -361,13 +352,13 @@ describe('operating the dashboard in Chromium', () => {
       await page.getByLabel('analytics:read').check();
       await shot(page, 'api-keys-create');
       await page.getByRole('button', { name: 'Create key' }).click();
-      await note(page, 'Key “reporting” created');
+      await noteSays(page, 'Key “reporting” created');
       const keys = (await t.api.get('/v1/api-keys')).body.data as Array<{ name: string; scopes: string[] }>;
       expect(keys.find((k) => k.name === 'reporting')?.scopes.sort()).toEqual(['analytics:read', 'emails:read']);
     });
 
     it('show beside the scopes why a key cannot be made without one', async () => {
-      await open(page, '#/api-keys', 'API keys');
+      await open(page, '/api-keys', 'API keys');
       await page.getByLabel('Key name').fill('nothing');
       await page.getByLabel('full_access').uncheck();
       await page.getByRole('button', { name: 'Create key' }).click();
@@ -379,7 +370,7 @@ describe('operating the dashboard in Chromium', () => {
 
     it('open a key\'s page from the list, with its activity linking to what it acted on', async () => {
       const sent = await send({ subject: 'Activity' });
-      await open(page, '#/api-keys', 'API keys');
+      await open(page, '/api-keys', 'API keys');
       await page.getByRole('link', { name: 'harness', exact: true }).click();
       await page.getByRole('heading', { name: 'harness', level: 1 }).waitFor();
       const row = page.locator('main tbody tr', { hasText: 'createEmail' }).first();
@@ -395,7 +386,7 @@ describe('operating the dashboard in Chromium', () => {
       const { id, token } = await t.seed.key({ name: 'busy' });
       const busy = t.api.as(token);
       for (let i = 0; i < 27; i++) expect((await busy.post('/v1/suppressions', { email: `busy${i}@example.org` })).status).toBe(201);
-      await open(page, `#/api-keys/${id}`, 'busy');
+      await open(page, `/api-keys/${id}`, 'busy');
       await page.locator('main tbody tr').first().waitFor();
       expect(await page.locator('main tbody tr').count()).toBe(25);
       await page.getByRole('button', { name: 'Older' }).click();

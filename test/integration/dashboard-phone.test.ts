@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { launchChromium, signedInDashboard, twoDigitHourZone } from '../helpers/browser.js';
+import { launchChromium, openDrawnView, overflowWidth, signedInDashboard, twoDigitHourZone } from '../helpers/browser.js';
 
 // What a phone (390 by 844) shows on its first screen, measured in Chromium: the menu and a list's filters leave room
 // for the list's first rows, an email's body is near its top, and no card runs past its list; and, on a desktop,
@@ -62,12 +62,7 @@ describe('the dashboard on a phone\'s first screen', () => {
     await t?.close();
   });
 
-  /** Opens a route and waits until its view is drawn. */
-  async function open(hash: string) {
-    await page.goto(`${t.url}/dashboard/${hash}`);
-    await page.locator('main h1').first().waitFor();
-    await page.waitForFunction(() => !(globalThis as unknown as { document: { body: { textContent: string } } }).document.body.textContent.includes('Loading…'));
-  }
+  const open = (route: string) => openDrawnView(page, t.url, route);
 
   const box = async (locator: Locator): Promise<Box> => (await locator.boundingBox())!;
 
@@ -75,16 +70,11 @@ describe('the dashboard on a phone\'s first screen', () => {
     if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/${name}.png`, fullPage: true });
   };
 
-  /** How far the page is wider than the window: 0 when nothing runs off the side. */
-  const overflow = () => page.evaluate(() => {
-    const dom = globalThis as unknown as { document: { documentElement: { scrollWidth: number } }; innerWidth: number };
-    return Math.max(0, dom.document.documentElement.scrollWidth - dom.innerWidth);
-  });
 
   it('keeps the menu to one row and folds the filters, so that a list\'s first rows show on a phone\'s first screen', async () => {
     await page.setViewportSize(PHONE);
     const crowded: string[] = [];
-    for (const route of ['#/emails', '#/events', '#/contacts', '#/suppressions', '#/templates', '#/domains', '#/broadcasts']) {
+    for (const route of ['/emails', '/events', '/contacts', '/suppressions', '/templates', '/domains', '/broadcasts']) {
       await open(route);
       await page.locator('tbody tr').first().waitFor();
       const nav = page.getByRole('navigation', { name: 'Main' });
@@ -98,31 +88,31 @@ describe('the dashboard on a phone\'s first screen', () => {
       if (current.x < 0 || current.x + current.width > PHONE.width) crowded.push(`${route}: its section is off the screen`);
       const first = await box(page.locator('tbody tr').first());
       if (first.y + first.height > PHONE.height) crowded.push(`${route}: the first row ends at ${first.y + first.height}px`);
-      const by = await overflow();
+      const by = await overflowWidth(page);
       if (by > 0) crowded.push(`${route}: wider than the screen by ${by}px`);
-      await shoot(`phone-first-screen-${route.slice(2)}`);
+      await shoot(`phone-first-screen-${route.slice(1)}`);
     }
     expect(crowded).toEqual([]);
 
     // The filters open under their bar, each control the width of the screen's column.
-    await open('#/events');
+    await open('/events');
     const form = page.locator('form.filters');
     expect(await form.isVisible()).toBe(false);
     await page.locator('summary', { hasText: 'Filters' }).click();
     await page.getByLabel('Domain').waitFor();
     const domain = await box(page.getByLabel('Domain'));
     expect(domain.x + domain.width).toBeLessThanOrEqual(PHONE.width - 8);
-    expect(await overflow()).toBe(0);
+    expect(await overflowWidth(page)).toBe(0);
     await shoot('phone-filters-open');
     // The bar says when filters narrow the list.
-    await open('#/emails?status=delivered&to=reader1');
+    await open('/emails?status=delivered&to=reader1');
     expect(await page.locator('summary', { hasText: 'Filters' }).textContent()).toBe('Filters · 2 in use');
     expect(await page.locator('tbody tr').count()).toBe(1);
   });
 
   it('keeps a domain\'s card within the list on a phone, a long name wrapped inside it', async () => {
     await page.setViewportSize(PHONE);
-    await open('#/domains');
+    await open('/domains');
     const spilled = await page.locator('tbody tr').evaluateAll((rows) => rows.flatMap((row) => {
       interface El { getBoundingClientRect(): { left: number; right: number; width: number }; scrollWidth: number; clientWidth: number;
         className: string; tagName: string; querySelectorAll(s: string): ArrayLike<El> }
@@ -140,7 +130,7 @@ describe('the dashboard on a phone\'s first screen', () => {
 
   it('sets a broadcast\'s subject under its name on a phone, across the card', async () => {
     await page.setViewportSize(PHONE);
-    await open('#/broadcasts');
+    await open('/broadcasts');
     const name = await box(page.getByRole('link', { name: LONG_BROADCAST }));
     const subject = await box(page.getByText(LONG_BROADCAST_SUBJECT));
     expect(subject.y).toBeGreaterThanOrEqual(name.y + name.height - 1);
@@ -150,7 +140,7 @@ describe('the dashboard on a phone\'s first screen', () => {
 
   it('brings an email\'s body to its first screen on a phone, the details, recipients and events folded above it', async () => {
     await page.setViewportSize(PHONE);
-    await open(`#/emails/${ids.email}`);
+    await open(`/emails/${ids.email}`);
     await page.locator('summary', { hasText: /^Events \(\d+\)$/ }).waitFor();
     const frame = await box(page.locator('.preview iframe'));
     expect(frame.y).toBeLessThan(PHONE.height - 150);
@@ -159,21 +149,21 @@ describe('the dashboard on a phone\'s first screen', () => {
     await shoot('phone-email');
     await page.locator('summary', { hasText: 'Recipients (3)' }).click();
     await page.locator('td.address-cell', { hasText: 'second.reader@example.com' }).waitFor();
-    expect(await overflow()).toBe(0);
+    expect(await overflowWidth(page)).toBe(0);
     await shoot('phone-email-recipients');
     // A wider screen shows every part open, under its heading, without the bars.
     await page.setViewportSize(DESKTOP);
     await page.locator('dl.details').waitFor();
     expect(await page.locator('summary').filter({ visible: true }).count()).toBe(0);
     expect(await page.getByRole('heading', { name: 'Events', level: 2 }).isVisible()).toBe(true);
-    await open(`#/emails/${ids.email}`);
+    await open(`/emails/${ids.email}`);
     expect(await page.locator('dl.details').isVisible()).toBe(true);
     expect(await page.getByRole('heading', { name: 'Recipients', level: 2 }).isVisible()).toBe(true);
   });
 
   it('lets go of each fold\'s watch on the window\'s width once its view is left', async () => {
     await page.setViewportSize(PHONE);
-    await open('#/emails');
+    await open('/emails');
     // Counts the listeners on the phone's width that are held now, from here on.
     await page.evaluate(() => {
       interface Query { media: string; addEventListener(type: string, f: unknown): void; removeEventListener(type: string, f: unknown): void }
@@ -208,7 +198,7 @@ describe('the dashboard on a phone\'s first screen', () => {
   it('keeps each filter to a filter\'s width on a desktop, a long domain among the options', async () => {
     await page.setViewportSize(DESKTOP);
     const wide: string[] = [];
-    for (const route of ['#/emails', '#/events', '#/contacts', '#/suppressions', '#/templates']) {
+    for (const route of ['/emails', '/events', '/contacts', '/suppressions', '/templates']) {
       await open(route);
       for (const control of await page.locator('form.filters').locator('select, input').all()) {
         const { width } = await box(control);
@@ -216,7 +206,7 @@ describe('the dashboard on a phone\'s first screen', () => {
       }
     }
     expect(wide).toEqual([]);
-    await open('#/events');
+    await open('/events');
     expect(await page.getByLabel('Domain').locator('option', { hasText: UNBROKEN_DOMAIN }).count()).toBe(1);
     await shoot('desktop-events-filters');
   });
@@ -224,7 +214,7 @@ describe('the dashboard on a phone\'s first screen', () => {
   it('shows a 600-pixel email\'s whole width in the template editor\'s preview, scaled to its column', async () => {
     for (const viewport of [DESKTOP, PHONE]) {
       await page.setViewportSize(viewport);
-      await open(`#/templates/${ids.template}`);
+      await open(`/templates/${ids.template}`);
       const frame = page.frameLocator('.template-preview iframe');
       await frame.getByText('The right edge of the letter').waitFor();
       const [outer, shown] = [await box(page.locator('.template-preview .preview')), await box(page.locator('.template-preview iframe'))];
@@ -237,7 +227,7 @@ describe('the dashboard on a phone\'s first screen', () => {
       expect(inside.scrolled).toBeLessThanOrEqual(inside.width);
       // Laid out as a desktop mail client would, the letter and the frame's margins (616 pixels).
       expect(inside.width).toBeGreaterThanOrEqual(616);
-      expect(await overflow()).toBe(0);
+      expect(await overflowWidth(page)).toBe(0);
       await page.locator('.template-preview').scrollIntoViewIfNeeded();
       await shoot(`template-preview-${viewport.width}`);
     }
@@ -245,23 +235,23 @@ describe('the dashboard on a phone\'s first screen', () => {
 
   it('finds templates by a part of their name', async () => {
     await page.setViewportSize(DESKTOP);
-    await open('#/templates');
+    await open('/templates');
     await page.getByLabel('Find').fill('receipt');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.waitForURL(/#\/templates\?name=receipt$/);
     await page.locator('tbody tr').nth(1).waitFor();
     expect(await page.locator('tbody tr td.cell-primary').allTextContents()).toEqual(['Weekly receipt digest', 'Receipt']);
     await shoot('desktop-templates-found');
-    await open('#/templates?name=invoice');
+    await open('/templates?name=invoice');
     expect(await page.locator('p.empty').textContent()).toBe('No template’s name has “invoice” in it. Show all templates');
   });
 
   it('says how many contacts the list shows', async () => {
     await page.setViewportSize(DESKTOP);
-    await open('#/contacts');
+    await open('/contacts');
     await page.locator('tbody tr').first().waitFor();
     expect(await page.locator('.list-count').textContent()).toBe('3 contacts');
-    await open('#/contacts?email=reader1');
+    await open('/contacts?email=reader1');
     await page.locator('tbody tr').first().waitFor();
     expect(await page.locator('.list-count').textContent()).toBe('1 contact found');
   });

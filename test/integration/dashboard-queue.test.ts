@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { startDns, type TestDns } from '../helpers/dns.js';
 import { directDeliveryEnv, startScriptedMx, type ScriptedMx } from '../helpers/mx.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { answerDialog, launchChromium, signedInDashboard, twoDigitHourZone } from '../helpers/browser.js';
+import { answerDialog, launchChromium, noteSays, signedInDashboard, twoDigitHourZone } from '../helpers/browser.js';
 import { eventually } from '../helpers/smtp-app.js';
 
 // The Queue view in Chromium, against a real MX found through dnsmasq that
@@ -43,7 +43,6 @@ describe('the Queue view in Chromium', () => {
     await dns?.stop();
   });
 
-  const note = (text: string | RegExp) => page.getByRole('status').filter({ hasText: text }).waitFor();
   /** How far the list runs past its box on this laptop-sized window: 0 when every column, buttons included, shows. */
   const listOverflow = () => page.locator('.table-wrap').evaluate((el) => {
     const box = el as unknown as { scrollWidth: number; clientWidth: number };
@@ -80,7 +79,7 @@ describe('the Queue view in Chromium', () => {
     expect(await listOverflow()).toBe(0);
     await page.getByRole('button', { name: 'Hold' }).click();
     expect(await answerDialog(page, 'Hold')).toContain('Nothing is sent there until you release it.');
-    await note('is held');
+    await noteSays(page, 'is held');
     await page.locator('h1 + .badge-held').waitFor();
     await page.locator('tbody tr .badge-held').first().waitFor();
     expect((await t.api.get('/v1/queue')).body.data[0]).toMatchObject({ domain: 'slow.test', held: true });
@@ -88,7 +87,7 @@ describe('the Queue view in Chromium', () => {
     await page.getByRole('button', { name: 'Release' }).click();
     await answerDialog(page, 'Release');
     // Not 'is released' alone: the note of the hold ends "until it is released."
-    await note('is released and goes out');
+    await noteSays(page, 'is released and goes out');
     expect((await t.api.get('/v1/queue')).body.data[0]).toMatchObject({ held: false });
   });
 
@@ -96,7 +95,7 @@ describe('the Queue view in Chromium', () => {
     deferring = false;
     await page.getByRole('button', { name: 'Retry now' }).click();
     await answerDialog(page, 'Retry now');
-    await note(/2 emails to slow\.test will be tried now/);
+    await noteSays(page, /2 emails to slow\.test will be tried now/);
     await mx.waitFor(2, 10_000);
     await page.getByRole('link', { name: '← The whole queue' }).click();
     await eventually(async () => {
@@ -112,7 +111,7 @@ describe('the Queue view in Chromium', () => {
     await page.getByRole('alert').filter({ hasText: /not a domain name/ }).waitFor();
     await page.getByLabel('Domain', { exact: true }).fill('paused.example');
     await page.locator('form').filter({ hasText: 'Domain' }).getByRole('button', { name: 'Hold' }).click();
-    await note('paused.example is held');
+    await noteSays(page, 'paused.example is held');
     const res = await t.api.post('/v1/queue/release', { domain: 'paused.example' });
     expect(res.status).toBe(200);
   });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { launchChromium, signedInDashboard, twoDigitHourZone } from '../helpers/browser.js';
+import { launchChromium, openDrawnView, overflowWidth, signedInDashboard, twoDigitHourZone } from '../helpers/browser.js';
 
 // What a tablet (800 pixels wide, and 1024 held sideways) shows, measured in Chromium: the sections on one row of the
 // top bar, as on a phone, and no view running off the side of the screen.
@@ -49,17 +49,12 @@ describe('the dashboard on a tablet', () => {
     await t?.close();
   });
 
-  /** Opens a route and waits until its view is drawn. */
-  async function open(hash: string) {
-    await page.goto(`${t.url}/dashboard/${hash}`);
-    await page.locator('main h1').first().waitFor();
-    await page.waitForFunction(() => !(globalThis as unknown as { document: { body: { textContent: string } } }).document.body.textContent.includes('Loading…'));
-  }
+  const open = (route: string) => openDrawnView(page, t.url, route);
 
   it('keeps the sections to one row of the top bar and every view within the screen', async () => {
-    const routes = ['#/emails', `#/emails/${ids.email}`, '#/domains', `#/domains/${ids.domain}`, '#/events', '#/analytics', '#/queue',
-      '#/inbound', '#/templates', `#/templates/${ids.template}`, '#/broadcasts', `#/broadcasts/${ids.broadcast}`, '#/contacts',
-      '#/suppressions', '#/webhooks', `#/webhooks/${ids.webhook}`, '#/api-keys', `#/api-keys/${ids.key}`];
+    const routes = ['/emails', `/emails/${ids.email}`, '/domains', `/domains/${ids.domain}`, '/events', '/analytics', '/queue',
+      '/inbound', '/templates', `/templates/${ids.template}`, '/broadcasts', `/broadcasts/${ids.broadcast}`, '/contacts',
+      '/suppressions', '/webhooks', `/webhooks/${ids.webhook}`, '/api-keys', `/api-keys/${ids.key}`];
     const crowded: string[] = [];
     for (const viewport of TABLETS) {
       await page.setViewportSize(viewport);
@@ -73,12 +68,9 @@ describe('the dashboard on a tablet', () => {
         if (bar.height > 100) crowded.push(`${at}: the top bar is ${bar.height}px high`);
         const current = (await nav.locator('[aria-current="page"]').boundingBox())!;
         if (current.x < 0 || current.x + current.width > viewport.width) crowded.push(`${at}: its section is off the screen`);
-        const by = await page.evaluate(() => {
-          const dom = globalThis as unknown as { document: { documentElement: { scrollWidth: number } }; innerWidth: number };
-          return dom.document.documentElement.scrollWidth - dom.innerWidth;
-        });
+        const by = await overflowWidth(page);
         if (by > 0) crowded.push(`${at}: wider than the screen by ${by}px`);
-        if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/tablet-${viewport.width}-${route.slice(2).replace(/\//g, '-')}.png`, fullPage: true });
+        if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/tablet-${viewport.width}-${route.slice(1).replace(/\//g, '-')}.png`, fullPage: true });
       }
     }
     expect(crowded).toEqual([]);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page, Request } from 'playwright-core';
 import { sinkMessagesFor } from '../../src/delivery/sink.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { answerDialog, launchChromium, leavingIsQuestioned, signedInDashboard } from '../helpers/browser.js';
+import { answerDialog, launchChromium, leavingIsQuestioned, noteSays, signedInDashboard, textShows } from '../helpers/browser.js';
 
 // The Templates view in Chromium: a template authored entirely in the page,
 // its live preview rendered by the server, published there, and then used by
@@ -39,17 +39,13 @@ describe('the Templates view in Chromium', () => {
   const source = (id: string) => page.locator(`#${id} .cm-content`);
   /** The text in a source editor, line by line. */
   const sourceText = (id: string) => source(id).evaluate((el) => [...el.querySelectorAll('.cm-line')].map((line) => line.textContent).join('\n'));
-  /** Waits until the note above the view says `text`. */
-  const note = (text: string | RegExp) => page.getByRole('status').filter({ hasText: text }).waitFor();
-  /** Waits until an element matching `selector` (in `within`) holds `text`. */
-  const seen = (within: Pick<Page, 'locator'>, selector: string, text: string | RegExp) => within.locator(selector).filter({ hasText: text }).first().waitFor();
 
   it('creates, edits with a live preview, publishes, and the template sends with its variables filled in', async () => {
     await page.getByLabel('Name').fill('Welcome');
     await page.getByLabel('Alias (optional)').fill('welcome');
     await page.getByRole('button', { name: 'Create' }).click();
     await page.getByRole('heading', { name: 'Welcome' }).waitFor();
-    await note('Welcome was created as a draft');
+    await noteSays(page, 'Welcome was created as a draft');
 
     await page.getByLabel('Subject').fill('Welcome, {{ first }}');
     await source('template-html').fill('<p id="greeting">Hi {{ first }}, your plan is {{ plan }}.</p>');
@@ -63,9 +59,9 @@ describe('the Templates view in Chromium', () => {
     await page.getByLabel('Fallback of variable plan', { exact: true }).fill('Free');
 
     // The preview is the server's rendering of the unsaved sources, in the sandboxed frame.
-    await seen(previewFrame(), '#greeting', /^Hi Ada, your plan is Free\.$/);
-    await seen(page, '.preview-subject', /^Subject: Welcome, Ada$/);
-    await seen(page, '.template-preview pre', 'Hi Ada, your plan is Free.');
+    await textShows(previewFrame(), '#greeting', /^Hi Ada, your plan is Free\.$/);
+    await textShows(page, '.preview-subject', /^Subject: Welcome, Ada$/);
+    await textShows(page, '.template-preview pre', 'Hi Ada, your plan is Free.');
     if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/template-editor.png`, fullPage: true });
 
     // The sources are code editors: numbered lines, and HTML tags coloured apart from the text.
@@ -84,7 +80,7 @@ describe('the Templates view in Chromium', () => {
     await page.keyboard.press('Enter');
     await page.keyboard.type('<p id="typed">Typed by keys');
     expect(await sourceText('template-html')).toBe('<p id="greeting">Hi {{ first }}, your plan is {{ plan }}.</p>\n<p id="typed">Typed by keys</p>');
-    await seen(previewFrame(), '#typed', /^Typed by keys$/);
+    await textShows(previewFrame(), '#typed', /^Typed by keys$/);
     // Undone (typing is undone in runs, the closed tag apart), the editor and the preview are back to what they were.
     const before = '<p id="greeting">Hi {{ first }}, your plan is {{ plan }}.</p>';
     for (let presses = 0; presses < 4 && await sourceText('template-html') !== before; presses++) await page.keyboard.press('Control+z');
@@ -120,12 +116,12 @@ describe('the Templates view in Chromium', () => {
 
     // A syntax error is shown with its line and column, and nothing is saved.
     await source('template-html').fill('<p>{% if first %}Hi</p>');
-    await seen(page, '.template-preview [role="alert"]', /line 1, col/);
+    await textShows(page, '.template-preview [role="alert"]', /line 1, col/);
     await source('template-html').fill('<p id="greeting">Hi {{ first }}, your plan is {{ plan }}.</p>');
-    await seen(previewFrame(), '#greeting', /^Hi Ada, your plan is Free\.$/);
+    await textShows(previewFrame(), '#greeting', /^Hi Ada, your plan is Free\.$/);
 
     await page.getByRole('button', { name: 'Save as a new version' }).click();
-    await note('Saved as version 2, a draft');
+    await noteSays(page, 'Saved as version 2, a draft');
     // The view's main action, asked as every action is: a refusal is said under the title, and goes once it is tried again.
     let refused = false;
     let letThrough = () => {};
@@ -144,18 +140,18 @@ describe('the Templates view in Chromium', () => {
     expect(await publish.getAttribute('class')).toBeNull();
     await publish.click();
     expect(await answerDialog(page, 'Publish version 2')).toBe('Publish version 2?\nSends by this template use it from now on.');
-    await seen(page, '[role="alert"]', 'The template changed meanwhile.');
+    await textShows(page, '[role="alert"]', 'The template changed meanwhile.');
     await publish.click();
     await answerDialog(page, 'Publish version 2');
     await expect.poll(() => page.getByRole('alert').filter({ hasText: 'changed meanwhile' }).count()).toBe(0);
     expect(await publish.isDisabled()).toBe(true);
     letThrough();
-    await note('Version 2 is published');
+    await noteSays(page, 'Version 2 is published');
     // The editor drawn again keeps the sample values typed in it, and its preview with them.
-    await seen(previewFrame(), '#greeting', /^Hi Ada, your plan is Free\.$/);
+    await textShows(previewFrame(), '#greeting', /^Hi Ada, your plan is Free\.$/);
     expect(await page.getByLabel('Sample value of variable first').inputValue()).toBe('Ada');
     await page.unroute('**/v1/templates/*/publish');
-    await seen(page, 'tbody tr', /version 2.*published/);
+    await textShows(page, 'tbody tr', /version 2.*published/);
     if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/template-published.png`, fullPage: true });
 
     const sent = await t.api.post('/v1/emails', { from: 'Shop <hello@shop.test>', to: 'grace@example.test', template: { id: 'welcome', variables: { first: 'Grace' } } });
@@ -169,7 +165,7 @@ describe('the Templates view in Chromium', () => {
 
     // The list shows it published.
     await page.locator('nav').getByRole('link', { name: 'Templates' }).click();
-    await seen(page, 'tbody tr', /Welcome\s*welcome\s*version 2\s*version 2/);
+    await textShows(page, 'tbody tr', /Welcome\s*welcome\s*version 2\s*version 2/);
     if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/templates-list.png`, fullPage: true });
   });
 
@@ -182,18 +178,18 @@ describe('the Templates view in Chromium', () => {
     await subjectIs('Receipt v1');
     expect(await sourceText('template-html')).toBe('<p>One</p>');
     // Said in the note above the view, with what saving does with it.
-    await seen(page, '#note', /^The editor holds version 1, saved .+\. Saving makes a copy of it, with your changes, version 3\.$/);
+    await textShows(page, '#note', /^The editor holds version 1, saved .+\. Saving makes a copy of it, with your changes, version 3\.$/);
 
     await page.locator('.title-row').getByRole('button', { name: 'Duplicate' }).click();
     expect(await answerDialog(page, 'Duplicate')).toContain('a draft named “Receipt (copy)”');
-    await note('is a copy of Receipt');
+    await noteSays(page, 'is a copy of Receipt');
     const copyId = decodeURIComponent(page.url().split('/').pop()!);
     expect(copyId).not.toBe(created.body.id);
     // The copy's page, drawn once it is read.
     await page.locator('main code', { hasText: copyId }).waitFor();
     await page.locator('.title-row').getByRole('button', { name: 'Delete' }).click();
     await answerDialog(page, 'Delete');
-    await note('was deleted');
+    await noteSays(page, 'was deleted');
     const remaining = (await t.api.get('/v1/templates')).body.data.map((x: { name: string }) => x.name);
     expect(remaining).toContain('Receipt');
     expect(remaining.filter((n: string) => n.startsWith('Receipt')).length).toBe(1);
@@ -221,7 +217,7 @@ describe('the Templates view in Chromium', () => {
     await page.keyboard.press('Control+Home');
     await page.keyboard.type('<h1>Edited');
     expect(await answerDialog(page, 'Delete')).toContain('Delete “Long letter”?');
-    await note('Long letter was deleted');
+    await noteSays(page, 'Long letter was deleted');
     expect((await t.api.get(`/v1/templates/${created.body.id}`)).status).toBe(404);
   });
 
@@ -277,8 +273,8 @@ describe('the Templates view in Chromium', () => {
     await page.getByLabel('Subject').fill('Hi {{ first');
     await source('template-html').fill('<p>{% if x %}open</p>');
     // The preview lists both problems, and no request id: the refusal says all there is.
-    await seen(page, '.template-preview [role="alert"]', /^subject, line 1, column 4: /);
-    await seen(page, '.template-preview [role="alert"]', /^html, line 1, column 4: /);
+    await textShows(page, '.template-preview [role="alert"]', /^subject, line 1, column 4: /);
+    await textShows(page, '.template-preview [role="alert"]', /^html, line 1, column 4: /);
     expect(await page.locator('.template-preview').innerText()).not.toMatch(/see problems|Request id/);
 
     await page.getByRole('button', { name: 'Save as a new version' }).click();
@@ -291,7 +287,7 @@ describe('the Templates view in Chromium', () => {
     await page.getByLabel('Subject').fill('Fine');
     await source('template-html').fill('<p>Fine</p>');
     await page.getByRole('button', { name: 'Save as a new version' }).click();
-    await note('the content did not change');
+    await noteSays(page, 'the content did not change');
   });
 
   it('names the variable and the field whose typed value is not of its type', async () => {
@@ -301,14 +297,14 @@ describe('the Templates view in Chromium', () => {
     await subjectIs('Seats');
     const row = page.locator('tr.variable-row').first();
     await row.getByLabel('Sample value').fill('many');
-    await seen(page, '.template-preview [role="alert"]', 'The sample value of “seats”: “many” is not a number.');
+    await textShows(page, '.template-preview [role="alert"]', 'The sample value of “seats”: “many” is not a number.');
     await row.getByLabel('Sample value').fill('3');
     await row.getByLabel('Fallback').fill('one');
     await page.getByRole('button', { name: 'Save as a new version' }).click();
-    await seen(page, '.template-editor + div [role="alert"]', 'The fallback of “seats”: “one” is not a number.');
+    await textShows(page, '.template-editor + div [role="alert"]', 'The fallback of “seats”: “one” is not a number.');
     await row.getByLabel('Fallback').fill('1');
     await page.getByRole('button', { name: 'Save as a new version' }).click();
-    await note('the content did not change');
+    await noteSays(page, 'the content did not change');
   });
 
   it('asks before unsaved changes are lost: leaving, reloading, opening a version, publishing', async () => {
@@ -352,7 +348,7 @@ describe('the Templates view in Chromium', () => {
     // Saved edits ask nothing.
     await page.getByLabel('Subject').fill('Careful v3');
     await page.getByRole('button', { name: 'Save as a new version' }).click();
-    await note('Saved as version 3');
+    await noteSays(page, 'Saved as version 3');
     expect(await wouldAskOnUnload()).toBe(false);
     // Edited again, the note of the save goes: it would speak for edits it does not cover.
     await page.getByLabel('Subject').fill('Careful v4');

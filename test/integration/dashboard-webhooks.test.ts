@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { answerDialog, launchChromium, signedInDashboard } from '../helpers/browser.js';
+import { answerDialog, launchChromium, noteSays, signedInDashboard, textShows } from '../helpers/browser.js';
+import { until } from '../helpers/child-server.js';
 
 // The Webhooks view in Chromium, against a real receiving endpoint on
 // loopback: an endpoint added in the page with its event filter, its secret
@@ -39,12 +40,6 @@ describe('the Webhooks view in Chromium', () => {
     await new Promise<void>((resolve) => receiver.close(() => resolve()));
   });
 
-  const note = (text: string | RegExp) => page.getByRole('status').filter({ hasText: text }).waitFor();
-  const seen = (selector: string, text: string | RegExp) => page.locator(selector).filter({ hasText: text }).first().waitFor();
-  const until = async (what: string, check: () => boolean) => {
-    for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) if (check()) return;
-    throw new Error(`timed out waiting for ${what}`);
-  };
 
   it('adds an endpoint with its filter, shows the secret once, sends a test, replays it, disables it and rotates the secret', async () => {
     const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
@@ -53,7 +48,7 @@ describe('the Webhooks view in Chromium', () => {
     await page.getByLabel('email.opened').check();
     await page.getByLabel('email.failed').uncheck();
     await page.getByRole('button', { name: 'Add endpoint' }).click();
-    await note(/Its signing secret/);
+    await noteSays(page, /Its signing secret/);
     const secret = await page.locator('.flash code.token').textContent();
     expect(secret).toMatch(/^whsec_/);
     const [created] = (await t.api.get('/v1/webhooks')).body.data;
@@ -63,36 +58,36 @@ describe('the Webhooks view in Chromium', () => {
 
     await page.getByRole('button', { name: 'Send a test' }).click();
     await answerDialog(page, 'Send a test');
-    await note('A test event was sent');
+    await noteSays(page, 'A test event was sent');
     await until('the test event at the endpoint', () => received.length >= 1);
     expect(received[0].headers['webhook-signature']).toMatch(/^v1,/);
     await page.reload();
-    await seen('tbody tr', /succeeded/);
-    await seen('tbody tr', /204/);
+    await textShows(page, 'tbody tr', /succeeded/);
+    await textShows(page, 'tbody tr', /204/);
 
     await page.locator('tbody tr').first().getByRole('button', { name: 'Replay' }).click();
     await answerDialog(page, 'Replay');
-    await note('The delivery was replayed');
+    await noteSays(page, 'The delivery was replayed');
     await until('the replay at the endpoint', () => received.length >= 2);
     await page.reload();
-    await seen('tbody tr', /replay/);
+    await textShows(page, 'tbody tr', /replay/);
 
     await page.getByRole('button', { name: 'Disable' }).click();
     expect(await answerDialog(page, 'Disable')).toContain('Events are not sent to it until it is enabled again.');
-    await note('The endpoint is disabled');
+    await noteSays(page, 'The endpoint is disabled');
     expect((await t.api.get(`/v1/webhooks/${created.id}`)).body.enabled).toBe(false);
     await page.getByRole('button', { name: 'Enable' }).click();
     await answerDialog(page, 'Enable');
-    await note('The endpoint is enabled');
+    await noteSays(page, 'The endpoint is enabled');
 
     await page.getByLabel('email.clicked').check();
     await page.getByRole('button', { name: 'Save the filter' }).click();
-    await note('The event filter was saved');
+    await noteSays(page, 'The event filter was saved');
     expect((await t.api.get(`/v1/webhooks/${created.id}`)).body.event_types).toContain('email.clicked');
 
     await page.getByRole('button', { name: 'Rotate secret' }).click();
     await answerDialog(page, 'Make a new secret');
-    await note('The new signing secret');
+    await noteSays(page, 'The new signing secret');
     const rotated = await page.locator('.flash code.token').textContent();
     expect(rotated).toMatch(/^whsec_/);
     expect(rotated).not.toBe(secret);
@@ -100,7 +95,7 @@ describe('the Webhooks view in Chromium', () => {
 
     await page.locator('.title-row').getByRole('button', { name: 'Delete' }).click();
     await answerDialog(page, 'Delete');
-    await note('was deleted');
+    await noteSays(page, 'was deleted');
     expect((await t.api.get('/v1/webhooks')).body.data).toEqual([]);
   });
 
@@ -108,7 +103,7 @@ describe('the Webhooks view in Chromium', () => {
     await page.goto(`${t.url}/dashboard/#/webhooks`);
     await page.getByLabel('URL').fill('ftp://example.com/hooks');
     await page.getByRole('button', { name: 'Add endpoint' }).click();
-    await seen('[role="alert"]', /url|URL/);
+    await textShows(page, '[role="alert"]', /url|URL/);
   });
 
   it('asks for an event, in words, when none is checked, and adds nothing', async () => {
@@ -116,7 +111,7 @@ describe('the Webhooks view in Chromium', () => {
     await page.getByLabel('URL').fill(`http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`);
     for (const box of await page.getByRole('group', { name: 'Events' }).getByRole('checkbox').all()) await box.uncheck();
     await page.getByRole('button', { name: 'Add endpoint' }).click();
-    await seen('[role="alert"]', 'Choose at least one event to post to this endpoint.');
+    await textShows(page, '[role="alert"]', 'Choose at least one event to post to this endpoint.');
     expect((await t.api.get('/v1/webhooks')).body.data).toEqual([]);
   });
 
