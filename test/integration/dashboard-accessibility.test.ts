@@ -104,7 +104,7 @@ describe('the dashboard for keyboard and screen reader in Chromium', () => {
   it('shows where the row of sections goes on out of sight at 800 pixels, and Tab brings each section into sight', async () => {
     await page.setViewportSize({ width: 800, height: 900 });
     try {
-      await open('#/emails', 'Emails');
+      await open('/emails', 'Emails');
       const nav = page.getByRole('navigation', { name: 'Main' });
       const [before, after] = [nav.locator('.section-more.before'), nav.locator('.section-more.after')];
       /** The focused section and how it lies: wholly in the row's sight, and clear of each arrow shown. */
@@ -274,7 +274,7 @@ describe('the dashboard for keyboard and screen reader in Chromium', () => {
   });
 
   it('names each variable row\'s controls by its variable, or by its place while it has no name', async () => {
-    await open(`#/templates/${templateId}`, 'Receipt');
+    await open(`/templates/${templateId}`, 'Receipt');
     const rows = page.locator('.variable-row');
     await rows.first().waitFor();
     /** The names a screen reader gives the rows' controls, row by row. */
@@ -304,7 +304,7 @@ describe('the dashboard for keyboard and screen reader in Chromium', () => {
   it('says which older version the template editor holds from the live region, and keeps saying it while it is edited', async () => {
     const second = await t.api.patch(`/v1/templates/${templateId}`, { subject: 'Your receipt, {{ first_name }}' });
     expect(second.body.latest_version).toBe(2);
-    await open(`#/templates/${templateId}`, 'Receipt');
+    await open(`/templates/${templateId}`, 'Receipt');
     const note = await page.evaluateHandle(() => (globalThis as unknown as Dom).document.getElementById('note'));
     const open1 = page.getByRole('row').filter({ hasText: 'version 1' }).getByRole('button', { name: 'Open' });
     await open1.focus();
@@ -333,7 +333,7 @@ describe('the dashboard for keyboard and screen reader in Chromium', () => {
     try {
       const bar = page.getByRole('region', { name: 'Selected contacts' });
       const pick = async () => {
-        await open('#/contacts', 'Contacts');
+        await open('/contacts', 'Contacts');
         for (const email of ['bulk0@example.com', 'bulk1@example.com']) await page.getByLabel(`Select ${email}`, { exact: true }).check();
       };
       const progressFocused = () => page.evaluate(() => {
