@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { characterCount } from '../core/characters.js';
 import { AppError, notFound } from '../core/errors.js';
 import { escapeHtml } from '../core/html.js';
 import { newId } from '../core/ids.js';
@@ -11,7 +12,7 @@ import type { Store, Tx } from '../store/db.js';
 import type { Page, PageQuery } from '../store/paging.js';
 import type { BroadcastStatus, SkipCode } from './broadcasts.tables.js';
 import type { AudienceContact, AudienceFilter } from '../contacts/index.js';
-import { checkScheduleTime, mailDomain, MAX_CONTENT_BYTES, parseMailbox, type BroadcastEmailCounts, type BroadcastItem, type BroadcastProgress, type EmailCreateBody, type Sender } from '../emails/index.js';
+import { checkScheduleTime, mailDomain, MAX_CONTENT_BYTES, MAX_SUBJECT_CHARS, parseMailbox, type BroadcastEmailCounts, type BroadcastItem, type BroadcastProgress, type EmailCreateBody, type Sender } from '../emails/index.js';
 import type { CompiledContent, ContactFacts, ContentSource } from '../templates/index.js';
 import { contactData, RenderOverTime } from '../templates/index.js';
 import {
@@ -172,6 +173,11 @@ function refusal(contact: { id: string; email: string }, body: EmailCreateBody, 
       return skip('invalid_address', `No email can be sent to ${contact.email}: ${why}. Correct the contact's address.`);
     }
     case 'subject': {
+      const chars = characterCount(body.subject ?? '');
+      if (chars > MAX_SUBJECT_CHARS) {
+        return skip('invalid_subject', `The subject rendered for this contact is ${chars.toLocaleString('en-US')} characters, over the ${MAX_SUBJECT_CHARS} `
+          + "an email's subject can have. Shorten the subject, or the contact's data it shows.");
+      }
       const refused = [...(body.subject ?? '')].find((ch) => !fitsTextFormat('header-value', ch));
       const which = refused === undefined ? '' : ` U+${refused.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
       return skip('invalid_subject', `The subject rendered for this contact holds the control character${which}, which an email header cannot carry. `

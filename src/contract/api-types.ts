@@ -258,7 +258,8 @@ export interface paths {
          *     `invalid_address` (the contact's address is not one an email can
          *     go to, such as a domain whose ASCII form has a label over 63
          *     characters), `invalid_subject` (the subject rendered for it holds
-         *     a control character) or `message_too_large` (its html and text are
+         *     a control character, or is over 998 characters, as a subject given
+         *     to `POST /v1/emails` may not be) or `message_too_large` (its html and text are
          *     over 25 MiB); `message` says what failed and what to change. Each
          *     is recorded once, with the chunk it was in, and counted in
          *     `stats.skipped`. A render that runs out of time is not a skip, nor

@@ -1,7 +1,7 @@
 import { characterCount } from '../core/characters.js';
 import { AppError } from '../core/errors.js';
 import { parseMailbox } from './addresses.js';
-import type { ContentBody, EmailCreateBody } from './email-input.js';
+import { MAX_SUBJECT_CHARS, type ContentBody, type EmailCreateBody } from './email-input.js';
 import type { TemplateSend, TemplatesPort } from './ports.js';
 
 // Sending by template: a payload names a template (`template: {id, version?,
@@ -15,14 +15,6 @@ export interface Expanded {
   body: ContentBody;
   template?: { id: string; version: number };
 }
-
-/**
- * Characters of a subject rendered from a template: as many as a subject given
- * in the request may have (one header line, RFC 5322 §2.1.1). A subject is
- * kept with the email and with each of its events, so a long one costs far
- * more than the same characters of html.
- */
-export const MAX_RENDERED_SUBJECT_CHARS = 998;
 
 const asList = (v: string | string[] | undefined): string[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
 
@@ -73,8 +65,9 @@ export async function expandTemplates(templates: TemplatesPort, workspaceId: str
       return;
     }
     const subjectChars = body.subject === undefined ? characterCount(r.subject) : 0;
-    if (subjectChars > MAX_RENDERED_SUBJECT_CHARS) {
-      const message = `The subject rendered from the template is ${subjectChars.toLocaleString('en-US')} characters; a subject is at most ${MAX_RENDERED_SUBJECT_CHARS}.`;
+    // Said as the render's failure, before the email's own check would name 'subject', which the request did not give.
+    if (subjectChars > MAX_SUBJECT_CHARS) {
+      const message = `The subject rendered from the template is ${subjectChars.toLocaleString('en-US')} characters; a subject is at most ${MAX_SUBJECT_CHARS}.`;
       // Named and listed as any other render that fails.
       out[i] = new AppError('template_render_failed', message, { param: 'template', details: { problems: [{ param: 'template', message }] } });
       return;

@@ -6,6 +6,6 @@ export type {
   HtmlRewriter, RenderedTemplate, TemplateRef, TemplateSend, TemplatesPort,
 } from './ports.js';
 export { mailDomain, parseMailbox } from './addresses.js';
-export { checkScheduleTime, MAX_CONTENT_BYTES, MAX_RECIPIENTS, type EmailCreateBody } from './email-input.js';
+export { checkScheduleTime, MAX_CONTENT_BYTES, MAX_RECIPIENTS, MAX_SUBJECT_CHARS, type EmailCreateBody } from './email-input.js';
 export type { BroadcastEmailCounts, Email, EmailSummary } from './emails.repo.js';
 export { deleteEmails, expiredEmails, fillPostgresEmailsSearch, type ExpiredEmail } from './emails.repo.js';

@@ -439,6 +439,15 @@ describe('broadcasts', () => {
     });
   });
 
+  it('sends to the rest, and lists as invalid_subject, a contact whose data renders the subject over the length a subject can have', async () => {
+    const skip = await sendSkippingOne('titles', { email: 'long@example.com', properties: { title: 'Professor Emeritus of Letters, '.repeat(2) } },
+      { title: 'Dr' }, { subject: 'Hello {% for i in (1..17) %}{{ contact.properties.title }}{% endfor %}', text: 'Hello.' });
+    expect(skip).toMatchObject({
+      code: 'invalid_subject',
+      message: "The subject rendered for this contact is 1,059 characters, over the 998 an email's subject can have. Shorten the subject, or the contact's data it shows.",
+    });
+  });
+
   it('sends to the rest, and lists as message_too_large, a contact whose data makes its message over the content limit', async () => {
     // 100 copies of the contact's letter, 90 times in each part: short for most, 27 MB of html and text for 500 CJK characters.
     const body = (raw: string) => '{% capture page %}{% for i in (1..100) %}{{ contact.properties.letter }}{% endfor %}{% endcapture %}'

@@ -3,7 +3,7 @@ import { simpleParser } from 'mailparser';
 import { startTestApp, type ApiClient, type ApiResponse, type TestApp } from '../helpers/app.js';
 import { MAX_VALUE_DEPTH } from '../../src/templates/variables.js';
 import { MAX_REQUEST_RENDERED_CHARS } from '../../src/templates/templates.service.js';
-import { MAX_RENDERED_SUBJECT_CHARS } from '../../src/emails/by-template.js';
+import { MAX_SUBJECT_CHARS } from '../../src/emails/email-input.js';
 
 // Sending by template through POST /v1/emails, /batch and /check: rendered
 // once when the email is created, stored rendered, kept when the template
@@ -245,11 +245,11 @@ describe('sending by template', () => {
     expect((await api.post('/v1/emails', emails[fitting])).status).toBe(201);
   });
 
-  it('refuses a subject rendered over MAX_RENDERED_SUBJECT_CHARS, as a given one is, unless the request gives its own', async () => {
+  it('refuses a subject rendered over MAX_SUBJECT_CHARS, as a given one is, unless the request gives its own', async () => {
     const tens = (n: number) => `{% for i in (1..${n}) %}0123456789{% endfor %}`;
     const longest = (await api.post('/v1/templates', { name: 'Longest subject', subject: `${tens(99)}abcdefgh`, text: 'x', from: 'a@acme.test' })).body;
     const over = (await api.post('/v1/templates', { name: 'Long subject', subject: `${tens(99)}abcdefghi`, text: 'x', from: 'a@acme.test' })).body;
-    expect(MAX_RENDERED_SUBJECT_CHARS).toBe(998);
+    expect(MAX_SUBJECT_CHARS).toBe(998);
     const sent = await send({ to: 'subject@example.org', template: { id: longest.id, version: 1 } });
     expect(sent.subject).toHaveLength(998);
     const refused = expectProblem(await api.post('/v1/emails', { to: 'subject@example.org', template: { id: over.id, version: 1 } }),
