@@ -269,10 +269,13 @@ export const isStoreFull = (err: unknown): boolean => ['SQLITE_FULL', '53100'].i
  * PostgreSQL's answers when the server cannot serve a session now: the
  * server stopping (57P01 admin_shutdown, as pg_ctl restart or a terminated
  * backend answers; 57P02 crash_shutdown), starting or in recovery (57P03),
- * or out of connections (53300). Class 08 (connection exception, which
- * PgBouncer uses for its own refusals) is matched by prefix.
+ * or out of connections (53300); and a statement the server cancelled, by
+ * its statement_timeout or an administrator (57014), or whose wait for a
+ * lock passed lock_timeout (55P03): its transaction was rolled back, as when
+ * the node gives up on a statement itself. Class 08 (connection exception,
+ * which PgBouncer uses for its own refusals) is matched by prefix.
  */
-const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '57014', '55P03']);
 /** The socket's errors on the way to the database or its pooler. */
 const UNAVAILABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT']);
 /**

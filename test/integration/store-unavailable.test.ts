@@ -3,7 +3,8 @@ import { resolve } from 'node:path';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { loadContract } from '../../src/contract/contract.js';
-import { startTestApp, type ApiResponse } from '../helpers/app.js';
+import pg from 'pg';
+import { startTestApp, type ApiResponse, type TestApp } from '../helpers/app.js';
 import { createTestDatabase, onPostgres } from '../helpers/database.js';
 import { publishDkim, startDns } from '../helpers/dns.js';
 import { directDeliveryEnv, startScriptedMx } from '../helpers/mx.js';
@@ -160,6 +161,37 @@ describe.skipIf(!onPostgres)('a node whose PostgreSQL pooler stops answering (SI
       await database.drop();
     }
   });
+});
+
+describe.skipIf(!onPostgres)('a node on a PostgreSQL database whose settings cut long statements short', () => {
+  // A managed database often has these set for every role; a statement they
+  // cancel was rolled back, like one the node gave up on itself.
+  for (const [setting, code] of [['statement_timeout', '57014'], ['lock_timeout', '55P03']] as const) {
+    it(`answers 503 store_unavailable when ${setting} cancels a statement (${code}), and serves once the wait is over`, async () => {
+      const database = await createTestDatabase();
+      const name = new URL(database.url).pathname.slice(1);
+      const admin = new pg.Client({ connectionString: database.url });
+      await admin.connect();
+      let t: TestApp | undefined;
+      try {
+        await admin.query(`ALTER DATABASE ${name} SET ${setting} = '300ms'`);
+        t = await startTestApp({ env: { MAILROOM_DATABASE_URL: database.url } });
+        expect((await t.api.post('/v1/domains', { name: 'before.test' })).status).toBe(201);
+        // Another session holds the table for longer than the setting allows a wait.
+        await admin.query('BEGIN');
+        await admin.query('LOCK TABLE domains IN ACCESS EXCLUSIVE MODE');
+        expectStoreUnavailable(await t.api.post('/v1/domains', { name: 'held.test' }), 'createDomain');
+        expectStoreUnavailable(await t.api.get('/v1/domains'), 'listDomains');
+        await admin.query('ROLLBACK');
+        expect((await t.api.post('/v1/domains', { name: 'held.test' })).status).toBe(201);
+        expect((await t.api.get('/v1/domains')).body.data.map((d: { name: string }) => d.name).sort()).toEqual(['before.test', 'held.test']);
+      } finally {
+        await t?.close();
+        await admin.end();
+        await database.drop();
+      }
+    });
+  }
 });
 
 const SECOND_WRITER_LOCK = resolve(import.meta.dirname, '../helpers/sqlite-lock-holder.ts');
