@@ -3,13 +3,16 @@ import type { Clock } from '../core/clock.js';
 import { newLeaseOwner } from '../core/lease-owner.js';
 import { workLoop } from '../core/work-loop.js';
 import type { Store } from '../store/db.js';
-import { claimLeases, freeGoneLeases } from '../store/lease.js';
+import { claimLeases, extendLeases, freeGoneLeases } from '../store/lease.js';
 
 // Periodic tasks in an explicit registry. Each task's next_run_at is stored,
 // so a restart neither skips nor doubles a run, and a task is claimed with a
-// lease so two processes on one database do not run it at once; a process
-// starting on the same host as one that crashed frees the tasks it held. Tasks
-// should enqueue or do bounded batches of work, not long jobs inline.
+// lease so two processes on one database do not run it at once. The lease is
+// short and renewed while the run goes on: a run longer than the lease keeps
+// its task, and the tasks of a process that died are taken by the others
+// once the lease runs out (a process starting on the same host frees them at
+// once). Tasks should enqueue or do bounded batches of work, not long jobs
+// inline.
 
 export interface ScheduledTask {
   /** Stable name: the row key in scheduled_tasks. */
@@ -35,10 +38,12 @@ export interface Scheduler {
   run(signal: AbortSignal): Promise<void>;
 }
 
-const TASK_LEASE_MS = 10 * 60_000;
+/** How long a claim holds a task; a run renews it every quarter of that, so the lease outlasts a missed renewal or two. */
+const TASK_LEASE_MS = 120_000;
 
-export function createScheduler(deps: { store: Store; clock: Clock; logger: Logger; pollMs?: number }): Scheduler {
+export function createScheduler(deps: { store: Store; clock: Clock; logger: Logger; pollMs?: number; leaseMs?: number }): Scheduler {
   const { store, clock, logger } = deps;
+  const leaseMs = deps.leaseMs ?? TASK_LEASE_MS;
   const owner = newLeaseOwner();
   const tasks = new Map<string, ScheduledTask>();
   // When each task can next be claimed, as last read or written here: a tick
@@ -58,26 +63,53 @@ export function createScheduler(deps: { store: Store; clock: Clock; logger: Logg
         .onConflict((oc) => oc.column('name').doNothing())
         .execute();
       const due = tx.selectFrom('scheduled_tasks').select('name').where('name', '=', task.name).where('next_run_at', '<=', now);
-      if ((await claimLeases(tx, 'scheduled_tasks', due, { now, until: now + TASK_LEASE_MS, owner })).length === 1) return true;
+      if ((await claimLeases(tx, 'scheduled_tasks', due, { now, until: now + leaseMs, owner })).length === 1) return true;
       const row = await tx.selectFrom('scheduled_tasks').select(['next_run_at', 'locked_until']).where('name', '=', task.name).executeTakeFirstOrThrow();
       claimableAt.set(task.name, Math.max(Number(row.next_run_at), Number(row.locked_until)));
       return false;
     });
   }
 
+  /**
+   * Renews the task's lease every quarter lease while its run goes on (a
+   * renewal that fails is tried at the next); stop() ends that once any
+   * renewal under way has landed, so it cannot follow the run's end record.
+   */
+  function renewWhileRunning(task: ScheduledTask): { stop(): Promise<void> } {
+    let renewing: Promise<void> = Promise.resolve();
+    const renewal = setInterval(() => {
+      renewing = store.write((tx) => extendLeases(tx, 'scheduled_tasks', [task.name], owner, clock.now() + leaseMs))
+        .then((renewed) => {
+          if (renewed.size === 0) logger.warn({ task: task.name }, 'scheduled task lost its lease while running; another process may run it too');
+        }, (err: unknown) => logger.warn({ err, task: task.name }, 'could not renew the lease of a running scheduled task'));
+    }, leaseMs / 4);
+    // A run in progress keeps the process alive; its renewals need not.
+    renewal.unref();
+    return {
+      async stop() {
+        clearInterval(renewal);
+        await renewing;
+      },
+    };
+  }
+
   async function runOne(task: ScheduledTask): Promise<void> {
     const now = clock.now();
     if (!(await claim(task, now))) return;
     let error: string | null = null;
+    const renewal = renewWhileRunning(task);
     try {
       await task.run(now);
     } catch (err) {
       error = (err as Error).message ?? String(err);
       logger.error({ err, task: task.name }, 'scheduled task failed');
+    } finally {
+      await renewal.stop();
     }
     const end = clock.now();
-    // A run that outlived its lease may find the task claimed by another process
-    // since: that run's lease and plan stand, this one's end is not recorded.
+    // A run whose lease ran out all the same (its renewals failed, or the
+    // process stalled) may find the task claimed by another process since:
+    // that run's lease and plan stand, this one's end is not recorded.
     const recorded = await store.write((tx) => tx.updateTable('scheduled_tasks')
       .set({ next_run_at: end + task.everyMs, locked_until: 0, lease_owner: null, last_run_at: end, last_error: error })
       .where('name', '=', task.name).where('lease_owner', '=', owner).executeTakeFirst());

@@ -130,18 +130,72 @@ describe('scheduler', () => {
 
     const slowTick = slow.tick();
     await vi.waitFor(() => expect(ran).toEqual(['slow']));
-    clock.advance(10 * 60_000 + 1); // past the slow run's lease
+    clock.advance(2 * 60_000 + 1); // past the slow run's lease, which a stalled process did not renew
     await other.tick();
     expect(ran).toEqual(['slow', 'other']);
-    expect(heldWhenSlowEnded).toMatchObject({ lease_owner: expect.any(String), locked_until: clock.now() + 10 * 60_000 });
+    expect(heldWhenSlowEnded).toMatchObject({ lease_owner: expect.any(String), locked_until: clock.now() + 2 * 60_000 });
     // The run that held the lease at its end planned the next one.
     const row = await temp.store.db.selectFrom('scheduled_tasks').selectAll().where('name', '=', 'shared').executeTakeFirstOrThrow();
     expect(row).toMatchObject({ lease_owner: null, locked_until: 0, next_run_at: clock.now() + 60_000 });
   });
 
+  it('leaves a dead process\'s task to the others two minutes after its claim', async () => {
+    const clock = new ManualClock(1_000_000);
+    const dying = createScheduler({ store: temp.store, clock, logger });
+    const other = createScheduler({ store: temp.store, clock, logger });
+    const ran: string[] = [];
+    let endDyingRun!: () => void;
+    // The run never ends while the test looks: as a process killed in the middle of it.
+    dying.register({ name: 'shared', everyMs: 3600_000, run: async () => {
+      ran.push('dying');
+      await new Promise<void>((resolve) => (endDyingRun = resolve));
+    } });
+    other.register({ name: 'shared', everyMs: 3600_000, run: async () => void ran.push('other') });
+
+    const dyingTick = dying.tick();
+    await vi.waitFor(() => expect(ran).toEqual(['dying']));
+    clock.advance(2 * 60_000 - 1);
+    await other.tick();
+    expect(ran).toEqual(['dying']);
+    clock.advance(1);
+    await other.tick();
+    expect(ran).toEqual(['dying', 'other']);
+    endDyingRun();
+    await dyingTick;
+  });
+
+  it('renews the lease of a run that lasts longer than it, so no other process runs the task meanwhile', async () => {
+    const clock = new ManualClock(1_000_000);
+    const leaseMs = 200;
+    const long = createScheduler({ store: temp.store, clock, logger, leaseMs });
+    const other = createScheduler({ store: temp.store, clock, logger, leaseMs });
+    const ran: string[] = [];
+    let endLongRun!: () => void;
+    long.register({ name: 'shared', everyMs: 3600_000, run: async () => {
+      ran.push('long');
+      await new Promise<void>((resolve) => (endLongRun = resolve));
+    } });
+    other.register({ name: 'shared', everyMs: 3600_000, run: async () => void ran.push('other') });
+    const leaseOf = () => temp.store.db.selectFrom('scheduled_tasks').select(['locked_until']).where('name', '=', 'shared').executeTakeFirstOrThrow();
+
+    const longTick = long.tick();
+    await vi.waitFor(() => expect(ran).toEqual(['long']));
+    for (let step = 0; step < 3; step++) {
+      // Past the lease of a run that ran long: a renewal under the new time comes a quarter lease later.
+      clock.advance(11 * 60_000);
+      await vi.waitFor(async () => expect(Number((await leaseOf()).locked_until)).toBeGreaterThan(clock.now()));
+      await other.tick();
+    }
+    expect(ran).toEqual(['long']);
+    endLongRun();
+    await longTick;
+    const row = await temp.store.db.selectFrom('scheduled_tasks').selectAll().where('name', '=', 'shared').executeTakeFirstOrThrow();
+    expect(row).toMatchObject({ lease_owner: null, locked_until: 0, next_run_at: clock.now() + 3600_000 });
+  });
+
   it('frees at start the tasks a crashed process of this host held, and runs them when due', async () => {
     const clock = new ManualClock(1_000_000);
-    const held = { next_run_at: 900_000, locked_until: 1_000_000 + 10 * 60_000, last_run_at: null, last_error: null };
+    const held = { next_run_at: 900_000, locked_until: 1_000_000 + 2 * 60_000, last_run_at: null, last_error: null };
     await temp.store.write((tx) => tx.insertInto('scheduled_tasks').values([
       { name: 'left-by-crash', lease_owner: goneLocalOwner(), ...held },
       { name: 'running-elsewhere', lease_owner: newLeaseOwner(), ...held },
