@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { readlinkSync } from 'node:fs';
+import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 
@@ -11,13 +11,17 @@ import type { Logger } from 'pino';
 // waiting for them to run out.
 
 /**
- * Where pids mean the same process: the host name and, on Linux, the pid
- * namespace, so two containers that share a data directory (and perhaps a
- * host name) never take each other's pids for their own.
+ * Where pids mean the same process: the host name and, on Linux, the boot
+ * of the kernel and its pid namespace. The pid namespace keeps two containers
+ * that share a data directory (and perhaps a host name) from taking each
+ * other's pids for their own; the boot id keeps two machines apart whose
+ * containers have the same host name and, as the numbers of namespaces are
+ * handed out alike on machines set up alike, the same pid namespace number.
  */
 const PLACE = (() => {
   try {
-    return `${hostname()}/${/\d+/.exec(readlinkSync('/proc/self/ns/pid'))?.[0] ?? ''}`;
+    const bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    return `${hostname()}/${bootId}/${/\d+/.exec(readlinkSync('/proc/self/ns/pid'))?.[0] ?? ''}`;
   } catch {
     return hostname();
   }

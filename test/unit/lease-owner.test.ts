@@ -1,3 +1,4 @@
+import { readFileSync, readlinkSync } from 'node:fs';
 import { hostname } from 'node:os';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -23,6 +24,19 @@ describe('lease owners', () => {
     expect(isGoneLocalOwner(`elsewhere.example:${gonePid()}:12345678`)).toBe(false);
     if (process.platform === 'linux') expect(isGoneLocalOwner(`${hostname()}/1:${gonePid()}:12345678`)).toBe(false);
     expect(isGoneLocalOwner(newId('job'))).toBe(false);
+  });
+
+  it.skipIf(process.platform !== 'linux')('does not take the owners of another machine with this host name and pid namespace number for its own', () => {
+    // Containers given the same host name on machines set up alike often get the same pid namespace number too.
+    const pidNamespace = /\d+/.exec(readlinkSync('/proc/self/ns/pid'))![0];
+    const bootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+    const otherBoot = bootId.replace(/^./, (c) => (c === '0' ? '1' : '0'));
+    // Named by host name and pid namespace alone, the other machine's leases looked like this host's.
+    expect(isGoneLocalOwner(`${hostname()}/${pidNamespace}:${gonePid()}:12345678`)).toBe(false);
+    expect(isGoneLocalOwner(`${hostname()}/${pidNamespace}:${process.pid}:12345678`)).toBe(false);
+    expect(isGoneLocalOwner(`${hostname()}/${bootId}/${pidNamespace}:${gonePid()}:12345678`)).toBe(true);
+    expect(isGoneLocalOwner(`${hostname()}/${otherBoot}/${pidNamespace}:${gonePid()}:12345678`)).toBe(false);
+    expect(isGoneLocalOwner(`${hostname()}/${otherBoot}/${pidNamespace}:${process.pid}:12345678`)).toBe(false);
   });
 
   it('frees only the gone owners, and counts what it freed', async () => {
