@@ -50,6 +50,8 @@ export function createScheduler(deps: { store: Store; clock: Clock; logger: Logg
   // before then costs nothing (a claim is a commit). Another process may run
   // a task meanwhile; the claim then fails and the time is read afresh.
   const claimableAt = new Map<string, number>();
+  /** Runs that ended while their end could not be written, by task: written at the next tick. */
+  const unrecordedEnds = new Map<string, { end: number; error: string | null }>();
 
   async function claim(task: ScheduledTask, now: number): Promise<boolean> {
     if ((claimableAt.get(task.name) ?? 0) > now) return false;
@@ -107,6 +109,16 @@ export function createScheduler(deps: { store: Store; clock: Clock; logger: Logg
       await renewal.stop();
     }
     const end = clock.now();
+    try {
+      await recordEnd(task, end, error);
+    } catch (err) {
+      unrecordedEnds.set(task.name, { end, error });
+      throw err;
+    }
+  }
+
+  /** Frees the task and plans its next run a period after `end`, the end of the run this process held it for. */
+  async function recordEnd(task: ScheduledTask, end: number, error: string | null): Promise<void> {
     // A run whose lease ran out all the same (its renewals failed, or the
     // process stalled) may find the task claimed by another process since:
     // that run's lease and plan stand, this one's end is not recorded.
@@ -123,6 +135,12 @@ export function createScheduler(deps: { store: Store; clock: Clock; logger: Logg
       tasks.set(task.name, task);
     },
     async tick() {
+      // The ends a store out of reach kept from being written: until they are,
+      // their tasks stay leased here and no process runs them.
+      for (const [name, { end, error }] of unrecordedEnds) {
+        await recordEnd(tasks.get(name)!, end, error);
+        unrecordedEnds.delete(name);
+      }
       for (const task of tasks.values()) await runOne(task);
     },
     async run(signal) {

@@ -193,6 +193,31 @@ describe('scheduler', () => {
     expect(row).toMatchObject({ lease_owner: null, locked_until: 0, next_run_at: clock.now() + 3600_000 });
   });
 
+  it('writes at its next tick the end of a run the store could not take, so the task is not held until its lease runs out', async () => {
+    const clock = new ManualClock(1_000_000);
+    const scheduler = createScheduler({ store: temp.store, clock, logger });
+    const other = createScheduler({ store: temp.store, clock, logger });
+    const ran: string[] = [];
+    scheduler.register({ name: 'shared', everyMs: 60_000, run: async () => void ran.push('here') });
+    other.register({ name: 'shared', everyMs: 60_000, run: async () => void ran.push('other') });
+    // The store goes away as the run ends (a database restart): the write of its end fails.
+    const write = temp.store.write.bind(temp.store);
+    let writes = 0;
+    temp.store.write = ((work, options) => (++writes === 2 ? Promise.reject(new Error('Connection terminated unexpectedly')) : write(work, options))) as Store['write'];
+    await expect(scheduler.tick()).rejects.toThrow('Connection terminated unexpectedly');
+    expect(ran).toEqual(['here']);
+
+    // Back a moment later: the end is written, and the task runs a period after it, on whichever node ticks.
+    clock.advance(1_000);
+    await scheduler.tick();
+    clock.advance(58_999);
+    await other.tick();
+    expect(ran).toEqual(['here']);
+    clock.advance(1);
+    await other.tick();
+    expect(ran).toEqual(['here', 'other']);
+  });
+
   it('frees at start the tasks a crashed process of this host held, and runs them when due', async () => {
     const clock = new ManualClock(1_000_000);
     const held = { next_run_at: 900_000, locked_until: 1_000_000 + 2 * 60_000, last_run_at: null, last_error: null };
