@@ -153,8 +153,10 @@ function closedOnTimeout(client: pg.PoolClient): void {
  * on a server (or pooler) that does not answer, and calls the store
  * unavailable: to open a connection or get a free one from the pool
  * (`connectMs`), and for the answer to one statement (`queryMs`; 0 waits
- * for ever, as the migrations do). PostgreSQL's own statement_timeout
- * cannot do this: a stopped or unreachable server never sends its error.
+ * for ever, as the migrations do, and lifts the statement_timeout and
+ * lock_timeout the database or the role may set, for these connections
+ * only). PostgreSQL's own statement_timeout cannot do the bounding: a
+ * stopped or unreachable server never sends its error.
  */
 export interface PostgresTimeouts {
   connectMs: number;
@@ -183,6 +185,8 @@ export function postgresPool(url: string, o: { poolSize: number; preparedStateme
   });
   if (o.preparedStatements) pool.on('connect', withNamedStatements);
   if (timeouts.queryMs > 0) pool.on('connect', closedOnTimeout);
+  // Queued before any statement of the connection: a connection that cannot run it cannot run what follows either.
+  else pool.on('connect', (client) => void client.query('SET statement_timeout = 0; SET lock_timeout = 0').catch(() => undefined));
   // An idle connection the server closes (a restart, an administrator) is
   // dropped by the pool, which opens another for the next query; without a
   // listener the 'error' event would end the process.

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import net from 'node:net';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase, onPostgres, testDatabaseUrl } from '../../helpers/database.js';
 import { isStoreUnavailable, openStore } from '../../../src/store/db.js';
@@ -160,6 +161,34 @@ describe('a store on PostgreSQL whose server stops answering', () => {
       expect(err).toMatchObject({ message: 'Query read timeout' });
     } finally {
       await store.close();
+      await database.drop();
+    }
+  });
+
+  it.runIf(onPostgres)('migrates past the statement_timeout and lock_timeout the database sets, waiting for another node\'s migration', async () => {
+    const database = await createTestDatabase();
+    const name = new URL(database.url).pathname.slice(1);
+    const otherNode = new pg.Client({ connectionString: database.url });
+    await otherNode.connect();
+    try {
+      await otherNode.query(`ALTER DATABASE ${name} SET statement_timeout = '300ms'`);
+      await otherNode.query(`ALTER DATABASE ${name} SET lock_timeout = '300ms'`);
+      // Another node migrating holds the migrations' lock (Kysely's) for a while.
+      await otherNode.query('SELECT pg_advisory_lock(3853314791062309107)');
+      const store = openStore(database.url, { poolSize: 1 });
+      try {
+        const migrated = store.migrate().catch((err: unknown) => err);
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        await otherNode.query('SELECT pg_advisory_unlock(3853314791062309107)');
+        expect(await migrated).toContain('0001_platform');
+        // The store's own connections keep the database's limits.
+        const { rows: [row] } = await sql<{ limit: string }>`SELECT current_setting('statement_timeout') AS limit`.execute(store.db);
+        expect(row.limit).toBe('300ms');
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await otherNode.end();
       await database.drop();
     }
   });
