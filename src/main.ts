@@ -47,7 +47,7 @@ import { queueRoutes } from './queue/index.js';
 import { providerForMx } from './delivery/provider.js';
 import { sinkMessagesFor } from './delivery/sink.js';
 import { templatesRoutes, templatesService, type TemplatesService } from './templates/index.js';
-import { broadcastsRoutes, broadcastsService, type BroadcastsService } from './broadcasts/index.js';
+import { broadcastsRoutes, broadcastsService, unfinishedBroadcastUsing, type BroadcastsService } from './broadcasts/index.js';
 import { runBroadcastSender } from './engines/broadcast-sender.js';
 import { runDuePoller } from './engines/due-poller.js';
 import { runInboundProcessor } from './engines/inbound-processor.js';
@@ -111,7 +111,10 @@ export async function openServices(config: Config, clock: Clock = systemClock, l
   // Lookups answer within the timeout or count as temporary failures.
   const dns = new dnsPromises.Resolver({ timeout: 2_000, tries: 2 });
   if (config.dnsServers.length > 0) dns.setServers(config.dnsServers);
-  const tags = tagsService({ store, clock });
+  const tags = tagsService({
+    store, clock,
+    broadcastUsing: (tx, ws, tagId) => unfinishedBroadcastUsing(tx, ws, (b) => [...b.audience.tag_ids, ...b.audience.exclude_tag_ids].includes(tagId)),
+  });
   const unsubscribe = unsubscribeLinks(keyring.unsubscribeKey, config.publicUrl);
   const suppressions = suppressionsService({ store, clock });
   const domains = domainsService({
@@ -122,7 +125,10 @@ export async function openServices(config: Config, clock: Clock = systemClock, l
   const attachments = attachmentsService({ store, clock });
   const events = eventsService({ store, clock });
   const contacts = contactsService({ store, clock, tags, suppressions });
-  const templates = templatesService({ store, clock, contacts: (ws, emails) => contacts.findByEmails(ws, emails) });
+  const templates = templatesService({
+    store, clock, contacts: (ws, emails) => contacts.findByEmails(ws, emails),
+    broadcastUsing: (tx, ws, refs) => unfinishedBroadcastUsing(tx, ws, (b) => b.templateRef !== null && refs.includes(b.templateRef)),
+  });
   // Webhook hosts resolve through MAILROOM_DNS_SERVERS when set, else as the system does (hosts file included).
   const webhookResolver = new dnsPromises.Resolver({ timeout: 5_000, tries: 2 });
   if (config.dnsServers.length > 0) webhookResolver.setServers(config.dnsServers);

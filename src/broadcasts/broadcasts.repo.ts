@@ -115,6 +115,25 @@ export async function findBroadcast(db: Db | Tx, ws: string, id: string): Promis
   return row && toStored(row);
 }
 
+/** A broadcast that is scheduled or under way, as what it names: its template (id or alias, as given) and its audience. */
+export interface UnfinishedBroadcast {
+  id: string;
+  status: BroadcastStatus;
+  templateRef: string | null;
+  audience: Audience;
+}
+
+/**
+ * The first of the workspace's scheduled, sending and paused broadcasts that
+ * `uses` picks, read in the caller's transaction: a deletion that checks it
+ * there cannot pass a send that starts meanwhile.
+ */
+export async function unfinishedBroadcastUsing(tx: Tx, ws: string, uses: (b: UnfinishedBroadcast) => boolean): Promise<UnfinishedBroadcast | undefined> {
+  const rows = await tx.selectFrom('broadcasts').select(['id', 'status', 'template_id', 'audience'])
+    .where('workspace_id', '=', ws).where('status', 'in', ['scheduled', 'sending', 'paused']).orderBy('pos').execute();
+  return rows.map((r) => ({ id: r.id, status: r.status, templateRef: r.template_id, audience: JSON.parse(r.audience) as Audience })).find(uses);
+}
+
 /** The broadcast, read to change it: its row stays locked until the transaction ends. */
 export async function findBroadcastForUpdate(tx: Tx, ws: string, id: string): Promise<StoredBroadcast | undefined> {
   const row = await lockedForUpdate(tx, tx.selectFrom('broadcasts').selectAll().where('workspace_id', '=', ws).where('id', '=', id)).executeTakeFirst();

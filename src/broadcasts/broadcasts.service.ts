@@ -644,6 +644,8 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
       }
       const now = clock.now();
       const at = body.scheduled_at === undefined ? undefined : checkScheduleTime(body.scheduled_at, now);
+      // A draft may have lost a tag since it was saved: without it the audience would be other contacts than the ones chosen.
+      await checkAudience(ws, b.audience);
       await checkSendable(sender, b);
       const set = at === undefined
         ? { status: 'sending' as const, scheduled_at: null, mode: sender.mode, ...(await fixAudience(b, now)) }

@@ -371,7 +371,10 @@ export interface paths {
          *     from domain is not active and the key is live; a render that fails
          *     for a sample contact; `validation_error` naming the field when the
          *     email rendered for it would be refused, such as a subject holding a
-         *     control character or a message over 25 MiB; 422
+         *     control character or a message over 25 MiB; `validation_error`
+         *     naming `audience.tag_ids.N` or `audience.exclude_tag_ids.N` when a tag
+         *     of the audience was deleted since the draft was saved, rather than
+         *     send to other contacts than the ones chosen; 422
          *     `broadcast_audience_empty`, naming `audience`, when sent now to an
          *     audience with no contact, which would use the draft up for nothing:
          *     the broadcast stays as it was), then makes it
@@ -1616,7 +1619,15 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Delete a tag; every contact assignment of it is removed too. */
+        /**
+         * Delete a tag; every contact assignment of it is removed too.
+         * @description While the audience of a scheduled, sending or paused broadcast names
+         *     the tag (in `tag_ids` or `exclude_tag_ids`), it is refused with 422
+         *     `tag_in_use` and the error's `broadcast_id`: without the tag that
+         *     broadcast would go to other contacts than the ones chosen. Cancel it,
+         *     or let it finish, first. A draft may lose a tag: sending it is then
+         *     refused until its audience is changed. Scope `contacts:write`.
+         */
         delete: operations["deleteTag"];
         options?: never;
         head?: never;
@@ -1732,7 +1743,11 @@ export interface paths {
         /**
          * Delete a template and its versions.
          * @description Emails already made from it keep their rendered content, and their
-         *     `template_id` and `template_version`. Scope `templates:write`.
+         *     `template_id` and `template_version`. While a scheduled, sending or
+         *     paused broadcast names it (by id or alias), it is refused with 422
+         *     `template_in_use` and the error's `broadcast_id`: cancel that
+         *     broadcast, or let it finish, first. A draft may lose its template.
+         *     Scope `templates:write`.
          */
         delete: operations["deleteTemplate"];
         options?: never;
@@ -5502,6 +5517,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5654,6 +5670,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -22,6 +22,8 @@ export type ErrorCode =
   | 'domain_in_use'
   | 'last_active_domain'
   | 'dkim_rotation_in_progress'
+  | 'tag_in_use'
+  | 'template_in_use'
   | 'template_invalid'
   | 'template_variables_invalid'
   | 'template_render_failed'
@@ -59,6 +61,8 @@ export const HTTP_STATUS: Record<ErrorCode, number> = {
   domain_in_use: 422,
   last_active_domain: 422,
   dkim_rotation_in_progress: 422,
+  tag_in_use: 422,
+  template_in_use: 422,
   template_invalid: 422,
   template_variables_invalid: 422,
   template_render_failed: 422,

@@ -17,7 +17,7 @@ export interface TagsService {
   list(workspaceId: string, page: PageQuery): Promise<Page<Tag>>;
   /** 422 already_exists when the name is taken. */
   create(workspaceId: string, name: string): Promise<Tag>;
-  /** Removes the tag from every contact too. */
+  /** Removes the tag from every contact too; 422 tag_in_use while a scheduled or under-way broadcast's audience names it. */
   remove(workspaceId: string, id: string): Promise<void>;
   find(tx: Tx, workspaceId: string, id: string): Promise<Tag | undefined>;
   /** Which of these ids are tags of the workspace. */
@@ -38,7 +38,14 @@ export function cleanTagName(name: string): string | undefined {
   return trimmed.length > 0 && characterCount(trimmed) <= MAX_TAG_NAME_LENGTH ? trimmed : undefined;
 }
 
-export function tagsService(deps: { store: Store; clock: Clock }): TagsService {
+export interface TagsDeps {
+  store: Store;
+  clock: Clock;
+  /** A scheduled, sending or paused broadcast whose audience names the tag, read in the caller's transaction. */
+  broadcastUsing(tx: Tx, workspaceId: string, tagId: string): Promise<{ id: string; status: string } | undefined>;
+}
+
+export function tagsService(deps: TagsDeps): TagsService {
   const { store, clock } = deps;
 
   return {
@@ -62,7 +69,15 @@ export function tagsService(deps: { store: Store; clock: Clock }): TagsService {
 
     async remove(ws, id) {
       await store.write(async (tx) => {
-        if (!(await deleteTag(tx, ws, id))) throw notFound('tag', id);
+        const tag = await findTag(tx, ws, id);
+        if (!tag) throw notFound('tag', id);
+        // Gone from its audience, the tag would leave the broadcast sending to fewer contacts, or to more, with no way to edit it.
+        const user = await deps.broadcastUsing(tx, ws, id);
+        if (user) {
+          throw new AppError('tag_in_use', `The audience of broadcast ${user.id} (${user.status}) names the tag '${tag.name}'; cancel the broadcast, `
+            + 'or let it finish, first.', { details: { broadcast_id: user.id } });
+        }
+        await deleteTag(tx, ws, id);
       });
     },
 

@@ -90,6 +90,7 @@ export interface TemplatesService extends TemplatesPort {
   versions(workspaceId: string, ref: string, page: PageQuery): Promise<Page<TemplateVersionSummary>>;
   version(workspaceId: string, ref: string, version: number): Promise<TemplateVersion>;
   duplicate(workspaceId: string, ref: string, body: { name?: string; alias?: string }): Promise<Template>;
+  /** 422 template_in_use while a scheduled or under-way broadcast names it (by id or alias). */
   remove(workspaceId: string, ref: string): Promise<void>;
   render(workspaceId: string, ref: string, body: { variables?: Record<string, unknown>; version?: number }): Promise<RenderResult>;
   preview(body: TemplatePreviewBody): Promise<RenderResult>;
@@ -122,6 +123,8 @@ export interface TemplatesDeps {
   clock: Clock;
   /** The live contacts among these addresses, keyed by address as contacts normalise it (trimmed, lower-cased). */
   contacts(workspaceId: string, emails: string[]): Promise<Map<string, ContactFacts>>;
+  /** A scheduled, sending or paused broadcast that names the template by one of `refs` (its id, its alias), read in the caller's transaction. */
+  broadcastUsing(tx: Tx, workspaceId: string, refs: string[]): Promise<{ id: string; status: string } | undefined>;
 }
 
 /** The content of a version, checked. */
@@ -454,6 +457,12 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
     async remove(ws, ref) {
       await store.write(async (tx) => {
         const t = await headForUpdate(tx, ws, ref);
+        // A broadcast reads its template for each chunk: gone, it could neither go on nor be edited.
+        const user = await deps.broadcastUsing(tx, ws, t.alias === null ? [t.id] : [t.id, t.alias]);
+        if (user) {
+          throw new AppError('template_in_use', `Broadcast ${user.id} (${user.status}) sends template ${t.id}; cancel the broadcast, or let it finish, first.`,
+            { details: { broadcast_id: user.id } });
+        }
         await deleteTemplate(tx, t.id);
       });
     },

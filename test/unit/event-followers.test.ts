@@ -53,7 +53,7 @@ describe('followers of the events table, after a crash', () => {
   const followers: Array<{ name: Follower; run(store: Store, clock: ManualClock): Promise<unknown>; effect(store: Store): Promise<number>; expected: number }> = [
     {
       name: 'engagement',
-      run: (store, clock) => contactsService({ store, clock, tags: tagsService({ store, clock }), suppressions: suppressionsService({ store, clock }) }).foldEvents(),
+      run: (store, clock) => contactsService({ store, clock, tags: tagsService({ store, clock, broadcastUsing: async () => undefined }), suppressions: suppressionsService({ store, clock }) }).foldEvents(),
       // One row of facts per address, each having seen its sends.
       effect: async (store) => Number((await store.db.selectFrom('address_engagement').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n),
       expected: 10,

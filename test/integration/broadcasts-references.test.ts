@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.js';
+import { eventually } from '../helpers/smtp-app.js';
+
+// What a broadcast names (its template, the tags of its audience) stays there
+// while it is scheduled or under way: deleting either would leave it sending
+// other content, to other contacts, or to no one, with no way to edit it.
+
+const DOMAIN = 'news.test';
+const FROM = `Acme News <hello@${DOMAIN}>`;
+
+describe('what a broadcast uses', () => {
+  let t: TestApp;
+
+  const tagNamed = async (name: string) => {
+    const res = await t.api.post('/v1/tags', { name });
+    expect(res.status).toBe(201);
+    return res.body.id as string;
+  };
+
+  const publishedTemplate = async (alias: string) => {
+    const res = await t.api.post('/v1/templates', { name: alias, alias, subject: 'Hello', text: 'Hello there', from: FROM });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    expect((await t.api.post(`/v1/templates/${res.body.id}/publish`, {})).status).toBe(200);
+    return res.body.id as string;
+  };
+
+  const broadcast = async (body: Record<string, unknown>) => {
+    const res = await t.api.post('/v1/broadcasts', { name: 'News', ...body });
+    expect(res.status, JSON.stringify(res.body)).toBe(201);
+    return res.body.id as string;
+  };
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    await t.seed.activeDomain(DOMAIN);
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('refuses to delete a tag or template a scheduled, sending or paused broadcast uses, naming it, and allows it once cancelled', async () => {
+    const held = await tagNamed('held');
+    const kept = await tagNamed('kept out');
+    for (let i = 0; i < 4; i++) expect((await t.api.post('/v1/contacts', { email: `held${i}@example.com`, tags: ['held'] })).status).toBe(201);
+    const byId = await publishedTemplate('by-id');
+    const byAlias = await publishedTemplate('by-alias');
+    const scheduled = await broadcast({ template: { id: byId }, audience: { tag_ids: [held], exclude_tag_ids: [kept] } });
+    expect((await t.api.post(`/v1/broadcasts/${scheduled}/send`, { scheduled_at: 'in 2 hours' })).body.status).toBe('scheduled');
+    const paused = await broadcast({ template: { id: 'by-alias' }, audience: { tag_ids: [held] }, send_rate_per_minute: 60 });
+    expect((await t.api.post(`/v1/broadcasts/${paused}/send`, {})).body.status).toBe('sending');
+    expect((await t.api.post(`/v1/broadcasts/${paused}/pause`, {})).body.status).toBe('paused');
+
+    const refusals: Array<[string, string, string]> = [
+      [`/v1/tags/${held}`, 'tag_in_use', scheduled],
+      [`/v1/tags/${kept}`, 'tag_in_use', scheduled],
+      [`/v1/templates/${byId}`, 'template_in_use', scheduled],
+      [`/v1/templates/by-alias`, 'template_in_use', paused],
+      [`/v1/templates/${byAlias}`, 'template_in_use', paused],
+    ];
+    for (const [path, code, broadcastId] of refusals) {
+      const res = await t.api.delete(path);
+      expect(res.status, path).toBe(422);
+      expect(res.body.error).toMatchObject({ code, broadcast_id: broadcastId });
+      expect(res.body.error.message).toContain(broadcastId);
+    }
+    expect((await t.api.get(`/v1/templates/${byAlias}`)).status).toBe(200);
+    expect((await t.api.get(`/v1/contacts?tag_id=${held}`)).body.data).toHaveLength(4);
+
+    // Resumed, the paused one goes on to every contact with the template it had.
+    expect((await t.api.post(`/v1/broadcasts/${paused}/resume`, {})).status).toBe(200);
+    await eventually(async () => ((await t.api.get(`/v1/broadcasts/${paused}`)).body.status === 'sent' ? true : undefined), 15_000, 'the broadcast to be sent');
+    expect((await t.api.get(`/v1/broadcasts/${paused}`)).body.stats.emails_created).toBe(4);
+    expect((await t.api.delete(`/v1/templates/${byAlias}`)).status).toBe(204);
+
+    expect((await t.api.post(`/v1/broadcasts/${scheduled}/cancel`, {})).status).toBe(200);
+    for (const path of [`/v1/tags/${held}`, `/v1/tags/${kept}`, `/v1/templates/${byId}`]) expect((await t.api.delete(path)).status, path).toBe(204);
+  });
+
+  it('lets a draft lose a tag, and then refuses to send it until its audience is changed, rather than widen or empty it', async () => {
+    const member = await tagNamed('members');
+    const lapsed = await tagNamed('lapsed');
+    expect((await t.api.post('/v1/contacts', { email: 'member@example.com', tags: ['members'] })).status).toBe(201);
+    const draft = await broadcast({ from: FROM, subject: 'Hi', text: 'Hi', audience: { tag_ids: [member], exclude_tag_ids: [lapsed] } });
+    expect((await t.api.delete(`/v1/tags/${lapsed}`)).status).toBe(204);
+    for (const body of [{}, { scheduled_at: 'in 2 hours' }]) {
+      const res = await t.api.post(`/v1/broadcasts/${draft}/send`, body);
+      expect(res.status).toBe(422);
+      expect(res.body.error).toMatchObject({ code: 'validation_error', param: 'audience.exclude_tag_ids.0' });
+    }
+    expect((await t.api.get(`/v1/broadcasts/${draft}`)).body.status).toBe('draft');
+    expect((await t.api.patch(`/v1/broadcasts/${draft}`, { audience: { tag_ids: [member] } })).status).toBe(200);
+    expect((await t.api.post(`/v1/broadcasts/${draft}/send`, { scheduled_at: 'in 2 hours' })).body.status).toBe('scheduled');
+  });
+});
