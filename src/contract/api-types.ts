@@ -1711,7 +1711,8 @@ export interface paths {
          *     `unsubscribe_url` is "". The text part is derived from the HTML when
          *     there is no `text`. A render over the limits (100 ms, 5,000,000
          *     characters a part, 10,000,000 characters or elements allocated by
-         *     filters and ranges, 1,000,000 by one range or filter, an array of
+         *     filters, ranges and captures, 1,000,000 by one range, filter or
+         *     capture, an array of
          *     10,000 elements given to a filter other than `size`, `first` and
          *     `last`) is 422 `template_render_failed`. Nothing is
          *     stored. Scope `templates:read`.

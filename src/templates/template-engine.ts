@@ -1,4 +1,4 @@
-import { Context, Liquid, LiquidError, toValue, toValueSync, type Emitter, type FilterImplOptions, type Template } from 'liquidjs';
+import { CaptureTag, Context, Liquid, LiquidError, toValue, toValueSync, type Emitter, type FilterImplOptions, type Template } from 'liquidjs';
 
 // Liquid, set up for sources written by API users and rendered with data from
 // API requests, many tenants in one process:
@@ -16,7 +16,10 @@ import { Context, Liquid, LiquidError, toValue, toValueSync, type Emitter, type 
 // - the render limit is checked between the template's nodes, so no one node
 //   may run long: a range or a filter's result is at most MAX_ONE_ALLOCATION,
 //   and a filter takes arrays of at most MAX_FILTERED_ELEMENTS (sorting a
-//   million elements would hold the event loop for seconds).
+//   million elements would hold the event loop for seconds);
+// - a capture is counted as a filter's result is (Liquid's own counts
+//   nothing), else capturing a variable twice into itself doubles it at each
+//   turn of a loop, to hundreds of millions of characters within one node.
 // An undefined variable renders as nothing (strictVariables off); undeclared
 // variables are refused when a template is saved instead, by static analysis.
 
@@ -75,6 +78,7 @@ function engine(escapeHtml: boolean): Liquid {
     memoryLimit: MEMORY_LIMIT,
   });
   for (const tag of ['include', 'render', 'layout']) delete liquid.tags[tag];
+  liquid.registerTag('capture', BoundedCapture);
   for (const [name, filter] of Object.entries(liquid.filters)) {
     if (!ONE_ELEMENT_FILTERS.has(name)) liquid.registerFilter(name, takingBoundedArrays(name, filter));
   }
@@ -113,6 +117,16 @@ class AllocationBudget {
 
   check(count: number): void {
     if (+count > MEMORY_LIMIT) throw new Error('memory alloc limit exceeded');
+  }
+}
+
+/** `capture`, writing into a bounded output, its result counted in the message's allocations. */
+class BoundedCapture extends CaptureTag {
+  override *render(ctx: Context): Generator<unknown, void, string> {
+    const out = new BoundedOutput(MAX_ONE_ALLOCATION, 'a capture');
+    yield this.liquid.renderer.renderTemplates(this.templates, ctx, out);
+    ctx.memoryLimit.use(out.buffer.length);
+    ctx.bottom()[this.variable] = out.buffer;
   }
 }
 
@@ -177,10 +191,11 @@ function asText(value: unknown): string {
 
 class BoundedOutput implements Emitter {
   buffer = '';
+  constructor(private readonly maxChars = MAX_OUTPUT_CHARS, private readonly what = 'output') {}
   write(value: unknown): void {
     const text = asText(value);
-    if (this.buffer.length + text.length > MAX_OUTPUT_CHARS) {
-      throw new Error(`output over ${MAX_OUTPUT_CHARS.toLocaleString('en-US')} characters`);
+    if (this.buffer.length + text.length > this.maxChars) {
+      throw new Error(`${this.what} over ${this.maxChars.toLocaleString('en-US')} characters`);
     }
     this.buffer += text;
   }

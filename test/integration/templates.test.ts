@@ -347,6 +347,20 @@ describe('templates API', () => {
     }
   });
 
+  it('counts what a capture holds as a filter\'s result, so doubling one in a loop is refused within the limits', async () => {
+    // Liquid's capture counts nothing: captured into itself twice, a variable doubles at each turn, to hundreds of millions of characters.
+    const doubling = (start: string, turns: number) =>
+      `{% capture s %}${start}{% endcapture %}{% for i in (1..${turns}) %}{% capture s %}{{ s }}{{ s }}{% endcapture %}{% endfor %}{{ s | size }}`;
+    for (const [part, source] of [['text', doubling('xxxxxxxxxx', 25)], ['html', doubling('&', 16)]]) {
+      const err = expectProblem(await api.post('/v1/templates/render', { subject: 'x', [part]: source }), 422, 'template_render_failed', part);
+      expect(err.message).toMatch(/a capture over 1,000,000 characters|memory alloc limit exceeded/);
+    }
+    // A capture within the limits still works, in both parts.
+    const kept = await api.post('/v1/templates/render', { subject: 'x', html: doubling('&', 3), text: doubling('xxxxxxxxxx', 10) });
+    expect(kept.status).toBe(200);
+    expect(kept.body).toMatchObject({ html: '104', text: '10240' });
+  });
+
   it('needs the templates scopes', async () => {
     const tpl = await create({ ...welcome, alias: 'scoped' });
     const reader = api.as((await t.seed.key({ scopes: ['templates:read'] })).token);
