@@ -278,11 +278,25 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
     }
   }
 
-  /** The audience fixed as it is now: contacts up to the newest one, and how many they are. Read before the write that starts sending. */
-  async function fixAudience(b: StoredBroadcast, now: number) {
+  /**
+   * What sending fixes as it is now, read before the write that starts it:
+   * the audience (contacts up to the newest one, and how many they are) and
+   * the template, by id and the version published now, so that a publish or
+   * an alias moved meanwhile changes nothing of what the rest of the
+   * audience gets.
+   */
+  async function fixAtStart(b: StoredBroadcast, now: number) {
     const maxPos = await deps.audience.lastPos(b.workspaceId);
     const size = await deps.audience.count(b.workspaceId, filterOf(b.audience), maxPos);
-    return { audience_max_pos: maxPos, audience_size: size, expanded_pos: 0, started_at: now, next_chunk_at: 0, status_reason: null };
+    // Content that no longer compiles (its alias moved since it was scheduled) is left as it is: the first chunk pauses the broadcast, saying why.
+    const template = b.template === null ? null : await compile(b).catch((err: unknown) => {
+      if (err instanceof AppError && err.status === 422) return null;
+      throw err;
+    });
+    return {
+      audience_max_pos: maxPos, audience_size: size, expanded_pos: 0, started_at: now, next_chunk_at: 0, status_reason: null,
+      ...(template !== null && { template_id: template.templateId, template_version: template.version }),
+    };
   }
 
   /** The content, compiled; a broadcast that cannot go out yet is 422 broadcast_incomplete. */
@@ -648,7 +662,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
       await checkAudience(ws, b.audience);
       await checkSendable(sender, b);
       const set = at === undefined
-        ? { status: 'sending' as const, scheduled_at: null, mode: sender.mode, ...(await fixAudience(b, now)) }
+        ? { status: 'sending' as const, scheduled_at: null, mode: sender.mode, ...(await fixAtStart(b, now)) }
         : { status: 'scheduled' as const, scheduled_at: at, mode: sender.mode };
       // Sent now to no one, the draft would be used up for nothing; a scheduled one is counted when it starts.
       if (set.status === 'sending' && set.audience_size === 0) {
@@ -713,7 +727,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
         if (!b || !due) continue;
         // Each move checks the state it starts from: a person's cancel or pause meanwhile wins.
         const set = b.status === 'scheduled'
-          ? { status: 'sending' as const, ...(await fixAudience(b, now)) }
+          ? { status: 'sending' as const, ...(await fixAtStart(b, now)) }
           : { status: 'sending' as const, status_reason: null, resume_at: null, next_chunk_at: 0 };
         const moved = await store.write(async (tx) => {
           if (!(await transitionBroadcast(tx, b.id, [b.status], set, now))) return false;

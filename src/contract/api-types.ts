@@ -183,7 +183,10 @@ export interface paths {
          *
          *     Content is `html` and/or `text`, or `template` (a template's id or
          *     alias, and a version; without one the version published when
-         *     sending starts). Both are Liquid, rendered for each contact with
+         *     sending starts). When sending starts, `template` becomes the
+         *     template's id and that version, so every contact gets the same
+         *     content whatever is published, or whichever template takes the
+         *     alias, meanwhile. Both are Liquid, rendered for each contact with
          *     `contact.email`, `contact.name`, `contact.first_name`,
          *     `contact.last_name`, `contact.properties.<key>` and
          *     `unsubscribe_url`; a template's declared variables take their
@@ -2397,8 +2400,9 @@ export interface components {
             html: string | null;
             text: string | null;
             template: null | {
+                /** @description The id or alias given; from the start of sending, the id. */
                 id: string;
-                /** @description null for the version published when sending starts. */
+                /** @description null for the version published when sending starts; from the start of sending, that version. */
                 version: number | null;
             };
             audience: components["schemas"]["BroadcastAudienceFilter"];

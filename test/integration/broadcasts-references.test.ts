@@ -78,6 +78,39 @@ describe('what a broadcast uses', () => {
     for (const path of [`/v1/tags/${held}`, `/v1/tags/${kept}`, `/v1/templates/${byId}`]) expect((await t.api.delete(path)).status, path).toBe(204);
   });
 
+  it('sends every contact the template version published when sending started, whatever is published or renamed meanwhile', async () => {
+    const tag = await tagNamed('pinned');
+    for (let i = 0; i < 3; i++) expect((await t.api.post('/v1/contacts', { email: `pinned${i}@example.com`, tags: ['pinned'] })).status).toBe(201);
+    const templateId = await publishedTemplate('pinned-letter');
+    const id = await broadcast({ template: { id: 'pinned-letter' }, audience: { tag_ids: [tag] }, send_rate_per_minute: 60 });
+    const sending = await t.api.post(`/v1/broadcasts/${id}/send`, {});
+    expect(sending.body).toMatchObject({ status: 'sending', template: { id: templateId, version: 1 } });
+    const subjects = async () => ((await t.api.get(`/v1/emails?broadcast_id=${id}&limit=10`)).body.data as Array<{ subject: string }>).map((e) => e.subject);
+    await eventually(async () => ((await subjects()).length >= 1 ? true : undefined), 5_000, 'the first email');
+    const edited = await t.api.patch(`/v1/templates/${templateId}`, { alias: 'renamed-letter', subject: 'Another letter' });
+    expect(edited.status, JSON.stringify(edited.body)).toBe(200);
+    expect((await t.api.post(`/v1/templates/${templateId}/publish`, {})).body.published_version).toBe(2);
+    await eventually(async () => ((await t.api.get(`/v1/broadcasts/${id}`)).body.status === 'sent' ? true : undefined), 15_000, 'the broadcast to be sent');
+    expect(await subjects()).toEqual(['Hello', 'Hello', 'Hello']);
+  });
+
+  it('pauses, saying why, a scheduled broadcast whose template alias moved before it started, and starts the others due', async () => {
+    const tag = await tagNamed('moved');
+    expect((await t.api.post('/v1/contacts', { email: 'moved@example.com', tags: ['moved'] })).status).toBe(201);
+    const templateId = await publishedTemplate('moving-letter');
+    const at = new Date(Date.now() + 1_500).toISOString();
+    const moved = await broadcast({ template: { id: 'moving-letter' }, audience: { tag_ids: [tag] } });
+    const other = await broadcast({ from: FROM, subject: 'Other', text: 'Other', audience: { tag_ids: [tag] } });
+    for (const id of [moved, other]) expect((await t.api.post(`/v1/broadcasts/${id}/send`, { scheduled_at: at })).body.status).toBe('scheduled');
+    expect((await t.api.patch(`/v1/templates/${templateId}`, { alias: 'moved-letter' })).status).toBe(200);
+    const paused = await eventually(async () => {
+      const b = (await t.api.get(`/v1/broadcasts/${moved}`)).body;
+      return b.status === 'paused' ? b : undefined;
+    }, 15_000, 'the broadcast to be paused');
+    expect(paused.status_reason).toContain("'moving-letter'");
+    await eventually(async () => ((await t.api.get(`/v1/broadcasts/${other}`)).body.status === 'sent' ? true : undefined), 15_000, 'the other to be sent');
+  });
+
   it('lets a draft lose a tag, and then refuses to send it until its audience is changed, rather than widen or empty it', async () => {
     const member = await tagNamed('members');
     const lapsed = await tagNamed('lapsed');
