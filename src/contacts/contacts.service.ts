@@ -244,7 +244,7 @@ export function contactsService(deps: {
   return {
     list(ws, q, page) {
       return listContacts(store.db, ws, {
-        email: q.email, status: q.status, engagementTier: q.engagement_tier, tagId: q.tag_id,
+        email: q.email?.normalize('NFC'), status: q.status, engagementTier: q.engagement_tier, tagId: q.tag_id,
         createdAfter: parseTime(q.created_after, 'created_after'), createdBefore: parseTime(q.created_before, 'created_before'),
       }, page, clock.now());
     },

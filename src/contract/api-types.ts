@@ -494,7 +494,7 @@ export interface paths {
         };
         /**
          * List the workspace's contacts, newest first. Deleted contacts are not listed.
-         * @description `email` is a case-insensitive substring match on the address. `tag_id`
+         * @description `email` is a case-insensitive substring match on the address (in NFC). `tag_id`
          *     keeps contacts that have that tag (an unknown tag id gives an empty
          *     list). `created_after` and `created_before` are exclusive bounds.
          *     Repeat the same filters on every request of a cursor walk.
@@ -503,7 +503,8 @@ export interface paths {
         put?: never;
         /**
          * Create a contact.
-         * @description The address is trimmed and lower-cased as a whole, then validated (a
+         * @description The address is trimmed, lower-cased as a whole and put in Unicode
+         *     NFC (an ö written as o and a combining mark is the one ö), then validated (a
          *     dot-atom local part, UTF-8 letters allowed, and a domain of at least two
          *     labels whose ASCII form (IDNA) is a DNS name, as sending checks it;
          *     quoted local parts and address literals are refused). A live
@@ -2497,7 +2498,7 @@ export interface components {
             id: string;
             /** @constant */
             object: "contact";
-            /** @description Normalised: trimmed and lower-cased. */
+            /** @description Normalised: trimmed, lower-cased and in Unicode NFC. */
             email: string;
             name: string | null;
             status: components["schemas"]["ContactStatus"];

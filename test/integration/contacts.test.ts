@@ -55,6 +55,22 @@ describe('contacts', () => {
     expect(again.body.error).toMatchObject({ code: 'already_exists', param: 'email', contact_id: first.body.id });
   });
 
+  it('takes an address written decomposed (NFD) as the one written composed (NFC), and keeps it composed', async () => {
+    await using t = await startTestApp();
+    // "jörg" as macOS may paste it: o and a combining diaeresis.
+    const decomposed = 'jo\u0308rg@example.com';
+    const created = await t.api.post('/v1/contacts', { email: decomposed });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body.email).toBe('j\u00f6rg@example.com');
+    const again = await t.api.post('/v1/contacts', { email: 'J\u00d6RG@example.com' });
+    expect(again.body.error).toMatchObject({ code: 'already_exists', contact_id: created.body.id });
+    const upserted = await t.api.put(`/v1/contacts/by-email/${encodeURIComponent(decomposed)}`, { name: 'J\u00f6rg' });
+    expect(upserted.body).toMatchObject({ id: created.body.id, name: 'J\u00f6rg' });
+    const bulk = await t.api.post('/v1/contacts/bulk', { contacts: [{ email: 'J\u00f6rg@example.com' }, { email: 'JO\u0308RG@example.com' }] });
+    expect(bulk.body).toMatchObject({ created: 0, updated: 1, failed: 1, errors: [{ index: 1, code: 'duplicate_in_request' }] });
+    expect((await t.api.get(`/v1/contacts?email=${encodeURIComponent('o\u0308rg')}`)).body.data.map((c: { id: string }) => c.id)).toEqual([created.body.id]);
+  });
+
   it('soft-deletes: gone from gets and lists, the address can be re-created, the old record is kept', async () => {
     await using t = await startTestApp();
     const old = (await t.api.post('/v1/contacts', { email: 'gone@example.com', tags: ['a'] })).body;
