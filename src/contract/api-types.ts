@@ -2354,7 +2354,12 @@ export interface components {
          *     the time their email was made; `unsubscribed`: contacts who
          *     unsubscribed, by any means, at or after the time their email was
          *     made. `skipped`: contacts of the audience that got no email, listed
-         *     with the reason by `GET /broadcasts/{id}/skipped`. Kept as counters
+         *     with the reason by `GET /broadcasts/{id}/skipped`. A contact that
+         *     leaves the audience after sending started and before its chunk
+         *     (unsubscribed, deleted, or no longer matching the tags or tiers)
+         *     gets no email and is not a skip either: it is the difference
+         *     between `audience_size` and `emails_created` plus `skipped` once
+         *     the broadcast is sent. Kept as counters
          *     that change with the emails: a read costs the same whatever the
          *     broadcast's size.
          */
