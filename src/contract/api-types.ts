@@ -1760,6 +1760,10 @@ export interface paths {
         /**
          * Rename a template, change its alias, or save new content as a new draft version.
          * @description `name` and `alias` (null removes it) change the template itself.
+         *     While a scheduled broadcast names the template by its alias, the
+         *     alias cannot change (422 `template_in_use`, naming `alias`, with the
+         *     error's `broadcast_id`): that broadcast would find another template,
+         *     or none, when it starts. Name the template by its id there first.
          *     Content fields (`subject`, `html`, `text`, `from`, `reply_to`,
          *     `variables`; null clears an optional one) make a new version: the
          *     latest version with the given fields replaced, checked as on create

@@ -404,6 +404,14 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
             await insertVersion(tx, versionRow(t.id, ws, latestVersion, content, now));
           }
         }
+        if (alias !== undefined && t.alias !== null && alias !== t.alias) {
+          // A scheduled broadcast naming the template by this alias would find another template, or none, when it starts.
+          const user = await deps.broadcastUsing(tx, ws, [t.alias]);
+          if (user) {
+            throw new AppError('template_in_use', `Broadcast ${user.id} (${user.status}) names template ${t.id} by its alias '${t.alias}'; `
+              + 'name the template by its id there, or cancel the broadcast, first.', { param: 'alias', details: { broadcast_id: user.id } });
+          }
+        }
         if (alias) await takeAlias(tx, ws, alias, t.id);
         const changed = latestVersion !== t.latestVersion || (name !== undefined && name !== t.name) || (alias !== undefined && alias !== t.alias);
         if (changed) {

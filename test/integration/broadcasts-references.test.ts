@@ -94,20 +94,38 @@ describe('what a broadcast uses', () => {
     expect(await subjects()).toEqual(['Hello', 'Hello', 'Hello']);
   });
 
-  it('pauses, saying why, a scheduled broadcast whose template alias moved before it started, and starts the others due', async () => {
-    const tag = await tagNamed('moved');
-    expect((await t.api.post('/v1/contacts', { email: 'moved@example.com', tags: ['moved'] })).status).toBe(201);
-    const templateId = await publishedTemplate('moving-letter');
+  it('keeps the alias a scheduled broadcast names its template by', async () => {
+    const templateId = await publishedTemplate('kept-letter');
+    const id = await broadcast({ from: FROM, template: { id: 'kept-letter' } });
+    expect((await t.api.post(`/v1/broadcasts/${id}/send`, { scheduled_at: 'in 2 hours' })).body.status).toBe('scheduled');
+    for (const alias of ['moved-letter', null]) {
+      const refused = await t.api.patch(`/v1/templates/${templateId}`, { alias });
+      expect(refused.status).toBe(422);
+      expect(refused.body.error).toMatchObject({ code: 'template_in_use', param: 'alias', broadcast_id: id });
+    }
+    // Its name and content still change; named by its id there, its alias may move.
+    expect((await t.api.patch(`/v1/templates/${templateId}`, { name: 'Kept', alias: 'kept-letter', subject: 'Kept' })).status).toBe(200);
+    expect((await t.api.patch(`/v1/broadcasts/${id}`, { template: { id: templateId } })).status).toBe(200);
+    expect((await t.api.patch(`/v1/templates/${templateId}`, { alias: 'moved-letter' })).body.alias).toBe('moved-letter');
+  });
+
+  it('pauses, saying why, a scheduled broadcast whose template no longer renders when it starts, and starts the others due', async () => {
+    const tag = await tagNamed('due');
+    expect((await t.api.post('/v1/contacts', { email: 'due@example.com', tags: ['due'] })).status).toBe(201);
+    const templateId = await publishedTemplate('due-letter');
     const at = new Date(Date.now() + 1_500).toISOString();
-    const moved = await broadcast({ template: { id: 'moving-letter' }, audience: { tag_ids: [tag] } });
+    const broken = await broadcast({ template: { id: templateId }, audience: { tag_ids: [tag] } });
     const other = await broadcast({ from: FROM, subject: 'Other', text: 'Other', audience: { tag_ids: [tag] } });
-    for (const id of [moved, other]) expect((await t.api.post(`/v1/broadcasts/${id}/send`, { scheduled_at: at })).body.status).toBe('scheduled');
-    expect((await t.api.patch(`/v1/templates/${templateId}`, { alias: 'moved-letter' })).status).toBe(200);
+    for (const id of [broken, other]) expect((await t.api.post(`/v1/broadcasts/${id}/send`, { scheduled_at: at })).body.status).toBe('scheduled');
+    // Published now, a version that needs a value no broadcast gives.
+    const needy = await t.api.patch(`/v1/templates/${templateId}`, { text: '{{ plan }}', variables: [{ key: 'plan', type: 'string', required: true }] });
+    expect(needy.status, JSON.stringify(needy.body)).toBe(200);
+    expect((await t.api.post(`/v1/templates/${templateId}/publish`, {})).body.published_version).toBe(2);
     const paused = await eventually(async () => {
-      const b = (await t.api.get(`/v1/broadcasts/${moved}`)).body;
+      const b = (await t.api.get(`/v1/broadcasts/${broken}`)).body;
       return b.status === 'paused' ? b : undefined;
     }, 15_000, 'the broadcast to be paused');
-    expect(paused.status_reason).toContain("'moving-letter'");
+    expect(paused.status_reason).toContain('plan');
     await eventually(async () => ((await t.api.get(`/v1/broadcasts/${other}`)).body.status === 'sent' ? true : undefined), 15_000, 'the other to be sent');
   });
 
