@@ -3166,7 +3166,7 @@ export interface components {
         TemplateSubject: string;
         /**
          * Format: message-body
-         * @description Taken as written, TAB, CR, LF and form feeds included; only a NUL character is refused.
+         * @description Taken as written, TAB, CR, LF and form feeds included; only a NUL character is refused. At most 10000 Liquid tags and outputs ({% %} and {{ }}): more is 422 template_invalid.
          */
         TemplateSource: string;
         TemplateVariableInput: {

@@ -1,4 +1,4 @@
-import { CaptureTag, Context, Liquid, LiquidError, toValue, toValueSync, type Emitter, type FilterImplOptions, type Template } from 'liquidjs';
+import { CaptureTag, Context, Liquid, LiquidError, Token, toValue, toValueSync, type Emitter, type FilterImplOptions, type Template } from 'liquidjs';
 
 // Liquid, set up for sources written by API users and rendered with data from
 // API requests, many tenants in one process:
@@ -9,7 +9,8 @@ import { CaptureTag, Context, Liquid, LiquidError, toValue, toValueSync, type Em
 //   a prototype's (`constructor`, `__proto__`);
 // - HTML output is escaped unless the last filter is `raw`; subject and text
 //   are not HTML and are not escaped;
-// - a source is at most MAX_SOURCE_CHARS (parseLimit), a message renders in
+// - a source is at most MAX_SOURCE_CHARS (parseLimit) with at most
+//   MAX_SOURCE_TAGS tags and outputs, a message renders in
 //   RENDER_LIMIT_MS (renderLimit), its filters and ranges allocate at most
 //   MEMORY_LIMIT (memoryLimit), and each part it outputs is at most
 //   MAX_OUTPUT_CHARS (counted as it is written);
@@ -28,6 +29,12 @@ export const PARTS: readonly Part[] = ['subject', 'html', 'text'];
 
 /** Characters of one source (subject, html or text). */
 export const MAX_SOURCE_CHARS = 1_000_000;
+/**
+ * Tags and outputs (`{% %}`, `{{ }}`) of one source: Liquid's parser takes
+ * time growing with their square (140,000 took seven seconds, all of them
+ * holding the event loop), and a real template has hundreds.
+ */
+export const MAX_SOURCE_TAGS = 10_000;
 /** Time one message (subject, html and text together) may take to render. */
 export const RENDER_LIMIT_MS = 100;
 /** Characters or elements the filters and ranges of one message may allocate. */
@@ -120,6 +127,32 @@ class AllocationBudget {
   }
 }
 
+/**
+ * Liquid finds a token's line and column by counting characters from the
+ * start of its source, and the static analysis asks it for every variable:
+ * a source of n tags took n² steps (140,000 `{{ x }}` held the event loop
+ * for minutes). Here the line starts of the source last asked about are
+ * indexed once (every token of a source shares its string), and a token's
+ * line is found by binary search.
+ */
+let indexedSource: string | undefined;
+let lineStarts: number[] = [];
+Token.prototype.getPosition = function getPosition(this: Token): number[] {
+  if (this.input !== indexedSource) {
+    indexedSource = this.input;
+    lineStarts = [0];
+    for (let i = this.input.indexOf('\n'); i >= 0; i = this.input.indexOf('\n', i + 1)) lineStarts.push(i + 1);
+  }
+  let low = 0;
+  let high = lineStarts.length - 1;
+  while (low < high) {
+    const mid = (low + high + 1) >> 1;
+    if (lineStarts[mid] <= this.begin) low = mid;
+    else high = mid - 1;
+  }
+  return [low + 1, this.begin - lineStarts[low] + 1];
+};
+
 /** `capture`, writing into a bounded output, its result counted in the message's allocations. */
 class BoundedCapture extends CaptureTag {
   override *render(ctx: Context): Generator<unknown, void, string> {
@@ -151,6 +184,11 @@ export function compileSource(source: { subject: string; html: string | null; te
     const text = source[part];
     if (text === null) {
       parsed[part] = null;
+      continue;
+    }
+    const tags = text.match(/\{[{%]/g)?.length ?? 0;
+    if (tags > MAX_SOURCE_TAGS) {
+      problems.push({ part, message: `${tags.toLocaleString('en-US')} tags and outputs ({% %} and {{ }}); a source has at most ${MAX_SOURCE_TAGS.toLocaleString('en-US')}` });
       continue;
     }
     try {

@@ -361,6 +361,25 @@ describe('templates API', () => {
     expect(kept.body).toMatchObject({ html: '104', text: '10240' });
   });
 
+  it('checks a source of up to 10,000 tags in time, wherever they are, and refuses more', async () => {
+    // Each tag's line and column was found by counting from the start: 10,000 tags spread over a long source took seconds.
+    const text = `{{ x }}${'a'.repeat(90)}`.repeat(10_000);
+    const started = Date.now();
+    const [undeclared, rendered, other] = await Promise.all([
+      api.post('/v1/templates/render', { subject: 'x', text }),
+      api.post('/v1/templates/render', { subject: 'x', text, variables: [{ key: 'x', type: 'string' }], data: { x: 'y' } }),
+      api.get('/v1/templates?limit=1'),
+    ]);
+    expect(undeclared.body.error.problems).toEqual([expect.objectContaining({ param: 'text', line: 1, column: 4 })]);
+    expect(rendered.status, JSON.stringify(rendered.body).slice(0, 300)).toBe(200);
+    expect(rendered.body.text).toBe(`y${'a'.repeat(90)}`.repeat(10_000));
+    expect(other.status).toBe(200);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    // Liquid's parser takes time growing with the square of the tags.
+    const err = expectProblem(await api.post('/v1/templates', { name: 'many', subject: 'x', html: '{{ x }}'.repeat(10_001) }), 422, 'template_invalid', 'html');
+    expect(err.message).toContain('10,001 tags and outputs ({% %} and {{ }}); a source has at most 10,000');
+  }, 30_000);
+
   it('needs the templates scopes', async () => {
     const tpl = await create({ ...welcome, alias: 'scoped' });
     const reader = api.as((await t.seed.key({ scopes: ['templates:read'] })).token);
