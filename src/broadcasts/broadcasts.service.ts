@@ -173,11 +173,6 @@ function refusal(contact: { id: string; email: string }, body: EmailCreateBody, 
       return skip('invalid_address', `No email can be sent to ${contact.email}: ${why}. Correct the contact's address.`);
     }
     case 'subject': {
-      const chars = characterCount(body.subject ?? '');
-      if (chars > MAX_SUBJECT_CHARS) {
-        return skip('invalid_subject', `The subject rendered for this contact is ${chars.toLocaleString('en-US')} characters, over the ${MAX_SUBJECT_CHARS} `
-          + "an email's subject can have. Shorten the subject, or the contact's data it shows.");
-      }
       const refused = [...(body.subject ?? '')].find((ch) => !fitsTextFormat('header-value', ch));
       const which = refused === undefined ? '' : ` U+${refused.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
       return skip('invalid_subject', `The subject rendered for this contact holds the control character${which}, which an email header cannot carry. `
@@ -421,6 +416,11 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
     const render = async (c: AudienceContact): Promise<BroadcastItem | NewSkip> => {
       try {
         const message = await chunkMessage(b, content, c);
+        const subjectChars = characterCount(message.subject);
+        if (subjectChars > MAX_SUBJECT_CHARS) {
+          return { contactId: c.id, email: c.email, code: 'invalid_subject', message: `The subject rendered for this contact is `
+            + `${subjectChars.toLocaleString('en-US')} characters, over the ${MAX_SUBJECT_CHARS} an email's subject can have. Shorten the subject, or the contact's data it shows.` };
+        }
         return { contactId: c.id, body: emailBody(b, content, from, c.email, message) };
       } catch (err) {
         if (!(err instanceof AppError) || err instanceof RenderOverTime) throw err;

@@ -1,4 +1,3 @@
-import { characterCount } from '../core/characters.js';
 import { AppError } from '../core/errors.js';
 import type { Schema } from '../contract/operations.js';
 import { fitsTextFormat } from '../contract/contract.js';
@@ -210,6 +209,8 @@ function attachmentsOf(list: AttachmentBody[]): DraftAttachment[] {
  * Characters a subject may have, as the schema says of a given one: one header
  * line (RFC 5322 §2.1.1). A subject is kept with the email and each of its
  * events, so a long one costs far more than the same characters of html.
+ * Rendered subjects (templates, broadcasts) are held to it by their paths; a
+ * message submitted over SMTP is not, as an MTA takes it (the builder folds it).
  */
 export const MAX_SUBJECT_CHARS = 998;
 
@@ -242,9 +243,6 @@ export function normaliseEmail(body: ContentBody, now: number): EmailDraft {
   if (body.html === undefined && body.text === undefined) throw invalid('html', 'Give html, text or both.');
   // The subject of a template or a broadcast is checked here, once rendered; the payload's own, by the schema as well.
   if (!fitsTextFormat('header-value', body.subject)) throw invalid('subject', "'subject' contains a line break or control character.");
-  if (body.subject.length > MAX_SUBJECT_CHARS && characterCount(body.subject) > MAX_SUBJECT_CHARS) {
-    throw invalid('subject', `'subject' is ${characterCount(body.subject).toLocaleString('en-US')} characters; a subject is at most ${MAX_SUBJECT_CHARS}.`);
-  }
 
   const headers = body.headers ?? {};
   checkHeaders(headers);
