@@ -389,6 +389,10 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
     logger.warn({ broadcast_id: b.id, workspace_id: b.workspaceId, reason }, 'broadcast paused');
   }
 
+  async function senderOf(b: StoredBroadcast): Promise<Sender> {
+    return { workspaceId: b.workspaceId, plan: await deps.planOf(b.workspaceId), mode: b.mode ?? 'live' };
+  }
+
   /**
    * Reads and renders the next chunk of a claimed broadcast: the contacts
    * after `b`'s position, each a message, or a skip when its message does not
@@ -398,7 +402,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
   async function renderChunk(b: StoredBroadcast, mayKeepLease: boolean, quotaLeft?: number): Promise<RenderedChunk> {
     const startedAt = clock.now();
     const rate = b.sendRatePerMinute;
-    const sender: Sender = { workspaceId: b.workspaceId, plan: await deps.planOf(b.workspaceId), mode: b.mode ?? 'live' };
+    const sender = await senderOf(b);
     // A chunk takes its quota all at once: no bigger than what is left, so the quota is used to the last email.
     const quota = quotaLeft ?? await deps.emails.quotaLeft(sender);
     const limit = Math.min(rate === null ? CHUNK_SIZE : Math.max(1, Math.min(CHUNK_SIZE, Math.ceil(rate / 60))), Math.max(1, quota));
@@ -747,7 +751,12 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
         // The last chunk of the claim frees the broadcast, so that other broadcasts (and nodes) get their turn.
         await makeChunks(b, owner);
       } catch (err) {
-        if (err instanceof AppError && err.code === 'daily_quota_exceeded') {
+        const overQuota = err instanceof AppError && (err.code === 'daily_quota_exceeded' || err.code === 'monthly_quota_exceeded');
+        if (overQuota && await deps.emails.quotaLeft(await senderOf(b)) > 0) {
+          // The workspace's own sends took part of the quota while the chunk was made, and it was refused whole: the
+          // next chunk, sized to what is left, goes at once, so that the quota is still used to the last email.
+          await store.write((tx) => releaseBroadcast(tx, b.id, owner, clock.now()));
+        } else if (err instanceof AppError && err.code === 'daily_quota_exceeded') {
           const wait = Number(err.headers?.['Retry-After'] ?? 3600);
           const resumeAt = clock.now() + wait * 1000;
           await pauseFor(b, owner, `The workspace's daily send quota is used up; sending resumes at ${new Date(resumeAt).toISOString()}.`, resumeAt);

@@ -394,9 +394,10 @@ export interface paths {
          *     is kept in the store, so a restart resumes where it stopped and no
          *     contact gets two. `send_rate_per_minute` paces how fast emails are
          *     made; each destination's delivery limits apply as to any email.
-         *     Each email counts against the send quota; when the quota runs out
-         *     the broadcast is `paused` with a `status_reason` and resumes by
-         *     itself after the quota resets. A contact's message whose render
+         *     Each email counts against the send quota, which the broadcast uses
+         *     to the last email, whatever the workspace sends through the API
+         *     meanwhile; when the quota runs out the broadcast is `paused` with a
+         *     `status_reason` and resumes by itself after the quota resets. A contact's message whose render
          *     runs out of time is rendered again (the time may have gone to a
          *     loaded machine); out of time on each of 3 tries, the broadcast is
          *     `paused` with a `status_reason` naming the contact, and a resume

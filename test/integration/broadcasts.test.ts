@@ -553,7 +553,8 @@ describe('a broadcast and the send quota', () => {
   let api: ApiClient;
 
   beforeAll(async () => {
-    t = await startTestApp({ clock, env: { MAILROOM_PLANS: JSON.stringify({ tiny: { dailySendQuota: 3, monthlySendQuota: 1000 } }) } });
+    t = await startTestApp({ clock, env: { MAILROOM_PLANS: JSON.stringify({ tiny: { dailySendQuota: 3, monthlySendQuota: 1000 },
+      small: { dailySendQuota: 400, monthlySendQuota: 10_000 } }) } });
     const ws = await t.seed.workspace({ plan: 'tiny' });
     api = t.api.as((await t.seed.key({ workspaceId: ws.id })).token);
     await t.seed.activeDomain(DOMAIN, { workspaceId: ws.id });
@@ -585,6 +586,39 @@ describe('a broadcast and the send quota', () => {
     expect(done.status_reason).toBeNull();
     const emails = (await api.get(`/v1/emails?broadcast_id=${b.id}`)).body.data as Array<{ contact_id: string }>;
     expect(new Set(emails.map((e) => e.contact_id)).size).toBe(5);
+  });
+
+  it('still uses the quota to the last email when the workspace\'s own sends take part of it while a chunk is made', async () => {
+    const ws = await t.seed.workspace({ plan: 'small' });
+    const busy = t.api.as((await t.seed.key({ workspaceId: ws.id })).token);
+    await t.seed.activeDomain(`busy.${DOMAIN}`, { workspaceId: ws.id });
+    const from = `News <hello@busy.${DOMAIN}>`;
+    const contacts = Array.from({ length: 600 }, (_, i) => ({ email: `busy${i}@example.com` }));
+    expect((await busy.post('/v1/contacts/bulk', { contacts })).status).toBe(200);
+    const b = (await busy.post('/v1/broadcasts', { name: 'Busy day', from, subject: 'Hi', text: 'Hello' })).body as { id: string };
+    // Sends through the API, four at a time, for as long as the broadcast goes on: each chunk it made ahead counted
+    // on the quota its last read saw.
+    let sending = true;
+    let accepted = 0;
+    const sender = async () => {
+      for (let i = 0; sending && i < 2_000; i++) {
+        const res = await busy.post('/v1/emails', { from, to: `direct${i}@example.com`, subject: 'Direct', text: 'x' });
+        if (res.status === 201) accepted++;
+        else expect(res.body.error.code).toBe('daily_quota_exceeded');
+      }
+    };
+    const senders = [sender(), sender(), sender(), sender()];
+    expect((await busy.post(`/v1/broadcasts/${b.id}/send`, {})).status).toBe(200);
+    const paused = await eventually(async () => {
+      const now = (await busy.get(`/v1/broadcasts/${b.id}`)).body;
+      return now.status === 'paused' ? now : undefined;
+    }, 20_000, 'the broadcast to pause');
+    sending = false;
+    await Promise.all(senders);
+    expect(paused.status_reason).toMatch(/^The workspace's daily send quota is used up/);
+    // Paused only once nothing was left: the broadcast's emails and the sends fill the day's 400.
+    expect(paused.stats.emails_created + accepted).toBe(400);
+    expect((await busy.post('/v1/emails', { from, to: 'late@example.com', subject: 'Late', text: 'x' })).status).toBe(429);
   });
 });
 
