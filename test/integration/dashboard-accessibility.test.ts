@@ -271,6 +271,7 @@ describe('the dashboard for keyboard and screen reader in Chromium', () => {
     // The edits are left unsaved.
     await page.getByRole('link', { name: 'Emails', exact: true }).click();
     await answerDialog(page, 'Leave without saving');
+    await page.getByRole('heading', { name: 'Emails', level: 1 }).waitFor();
   });
 
   it('names each variable row\'s controls by its variable, or by its place while it has no name', async () => {
@@ -299,6 +300,7 @@ describe('the dashboard for keyboard and screen reader in Chromium', () => {
     expect(new Set(all).size).toBe(all.length);
     await page.getByRole('link', { name: 'Emails', exact: true }).click();
     await answerDialog(page, 'Leave without saving');
+    await page.getByRole('heading', { name: 'Emails', level: 1 }).waitFor();
   });
 
   it('says which older version the template editor holds from the live region, and keeps saying it while it is edited', async () => {
