@@ -29,7 +29,7 @@ export function broadcastsRoutes(broadcasts: BroadcastsService): Router<AppState
     broadcasts.audience(auth.workspaceId, params.broadcast_id, body)));
   r.post('/:broadcast_id/preview', op('previewBroadcast', { scope: 'broadcasts:read' }, ({ auth, params, body }) =>
     broadcasts.preview(auth.workspaceId, params.broadcast_id, body.contact_id)));
-  r.post('/:broadcast_id/test', op('sendBroadcastTest', { scope: 'broadcasts:write' }, ({ auth, params, body }) =>
+  r.post('/:broadcast_id/test', op('sendBroadcastTest', { scope: 'broadcasts:write', idempotent: true }, ({ auth, params, body }) =>
     broadcasts.test(sender(auth), params.broadcast_id, body.to)));
   r.post('/:broadcast_id/send', op('sendBroadcast', { scope: 'broadcasts:write' }, ({ auth, params, body }) =>
     broadcasts.send(sender(auth), params.broadcast_id, body)));

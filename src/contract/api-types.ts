@@ -347,7 +347,9 @@ export interface paths {
          *     "[Test] ". These are ordinary emails (listed, readable, counted
          *     against the quota with a live key) tagged `broadcast_test`, and not
          *     part of the broadcast's stats. The sending domain must be active
-         *     for a live key, as for any send. Scope `broadcasts:write`.
+         *     for a live key, as for any send. A retry under the same
+         *     Idempotency-Key gets the first answer back and sends nothing again.
+         *     Scope `broadcasts:write`.
          */
         post: operations["sendBroadcastTest"];
         delete?: never;
@@ -3977,7 +3979,9 @@ export interface operations {
     sendBroadcastTest: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 broadcast_id: components["parameters"]["BroadcastId"];
             };
@@ -4002,6 +4006,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

@@ -270,6 +270,22 @@ describe('broadcasts', () => {
     expect((await t.api.get('/v1/emails?limit=100')).body.data.length).toBe(before);
   });
 
+  it('sends a test once for a retry under the same Idempotency-Key, and refuses the key with other addresses', async () => {
+    const b = await create({ name: 'Retried', from: FROM, subject: 'Retry', text: 'Body' });
+    const headers = { 'Idempotency-Key': `test-${b.id}` };
+    const first = await t.api.post(`/v1/broadcasts/${b.id}/test`, { to: ['qa@acme.test'] }, { headers });
+    expect(first.status).toBe(200);
+    const again = await t.api.post(`/v1/broadcasts/${b.id}/test`, { to: ['qa@acme.test'] }, { headers });
+    expect(again.status).toBe(200);
+    expect(again.headers.get('Idempotent-Replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+    const tests = (await t.api.get('/v1/emails?limit=100')).body.data as Array<{ subject: string }>;
+    expect(tests.filter((e) => e.subject === '[Test] Retry')).toHaveLength(1);
+    const other = await t.api.post(`/v1/broadcasts/${b.id}/test`, { to: ['boss@acme.test'] }, { headers });
+    expect(other.status).toBe(409);
+    expect(other.body.error).toMatchObject({ code: 'idempotency_conflict', param: 'Idempotency-Key' });
+  });
+
   it('schedules a broadcast, moves it, and sends it when asked at once', async () => {
     const b = await create({ name: 'Later', from: FROM, subject: 'Later', text: 'Soon', audience: { tag_ids: [vipTag] } });
     const scheduled = await t.api.post(`/v1/broadcasts/${b.id}/send`, { scheduled_at: 'in 2 hours' });
