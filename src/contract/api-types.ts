@@ -3169,7 +3169,7 @@ export interface components {
         TemplateSubject: string;
         /**
          * Format: message-body
-         * @description Taken as written, TAB, CR, LF and form feeds included; only a NUL character is refused. At most 10000 Liquid tags and outputs ({% %} and {{ }}): more is 422 template_invalid.
+         * @description Taken as written, TAB, CR, LF and form feeds included; only a NUL character is refused. At most 10000 Liquid tags and outputs ({% %} and {{ }}) and blocks nested at most 100 deep: more is 422 template_invalid.
          */
         TemplateSource: string;
         TemplateVariableInput: {

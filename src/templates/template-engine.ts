@@ -10,7 +10,8 @@ import { CaptureTag, Context, Liquid, LiquidError, Token, toValue, toValueSync, 
 // - HTML output is escaped unless the last filter is `raw`; subject and text
 //   are not HTML and are not escaped;
 // - a source is at most MAX_SOURCE_CHARS (parseLimit) with at most
-//   MAX_SOURCE_TAGS tags and outputs, a message renders in
+//   MAX_SOURCE_TAGS tags and outputs and MAX_NESTING blocks open within one
+//   another, a message renders in
 //   RENDER_LIMIT_MS (renderLimit), its filters and ranges allocate at most
 //   MEMORY_LIMIT (memoryLimit), and each part it outputs is at most
 //   MAX_OUTPUT_CHARS (counted as it is written);
@@ -35,6 +36,12 @@ export const MAX_SOURCE_CHARS = 1_000_000;
  * holding the event loop), and a real template has hundreds.
  */
 export const MAX_SOURCE_TAGS = 10_000;
+/**
+ * Blocks (`{% if %}`, `{% for %}` and the like) open within one another:
+ * Liquid parses and renders them by recursion, so a few thousand run out of
+ * stack, and a real template nests a handful.
+ */
+export const MAX_NESTING = 100;
 /** Time one message (subject, html and text together) may take to render. */
 export const RENDER_LIMIT_MS = 100;
 /** Characters or elements the filters and ranges of one message may allocate. */
@@ -175,6 +182,36 @@ function describe(err: unknown): { message: string; line?: number; column?: numb
   return { message, ...(line !== undefined && { line, column }) };
 }
 
+/** Liquid's tags that open a block closed by `end<name>`, whose content is parsed as Liquid. */
+const BLOCK_TAGS = new Set(['if', 'unless', 'for', 'case', 'capture', 'tablerow']);
+/** Blocks whose content is not parsed: what is inside them opens nothing. */
+const OPAQUE_TAGS = new Set(['raw', 'comment']);
+
+/** Where `text` first opens a block deeper than MAX_NESTING, 1-based, if it does. */
+function nestedTooDeep(text: string): { line: number; column: number } | undefined {
+  const tag = /\{%-?\s*(\w+)/g;
+  let depth = 0;
+  for (let found = tag.exec(text); found; found = tag.exec(text)) {
+    const name = found[1];
+    if (OPAQUE_TAGS.has(name)) {
+      const end = new RegExp(`\\{%-?\\s*end${name}\\b`, 'g');
+      end.lastIndex = tag.lastIndex;
+      if (!end.exec(text)) return undefined;
+      tag.lastIndex = end.lastIndex;
+    } else if (BLOCK_TAGS.has(name)) {
+      if (++depth > MAX_NESTING) {
+        const lineStart = text.lastIndexOf('\n', found.index - 1) + 1;
+        return { line: (text.slice(0, lineStart).match(/\n/g)?.length ?? 0) + 1, column: found.index - lineStart + 1 };
+      }
+    } else if (name.startsWith('end') && BLOCK_TAGS.has(name.slice(3))) {
+      depth = Math.max(0, depth - 1);
+    }
+  }
+  return undefined;
+}
+
+const NESTING_MESSAGE = `blocks ({% if %}, {% for %} and the like) nested more than ${MAX_NESTING} deep; a source nests them at most ${MAX_NESTING} deep`;
+
 /** Parses each given source; every problem found, or the compiled parts and the variables they read. */
 export function compileSource(source: { subject: string; html: string | null; text: string | null }):
   { ok: true; compiled: CompiledSource } | { ok: false; problems: SourceProblem[] } {
@@ -191,10 +228,17 @@ export function compileSource(source: { subject: string; html: string | null; te
       problems.push({ part, message: `${tags.toLocaleString('en-US')} tags and outputs ({% %} and {{ }}); a source has at most ${MAX_SOURCE_TAGS.toLocaleString('en-US')}` });
       continue;
     }
+    const deep = nestedTooDeep(text);
+    if (deep) {
+      problems.push({ part, message: NESTING_MESSAGE, ...deep });
+      continue;
+    }
     try {
       parsed[part] = engineFor(part).parse(text);
     } catch (err) {
-      problems.push({ part, ...describe(err) });
+      // Nesting the count above does not see (inside a {% liquid %} tag) still ends as it does.
+      const described = describe(err);
+      problems.push({ part, ...described, ...(/Maximum call stack size exceeded/.test(described.message) && { message: NESTING_MESSAGE }) });
     }
   }
   if (problems.length > 0) return { ok: false, problems };

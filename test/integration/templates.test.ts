@@ -379,6 +379,27 @@ describe('templates API', () => {
     expect(err.message).toContain('10,001 tags and outputs ({% %} and {{ }}); a source has at most 10,000');
   }, 30_000);
 
+  it('refuses blocks nested more than 100 deep, saying where, rather than running out of stack', async () => {
+    const nested = (n: number, open: string, close: string) => `${open.repeat(n)}x${close.repeat(n)}`;
+    // A hundred deep, each kind of block, still parses and renders.
+    const deepest = `${nested(50, '{% if a %}', '{% endif %}')}${nested(50, '{%- for i in a -%}', '{% endfor %}')}`;
+    const ok = await api.post('/v1/templates/render', { subject: 'x', text: nested(50, '{% capture c %}', '{% endcapture %}') + deepest,
+      variables: [{ key: 'a', type: 'list' }], data: { a: [1] } });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    const refused = await api.post('/v1/templates', { name: 'deep', subject: 'x', html: `<p>\n  ${nested(5_000, '{% if a %}', '{% endif %}')}` });
+    const err = expectProblem(refused, 422, 'template_invalid', 'html');
+    expect(err.message).toContain('blocks ({% if %}, {% for %} and the like) nested more than 100 deep; a source nests them at most 100 deep');
+    expect(refused.body.error.problems).toEqual([expect.objectContaining({ param: 'html', line: 2, column: 3 + 100 * 10 })]);
+    // What raw and comment blocks hold opens nothing.
+    const quoted = await api.post('/v1/templates/render', { subject: 'x', text: `{% raw %}${'{% if a %}'.repeat(200)}{% endraw %}{% comment %}${'{% for %}'.repeat(200)}{% endcomment %}` });
+    expect(quoted.status, JSON.stringify(quoted.body).slice(0, 300)).toBe(200);
+    expect(quoted.body.text).toBe('{% if a %}'.repeat(200));
+    // Nesting inside a {% liquid %} tag, which the count does not read, is refused in the same words.
+    const lines = `{% liquid\n${'if a\n'.repeat(5_000)}echo 1\n${'endif\n'.repeat(5_000)}%}`;
+    const liquid = expectProblem(await api.post('/v1/templates/render', { subject: 'x', text: lines }), 422, 'template_invalid', 'text');
+    expect(liquid.message).toContain('nested more than 100 deep');
+  });
+
   it('needs the templates scopes', async () => {
     const tpl = await create({ ...welcome, alias: 'scoped' });
     const reader = api.as((await t.seed.key({ scopes: ['templates:read'] })).token);
