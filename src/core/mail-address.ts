@@ -10,13 +10,16 @@ const MAX_LOCAL_PART = 64;
 const MAX_ADDRESS = 254;
 
 // Dot-atom local part (RFC 5322 §3.2.3), letters and digits beyond ASCII
-// allowed (RFC 6531). Address literals are refused.
-const LOCAL_PART = /^[\p{L}\p{N}!#$%&'*+/=?^_`{|}~-]+(\.[\p{L}\p{N}!#$%&'*+/=?^_`{|}~-]+)*$/u;
+// allowed (RFC 6531), with the combining marks that follow them: most of the
+// world's scripts write vowels with them (the u of Devanagari अनुराग), and
+// some letters have no single code point (İ lower-cased is i and a combining
+// dot). Address literals are refused.
+const LOCAL_PART = /^[\p{L}\p{N}!#$%&'*+/=?^_`{|}~-][\p{L}\p{N}\p{M}!#$%&'*+/=?^_`{|}~-]*(\.[\p{L}\p{N}!#$%&'*+/=?^_`{|}~-][\p{L}\p{N}\p{M}!#$%&'*+/=?^_`{|}~-]*)*$/u;
 // Quoted-string local part (RFC 5321 §4.1.2, "john doe"@example.com): space
 // and printable ASCII, letters and digits beyond it, with " and \ only as a
 // backslash pair. No control character, so no line break, can be inside,
 // and neither can < or >, which end a path for the SMTP parsers on either side.
-const QUOTED_LOCAL_PART = /^"(?:[\x20\x21\x23-\x3b\x3d\x3f-\x5b\x5d-\x7e\p{L}\p{N}]|\\[\x20-\x3b\x3d\x3f-\x7e])+"$/u;
+const QUOTED_LOCAL_PART = /^"(?:[\x20\x21\x23-\x3b\x3d\x3f-\x5b\x5d-\x7e\p{L}\p{N}\p{M}]|\\[\x20-\x3b\x3d\x3f-\x7e])+"$/u;
 
 /**
  * Which local parts an address may have: a dot-atom always; a quoted one

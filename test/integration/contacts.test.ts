@@ -71,6 +71,20 @@ describe('contacts', () => {
     expect((await t.api.get(`/v1/contacts?email=${encodeURIComponent('o\u0308rg')}`)).body.data.map((c: { id: string }) => c.id)).toEqual([created.body.id]);
   });
 
+  it('takes addresses written with combining marks: Devanagari vowels, and an İ lower-cased', async () => {
+    await using t = await startTestApp();
+    const hindi = await t.api.post('/v1/contacts', { email: '\u0905\u0928\u0941\u0930\u093e\u0917@example.com' });
+    expect(hindi.status, JSON.stringify(hindi.body)).toBe(201);
+    expect(hindi.body.email).toBe('\u0905\u0928\u0941\u0930\u093e\u0917@example.com');
+    const turkish = await t.api.post('/v1/contacts', { email: '\u0130nci@example.com' });
+    expect(turkish.status, JSON.stringify(turkish.body)).toBe(201);
+    // Folded as the whole address is, so that the same address in capitals finds it.
+    expect(turkish.body.email).toBe('i\u0307nci@example.com');
+    expect((await t.api.post('/v1/contacts', { email: '\u0130NCI@example.com' })).body.error).toMatchObject({ code: 'already_exists', contact_id: turkish.body.id });
+    expect((await t.api.post('/v1/suppressions', { email: '\u0130nci@example.com' })).status).toBe(201);
+    expect((await t.api.get('/v1/suppressions')).body.data.map((x: { email: string }) => x.email)).toEqual(['i\u0307nci@example.com']);
+  });
+
   it('soft-deletes: gone from gets and lists, the address can be re-created, the old record is kept', async () => {
     await using t = await startTestApp();
     const old = (await t.api.post('/v1/contacts', { email: 'gone@example.com', tags: ['a'] })).body;

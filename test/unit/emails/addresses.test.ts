@@ -84,6 +84,15 @@ describe('isValidAddress and addressKey', () => {
     expect(isValidAddress('double..dot@example.com')).toBe(false);
   });
 
+  it('takes the combining marks that follow a letter or digit of a local part, not one that starts an atom', () => {
+    expect(isValidAddress('\u0905\u0928\u0941\u0930\u093e\u0917@example.com')).toBe(true);
+    expect(isValidAddress('\u0130nci@example.com'.toLowerCase())).toBe(true);
+    expect(isValidAddress('jo\u0308rg@example.com')).toBe(true);
+    expect(isValidAddress('\u0308jorg@example.com')).toBe(false);
+    expect(isValidAddress('jorg.\u0308x@example.com')).toBe(false);
+    expect(isValidAddress('"\u0905\u0928\u0941 \u0930"@example.com', 'dot-atom or quoted')).toBe(true);
+  });
+
   it('takes a quoted local part only where asked to: an email\'s fields, not a contact or a suppression', () => {
     expect(isValidAddress('"john doe"@example.com')).toBe(false);
     expect(isValidAddress('"john doe"@example.com', 'dot-atom or quoted')).toBe(true);
