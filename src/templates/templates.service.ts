@@ -303,8 +303,11 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
     const row = await findVersionRow(store.db, templateId, version);
     if (!row) return undefined;
     const parsed = compileSource({ subject: row.subject, html: row.html, text: row.text_body });
-    // Versions were checked when saved; one that no longer parses is a fault of Mailroom's, not of the request.
-    if (!parsed.ok) throw new Error(`template ${templateId} version ${version} no longer compiles: ${parsed.problems[0].message}`);
+    // Versions were checked when saved; one saved before a limit it is over now is refused as it would be saved today.
+    if (!parsed.ok) {
+      throw problemsError('template_invalid', sourceProblems(parsed.problems).map((p) => ({ ...p,
+        message: `Version ${version} of this template was saved before a limit it is over: ${p.message} Save a version within it.` })));
+    }
     const entry: Prepared = {
       compiled: parsed.compiled, declarations: JSON.parse(row.variables) as VariableDeclaration[],
       from: row.from_address, replyTo: row.reply_to_list === null ? null : JSON.parse(row.reply_to_list) as string[],

@@ -260,6 +260,18 @@ describe('sending by template', () => {
     expect((await send({ to: 'subject@example.org', subject: 'Own subject', template: { id: over.id, version: 1 } })).subject).toBe('Own subject');
   });
 
+  it('refuses, as saving it would be, a version stored before a limit its source is over now', async () => {
+    const old = (await api.post('/v1/templates', { name: 'Old', subject: 'Old', text: 'fine' })).body as { id: string };
+    // Saved before blocks were held to 100 deep: written here as an older Mailroom kept it.
+    const deep = `${'{% if true %}'.repeat(150)}deep${'{% endif %}'.repeat(150)}`;
+    await t.mailroom.services.store.write((tx) => tx.updateTable('template_versions').set({ text_body: deep })
+      .where('template_id', '=', old.id).where('version', '=', 1).execute());
+    const err = expectProblem(await api.post('/v1/emails', { from: 'a@acme.test', to: 'b@example.org', template: { id: old.id, version: 1 } }),
+      422, 'template_invalid', 'text');
+    expect(err.message).toMatch(/^Version 1 of this template was saved before a limit it is over: text, line 1, column 1301: blocks .* nested more than 100 deep; .* Save a version within it\.$/);
+    expect(err.problems).toEqual([expect.objectContaining({ param: 'text', line: 1, column: 1_301 })]);
+  });
+
   it('sends a batch with each item\'s own variables, one bad item failing alone', async () => {
     const res = await api.post('/v1/emails/batch', {
       emails: [
