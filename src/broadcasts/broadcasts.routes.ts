@@ -31,7 +31,7 @@ export function broadcastsRoutes(broadcasts: BroadcastsService): Router<AppState
     broadcasts.preview(auth.workspaceId, params.broadcast_id, body.contact_id)));
   r.post('/:broadcast_id/test', op('sendBroadcastTest', { scope: 'broadcasts:write', idempotent: true }, ({ auth, params, body }) =>
     broadcasts.test(sender(auth), params.broadcast_id, body.to)));
-  r.post('/:broadcast_id/send', op('sendBroadcast', { scope: 'broadcasts:write' }, ({ auth, params, body }) =>
+  r.post('/:broadcast_id/send', op('sendBroadcast', { scope: 'broadcasts:write', idempotent: true }, ({ auth, params, body }) =>
     broadcasts.send(sender(auth), params.broadcast_id, body)));
   r.post('/:broadcast_id/pause', op('pauseBroadcast', { scope: 'broadcasts:write' }, ({ auth, params }) =>
     broadcasts.pause(auth.workspaceId, params.broadcast_id)));

@@ -399,11 +399,15 @@ export interface paths {
          *     Each email counts against the send quota, which the broadcast uses
          *     to the last email, whatever the workspace sends through the API
          *     meanwhile; when the quota runs out the broadcast is `paused` with a
-         *     `status_reason` and resumes by itself after the quota resets. A contact's message whose render
-         *     runs out of time is rendered again (the time may have gone to a
-         *     loaded machine); out of time on each of 3 tries, the broadcast is
-         *     `paused` with a `status_reason` naming the contact, and a resume
-         *     tries again. Scope `broadcasts:write`.
+         *     `status_reason` and resumes by itself after the quota resets. A
+         *     contact's message whose render runs out of time is rendered again
+         *     (the time may have gone to a loaded machine); out of time on each of
+         *     3 tries, the broadcast is `paused` with a `status_reason` naming the
+         *     contact, and a resume tries again.
+         *
+         *     A retry under the same Idempotency-Key gets the first answer back,
+         *     where without one it would find the broadcast no longer a draft
+         *     (422). Scope `broadcasts:write`.
          */
         post: operations["sendBroadcast"];
         delete?: never;
@@ -4016,7 +4020,9 @@ export interface operations {
     sendBroadcast: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 broadcast_id: components["parameters"]["BroadcastId"];
             };
@@ -4041,6 +4047,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

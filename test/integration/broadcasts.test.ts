@@ -286,6 +286,20 @@ describe('broadcasts', () => {
     expect(other.body.error).toMatchObject({ code: 'idempotency_conflict', param: 'Idempotency-Key' });
   });
 
+  it('answers a retried send under the same Idempotency-Key as the first, where without one it is no longer a draft', async () => {
+    const b = await create({ name: 'Sent once', from: FROM, subject: 'Once', text: 'Body', audience: { tag_ids: [vipTag] } });
+    const headers = { 'Idempotency-Key': `send-${b.id}` };
+    const first = await t.api.post(`/v1/broadcasts/${b.id}/send`, {}, { headers });
+    expect(first.status).toBe(200);
+    const again = await t.api.post(`/v1/broadcasts/${b.id}/send`, {}, { headers });
+    expect(again.status).toBe(200);
+    expect(again.headers.get('Idempotent-Replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+    expect((await t.api.post(`/v1/broadcasts/${b.id}/send`, {})).body.error.code).toBe('broadcast_not_editable');
+    await settled(b.id, 'sent');
+    expect(await emailsOf(b.id)).toHaveLength(1);
+  });
+
   it('schedules a broadcast, moves it, and sends it when asked at once', async () => {
     const b = await create({ name: 'Later', from: FROM, subject: 'Later', text: 'Soon', audience: { tag_ids: [vipTag] } });
     const scheduled = await t.api.post(`/v1/broadcasts/${b.id}/send`, { scheduled_at: 'in 2 hours' });
