@@ -175,7 +175,7 @@ export async function openServices(config: Config, clock: Clock = systemClock, l
         }),
         byEmails: (ws, addresses) => contacts.findByEmails(ws, addresses),
       },
-      existingTags: (ws, ids) => tags.existing(ws, ids),
+      existingTags: (ws, ids, tx) => tags.existing(ws, ids, tx),
       maySendFrom: async (ws, name) => config.delivery === 'sink' || (await domains.senders().find(ws, name))?.status === 'active',
       planOf: async (ws) => (await workspaces.find(ws))?.plan ?? config.defaultPlan,
       unsubscribeUrl: (ws, address) => unsubscribe.url(ws, address),

@@ -105,8 +105,8 @@ export interface BroadcastsDeps {
     /** By address as contacts normalise it (trimmed, lower-cased). */
     byEmails(workspaceId: string, emails: string[]): Promise<Map<string, ContactFacts>>;
   };
-  /** Which of these tag ids the workspace has. */
-  existingTags(workspaceId: string, ids: string[]): Promise<Set<string>>;
+  /** Which of these tag ids the workspace has; in a transaction, they cannot be removed until it ends. */
+  existingTags(workspaceId: string, ids: string[], tx?: Tx): Promise<Set<string>>;
   /** Whether a live key of the workspace may send from this domain: an active domain of its own (any, in sink mode). */
   maySendFrom(workspaceId: string, domainName: string): Promise<boolean>;
   planOf(workspaceId: string): Promise<string>;
@@ -264,10 +264,10 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
     await checkAudience(ws, c.audience);
   }
 
-  async function checkAudience(ws: string, audience: Audience): Promise<void> {
+  async function checkAudience(ws: string, audience: Audience, tx?: Tx): Promise<void> {
     for (const key of ['tag_ids', 'exclude_tag_ids'] as const) {
       const ids = audience[key];
-      const known = await deps.existingTags(ws, ids);
+      const known = await deps.existingTags(ws, ids, tx);
       const missing = ids.findIndex((id) => !known.has(id));
       if (missing >= 0) throw new AppError('validation_error', `No tag '${ids[missing]}' in this workspace.`, { param: `audience.${key}.${missing}` });
     }
@@ -673,6 +673,9 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
         throw new AppError('broadcast_audience_empty', 'No contact is in the audience now, so sending would make no email: change the audience, or add contacts first.', { param: 'audience' });
       }
       await store.write(async (tx) => {
+        // Again where it counts: a tag removed since the check above is refused here, and one not yet removed cannot
+        // be until the broadcast has moved, when removing it is refused (tag_in_use).
+        await checkAudience(ws, b.audience, tx);
         if (!(await transitionBroadcast(tx, id, EDITABLE, set, now))) {
           const current = await mustFind(tx, ws, id);
           throw new AppError('broadcast_not_editable', `Only a draft or scheduled broadcast can be sent; this one is ${current.status}.`);

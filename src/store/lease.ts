@@ -110,6 +110,15 @@ export function lockedForUpdate<Q extends SelectQueryBuilder<any, any, any>>(tx:
 }
 
 /**
+ * Rows a write reads to rely on them staying as they are until it ends: on
+ * PostgreSQL the read takes a shared lock, which other such reads share and a
+ * write of the rows waits for. SQLite's writer holds the whole database already.
+ */
+export function lockedForShare<Q extends SelectQueryBuilder<any, any, any>>(tx: Db | Tx, query: Q): Q {
+  return onPostgres(tx) ? query.forShare() as Q : query;
+}
+
+/**
  * Whether a row read in this write transaction must be locked to stay as
  * read until it ends: on PostgreSQL it must (lockedForUpdate); SQLite's
  * writer holds the whole database already, so a value known from before the

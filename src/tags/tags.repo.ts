@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely';
 import type { Db, Tx } from '../store/db.js';
 import type { TagsTable } from './tags.tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
+import { lockedForShare, lockedForUpdate } from '../store/lease.js';
 import { toIso } from '../core/clock.js';
 
 export interface Tag {
@@ -37,10 +38,17 @@ export async function findTag(db: Db | Tx, ws: string, id: string): Promise<Tag 
   return row && toTag(row);
 }
 
-/** Which of these ids are tags of the workspace. */
-export async function existingTagIds(db: Db | Tx, ws: string, ids: string[]): Promise<Set<string>> {
+/** The tag, locked until the transaction ends (on PostgreSQL): a broadcast that starts sending with it waits, or is waited for. */
+export async function findTagForUpdate(tx: Tx, ws: string, id: string): Promise<Tag | undefined> {
+  const row = await lockedForUpdate(tx, tx.selectFrom('tags').selectAll().where('workspace_id', '=', ws).where('id', '=', id)).executeTakeFirst();
+  return row && toTag(row);
+}
+
+/** Which of these ids are tags of the workspace; inside a write (`locked`), they stay so until it ends. */
+export async function existingTagIds(db: Db | Tx, ws: string, ids: string[], locked = false): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
-  const rows = await db.selectFrom('tags').select('id').where('workspace_id', '=', ws).where('id', 'in', ids).execute();
+  const query = db.selectFrom('tags').select('id').where('workspace_id', '=', ws).where('id', 'in', ids);
+  const rows = await (locked ? lockedForShare(db, query) : query).execute();
   return new Set(rows.map((r) => r.id));
 }
 

@@ -4,7 +4,7 @@ import { newId } from '../core/ids.js';
 import { toIso, type Clock } from '../core/clock.js';
 import type { Store, Tx } from '../store/db.js';
 import type { Page, PageQuery } from '../store/paging.js';
-import { deleteTag, existingTagIds, findTag, findTagsByKeys, insertTags, listTags, type Tag } from './tags.repo.js';
+import { deleteTag, existingTagIds, findTag, findTagForUpdate, findTagsByKeys, insertTags, listTags, type Tag } from './tags.repo.js';
 
 // Tag names are trimmed, in Unicode NFC, and unique per workspace without
 // regard to case ("VIP" and "vip" are one tag), the way people mean labels:
@@ -20,8 +20,11 @@ export interface TagsService {
   /** Removes the tag from every contact too; 422 tag_in_use while a scheduled or under-way broadcast's audience names it. */
   remove(workspaceId: string, id: string): Promise<void>;
   find(tx: Tx, workspaceId: string, id: string): Promise<Tag | undefined>;
-  /** Which of these ids are tags of the workspace. */
-  existing(workspaceId: string, ids: string[]): Promise<Set<string>>;
+  /**
+   * Which of these ids are tags of the workspace; in the caller's transaction
+   * (`tx`), they cannot be removed until it ends.
+   */
+  existing(workspaceId: string, ids: string[], tx?: Tx): Promise<Set<string>>;
   /** Inside the caller's transaction: the tags with these names, creating the missing ones. */
   ensureNamed(tx: Tx, workspaceId: string, names: string[]): Promise<Map<string, Tag>>;
 }
@@ -69,7 +72,8 @@ export function tagsService(deps: TagsDeps): TagsService {
 
     async remove(ws, id) {
       await store.write(async (tx) => {
-        const tag = await findTag(tx, ws, id);
+        // Locked first, so that a broadcast starting with the tag meanwhile is either seen below or sees it gone.
+        const tag = await findTagForUpdate(tx, ws, id);
         if (!tag) throw notFound('tag', id);
         // Gone from its audience, the tag would leave the broadcast sending to fewer contacts, or to more, with no way to edit it.
         const user = await deps.broadcastUsing(tx, ws, id);
@@ -82,7 +86,7 @@ export function tagsService(deps: TagsDeps): TagsService {
     },
 
     find: (tx, ws, id) => findTag(tx, ws, id),
-    existing: (ws, ids) => existingTagIds(store.db, ws, ids),
+    existing: (ws, ids, tx) => existingTagIds(tx ?? store.db, ws, ids, tx !== undefined),
 
     async ensureNamed(tx, ws, names) {
       // A new tag takes the first spelling given for it.

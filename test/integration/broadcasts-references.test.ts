@@ -144,4 +144,22 @@ describe('what a broadcast uses', () => {
     expect((await t.api.patch(`/v1/broadcasts/${draft}`, { audience: { tag_ids: [member] } })).status).toBe(200);
     expect((await t.api.post(`/v1/broadcasts/${draft}/send`, { scheduled_at: 'in 2 hours' })).body.status).toBe('scheduled');
   });
+
+  it('never both sends a broadcast and deletes a tag of its audience, asked at the same moment', async () => {
+    expect((await t.api.post('/v1/contacts', { email: 'racer@example.com', tags: ['racing'] })).status).toBe(201);
+    const racing = ((await t.api.get('/v1/tags')).body.data as Array<{ id: string; name: string }>).find((x) => x.name === 'racing')!.id;
+    // Each draft excludes a tag of its own, deleted as it is sent: the send checks its audience, then makes the draft
+    // sending some awaits later, and the delete may come in between.
+    const races = await Promise.all(Array.from({ length: 12 }, async (_, i) => {
+      const excluded = await tagNamed(`racing ${i}`);
+      const draft = await broadcast({ from: FROM, subject: 'Race', text: 'Race', audience: { tag_ids: [racing], exclude_tag_ids: [excluded] } });
+      const [sent, deleted] = await Promise.all([t.api.post(`/v1/broadcasts/${draft}/send`, {}), t.api.delete(`/v1/tags/${excluded}`)]);
+      return { sent: sent.status, sendError: sent.body.error?.code, deleted: deleted.status, deleteError: deleted.body?.error?.code };
+    }));
+    for (const race of races) {
+      // One of the two wins, and the other says why it lost.
+      expect(race.sent === 200 ? race.deleted === 422 && race.deleteError === 'tag_in_use' : race.deleted === 204 && race.sendError === 'validation_error',
+        JSON.stringify(race)).toBe(true);
+    }
+  });
 });
