@@ -93,7 +93,7 @@ export interface BroadcastsDeps {
   templates: {
     checkSources(source: { subject: string | null; html: string | null; text: string | null }): void;
     compileContent(workspaceId: string, source: ContentSource): Promise<CompiledContent>;
-    exists(workspaceId: string, idOrAlias: string): Promise<boolean>;
+    exists(workspaceId: string, idOrAlias: string, tx?: Tx): Promise<boolean>;
   };
   audience: {
     page(workspaceId: string, filter: AudienceFilter, p: { afterPos: number; maxPos?: number; limit: number }): Promise<AudienceContact[]>;
@@ -673,9 +673,16 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
         throw new AppError('broadcast_audience_empty', 'No contact is in the audience now, so sending would make no email: change the audience, or add contacts first.', { param: 'audience' });
       }
       await store.write(async (tx) => {
-        // Again where it counts: a tag removed since the check above is refused here, and one not yet removed cannot
-        // be until the broadcast has moved, when removing it is refused (tag_in_use).
+        // Again where it counts: a tag or template removed since the checks above is refused here, and one not yet
+        // removed cannot be until the broadcast has moved, when removing it is refused (tag_in_use, template_in_use).
         await checkAudience(ws, b.audience, tx);
+        if (b.template !== null) {
+          // The version fixed at start, by id; a scheduled one, by the id or alias it will be read by then.
+          const fixed = 'template_id' in set && typeof set.template_id === 'string' ? set.template_id : b.template.id;
+          if (!(await deps.templates.exists(ws, fixed, tx))) {
+            throw new AppError('validation_error', `No template with id or alias '${b.template.id}' in this workspace: it was deleted meanwhile.`, { param: 'template.id' });
+          }
+        }
         if (!(await transitionBroadcast(tx, id, EDITABLE, set, now))) {
           const current = await mustFind(tx, ws, id);
           throw new AppError('broadcast_not_editable', `Only a draft or scheduled broadcast can be sent; this one is ${current.status}.`);

@@ -379,7 +379,8 @@ export interface paths {
          *     control character or a message over 25 MiB; `validation_error`
          *     naming `audience.tag_ids.N` or `audience.exclude_tag_ids.N` when a tag
          *     of the audience was deleted since the draft was saved, rather than
-         *     send to other contacts than the ones chosen; 422
+         *     send to other contacts than the ones chosen, and `template.id` when
+         *     its template was, even in the moment the send is asked; 422
          *     `broadcast_audience_empty`, naming `audience`, when sent now to an
          *     audience with no contact, which would use the draft up for nothing:
          *     the broadcast stays as it was), then makes it

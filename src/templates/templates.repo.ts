@@ -2,7 +2,7 @@ import { sql, type Selectable } from 'kysely';
 import { runShaped, type Db, type Tx } from '../store/db.js';
 import type { TemplateVersionsTable, TemplatesTable } from './templates.tables.js';
 import { fetchPage, type Page, type PageQuery } from '../store/paging.js';
-import { lockedForUpdate } from '../store/lease.js';
+import { lockedForShare, lockedForUpdate } from '../store/lease.js';
 import { containsText } from '../store/trigrams.js';
 import { toIso, toIsoOrNull } from '../core/clock.js';
 import type { VariableDeclaration } from './variables.js';
@@ -80,20 +80,23 @@ const toSummary = (r: TemplateRow, variables: string): TemplateSummary => ({
 /** Narrows a query to the template `ref` names (id or alias) in the workspace. */
 const byRef = (ref: string) => (ref.startsWith('tpl_') ? 'id' : 'alias') as 'id' | 'alias';
 
-async function templateHead(db: Db | Tx, ws: string, ref: string, lock: boolean): Promise<TemplateHead | undefined> {
+async function templateHead(db: Db | Tx, ws: string, ref: string, lock: 'update' | 'share' | null): Promise<TemplateHead | undefined> {
   const column = byRef(ref);
-  const { rows } = await runShaped(db, `template head by ${column}${lock ? ', locked' : ''}`, [ws, ref], (p) => {
+  const { rows } = await runShaped(db, `template head by ${column}${lock ? `, locked for ${lock}` : ''}`, [ws, ref], (p) => {
     const read = db.selectFrom('templates').select(['id', 'name', 'alias', 'latest_version', 'published_version'])
       .where('workspace_id', '=', p[0] as string).where(column, '=', p[1] as string);
-    return lock ? lockedForUpdate(db, read) : read;
+    return lock === 'update' ? lockedForUpdate(db, read) : lock === 'share' ? lockedForShare(db, read) : read;
   });
   return rows[0] && toHead(rows[0]);
 }
 
-export const findTemplateHead = (db: Db | Tx, ws: string, ref: string) => templateHead(db, ws, ref, false);
+export const findTemplateHead = (db: Db | Tx, ws: string, ref: string) => templateHead(db, ws, ref, null);
 
 /** The same, read to change the template: its row stays locked until the transaction ends. */
-export const findTemplateHeadForUpdate = (tx: Tx, ws: string, ref: string) => templateHead(tx, ws, ref, true);
+export const findTemplateHeadForUpdate = (tx: Tx, ws: string, ref: string) => templateHead(tx, ws, ref, 'update');
+
+/** The same, read to rely on: the template cannot be deleted or changed until the transaction ends. */
+export const findTemplateHeadForShare = (tx: Tx, ws: string, ref: string) => templateHead(tx, ws, ref, 'share');
 
 /** The id of the workspace's template with this alias, if any. */
 export async function aliasOwner(db: Db | Tx, ws: string, alias: string): Promise<string | undefined> {

@@ -11,7 +11,7 @@ import {
 import { htmlToPlainText } from './plain-text.js';
 import { bindValues, checkDeclarations, namesOf, undeclaredUses, type DeclarationInput, type Problem, type VariableDeclaration } from './variables.js';
 import {
-  aliasOwner, deleteTemplate, findTemplateHead, findTemplateHeadForUpdate, findVersion, findVersionRow, getTemplate, insertTemplate, insertVersion,
+  aliasOwner, deleteTemplate, findTemplateHead, findTemplateHeadForShare, findTemplateHeadForUpdate, findVersion, findVersionRow, getTemplate, insertTemplate, insertVersion,
   listTemplates, listVersions, markPublished, updateTemplate,
   type Template, type TemplateHead, type TemplateSummary, type TemplateVersion, type TemplateVersionSummary, type VersionRow,
 } from './templates.repo.js';
@@ -107,7 +107,8 @@ export interface TemplatesService extends TemplatesPort {
    */
   compileContent(workspaceId: string, source: ContentSource): Promise<CompiledContent>;
   /** Whether the workspace has a template with this id or alias now. */
-  exists(workspaceId: string, idOrAlias: string): Promise<boolean>;
+  /** Whether the template is there; in the caller's transaction (`tx`), it cannot be deleted until it ends. */
+  exists(workspaceId: string, idOrAlias: string, tx?: Tx): Promise<boolean>;
 }
 
 /** What filling `contact` needs of a recipient's contact. */
@@ -596,8 +597,8 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
       return ref.startsWith('tpl_') ? ref : (await findTemplateHead(store.db, ws, ref))?.id;
     },
 
-    async exists(ws, ref) {
-      return (await findTemplateHead(store.db, ws, ref)) !== undefined;
+    async exists(ws, ref, tx) {
+      return (await (tx ? findTemplateHeadForShare(tx, ws, ref) : findTemplateHead(store.db, ws, ref))) !== undefined;
     },
   };
 }

@@ -162,4 +162,18 @@ describe('what a broadcast uses', () => {
         JSON.stringify(race)).toBe(true);
     }
   });
+
+  it('never both sends a broadcast and deletes its template, asked at the same moment', async () => {
+    expect((await t.api.post('/v1/contacts', { email: 'template-racer@example.com' })).status).toBe(201);
+    const races = await Promise.all(Array.from({ length: 12 }, async (_, i) => {
+      const template = await publishedTemplate(`racing-${i}`);
+      const draft = await broadcast({ template: { id: template }, audience: { tag_ids: [] } });
+      const [sent, deleted] = await Promise.all([t.api.post(`/v1/broadcasts/${draft}/send`, {}), t.api.delete(`/v1/templates/${template}`)]);
+      return { sent: sent.status, sendError: sent.body.error, deleted: deleted.status, deleteError: deleted.body?.error?.code };
+    }));
+    for (const race of races) {
+      expect(race.sent === 200 ? race.deleted === 422 && race.deleteError === 'template_in_use'
+        : race.deleted === 204 && race.sent === 422 && race.sendError.param === 'template.id', JSON.stringify(race)).toBe(true);
+    }
+  });
 });
