@@ -57,5 +57,6 @@ export function isValidAddress(address: string, localParts: LocalParts = 'dot-at
   if (at <= 0) return false;
   const local = address.slice(0, at);
   const localOk = LOCAL_PART.test(local) || (localParts === 'dot-atom or quoted' && QUOTED_LOCAL_PART.test(local));
-  return local.length <= MAX_LOCAL_PART && localOk && mailDomain(address) !== undefined;
+  // Octets as they go on the wire (UTF-8 under SMTPUTF8): a letter beyond ASCII takes two to four.
+  return Buffer.byteLength(local) <= MAX_LOCAL_PART && localOk && mailDomain(address) !== undefined;
 }

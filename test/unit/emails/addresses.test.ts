@@ -93,6 +93,17 @@ describe('isValidAddress and addressKey', () => {
     expect(isValidAddress('"\u0905\u0928\u0941 \u0930"@example.com', 'dot-atom or quoted')).toBe(true);
   });
 
+  it('counts the local part\'s 64 in octets, as they go on the wire, not in characters', () => {
+    expect(isValidAddress(`${'a'.repeat(64)}@example.com`)).toBe(true);
+    expect(isValidAddress(`${'a'.repeat(65)}@example.com`)).toBe(false);
+    // Two octets a letter in UTF-8.
+    expect(isValidAddress(`${'\u00e9'.repeat(32)}@example.com`)).toBe(true);
+    expect(isValidAddress(`${'\u00e9'.repeat(33)}@example.com`)).toBe(false);
+    // Three a Devanagari letter or mark: 22 are 66.
+    expect(isValidAddress(`${'\u0905'.repeat(21)}@example.com`)).toBe(true);
+    expect(isValidAddress(`${'\u0905'.repeat(22)}@example.com`)).toBe(false);
+  });
+
   it('takes a quoted local part only where asked to: an email\'s fields, not a contact or a suppression', () => {
     expect(isValidAddress('"john doe"@example.com')).toBe(false);
     expect(isValidAddress('"john doe"@example.com', 'dot-atom or quoted')).toBe(true);
