@@ -678,7 +678,7 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
         await checkAudience(ws, b.audience, tx);
         if (b.template !== null) {
           // The version fixed at start, by id; a scheduled one, by the id or alias it will be read by then.
-          const fixed = 'template_id' in set && typeof set.template_id === 'string' ? set.template_id : b.template.id;
+          const fixed = (set as { template_id?: string }).template_id ?? b.template.id;
           if (!(await deps.templates.exists(ws, fixed, tx))) {
             throw new AppError('validation_error', `No template with id or alias '${b.template.id}' in this workspace: it was deleted meanwhile.`, { param: 'template.id' });
           }

@@ -33,14 +33,16 @@ export async function insertTags(tx: Tx, rows: Omit<Selectable<TagsTable>, 'pos'
   return inserted;
 }
 
+const tagById = (db: Db | Tx, ws: string, id: string) => db.selectFrom('tags').selectAll().where('workspace_id', '=', ws).where('id', '=', id);
+
 export async function findTag(db: Db | Tx, ws: string, id: string): Promise<Tag | undefined> {
-  const row = await db.selectFrom('tags').selectAll().where('workspace_id', '=', ws).where('id', '=', id).executeTakeFirst();
+  const row = await tagById(db, ws, id).executeTakeFirst();
   return row && toTag(row);
 }
 
 /** The tag, locked until the transaction ends (on PostgreSQL): a broadcast that starts sending with it waits, or is waited for. */
 export async function findTagForUpdate(tx: Tx, ws: string, id: string): Promise<Tag | undefined> {
-  const row = await lockedForUpdate(tx, tx.selectFrom('tags').selectAll().where('workspace_id', '=', ws).where('id', '=', id)).executeTakeFirst();
+  const row = await lockedForUpdate(tx, tagById(tx, ws, id)).executeTakeFirst();
   return row && toTag(row);
 }
 

@@ -135,29 +135,36 @@ class AllocationBudget {
 }
 
 /**
- * Liquid finds a token's line and column by counting characters from the
- * start of its source, and the static analysis asks it for every variable:
- * a source of n tags took n² steps (140,000 `{{ x }}` held the event loop
- * for minutes). Here the line starts of the source last asked about are
- * indexed once (every token of a source shares its string), and a token's
- * line is found by binary search.
+ * The line and column (1-based) of `index` in `source`. The line starts of
+ * the source last asked about are indexed once (every token of a source
+ * shares its string), and a line is found by binary search.
  */
 let indexedSource: string | undefined;
 let lineStarts: number[] = [];
-Token.prototype.getPosition = function getPosition(this: Token): number[] {
-  if (this.input !== indexedSource) {
-    indexedSource = this.input;
+function positionIn(source: string, index: number): [line: number, column: number] {
+  if (source !== indexedSource) {
+    indexedSource = source;
     lineStarts = [0];
-    for (let i = this.input.indexOf('\n'); i >= 0; i = this.input.indexOf('\n', i + 1)) lineStarts.push(i + 1);
+    for (let i = source.indexOf('\n'); i >= 0; i = source.indexOf('\n', i + 1)) lineStarts.push(i + 1);
   }
   let low = 0;
   let high = lineStarts.length - 1;
   while (low < high) {
     const mid = (low + high + 1) >> 1;
-    if (lineStarts[mid] <= this.begin) low = mid;
+    if (lineStarts[mid] <= index) low = mid;
     else high = mid - 1;
   }
-  return [low + 1, this.begin - lineStarts[low] + 1];
+  return [low + 1, index - lineStarts[low] + 1];
+}
+
+/**
+ * Liquid finds a token's line and column by counting characters from the
+ * start of its source, and the static analysis asks it for every variable:
+ * a source of n tags took n² steps (140,000 `{{ x }}` held the event loop
+ * for minutes). Here it is found as above.
+ */
+Token.prototype.getPosition = function getPosition(this: Token): number[] {
+  return positionIn(this.input, this.begin);
 };
 
 /** `capture`, writing into a bounded output, its result counted in the message's allocations. */
@@ -200,8 +207,8 @@ function nestedTooDeep(text: string): { line: number; column: number } | undefin
       tag.lastIndex = end.lastIndex;
     } else if (BLOCK_TAGS.has(name)) {
       if (++depth > MAX_NESTING) {
-        const lineStart = text.lastIndexOf('\n', found.index - 1) + 1;
-        return { line: (text.slice(0, lineStart).match(/\n/g)?.length ?? 0) + 1, column: found.index - lineStart + 1 };
+        const [line, column] = positionIn(text, found.index);
+        return { line, column };
       }
     } else if (name.startsWith('end') && BLOCK_TAGS.has(name.slice(3))) {
       depth = Math.max(0, depth - 1);
