@@ -6,7 +6,7 @@ import { writeInBatches, type Store, type Tx } from '../store/db.js';
 import { coalescedWrite } from '../store/coalesced-write.js';
 import type { EmailStatus } from './emails.tables.js';
 import type { Page, PageQuery } from '../store/paging.js';
-import { consumeSendQuota, quotaPeriods, sendQuotaLeft } from '../workspaces/quota.js';
+import { quotaPeriods, sendQuotaLeft, sendQuotaTaker, type QuotaTake } from '../workspaces/quota.js';
 import type { AttachmentsService } from '../attachments/index.js';
 import { enqueue, dequeueEmail, lockQueuedRows, queueRows, type EnqueueInput } from '../delivery/queue.repo.js';
 import { appendEvents, eventRows, listEventsForEmail, type EmailEvent, type NewEvent } from '../events/index.js';
@@ -273,22 +273,17 @@ export function emailsService(deps: EmailsDeps): EmailsService {
     await insertEmails(tx, ps.map((p) => p.email), [{ table: 'outbound_queue', rows: queueRows(queued) }, { table: 'events', rows: eventRows(events) }]);
   }
 
-  /**
-   * Test keys never reach a real recipient, so they do not use up the
-   * workspace's quota. Taken last in a send's transaction: the usage rows are
-   * the workspace's one hot spot, locked from the take to the commit, and on
-   * PostgreSQL every send of the workspace on every node waits for that lock.
-   */
-  const consumeQuota = (tx: Tx, sender: Sender, count: number, now: number) =>
-    sender.mode === 'live' ? consumeSendQuota(tx, sender.workspaceId, deps.plan(sender.plan), count, now) : Promise.resolve();
+  const quota = sendQuotaTaker(store);
+  /** Test keys never reach a real recipient, so they do not use up the workspace's quota. */
+  const quotaTake = (sender: Sender, count: number, now: number): QuotaTake | undefined =>
+    (sender.mode === 'live' ? { workspaceId: sender.workspaceId, plan: deps.plan(sender.plan), count, now } : undefined);
 
   /**
    * Sends that reach the store together share one write unit: a statement
-   * per table for all their emails, the quota taken once per workspace (in
-   * workspace order, so two such units never wait on each other in a
-   * circle). Should the shared write fail (a quota used up by some of them),
-   * each send is written again on its own, and only the sends that cannot
-   * be made fail.
+   * per table for all their emails and, where the quota is taken in the
+   * emails' unit (sendQuotaTaker), one take per workspace. Should the shared
+   * write fail (a quota used up by some of them), each send is written again
+   * on its own, and only the sends that cannot be made fail.
    */
   const insertTogether = coalescedWrite<{ sender: Sender; prepared: Prepared }>(store, async (tx, sends) => {
     await insert(tx, sends.map((s) => s.prepared));
@@ -300,10 +295,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
       take.count += 1;
       takes.set(key, take);
     }
-    for (const key of [...takes.keys()].sort()) {
-      const { sender, count, now } = takes.get(key)!;
-      await consumeQuota(tx, sender, count, now);
-    }
+    for (const { sender, count, now } of takes.values()) await quota.inUnit(tx, quotaTake(sender, count, now));
   });
 
   async function send(sender: Sender, draft: EmailDraft, resentFrom: string | null): Promise<Email> {
@@ -312,7 +304,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
     const parts = await resolveAttachments(sender, draft);
     const suppressed = await suppressions.check(sender.workspaceId, draft.recipients.map((r) => addressKey(r.email)));
     const prepared = prepare(sender, draft, domain, parts, suppressed, resentFrom, now);
-    await insertTogether([{ sender, prepared }]);
+    await quota.around(quotaTake(sender, 1, now), () => insertTogether([{ sender, prepared }]));
     return newEmailView(prepared.email);
   }
 
@@ -410,10 +402,11 @@ export function emailsService(deps: EmailsDeps): EmailsService {
           [...new Set(ready.flatMap((r) => r.draft.recipients.map((x) => addressKey(x.email))))]);
         const prepared = ready.map((r) => prepare(sender, r.draft, r.domain, r.parts, suppressed, null, now));
         // One transaction for the batch: the quota is taken for all of it or none.
-        await store.write(async (tx) => {
+        const take = quotaTake(sender, prepared.length, now);
+        await quota.around(take, () => store.write(async (tx) => {
           await insert(tx, prepared);
-          await consumeQuota(tx, sender, prepared.length, now);
-        });
+          await quota.inUnit(tx, take);
+        }));
         ready.forEach((r, i) => (results[r.index].id = prepared[i].email.id));
       }
       return { object: 'batch', data: results };
@@ -438,11 +431,12 @@ export function emailsService(deps: EmailsDeps): EmailsService {
       }
       const suppressed = await suppressions.check(sender.workspaceId, ready.map((r) => addressKey(r.draft.recipients[0].email)));
       const prepared = ready.map((r) => prepare(sender, r.draft, r.domain, [], suppressed, null, now, { id: broadcastId, contactId: r.contactId }));
-      await store.write(async (tx) => {
+      const take = quotaTake(sender, prepared.length, now);
+      await quota.around(take, () => store.write(async (tx) => {
         await insert(tx, prepared);
-        await consumeQuota(tx, sender, prepared.length, now);
+        await quota.inUnit(tx, take);
         await progress(tx, prepared.length, refused);
-      });
+      }));
       return { made: prepared.length, refused };
     },
 

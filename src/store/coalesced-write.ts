@@ -17,6 +17,8 @@ export interface CoalescedWriteOptions {
   maxRows?: number;
   /** How long the shared write may wait for company (store.write's gatherMs): only for work no one waits on. */
   gatherMs?: number;
+  /** store.write's `durable`: false for rows whose loss in a crash does no harm. */
+  durable?: boolean;
   /**
    * Start each shared write only once the one before it has settled, so rows
    * are positioned in the order they were given even where the store runs
@@ -36,7 +38,8 @@ interface Waiting<R> {
  * of concurrent calls share one call of `write` and one commit.
  */
 export function coalescedWrite<R>(store: Pick<Store, 'write'>, write: (tx: Tx, rows: R[]) => Promise<void>,
-  { maxRows = MAX_COALESCED_ROWS, gatherMs, inOrder = false }: CoalescedWriteOptions = {}) {
+  { maxRows = MAX_COALESCED_ROWS, gatherMs, durable, inOrder = false }: CoalescedWriteOptions = {}) {
+  const options = { ...(gatherMs && { gatherMs }), ...(durable === false && { durable }) };
   let open: { waiting: Array<Waiting<R>>; rows: number } | undefined;
   let previous: Promise<void> = Promise.resolve();
 
@@ -46,12 +49,12 @@ export function coalescedWrite<R>(store: Pick<Store, 'write'>, write: (tx: Tx, r
         // The group takes callers until the store runs this unit.
         if (open === group) open = undefined;
         return write(tx, group.waiting.flatMap((w) => w.rows));
-      }, gatherMs ? { gatherMs } : undefined);
+      }, options);
     } catch (err) {
       if (open === group) open = undefined;
       if (group.waiting.length === 1) return group.waiting[0].reject(err);
       // One at a time, in order: this is the rare path, and it keeps the callers' order.
-      for (const w of group.waiting) await store.write((tx) => write(tx, w.rows)).then(w.resolve, w.reject);
+      for (const w of group.waiting) await store.write((tx) => write(tx, w.rows), options).then(w.resolve, w.reject);
       return;
     }
     for (const w of group.waiting) w.resolve();

@@ -1,12 +1,15 @@
 import { AppError } from '../core/errors.js';
-import { runShaped, type Db, type Tx } from '../store/db.js';
+import { isStoreUnavailable, runShaped, type Db, type Store, type Tx } from '../store/db.js';
+import { coalescedWrite } from '../store/coalesced-write.js';
+import { rowsNeedLocks } from '../store/lease.js';
 import type { Plan } from '../config.js';
 
 // Send quotas: emails per UTC day and per UTC calendar month, counted in
-// send_usage under the periods 'd:YYYY-MM-DD' and 'm:YYYY-MM'. Called in the
-// transaction that inserts the emails, so a rolled-back send is not counted
-// and two concurrent sends cannot both take the last unit (the upsert locks
-// the rows it touches until the commit: callers take it last).
+// send_usage under the periods 'd:YYYY-MM-DD' and 'm:YYYY-MM'. A take adds to
+// both rows in one statement and is refused, rolled back, when a limit is
+// passed; the upsert locks the rows until its transaction ends, so two
+// concurrent sends cannot both take the last unit. Where that transaction is
+// depends on the store: see sendQuotaTaker.
 
 const DAY_MS = 86_400_000;
 
@@ -33,6 +36,79 @@ export async function sendQuotaLeft(db: Db | Tx, workspaceId: string, plan: Plan
 /** Clears the workspace's daily and monthly counts, as a change of plan does. */
 export async function clearSendQuota(tx: Tx, workspaceId: string): Promise<void> {
   await tx.deleteFrom('send_usage').where('workspace_id', '=', workspaceId).execute();
+}
+
+/** Emails of one workspace to count against its quotas. */
+export interface QuotaTake {
+  workspaceId: string;
+  plan: Plan;
+  count: number;
+  now: number;
+}
+
+/**
+ * Where the writes of emails take their quota.
+ *
+ * On SQLite, in the emails' own write unit, last (`inUnit`): the one writer
+ * holds the whole database, so no one waits on the usage rows, and a unit
+ * rolled back takes nothing.
+ *
+ * On PostgreSQL every send of a workspace, on every node, updates the same
+ * two rows, and a row updated in the emails' transaction stays locked until
+ * their durable commit: the sends would queue one behind another for each
+ * WAL sync, and two nodes would send slower than one. There the quota is
+ * taken in a transaction of its own just before (`around`), committed
+ * without waiting for the WAL sync, so its rows are locked for a round trip;
+ * it is given back if the emails' write is refused. The WAL is written in
+ * order, so the emails' durable commit makes their take durable too: a crash
+ * in between may leave a take counted for emails never made, never emails
+ * made uncounted.
+ */
+export function sendQuotaTaker(store: Pick<Store, 'db' | 'write'>) {
+  const apart = rowsNeedLocks(store.db);
+  // The takes of sends made at the same moment share one transaction: one take a workspace and day, in the order
+  // of their keys, so two such transactions never wait for each other in a circle.
+  const takeTogether = coalescedWrite<QuotaTake>(store, async (tx, takes) => {
+    const sums = new Map<string, QuotaTake>();
+    for (const take of takes) {
+      const key = `${take.workspaceId}\n${quotaPeriods(take.now).day}\n${take.plan.dailySendQuota}\n${take.plan.monthlySendQuota}`;
+      const sum = sums.get(key);
+      if (sum) sum.count += take.count;
+      else sums.set(key, { ...take });
+    }
+    for (const key of [...sums.keys()].sort()) {
+      const sum = sums.get(key)!;
+      await consumeSendQuota(tx, sum.workspaceId, sum.plan, sum.count, sum.now);
+    }
+  }, { durable: false });
+  return {
+    /** Takes the quota in the emails' unit `tx`, last in it; nothing where `around` takes it. */
+    async inUnit(tx: Tx, take: QuotaTake | undefined): Promise<void> {
+      if (!apart && take) await consumeSendQuota(tx, take.workspaceId, take.plan, take.count, take.now);
+    },
+
+    /** Runs `write`, which writes the emails of `take`, with their quota taken before it where it is taken apart. */
+    async around<T>(take: QuotaTake | undefined, write: () => Promise<T>): Promise<T> {
+      if (!apart || !take || take.count <= 0) return write();
+      await takeTogether([take]);
+      try {
+        return await write();
+      } catch (err) {
+        // A write the store could not finish may have committed all the same (the connection lost with its
+        // COMMIT on the way): its take stays counted, as does one the store cannot give back now. Fewer
+        // sends allowed, never more.
+        if (!isStoreUnavailable(err)) await store.write((tx) => returnSendQuota(tx, take), { durable: false }).catch(() => undefined);
+        throw err;
+      }
+    },
+  };
+}
+
+/** Takes back a take whose emails were not made. */
+async function returnSendQuota(tx: Tx, { workspaceId, count, now }: QuotaTake): Promise<void> {
+  const { day, month } = quotaPeriods(now);
+  await tx.updateTable('send_usage').set((eb) => ({ count: eb('count', '-', count) }))
+    .where('workspace_id', '=', workspaceId).where('period', 'in', [day, month]).execute();
 }
 
 /**

@@ -368,6 +368,35 @@ describe('a webhook changed through two nodes at once', () => {
   });
 });
 
+describe('a workspace\'s send quota taken through two nodes at once', () => {
+  it('takes the sends and batches of both nodes up to the quota, each email counted once', async () => {
+    await using nodes = await openTwoNodes();
+    const { a, b, workspaceId } = nodes;
+    // The free plan: 100 emails a day.
+    const live: Sender = { workspaceId, plan: 'free', mode: 'live' };
+    const domain = await a.domains.create(workspaceId, { name: 'acme.test' });
+    await a.store.write((tx) => markDomainActive(tx, workspaceId, domain.id, Date.now()));
+    const email = { from: 'Ann <ann@acme.test>', to: 'bob@example.org', subject: 'Hi', text: 'Hi.' };
+    const tries = await Promise.allSettled([a, b].flatMap((node) => [
+      ...Array.from({ length: 30 }, () => node.emails.create(live, email)),
+      ...Array.from({ length: 4 }, () => node.emails.batch(live, Array.from({ length: 10 }, () => email))),
+    ]));
+    expect(new Set(settledCodes(tries))).toEqual(new Set(['ok', 'daily_quota_exceeded']));
+    // What the quota has left, taken one email at a time, from either node in turn.
+    let refused = false;
+    for (let i = 0; !refused; i++) {
+      await (i % 2 ? b : a).emails.create(live, email).catch((err: { code?: string }) => {
+        expect(err.code).toBe('daily_quota_exceeded');
+        refused = true;
+      });
+    }
+    const made = await a.store.db.selectFrom('emails').select((eb) => eb.fn.countAll<number>().as('n')).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow();
+    expect(Number(made.n)).toBe(100);
+    const used = await a.store.db.selectFrom('send_usage').select(['period', 'count']).where('workspace_id', '=', workspaceId).orderBy('period').execute();
+    expect(used.map((u) => [u.period[0], Number(u.count)])).toEqual([['d', 100], ['m', 100]]);
+  });
+});
+
 describe('a name taken through two nodes at once', () => {
   it('goes to one of two templates made with the same alias, the other told it is taken', async () => {
     await using nodes = await openTwoNodes();

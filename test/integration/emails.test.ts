@@ -4,6 +4,7 @@ import { Migrator, sql } from 'kysely';
 import { ManualClock } from '../../src/core/clock.js';
 import { migrations } from '../../src/store/migrations/index.js';
 import { SENDING_ENV, startTestApp, type ApiClient, type TestApp } from '../helpers/app.js';
+import { onPostgres } from '../helpers/database.js';
 
 // The Emails API over a real socket: what is accepted, every way a request is
 // refused, and the state rules of reschedule, cancel and resend.
@@ -537,6 +538,34 @@ describe('send quotas', () => {
     const usage = await t.mailroom.services.store.db.selectFrom('send_usage').select(['workspace_id', 'count'])
       .where('workspace_id', 'in', [ws.id, other.id]).where('period', 'like', 'd:%').execute();
     expect(usage.map((u) => [u.workspace_id, Number(u.count)]).sort()).toEqual([[ws.id, 2], [other.id, 1]].sort());
+  });
+
+  it('counts nothing for emails the store refuses to write after their quota was taken', async () => {
+    const ws = await t.seed.workspace({ plan: 'tiny' });
+    await t.seed.activeDomain('acme.test', { workspaceId: ws.id });
+    const api = t.api.as((await t.seed.key({ workspaceId: ws.id })).token);
+    const { db } = t.mailroom.services.store;
+    const refusedSubject = 'refused by the store';
+    // The database itself refuses these emails' rows, once the send is past every check of its own.
+    if (onPostgres) {
+      await sql`CREATE FUNCTION refuse_email() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'refused'; END $$`.execute(db);
+      await sql`CREATE TRIGGER refuse_email BEFORE INSERT ON emails FOR EACH ROW WHEN (NEW.subject = ${sql.lit(refusedSubject)})
+        EXECUTE FUNCTION refuse_email()`.execute(db);
+    } else {
+      await sql`CREATE TRIGGER refuse_email BEFORE INSERT ON emails FOR EACH ROW WHEN NEW.subject = ${sql.lit(refusedSubject)}
+        BEGIN SELECT RAISE(ABORT, 'refused'); END`.execute(db);
+    }
+    try {
+      expect((await api.post('/v1/emails', { ...basic, subject: refusedSubject })).status).toBe(500);
+      expect((await api.post('/v1/emails/batch', { emails: [basic, { ...basic, subject: refusedSubject }] })).status).toBe(500);
+    } finally {
+      await sql`DROP TRIGGER refuse_email ${onPostgres ? sql`ON emails` : sql``}`.execute(db);
+    }
+    const used = await db.selectFrom('send_usage').select('count').where('workspace_id', '=', ws.id).execute();
+    expect(used.map((u) => Number(u.count))).toEqual(used.map(() => 0));
+    // The day's quota of 2 is whole.
+    expect((await api.post('/v1/emails/batch', { emails: [basic, basic] })).status).toBe(200);
+    expect((await api.post('/v1/emails', basic)).status).toBe(429);
   });
 });
 
