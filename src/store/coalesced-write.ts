@@ -39,7 +39,7 @@ interface Waiting<R> {
  */
 export function coalescedWrite<R>(store: Pick<Store, 'write'>, write: (tx: Tx, rows: R[]) => Promise<void>,
   { maxRows = MAX_COALESCED_ROWS, gatherMs, durable, inOrder = false }: CoalescedWriteOptions = {}) {
-  const options = { ...(gatherMs && { gatherMs }), ...(durable === false && { durable }) };
+  const durability = durable === false ? { durable } : {};
   let open: { waiting: Array<Waiting<R>>; rows: number } | undefined;
   let previous: Promise<void> = Promise.resolve();
 
@@ -49,12 +49,12 @@ export function coalescedWrite<R>(store: Pick<Store, 'write'>, write: (tx: Tx, r
         // The group takes callers until the store runs this unit.
         if (open === group) open = undefined;
         return write(tx, group.waiting.flatMap((w) => w.rows));
-      }, options);
+      }, { ...durability, ...(gatherMs && { gatherMs }) });
     } catch (err) {
       if (open === group) open = undefined;
       if (group.waiting.length === 1) return group.waiting[0].reject(err);
       // One at a time, in order: this is the rare path, and it keeps the callers' order.
-      for (const w of group.waiting) await store.write((tx) => write(tx, w.rows), options).then(w.resolve, w.reject);
+      for (const w of group.waiting) await store.write((tx) => write(tx, w.rows), durability).then(w.resolve, w.reject);
       return;
     }
     for (const w of group.waiting) w.resolve();
