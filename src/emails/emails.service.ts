@@ -6,7 +6,7 @@ import { writeInBatches, type Store, type Tx } from '../store/db.js';
 import { coalescedWrite } from '../store/coalesced-write.js';
 import type { EmailStatus } from './emails.tables.js';
 import type { Page, PageQuery } from '../store/paging.js';
-import { quotaPeriods, sendQuotaLeft, sendQuotaTaker, type QuotaTake } from '../workspaces/quota.js';
+import { sendQuotaLeft, sendQuotaTaker, type QuotaTake } from '../workspaces/quota.js';
 import type { AttachmentsService } from '../attachments/index.js';
 import { enqueue, dequeueEmail, lockQueuedRows, queueRows, type EnqueueInput } from '../delivery/queue.repo.js';
 import { appendEvents, eventRows, listEventsForEmail, type EmailEvent, type NewEvent } from '../events/index.js';
@@ -281,21 +281,13 @@ export function emailsService(deps: EmailsDeps): EmailsService {
   /**
    * Sends that reach the store together share one write unit: a statement
    * per table for all their emails and, where the quota is taken in the
-   * emails' unit (sendQuotaTaker), one take per workspace. Should the shared
-   * write fail (a quota used up by some of them), each send is written again
-   * on its own, and only the sends that cannot be made fail.
+   * emails' unit (sendQuotaTaker), one take per workspace and day. Should
+   * the shared write fail (a quota used up by some of them), each send is
+   * written again on its own, and only the sends that cannot be made fail.
    */
   const insertTogether = coalescedWrite<{ sender: Sender; prepared: Prepared }>(store, async (tx, sends) => {
     await insert(tx, sends.map((s) => s.prepared));
-    const takes = new Map<string, { sender: Sender; count: number; now: number }>();
-    for (const { sender, prepared } of sends) {
-      const { now } = prepared.email;
-      const key = `${sender.workspaceId}\n${sender.mode}\n${sender.plan}\n${quotaPeriods(now).day}`;
-      const take = takes.get(key) ?? { sender, count: 0, now };
-      take.count += 1;
-      takes.set(key, take);
-    }
-    for (const { sender, count, now } of takes.values()) await quota.inUnit(tx, quotaTake(sender, count, now));
+    await quota.inUnit(tx, sends.map(({ sender, prepared }) => quotaTake(sender, 1, prepared.email.now)));
   });
 
   async function send(sender: Sender, draft: EmailDraft, resentFrom: string | null): Promise<Email> {
@@ -405,7 +397,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
         const take = quotaTake(sender, prepared.length, now);
         await quota.around(take, () => store.write(async (tx) => {
           await insert(tx, prepared);
-          await quota.inUnit(tx, take);
+          await quota.inUnit(tx, [take]);
         }));
         ready.forEach((r, i) => (results[r.index].id = prepared[i].email.id));
       }
@@ -434,7 +426,7 @@ export function emailsService(deps: EmailsDeps): EmailsService {
       const take = quotaTake(sender, prepared.length, now);
       await quota.around(take, () => store.write(async (tx) => {
         await insert(tx, prepared);
-        await quota.inUnit(tx, take);
+        await quota.inUnit(tx, [take]);
         await progress(tx, prepared.length, refused);
       }));
       return { made: prepared.length, refused };

@@ -66,25 +66,12 @@ export interface QuotaTake {
  */
 export function sendQuotaTaker(store: Pick<Store, 'db' | 'write'>) {
   const apart = rowsNeedLocks(store.db);
-  // The takes of sends made at the same moment share one transaction: one take a workspace and day, in the order
-  // of their keys, so two such transactions never wait for each other in a circle.
-  const takeTogether = coalescedWrite<QuotaTake>(store, async (tx, takes) => {
-    const sums = new Map<string, QuotaTake>();
-    for (const take of takes) {
-      const key = `${take.workspaceId}\n${quotaPeriods(take.now).day}\n${take.plan.dailySendQuota}\n${take.plan.monthlySendQuota}`;
-      const sum = sums.get(key);
-      if (sum) sum.count += take.count;
-      else sums.set(key, { ...take });
-    }
-    for (const key of [...sums.keys()].sort()) {
-      const sum = sums.get(key)!;
-      await consumeSendQuota(tx, sum.workspaceId, sum.plan, sum.count, sum.now);
-    }
-  }, { durable: false });
+  // The takes of sends made at the same moment share one transaction.
+  const takeTogether = coalescedWrite<QuotaTake>(store, consumeTakes, { durable: false });
   return {
-    /** Takes the quota in the emails' unit `tx`, last in it; nothing where `around` takes it. */
-    async inUnit(tx: Tx, take: QuotaTake | undefined): Promise<void> {
-      if (!apart && take) await consumeSendQuota(tx, take.workspaceId, take.plan, take.count, take.now);
+    /** Takes the quota of `takes` in the emails' unit `tx`, last in it; nothing where `around` takes it. */
+    async inUnit(tx: Tx, takes: ReadonlyArray<QuotaTake | undefined>): Promise<void> {
+      if (!apart) await consumeTakes(tx, takes.filter((t): t is QuotaTake => t !== undefined));
     },
 
     /** Runs `write`, which writes the emails of `take`, with their quota taken before it where it is taken apart. */
@@ -102,6 +89,25 @@ export function sendQuotaTaker(store: Pick<Store, 'db' | 'write'>) {
       }
     },
   };
+}
+
+/**
+ * Takes `takes` in `tx`: one take a workspace and day, in the order of their
+ * keys, so two transactions taking for several workspaces never wait for
+ * each other in a circle.
+ */
+async function consumeTakes(tx: Tx, takes: readonly QuotaTake[]): Promise<void> {
+  const sums = new Map<string, QuotaTake>();
+  for (const take of takes) {
+    const key = `${take.workspaceId}\n${quotaPeriods(take.now).day}\n${take.plan.dailySendQuota}\n${take.plan.monthlySendQuota}`;
+    const sum = sums.get(key);
+    if (sum) sum.count += take.count;
+    else sums.set(key, { ...take });
+  }
+  for (const key of [...sums.keys()].sort()) {
+    const sum = sums.get(key)!;
+    await consumeSendQuota(tx, sum.workspaceId, sum.plan, sum.count, sum.now);
+  }
 }
 
 /** Takes back a take whose emails were not made. */
