@@ -103,13 +103,15 @@ export const median = (xs: number[]) => {
 export const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 /**
- * Runs each side once, not counted (servers are measured warm), then
- * `rounds` times in turn, so a noisy neighbour hits all alike; returns each
- * side's counted results.
+ * Runs each side `warmUps` times in turn, not counted (servers are measured
+ * warm), then `rounds` times in turn, so a noisy neighbour hits all alike;
+ * returns each side's counted results.
  */
-export async function inTurn<T extends unknown[]>(rounds: number, sides: [...{ [K in keyof T]: () => Promise<T[K]> }]): Promise<{ [K in keyof T]: Array<T[K]> }> {
+export async function inTurn<T extends unknown[]>(rounds: number, sides: [...{ [K in keyof T]: () => Promise<T[K]> }], warmUps = 1): Promise<{ [K in keyof T]: Array<T[K]> }> {
   const results: unknown[][] = sides.map(() => []);
-  for (const side of sides) await side();
+  for (let i = 0; i < warmUps; i++) {
+    for (const side of sides) await side();
+  }
   for (let i = 0; i < rounds; i++) {
     for (const [j, side] of sides.entries()) results[j].push(await side());
   }

@@ -1,7 +1,7 @@
 // `npm run bench:profile -- <get|sends|batch|delivery|delivery-html> [--out FILE.cpuprofile]`:
 // one of the bench's loads, run as the bench runs it, with V8's sampling
 // profiler on the Mailroom server's event loop (this process) around the
-// counted load only, after a warm-up round. Prints the server's CPU per
+// counted load only, after the bench's warm-up rounds. Prints the server's CPU per
 // request or message and the loop's busy share, the self time grouped into
 // the categories of CATEGORIES below, and the functions with the most self
 // time. See "Profiling" in bench/README.md.
@@ -13,7 +13,7 @@ import { join, relative } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { deliverRound, startDeliveryTargets } from './delivery.bench.js';
+import { DELIVERY_WARM_UP_ROUNDS, deliverRound, startDeliveryTargets } from './delivery.bench.js';
 import { fmt, load } from './lib.js';
 import { BATCH_SIZE, EMAIL, batchBody, startBenchSender } from './sends.bench.js';
 
@@ -178,11 +178,11 @@ async function profileHttp(o: { path: string; body?: string; connections: number
   }
 }
 
-/** The delivery bench's Mailroom round through dnsmasq to smtp-sink, a warm-up round, then the profiled one. */
+/** The delivery bench's Mailroom round through dnsmasq to smtp-sink, its warm-up rounds, then the profiled one. */
 async function profileDelivery(o: { messages: number; content: 'text' | 'html'; bytes: number }): Promise<Run> {
   const targets = await startDeliveryTargets(1);
   try {
-    await deliverRound(targets, o);
+    for (let i = 0; i < DELIVERY_WARM_UP_ROUNDS; i++) await deliverRound(targets, o);
     let run: Awaited<ReturnType<typeof profiled>> | undefined;
     const round = await deliverRound(targets, o, async (timed) => {
       run = await profiled(timed);
