@@ -91,13 +91,16 @@ export async function copySqliteToPostgres(sqliteFile: string, target: Store, lo
       await fillPostgresEventsSearch(typed, 0, await sideIndexWatermark(typed));
     });
 
-    for (const { name, rows } of copied) {
-      const inSource = (source.prepare(`SELECT count(*) AS n FROM "${name}"`).get() as { n: number }).n;
-      const { rows: [inTarget] } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql.table(name)}`.execute(db);
-      if (inSource !== rows || inTarget.n !== rows) {
-        throw new StoreCopyError(`${name}: ${inSource} rows in the SQLite store, ${inTarget.n} in the target after the copy`);
+    // Counted in a transaction, which the target's store runs without the database's statement_timeout.
+    await db.transaction().execute(async (tx) => {
+      for (const { name, rows } of copied) {
+        const inSource = (source.prepare(`SELECT count(*) AS n FROM "${name}"`).get() as { n: number }).n;
+        const { rows: [inTarget] } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM ${sql.table(name)}`.execute(tx);
+        if (inSource !== rows || inTarget.n !== rows) {
+          throw new StoreCopyError(`${name}: ${inSource} rows in the SQLite store, ${inTarget.n} in the target after the copy`);
+        }
       }
-    }
+    });
     return copied;
   } finally {
     source.prepare('COMMIT').run();

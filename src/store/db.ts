@@ -9,7 +9,9 @@ import {
 import type { Database } from './tables.js';
 import { migrations } from './migrations/index.js';
 import { isPostgres } from './schema-helpers.js';
-import { DEFAULT_POSTGRES_TIMEOUTS, QUERY_TIMEOUT_MESSAGE, isPostgresUrl, isUnusableStatement, nameStatement, postgresPool, type PostgresTimeouts } from './postgres.js';
+import {
+  DEFAULT_POSTGRES_TIMEOUTS, QUERY_TIMEOUT_MESSAGE, UnboundedDialect, isPostgresUrl, isUnusableStatement, nameStatement, postgresPool, type PostgresTimeouts,
+} from './postgres.js';
 import { walCheckpointer, type WalCheckpointer } from './wal-checkpointer.js';
 
 export type Db = Kysely<Database>;
@@ -609,8 +611,12 @@ const UNIT_RETRIES = 3;
 
 type PostgresPoolOptions = Required<Parameters<typeof postgresPool>[1]>;
 
-const postgresDb = (url: string, o: PostgresPoolOptions) =>
-  new Kysely<Database>({ dialect: new PostgresDialect({ pool: postgresPool(url, o) }), plugins: [inlineLimits] });
+/** `migrations` names the Kysely the migrations run on, whose one transaction takes their lock (UnboundedDialect). */
+function postgresDb(url: string, o: PostgresPoolOptions, migrations = false): Db {
+  const pool = postgresPool(url, o);
+  const dialect = o.timeouts.queryMs === 0 ? new UnboundedDialect(pool, { migrationLock: migrations }) : new PostgresDialect({ pool });
+  return new Kysely<Database>({ dialect, plugins: [inlineLimits] });
+}
 
 /** The oldest PostgreSQL Mailroom runs on: the broadcast stats triggers read pg_current_xact_id(), new in 13. */
 const OLDEST_POSTGRES = { number: 130000, name: '13' };
@@ -628,7 +634,7 @@ export function checkPostgresVersion(serverVersionNum: number, serverVersion: st
  * as for the store.
  */
 async function migrateUnbounded(url: string, o: PostgresPoolOptions): Promise<string[]> {
-  const db = postgresDb(url, { ...o, timeouts: { ...o.timeouts, queryMs: 0 } });
+  const db = postgresDb(url, { ...o, timeouts: { ...o.timeouts, queryMs: 0 } }, true);
   try {
     const { rows: [server] } = await sql<{ num: string; version: string }>`
       SELECT current_setting('server_version_num') AS num, current_setting('server_version') AS version`.execute(db);

@@ -1,4 +1,8 @@
 import { createHash } from 'node:crypto';
+import {
+  CompiledQuery, PostgresAdapter, PostgresDialect, PostgresDriver,
+  type DatabaseConnection, type DialectAdapter, type Driver, type TransactionSettings,
+} from 'kysely';
 import pg from 'pg';
 
 // The connection pool of a store on PostgreSQL, set up so that rows read the
@@ -149,13 +153,68 @@ function closedOnTimeout(client: pg.PoolClient): void {
 }
 
 /**
+ * Kysely's key for the migrations' advisory lock: the lock every node and
+ * every version of Mailroom takes before it migrates.
+ */
+const MIGRATION_LOCK_KEY = '3853314791062309107';
+
+/**
+ * Kysely's dialect for a pool whose statements are not limited (queryMs 0:
+ * the migrations, a store copy). Each transaction begins by lifting, for
+ * itself only (SET LOCAL), the statement_timeout and lock_timeout the
+ * database or the role may set. Set on the session instead, they would stay
+ * behind a pooler in transaction mode on whichever server connection ran the
+ * SET, for other clients, while the transaction itself could get another.
+ * Statements outside a transaction keep the database's limits.
+ *
+ * With `migrationLock`, the transaction then takes the migrations' lock,
+ * released with it (pg_advisory_xact_lock), in place of Kysely's lock held
+ * by the session around it, which such a pooler could leave held on a
+ * server connection for the next node's migrations to wait on. Kysely's key
+ * is kept, so a node of an earlier version migrating meanwhile is waited
+ * for, and waits.
+ */
+export class UnboundedDialect extends PostgresDialect {
+  constructor(private readonly pool: pg.Pool, private readonly o: { migrationLock: boolean }) {
+    super({ pool });
+  }
+
+  override createDriver(): Driver {
+    return new UnboundedDriver({ pool: this.pool }, this.o.migrationLock);
+  }
+
+  override createAdapter(): DialectAdapter {
+    return this.o.migrationLock ? new LockInTransactionAdapter() : super.createAdapter();
+  }
+}
+
+class UnboundedDriver extends PostgresDriver {
+  constructor(config: { pool: pg.Pool }, private readonly migrationLock: boolean) {
+    super(config);
+  }
+
+  override async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    await super.beginTransaction(connection, settings);
+    await connection.executeQuery(CompiledQuery.raw('SET LOCAL statement_timeout = 0'));
+    await connection.executeQuery(CompiledQuery.raw('SET LOCAL lock_timeout = 0'));
+    if (this.migrationLock) await connection.executeQuery(CompiledQuery.raw(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`));
+  }
+}
+
+/** Kysely's migrator takes no lock of its own: its transaction takes it as it begins (UnboundedDriver). */
+class LockInTransactionAdapter extends PostgresAdapter {
+  override async acquireMigrationLock(): Promise<void> {}
+  override async releaseMigrationLock(): Promise<void> {}
+}
+
+/**
  * How long a store on PostgreSQL waits, in milliseconds, before it gives up
  * on a server (or pooler) that does not answer, and calls the store
  * unavailable: to open a connection or get a free one from the pool
  * (`connectMs`), and for the answer to one statement (`queryMs`; 0 waits
- * for ever, as the migrations do, and lifts the statement_timeout and
- * lock_timeout the database or the role may set, for these connections
- * only). PostgreSQL's own statement_timeout cannot do the bounding: a
+ * for ever, as the migrations do, and with UnboundedDialect their
+ * transactions lift the statement_timeout and lock_timeout the database or
+ * the role may set). PostgreSQL's own statement_timeout cannot do the bounding: a
  * stopped or unreachable server never sends its error.
  */
 export interface PostgresTimeouts {
@@ -185,8 +244,6 @@ export function postgresPool(url: string, o: { poolSize: number; preparedStateme
   });
   if (o.preparedStatements) pool.on('connect', withNamedStatements);
   if (timeouts.queryMs > 0) pool.on('connect', closedOnTimeout);
-  // Queued before any statement of the connection: a connection that cannot run it cannot run what follows either.
-  else pool.on('connect', (client) => void client.query('SET statement_timeout = 0; SET lock_timeout = 0').catch(() => undefined));
   // An idle connection the server closes (a restart, an administrator) is
   // dropped by the pool, which opens another for the next query; without a
   // listener the 'error' event would end the process.

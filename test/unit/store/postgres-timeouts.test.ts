@@ -3,6 +3,7 @@ import net from 'node:net';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createTestDatabase, onPostgres, testDatabaseUrl } from '../../helpers/database.js';
+import { startPgBouncer, type TestPgBouncer } from '../../helpers/pgbouncer.js';
 import { isStoreUnavailable, openStore } from '../../../src/store/db.js';
 import { DEFAULT_POSTGRES_TIMEOUTS, KEEPALIVE_IDLE_MS, postgresPool } from '../../../src/store/postgres.js';
 
@@ -165,31 +166,43 @@ describe('a store on PostgreSQL whose server stops answering', () => {
     }
   });
 
-  it.runIf(onPostgres)('migrates past the statement_timeout and lock_timeout the database sets, waiting for another node\'s migration', async () => {
-    const database = await createTestDatabase();
-    const name = new URL(database.url).pathname.slice(1);
-    const otherNode = new pg.Client({ connectionString: database.url });
-    await otherNode.connect();
-    try {
-      await otherNode.query(`ALTER DATABASE ${name} SET statement_timeout = '300ms'`);
-      await otherNode.query(`ALTER DATABASE ${name} SET lock_timeout = '300ms'`);
-      // Another node migrating holds the migrations' lock (Kysely's) for a while.
-      await otherNode.query('SELECT pg_advisory_lock(3853314791062309107)');
-      const store = openStore(database.url, { poolSize: 1 });
+  // Through PgBouncer with one server connection, every client of the test shares it: a limit lifted
+  // for the session, or a lock the session kept, would show to the store's own statements after the migrations.
+  for (const pooled of [false, true]) {
+    it.runIf(onPostgres)(`migrates past the statement_timeout and lock_timeout the database sets, waiting for another node's migration${
+      pooled ? ', through a pooler in transaction mode, leaving neither the lifted limits nor the lock on its server connection' : ''}`, async () => {
+      const database = await createTestDatabase();
+      const name = new URL(database.url).pathname.slice(1);
+      const otherNode = new pg.Client({ connectionString: database.url });
+      await otherNode.connect();
+      let bouncer: TestPgBouncer | undefined;
       try {
-        const migrated = store.migrate().catch((err: unknown) => err);
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
-        await otherNode.query('SELECT pg_advisory_unlock(3853314791062309107)');
-        expect(await migrated).toContain('0001_platform');
-        // The store's own connections keep the database's limits.
-        const { rows: [row] } = await sql<{ limit: string }>`SELECT current_setting('statement_timeout') AS limit`.execute(store.db);
-        expect(row.limit).toBe('300ms');
+        await otherNode.query(`ALTER DATABASE ${name} SET statement_timeout = '300ms'`);
+        await otherNode.query(`ALTER DATABASE ${name} SET lock_timeout = '300ms'`);
+        // Started after the settings: its server connection, opened as it starts, begins with them.
+        if (pooled) bouncer = await startPgBouncer(database.url, 1);
+        // Another node migrating holds the migrations' lock (Kysely's key) for a while.
+        await otherNode.query('SELECT pg_advisory_lock(3853314791062309107)');
+        const store = openStore(bouncer?.url ?? database.url, { poolSize: 1, preparedStatements: !pooled });
+        try {
+          const migrated = store.migrate().catch((err: unknown) => err);
+          await new Promise((resolve) => setTimeout(resolve, 1_000));
+          await otherNode.query('SELECT pg_advisory_unlock(3853314791062309107)');
+          expect(await migrated).toContain('0001_platform');
+          // The store's own connections keep the database's limits.
+          const { rows: [row] } = await sql<{ statement: string; lock: string }>`
+            SELECT current_setting('statement_timeout') AS statement, current_setting('lock_timeout') AS lock`.execute(store.db);
+          expect(row).toEqual({ statement: '300ms', lock: '300ms' });
+          const { rows: [locks] } = await otherNode.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory'`);
+          expect(locks.n).toBe(0);
+        } finally {
+          await store.close();
+        }
       } finally {
-        await store.close();
+        await bouncer?.stop();
+        await otherNode.end();
+        await database.drop();
       }
-    } finally {
-      await otherNode.end();
-      await database.drop();
-    }
-  });
+    });
+  }
 });
