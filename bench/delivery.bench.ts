@@ -56,9 +56,9 @@ function rsaSignaturesPerCore(seconds = 1): number {
  * Rounds of a delivery bench run before those counted. A round delivers a
  * few thousand messages in a second or two, and V8 was still optimizing
  * (and deoptimizing) the delivery path through the second and third: CPU a
- * message fell from round to round until the fourth (see "What the bench
- * measures" in bench/README.md). A server that has run for a while is
- * what is measured, and the ceilings get as many rounds.
+ * message fell from round to round until the fourth (bench/README.md, "What
+ * changed, and what each change bought"). A server that has run for a
+ * while is what is measured, and the ceilings get as many rounds.
  */
 export const DELIVERY_WARM_UP_ROUNDS = 3;
 
@@ -69,12 +69,12 @@ export const DELIVERY_WARM_UP_ROUNDS = 3;
  * emails are accepted first; then the clock jumps past the send delay, making
  * them all due at once, and runs on from there as time does (ids, positions
  * and timestamps keep their usual order).
- * The first DELIVERY_WARM_UP_ROUNDS rounds of each warm up and are not
- * counted. Beside it: the CPU the
- * process spent and the bytes it wrote to storage per delivered message, and
- * (with `signing`) the rate at which the same signatures alone can be made on
- * every core, RSA-2048 signatures per second on one core, and Postfix
- * relaying the same messages (unsigned) into the same sink.
+ * The first DELIVERY_WARM_UP_ROUNDS rounds of each are not counted. Beside
+ * the rate: the CPU the process spent and the bytes it wrote to storage per
+ * delivered message, and (with `signing`) the rate at which the same
+ * signatures alone can be made on every core, RSA-2048 signatures per second
+ * on one core, and Postfix relaying the same messages (unsigned) into the
+ * same sink.
  */
 export async function benchDelivery(rounds: number,
   o: { messages: number; content: 'text' | 'html'; bytes: number; signing: boolean; destinations?: number }) {

@@ -611,10 +611,10 @@ const UNIT_RETRIES = 3;
 
 type PostgresPoolOptions = Required<Parameters<typeof postgresPool>[1]>;
 
-/** `migrations` names the Kysely the migrations run on, whose one transaction takes their lock (UnboundedDialect). */
-function postgresDb(url: string, o: PostgresPoolOptions, migrations = false): Db {
+/** `forMigrations`: the Kysely the migrations run on, whose one transaction takes their lock (UnboundedDialect). */
+function postgresDb(url: string, o: PostgresPoolOptions, forMigrations = false): Db {
   const pool = postgresPool(url, o);
-  const dialect = o.timeouts.queryMs === 0 ? new UnboundedDialect(pool, { migrationLock: migrations }) : new PostgresDialect({ pool });
+  const dialect = o.timeouts.queryMs === 0 ? new UnboundedDialect(pool, { migrationLock: forMigrations }) : new PostgresDialect({ pool });
   return new Kysely<Database>({ dialect, plugins: [inlineLimits] });
 }
 
