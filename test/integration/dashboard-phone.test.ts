@@ -239,8 +239,8 @@ describe('the dashboard on a phone\'s first screen', () => {
     await page.getByLabel('Find').fill('receipt');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.waitForURL(/#\/templates\?name=receipt$/);
-    await page.locator('tbody tr').nth(1).waitFor();
-    expect(await page.locator('tbody tr td.cell-primary').allTextContents()).toEqual(['Weekly receipt digest', 'Receipt']);
+    // Polled: the whole list stays on screen until the list found replaces it.
+    await expect.poll(() => page.locator('tbody tr td.cell-primary').allTextContents()).toEqual(['Weekly receipt digest', 'Receipt']);
     await shoot('desktop-templates-found');
     await open('/templates?name=invoice');
     expect(await page.locator('p.empty').textContent()).toBe('No template’s name has “invoice” in it. Show all templates');
