@@ -156,7 +156,7 @@ function closedOnTimeout(client: pg.PoolClient): void {
  * Kysely's key for the migrations' advisory lock: the lock every node and
  * every version of Mailroom takes before it migrates.
  */
-const MIGRATION_LOCK_KEY = '3853314791062309107';
+export const MIGRATION_LOCK_KEY = '3853314791062309107';
 
 /**
  * Kysely's dialect for a pool whose statements are not limited (queryMs 0:

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { createTestDatabase, onPostgres, testDatabaseUrl } from '../../helpers/database.js';
 import { startPgBouncer, type TestPgBouncer } from '../../helpers/pgbouncer.js';
 import { isStoreUnavailable, openStore } from '../../../src/store/db.js';
-import { DEFAULT_POSTGRES_TIMEOUTS, KEEPALIVE_IDLE_MS, postgresPool } from '../../../src/store/postgres.js';
+import { DEFAULT_POSTGRES_TIMEOUTS, KEEPALIVE_IDLE_MS, MIGRATION_LOCK_KEY, postgresPool } from '../../../src/store/postgres.js';
 
 // A PostgreSQL server (or pooler) that takes the connection and then says
 // nothing, as a stopped process or a partition does, ends a store's wait
@@ -181,13 +181,13 @@ describe('a store on PostgreSQL whose server stops answering', () => {
         await otherNode.query(`ALTER DATABASE ${name} SET lock_timeout = '300ms'`);
         // Started after the settings: its server connection, opened as it starts, begins with them.
         if (pooled) bouncer = await startPgBouncer(database.url, 1);
-        // Another node migrating holds the migrations' lock (Kysely's key) for a while.
-        await otherNode.query('SELECT pg_advisory_lock(3853314791062309107)');
+        // Another node migrating holds the migrations' lock for a while.
+        await otherNode.query(`SELECT pg_advisory_lock(${MIGRATION_LOCK_KEY})`);
         const store = openStore(bouncer?.url ?? database.url, { poolSize: 1, preparedStatements: !pooled });
         try {
           const migrated = store.migrate().catch((err: unknown) => err);
           await new Promise((resolve) => setTimeout(resolve, 1_000));
-          await otherNode.query('SELECT pg_advisory_unlock(3853314791062309107)');
+          await otherNode.query(`SELECT pg_advisory_unlock(${MIGRATION_LOCK_KEY})`);
           expect(await migrated).toContain('0001_platform');
           // The store's own connections keep the database's limits.
           const { rows: [row] } = await sql<{ statement: string; lock: string }>`
