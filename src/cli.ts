@@ -457,8 +457,15 @@ async function serve(config: Config): Promise<number> {
   });
   const data = config.databaseUrl.startsWith('sqlite:') ? `data in ${config.dataDir}` : `database ${describeDatabase(config.databaseUrl)}`;
   console.log(`Mailroom is running at ${mailroom.httpUrl} (${data}).`);
+  const { mxPort, submissionPort } = mailroom.smtp;
+  const smtp = [
+    ...(mxPort === undefined ? [] : [`mail for your domains on ${config.smtpHost}:${mxPort}`]),
+    ...(submissionPort === undefined ? [] : [`submission (an API key as password) on ${config.smtpHost}:${submissionPort}`]),
+  ];
+  if (smtp.length > 0) console.log(`SMTP: ${smtp.join(', ')}.`);
+  const anyKey = await mailroom.services.store.db.selectFrom('api_keys').select('id').where('revoked_at', 'is', null).limit(1).executeTakeFirst();
   // A test key, as the README's first steps: a live key's first send fails on a domain not yet verified.
-  console.log(`Create an API key with:  npx mailroom keys create --name my-first-key --test`);
+  if (!anyKey) console.log(`Create an API key with:  npx mailroom keys create --name my-first-key --test`);
   console.log(`Then open the dashboard: ${mailroom.httpUrl}/dashboard/`);
   await stopped;
   return 0;

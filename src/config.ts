@@ -24,7 +24,8 @@ export interface Plan {
 /** The shortest time sent emails may be kept, when not forever. */
 export const MIN_EMAIL_RETENTION_DAYS = 7;
 
-export interface Config {
+/** What the variables (and their flags) set; Config adds what follows from them. */
+export interface Settings {
   dataDir: string;
   databaseUrl: string;
   databasePoolSize: number;
@@ -61,6 +62,21 @@ export interface Config {
   plans: Record<string, Plan>;
 }
 
+/** Where the SMTP listeners go when their default ports need a privilege this process lacks. */
+export const UNPRIVILEGED_SMTP_PORT = 2525;
+export const UNPRIVILEGED_SUBMISSION_PORT = 2587;
+
+export interface Config extends Settings {
+  /**
+   * Where the MX listener listens instead when its port was left at the
+   * default (25) and binding it is refused for want of privilege, as for
+   * `npm start` by an ordinary user; null when the port was set.
+   */
+  unprivilegedSmtpPort: number | null;
+  /** The same for the submission listener (587). */
+  unprivilegedSubmissionPort: number | null;
+}
+
 /** Plans a workspace can be on. Self-hosted installs default to a generous one. */
 /** The most emails in one batch send (the spec's limit). */
 export const MAX_BATCH_EMAILS = 100;
@@ -87,7 +103,7 @@ export interface ConfigKeyDoc {
 }
 
 /** Every key, documented; `mailroom config` prints them in this order. */
-export const CONFIG_KEYS: Record<keyof Config, ConfigKeyDoc> = {
+export const CONFIG_KEYS: Record<keyof Settings, ConfigKeyDoc> = {
   dataDir: { env: 'MAILROOM_DATA_DIR', doc: 'Directory for the SQLite file, keys and generated certificates (default ./data).' },
   databaseUrl: {
     env: 'MAILROOM_DATABASE_URL',
@@ -111,8 +127,8 @@ export const CONFIG_KEYS: Record<keyof Config, ConfigKeyDoc> = {
   httpPort: { env: 'MAILROOM_HTTP_PORT', doc: 'HTTP port (default 3000; 0 picks a free one).' },
   publicUrl: { env: 'MAILROOM_PUBLIC_URL', doc: 'Public base address without /v1, used in tracking and unsubscribe links.' },
   hostname: { env: 'MAILROOM_HOSTNAME', doc: 'Name in the SMTP banner and EHLO, and the MX target for bounces.' },
-  smtpPort: { env: 'MAILROOM_SMTP_PORT', doc: 'Inbound MX listener port (default 25, 0 = off).' },
-  submissionPort: { env: 'MAILROOM_SUBMISSION_PORT', doc: 'SMTP submission port, API key as password (default 587, 0 = off).' },
+  smtpPort: { env: 'MAILROOM_SMTP_PORT', doc: 'Inbound MX listener port (default 25, or 2525 when this user may not bind 25; 0 = off).' },
+  submissionPort: { env: 'MAILROOM_SUBMISSION_PORT', doc: 'SMTP submission port, API key as password (default 587, or 2587 when this user may not bind 587; 0 = off).' },
   smtpHost: { env: 'MAILROOM_SMTP_HOST', doc: 'Address the MX and submission listeners bind (default 127.0.0.1, like HTTP; 0.0.0.0 for all).' },
   smtpMaxMessageBytes: { env: 'MAILROOM_SMTP_MAX_MESSAGE_BYTES', doc: 'Largest message the SMTP listeners take, advertised with SIZE (default 26214400, 25 MiB).' },
   submissionRequireTls: {
@@ -167,11 +183,11 @@ export function flagsToEnv(flags: Record<string, string>): Env {
 export function loadConfig(env: Env = process.env, overrides: Env = {}): Readonly<Config> {
   const source: Env = { ...env, ...overrides };
   const problems: string[] = [];
-  const get = (key: keyof Config) => {
+  const get = (key: keyof Settings) => {
     const v = source[CONFIG_KEYS[key].env];
     return v === undefined || v.trim() === '' ? undefined : v.trim();
   };
-  const int = (key: keyof Config, fallback: number, min: number, max: number): number => {
+  const int = (key: keyof Settings, fallback: number, min: number, max: number): number => {
     const raw = get(key);
     if (raw === undefined) return fallback;
     const n = Number(raw);
@@ -181,7 +197,7 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Readonl
     }
     return n;
   };
-  const bool = (key: keyof Config, fallback = false): boolean => {
+  const bool = (key: keyof Settings, fallback = false): boolean => {
     const raw = get(key)?.toLowerCase();
     if (raw === undefined) return fallback;
     if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
@@ -189,7 +205,7 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Readonl
     problems.push(`${CONFIG_KEYS[key].env} must be true or false, got '${raw}'`);
     return fallback;
   };
-  const oneOf = <T extends string>(key: keyof Config, allowed: readonly T[], fallback: T): T => {
+  const oneOf = <T extends string>(key: keyof Settings, allowed: readonly T[], fallback: T): T => {
     const raw = get(key);
     if (raw === undefined) return fallback;
     if (!(allowed as readonly string[]).includes(raw)) {
@@ -284,6 +300,8 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Readonl
     hostname: get('hostname') ?? osHostname(),
     smtpPort: int('smtpPort', 25, 0, 65535),
     submissionPort: int('submissionPort', 587, 0, 65535),
+    unprivilegedSmtpPort: get('smtpPort') === undefined ? UNPRIVILEGED_SMTP_PORT : null,
+    unprivilegedSubmissionPort: get('submissionPort') === undefined ? UNPRIVILEGED_SUBMISSION_PORT : null,
     smtpHost: get('smtpHost') ?? '127.0.0.1',
     // RFC 5321 §4.5.3.1.7 asks for at least 64 KB.
     smtpMaxMessageBytes: int('smtpMaxMessageBytes', 25 * 1024 * 1024, 65_536, 1024 * 1024 * 1024),
@@ -313,7 +331,7 @@ export function loadConfig(env: Env = process.env, overrides: Env = {}): Readonl
 
 /** The effective configuration with secrets masked, for `mailroom config`. */
 export function describeConfig(config: Config): Array<{ env: string; value: string; doc: string }> {
-  return (Object.keys(CONFIG_KEYS) as Array<keyof Config>).map((key) => {
+  return (Object.keys(CONFIG_KEYS) as Array<keyof Settings>).map((key) => {
     const { env, doc, secret } = CONFIG_KEYS[key];
     const raw = config[key];
     // Written as the variable takes it, so a printed line can be set again as it is: lists as comma lists.

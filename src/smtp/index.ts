@@ -26,7 +26,7 @@ export interface SmtpListeners {
  * mail would silently go nowhere should not come up.
  */
 export async function startSmtpListeners<U extends Submitter>(
-  config: Pick<Config, 'smtpPort' | 'submissionPort' | 'smtpHost' | 'smtpMaxMessageBytes' | 'submissionRequireTls'
+  config: Pick<Config, 'smtpPort' | 'submissionPort' | 'unprivilegedSmtpPort' | 'unprivilegedSubmissionPort' | 'smtpHost' | 'smtpMaxMessageBytes' | 'submissionRequireTls'
     | 'tlsCertFile' | 'tlsKeyFile' | 'dataDir' | 'hostname'>,
   ports: { mx: MxPort; submission: SubmissionPort<U> },
   deps: { clock: Clock; logger: Logger },
@@ -54,6 +54,7 @@ export async function startSmtpListeners<U extends Submitter>(
     }
   }
   const common = { hostname: config.hostname, host: config.smtpHost, maxMessageBytes: config.smtpMaxMessageBytes, tls, logger };
+  const unprivileged = (port: number | null) => (port === null ? {} : { unprivilegedPort: port });
   const started: SmtpListener[] = [];
   const start = async (listener: SmtpListener) => {
     try {
@@ -66,9 +67,9 @@ export async function startSmtpListeners<U extends Submitter>(
     }
   };
   const mxPort = config.smtpPort === 0 ? undefined
-    : await start(createMxListener(ports.mx, { ...common, port: config.smtpPort, clock: deps.clock }));
+    : await start(createMxListener(ports.mx, { ...common, port: config.smtpPort, ...unprivileged(config.unprivilegedSmtpPort), clock: deps.clock }));
   const submissionPort = config.submissionPort === 0 ? undefined
-    : await start(createSubmissionListener(ports.submission, { ...common, port: config.submissionPort, requireTlsOnLoopback: config.submissionRequireTls }));
+    : await start(createSubmissionListener(ports.submission, { ...common, port: config.submissionPort, ...unprivileged(config.unprivilegedSubmissionPort), requireTlsOnLoopback: config.submissionRequireTls }));
   return {
     mxPort,
     submissionPort,

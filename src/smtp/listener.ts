@@ -169,16 +169,34 @@ const BIND_HINTS: Record<string, string> = {
 /** An SMTP listener that was asked for could not start; the message says why and what to do. */
 export class ListenerError extends Error {}
 
-/** `portVariable` is the setting of the port, named in the message as the way to run without the listener. */
-export function listenOn(server: SMTPServer, port: number, host: string, name: string, portVariable: string, logger: Logger): Promise<number> {
+/**
+ * Listens on `port`, or on `unprivilegedPort` when one is given and `port`
+ * is refused for want of privilege (a default port below 1024, started by an
+ * ordinary user). `portVariable` is the setting of the port, named in the
+ * messages as the way to choose it or run without the listener.
+ */
+export async function listenOn(server: SMTPServer, port: number, host: string, name: string, portVariable: string, logger: Logger,
+  unprivilegedPort?: number): Promise<number> {
+  const refused = (p: number, err: NodeJS.ErrnoException) =>
+    new ListenerError(`the ${name} cannot listen on ${host}:${p} (${err.code}): ${BIND_HINTS[err.code ?? ''] ?? err.message}; or set ${portVariable}=0 to run without it`);
+  try {
+    return await bind(server, port, host, name, logger);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (e.code !== 'EACCES' || unprivilegedPort === undefined) throw refused(port, e);
+    logger.warn({ host, port, instead: unprivilegedPort },
+      `${name}: port ${port} needs root or the CAP_NET_BIND_SERVICE capability, so it listens on ${unprivilegedPort} instead; set ${portVariable} to choose its port`);
+    return bind(server, unprivilegedPort, host, name, logger).catch((again: NodeJS.ErrnoException) => {
+      throw refused(unprivilegedPort, again);
+    });
+  }
+}
+
+function bind(server: SMTPServer, port: number, host: string, name: string, logger: Logger): Promise<number> {
   return new Promise((resolve, reject) => {
-    const onError = (err: NodeJS.ErrnoException) => {
-      const hint = BIND_HINTS[err.code ?? ''] ?? err.message;
-      reject(new ListenerError(`the ${name} cannot listen on ${host}:${port} (${err.code}): ${hint}; or set ${portVariable}=0 to run without it`));
-    };
-    server.server.once('error', onError);
+    server.server.once('error', reject);
     server.listen(port, host, () => {
-      server.server.off('error', onError);
+      server.server.off('error', reject);
       const bound = (server.server.address() as AddressInfo).port;
       logger.info({ host, port: bound }, `${name} listening`);
       resolve(bound);

@@ -55,6 +55,8 @@ export interface MxListenerOptions {
   tls: TlsCredentials | undefined;
   clock: Clock;
   logger: Logger;
+  /** Where to listen when `port`, left at its default, needs a privilege this process lacks. */
+  unprivilegedPort?: number;
 }
 
 /** Connections at once, in all; smtp-server answers 421 beyond. */
@@ -174,7 +176,7 @@ export function createMxListener(port: MxPort, options: MxListenerOptions): Smtp
   });
 
   return {
-    listen: () => listenOn(server, options.port, options.host, 'SMTP MX listener', 'MAILROOM_SMTP_PORT', logger),
+    listen: () => listenOn(server, options.port, options.host, 'SMTP MX listener', 'MAILROOM_SMTP_PORT', logger, options.unprivilegedPort),
     close: () => closeServer(server),
   };
 }

@@ -48,6 +48,8 @@ export interface SubmissionListenerOptions {
   tls: TlsCredentials | undefined;
   requireTlsOnLoopback: boolean;
   logger: Logger;
+  /** Where to listen when `port`, left at its default, needs a privilege this process lacks. */
+  unprivilegedPort?: number;
 }
 
 const MAX_CLIENTS = 500;
@@ -161,7 +163,7 @@ export function createSubmissionListener<U extends Submitter>(port: SubmissionPo
   });
 
   return {
-    listen: () => listenOn(server, options.port, options.host, 'SMTP submission listener', 'MAILROOM_SUBMISSION_PORT', logger),
+    listen: () => listenOn(server, options.port, options.host, 'SMTP submission listener', 'MAILROOM_SUBMISSION_PORT', logger, options.unprivilegedPort),
     close: () => closeServer(server),
   };
 }

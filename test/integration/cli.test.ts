@@ -1,6 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
@@ -326,40 +327,117 @@ describe('nodes sharing one database', { timeout: 120_000 }, () => {
   });
 });
 
+/** Node as an ordinary user runs it: as root, without the capability that binds ports below 1024. */
+function nodeWithoutLowPorts(): string[] {
+  return process.getuid?.() === 0 ? ['setpriv', '--bounding-set', '-net_bind_service', '--inh-caps', '-net_bind_service', process.execPath] : [process.execPath];
+}
+
+/** The first line an SMTP server at 127.0.0.1:`port` says. */
+function smtpGreeting(port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let said = '';
+    socket.setEncoding('utf8').on('data', (c: string) => {
+      said += c;
+      if (said.includes('\r\n')) {
+        socket.end('QUIT\r\n');
+        resolve(said.slice(0, said.indexOf('\r\n')));
+      }
+    });
+    socket.once('error', reject);
+  });
+}
+
+/** The output of `bin/mailroom serve` once it says where the dashboard is, and a way to stop it (expecting exit 0). */
+async function serve(env: Record<string, string>, privilege: 'as is' | 'without low ports' = 'as is') {
+  const [command, ...prefix] = privilege === 'without low ports' ? nodeWithoutLowPorts() : [process.execPath];
+  const inherited = { ...process.env };
+  for (const name of ['MAILROOM_SMTP_PORT', 'MAILROOM_SUBMISSION_PORT']) delete inherited[name];
+  const child = spawn(command, [...prefix, 'bin/mailroom', 'serve'], {
+    cwd: root, stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...inherited, MAILROOM_HTTP_HOST: '127.0.0.1', MAILROOM_HTTP_PORT: '0', MAILROOM_DELIVERY: 'sink', MAILROOM_LOG_LEVEL: 'silent', ...env },
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  let output = '';
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (output += c));
+  const stop = async () => {
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  };
+  try {
+    const dashboardUrl = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no dashboard line in time; output so far:\n${output}`)), 20_000);
+      child.stdout.setEncoding('utf8').on('data', (c: string) => {
+        output += c;
+        const found = /Then open the dashboard: (http:\/\/127\.0\.0\.1:\d+\/dashboard\/)/.exec(output);
+        if (found) {
+          clearTimeout(timer);
+          resolve(found[1]);
+        }
+      });
+      void exited.then((code) => reject(new Error(`exited with ${code} before it was ready:\n${output}`)));
+    });
+    // The log lines, written asynchronously, may follow the dashboard's.
+    return { output, dashboardUrl, stop, outputNow: () => output };
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+}
+
+/** Whether an ordinary user may not bind port 25 here (net.ipv4.ip_unprivileged_port_start, 1024 unless lowered). */
+const lowPortsNeedPrivilege = Number(readFileSync('/proc/sys/net/ipv4/ip_unprivileged_port_start', 'utf8')) > 25;
+
 describe('mailroom serve, as npm start runs it', () => {
   it('starts from the built files, says where the dashboard is, serves it, and stops on SIGTERM', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'mailroom-serve-'));
-    const child = spawn(process.execPath, ['bin/mailroom', 'serve'], {
-      cwd: root, stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, MAILROOM_DATA_DIR: dataDir, MAILROOM_HTTP_HOST: '127.0.0.1', MAILROOM_HTTP_PORT: '0',
-        MAILROOM_SMTP_PORT: '0', MAILROOM_SUBMISSION_PORT: '0', MAILROOM_DELIVERY: 'sink', MAILROOM_LOG_LEVEL: 'silent' },
-    });
-    const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     try {
-      let output = '';
-      child.stderr.setEncoding('utf8').on('data', (c: string) => (output += c));
-      const dashboardUrl = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no dashboard line in time; output so far:\n${output}`)), 20_000);
-        child.stdout.setEncoding('utf8').on('data', (c: string) => {
-          output += c;
-          const found = /Then open the dashboard: (http:\/\/127\.0\.0\.1:\d+\/dashboard\/)/.exec(output);
-          if (found) {
-            clearTimeout(timer);
-            resolve(found[1]);
-          }
-        });
-        void exited.then((code) => reject(new Error(`exited with ${code} before it was ready:\n${output}`)));
-      });
-      // Where the data is, and the first key as the README's first steps make it: a test key, which sends before any domain is verified.
-      expect(output).toContain(`(data in ${dataDir}).`);
-      expect(output).toContain('Create an API key with:  npx mailroom keys create --name my-first-key --test\n');
-      const page = await fetch(dashboardUrl);
-      expect(page.status).toBe(200);
-      expect(await page.text()).toContain('/dashboard/app.js');
-      expect((await fetch(new URL('app.js', dashboardUrl))).status).toBe(200);
+      const first = await serve({ MAILROOM_DATA_DIR: dataDir, MAILROOM_SMTP_PORT: '0', MAILROOM_SUBMISSION_PORT: '0' });
+      try {
+        // Where the data is, and the first key as the README's first steps make it: a test key, which sends before any domain is verified.
+        expect(first.output).toContain(`(data in ${dataDir}).`);
+        expect(first.output).toContain('Create an API key with:  npx mailroom keys create --name my-first-key --test\n');
+        // No SMTP listener, no line about one.
+        expect(first.output).not.toContain('SMTP:');
+        const page = await fetch(first.dashboardUrl);
+        expect(page.status).toBe(200);
+        expect(await page.text()).toContain('/dashboard/app.js');
+        expect((await fetch(new URL('app.js', first.dashboardUrl))).status).toBe(200);
+      } finally {
+        await first.stop();
+      }
+      // Once the store holds a key, the hint to create one is not given again.
+      await mailroom(['keys', 'create', '--name', 'first', '--test'], { dataDir, databaseUrl: `sqlite:${join(dataDir, 'mailroom.db')}` });
+      const again = await serve({ MAILROOM_DATA_DIR: dataDir, MAILROOM_SMTP_PORT: '0', MAILROOM_SUBMISSION_PORT: '0' });
+      await again.stop();
+      expect(again.output).toContain(`(data in ${dataDir}).`);
+      expect(again.output).not.toContain('Create an API key');
     } finally {
-      child.kill('SIGTERM');
-      expect(await exited).toBe(0);
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it.skipIf(!lowPortsNeedPrivilege)('listens for SMTP on 2525 and 2587 when its default ports need a privilege the user lacks, and says so', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'mailroom-serve-'));
+    try {
+      const started = await serve({ MAILROOM_DATA_DIR: dataDir, MAILROOM_SMTP_HOST: '127.0.0.1', MAILROOM_LOG_LEVEL: 'warn' }, 'without low ports');
+      try {
+        expect(started.output).toContain('SMTP: mail for your domains on 127.0.0.1:2525, submission (an API key as password) on 127.0.0.1:2587.\n');
+        await expect.poll(started.outputNow).toContain('SMTP MX listener: port 25 needs root or the CAP_NET_BIND_SERVICE capability, so it listens on 2525 instead; set MAILROOM_SMTP_PORT to choose its port');
+        await expect.poll(started.outputNow).toContain('SMTP submission listener: port 587 needs root or the CAP_NET_BIND_SERVICE capability, so it listens on 2587 instead; set MAILROOM_SUBMISSION_PORT to choose its port');
+        for (const port of [2525, 2587]) expect(await smtpGreeting(port)).toMatch(/^220 /);
+      } finally {
+        await started.stop();
+      }
+      // A port set by the operator is theirs: refused, the start stops and says why, rather than listening elsewhere.
+      const [command, ...prefix] = nodeWithoutLowPorts();
+      const refused = await run(command, [...prefix, 'bin/mailroom', 'serve'], {
+        cwd: root, env: { ...process.env, MAILROOM_DATA_DIR: dataDir, MAILROOM_HTTP_PORT: '0', MAILROOM_SMTP_PORT: '25', MAILROOM_SUBMISSION_PORT: '0', MAILROOM_LOG_LEVEL: 'silent' },
+        timeout: 60_000,
+      }).then(() => undefined, (err: { code: number; stderr: string }) => err);
+      expect(refused?.code).toBe(1);
+      expect(refused?.stderr).toContain('mailroom: the SMTP MX listener cannot listen on 127.0.0.1:25 (EACCES)');
+    } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }
   });

@@ -304,7 +304,7 @@ describe('SMTP listeners without their port', () => {
     });
     const start = startSmtpListeners({
       smtpPort: port, submissionPort: free, smtpHost: '127.0.0.1', smtpMaxMessageBytes: MAX_BYTES, submissionRequireTls: false,
-      tlsCertFile: null, tlsKeyFile: null, dataDir: '/nonexistent/mailroom-test', hostname: 'mx.mailroom.test',
+      tlsCertFile: null, tlsKeyFile: null, dataDir: '/nonexistent/mailroom-test', hostname: 'mx.mailroom.test', unprivilegedSmtpPort: null, unprivilegedSubmissionPort: null,
     }, { mx: refuseAll, submission: refuseAll }, { clock: systemClock, logger: pino({ level: 'silent' }) });
     await expect(start).rejects.toThrow(new RegExp(`SMTP MX listener cannot listen on 127\\.0\\.0\\.1:${port} \\(EADDRINUSE\\): .*set MAILROOM_SMTP_PORT=0`));
   });

@@ -16,9 +16,10 @@ import { eventually } from '../helpers/smtp-app.js';
 // itself. A block added to the README and not named below fails this test.
 // What differs on a test machine is replaced, and only that: the ports (the
 // README's 3000 and 587), the URL of the webhook endpoint (a receiver here),
-// and the token where the README says "svc_test_…" (the one the first
-// command printed). The server runs without the send delay, so mail is
-// delivered (to the sink: the key is a test key) by the time it is read back.
+// the backup's file (in the test's scratch directory), and the token where
+// the README says "svc_test_…" (the one the first command printed). The
+// server runs without the send delay, so the README's wait for delivery ends
+// at once.
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const run = promisify(execFile);
@@ -101,7 +102,6 @@ describe('the README, command by command', () => {
     receiver.close();
     rmSync(dataDir, { recursive: true, force: true });
     rmSync(scratch, { recursive: true, force: true });
-    rmSync(join(ROOT, 'mailroom-backup.db'), { force: true });
   });
 
   /** What differs here: the ports, the webhook endpoint, the token the first command printed. */
@@ -109,7 +109,8 @@ describe('the README, command by command', () => {
     .replaceAll('127.0.0.1:3000', `127.0.0.1:${httpPort}`).replaceAll('127.0.0.1:587', `127.0.0.1:${submissionPort}`)
     .replaceAll('port: 587', `port: ${submissionPort}`)
     .replaceAll('https://example.com/hooks/mailroom', `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/mailroom`)
-    .replaceAll('svc_test_…', token);
+    .replaceAll('svc_test_…', token)
+    .replaceAll('/var/backups/mailroom-$(date +%F).db', join(scratch, 'mailroom-backup.db'));
 
   it('runs every block, and each does what the README says', async () => {
     const blocks = readmeBlocks();
@@ -158,7 +159,7 @@ describe('the README, command by command', () => {
     expect(all).toMatch(/"secret": "whsec_[\w+/=]+"/);
     // The command line: workspaces, a key listed then revoked, a backup, migrations, the configuration.
     expect(all).toMatch(/acme/);
-    expect(existsSync(join(ROOT, 'mailroom-backup.db'))).toBe(true);
+    expect(existsSync(join(scratch, 'mailroom-backup.db'))).toBe(true);
     expect(all).toMatch(/MAILROOM_DATA_DIR|dataDir/);
     // Templates and broadcasts.
     expect(all).toMatch(/"subject": ?"Welcome, Ann"/);
