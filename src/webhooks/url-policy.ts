@@ -136,9 +136,10 @@ export const MAX_URL_LENGTH = 2048;
 
 /**
  * Checks a webhook URL as given; returns the normalised URL or the reason it
- * is refused. Host names are checked again on every delivery, after resolution.
+ * is refused (`nonPublic` when allowing private targets would accept it).
+ * Host names are checked again on every delivery, after resolution.
  */
-export function checkWebhookUrl(raw: string, allowPrivate: boolean): { ok: true; url: string } | { ok: false; reason: string } {
+export function checkWebhookUrl(raw: string, allowPrivate: boolean): { ok: true; url: string } | { ok: false; reason: string; nonPublic?: true } {
   let u: URL;
   try {
     u = new URL(raw);
@@ -156,10 +157,10 @@ export function checkWebhookUrl(raw: string, allowPrivate: boolean): { ok: true;
     const host = u.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '');
     if (isIP(host)) {
       const why = nonPublicReason(host);
-      if (why) return { ok: false, reason: `points at ${host}, which ${why}` };
+      if (why) return { ok: false, reason: `points at ${host}, which ${why}`, nonPublic: true };
     } else if (host === 'localhost' || host.endsWith('.localhost')) {
       // RFC 6761 §6.3: localhost names always resolve to loopback.
-      return { ok: false, reason: 'points at localhost' };
+      return { ok: false, reason: 'points at localhost', nonPublic: true };
     }
   }
   u.hash = '';

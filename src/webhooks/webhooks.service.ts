@@ -45,7 +45,11 @@ export function webhooksService(deps: { store: Store; clock: Clock; sealKey: Buf
 
   function checkedUrl(raw: string): string {
     const verdict = checkWebhookUrl(raw, deps.allowPrivate);
-    if (!verdict.ok) throw new AppError('validation_error', `The url ${verdict.reason}.`, { param: 'url' });
+    if (!verdict.ok) {
+      // Said for whoever tries a receiver on their own machine: the setting is the operator's.
+      const allowing = verdict.nonPublic ? ' Webhooks go to public addresses only, unless the server runs with MAILROOM_WEBHOOK_ALLOW_PRIVATE=true.' : '';
+      throw new AppError('validation_error', `The url ${verdict.reason}.${allowing}`, { param: 'url' });
+    }
     return verdict.url;
   }
 

@@ -493,6 +493,8 @@ describe('webhook targets on private addresses', () => {
     const res = await t.api.post('/v1/webhooks', { url, event_types: ['email.sent'] });
     expect(res.status).toBe(422);
     expect(res.body.error).toMatchObject({ code: 'validation_error', param: 'url' });
+    // Whoever tries a receiver on their own machine learns what would allow it.
+    expect(res.body.error.message).toMatch(/^The url points at .+\. Webhooks go to public addresses only, unless the server runs with MAILROOM_WEBHOOK_ALLOW_PRIVATE=true\.$/);
     const hook = (await t.api.post('/v1/webhooks', { url: 'https://hooks.example/in', event_types: ['email.sent'] })).body;
     const patched = await t.api.patch(`/v1/webhooks/${hook.id}`, { url });
     expect(patched.status).toBe(422);

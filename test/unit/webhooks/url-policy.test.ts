@@ -56,7 +56,7 @@ describe('checkWebhookUrl', () => {
     'http://127.0.0.1./',
   ])('refuses %s unless private targets are allowed', (url) => {
     const verdict = checkWebhookUrl(url, false);
-    expect(verdict.ok).toBe(false);
+    expect(verdict).toMatchObject({ ok: false, nonPublic: true });
     expect(checkWebhookUrl(url, true).ok).toBe(true);
   });
 
@@ -68,7 +68,10 @@ describe('checkWebhookUrl', () => {
     for (const allow of [false, true]) {
       const verdict = checkWebhookUrl(url, allow);
       expect(verdict.ok).toBe(false);
-      if (!verdict.ok) expect(verdict.reason).toContain(reason);
+      if (!verdict.ok) {
+        expect(verdict.reason).toContain(reason);
+        expect(verdict.nonPublic).toBeUndefined();
+      }
     }
   });
 
