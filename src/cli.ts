@@ -474,7 +474,8 @@ async function serve(config: Config): Promise<number> {
 run(process.argv.slice(2)).then(
   (code) => { process.exitCode = code; },
   (err) => {
-    if (err instanceof UsageError) console.error(`mailroom: ${err.message}\n\n${USAGE}`);
+    // The usage of the command named, when one is (the whole usage otherwise).
+    if (err instanceof UsageError) console.error(`mailroom: ${err.message}\n\n${usageOf(process.argv.slice(2).find((a) => !a.startsWith('-')) ?? '')}`);
     else if (err instanceof ConfigError || err instanceof AppError || err instanceof CommandFailed || err instanceof SecretMismatchError || err instanceof NewerStoreError) {
       console.error(`mailroom: ${err.message}`);
     }

@@ -100,6 +100,8 @@ describe('mailroom CLI', { timeout: 120_000 }, () => {
       expect.stringContaining('mailroom keys create'), expect.stringContaining('mailroom keys list'), expect.stringContaining('mailroom keys revoke'),
     ]);
     expect(unknownLong).toMatchObject({ code: 64, stderr: expect.stringContaining('unknown option --frobnicate') });
+    // The usage shown is the command's.
+    expect(unknownLong?.stderr.split('\n').filter((l) => l.startsWith('  mailroom'))).toEqual(keysHelp.stdout.split('\n').filter((l) => l.startsWith('  mailroom')));
     expect(unknownShort).toMatchObject({ code: 64, stderr: expect.stringContaining('unknown option -x') });
     // Configuration flags are still flags.
     expect(config.stdout).toContain('MAILROOM_HTTP_PORT=4321');
