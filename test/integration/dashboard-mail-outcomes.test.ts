@@ -39,6 +39,7 @@ describe('the outcomes and links of sent mail in Chromium', () => {
     await send('partly', ['delivered@mailroom.test', 'bounced@mailroom.test'], 'Order 1 shipped');
     await send('complained', ['complained@mailroom.test'], 'Order 2 shipped');
     await send('bounced', ['bounced@mailroom.test'], 'Order 3 shipped');
+    await send('delayed', ['delayed@mailroom.test'], 'Order 4 shipped');
     const answered = await send('answered', ['Kim <kim@customer.test>'], 'Your order');
 
     expect((await t.api.post('/v1/contacts', { email: 'ann@example.com', name: 'Ann Lee' })).status).toBe(201);
@@ -88,7 +89,9 @@ describe('the outcomes and links of sent mail in Chromium', () => {
     await expect.poll(() => statusOf('Order 1 shipped').textContent()).toBe('partly bounced');
     expect(await statusOf('Order 1 shipped').locator('.badge').getAttribute('title')).toBe('delivered: 1 recipient bounced');
     expect(await statusOf('Order 2 shipped').textContent()).toBe('complained');
-    expect(await statusOf('Order 3 shipped').textContent()).toBe('failed');
+    // Failed because its recipient bounced: said so, the status kept in the title.
+    expect(await statusOf('Order 3 shipped').textContent()).toBe('bounced');
+    expect(await statusOf('Order 3 shipped').locator('.badge').getAttribute('title')).toBe('failed: 1 recipient bounced');
     expect(await statusOf('Your order').textContent()).toBe('delivered');
     await shot('emails-outcomes-list');
 
@@ -109,7 +112,24 @@ describe('the outcomes and links of sent mail in Chromium', () => {
     await expect.poll(() => recipients.locator('td.cell-status').allTextContents()).toEqual(['delivered', 'bounced']);
     await shot('email-partly-bounced');
 
+    // First on the page, the recipient it did not reach, and the reply that refused it.
+    const note = page.locator('main h1 + [role="note"]');
+    expect(await note.locator('p').textContent()).toBe('Not delivered to 1 of 2 recipients');
+    expect(await note.locator('li').allTextContents()).toEqual([expect.stringMatching(/^bounced@mailroom\.test bounced: 550 5\.1\.1 /)]);
+
+    await open(`/emails/${ids.bounced}`, 'Order 3 shipped');
+    expect(await note.locator('p').textContent()).toBe('Not delivered');
+    await open(`/emails/${ids.delayed}`, 'Order 4 shipped');
+    expect(await note.locator('p').textContent()).toBe('Delayed for 1 recipient · tried again later, on the retry schedule');
+    expect(await note.locator('li').allTextContents()).toEqual([expect.stringMatching(/^delayed@mailroom\.test deferred: 451 4\.7\.1 /)]);
+    await shot('email-delayed');
+
+    // Fields the email does not have are left out.
+    expect(await detail('Cc').count()).toBe(0);
+    expect(await detail('Scheduled for').count()).toBe(0);
+
     await open(`/emails/${ids.complained}`, 'Order 2 shipped');
+    expect(await note.count()).toBe(0);
     expect(await detail('Status').textContent()).toBe('complained 1 recipient reported it as spam');
     // The recipient stays delivered; the timeline, once read, says it complained.
     await expect.poll(() => recipients.locator('td.cell-status').allTextContents()).toEqual(['delivered complained']);

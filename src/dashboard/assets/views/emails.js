@@ -111,7 +111,9 @@ const EMAIL_COLUMNS = [
  */
 function outcomeBadge(e) {
   const shown = e.complained_recipients > 0 ? badge('complained')
-    : e.status === 'delivered' && e.bounced_recipients > 0 ? badge('partly bounced') : badge(e.status);
+    : e.status === 'delivered' && e.bounced_recipients > 0 ? badge('partly bounced')
+      // Failed because it bounced, as against suppressed or refused before sending.
+      : e.status === 'failed' && e.bounced_recipients > 0 ? badge('bounced') : badge(e.status);
   const counts = [
     e.bounced_recipients > 0 && `${count(e.bounced_recipients, 'recipient', 'recipients')} bounced`,
     e.complained_recipients > 0 && `${count(e.complained_recipients, 'recipient', 'recipients')} complained`,
@@ -132,6 +134,35 @@ function outcomeText(email) {
     email.complained_recipients > 0 && `${count(email.complained_recipients, 'recipient', 'recipients')} reported it as spam`,
   ].filter(Boolean).join('; ');
 }
+/** Recipient statuses that end without delivery. */
+const REFUSED = ['bounced', 'suppressed', 'failed'];
+/** Refused or delayed recipients named in the note atop an email; the Recipients table lists them all. */
+const NOTED_RECIPIENTS = 3;
+
+/**
+ * Why the email did not reach everyone, first thing on its page: the recipients it did not reach, or not yet, each
+ * with the last reply or the reason it was not sent. Nothing when every recipient took it or it has not gone yet.
+ * @param {Email} email
+ */
+function outcomeNote(email) {
+  const refused = email.recipients.filter((r) => REFUSED.includes(r.status));
+  const delayed = email.recipients.filter((r) => r.status === 'deferred');
+  /** @param {Recipient[]} rs */
+  const lines = (rs) => [
+    ...rs.slice(0, NOTED_RECIPIENTS).map((r) => h('li', { title: `${r.email} ${r.status}${r.detail ? `: ${r.detail}` : ''}` },
+      h('strong', null, r.email), ` ${r.status}`, r.detail && `: ${r.detail}`)),
+    rs.length > NOTED_RECIPIENTS && h('li', { class: 'muted' }, `and ${rs.length - NOTED_RECIPIENTS} more: see Recipients`),
+  ];
+  return [
+    refused.length > 0 && h('div', { class: 'error-box outcome-note', role: 'note' },
+      h('p', null, h('strong', null, refused.length === email.recipients.length ? 'Not delivered' : `Not delivered to ${refused.length} of ${email.recipients.length} recipients`)),
+      h('ul', null, lines(refused))),
+    delayed.length > 0 && h('div', { class: 'panel outcome-note', role: 'note' },
+      h('p', null, h('strong', null, `Delayed for ${count(delayed.length, 'recipient', 'recipients')}`), ' · tried again later, on the retry schedule'),
+      h('ul', null, lines(delayed))),
+  ];
+}
+
 /** @param {Ctx} ctx */
 async function showEmail({ view, id }) {
   const path = `/v1/emails/${encodeURIComponent(id)}`;
@@ -153,6 +184,7 @@ async function showEmail({ view, id }) {
   // A phone folds the details, recipients and timeline under a line each, so that the body is near the top.
   fill(view,
     h('h1', null, email.subject || '(no subject)'),
+    outcomeNote(email),
     [CANCELLABLE, RESENDABLE, RESCHEDULABLE].some((statuses) => statuses.includes(email.status))
       && withheldNote(EMAILS_SEND, 'cancelling, rescheduling and resending emails'),
     may(EMAILS_SEND) && [
@@ -311,28 +343,34 @@ function rescheduleForm(path, scheduledAt) {
   return form;
 }
 
-/** @param {Email} email */
+/**
+ * The email's fields; those it does not have (no Cc, never scheduled, not a resend) are left out, so that what it has
+ * stays near the top.
+ * @param {Email} email
+ */
 function emailDetails(email) {
-  return details([
+  /** @type {Array<[string, Children] | false>} */
+  const rows = [
     ['ID', code(email.id)],
     ['Status', [outcomeBadge(email), outcomeText(email) && h('span', { class: 'muted' }, ` ${outcomeText(email)}`)]],
     ['Mode', email.mode === 'test' ? 'test: kept in the sink, never sent' : 'live'],
     ['From', email.from],
     ['To', joined(email.to)],
-    ['Cc', joined(email.cc)],
-    ['Bcc', joined(email.bcc)],
-    ['Reply-To', joined(email.reply_to)],
-    ['Tags', email.tags.length > 0 ? email.tags.map((t) => h('span', { class: 'tag' }, t)) : none()],
+    email.cc.length > 0 && ['Cc', joined(email.cc)],
+    email.bcc.length > 0 && ['Bcc', joined(email.bcc)],
+    email.reply_to.length > 0 && ['Reply-To', joined(email.reply_to)],
+    email.tags.length > 0 && ['Tags', email.tags.map((t) => h('span', { class: 'tag' }, t))],
     ['Message-ID', code(email.message_id)],
     ['Domain', email.domain_id ? domainLink(email.domain_id) : none()],
     ['Created', time(email.created_at)],
-    ['Scheduled for', time(email.scheduled_at)],
+    email.scheduled_at !== null && ['Scheduled for', time(email.scheduled_at)],
     ['Sent', time(email.sent_at)],
     ['Updated', time(email.updated_at)],
-    ['Resent from', email.resent_from ? h('a', { href: hrefTo('emails', email.resent_from) }, email.resent_from) : none()],
-    ...(email.broadcast_id ? [/** @type {[string, Children]} */ (['Broadcast', broadcastLink(email.broadcast_id)])] : []),
+    email.resent_from !== null && ['Resent from', h('a', { href: hrefTo('emails', email.resent_from) }, email.resent_from)],
+    email.broadcast_id !== null && ['Broadcast', broadcastLink(email.broadcast_id)],
     ...Object.entries(email.headers).map(([name, value]) => /** @type {[string, Children]} */ ([name, value])),
-  ]);
+  ];
+  return details(rows.filter((row) => row !== false));
 }
 
 /**
