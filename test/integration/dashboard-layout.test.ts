@@ -213,13 +213,21 @@ describe('the dashboard\'s layout in Chromium', () => {
     }
   });
 
-  it('asks for a required variable\'s sample value before previewing, instead of showing the API\'s refusal', async () => {
+  it('previews a saved template at once, a required variable shown by its name, and asks for a new one\'s sample value', async () => {
     await open(`/templates/${ids.template}`);
     const preview = page.locator('.template-preview');
-    await preview.locator('p.empty').filter({ hasText: 'Give “first_name” a sample value under Variables to see the preview.' }).waitFor();
-    expect(await preview.getByRole('alert').count()).toBe(0);
+    await page.frameLocator('.template-preview iframe').getByText('Hi first_name').waitFor();
+    expect(await page.locator('.variable-row').first().getByLabel('Sample value').inputValue()).toBe('first_name');
     await page.locator('.variable-row').first().getByLabel('Sample value').fill('Ada');
     await page.frameLocator('.template-preview iframe').getByText('Hi Ada').waitFor();
+    // A required variable added now has no sample: said as what to do, instead of the API's refusal.
+    await page.getByRole('button', { name: 'Add variable' }).click();
+    await page.getByLabel('Name of variable 2', { exact: true }).fill('plan');
+    await page.getByLabel('variable plan is required', { exact: true }).check();
+    await preview.locator('p.empty').filter({ hasText: 'Give “plan” a sample value under Variables to see the preview.' }).waitFor();
+    expect(await preview.getByRole('alert').count()).toBe(0);
+    // Nothing left unsaved to hold up the next view.
+    await page.getByRole('button', { name: 'Remove variable plan' }).click();
   });
 
   it('leaves the address field room beside a long domain in the broadcast\'s From', async () => {

@@ -113,6 +113,16 @@ function typedValue(type, raw) {
 const shown = (value) => (value === null || value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value));
 
 /**
+ * What a saved required variable without a fallback shows in the preview until a sample is typed: its own name for
+ * text, so that the preview shows at once and says where each value goes.
+ * @param {Variable} variable
+ */
+function placeholderSample(variable) {
+  if (!variable.required || shown(variable.fallback) !== '') return '';
+  return { string: variable.key, number: '1', boolean: 'true', object: '{}', list: '[]' }[variable.type];
+}
+
+/**
  * The sample values typed in each template's editor, by variable name, for as long as the page is open: saving or
  * publishing draws the editor again, and its preview would lose what it was rendered with. They are never saved.
  * @type {Map<string, Map<string, string>>}
@@ -133,7 +143,8 @@ function variableRow(variable, samples, changed, remove) {
   const type = h('select', null, VARIABLE_TYPES.map((t) => h('option', { value: t, selected: t === (variable?.type ?? 'string') }, t)));
   const required = h('input', { type: 'checkbox', checked: variable?.required ?? false });
   const fallback = h('input', { type: 'text', value: shown(variable?.fallback), autocomplete: 'off' });
-  const sample = h('input', { type: 'text', value: (variable && samples.get(variable.key)) ?? shown(variable?.fallback), autocomplete: 'off' });
+  const sample = h('input', { type: 'text', autocomplete: 'off',
+    value: variable ? samples.get(variable.key) ?? (shown(variable.fallback) || placeholderSample(variable)) : '' });
   const keepSample = () => {
     if (key.value.trim()) samples.set(key.value.trim(), sample.value);
   };
