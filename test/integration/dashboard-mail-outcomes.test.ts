@@ -113,7 +113,8 @@ describe('the outcomes and links of sent mail in Chromium', () => {
     await shot('email-partly-bounced');
 
     // First on the page, the recipient it did not reach, and the reply that refused it.
-    const note = page.locator('main h1 + [role="note"]');
+    const note = page.locator('main h1 + p + [role="note"]');
+    expect(await page.locator('main h1 + p').getByRole('link').textContent()).toBe('← All emails');
     expect(await note.locator('p').textContent()).toBe('Not delivered to 1 of 2 recipients');
     expect(await note.locator('li').allTextContents()).toEqual([expect.stringMatching(/^bounced@mailroom\.test bounced: 550 5\.1\.1 /)]);
 

@@ -184,6 +184,7 @@ async function showEmail({ view, id }) {
   // A phone folds the details, recipients and timeline under a line each, so that the body is near the top.
   fill(view,
     h('h1', null, email.subject || '(no subject)'),
+    h('p', null, h('a', { href: '#/emails' }, '← All emails'), ' · id ', code(email.id)),
     outcomeNote(email),
     [CANCELLABLE, RESENDABLE, RESCHEDULABLE].some((statuses) => statuses.includes(email.status))
       && withheldNote(EMAILS_SEND, 'cancelling, rescheduling and resending emails'),
@@ -351,7 +352,6 @@ function rescheduleForm(path, scheduledAt) {
 function emailDetails(email) {
   /** @type {Array<[string, Children] | false>} */
   const rows = [
-    ['ID', code(email.id)],
     ['Status', [outcomeBadge(email), outcomeText(email) && h('span', { class: 'muted' }, ` ${outcomeText(email)}`)]],
     ['Mode', email.mode === 'test' ? 'test: kept in the sink, never sent' : 'live'],
     ['From', email.from],

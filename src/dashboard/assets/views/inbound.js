@@ -67,8 +67,8 @@ async function showInboundEmail({ view, id }) {
   const { auth } = message;
   fill(view,
     h('h1', null, message.subject || '(no subject)'),
+    h('p', null, h('a', { href: '#/inbound' }, '← All inbound mail'), ' · id ', code(message.id)),
     details([
-      ['ID', code(message.id)],
       ['From', message.from || none()],
       ['To', joined(message.to)],
       ['Cc', joined(message.cc)],
