@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Page, Request } from 'playwright-core';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { answerDialog, launchChromium, noteSays, signedInDashboard, textShows } from '../helpers/browser.js';
+import { answerDialog, desktopAndPhoneShots, launchChromium, noteSays, signedInDashboard, textShows } from '../helpers/browser.js';
 import { publishDkim, resolverOf, startDns, type TestDns } from '../helpers/dns.js';
 import { directDeliveryEnv, startScriptedMx, type ScriptedMx } from '../helpers/mx.js';
 import { eventually } from '../helpers/smtp-app.js';
@@ -11,7 +11,9 @@ import { eventually } from '../helpers/smtp-app.js';
 // audience counted live, previewed as a contact in the sandboxed frame, tested,
 // sent through a confirmation that states the audience, and watched to the
 // end; then its mail read at a real MX, found through dnsmasq. A paced one is paused, resumed and
-// cancelled from its page, and the API's refusals show beside their field.
+// cancelled from its page, and the API's refusals show beside their field. Bounces at that MX show in red,
+// on the broadcast's page and in the list; a draft that lacks what sending needs, or a time the API would
+// refuse, is stopped in the page, saying why.
 
 const SCREENSHOTS = process.env.MAILROOM_SCREENSHOTS;
 const DOMAIN = 'news.test';
@@ -38,7 +40,10 @@ describe('the Broadcasts view in Chromium', () => {
     testDns = await startDns([
       { type: 'MX', name: 'example.com', exchange: 'mx.example.com', priority: 10 }, { type: 'A', name: 'mx.example.com', address: '127.0.0.4' },
     ]);
-    mx = await startScriptedMx({ host: '127.0.0.4' });
+    // Mailboxes named bounce… do not exist there; those named slow… are greylisted, so their mail waits for a retry.
+    mx = await startScriptedMx({ host: '127.0.0.4', reply: (stage, ctx) => (stage !== 'rcpt' ? undefined
+      : ctx.address?.startsWith('bounce') ? '550 5.1.1 No such user here'
+        : ctx.address?.startsWith('slow') ? '451 4.7.1 Greylisted, try again later' : undefined) });
     t = await startTestApp({ env: { ...directDeliveryEnv(testDns.server, mx.port), MAILROOM_PUBLIC_URL: 'https://mail.acme.test' } });
     await publishDkim(testDns, await t.seed.activeDomain(DOMAIN));
     await addContact('ann', { email: 'ann@example.com', name: 'Ann Lee', tags: ['news'] });
@@ -146,7 +151,7 @@ describe('the Broadcasts view in Chromium', () => {
 
     // The page follows the broadcast to the end without a reload.
     await textShows(page, '.title-row .badge', /^sent$/);
-    await textShows(page, '.progress-count', /^3 of 3$/);
+    await textShows(page, '.progress-panel .outcome-count', /^3 of 3 delivered$/);
     await shot('sent');
     // No contact was skipped: no count of them, and no table.
     expect(await page.locator('[data-stat="skipped"], .skipped-panel').count()).toBe(0);
@@ -201,17 +206,43 @@ describe('the Broadcasts view in Chromium', () => {
       audience: { engagement_tiers: ['cold'] } });
     await page.goto(`${t.url}/dashboard/#/broadcasts/${created.body.id}`);
     await textShows(page, '.audience-count', /^0 contacts$/);
-    const sendError = page.locator('.field-error[data-field="scheduled_at"] [role="alert"]');
     await page.getByRole('button', { name: 'Send now…' }).click();
-    await sendError.filter({ hasText: /^No contact is in the audience now, so sending would make no email/ }).waitFor();
+    await textShows(page, '.composer-side [role="alert"]', /^No contact is in the audience now, so sending would make no email/);
     expect(await page.getByRole('dialog').count()).toBe(0);
 
+    // A time the API would refuse is refused beside the field, before the question and without a request.
+    const timeError = page.locator('.field-error[data-field="scheduled_at"] [role="alert"]');
+    const requests: string[] = [];
+    const heard = (r: Request) => { if (r.method() !== 'GET') requests.push(`${r.method()} ${r.url()}`); };
+    page.on('request', heard);
     await page.getByLabel('At a time').check();
-    await page.getByText(/^The date and time are in this browser's time zone, /).waitFor();
+    await page.getByText(/^In your time zone \(.+\); at most 30 days ahead\.$/).waitFor();
     await page.getByLabel('Date and time').fill('2020-01-01T09:00');
     await page.getByRole('button', { name: 'Schedule…' }).click();
-    await sendError.filter({ hasText: /has passed: pick a time ahead, or send now\.$/ }).waitFor();
+    await timeError.filter({ hasText: /has passed: pick a time ahead, or send now\.$/ }).waitFor();
     expect(await page.getByRole('dialog').count()).toBe(0);
+
+    // The picker itself offers no time past 30 days from now, nor one gone by.
+    const bounds = await page.evaluate(() => {
+      const pad = (n: number) => String(n).padStart(2, '0');
+      const local = (at: Date) => `${at.getFullYear()}-${pad(at.getMonth() + 1)}-${pad(at.getDate())}T${pad(at.getHours())}:${pad(at.getMinutes())}`;
+      const now = Date.now();
+      return { min: local(new Date(now)), max: local(new Date(now + 30 * 86_400_000)), tooFar: local(new Date(now + 31 * 86_400_000)) };
+    });
+    const picker = page.getByLabel('Date and time');
+    // Set when "At a time" was chosen, within the minute before.
+    for (const [attribute, expected] of [['min', bounds.min], ['max', bounds.max]]) {
+      const early = Date.parse(expected) - Date.parse((await picker.getAttribute(attribute))!);
+      expect(early, attribute).toBeGreaterThanOrEqual(0);
+      expect(early, attribute).toBeLessThanOrEqual(60_000);
+    }
+    await picker.fill(bounds.tooFar);
+    await page.getByRole('button', { name: 'Schedule…' }).click();
+    await timeError.filter({ hasText: /^Pick a time within the next 30 days\.$/ }).waitFor();
+    expect(await page.getByRole('dialog').count()).toBe(0);
+    page.off('request', heard);
+    expect(requests).toEqual([]);
+    await shot('too-far', '.composer-side section:last-child');
     expect((await t.api.get(`/v1/broadcasts/${created.body.id}`)).body.status).toBe('draft');
 
     const template = await t.api.post('/v1/templates', { name: 'Plan letter', subject: 'Your plan', html: '<p>{{ plan }}</p>',
@@ -354,8 +385,8 @@ describe('the Broadcasts view in Chromium', () => {
     await page.goto(`${t.url}/dashboard/#/broadcasts/${created.body.id}`);
     await textShows(page, '.title-row .badge', /^sent$/);
     await textShows(page, '[data-stat="skipped"] .stat-value', /^13$/);
-    // The bar counts skipped contacts as done: the broadcast is through with all 14.
-    await textShows(page, '.progress-count', /^14 of 14$/);
+    // Through with all 14, the bar shows what became of the one email made.
+    await textShows(page, '.progress-panel .outcome-count', /^1 of 1 delivered$/);
     await textShows(page, '.progress-panel p', /^1 email made and 13 contacts skipped for an audience of 14 contacts\.$/);
     const panel = page.locator('.skipped-panel');
     await textShows(panel, 'h2', 'Skipped: 13 contacts got no email');
@@ -398,12 +429,15 @@ describe('the Broadcasts view in Chromium', () => {
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await textShows(page, '.field-error[data-field="from"] [role="alert"]', "'from'");
 
-    // Refused on send: a draft may lack a subject, a broadcast going out may not.
+    // Refused on send: a live key sends only from an active domain of its own.
     await page.locator('#broadcast-from').fill('Someone <hi@unknown.test>');
+    await page.getByLabel('Subject').fill('Hello');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await noteSays(page, 'Saved.');
     await page.getByRole('button', { name: 'Send now…' }).click();
     await page.getByRole('dialog').getByRole('button', { name: /^Send to \d+ contacts?$/ }).click();
-    await textShows(page, '.field-error[data-field="subject"] [role="alert"]', 'The broadcast has no subject.');
-    await textShows(page, '.composer-side .error-pointer', 'Not done: see the problem beside Subject.');
+    await textShows(page, '.field-error[data-field="from"] [role="alert"]', 'is not an active domain of this workspace');
+    await textShows(page, '.composer-side .error-pointer', 'Not done: see the problem beside From.');
     await shot('error', '.title-row');
     expect((await t.api.get(`/v1/broadcasts/${created.body.id}`)).body.status).toBe('draft');
 
@@ -414,5 +448,100 @@ describe('the Broadcasts view in Chromium', () => {
     await page.getByLabel('Status').selectOption('cancelled');
     await textShows(page, 'tbody tr', 'Paced');
     expect(await page.locator('tbody tr').count()).toBe(1);
+  });
+
+  it('keeps Send off until the saved draft has a sender, a subject and content, and says what is missing', async () => {
+    await page.goto(`${t.url}/dashboard/#/broadcasts/new`);
+    await page.getByLabel('Name').fill('Empty draft');
+    await page.getByRole('button', { name: 'Create draft' }).click();
+    await noteSays(page, 'The draft “Empty draft” was created');
+    await textShows(page, '.audience-count', /contacts$/);
+    const send = page.getByRole('button', { name: 'Send now…' });
+    const why = page.locator('#send-blocked');
+    expect(await send.isDisabled()).toBe(true);
+    expect(await why.textContent()).toBe('Add a From address, a subject and content before sending.');
+    // The note describes the button to a screen reader.
+    expect(await send.getAttribute('aria-describedby')).toBe('send-blocked');
+    await shot('send-blocked', '.composer-side section:last-child');
+
+    // It follows the form: what is still to add, then, all there but not saved, to save.
+    await page.getByLabel('Subject').fill('Hello');
+    await textShows(page, '#send-blocked', /^Add a From address and content before sending\.$/);
+    await page.getByLabel('Pick an active domain').selectOption(DOMAIN);
+    await page.getByLabel('Text', { exact: true }).fill('Hello there');
+    await textShows(page, '#send-blocked', /^Save to send: the saved draft has no From address, subject or content yet\.$/);
+    expect(await send.isDisabled()).toBe(true);
+    await page.getByLabel('At a time').check();
+    expect(await page.getByRole('button', { name: 'Schedule…' }).isDisabled()).toBe(true);
+
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await noteSays(page, 'Saved.');
+    expect(await page.getByRole('button', { name: 'Schedule…' }).isEnabled()).toBe(true);
+    expect(await why.isHidden()).toBe(true);
+    // Emptied again, the subject turns it off once saved.
+    await page.getByLabel('Subject').fill('');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await noteSays(page, 'Saved.');
+    expect(await page.getByRole('button', { name: 'Schedule…' }).isDisabled()).toBe(true);
+    expect(await why.textContent()).toBe('Add a subject before sending.');
+  });
+
+  it('shows bounces in red, not as a finished green bar, on the broadcast\'s page and in the list', async () => {
+    for (const local of ['bounce1', 'bounce2', 'bounce3', 'fine1', 'fine2', 'slow1']) {
+      await addContact(local, { email: `${local}@example.com`, tags: ['risky'] });
+    }
+    const riskyTag = ((await t.api.get('/v1/tags')).body.data as Array<{ id: string; name: string }>).find((x) => x.name === 'risky')!.id;
+    const created = await t.api.post('/v1/broadcasts', {
+      name: 'Old list', from: `News <hello@${DOMAIN}>`, subject: 'Still there?', text: 'Hello', audience: { tag_ids: [riskyTag] },
+    });
+    const id = created.body.id as string;
+    expect((await t.api.post(`/v1/broadcasts/${id}/send`, {})).status).toBe(200);
+    await page.goto(`${t.url}/dashboard/#/broadcasts/${id}`);
+    await textShows(page, '.title-row .badge', /^sent$/);
+    // The page keeps itself current while the outcomes come in: three bounce, two arrive, one waits for its retry.
+    const panel = page.locator('.progress-panel');
+    await textShows(panel, '[data-outcome="bounced"]', /^Bounced 3$/);
+    await textShows(panel, '[data-outcome="delivered"]', /^Delivered 2$/);
+    await textShows(panel, '[data-outcome="in-flight"]', /^In flight 1$/);
+    expect(await panel.locator('.outcome-count').textContent()).toBe('2 of 6 delivered');
+    // No bar of contacts done, green when full: the outcome bar, split, with the bounces in the danger colour.
+    expect(await panel.locator('.progress-fill').count()).toBe(0);
+    expect(await panel.locator('.outcome').getAttribute('class')).toBe('outcome has-bounces');
+    const parts = await panel.locator('.outcome-part').evaluateAll((els) => els.map((el) => {
+      const { getComputedStyle } = globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } };
+      return [el.getAttribute('class'), (el as unknown as { style: { width: string } }).style.width, getComputedStyle(el).backgroundColor];
+    }));
+    expect(parts).toEqual([
+      ['outcome-part outcome-delivered', '33.3%', 'rgb(23, 128, 61)'],
+      ['outcome-part outcome-bounced', '50%', 'rgb(179, 38, 30)'],
+      ['outcome-part outcome-in-flight', '16.7%', expect.any(String)],
+    ]);
+    expect(await panel.locator('.outcome-track').getAttribute('aria-label')).toBe('Of 6 emails: 2 delivered, 3 bounced, 1 in flight');
+    expect(await panel.locator('.outcome-alert').textContent()).toBe('3 of 6 emails bounced. See which →');
+    expect(await panel.getByRole('link', { name: 'See which →' }).getAttribute('href'))
+      .toBe(`#/emails?broadcast_id=${encodeURIComponent(id)}&outcome=bounced`);
+    expect(await page.locator('[data-stat="bounced"]').getAttribute('class')).toBe('stat undelivered');
+    await desktopAndPhoneShots(page, 'bounced', '.progress-panel');
+
+    // The list: a Bounced column, red where there are bounces.
+    await page.goto(`${t.url}/dashboard/#/broadcasts`);
+    const row = page.locator('tbody tr', { has: page.getByRole('link', { name: 'Old list', exact: true }) });
+    await row.waitFor();
+    const headers = await page.locator('thead th').allTextContents();
+    const bounced = row.locator('td').nth(headers.indexOf('Bounced'));
+    expect(await bounced.textContent()).toBe('3');
+    expect(await bounced.locator('.bounced-count').evaluate((el) =>
+      (globalThis as unknown as { getComputedStyle(e: unknown): { color: string } }).getComputedStyle(el).color)).toBe('rgb(179, 38, 30)');
+    expect(await row.locator('.outcome').getAttribute('class')).toBe('outcome has-bounces');
+    const clean = page.locator('tbody tr', { has: page.getByRole('link', { name: 'November news', exact: true }) });
+    expect(await clean.locator('td').nth(headers.indexOf('Bounced')).textContent()).toBe('0');
+    expect(await clean.locator('.bounced-count').count()).toBe(0);
+    // On a phone, a card with the count labelled.
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await bounced.isVisible()).toBe(true);
+    expect(await bounced.getAttribute('data-label')).toBe('Bounced');
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await desktopAndPhoneShots(page, 'list-bounced');
+    await page.setViewportSize({ width: 1280, height: 800 });
   });
 });

@@ -39,7 +39,8 @@ describe('the dashboard offers what its key may do', () => {
     await until('the email delivered to the sink', async () => ((await t.api.get(`/v1/emails/${sent.body.id}`)).body.status === 'delivered' || undefined));
     const template = await t.api.post('/v1/templates', { name: 'Welcome', subject: 'Welcome {{ contact.first_name }}', html: '<p>Hi</p>' });
     const contact = await t.api.post('/v1/contacts', { email: 'bea@example.test', name: 'Bea Stone' });
-    const broadcast = await t.api.post('/v1/broadcasts', { name: 'November news' });
+    // A draft with all it needs to be sent, so that its send buttons are on for a key that may send it.
+    const broadcast = await t.api.post('/v1/broadcasts', { name: 'November news', from: 'News <news@acme.test>', subject: 'November', text: 'News' });
     expect((await t.api.post('/v1/suppressions', { email: 'gone@example.test' })).status).toBe(201);
     views = [
       { route: '/domains', heading: 'Domains', ready: 'acme.test', scope: 'domains:write', buttons: ['Add domain'] },

@@ -12,8 +12,8 @@ import { everyItem, loadRecord, pagedTable } from '../lists.js';
 import { hashOf, navigate, refreshWhileShown, showNote } from '../nav.js';
 import { previewFrame, scrolledText } from '../preview.js';
 import {
-  actionForm, badge, clipped, code, confirmDialog, count, details, errorBox, fieldErrors, fill, formatTime, h, hrefTo, loading, none,
-  progressBar, rowAction, table, time, whileBusy,
+  actionForm, badge, clipped, code, confirmDialog, count, details, errorBox, fieldErrors, fill, formatTime, h, hrefTo, loading,
+  localInputValue, none, progressBar, rowAction, table, time, whileBusy,
 } from '../ui.js';
 import { guardEdits } from '../unsaved.js';
 import { TIERS, tierLabel } from './contacts.js';
@@ -56,6 +56,10 @@ const COUNT_DELAY_MS = 300;
 const SAMPLE_ROWS = 8;
 /** sendBroadcastTest takes at most this many addresses. */
 const MAX_TEST_ADDRESSES = 5;
+/** sendBroadcast schedules at most this far ahead (checkScheduleTime). */
+const MAX_SCHEDULE_AHEAD_MS = 30 * 24 * 60 * 60 * 1000;
+/** The statuses in which emails are still being made: the bar counts contacts done, not yet what became of the emails. */
+const MAKING = ['sending', 'paused'];
 
 /** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
 export const BROADCAST_ROUTES = [
@@ -116,9 +120,12 @@ function showBroadcasts({ view, query }) {
       h('div', { class: 'muted small' }, b.subject ?? (b.template ? 'the template’s subject' : 'no subject yet'))) },
     { header: 'Status', cell: (b) => badge(b.status), role: 'status' },
     { header: 'Audience', cell: (b) => b.stats.audience_size.toLocaleString(), className: 'num', minor: true },
-    { header: 'Progress', cell: (b) => (b.started_at ? progressBar(contactsDone(b.stats), b.stats.audience_size, 'Contacts done') : none()),
-      className: 'progress-cell' },
-    { header: 'Delivered', cell: (b) => b.stats.delivered.toLocaleString(), className: 'num' },
+    { header: 'Progress', cell: (b) => (!b.started_at ? none()
+      : MAKING.includes(b.status) ? progressBar(contactsDone(b.stats), b.stats.audience_size, 'Contacts done') : outcomeBar(b.stats)),
+    className: 'progress-cell' },
+    // Left out on a tablet: once a broadcast has made its emails, its bar says how many were delivered.
+    { header: 'Delivered', cell: (b) => b.stats.delivered.toLocaleString(), className: 'num', minor: true },
+    { header: 'Bounced', cell: (b) => bouncedCount(b.stats.bounced), className: 'num' },
     { header: 'Opened', cell: (b) => b.stats.opened.toLocaleString(), className: 'num', minor: true },
     { header: 'Clicked', cell: (b) => b.stats.clicked.toLocaleString(), className: 'num', minor: true },
     { header: 'When', cell: when, className: 'nowrap' },
@@ -175,6 +182,22 @@ async function showBroadcast({ view, id }) {
 
 // ---------------------------------------------------------------------------
 // The composer
+
+/**
+ * What a draft lacks to be sent: a sender, a subject and content, written here or a template's. A template may bring
+ * its own sender and subject; the API says when sending whether it does.
+ * @param {{ from: string | null, subject: string | null, html?: string | null, text?: string | null, template?: object | null }} b
+ */
+function missingToSend(b) {
+  return [
+    !b.template && !b.from && { what: 'a From address', noun: 'From address' },
+    !b.template && !b.subject && { what: 'a subject', noun: 'subject' },
+    !b.template && !b.html && !b.text && { what: 'content', noun: 'content' },
+  ].filter((m) => m !== false);
+}
+
+/** "a, b and c". @param {string[]} words @param {'and' | 'or'} joiner */
+const listed = (words, joiner) => (words.length > 1 ? `${words.slice(0, -1).join(', ')} ${joiner} ${words.at(-1)}` : words[0]);
 
 /** `Name <local@domain>` split into its parts, or a bare address. @param {string} from */
 function splitFrom(from) {
@@ -370,6 +393,7 @@ async function showComposer(view, broadcast) {
       dirty = false;
       unsaved.hidden = true;
       fill(title, current.name);
+      showSendable();
       errors.clear();
       return true;
     } catch (err) {
@@ -409,6 +433,7 @@ async function showComposer(view, broadcast) {
   const changed = () => {
     dirty = true;
     unsaved.hidden = false;
+    showSendable();
   };
   const edits = guardEdits(view, `“${broadcast.name}”`, () => dirty && may(BROADCASTS_WRITE));
   form.addEventListener('input', changed);
@@ -492,29 +517,56 @@ async function showComposer(view, broadcast) {
   // Sending now or at a time.
   const sendNow = h('input', { type: 'radio', name: 'send-when', id: 'send-now', value: 'now', checked: true });
   const sendLater = h('input', { type: 'radio', name: 'send-when', id: 'send-later', value: 'later' });
-  const at = h('input', { id: 'send-at', type: 'datetime-local', 'aria-label': 'Date and time' });
+  const at = h('input', { id: 'send-at', type: 'datetime-local', 'aria-label': 'Date and time', 'aria-describedby': 'send-at-hint' });
   const atWords = h('input', { id: 'send-at-words', type: 'text', 'aria-label': 'Or in words', placeholder: 'or: in 2 hours', autocomplete: 'off' });
   const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  const atErrors = errors.slot('scheduled_at', 'the time', at);
   const laterFields = h('div', { class: 'later-fields' }, at, atWords,
-    h('p', { class: 'muted small' }, `The date and time are in this browser's time zone${zone ? `, ${zone}` : ''}.`));
-  const sendErrors = errors.slot('scheduled_at', 'the time');
-  const sendButton = h('button', { type: 'button', onclick: () => void whileBusy(sendButton, () => send()) });
+    h('p', { id: 'send-at-hint', class: 'muted small hint' }, `In your time zone (${zone}); at most 30 days ahead.`), atErrors);
+  const sendErrors = h('div');
+  const sendButton = h('button', { type: 'button', 'aria-describedby': 'send-blocked',
+    onclick: () => void whileBusy(sendButton, () => send()).then(showSendable) });
+  const sendBlocked = h('p', { id: 'send-blocked', class: 'muted small' });
   const showSendMode = () => {
     laterFields.hidden = !sendLater.checked;
     fill(sendButton, sendLater.checked ? 'Schedule…' : 'Send now…');
+    // The picker offers only the times the API takes, counted from when it is shown.
+    at.min = localInputValue(new Date());
+    at.max = localInputValue(new Date(Date.now() + MAX_SCHEDULE_AHEAD_MS));
   };
   for (const radio of [sendNow, sendLater]) radio.addEventListener('change', showSendMode);
   showSendMode();
+
+  /**
+   * Sending acts on the saved draft: until it has a sender, a subject and content, the buttons are off and the
+   * note beside them says what to add, or, when the form has it all already, to save.
+   */
+  function showSendable() {
+    const missing = missingToSend(current);
+    sendButton.disabled = missing.length > 0;
+    const stillMissing = missingToSend(formBody());
+    fill(sendBlocked, missing.length === 0 ? null
+      : stillMissing.length > 0 ? `Add ${listed(stillMissing.map((m) => m.what), 'and')} before sending.`
+        : `Save to send: the saved draft has no ${listed(missing.map((m) => m.noun), 'or')} yet.`);
+    sendBlocked.hidden = missing.length === 0;
+  }
 
   async function send() {
     const later = sendLater.checked;
     const words = atWords.value.trim();
     const atTime = at.value ? new Date(at.value) : null;
-    if (later && !words && !atTime) {
-      errors.show(new Error('Give a date and time, or a time in words such as “in 2 hours”.'), sendErrors);
+    // Checked before the question, as the API would check it; a time in words only the API reads.
+    const timeProblem = !later || words ? null
+      : !atTime ? 'Give a date and time, or a time in words such as “in 2 hours”.'
+        : atTime.getTime() <= Date.now() ? `${formatTime(atTime.toISOString())} has passed: pick a time ahead, or send now.`
+          : atTime.getTime() > Date.now() + MAX_SCHEDULE_AHEAD_MS ? 'Pick a time within the next 30 days.' : null;
+    if (timeProblem) {
+      errors.show(new Error(timeProblem), atErrors);
       return;
     }
     if (!await saved(sendErrors)) return;
+    // Saved just now, the draft may have lost what sending needs: the note beside the button says what.
+    if (missingToSend(current).length > 0) return;
     /** @type {Audience} */
     let audience;
     try {
@@ -525,10 +577,6 @@ async function showComposer(view, broadcast) {
     }
     if (!later && audience.count === 0) {
       errors.show(new Error('No contact is in the audience now, so sending would make no email: change the audience, or add contacts first.'), sendErrors);
-      return;
-    }
-    if (later && !words && atTime && atTime.getTime() <= Date.now()) {
-      errors.show(new Error(`${formatTime(atTime.toISOString())} has passed: pick a time ahead, or send now.`), sendErrors);
       return;
     }
     const whom = count(audience.count, 'contact', 'contacts');
@@ -583,7 +631,8 @@ async function showComposer(view, broadcast) {
           h('div', { class: 'mode-choice' },
             h('label', { for: 'send-now', class: 'choice plain' }, sendNow, 'Now'),
             h('label', { for: 'send-later', class: 'choice plain' }, sendLater, 'At a time')),
-          laterFields, h('div', { class: 'actions' }, sendButton), sendErrors))));
+          laterFields, h('div', { class: 'actions send-actions' }, sendButton, sendBlocked), sendErrors))));
+  showSendable();
   await recount();
   // A scheduled broadcast starts by itself: when it does, its page becomes the progress page.
   if (scheduled) {
@@ -694,6 +743,44 @@ const MINOR_STATS = /** @type {Array<[keyof Stats, string]>} */ ([['bounced', 'B
  */
 const contactsDone = (stats) => stats.emails_created + stats.skipped;
 
+/**
+ * Emails made and not yet delivered, bounced, failed or suppressed: queued, handed over, or deferred for a retry.
+ * @param {Stats} stats
+ */
+const inFlight = (stats) => Math.max(0, stats.emails_created - stats.delivered - stats.bounced - stats.failed - stats.suppressed);
+
+/**
+ * What became of the emails made, each in one part: a recipient's outcome, or none yet. Failed and suppressed are
+ * named only when some are.
+ * @param {Stats} stats @returns {Array<{ key: string, label: string, n: number }>}
+ */
+function outcomes(stats) {
+  return [
+    { key: 'delivered', label: 'Delivered', n: stats.delivered },
+    { key: 'bounced', label: 'Bounced', n: stats.bounced },
+    { key: 'failed', label: 'Failed', n: stats.failed },
+    { key: 'suppressed', label: 'Suppressed', n: stats.suppressed },
+    { key: 'in-flight', label: 'In flight', n: inFlight(stats) },
+  ].filter((part) => part.n > 0 || ['delivered', 'bounced', 'in-flight'].includes(part.key));
+}
+
+/**
+ * The emails made, split by outcome: a bar that is green only as far as mail was delivered, and red for bounces.
+ * @param {Stats} stats
+ */
+function outcomeBar(stats) {
+  const made = stats.emails_created;
+  const parts = outcomes(stats);
+  return h('div', { class: `outcome${stats.bounced > 0 ? ' has-bounces' : ''}` },
+    h('div', { class: 'outcome-track', role: 'img',
+      'aria-label': `Of ${count(made, 'email', 'emails')}: ${parts.map((p) => `${p.n.toLocaleString()} ${p.label.toLowerCase()}`).join(', ')}` },
+    made > 0 && parts.map((p) => p.n > 0 && h('span', { class: `outcome-part outcome-${p.key}`, style: `width:${(p.n / made * 100).toFixed(1)}%` }))),
+    h('span', { class: 'outcome-count' }, `${stats.delivered.toLocaleString()} of ${made.toLocaleString()} delivered`));
+}
+
+/** A list's count of bounces, red when there are any. @param {number} bounced */
+const bouncedCount = (bounced) => (bounced > 0 ? h('strong', { class: 'bounced-count' }, bounced.toLocaleString()) : '0');
+
 const SKIPPED_STAT = /** @type {[keyof Stats, string]} */ (['skipped', 'Skipped']);
 /** Skipped contacts a page of their table shows. */
 const SKIPS_PAGE = 10;
@@ -702,9 +789,13 @@ const SKIP_REASONS = {
   render_failed: 'Did not render', invalid_address: 'Address refused', invalid_subject: 'Subject refused', message_too_large: 'Too large',
 };
 
+/** Counts of emails that did not arrive, shown in red when there are any. */
+const UNDELIVERED_STATS = ['bounced', 'failed'];
+
 /** @param {Stats} stats @param {Array<[keyof Stats, string]>} which @param {string} className */
 const statCards = (stats, which, className) => h('div', { class: `stat-cards ${className}` }, which.map(([key, label]) =>
-  h('div', { class: 'stat', 'data-stat': key }, h('span', { class: 'stat-label' }, label), h('span', { class: 'stat-value' }, stats[key].toLocaleString()))));
+  h('div', { class: stats[key] > 0 && UNDELIVERED_STATS.includes(key) ? 'stat undelivered' : 'stat', 'data-stat': key },
+    h('span', { class: 'stat-label' }, label), h('span', { class: 'stat-value' }, stats[key].toLocaleString()))));
 
 /**
  * @param {HTMLElement} view
@@ -748,6 +839,8 @@ function showProgress(view, broadcast) {
   /** @param {Broadcast} b */
   const render = (b) => {
     const { stats } = b;
+    // Sent, its emails still settle: their outcomes come in after the last one is made.
+    const changing = MOVING.includes(b.status) || inFlight(stats) > 0;
     fill(live,
       h('div', { class: 'title-row' }, h('h1', null, b.name), badge(b.status), h('span', { class: 'spacer' }),
         may(BROADCASTS_WRITE) && b.status === 'sending' && statusAction('Pause', 'pause', 'Paused: no more emails are made until it is resumed.'),
@@ -760,12 +853,16 @@ function showProgress(view, broadcast) {
       b.status_reason && h('p', { class: 'flash warn' }, b.status_reason),
       h('section', { class: 'panel progress-panel' },
         h('h2', null, 'Progress'),
-        progressBar(contactsDone(stats), stats.audience_size, 'Contacts done'),
+        // While emails are still made, two bars: each is named, as their counts alone do not say which is which.
+        MAKING.includes(b.status) && [h('p', { class: 'muted small' }, 'Contacts done'),
+          progressBar(contactsDone(stats), stats.audience_size, 'Contacts done'),
+          stats.emails_created > 0 && h('p', { class: 'muted small' }, 'Their emails, by outcome')],
+        stats.emails_created > 0 && outcomeSummary(b),
         h('p', { class: 'muted small' }, `${count(stats.emails_created, 'email', 'emails')} made`,
           stats.skipped > 0 ? ` and ${count(stats.skipped, 'contact', 'contacts')} skipped` : '',
           ` for an audience of ${count(stats.audience_size, 'contact', 'contacts')}`,
           b.send_rate_per_minute ? `, at most ${b.send_rate_per_minute.toLocaleString()} a minute.` : '.',
-          MOVING.includes(b.status) ? ' This page keeps itself up to date.' : '')),
+          changing ? ' This page keeps itself up to date.' : '')),
       statCards(stats, MAIN_STATS, 'broadcast-stats'),
       statCards(stats, stats.skipped > 0 ? [...MINOR_STATS, SKIPPED_STAT] : MINOR_STATS, 'broadcast-stats minor'),
       h('p', null, h('a', { href: hashOf('/emails', new URLSearchParams({ broadcast_id: b.id })) }, 'Its emails, one per contact →')),
@@ -779,7 +876,7 @@ function showProgress(view, broadcast) {
         ...[['Scheduled for', b.scheduled_at], ['Started', b.started_at], ['Sent', b.sent_at], ['Cancelled', b.cancelled_at]]
           .filter(([, at]) => at).map(([label, at]) => [label, time(at)]),
       ])));
-    return MOVING.includes(b.status);
+    return changing;
   };
   // Outside what each refresh draws again, which would load the message's frame anew.
   fill(view, live, h('section', { class: 'panel' }, h('h2', null, 'Content'), content));
@@ -793,6 +890,23 @@ function showProgress(view, broadcast) {
       }
     });
   }
+}
+
+/**
+ * What became of a broadcast's emails: the bar split by outcome, each part's count, and the bounces said in red with
+ * the way to them.
+ * @param {Broadcast} b
+ */
+function outcomeSummary(b) {
+  const { stats } = b;
+  const bouncedEmails = hashOf('/emails', new URLSearchParams({ broadcast_id: b.id, outcome: 'bounced' }));
+  return h('div', { class: 'outcome-summary' },
+    outcomeBar(stats),
+    h('ul', { class: 'outcome-legend' }, outcomes(stats).map((p) => h('li', { 'data-outcome': p.key },
+      h('span', { class: `outcome-swatch outcome-${p.key}` }), `${p.label} `, h('strong', null, p.n.toLocaleString())))),
+    stats.bounced > 0 && h('p', { class: 'outcome-alert' },
+      `${stats.bounced.toLocaleString()} of ${count(stats.emails_created, 'email', 'emails')} bounced. `,
+      h('a', { href: bouncedEmails }, 'See which →')));
 }
 
 /**
