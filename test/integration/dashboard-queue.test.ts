@@ -91,6 +91,29 @@ describe('the Queue view in Chromium', () => {
     expect((await t.api.get('/v1/queue')).body.data[0]).toMatchObject({ held: false });
   });
 
+  it('says "due now" of a next attempt gone by, and offers a domain nothing waits for a hold but no retry', async () => {
+    // A browser two hours on: the deferrals' next attempts, minutes after the first, have come.
+    const later = await signedInDashboard(browser, t.url, t.token, '/queue', 'Queue', {
+      viewport: { width: 1280, height: 800 }, beforeSignIn: (p) => p.clock.setFixedTime(Date.now() + 2 * 3_600_000) });
+    try {
+      const due = later.locator('tbody tr').filter({ hasText: 'slow.test' }).locator('td[data-label="Next attempt"] time');
+      expect(await due.textContent()).toBe('due now');
+      expect(await due.getAttribute('title')).toMatch(/^due since /);
+      await later.goto(`${t.url}/dashboard/#/queue/slow.test`);
+      await later.locator('tbody tr').first().waitFor();
+      expect(await later.locator('tbody td[data-label="Next attempt"]').allTextContents()).toEqual(['due now', 'due now']);
+      // Mail waits here: it may be retried.
+      expect(await later.getByRole('button', { name: 'Retry now' }).count()).toBe(1);
+      await later.goto(`${t.url}/dashboard/#/queue/quiet.test`);
+      await later.getByRole('heading', { name: 'quiet.test', level: 1 }).waitFor();
+      await later.getByText('No email waits for this domain.').waitFor();
+      expect(await later.getByRole('button', { name: 'Hold' }).count()).toBe(1);
+      expect(await later.getByRole('button', { name: 'Retry now' }).count()).toBe(0);
+    } finally {
+      await later.close();
+    }
+  });
+
   it('retries now, and the fixed remote gets the mail at once', async () => {
     deferring = false;
     await page.getByRole('button', { name: 'Retry now' }).click();

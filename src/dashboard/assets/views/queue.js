@@ -6,7 +6,7 @@ import { may, withheldNote } from '../access.js';
 import { api } from '../api.js';
 import { pagedTable } from '../lists.js';
 import { hashOf, navigate } from '../nav.js';
-import { actionForm, actionsColumn, badge, clipped, fill, h, hrefTo, none, rowAction, time } from '../ui.js';
+import { actionForm, actionsColumn, badge, clipped, fill, formatTime, h, hrefTo, none, rowAction, time } from '../ui.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /** @typedef {{ code: number | null, text: string } | null} LastReply */
@@ -65,26 +65,40 @@ async function release(domain) {
   navigate(location.hash, `Mail to ${domain} is released and goes out as it falls due.`);
 }
 
-/** The buttons a destination has, as its state allows (none for a key that may not pull them). @param {string} domain @param {boolean} held */
-function levers(domain, held) {
+/**
+ * The buttons a destination has, as its state allows (none for a key that may not pull them): a domain nothing waits
+ * for may be held ahead of its mail, but has nothing to retry.
+ * @param {string} domain @param {boolean} held @param {boolean} waiting
+ */
+function levers(domain, held, waiting) {
   if (!may(QUEUE_WRITE)) return [];
   return held
     ? rowAction('Release', { title: `Release ${domain}?`, confirm: 'Release',
       message: h('p', null, 'Its held mail goes out as it falls due.') }, () => release(domain))
     : [
-      ...rowAction('Retry now', { title: `Try the mail waiting for ${domain} now?`, confirm: 'Retry now',
+      ...(!waiting ? [] : rowAction('Retry now', { title: `Try the mail waiting for ${domain} now?`, confirm: 'Retry now',
         message: h('p', null, 'It is tried at once rather than at its next attempt.') },
-      () => retry(domain)),
+      () => retry(domain))),
       ...rowAction('Hold', { title: `Hold all mail to ${domain}?`, confirm: 'Hold', danger: true,
         message: [h('p', null, 'Nothing is sent there until you release it.'),
           h('p', { class: 'muted small' }, 'Held time does not count against the 5 days mail is tried.')] }, () => hold(domain)),
     ];
 }
 
+/**
+ * When mail is tried next; a time gone by says "due now": the mail waits its turn, behind the mail before it and the
+ * connections the destination allows at once. The time is in the title.
+ * @param {string | null} at
+ */
+function attemptAt(at) {
+  if (!at) return none();
+  return Date.parse(at) <= Date.now() ? h('time', { datetime: at, title: `due since ${formatTime(at, true)}` }, 'due now') : time(at);
+}
+
 /** @param {Destination} d */
 function nextAttempt(d) {
   if (d.held) return [badge('held'), h('span', { class: 'reason' }, 'since ', time(d.held_at ?? d.oldest_at))];
-  return d.next_attempt_at ? time(d.next_attempt_at) : none();
+  return attemptAt(d.next_attempt_at);
 }
 
 /** The form that holds a domain by its name, whether mail waits for it yet or not. */
@@ -131,7 +145,7 @@ async function showQueue({ view, query }) {
     { header: 'Oldest', cell: (d) => time(d.oldest_at), className: 'nowrap', minor: true },
     { header: 'Next attempt', cell: nextAttempt, className: 'nowrap' },
     { header: 'Last reply', cell: (d) => lastReply(d.last_reply), className: 'fills' },
-    ...(may(QUEUE_WRITE) ? [actionsColumn((/** @type {Destination} */ d) => levers(d.domain, d.held))] : []),
+    ...(may(QUEUE_WRITE) ? [actionsColumn((/** @type {Destination} */ d) => levers(d.domain, d.held, true))] : []),
   ];
   await pagedTable(list, { api: '/v1/queue', route: '/queue', query, columns, empty: 'Nothing is waiting: every email has been handed over.' });
 }
@@ -146,7 +160,7 @@ async function showDestination({ view, id: domain, query }) {
   const summary = all.data.find((d) => d.domain === domain);
   const held = summary?.held ?? (query.get('state') === 'held');
   fill(view,
-    h('div', { class: 'title-row' }, h('h1', null, domain), held ? badge('held') : null, h('span', { class: 'spacer' }), levers(domain, held)),
+    h('div', { class: 'title-row' }, h('h1', null, domain), held ? badge('held') : null, h('span', { class: 'spacer' }), levers(domain, held, summary !== undefined)),
     h('p', null, h('a', { href: '#/queue' }, '← The whole queue'),
       summary ? ` · ${summary.queued} waiting for a first attempt, ${summary.deferred} deferred, the oldest since ` : null,
       summary ? time(summary.oldest_at) : null),
@@ -165,7 +179,7 @@ async function showDestination({ view, id: domain, query }) {
     { header: 'Recipients', cell: (i) => clipped(i.recipients.join(', ')) },
     { header: 'State', cell: (i) => badge(i.state), role: 'status' },
     { header: 'Attempts', cell: (i) => String(i.attempts), className: 'num' },
-    { header: 'Next attempt', cell: (i) => (i.next_attempt_at ? time(i.next_attempt_at) : none()) },
+    { header: 'Next attempt', cell: (i) => attemptAt(i.next_attempt_at) },
     { header: 'Gives up', cell: (i) => time(i.expires_at) },
     { header: 'Last reply', cell: (i) => lastReply(i.last_reply), className: 'fills' },
   ];
