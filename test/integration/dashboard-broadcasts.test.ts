@@ -333,6 +333,11 @@ describe('the Broadcasts view in Chromium', () => {
     expect((await t.api.get(`/v1/broadcasts/${id}`)).body).toMatchObject({ status: 'scheduled', scheduled_at: local.iso });
     await textShows(page, '.title-row .badge', /^scheduled$/);
     await textShows(page, '.flash', 'It can still change');
+    // When, as a clock and as a distance, in the zone it is shown in.
+    expect(await page.locator('.flash', { hasText: 'It can still change' }).textContent()).toMatch(/^Scheduled for .+ \(in [23] hours; in your time zone, .+\)\. It can still change: /);
+    // Cancelling is said in full beside the form, and the question says how to move it instead.
+    await page.locator('.title-row').getByRole('button', { name: 'Cancel broadcast', exact: true }).click();
+    expect(await answerDialog(page, 'Go back')).toContain('Cancelled, it can never be sent: to send it later instead, pick another time under “Send now or at another time”.');
     await page.getByLabel('Subject').fill('Later today');
     await page.getByRole('button', { name: 'Save', exact: true }).click();
     await noteSays(page, 'Saved.');

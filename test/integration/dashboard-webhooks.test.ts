@@ -86,7 +86,8 @@ describe('the Webhooks view in Chromium', () => {
     expect((await t.api.get(`/v1/webhooks/${created.id}`)).body.event_types).toContain('email.clicked');
 
     await page.getByRole('button', { name: 'Rotate secret' }).click();
-    await answerDialog(page, 'Make a new secret');
+    expect(await answerDialog(page, 'Make a new secret')).toBe('Make a new signing secret?\nFor the next 24 hours each delivery is signed with both '
+      + 'secrets, so the endpoint can switch to the new one; after that, with the new one only.');
     await noteSays(page, 'The new signing secret');
     const rotated = await page.locator('.flash code.token').textContent();
     expect(rotated).toMatch(/^whsec_/);

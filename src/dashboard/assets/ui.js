@@ -72,6 +72,18 @@ export function formatTime(iso, withSeconds = false) {
   return date.toLocaleString(undefined, { year, month: 'short', day: 'numeric', hour: 'numeric', minute: '2-digit', second: withSeconds ? '2-digit' : undefined });
 }
 
+/** The units a time from now is said in, largest first, with their length in milliseconds. */
+const RELATIVE_UNITS = /** @type {Array<[Intl.RelativeTimeFormatUnit, number]>} */ ([
+  ['day', 86_400_000], ['hour', 3_600_000], ['minute', 60_000],
+]);
+
+/** How far an instant is from now, in its largest whole unit: "in 3 days", "2 hours ago", "in 1 minute". @param {string} iso */
+export function fromNow(iso) {
+  const ms = Date.parse(iso) - Date.now();
+  const [unit, length] = RELATIVE_UNITS.find(([, l]) => Math.abs(ms) >= l) ?? RELATIVE_UNITS[RELATIVE_UNITS.length - 1];
+  return new Intl.RelativeTimeFormat(undefined, { numeric: 'always' }).format(Math.trunc(ms / length), unit);
+}
+
 /**
  * A date-time input's value (`2026-11-21T09:30`) for an instant, in the browser's zone.
  * @param {Date} date

@@ -13,7 +13,7 @@ import { hashOf, navigate, refreshWhileShown, showNote } from '../nav.js';
 import { previewFrame, scrolledText } from '../preview.js';
 import {
   actionForm, badge, clipped, code, confirmDialog, count, details, errorBox, fieldErrors, fill, formatTime, h, hrefTo, loading,
-  localInputValue, none, progressBar, rowAction, table, time, whileBusy,
+  fromNow, localInputValue, none, progressBar, rowAction, table, time, whileBusy,
 } from '../ui.js';
 import { guardEdits } from '../unsaved.js';
 import { TIERS, tierLabel } from './contacts.js';
@@ -604,7 +604,8 @@ async function showComposer(view, broadcast) {
   const scheduled = broadcast.status === 'scheduled';
   const statusLine = h('div');
   const renderStatus = (/** @type {Broadcast} */ b) => fill(statusLine, b.status === 'scheduled' && h('p', { class: 'flash' },
-    'Scheduled for ', time(b.scheduled_at), '. It can still change; schedule it again to move it, or send it now.'));
+    'Scheduled for ', time(b.scheduled_at), ` (${fromNow(b.scheduled_at ?? '')}; in your time zone, ${zone}). `,
+    'It can still change: pick another time under “Send now or at another time” to move it, or send it now.'));
   renderStatus(broadcast);
 
   fill(view,
@@ -627,7 +628,7 @@ async function showComposer(view, broadcast) {
           h('div', { class: 'inline-form' }, h('label', { for: 'broadcast-test-to' }, 'To'), testTo, testButton),
           h('p', { class: 'muted small' }, `Up to ${MAX_TEST_ADDRESSES} addresses. The subject starts with [Test]; tests are not in the counts.`),
           testErrors, testResult),
-        may(BROADCASTS_WRITE) && h('section', { class: 'panel' }, h('h2', null, scheduled ? 'Send now or move' : 'Send'),
+        may(BROADCASTS_WRITE) && h('section', { class: 'panel' }, h('h2', null, scheduled ? 'Send now or at another time' : 'Send'),
           h('div', { class: 'mode-choice' },
             h('label', { for: 'send-now', class: 'choice plain' }, sendNow, 'Now'),
             h('label', { for: 'send-later', class: 'choice plain' }, sendLater, 'At a time')),
@@ -718,12 +719,15 @@ function deleteButton(b, deleted) {
  * @param {(cancelled: Broadcast) => void} done
  */
 function cancelButton(b, done) {
-  return rowAction('Cancel', () => {
+  // Named in full: beside a form, a bare "Cancel" reads as leaving the form.
+  return rowAction('Cancel broadcast', () => {
     const made = b.stats.emails_created;
     const message = made > 0
       ? `${count(made, 'email', 'emails')} of ${b.stats.audience_size.toLocaleString()} are made; no more will be. Emails already handed to delivery still go.`
       : 'No email of it has been made; none will be.';
-    return { title: `Cancel “${b.name}”?`, message: h('p', null, message), confirm: 'Cancel the broadcast', danger: true };
+    return { title: `Cancel “${b.name}”?`, confirm: 'Cancel the broadcast', danger: true,
+      message: [h('p', null, message),
+        b.status === 'scheduled' && h('p', { class: 'muted small' }, 'Cancelled, it can never be sent: to send it later instead, pick another time under “Send now or at another time”.')] };
   }, async () => done(await api('POST', `${broadcastPath(b.id)}/cancel`)));
 }
 

@@ -158,8 +158,10 @@ async function showWebhook({ view, id, query }) {
           message: h('p', null, 'Events are not sent to it until it is enabled again.') }, () => patch({ enabled: false }, 'The endpoint is disabled.'))
         : rowAction('Enable', { title: 'Enable this endpoint again?', confirm: 'Enable',
           message: h('p', null, 'The events its filter names are sent to it again.') }, () => patch({ enabled: true }, 'The endpoint is enabled.'))),
-      ...rowAction('Rotate secret', { title: 'Make a new signing secret?', confirm: 'Make a new secret', danger: true,
-        message: h('p', null, 'The old one stops working at once: from then on the endpoint must check signatures with the new one.') },
+      // Not a danger: the old secret goes on signing beside the new one for a day, so the endpoint can switch over.
+      ...rowAction('Rotate secret', { title: 'Make a new signing secret?', confirm: 'Make a new secret',
+        message: h('p', null, 'For the next 24 hours each delivery is signed with both secrets, so the endpoint can switch to the new one; '
+          + 'after that, with the new one only.') },
       async () => {
         /** @type {Webhook} */
         const rotated = await api('POST', `${webhookPath(id)}/rotate-secret`);
