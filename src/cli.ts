@@ -438,7 +438,7 @@ async function serve(config: Config): Promise<number> {
   if (!config.hostname.includes('.')) {
     console.warn(`mailroom: MAILROOM_HOSTNAME is '${config.hostname}', not a fully qualified name: the MX and SPF records given for your domains name it, so set it to this server's public DNS name.`);
   }
-  const [{ startMailroom }, { ListenerError }] = await Promise.all([import('./main.js'), import('./smtp/listener.js')]);
+  const [{ startMailroom }, { ListenerError }, { anyUsableKey }] = await Promise.all([import('./main.js'), import('./smtp/listener.js'), import('./api-keys/index.js')]);
   const mailroom = await startMailroom(config).catch((err: NodeJS.ErrnoException) => {
     if (err instanceof ListenerError) throw new CommandFailed(err.message);
     if (err.code === 'EADDRINUSE') {
@@ -463,9 +463,8 @@ async function serve(config: Config): Promise<number> {
     ...(submissionPort === undefined ? [] : [`submission (an API key as password) on ${config.smtpHost}:${submissionPort}`]),
   ];
   if (smtp.length > 0) console.log(`SMTP: ${smtp.join(', ')}.`);
-  const anyKey = await mailroom.services.store.db.selectFrom('api_keys').select('id').where('revoked_at', 'is', null).limit(1).executeTakeFirst();
   // A test key, as the README's first steps: a live key's first send fails on a domain not yet verified.
-  if (!anyKey) console.log(`Create an API key with:  npx mailroom keys create --name my-first-key --test`);
+  if (!await anyUsableKey(mailroom.services.store.db)) console.log(`Create an API key with:  npx mailroom keys create --name my-first-key --test`);
   console.log(`Then open the dashboard: ${mailroom.httpUrl}/dashboard/`);
   await stopped;
   return 0;

@@ -88,6 +88,11 @@ export async function findApiKey(db: Db | Tx, ws: string, id: string): Promise<A
   return row && toApiKey(row);
 }
 
+/** Whether any workspace of the store has a key not revoked: the server's start says how to make one until then. */
+export async function anyUsableKey(db: Db): Promise<boolean> {
+  return (await db.selectFrom('api_keys').select('id').where('revoked_at', 'is', null).limit(1).executeTakeFirst()) !== undefined;
+}
+
 export async function revokeApiKey(tx: Tx, ws: string, id: string, now: number): Promise<boolean> {
   const res = await tx.updateTable('api_keys').set({ revoked_at: now })
     .where('workspace_id', '=', ws).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();

@@ -1,3 +1,3 @@
 export { apiKeysService, type ApiKeysService, type AuthContext } from './api-keys.service.js';
 export { apiKeysRoutes } from './api-keys.routes.js';
-export type { ApiKey } from './api-keys.repo.js';
+export { anyUsableKey, type ApiKey } from './api-keys.repo.js';
