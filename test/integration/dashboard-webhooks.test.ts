@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { answerDialog, launchChromium, noteSays, signedInDashboard, textShows } from '../helpers/browser.js';
+import { answerDialog, desktopAndPhoneShots, launchChromium, noteSays, signedInDashboard, textShows } from '../helpers/browser.js';
 import { until } from '../helpers/child-server.js';
 
 // The Webhooks view in Chromium, against a real receiving endpoint on
@@ -145,6 +145,65 @@ describe('the Webhooks view in Chromium', () => {
       expect(await answers.count()).toBe(2);
       expect(await answers.evaluateAll((els) => els.map((el) => (el as unknown as { getClientRects(): { length: number } }).getClientRects().length)))
         .toEqual([1, 1]);
+    } finally {
+      await t.api.delete(`/v1/webhooks/${id}`);
+    }
+  });
+
+  it('opens a delivery: the body the endpoint received, each attempt with its answer, and a replay that opens the new delivery', async () => {
+    // An endpoint that refuses with a reason in its body, as a receiver's framework does.
+    const refusing = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(422, { 'content-type': 'text/plain' }).end('Unknown event type: webhook.test'));
+    });
+    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+    const hook = await t.api.post('/v1/webhooks', {
+      url: `http://127.0.0.1:${(refusing.address() as AddressInfo).port}/hooks`, event_types: ['email.delivered'],
+    });
+    const id = hook.body.id as string;
+    try {
+      expect((await t.api.post(`/v1/webhooks/${id}/test`)).status).toBeLessThan(300);
+      await page.goto(`${t.url}/dashboard/#/webhooks/${id}`);
+      await page.locator('main tbody').getByRole('link', { name: 'webhook.test' }).click();
+      await page.getByRole('heading', { name: 'webhook.test', level: 1 }).waitFor();
+      const [delivery] = (await t.api.get(`/v1/webhooks/${id}/deliveries`)).body.data as Array<{ id: string; message_id: string }>;
+      expect(page.url()).toContain(`#/webhooks/${id}/deliveries/${delivery.id}`);
+      await textShows(page, '.title-row .badge', 'failed');
+      // The body, set out: every field of it readable, the same JSON the endpoint was sent.
+      const body = await page.getByRole('region', { name: 'Body posted' }).textContent();
+      expect(JSON.parse(body ?? '')).toMatchObject({ type: 'webhook.test', data: { webhook_id: id } });
+      expect(body).toContain('\n  "type": "webhook.test"');
+      await textShows(page, '.details dd', delivery.message_id);
+      const attempt = page.locator('main tbody tr').first();
+      await textShows(attempt, 'td[data-label="Outcome"]', 'failed');
+      await textShows(attempt, 'td[data-label="Answer"]', /^422 in \d+ ms$/);
+      await textShows(attempt, 'td[data-label="Body of the answer"]', 'Unknown event type: webhook.test');
+      await desktopAndPhoneShots(page, 'webhook-delivery');
+
+      await page.locator('.title-row').getByRole('button', { name: 'Replay' }).click();
+      expect(await answerDialog(page, 'Replay')).toContain('It goes as a new delivery with the same body');
+      await noteSays(page, 'The delivery was replayed');
+      const replay = ((await t.api.get(`/v1/webhooks/${id}/deliveries`)).body.data as Array<{ id: string; replay_of: string | null }>)
+        .find((d) => d.replay_of === delivery.id);
+      expect(replay).toBeDefined();
+      await expect.poll(() => page.url()).toContain(`/deliveries/${replay?.id}`);
+      await page.locator('.details').getByRole('link', { name: delivery.id }).waitFor();
+      // The replay goes with the webhook-id of the first, so a receiver can tell it has seen the event.
+      await textShows(page, '.details dd', delivery.message_id);
+    } finally {
+      await t.api.delete(`/v1/webhooks/${id}`);
+      await new Promise<void>((resolve) => refusing.close(() => resolve()));
+    }
+  });
+
+  it('says so when a delivery is not found, with the way back to its endpoint', async () => {
+    const hook = await t.api.post('/v1/webhooks', { url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`, event_types: ['email.delivered'] });
+    const id = hook.body.id as string;
+    try {
+      await page.goto(`${t.url}/dashboard/#/webhooks/${id}/deliveries/whd_missing`);
+      await textShows(page, '[role="alert"]', /whd_missing/);
+      await page.getByRole('link', { name: '← The endpoint' }).click();
+      await page.getByRole('heading', { name: /\/hooks$/, level: 1 }).waitFor();
     } finally {
       await t.api.delete(`/v1/webhooks/${id}`);
     }

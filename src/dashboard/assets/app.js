@@ -196,9 +196,12 @@ function route() {
   }
   for (const [pattern, render] of ROUTES) {
     const match = pattern.exec(path.replace(/\/$/, ''));
-    const id = match && safeDecode(match[1] ?? '');
-    if (id === null) continue;
-    void Promise.resolve(render({ view, id, query: new URLSearchParams(search) })).then(() => arrived(view), () => {});
+    if (!match) continue;
+    const ids = match.slice(1).map(safeDecode);
+    if (ids.includes(null)) continue;
+    const decoded = /** @type {string[]} */ (ids);
+    void Promise.resolve(render({ view, id: decoded[0] ?? '', ids: decoded, query: new URLSearchParams(search) }))
+      .then(() => arrived(view), () => {});
     return;
   }
   fill(view, h('h1', null, 'Page not found'), home && h('p', null, h('a', { href: `#/${home[0]}` }, `Go to ${home[1]}`)));

@@ -4,8 +4,11 @@
 // caused it.
 import { byId, fill, keepingFocus, statusNote } from './ui.js';
 
-/** What a route's view is given: where to render, the id in the path, and the query. */
-/** @typedef {{ view: HTMLElement, id: string, query: URLSearchParams }} Ctx */
+/**
+ * What a route's view is given: where to render, the id in the path, the ids of a nested route's path (an endpoint's,
+ * then its delivery's), and the query.
+ * @typedef {{ view: HTMLElement, id: string, ids: string[], query: URLSearchParams }} Ctx
+ */
 
 /** @type {Node | null} */
 let pendingNote = null;

@@ -1,12 +1,14 @@
 // @ts-check
 // Webhooks: endpoints (create with an event filter, enable and disable,
-// rotate the signing secret, send a test, delete) and each one's recent
-// deliveries with their attempts and answers, which can be replayed.
+// rotate the signing secret, send a test, delete), each one's recent
+// deliveries, and a delivery's own page: the body posted, every attempt with
+// the endpoint's answer, and a replay.
 import { fixedUnless, may, withheldNote } from '../access.js';
 import { api } from '../api.js';
 import { loadRecord, pagedTable } from '../lists.js';
 import { navigate } from '../nav.js';
-import { actionForm, actionsColumn, badge, clipped, code, copyable, details, fill, h, none, rowAction, time } from '../ui.js';
+import { scrolledText } from '../preview.js';
+import { actionForm, actionsColumn, badge, clipped, code, copyable, details, fill, h, none, rowAction, table, time } from '../ui.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /**
@@ -19,9 +21,9 @@ import { actionForm, actionsColumn, badge, clipped, code, copyable, details, fil
  *   duration_ms: number, error: string | null, response_body: string | null }} Attempt
  */
 /**
- * @typedef {{ id: string, event_type: string, status: string, test: boolean, attempt_count: number,
- *   next_attempt_at: string | null, last_error: string | null, replay_of: string | null, attempts: Attempt[],
- *   created_at: string }} Delivery
+ * @typedef {{ id: string, webhook_id: string, message_id: string, event_id: string | null, event_type: string,
+ *   status: string, test: boolean, attempt_count: number, next_attempt_at: string | null, last_error: string | null,
+ *   replay_of: string | null, payload: Record<string, unknown>, attempts: Attempt[], created_at: string }} Delivery
  */
 
 /** The event types an endpoint may subscribe to (the contract's WebhookEventType). */
@@ -37,12 +39,17 @@ const WEBHOOKS_WRITE = 'webhooks:write';
 export const WEBHOOK_ROUTES = [
   [/^\/webhooks$/, showWebhooks],
   [/^\/webhooks\/([^/]+)$/, showWebhook],
+  [/^\/webhooks\/([^/]+)\/deliveries\/([^/]+)$/, showDelivery],
 ];
 
 /** @param {string} id */
 const webhookHref = (id) => `#/webhooks/${encodeURIComponent(id)}`;
 /** @param {string} id */
 const webhookPath = (id) => `/v1/webhooks/${encodeURIComponent(id)}`;
+/** @param {string} webhookId @param {string} id */
+const deliveryHref = (webhookId, id) => `${webhookHref(webhookId)}/deliveries/${encodeURIComponent(id)}`;
+/** @param {string} webhookId @param {string} id */
+const deliveryPath = (webhookId, id) => `${webhookPath(webhookId)}/deliveries/${encodeURIComponent(id)}`;
 
 /** A secret shown once, as API keys are. @param {string} intro @param {string} secret */
 function secretNote(intro, secret) {
@@ -186,19 +193,80 @@ async function showWebhook({ view, id, query }) {
   /** @type {import('../ui.js').Column<Delivery>[]} */
   const columns = [
     { header: 'Created', cell: (d) => time(d.created_at, true) },
-    { header: 'Event', cell: (d) => [d.event_type, d.test ? ' ' : null, d.test ? badge('test') : null, d.replay_of ? h('span', { class: 'reason' }, 'replay') : null],
-      role: 'primary' },
+    { header: 'Event', cell: (d) => [h('a', { href: deliveryHref(id, d.id) }, d.event_type), d.test ? ' ' : null, d.test ? badge('test') : null,
+      d.replay_of ? h('span', { class: 'reason' }, 'replay') : null], role: 'primary' },
     { header: 'Status', cell: (d) => badge(d.status), role: 'status' },
     { header: 'Attempts', cell: attemptsSoFar, minor: true },
     { header: 'Last answer', cell: lastAnswer, className: 'prose' },
-    ...(may(WEBHOOKS_WRITE) ? [actionsColumn((/** @type {Delivery} */ d) => rowAction('Replay', {
-      title: `Send this ${d.event_type} delivery again?`, confirm: 'Replay',
-      message: h('p', null, 'It goes as a new delivery, listed beside this one.') }, async () => {
-        await api('POST', `${webhookPath(id)}/deliveries/${encodeURIComponent(d.id)}/replay`);
-        navigate(location.hash, 'The delivery was replayed.');
-      }))] : []),
+    ...(may(WEBHOOKS_WRITE) ? [actionsColumn((/** @type {Delivery} */ d) => replayAction(d, location.hash))] : []),
   ];
   await pagedTable(deliveries, {
     api: `${webhookPath(id)}/deliveries`, route: `/webhooks/${encodeURIComponent(id)}`, query, columns, empty: 'No deliveries yet.',
   });
+}
+
+/**
+ * Sends a delivery again, as a new delivery with the same body, then shows `after` (the list, or the new delivery's page).
+ * @param {Delivery} d @param {string | ((replayed: Delivery) => string)} after
+ */
+function replayAction(d, after) {
+  return rowAction('Replay', {
+    title: `Send this ${d.event_type} delivery again?`, confirm: 'Replay',
+    message: h('p', null, 'It goes as a new delivery with the same body, listed beside this one.') }, async () => {
+    /** @type {Delivery} */
+    const replayed = await api('POST', `${deliveryPath(d.webhook_id, d.id)}/replay`);
+    navigate(typeof after === 'string' ? after : after(replayed), 'The delivery was replayed.');
+  });
+}
+
+/** What became of one attempt: the endpoint's status, or why there was none. @param {Attempt} a */
+function attemptAnswer(a) {
+  return a.response_status === null ? h('span', { class: 'reason' }, a.error ?? 'no answer') : code(String(a.response_status));
+}
+
+/** What the endpoint answered, in a box of its own: a receiver's error page says why it refused. @param {Attempt} a */
+function answerBody(a) {
+  if (a.response_body === null || a.response_body === '') return none();
+  return h('pre', { class: 'answer-body', tabindex: 0, 'aria-label': `Answer to attempt ${a.attempt}` }, a.response_body);
+}
+
+/**
+ * One delivery: the event it carries, the body posted (as the endpoint received it, set out for reading), every attempt
+ * with the endpoint's answer, and a replay.
+ * @param {Ctx} ctx
+ */
+async function showDelivery({ view, ids: [webhookId, id] }) {
+  /** @type {Delivery | undefined} */
+  const delivery = await loadRecord(view, 'Webhook delivery', deliveryPath(webhookId, id),
+    { href: webhookHref(webhookId), label: 'The endpoint' });
+  if (!delivery) return;
+  const retrying = delivery.status === 'pending' && delivery.attempt_count > 0 && delivery.next_attempt_at;
+  /** @type {import('../ui.js').Column<Attempt>[]} */
+  const attemptColumns = [
+    { header: 'Attempt', cell: (a) => String(a.attempt), className: 'nowrap' },
+    { header: 'At', cell: (a) => time(a.attempted_at, true), className: 'nowrap', role: 'primary' },
+    { header: 'Outcome', cell: (a) => badge(a.succeeded ? 'succeeded' : 'failed'), role: 'status' },
+    { header: 'Answer', cell: (a) => [attemptAnswer(a), ' in ', `${a.duration_ms} ms`], className: 'nowrap' },
+    { header: 'Body of the answer', cell: answerBody, className: 'prose' },
+  ];
+  fill(view,
+    h('div', { class: 'title-row' },
+      h('h1', null, delivery.event_type), badge(delivery.status), delivery.test && badge('test'), h('span', { class: 'spacer' }),
+      may(WEBHOOKS_WRITE) && replayAction(delivery, (replayed) => deliveryHref(webhookId, replayed.id))),
+    h('p', null, h('a', { href: webhookHref(webhookId) }, '← The endpoint'), ' · delivery ', code(delivery.id)),
+    details([
+      ['Created', time(delivery.created_at, true)],
+      ['Attempts', retrying ? [String(delivery.attempt_count), ' · next try ', time(delivery.next_attempt_at, true)] : String(delivery.attempt_count)],
+      ['webhook-id', copyable(delivery.message_id, { label: 'webhook-id header' })],
+      ['Event', delivery.event_id ? code(delivery.event_id) : h('span', { class: 'muted' }, delivery.test ? 'a test, of no event' : '—')],
+      ...(delivery.replay_of ? /** @type {Array<[string, import('../ui.js').Children]>} */ ([['Replay of',
+        h('a', { href: deliveryHref(webhookId, delivery.replay_of) }, code(delivery.replay_of))]]) : []),
+      ...(delivery.last_error && !delivery.attempts.at(-1)?.error ? /** @type {Array<[string, import('../ui.js').Children]>} */ (
+        [['Last error', h('span', { class: 'reason' }, delivery.last_error)]]) : []),
+    ]),
+    h('h2', null, 'Body posted'),
+    h('p', { class: 'muted small' }, 'The JSON the endpoint received, set out for reading. The same webhook-id comes with a replay, so a receiver can tell it has seen the event.'),
+    scrolledText(JSON.stringify(delivery.payload, null, 2), 'Body posted', 'body-text payload'),
+    h('h2', null, 'Attempts'),
+    delivery.attempts.length === 0 ? h('p', { class: 'muted' }, 'Not tried yet: it goes out within seconds.') : table(attemptColumns, delivery.attempts));
 }
