@@ -4,7 +4,7 @@ import type { Browser, Locator, Page } from 'playwright-core';
 import { newId } from '../../src/core/ids.js';
 import { insertInbound } from '../../src/inbound/inbound.repo.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { launchChromium, openDrawnView, overflowWidth, signedInDashboard, twoDigitHourZone } from '../helpers/browser.js';
+import { desktopAndPhoneShots, launchChromium, openDrawnView, overflowWidth, signedInDashboard, twoDigitHourZone } from '../helpers/browser.js';
 import { startDns, type TestDns } from '../helpers/dns.js';
 import { eventually } from '../helpers/smtp-app.js';
 
@@ -527,6 +527,33 @@ describe('the dashboard\'s layout in Chromium', () => {
     }
     expect(wide).toEqual([]);
     await page.setViewportSize({ width: 1440, height: 900 });
+  });
+
+  it('says in the domains list which records each domain still needs, and that all are found for one whose DNS is done', async () => {
+    const ready = await t.api.post('/v1/domains', { name: 'mail.ready.test' });
+    expect(ready.status).toBe(201);
+    try {
+      const records = ready.body.records as Array<{ record: string; name: string; value: string }>;
+      const find = (kind: string) => records.find((r) => r.record === kind)!;
+      await dns.add(
+        { type: 'TXT', name: find('DKIM').name, value: find('DKIM').value },
+        { type: 'TXT', name: find('SPF').name, value: find('SPF').value },
+        { type: 'MX', name: find('MX_BOUNCE').name, exchange: find('MX_BOUNCE').value, priority: 10 },
+      );
+      expect((await t.api.post(`/v1/domains/${ready.body.id}/verify`)).body.status).toBe('active');
+      await open('/domains');
+      const dnsCell = (name: string) => page.locator('main tbody tr').filter({ hasText: name }).locator('td[data-label="DNS records"]');
+      expect(await dnsCell('mail.ready.test').textContent()).toBe('All 3 needed foundOptional, not found: DKIM_ED25519, DMARC');
+      // The long domain's signing key is published with another key, and nothing else of it is.
+      expect(await dnsCell(LONG_DOMAIN).locator('.records-missing').textContent()).toBe('Needs DKIM, SPF, MX_BOUNCE (0 of 3 found)');
+      expect(await dnsCell(LONG_DOMAIN).textContent()).toContain('new DKIM');
+      await desktopAndPhoneShots(page, 'domains');
+      await page.setViewportSize({ width: 390, height: 844 });
+      expect(await overflowWidth(page)).toBe(0);
+    } finally {
+      await page.setViewportSize({ width: 1440, height: 900 });
+      await t.api.delete(`/v1/domains/${ready.body.id}`);
+    }
   });
 
   it('says in each empty list what to do about it', async () => {

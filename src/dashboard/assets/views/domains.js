@@ -68,10 +68,29 @@ function showDomains({ view, query }) {
   const columns = [
     { header: 'Name', cell: (d) => h('a', { href: hrefTo('domains', d.id) }, address(d.name)) },
     { header: 'Status', cell: (d) => badge(d.status), role: 'status' },
-    { header: 'Created', cell: (d) => time(d.created_at), className: 'nowrap' },
+    { header: 'DNS records', cell: recordsFound, className: 'prose' },
+    { header: 'Last checked', cell: (d) => (d.last_checked_at ? time(d.last_checked_at) : h('span', { class: 'muted' }, 'never')), className: 'nowrap', minor: true },
+    { header: 'Created', cell: (d) => time(d.created_at), className: 'nowrap', minor: true },
   ];
   return pagedTable(list, { api: '/v1/domains', route: '/domains', query, columns,
     empty: may(DOMAINS_WRITE) ? 'No domains yet. Add the domain you send from below; its page then lists the DNS records to publish.' : 'No domains yet.' });
+}
+
+/**
+ * What the domain's DNS still lacks, read from the list: the records sending needs first (named as its page names
+ * them), then the optional ones, so a domain stuck verifying says why without being opened.
+ * @param {Domain} d
+ */
+function recordsFound(d) {
+  const current = d.records.filter((r) => r.key_state !== 'retiring');
+  const needed = current.filter((r) => r.required);
+  const missing = needed.filter((r) => r.status !== 'verified');
+  const optionalMissing = current.filter((r) => !r.required && r.status !== 'verified');
+  const optional = optionalMissing.length > 0 && h('div', { class: 'muted small' }, `Optional, not found: ${optionalMissing.map(recordLabel).join(', ')}`);
+  // One block, so that a phone's card puts the optional line under the needed one, not beside it.
+  return h('div', null, missing.length === 0 ? h('div', null, `All ${needed.length} needed found`)
+    : h('div', { class: 'records-missing' }, `Needs ${missing.map(recordLabel).join(', ')}`,
+      h('span', { class: 'muted' }, ` (${needed.length - missing.length} of ${needed.length} found)`)), optional);
 }
 
 /** @param {Ctx} ctx */
