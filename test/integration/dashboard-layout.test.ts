@@ -593,6 +593,8 @@ describe('the dashboard\'s layout in Chromium', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     const command = page.locator('.signin code', { hasText: 'npx mailroom keys create --name dashboard' });
     expect((await command.boundingBox())!.height).toBeLessThan(25);
+    expect(await page.locator('.signin').textContent()).toContain('Add --test for a key whose email is kept here for you to read and never sent');
+    await desktopAndPhoneShots(page, 'sign-in');
     expect(await overflowWidth(page)).toBe(0);
   });
 });

@@ -55,7 +55,8 @@ function showSignIn(message) {
     errors.node,
     h('button', { type: 'submit' }, 'Sign in'),
     h('p', { class: 'muted small' }, 'No key yet? Run this on the server:',
-      h('code', { class: 'command copyable' }, 'npx mailroom keys create --name dashboard'))));
+      h('code', { class: 'command copyable' }, 'npx mailroom keys create --name dashboard'),
+      'Add ', h('code', null, '--test'), ' for a key whose email is kept here for you to read and never sent: the key to try Mailroom with.')));
   input.focus();
   // The form was the page loaded: the view a sign-in opens is arrived at, its heading taking the focus.
   firstView = false;
