@@ -387,6 +387,38 @@ describe('the Contacts view in Chromium', () => {
     expect((await t.api.get(`/v1/contacts/${max.id}`)).status).toBe(404);
   });
 
+  it('says on a subscribed contact\'s page that its address is suppressed, and leads to the suppression and the mail sent to it', async () => {
+    const bounced = await t.api.post('/v1/contacts', { email: 'bounced@example.com' });
+    expect(bounced.status).toBe(201);
+    expect((await t.api.post('/v1/suppressions', { email: 'bounced@example.com' })).status).toBe(201);
+    await page.goto(`${t.url}/dashboard/#/contacts/${bounced.body.id}`);
+    await page.getByRole('heading', { name: 'bounced@example.com', level: 1 }).waitFor();
+    const note = page.locator('.suppressed-note');
+    await note.waitFor();
+    expect(await note.textContent()).toMatch(/^No email goes to this address: it is suppressed \(added by hand, since .+\)\. See it in Suppressions$/);
+    expect(await page.locator('.title-row .badge').textContent()).toBe('subscribed');
+    await desktopAndPhoneShots(page, 'contact-suppressed');
+
+    await note.getByRole('link', { name: 'See it in Suppressions' }).click();
+    await page.getByRole('heading', { name: 'Suppressions', level: 1 }).waitFor();
+    expect(await page.getByLabel('Address', { exact: true }).inputValue()).toBe('bounced@example.com');
+    // From the suppression, the address leads to the mail sent to it.
+    await page.locator('main tbody').getByRole('link', { name: 'bounced@example.com' }).click();
+    await page.getByRole('heading', { name: 'Emails', level: 1 }).waitFor();
+    expect(await page.getByLabel('To', { exact: true }).inputValue()).toBe('bounced@example.com');
+
+    await page.goto(`${t.url}/dashboard/#/contacts/${bounced.body.id}`);
+    await page.getByRole('link', { name: 'Their events' }).click();
+    await page.getByRole('heading', { name: 'Events', level: 1 }).waitFor();
+    expect(await page.getByLabel('To', { exact: true }).inputValue()).toBe('bounced@example.com');
+
+    // An address nothing suppresses says nothing of the kind.
+    const reader = (await contactByEmail(READERS[0].email))!;
+    await page.goto(`${t.url}/dashboard/#/contacts/${reader.id}`);
+    await page.getByRole('link', { name: 'Emails to this address' }).waitFor();
+    expect(await page.locator('.suppressed-note').count()).toBe(0);
+  });
+
   it('takes a tag name as long as the API does, in characters, and shows the API error past it', async () => {
     // 60 emoji are 60 characters to the API (at most 100) but 120 UTF-16 units to an input's maxlength.
     const emoji = '\u{1F431}'.repeat(60);

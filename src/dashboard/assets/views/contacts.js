@@ -13,10 +13,12 @@ import {
 } from '../ui.js';
 import { holdWhileRunning, startWork } from '../work.js';
 import { CONTACT_IMPORT_ROUTES } from './contact-import.js';
+import { reasonLabel } from './suppressions.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /** @typedef {import('../ui.js').Children} Children */
 /** @typedef {'subscribed' | 'unsubscribed' | 'cleaned'} ContactStatus */
+/** @typedef {import('./suppressions.js').Reason} Reason */
 /** @typedef {'no_data' | 'new' | 'engaged' | 'at_risk' | 'inactive' | 'cold'} Tier */
 /** @typedef {{ id: string, name: string }} TagRef */
 /** @typedef {TagRef & { created_at: string }} Tag */
@@ -486,7 +488,8 @@ function renderContact(view, contact, tags) {
     h('div', { class: 'title-row' }, h('h1', null, contact.email), badge(contact.status), h('span', { class: 'spacer' }),
       may(CONTACTS_WRITE) && [unsubscribe, remove]),
     actionErrors.node,
-    h('p', null, h('a', { href: '#/contacts' }, '← All contacts'), ' · id ', code(contact.id)),
+    h('p', null, h('a', { href: '#/contacts' }, '← All contacts'), ' · id ', code(contact.id), mailLinks(contact.email)),
+    suppressionNote(contact.email),
     withheldNote(CONTACTS_WRITE, 'tagging, renaming, unsubscribing and deleting this contact'),
     details(/** @type {Array<[string, Children]>} */ ([
       ['Name', contact.name ?? none()],
@@ -499,6 +502,33 @@ function renderContact(view, contact, tags) {
       tagsPanel(contact, tags),
       namePanel(contact),
       propertiesPanel(contact)));
+}
+
+/** Where the mail to the address is listed: its emails and their events, for the sections the key may read. @param {string} email */
+function mailLinks(email) {
+  const to = new URLSearchParams({ to: email });
+  return [
+    ...(may('emails:read') ? [' · ', h('a', { href: hashOf('/emails', to) }, 'Emails to this address')] : []),
+    ...(may('events:read') ? [' · ', h('a', { href: hashOf('/events', to) }, 'Their events')] : []),
+  ];
+}
+
+/**
+ * Whether the address is suppressed, said beside the contact, which may read "subscribed" all the same: a bounce
+ * suppresses the address for every email of the workspace without changing the contact's own status.
+ * @param {string} email
+ */
+function suppressionNote(email) {
+  const note = h('div');
+  if (!may('suppressions:read')) return note;
+  api('GET', '/v1/suppressions', { query: new URLSearchParams({ email, limit: '1' }) })
+    .then((/** @type {{ data: Array<{ reason: Reason, created_at: string }> }} */ { data: [found] }) => {
+      if (!found) return;
+      fill(note, h('div', { class: 'panel outcome-note suppressed-note' },
+        h('p', null, h('strong', null, 'No email goes to this address: '), `it is suppressed (${reasonLabel(found.reason).toLowerCase()}, since `,
+          time(found.created_at), '). ', h('a', { href: hashOf('/suppressions', new URLSearchParams({ email })) }, 'See it in Suppressions'))));
+    }, () => {});
+  return note;
 }
 
 /** What the status badge beside the address does not say: since when, and why. @param {Contact} contact */

@@ -19,6 +19,9 @@ import { actionsColumn, clipped, fieldErrors, fill, h, rowAction, time, whileBus
 const REASONS = /** @type {Array<[Reason, string]>} */ ([['hard_bounce', 'Hard bounce'], ['complaint', 'Complaint'],
   ['unsubscribe', 'Unsubscribe'], ['manual', 'Added by hand']]);
 
+/** A reason as a person reads it. @param {Reason} reason */
+export const reasonLabel = (reason) => REASONS.find(([r]) => r === reason)?.[1] ?? reason;
+
 /** The scope of adding and removing suppressions. */
 const SUPPRESSIONS_WRITE = 'suppressions:write';
 
@@ -38,8 +41,10 @@ function showSuppressions({ view, query }) {
     withheldNote(SUPPRESSIONS_WRITE, 'adding and removing suppressions'), filterForm('/suppressions', filters), list, may(SUPPRESSIONS_WRITE) && addForm());
   /** @type {Column<Suppression>[]} */
   const columns = [
-    { header: 'Email', cell: (s) => clipped(s.email), role: 'primary' },
-    { header: 'Reason', cell: (s) => REASONS.find(([r]) => r === s.reason)?.[1] ?? s.reason },
+    // The address leads to the mail sent to it, where what made it suppressed (a bounce, a complaint) is read.
+    { header: 'Email', cell: (s) => (may('emails:read') ? clipped(s.email, { href: hashOf('/emails', new URLSearchParams({ to: s.email })) }) : clipped(s.email)),
+      role: 'primary' },
+    { header: 'Reason', cell: (s) => reasonLabel(s.reason) },
     { header: 'Created', cell: (s) => time(s.created_at), className: 'nowrap' },
     ...(may(SUPPRESSIONS_WRITE) ? [actionsColumn((/** @type {Suppression} */ s) => rowAction('Remove', {
       title: `Remove ${s.email} from the suppressions?`, confirm: 'Remove',
