@@ -2137,6 +2137,8 @@ export interface components {
             message: string;
             line?: number;
             column?: number;
+            /** @description For a variable the sources use but `variables` does not declare, its name. */
+            variable?: string;
         }[];
         /** Format: date-time */
         Timestamp: string;

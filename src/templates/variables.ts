@@ -28,6 +28,8 @@ export interface Problem {
   message: string;
   line?: number;
   column?: number;
+  /** The variable used but not declared, for a client to offer declaring it. */
+  variable?: string;
 }
 
 /**
@@ -106,7 +108,7 @@ export function undeclaredUses(compiled: CompiledSource, declarations: VariableD
   const declared = new Set(declarations.map((d) => d.key));
   return [...compiled.globals].filter(([name]) => !declared.has(name) && !PROVIDED_VARIABLES.has(name))
     .map(([name, at]) => ({
-      param: at.part, line: at.line, column: at.column,
+      param: at.part, line: at.line, column: at.column, variable: name,
       message: `${at.part}, line ${at.line}, column ${at.column}: '${name}' is used but not declared in variables.`,
     }));
 }

@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page, Request } from 'playwright-core';
 import { sinkMessagesFor } from '../../src/delivery/sink.js';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { answerDialog, launchChromium, leavingIsQuestioned, noteSays, signedInDashboard, textShows } from '../helpers/browser.js';
+import {
+  answerDialog, desktopAndPhoneShots, launchChromium, leavingIsQuestioned, noteSays, overflowWidth, signedInDashboard, textShows,
+} from '../helpers/browser.js';
 
 // The Templates view in Chromium: a template authored entirely in the page,
 // its live preview rendered by the server, published there, and then used by
@@ -165,7 +167,7 @@ describe('the Templates view in Chromium', () => {
 
     // The list shows it published.
     await page.locator('nav').getByRole('link', { name: 'Templates' }).click();
-    await textShows(page, 'tbody tr', /Welcome\s*welcome\s*version 2\s*version 2/);
+    await textShows(page, 'tbody tr', /Welcome\s*welcome\s*published\s*version 2\s*version 2/);
     if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/templates-list.png`, fullPage: true });
   });
 
@@ -417,5 +419,126 @@ describe('the Templates view in Chromium', () => {
     await page.goBack();
     await dialog.waitFor({ state: 'detached' });
     expect((await t.api.get(`/v1/templates/${created.body.id}`)).status).toBe(200);
+  });
+
+  it('says in the title which version is being edited and which one sends, as the list does', async () => {
+    const created = await t.api.post('/v1/templates', { name: 'Shipping note', subject: 'Shipped', html: '<p>Shipped</p>' });
+    await t.api.post('/v1/templates', { name: 'Unsent note', subject: 'Unsent', html: '<p>Unsent</p>' });
+    await page.goto(`${t.url}/dashboard/#/templates/${created.body.id}`);
+    await subjectIs('Shipped');
+    const title = page.locator('.title-row');
+    const said = async () => [await title.locator('.badge').textContent(), await title.locator('.publish-state').textContent()];
+    expect(await said()).toEqual(['draft', 'never published']);
+    if (SCREENSHOTS) await desktopAndPhoneShots(page, 'template-title-never-published');
+
+    await title.getByRole('button', { name: 'Publish version 1' }).click();
+    await answerDialog(page, 'Publish version 1');
+    await noteSays(page, 'Version 1 is published');
+    await textShows(page, '.title-row .publish-state', /^version 1 is published$/);
+    expect(await said()).toEqual(['published', 'version 1 is published']);
+    expect(await title.getByRole('button', { name: 'Publish version 1' }).isDisabled()).toBe(true);
+
+    // A newer version saved: the title says the editor holds a draft, and that sends still use the published one.
+    await page.getByLabel('Subject').fill('Shipped today');
+    await page.getByRole('button', { name: 'Save as a new version' }).click();
+    await noteSays(page, 'Saved as version 2, a draft');
+    await textShows(page, '.title-row .publish-state', /^version 2 is a draft/);
+    expect(await said()).toEqual(['draft', 'version 2 is a draft; version 1 is published (sends use version 1)']);
+    expect(await title.getByRole('button', { name: 'Publish version 2' }).isEnabled()).toBe(true);
+    await desktopAndPhoneShots(page, 'template-title-newer-draft');
+
+    // The list says the same of each: its status, the version that sends, the latest.
+    await page.locator('nav').getByRole('link', { name: 'Templates' }).click();
+    const cells = async (name: string) => {
+      const row = page.locator('tbody tr', { hasText: name });
+      await row.waitFor();
+      return Promise.all(['Status', 'Published', 'Latest'].map((label) => row.locator(`td[data-label="${label}"]`).innerText()));
+    };
+    expect(await cells('Shipping note')).toEqual(['draft', 'version 1', 'version 2']);
+    expect(await cells('Unsent note')).toEqual(['draft', 'never', 'version 1']);
+    expect(await cells('Welcome')).toEqual(['published', 'version 2', 'version 2']);
+    await desktopAndPhoneShots(page, 'templates-list-states');
+  });
+
+  it('declares a variable the content uses but does not declare, with one press beside its name', async () => {
+    const created = await t.api.post('/v1/templates', { name: 'Tracking', subject: 'On its way', html: '<p>On its way</p>' });
+    await page.goto(`${t.url}/dashboard/#/templates/${created.body.id}`);
+    await subjectIs('On its way');
+    const noVariables = page.getByText('No variables are declared.');
+    await noVariables.waitFor();
+    expect(await leavingIsQuestioned(page)).toBe(false);
+
+    await source('template-html').fill('<p id="tracking">Follow it at {{ tracking_url }}, here in {{ eta_days }} days.</p>');
+    const note = page.locator('.template-preview .undeclared-note');
+    await textShows(note, 'li', /^eta_days/);
+    expect(await note.locator('li').allInnerTexts()).toEqual([
+      expect.stringMatching(/^tracking_url\s*in the HTML, line 1\s*Declare$/), expect.stringMatching(/^eta_days\s*in the HTML, line 1\s*Declare$/)]);
+    await desktopAndPhoneShots(page, 'template-undeclared', '.template-preview');
+
+    // By the keyboard: the button is named by the variable it declares.
+    await note.getByRole('button', { name: 'Declare tracking_url', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    const rows = page.locator('.variable-row');
+    expect(await rows.count()).toBe(1);
+    await noVariables.waitFor({ state: 'hidden' });
+    // A required string without a fallback; its type has the focus, to be changed if it is not a string.
+    expect(await page.getByLabel('Name of variable 1', { exact: true }).inputValue()).toBe('tracking_url');
+    expect(await page.getByLabel('Type of variable tracking_url').inputValue()).toBe('string');
+    expect(await page.getByLabel('variable tracking_url is required').isChecked()).toBe(true);
+    expect(await page.getByLabel('Fallback of variable tracking_url').inputValue()).toBe('');
+    expect(await page.locator(':focus').getAttribute('aria-label')).toBe('Type of variable tracking_url');
+    // The note names only the variable left, and the edit is one that leaving asks about.
+    await expect.poll(() => note.locator('li code').allInnerTexts()).toEqual(['eta_days']);
+    expect(await leavingIsQuestioned(page)).toBe(true);
+
+    await note.getByRole('button', { name: 'Declare eta_days', exact: true }).click();
+    await note.waitFor({ state: 'detached' });
+    // Each shown in the preview by its name, until a sample value is typed.
+    await textShows(previewFrame(), '#tracking', /^Follow it at tracking_url, here in eta_days days\.$/);
+    await desktopAndPhoneShots(page, 'template-declared', 'table.variables');
+    await page.getByLabel('Type of variable eta_days').selectOption('number');
+    await page.getByLabel('Sample value of variable eta_days').fill('3');
+    await textShows(previewFrame(), '#tracking', /^Follow it at tracking_url, here in 3 days\.$/);
+
+    await page.getByRole('button', { name: 'Save as a new version' }).click();
+    await noteSays(page, 'Saved as version 2, a draft');
+    expect((await t.api.get(`/v1/templates/${created.body.id}`)).body.latest.variables).toEqual([
+      { key: 'tracking_url', type: 'string', required: true, fallback: null },
+      { key: 'eta_days', type: 'number', required: true, fallback: null },
+    ]);
+  });
+
+  it('gives each variable\'s inputs room to read and edit, on a desktop and on a phone', async () => {
+    const created = await t.api.post('/v1/templates', { name: 'Order shipped', subject: 'Order {{ order_number }} shipped',
+      html: '<p>Hi {{ first_name }}, {{ order_number }} goes by {{ carrier }}: {% for item in items %}{{ item }} {% endfor %}</p>',
+      variables: [{ key: 'first_name', type: 'string', required: true }, { key: 'order_number', type: 'string', required: true, fallback: 'A-1001' },
+        { key: 'carrier', type: 'string', fallback: 'the post' }, { key: 'items', type: 'list', fallback: ['Wool socks', 'Winter hat'] }] });
+    await page.goto(`${t.url}/dashboard/#/templates/${created.body.id}`);
+    await subjectIs('Order {{ order_number }} shipped');
+    const widths = () => page.locator('.variable-row input[type="text"]').evaluateAll((inputs) =>
+      inputs.map((el) => (el as unknown as { getBoundingClientRect(): { width: number } }).getBoundingClientRect().width));
+    /** The height of each variable's Required, to tell a label on one line from one wrapped. */
+    const requiredHeights = () => page.locator('.variable-required label').evaluateAll((labels) =>
+      labels.map((el) => (el as unknown as { getBoundingClientRect(): { height: number } }).getBoundingClientRect().height));
+
+    /** Whether an input shows the whole of its value. */
+    const whole = (label: string) => page.getByLabel(label).evaluate((el) => {
+      const input = el as unknown as { scrollWidth: number; clientWidth: number };
+      return input.scrollWidth <= input.clientWidth;
+    });
+
+    await page.setViewportSize({ width: 1440, height: 900 });
+    // Each input is a third of the editor's width or more (the six columns gave a fallback 60 pixels), and a list's
+    // fallback shows whole.
+    expect(Math.min(...await widths())).toBeGreaterThan(200);
+    expect(await whole('Fallback of variable items')).toBe(true);
+    expect(Math.max(...await requiredHeights())).toBeLessThan(40);
+    await desktopAndPhoneShots(page, 'template-variables', 'table.variables');
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await overflowWidth(page)).toBe(0);
+    expect(Math.min(...await widths())).toBeGreaterThan(140);
+    expect(Math.max(...await requiredHeights())).toBeLessThan(40);
+    await page.setViewportSize({ width: 1280, height: 900 });
   });
 });

@@ -80,7 +80,7 @@ describe('templates API', () => {
       name: 'x', subject: 'Hi {{ contact.first_name }}', html: '<a href="{{ unsubscribe_url }}">Unsubscribe</a>\n<p>{{ coupon }}</p>',
     }), 422, 'template_invalid', 'html');
     expect(err.message).toBe("html, line 2, column 7: 'coupon' is used but not declared in variables.");
-    expect(err.problems[0]).toMatchObject({ line: 2, column: 7 });
+    expect(err.problems[0]).toMatchObject({ line: 2, column: 7, variable: 'coupon' });
     await create({ name: 'provided', subject: 'Hi {{ contact.first_name }}', html: '<a href="{{ unsubscribe_url }}">Unsubscribe</a>' });
   });
 

@@ -30,7 +30,7 @@ describe('undeclaredUses', () => {
     const parsed = compileSource({ subject: '{{ name }}', html: '<a href="{{ unsubscribe_url }}">x</a>\n{{ contact.name }} {{ plan }}', text: null });
     if (!parsed.ok) throw new Error('does not parse');
     expect(undeclaredUses(parsed.compiled, [declare({ key: 'name', type: 'string' })])).toEqual([{
-      param: 'html', line: 2, column: 23, message: "html, line 2, column 23: 'plan' is used but not declared in variables.",
+      param: 'html', line: 2, column: 23, variable: 'plan', message: "html, line 2, column 23: 'plan' is used but not declared in variables.",
     }]);
   });
 });

@@ -3,7 +3,7 @@
 // variable declarations with a live preview rendered by the server (the same
 // engine that sends), its version history, publish, duplicate and delete.
 import { may, withheldNote } from '../access.js';
-import { api } from '../api.js';
+import { ApiError, api } from '../api.js';
 import { codeEditor } from '../code-editor.js';
 import { filterForm, filterText, loadRecord, pagedTable } from '../lists.js';
 import { navigate, showNote } from '../nav.js';
@@ -38,6 +38,18 @@ export const TEMPLATE_ROUTES = [
   [/^\/templates$/, showTemplates],
   [/^\/templates\/([^/]+)$/, showTemplate],
 ];
+
+/**
+ * Which version is edited and which sends, said the same in the list and the editor's title: a template whose latest
+ * version is newer than its published one is a draft, though its published version still sends.
+ * @param {Pick<Template, 'published_version' | 'latest_version'>} t
+ * @returns {{ status: 'draft' | 'published', said: string }}
+ */
+function publishState({ published_version: published, latest_version: latest }) {
+  if (published === null) return { status: 'draft', said: 'never published' };
+  if (published === latest) return { status: 'published', said: `version ${published} is published` };
+  return { status: 'draft', said: `version ${latest} is a draft; version ${published} is published (sends use version ${published})` };
+}
 
 /** @param {string} id */
 const templateHref = (id) => `#/templates/${encodeURIComponent(id)}`;
@@ -74,7 +86,9 @@ function showTemplates({ view, query }) {
   const columns = [
     { header: 'Name', cell: (t) => clipped(t.name, { href: templateHref(t.id), wide: true }) },
     { header: 'Alias', cell: (t) => code(t.alias), className: 'nowrap' },
-    { header: 'Published', cell: (t) => (t.published_version === null ? badge('draft') : `version ${t.published_version}`), className: 'nowrap' },
+    { header: 'Status', cell: (t) => badge(publishState(t).status), role: 'status' },
+    { header: 'Published', cell: (t) => (t.published_version === null ? h('span', { class: 'muted' }, 'never')
+      : `version ${t.published_version}`), className: 'nowrap' },
     { header: 'Latest', cell: (t) => `version ${t.latest_version}`, className: 'nowrap', minor: true },
     { header: 'Updated', cell: (t) => time(t.updated_at) },
   ];
@@ -122,6 +136,28 @@ function placeholderSample(variable) {
   return { string: variable.key, number: '1', boolean: 'true', object: '{}', list: '[]' }[variable.type];
 }
 
+/** How a problem names the source it is about. */
+const PART_NAMES = /** @type {Record<string, string>} */ ({ subject: 'the subject', html: 'the HTML', text: 'the text' });
+
+/**
+ * A refused render's problems, split: the variables the content uses without declaring them, each with where it is
+ * first used, and the other problems.
+ * @param {unknown} err
+ */
+function undeclaredIn(err) {
+  /** @type {Array<{ name: string, where: string }>} */
+  const uses = [];
+  /** @type {string[]} */
+  const others = [];
+  const problems = err instanceof ApiError && Array.isArray(err.body.problems) ? err.body.problems : [];
+  for (const p of problems) {
+    // The API names the variable of a use it found undeclared.
+    if (typeof p?.variable !== 'string') others.push(String(p?.message));
+    else uses.push({ name: p.variable, where: `in ${PART_NAMES[p.param] ?? p.param}${p.line === undefined ? '' : `, line ${p.line}`}` });
+  }
+  return { uses, others };
+}
+
 /**
  * The sample values typed in each template's editor, by variable name, for as long as the page is open: saving or
  * publishing draws the editor again, and its preview would lose what it was rendered with. They are never saved.
@@ -142,7 +178,7 @@ function variableRow(variable, samples, changed, remove) {
   const key = h('input', { type: 'text', value: variable?.key ?? '', required: true, pattern: '[A-Za-z_][A-Za-z0-9_]*', autocomplete: 'off' });
   const type = h('select', null, VARIABLE_TYPES.map((t) => h('option', { value: t, selected: t === (variable?.type ?? 'string') }, t)));
   const required = h('input', { type: 'checkbox', checked: variable?.required ?? false });
-  const fallback = h('input', { type: 'text', value: shown(variable?.fallback), autocomplete: 'off' });
+  const fallback = h('input', { type: 'text', value: shown(variable?.fallback), autocomplete: 'off', placeholder: 'none' });
   const sample = h('input', { type: 'text', autocomplete: 'off',
     value: variable ? samples.get(variable.key) ?? (shown(variable.fallback) || placeholderSample(variable)) : '' });
   const keepSample = () => {
@@ -153,7 +189,8 @@ function variableRow(variable, samples, changed, remove) {
   key.addEventListener('input', () => sample.value !== '' && keepSample());
   const removeButton = may(TEMPLATES_WRITE) && h('button', { type: 'button', class: 'secondary', onclick: () => remove(row) }, 'Remove');
   const row = h('tr', { class: 'variable-row' },
-    h('td', { 'data-label': 'Name' }, key), h('td', { 'data-label': 'Type' }, type), h('td', { class: 'center', 'data-label': 'Required' }, required),
+    h('td', { 'data-label': 'Name' }, key), h('td', { 'data-label': 'Type' }, type),
+    h('td', { class: 'variable-required' }, h('label', null, required, 'Required')),
     h('td', { 'data-label': 'Fallback' }, fallback), h('td', { 'data-label': 'Sample value' }, sample),
     h('td', { class: 'row-actions' }, removeButton));
   /** Names the row's controls by its variable, or by its place in the table (1 for the first) while it has no name. */
@@ -232,6 +269,16 @@ async function showTemplate({ view, id }) {
   const relabelVariables = () => {
     for (const v of variables.values()) v.relabel();
   };
+  const noVariables = h('p', { class: 'muted small' }, 'No variables are declared.');
+  const variablesTable = h('div', { class: 'table-wrap' }, h('table', { class: 'variables' },
+    h('thead', null, h('tr', null, ['Name', 'Type', 'Required', 'Fallback', 'Sample value'].map((t) => h('th', { scope: 'col' }, t)),
+      h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Actions')))),
+    rows));
+  /** An empty table is a bare frame: a sentence says there is nothing in it instead. */
+  const showWhetherEmpty = () => {
+    variablesTable.hidden = variables.size === 0;
+    noVariables.hidden = variables.size > 0;
+  };
   /**
    * A row of the table; one added by its button takes the focus, on its name.
    * @param {Variable} [variable] @param {boolean} [focused]
@@ -242,6 +289,7 @@ async function showTemplate({ view, id }) {
       const neighbour = row.nextElementSibling ?? row.previousElementSibling;
       variables.delete(row);
       row.remove();
+      showWhetherEmpty();
       relabelVariables();
       changed();
       const next = neighbour?.querySelector('.row-actions button') ?? addButton;
@@ -249,8 +297,22 @@ async function showTemplate({ view, id }) {
     });
     variables.set(v.row, v);
     rows.append(v.row);
+    showWhetherEmpty();
     v.relabel();
     if (focused) v.row.querySelector('input')?.focus();
+    return v.row;
+  };
+  /**
+   * Declares a variable the content uses, as a required string without a fallback: its sample is its own name, so the
+   * preview shows at once where it goes. The focus goes to its type, the one thing the name cannot tell.
+   * @param {string} key @param {HTMLElement} item  the line of the note that offered it, gone at once
+   */
+  const declare = (key, item) => {
+    const row = addVariable({ key, type: 'string', required: true, fallback: null });
+    row.querySelector('select')?.focus();
+    item.remove();
+    clearTimeout(timer);
+    void renderPreview();
   };
   const addButton = h('button', { type: 'button', class: 'secondary', onclick: () => addVariable(undefined, true) }, 'Add variable');
 
@@ -284,6 +346,7 @@ async function showTemplate({ view, id }) {
     from.value = version.from ?? '';
     variables.clear();
     rows.replaceChildren();
+    showWhetherEmpty();
     for (const v of version.variables) addVariable(v);
     loaded = typed();
     olderVersionNote?.remove();
@@ -313,9 +376,27 @@ async function showTemplate({ view, id }) {
         rendered.html === null ? h('p', { class: 'muted' }, 'No HTML part.') : previewFrame(rendered.html),
         h('h3', null, 'Text'), scrolledText(rendered.text ?? '', 'Text part'));
     } catch (err) {
-      if (turn === rendering) fill(preview, errorBox(err));
+      if (turn !== rendering) return;
+      const { uses, others } = undeclaredIn(err);
+      if (uses.length === 0) fill(preview, errorBox(err));
+      else fill(preview, undeclaredNote(uses), ...others.map((message) => errorBox(new Error(message))));
     }
   }
+
+  /**
+   * Says which variables the content uses without declaring them, each with a button that declares it.
+   * @param {Array<{ name: string, where: string }>} uses
+   */
+  const undeclaredNote = (uses) => h('div', { class: 'undeclared-note' },
+    h('p', null, uses.length === 1 ? 'The content uses a variable that is not declared. Declare it to see the preview.'
+      : 'The content uses variables that are not declared. Declare them to see the preview.'),
+    h('ul', null, uses.map(({ name: key, where }) => {
+      const item = h('li', null, h('code', null, key), h('span', { class: 'muted' }, where));
+      if (may(TEMPLATES_WRITE)) {
+        item.append(h('button', { type: 'button', class: 'secondary', 'aria-label': `Declare ${key}`, onclick: () => declare(key, item) }, 'Declare'));
+      }
+      return item;
+    })));
 
   /** @param {number} version */
   const openButton = (version) => {
@@ -389,10 +470,7 @@ async function showTemplate({ view, id }) {
   h('h2', null, 'Variables'),
   h('p', { class: 'muted small' }, 'Declare each variable the content uses. ', h('code', null, 'contact.*'), ' and ',
     h('code', null, 'unsubscribe_url'), ' need no declaration. Lists and objects are written as JSON.'),
-  h('div', { class: 'table-wrap' }, h('table', { class: 'variables' },
-    h('thead', null, h('tr', null, ['Name', 'Type', 'Required', 'Fallback', 'Sample value'].map((t) => h('th', { scope: 'col' }, t)),
-      h('th', { scope: 'col' }, h('span', { class: 'visually-hidden' }, 'Actions')))),
-    rows)),
+  noVariables, variablesTable,
   fields.slot('variables', 'Variables'),
   may(TEMPLATES_WRITE) && [addButton,
     h('div', { class: 'form-actions' }, h('button', { type: 'submit' }, 'Save as a new version'))]);
@@ -406,12 +484,12 @@ async function showTemplate({ view, id }) {
     navigate(location.hash, `Version ${template.latest_version} is published.`);
   }, actionErrors, { primary: true });
   publishLatest.disabled = template.published_version === template.latest_version;
+  const state = publishState(template);
 
   fill(view,
     h('div', { class: 'title-row' },
       h('h1', null, template.name),
-      template.published_version === null ? badge('draft') : badge('published'),
-      h('span', { class: 'muted' }, template.published_version === null ? 'not published yet' : `version ${template.published_version} is published`),
+      badge(state.status), h('span', { class: 'muted publish-state' }, state.said),
       h('span', { class: 'spacer' }),
       may(TEMPLATES_WRITE) && [publishLatest,
       ...rowAction('Duplicate', () => ({ title: `Make a copy of “${template.name}”?`, confirm: 'Duplicate',
