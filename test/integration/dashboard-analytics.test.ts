@@ -46,6 +46,16 @@ describe('the Analytics view in Chromium', () => {
     await cardIs('complained', '0');
     // Four recipients' outcomes against three emails sent: the page says why the tiles do not add up.
     await page.getByText('Sent counts emails; the others count recipients').waitFor();
+    // Each outcome's rate under its count, of the recipients it is a share of; a bounce rate past 4% in the danger colour.
+    const rate = (series: string) => page.locator(`.stat[data-series="${series}"] .stat-rate`);
+    expect(await rate('sent').count()).toBe(0);
+    expect(await rate('delivered').textContent()).toBe('75% delivered');
+    expect(await rate('bounced').textContent()).toBe('25% bounce rate');
+    expect(await rate('bounced').getAttribute('class')).toBe('stat-rate over');
+    expect(await rate('bounced').getAttribute('title')).toBe('Above 4%: mailbox providers may start refusing this mail');
+    expect(await rate('complained').textContent()).toBe('0% complaint rate');
+    expect(await rate('complained').getAttribute('class')).toBe('stat-rate');
+    expect(await rate('opened').textContent()).toBe('0% open rate');
     // uPlot draws the chart on a canvas, named for a screen reader, with its legend of the six series.
     const canvas = page.locator('.chart canvas[role="img"]');
     await canvas.waitFor();
@@ -80,6 +90,7 @@ describe('the Analytics view in Chromium', () => {
     await page.getByLabel('Mail').selectOption('test');
     await cardIs('sent', '1');
     await cardIs('complained', '1');
+    await page.locator('.stat[data-series="complained"] .stat-rate.over', { hasText: /^100% complaint rate$/ }).waitFor();
 
     await page.getByLabel('Mail').selectOption('live');
     await cardIs('sent', '3');
@@ -87,9 +98,14 @@ describe('the Analytics view in Chromium', () => {
     await cardIs('sent', '1');
     await cardIs('bounced', '0');
     expect(await card('delivered').textContent()).toBe('1');
+    expect(await page.locator('.stat[data-series="bounced"] .stat-rate').getAttribute('class')).toBe('stat-rate');
     await page.getByLabel('Range').selectOption('24h');
     await cardIs('sent', '1');
     expect(page.url()).toContain('range=24h');
+    // Nothing delivered, nothing settled: no rate is a share of nothing.
+    await page.getByLabel('Mail').selectOption('test');
+    await cardIs('sent', '0');
+    expect(await page.locator('.stat-rate').count()).toBe(0);
   });
 
   it('counts whole UTC days, each named by its UTC date, in a browser west of UTC', async () => {

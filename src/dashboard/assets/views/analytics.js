@@ -1,7 +1,7 @@
 // @ts-check
 // Analytics: counts of sent, delivered, bounced, complained, opened and
 // clicked mail over a chosen range, live or test mail, for every domain or
-// one, as totals, a chart and the buckets behind it.
+// one, as totals with their rates, a chart and the buckets behind it.
 import { api } from '../api.js';
 import { may } from '../access.js';
 import { hashOf, navigate } from '../nav.js';
@@ -27,6 +27,40 @@ const DAY_MS = 24 * HOUR_MS;
 const CHART_HEIGHT = 260;
 /** Counts are whole: the y axis steps by 1, 2, 5, 10, 20, 50… and never draws 0.5. */
 const COUNT_STEPS = Array.from({ length: 10 }, (_, e) => [1, 2, 5].map((m) => m * 10 ** e)).flat();
+
+/**
+ * Where a rate becomes a warning: mailbox providers' bulk-sender rules ask for complaints under 0.1% of the mail
+ * delivered (Gmail's and Yahoo's), and sending services review an account whose bounces pass about 4%.
+ */
+const COMPLAINT_RATE_LIMIT = 0.001;
+const BOUNCE_RATE_LIMIT = 0.04;
+
+/**
+ * Each card's rate, of the recipients it is a share of: delivered and bounced of those whose delivery is settled
+ * (delivered, bounced or failed), complaints, unique opens and unique clicks of those delivered. Sent counts emails,
+ * so it has none. Over a range, an open may count an email delivered before it began: the rates are a guide.
+ * @type {Partial<Record<typeof SERIES[number], (c: Counts) => { part: number, of: number, what: string, limit?: number }>>}
+ */
+const RATES = {
+  delivered: (c) => ({ part: c.delivered, of: c.delivered + c.bounced + c.failed, what: 'delivered' }),
+  bounced: (c) => ({ part: c.bounced, of: c.delivered + c.bounced + c.failed, what: 'bounce rate', limit: BOUNCE_RATE_LIMIT }),
+  complained: (c) => ({ part: c.complained, of: c.delivered, what: 'complaint rate', limit: COMPLAINT_RATE_LIMIT }),
+  opened: (c) => ({ part: c.unique_opened, of: c.delivered, what: 'open rate' }),
+  clicked: (c) => ({ part: c.unique_clicked, of: c.delivered, what: 'click rate' }),
+};
+
+/** A share as a percentage, to a tenth where that says something ("0.3%", "25%"). @param {number} share */
+const percent = (share) => `${(share * 100).toLocaleString(undefined, { maximumFractionDigits: share < 0.1 ? 2 : 1 })}%`;
+
+/** A card's rate line, in the danger colour past its limit; nothing where there is nothing to take a share of. @param {typeof SERIES[number]} series @param {Counts} totals */
+function rateLine(series, totals) {
+  const rate = RATES[series]?.(totals);
+  if (!rate || rate.of === 0) return null;
+  const share = rate.part / rate.of;
+  const over = rate.limit !== undefined && share >= rate.limit;
+  return h('span', { class: over ? 'stat-rate over' : 'stat-rate', title: over ? `Above ${percent(rate.limit ?? 0)}: mailbox providers may start refusing this mail` : null },
+    `${percent(share)} ${rate.what}`);
+}
 
 /** The x axis marks whole buckets, in seconds: a chart by day has no "4pm" ticks. */
 const TIME_STEPS = { hour: [3600, 2 * 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86_400], day: [86_400, 2 * 86_400, 7 * 86_400] };
@@ -147,9 +181,10 @@ async function showAnalytics({ view, query }) {
     fill(body,
       h('div', { class: 'stat-cards' }, SERIES.map((s) => h('div', { class: 'stat', 'data-series': s },
         h('span', { class: 'stat-swatch', style: `background:${STYLE[s].color}` }),
-        h('span', { class: 'stat-label' }, s), h('span', { class: 'stat-value' }, totals[s].toLocaleString())))),
+        h('span', { class: 'stat-label' }, s), h('span', { class: 'stat-value' }, totals[s].toLocaleString()), rateLine(s, totals)))),
       h('p', { class: 'muted small' }, `Unique opens ${totals.unique_opened.toLocaleString()}, unique clicks ${totals.unique_clicked.toLocaleString()}. `
-        + 'Sent counts emails; the others count recipients (an email to three people delivered is 3), every open and click included. Counts, never rates.'),
+        + 'Sent counts emails; the others count recipients (an email to three people delivered is 3), every open and click included. '
+        + 'Delivered and bounced are shares of the recipients whose delivery is settled; the complaint, open and click rates, of those delivered, each recipient counted once.'),
       h('div', { class: 'chart-wrap' }, chart),
       h('h2', null, range[3] === 'hour' ? 'By hour' : 'By day'),
       table([
