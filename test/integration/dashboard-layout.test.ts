@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { newId } from '../../src/core/ids.js';
@@ -11,6 +13,8 @@ import { eventually } from '../helpers/smtp-app.js';
 // How the dashboard lays out long, real-world values in Chromium: lists keep a
 // row to one line and the whole value in a title, no view runs off a 390-pixel
 // phone screen, and an empty list says what to do about it.
+
+const run = promisify(execFile);
 
 const LONG_DOMAIN = 'newsletters.acme-international-holdings.test';
 const LONG_SUBJECT = 'Your order #A-10293 has shipped and is on its way to you — track it with the link inside the email';
@@ -133,6 +137,7 @@ describe('the dashboard\'s layout in Chromium', () => {
     await dns.add({ type: 'TXT', name: dkim.name, value: `v=DKIM1; k=rsa; p=${other}` });
     expect((await t.api.post(`/v1/domains/${domain.id}/verify`)).status).toBe(200);
     const empty = await t.seed.workspace({ name: 'nothing yet' });
+    ids.emptyWorkspace = empty.id;
     emptyKey = (await t.seed.key({ workspaceId: empty.id, name: 'empty' })).token;
 
     browser = await launchChromium();
@@ -586,6 +591,20 @@ describe('the dashboard\'s layout in Chromium', () => {
     await open(`/broadcasts/${draft.body.id}`);
     await page.getByRole('group', { name: 'Contacts with any of these tags' }).getByRole('link', { name: 'tag contacts' }).click();
     await page.getByRole('heading', { name: 'Tags', level: 1 }).waitFor();
+
+    // The empty list of emails gives the command that sends a first one: run in a shell with a test key, it does.
+    await open('/emails');
+    const command = await page.locator('p.empty pre.copy-block').textContent();
+    expect(command).toContain(`curl ${t.url}/v1/emails`);
+    await desktopAndPhoneShots(page, 'emails-empty');
+    expect(await overflowWidth(page)).toBe(0);
+    const testKey = (await t.seed.key({ workspaceId: ids.emptyWorkspace, name: 'first steps', mode: 'test' })).token;
+    // Not spawnSync: the server answering it runs in this process.
+    const sent = await run('bash', ['-c', command!], { env: { ...process.env, MAILROOM_API_KEY: testKey }, encoding: 'utf8', timeout: 10_000 });
+    const email = JSON.parse(sent.stdout) as { id: string };
+    expect((await t.api.as(testKey).get(`/v1/emails/${email.id}`)).body).toMatchObject({ subject: 'Hello from Mailroom', to: ['delivered@mailroom.test'] });
+    await page.reload();
+    await page.getByRole('link', { name: 'Hello from Mailroom' }).waitFor();
   });
 
   it('shows the command that makes a key on one line of its own, on a phone', async () => {

@@ -144,21 +144,24 @@ const COPIED_SHOWN_MS = 2000;
 /**
  * A value to paste elsewhere (a DNS record's name or value, a new key) with a Copy button beside it. `cut`: on one line,
  * cut with an ellipsis when longer than its room and whole in its title (a DKIM key); otherwise wrapped, whole. A click
- * on the text selects all of it, as the button does when the browser gives no clipboard.
+ * on the text selects all of it, as the button does when the browser gives no clipboard. `block`: lines kept as they
+ * are, in a box of their own (a command to paste into a shell).
  * @param {string} value
- * @param {{ label: string, cut?: boolean, className?: string, hostName?: boolean }} options  `label`: what the button
- *   copies, for screen readers ("value of the DKIM record"); `className`: the text's own look; `hostName`: wrapped after dots
+ * @param {{ label: string, cut?: boolean, block?: boolean, className?: string, hostName?: boolean }} options  `label`: what
+ *   the button copies, for screen readers ("value of the DKIM record"); `className`: the text's own look; `hostName`:
+ *   wrapped after dots
  */
-export function copyable(value, { label, cut = false, className, hostName = false }) {
+export function copyable(value, { label, cut = false, block = false, className, hostName = false }) {
   // A host name that must wrap breaks after a dot, between its labels.
   const shown = hostName ? value.split(/(?<=\.)/).flatMap((part, i) => (i ? [h('wbr'), part] : [part])) : value;
-  const text = h('code', { class: className ? `copy-text ${className}` : 'copy-text', title: cut ? value : null }, shown);
+  const look = ['copy-text', block && 'copy-block', className].filter(Boolean).join(' ');
+  const text = h(block ? 'pre' : 'code', { class: look, title: cut ? value : null }, shown);
   const button = h('button', { type: 'button', class: 'secondary copy-button', 'aria-label': `Copy the ${label}`,
     onclick: () => void copyText(value, text).then((done) => {
       fill(button, done ? 'Copied' : 'Selected');
       setTimeout(() => fill(button, 'Copy'), COPIED_SHOWN_MS);
     }) }, 'Copy');
-  return h('span', { class: cut ? 'copy-field cut' : 'copy-field' }, text, button);
+  return h(block ? 'div' : 'span', { class: ['copy-field', cut && 'cut', block && 'block'].filter(Boolean).join(' ') }, text, button);
 }
 
 /**

@@ -10,7 +10,7 @@ import { filterForm, filterSelect, filterText, loadRecord, pagedTable } from '..
 import { hashOf, navigate } from '../nav.js';
 import { bodyParts, scrolledText } from '../preview.js';
 import {
-  actionsColumn, address, askingButton, badge, clipped, clippedList, code, count, details, downloadButton, errorBox, errorSlot, fieldErrors, fill,
+  actionsColumn, address, askingButton, badge, clipped, clippedList, code, copyable, count, details, downloadButton, errorBox, errorSlot, fieldErrors, fill,
   foldOnPhone, formatBytes, formatTime, h,
   hrefTo, isoWithOffset, joined, localInputValue, loading, none, table, time, whileBusy,
 } from '../ui.js';
@@ -89,9 +89,23 @@ function showEmails({ view, query }) {
     api: '/v1/emails', route: '/emails', query, filters: [...filters, 'broadcast_id'], columns: EMAIL_COLUMNS,
     empty: ['status', 'outcome', 'to', 'mode', 'broadcast_id'].some((f) => query.has(f))
       ? ['No emails match these filters. ', h('a', { href: '#/emails' }, 'Show all emails')]
-      : ['No emails yet. Send one through the API (', h('code', null, 'POST /v1/emails'), ') or SMTP submission, from a ',
-        h('a', { href: '#/domains' }, 'domain'), ' of yours.'],
+      : firstEmail(),
   });
+}
+
+/** The empty list's way to a first email: the request that sends one, to paste into a shell, and what each kind of key needs. */
+function firstEmail() {
+  const command = `curl ${location.origin}/v1/emails \\
+  -H "Authorization: Bearer $MAILROOM_API_KEY" -H "Content-Type: application/json" \\
+  -d '{"from": "Acme <hello@acme.example>", "to": "delivered@mailroom.test",
+       "subject": "Hello from Mailroom", "text": "It works."}'`;
+  return [
+    'No emails yet. Send one through the API (', h('code', null, 'POST /v1/emails'), ') or SMTP submission, from a ',
+    h('a', { href: '#/domains' }, 'domain'), ' of yours. For a first one:',
+    copyable(command, { label: 'command that sends an email', block: true }),
+    h('span', { class: 'muted small' }, 'With a test key any sender will do, and the email is kept here for you to read, never sent. '
+      + 'A live key sends from a verified domain of its workspace.'),
+  ];
 }
 
 /** @type {Column<EmailSummary>[]} */
