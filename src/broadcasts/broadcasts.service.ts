@@ -14,7 +14,7 @@ import type { BroadcastStatus, SkipCode } from './broadcasts.tables.js';
 import type { AudienceContact, AudienceFilter } from '../contacts/index.js';
 import { checkScheduleTime, mailDomain, MAX_CONTENT_BYTES, MAX_SUBJECT_CHARS, parseMailbox, type BroadcastEmailCounts, type BroadcastItem, type BroadcastProgress, type EmailCreateBody, type Sender } from '../emails/index.js';
 import type { CompiledContent, ContactFacts, ContentSource } from '../templates/index.js';
-import { contactData, RenderOverTime } from '../templates/index.js';
+import { contactData, emptyFields, RenderOverTime } from '../templates/index.js';
 import {
   claimSending, deleteBroadcast, dueBroadcasts, findBroadcast, findBroadcastForUpdate, insertBroadcast, insertSkips, listBroadcasts, listSkips,
   nextBroadcastWork, recordChunk, releaseBroadcast, toFields, transitionBroadcast, updateContent,
@@ -49,6 +49,8 @@ export interface BroadcastRender {
   subject: string;
   html: string | null;
   text: string;
+  /** The contact fields the content writes out with no fallback that this contact lacks or has blank, as `contact.first_name`. */
+  empty_fields: string[];
 }
 
 
@@ -629,7 +631,10 @@ export function broadcastsService(deps: BroadcastsDeps): BroadcastsService {
       if (!contact) throw new AppError('validation_error', `No contact '${contactId}' in this workspace.`, { param: 'contact_id' });
       const content = await compile(b);
       const message = await messageFor(b, content, contact, contact.email);
-      return { object: 'broadcast_render', contact_id: contact.id, to: contact.email, ...message };
+      return {
+        object: 'broadcast_render', contact_id: contact.id, to: contact.email, ...message,
+        empty_fields: emptyFields(content.contactFields(), { contact: contactData(contact) }),
+      };
     },
 
     async test(sender, id, to) {

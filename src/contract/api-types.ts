@@ -318,7 +318,9 @@ export interface paths {
         put?: never;
         /**
          * The broadcast rendered for one contact, as that contact would get it.
-         * @description Nothing is sent or stored. A broadcast without content is 422
+         * @description Nothing is sent or stored. `empty_fields` names the contact fields
+         *     the content writes that this contact lacks, so that they can be
+         *     given a fallback. A broadcast without content is 422
          *     `broadcast_incomplete`; a render that fails, 422
          *     `template_render_failed`. Scope `broadcasts:read`.
          */
@@ -2346,6 +2348,18 @@ export interface components {
             subject: string;
             html: string | null;
             text: string;
+            /**
+             * @description The contact fields the content writes out that this contact does
+             *     not have, has as null, or has blank (only white space), each
+             *     named as the content names it (`contact.first_name`,
+             *     `contact.properties.company`), once, in the order the subject,
+             *     the HTML and then the text first write them: each rendered as
+             *     nothing in this message. A field written with a `default` filter
+             *     (`{{ contact.first_name | default: "there" }}`) has its fallback
+             *     and is not listed, nor is one written inside an `if`, `unless` or
+             *     `case` that tests it. Empty when nothing renders empty.
+             */
+            empty_fields: string[];
         };
         BroadcastTestRequest: {
             to: string[];

@@ -9,7 +9,7 @@ import {
   CompiledCache, compileSource, renderSource, RenderFailure, type CompiledSource, type Part, type SourceProblem,
 } from './template-engine.js';
 import { htmlToPlainText } from './plain-text.js';
-import { bindValues, checkDeclarations, namesOf, undeclaredUses, type DeclarationInput, type Problem, type VariableDeclaration } from './variables.js';
+import { bindValues, checkDeclarations, contactFieldsWritten, namesOf, undeclaredUses, type DeclarationInput, type Problem, type VariableDeclaration } from './variables.js';
 import {
   aliasOwner, deleteTemplate, findTemplateHead, findTemplateHeadForShare, findTemplateHeadForUpdate, findVersion, findVersionRow, getTemplate, insertTemplate, insertVersion,
   listTemplates, listVersions, markPublished, updateTemplate,
@@ -79,6 +79,8 @@ export interface CompiledContent {
   replyTo: string[] | null;
   /** One recipient's message; a render that fails is 422 template_render_failed (a RenderOverTime when its time ran out). */
   render(data: { contact: Record<string, unknown>; unsubscribe_url: string }, untilMs?: number): Promise<{ subject: string; html: string | null; text: string }>;
+  /** The contact fields it writes out with no fallback (contactFieldsWritten), worked out when asked. */
+  contactFields(): string[];
 }
 
 export interface TemplatesService extends TemplatesPort {
@@ -563,6 +565,7 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
         return {
           templateId: null, version: null, from: null, replyTo: null,
           render: (data, untilMs) => render(compiled, data, (part) => part, untilMs),
+          contactFields: () => contactFieldsWritten(compiled),
         };
       }
       const ref = source.template.id;
@@ -590,6 +593,7 @@ export function templatesService(deps: TemplatesDeps): TemplatesService {
       return {
         templateId: t.id, version: n, from: p.from, replyTo: p.replyTo,
         render: (data, untilMs) => render(compiled, { ...values, ...data }, () => 'template', untilMs),
+        contactFields: () => contactFieldsWritten(compiled),
       };
     },
 

@@ -1,4 +1,5 @@
-import type { CompiledSource } from './template-engine.js';
+import { analyzeSync, Output, Tag, toValueSync, Value, type Arguments, type Template } from 'liquidjs';
+import { PARTS, type CompiledSource } from './template-engine.js';
 
 // A template declares the variables its sources use, each with a type, whether
 // a send must give it, and a fallback for when it does not. Declarations are
@@ -159,4 +160,71 @@ export function bindValues(declarations: VariableDeclaration[], values: Record<s
     }
   }
   return { data, problems };
+}
+
+/** `{{ … }}` and `{% echo … %}`: what writes a value out. */
+const writesValue = (node: Template): boolean => node instanceof Output || (node instanceof Tag && node.name === 'echo');
+const TESTING_TAGS = new Set(['if', 'unless', 'case']);
+/** Blocks written only as what their tag tests allows: a field tested there is the author's to handle. */
+const testsFields = (node: Template): boolean => node instanceof Tag && TESTING_TAGS.has(node.name);
+
+/** The `contact` fields `args` read, as dotted paths (`contact.first_name`), each cut where a part is named by a variable. */
+function contactPathsIn(node: Template, args: Arguments): string[] {
+  const { variables } = analyzeSync([{ token: node.token, render: () => undefined, arguments: () => args }], { partials: false });
+  return (variables.contact ?? []).map((v) => {
+    const fixed = [];
+    for (const segment of v.segments) {
+      if (typeof segment !== 'string' && typeof segment !== 'number') break;
+      fixed.push(segment);
+    }
+    return fixed.join('.');
+  }).filter((path) => path !== 'contact');
+}
+
+/**
+ * The contact fields the sources write out with no fallback, as dotted paths
+ * (`contact.first_name`, `contact.properties.company`), each once, in the
+ * order they are first written (subject, html, text): for a contact without
+ * one, what it writes is nothing. An output with a `default` filter has its
+ * fallback, and one inside an `if`, `unless` or `case` that tests the field
+ * is left to that test.
+ */
+export function contactFieldsWritten(compiled: CompiledSource): string[] {
+  const written = new Set<string>();
+  const visit = (nodes: Template[], tested: ReadonlySet<string>) => {
+    for (const node of nodes) {
+      if (writesValue(node)) {
+        const args = [...node.arguments?.() ?? []];
+        const hasFallback = args.some((a) => a instanceof Value && a.filters.some((f) => f.name === 'default'));
+        if (!hasFallback) for (const path of contactPathsIn(node, args)) if (!tested.has(path)) written.add(path);
+      }
+      if (node.children) {
+        const inner = testsFields(node) ? new Set([...tested, ...contactPathsIn(node, node.arguments?.() ?? [])]) : tested;
+        visit(toValueSync(node.children(false, true)) as Template[], inner);
+      }
+    }
+  };
+  for (const part of PARTS) {
+    const templates = compiled[part];
+    if (templates) visit(templates, new Set());
+  }
+  return [...written];
+}
+
+/**
+ * Which of `fields` (dotted paths, as contactFieldsWritten gives them) `data`
+ * (a render's data) has missing, null or only white space: each is written as
+ * nothing, or as good as nothing.
+ */
+export function emptyFields(fields: string[], data: Record<string, unknown>): string[] {
+  return fields.filter((path) => {
+    let value: unknown = data;
+    for (const key of path.split('.')) {
+      // A part read of a string or a number (a name's `size`) is Liquid's own, never empty.
+      if (value === null || typeof value !== 'object') return false;
+      value = Object.hasOwn(value, key) ? (value as Record<string, unknown>)[key] : undefined;
+      if (value === undefined || value === null) return true;
+    }
+    return typeof value === 'string' && value.trim() === '';
+  });
 }

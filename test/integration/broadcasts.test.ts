@@ -162,6 +162,32 @@ describe('broadcasts', () => {
     expect(unknown.body.error.param).toBe('contact_id');
   });
 
+  it('names the contact fields the content writes that the contact previewed lacks, leaving out those with a fallback', async () => {
+    const b = await create({
+      name: 'Fields', from: FROM, subject: 'Hi {{ contact.first_name }}, news for {{ contact.properties.company }}',
+      html: '<p>{{ contact.last_name }}, dear {{ contact.name | default: "friend" }}</p>', text: 'Hi {{ contact.first_name }}',
+    });
+    const previewAs = async (broadcastId: string, contact: Contact) => {
+      const res = await t.api.post(`/v1/broadcasts/${broadcastId}/preview`, { contact_id: contact.id });
+      expect(res.status).toBe(200);
+      return res.body as { subject: string; empty_fields: string[] };
+    };
+    expect((await previewAs(b.id, contacts.ann)).empty_fields).toEqual([]);
+    // Named "Bob": no last name, and no company among his properties.
+    expect((await previewAs(b.id, contacts.bob)).empty_fields).toEqual(['contact.properties.company', 'contact.last_name']);
+    expect(await previewAs(b.id, contacts.untagged)).toMatchObject({
+      subject: 'Hi , news for', empty_fields: ['contact.first_name', 'contact.properties.company', 'contact.last_name'],
+    });
+
+    // A template's sources are read the same way.
+    const template = await t.api.post('/v1/templates', { name: 'Fields letter', subject: 'For {{ contact.first_name }}',
+      html: '<p>{{ contact.name | default: "Hello" }}</p>' });
+    expect((await t.api.post(`/v1/templates/${template.body.id}/publish`, {})).status).toBe(200);
+    const fromTemplate = await create({ name: 'Fields by template', from: FROM, template: { id: template.body.id } });
+    expect((await previewAs(fromTemplate.id, contacts.untagged)).empty_fields).toEqual(['contact.first_name']);
+    expect((await previewAs(fromTemplate.id, contacts.ann)).empty_fields).toEqual([]);
+  });
+
   it('sends one personalised email per contact of the audience, each with one-click unsubscribe, and counts them', async () => {
     const b = await create({
       name: 'November news', from: FROM, subject: 'November, {{ contact.first_name | default: "friend" }}',

@@ -8,7 +8,9 @@ import { directDeliveryEnv, startScriptedMx, type ScriptedMx } from '../helpers/
 import { eventually } from '../helpers/smtp-app.js';
 
 // The Broadcasts view in Chromium: a broadcast written in the page, its
-// audience counted live, previewed as a contact in the sandboxed frame, tested,
+// audience counted live, previewed as a contact in the sandboxed frame (again
+// after each save, saying when the form has moved on from it and which contact
+// fields render empty, at a desktop's width or a phone's), tested,
 // sent through a confirmation that states the audience, and watched to the
 // end; then its mail read at a real MX, found through dnsmasq. A paced one is paused, resumed and
 // cancelled from its page, and the API's refusals show beside their field. Bounces at that MX show in red,
@@ -103,13 +105,13 @@ describe('the Broadcasts view in Chromium', () => {
     await textShows(page, '.audience-count', /^4 contacts$/);
     await page.getByRole('group', { name: 'Contacts with any of these tags' }).getByLabel('news').check();
     await textShows(page, '.audience-count', /^3 contacts$/);
-    const sample = await page.locator('.composer-side tbody tr td:first-child').allTextContents();
+    const sample = await page.locator('.audience-sample tbody tr td:first-child').allTextContents();
     expect(sample.sort()).toEqual(['ann@example.com', 'bob@example.com', 'cy@example.com']);
     // Engagement reads as it does in the contacts list, not as the API's tier id ("no data").
     const tierLabels: Record<string, string> = { no_data: 'No data yet', new: 'New', engaged: 'Engaged', at_risk: 'At risk', inactive: 'Inactive', cold: 'Cold' };
     const tierOf = new Map(((await t.api.get('/v1/contacts?limit=100')).body.data as Array<{ email: string; engagement_tier: string }>)
       .map((c) => [c.email, c.engagement_tier]));
-    for (const row of await page.locator('.composer-side tbody tr').all()) {
+    for (const row of await page.locator('.audience-sample tbody tr').all()) {
       const [email, , engagement] = await row.locator('td').allTextContents();
       expect(engagement).toBe(tierLabels[tierOf.get(email)!]);
     }
@@ -129,7 +131,7 @@ describe('the Broadcasts view in Chromium', () => {
     await textShows(page.frameLocator('.broadcast-preview iframe'), '#greeting', /^Hello Bob, this is November\.$/);
     await textShows(page, '.preview-subject', /^Subject: News for Bob$/);
     expect(await page.locator('.broadcast-preview iframe').getAttribute('sandbox')).toBe('');
-    await shot('preview', '.composer-side section:nth-child(2)');
+    await shot('preview', '.preview-panel');
 
     await page.getByLabel('To', { exact: true }).fill('qa@acme.test');
     await page.getByRole('button', { name: 'Send test' }).click();
@@ -199,6 +201,93 @@ describe('the Broadcasts view in Chromium', () => {
     expect(copy.id).not.toBe(id);
     expect(copy).toMatchObject({ name: 'November news (copy)', status: 'draft', from: stored.from, subject: stored.subject, html: stored.html,
       audience: stored.audience });
+  });
+
+  it('previews the draft as its first contact on opening and after each save, and says when the form has changed since', async () => {
+    await addContact('dee', { email: 'dee@example.com', name: 'Dee Lane', tags: ['letters'] });
+    await addContact('nameless', { email: 'nameless@example.com', tags: ['letters'] });
+    const lettersTag = ((await t.api.get('/v1/tags')).body.data as Array<{ id: string; name: string }>).find((x) => x.name === 'letters')!.id;
+    const created = await t.api.post('/v1/broadcasts', { name: 'Letters', from: `News <hello@${DOMAIN}>`,
+      subject: 'Hi {{ contact.first_name }}, our news', html: '<p id="greeting">Hi {{ contact.first_name }}, this is our news.</p>',
+      audience: { tag_ids: [lettersTag] } });
+    const id = created.body.id as string;
+    const frame = page.frameLocator('.broadcast-preview iframe');
+    const stale = page.locator('.stale-note');
+    const warning = page.locator('.empty-fields');
+
+    // Opened, it shows the saved draft as the audience's first contact, without a press of Preview.
+    await page.goto(`${t.url}/dashboard/#/broadcasts/${id}`);
+    await textShows(frame, '#greeting', /^Hi Dee, this is our news\.$/);
+    await textShows(page, '.preview-subject', /^Subject: Hi Dee, our news$/);
+    expect(await page.getByLabel('As', { exact: true }).locator('option:checked').textContent()).toBe('Dee Lane <dee@example.com>');
+    expect(await stale.isHidden()).toBe(true);
+    expect(await warning.count()).toBe(0);
+    // Read at a desktop's width: the message is laid out at the frame's own width, not shrunk into it.
+    expect(await page.locator('.broadcast-preview iframe').evaluate((el) => (el as unknown as { style: { transform: string } }).style.transform)).toBe('');
+    expect((await page.locator('.broadcast-preview .preview').boundingBox())!.width).toBeGreaterThanOrEqual(640);
+
+    // Changed and not saved: the preview says it is out of date, and goes back to current when the change is undone.
+    const subject = page.getByLabel('Subject');
+    await subject.fill('Hello {{ contact.first_name }}, our news');
+    await textShows(page, '.stale-note', 'Out of date: the draft has changed since this preview. Preview again saves and re-renders.');
+    expect(await page.locator('.preview-subject').textContent()).toBe('Subject: Hi Dee, our news');
+    await desktopAndPhoneShots(page, 'preview-stale', '.preview-panel');
+    await subject.fill('Hi {{ contact.first_name }}, our news');
+    await stale.waitFor({ state: 'hidden' });
+
+    // Saved, it renders again by itself.
+    await subject.fill('Hello {{ contact.first_name }}, our news');
+    await stale.waitFor();
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+    await noteSays(page, 'Saved.');
+    await textShows(page, '.preview-subject', /^Subject: Hello Dee, our news$/);
+    await stale.waitFor({ state: 'hidden' });
+
+    // Preview saves what changed, then renders it.
+    await page.getByLabel('HTML').fill('<p id="greeting">Hello {{ contact.first_name }}, this is our news.</p>');
+    await stale.waitFor();
+    await page.getByRole('button', { name: 'Preview', exact: true }).click();
+    await textShows(frame, '#greeting', /^Hello Dee, this is our news\.$/);
+    await stale.waitFor({ state: 'hidden' });
+    expect((await t.api.get(`/v1/broadcasts/${id}`)).body.html).toBe('<p id="greeting">Hello {{ contact.first_name }}, this is our news.</p>');
+
+    // As a contact without a first name: "Hello ," and a warning that says how to give the field a fallback.
+    await page.getByLabel('As', { exact: true }).selectOption({ label: 'nameless@example.com' });
+    await textShows(frame, '#greeting', /^Hello , this is our news\.$/);
+    await textShows(page, '.empty-fields', 'This contact has no first_name: it renders empty. Add a fallback: {{ contact.first_name | default: "there" }}');
+    expect(await warning.locator('li').count()).toBe(1);
+    await desktopAndPhoneShots(page, 'preview-empty-field', '.preview-panel');
+
+    // Given a fallback, changed and then previewed by choosing the contact again: saved first, and no warning.
+    await subject.fill('Hello {{ contact.first_name | default: "there" }}, our news');
+    await page.getByLabel('HTML').fill('<p id="greeting">Hello {{ contact.first_name | default: "there" }}, this is our news.</p>');
+    await page.getByLabel('As', { exact: true }).selectOption({ label: 'Dee Lane <dee@example.com>' });
+    await textShows(page, '.preview-subject', /^Subject: Hello Dee, our news$/);
+    expect((await t.api.get(`/v1/broadcasts/${id}`)).body.subject).toBe('Hello {{ contact.first_name | default: "there" }}, our news');
+    await page.getByLabel('As', { exact: true }).selectOption({ label: 'nameless@example.com' });
+    await textShows(frame, '#greeting', /^Hello there, this is our news\.$/);
+    expect(await warning.count()).toBe(0);
+    expect(await stale.isHidden()).toBe(true);
+
+    // The phone's width: the message laid out 375 pixels wide, unscaled.
+    await page.getByRole('button', { name: 'Phone' }).click();
+    expect(await page.getByRole('button', { name: 'Phone' }).getAttribute('aria-pressed')).toBe('true');
+    await textShows(frame, '#greeting', /^Hello there, this is our news\.$/);
+    expect(Math.round((await page.locator('.broadcast-preview .preview').boundingBox())!.width)).toBe(377);
+    expect(await page.locator('.broadcast-preview iframe').evaluate((el) => (el as unknown as { style: { transform: string } }).style.transform)).toBe('');
+    await desktopAndPhoneShots(page, 'preview-phone', '.preview-panel');
+    await page.getByRole('button', { name: 'Desktop' }).click();
+    await page.setViewportSize({ width: 1280, height: 800 });
+
+    // In the list, the subject's Liquid reads as the field it writes, never as braces.
+    await page.locator('nav').getByRole('link', { name: 'Broadcasts' }).click();
+    const row = page.locator('tbody tr', { has: page.getByRole('link', { name: 'Letters', exact: true }) });
+    await row.waitFor();
+    const listed = row.locator('.name-and-subject > div');
+    expect(await listed.textContent()).toBe('Hello first_name, our news');
+    expect(await listed.locator('.liquid-field').getAttribute('title')).toBe('{{ contact.first_name | default: "there" }}');
+    await desktopAndPhoneShots(page, 'list-subjects');
+    await page.setViewportSize({ width: 1280, height: 800 });
   });
 
   it('says before asking when no contact would get it, when a time has passed, and when a template needs what a broadcast cannot give', async () => {
@@ -465,6 +554,8 @@ describe('the Broadcasts view in Chromium', () => {
     const why = page.locator('#send-blocked');
     expect(await send.isDisabled()).toBe(true);
     expect(await why.textContent()).toBe('Add a From address, a subject and content before sending.');
+    // Nothing to render yet: the preview says what it needs rather than failing.
+    await textShows(page, '.broadcast-preview', /^Nothing to preview yet: write a subject and content, or choose a template, and save\.$/);
     // The note describes the button to a screen reader.
     expect(await send.getAttribute('aria-describedby')).toBe('send-blocked');
     await shot('send-blocked', '.composer-side section:last-child');

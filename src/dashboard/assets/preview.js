@@ -42,14 +42,16 @@ export function withPreviewPolicy(html) {
  * template editor's column, a phone), as a phone's mail app shrinks a wide message: its whole width is seen at once,
  * rather than its right edge cut off where nothing says it is.
  * @param {string} html
+ * @param {{ layoutWidth?: number }} [options]  the narrowest width to lay the message out at: a phone's, to see it as a
+ *   phone shows it
  */
-export function previewFrame(html) {
+export function previewFrame(html, { layoutWidth = DESKTOP_MESSAGE_WIDTH_PX } = {}) {
   const frame = h('iframe', { title: 'HTML preview', sandbox: '', srcdoc: withPreviewPolicy(html) });
   const box = h('div', { class: 'preview' }, frame);
   new ResizeObserver(([entry]) => {
     const { width, height } = entry.contentRect;
     if (width === 0) return;
-    const scale = Math.min(1, width / DESKTOP_MESSAGE_WIDTH_PX);
+    const scale = Math.min(1, width / layoutWidth);
     frame.style.width = `${width / scale}px`;
     frame.style.height = `${height / scale}px`;
     frame.style.transform = scale < 1 ? `scale(${scale})` : '';

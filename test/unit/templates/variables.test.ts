@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { compileSource } from '../../../src/templates/template-engine.js';
-import { bindValues, checkDeclarations, undeclaredUses, type VariableDeclaration } from '../../../src/templates/variables.js';
+import {
+  bindValues, checkDeclarations, contactFieldsWritten, emptyFields, undeclaredUses, type VariableDeclaration,
+} from '../../../src/templates/variables.js';
 
 const declare = (d: Partial<VariableDeclaration> & Pick<VariableDeclaration, 'key' | 'type'>): VariableDeclaration =>
   ({ required: false, fallback: null, ...d });
@@ -67,5 +69,51 @@ describe('bindValues', () => {
     expect(bindValues(declarations, values, 'variables', true).data).toMatchObject({ contact: { first_name: 'Ann' }, unsubscribe_url: 'https://x.test/u/1' });
     expect(bindValues(declarations, values, 'template.variables', false).problems.map((p) => p.param))
       .toEqual(['template.variables.contact', 'template.variables.unsubscribe_url']);
+  });
+});
+
+describe('contactFieldsWritten', () => {
+  const written = (source: { subject: string; html?: string; text?: string }) => {
+    const parsed = compileSource({ subject: source.subject, html: source.html ?? null, text: source.text ?? null });
+    if (!parsed.ok) throw new Error('does not parse');
+    return contactFieldsWritten(parsed.compiled);
+  };
+
+  it('names each contact field written out, once, in the order the subject, the html and the text first write it', () => {
+    expect(written({
+      subject: 'Hi {{ contact.first_name }}',
+      html: '<p>{{ contact.properties.company | upcase }} {{ contact.first_name }}</p>{{ unsubscribe_url }}',
+      text: '{{ "Dear " | append: contact.name }}{% liquid\necho contact.properties.city\n%}',
+    })).toEqual(['contact.first_name', 'contact.properties.company', 'contact.name', 'contact.properties.city']);
+  });
+
+  it('leaves out a field written with a default, and one written where a tag tests it', () => {
+    expect(written({
+      subject: 'Hi {{ contact.first_name | default: "there" }}, {{ contact.last_name | strip | default: "" }}',
+      html: '{% if contact.name %}<p>{{ contact.name }}</p>{% else %}<p>Hello</p>{% endif %}'
+        + '{% unless contact.properties.plan == blank %}{{ contact.properties.plan }}{% endunless %}'
+        + '{% case contact.properties.tier %}{% when "gold" %}{{ contact.properties.tier }}{% endcase %}',
+      text: '{% if contact.name %}{{ contact.email }}{% endif %}',
+    })).toEqual(['contact.email']);
+  });
+
+  it('does not name a field only tested, and cuts a path where a variable names its part', () => {
+    expect(written({ subject: '{% if contact.first_name %}Hi{% endif %}{% for i in (1..2) %}{{ i }}{% endfor %}' })).toEqual([]);
+    expect(written({ subject: '{% assign k = "plan" %}{{ contact.properties[k] }}' })).toEqual(['contact.properties']);
+  });
+});
+
+describe('emptyFields', () => {
+  const data = { contact: { first_name: 'Ann', last_name: '  ', name: 'Ann', email: 'ann@example.com', properties: { seats: 0, vip: false, note: null } } };
+
+  it('names the fields missing, null or only white space, in the order given', () => {
+    expect(emptyFields([
+      'contact.properties.company', 'contact.first_name', 'contact.last_name', 'contact.properties.note', 'contact.properties.seats',
+      'contact.properties.vip', 'contact.properties.company.name', 'contact.email',
+    ], data)).toEqual(['contact.properties.company', 'contact.last_name', 'contact.properties.note', 'contact.properties.company.name']);
+  });
+
+  it('does not call empty what Liquid reads of a value (its size) nor an object written whole', () => {
+    expect(emptyFields(['contact.first_name.size', 'contact.properties'], data)).toEqual([]);
   });
 });

@@ -2,9 +2,10 @@
 // Broadcasts: the list with each one's progress; a composer for drafts and
 // scheduled ones (sender, content written here or taken from a template, an
 // audience by tags and engagement with its live count), a preview as one
-// contact, test sends, and sending now or at a time; and, once sending has
-// started, its progress and counts, refreshed while it runs, with pause,
-// resume and cancel.
+// contact that follows each save, says when the form has moved on from it and
+// which contact fields it writes empty for that contact, test sends, and
+// sending now or at a time; and, once sending has started, its progress and
+// counts, refreshed while it runs, with pause, resume and cancel.
 import { fixedUnless, may, withheldNote } from '../access.js';
 import { api } from '../api.js';
 import { codeEditor } from '../code-editor.js';
@@ -39,6 +40,7 @@ import { TIERS, tierLabel } from './contacts.js';
  *   sent_at: string | null, cancelled_at: string | null, stats: Stats }} Broadcast
  */
 /** @typedef {{ id: string, email: string, name: string | null, engagement_tier: Tier }} AudienceContact */
+/** @typedef {{ contact_id: string, to: string, subject: string, html: string | null, text: string, empty_fields: string[] }} BroadcastRender */
 /** @typedef {{ count: number, data: AudienceContact[] }} Audience */
 /** @typedef {{ id: string, name: string }} Tag */
 /** @typedef {{ id: string, name: string, status: string }} Domain */
@@ -60,6 +62,10 @@ const MAX_TEST_ADDRESSES = 5;
 const MAX_SCHEDULE_AHEAD_MS = 30 * 24 * 60 * 60 * 1000;
 /** The statuses in which emails are still being made: the bar counts contacts done, not yet what became of the emails. */
 const MAKING = ['sending', 'paused'];
+/** How wide a phone lays a message out (an iPhone's 375 CSS pixels); the phone preview's box in app.css is as wide. */
+const PHONE_WIDTH_PX = 375;
+/** Fallbacks suggested for a contact field that renders empty; any other field gets an ellipsis, to replace. */
+const SUGGESTED_FALLBACKS = /** @type {Record<string, string>} */ ({ first_name: 'there', name: 'there' });
 
 /** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
 export const BROADCAST_ROUTES = [
@@ -117,7 +123,7 @@ function showBroadcasts({ view, query }) {
   const columns = [
     // One block, the subject under the name: a phone's card would set them side by side, each in half its width.
     { header: 'Name', cell: (b) => h('div', { class: 'name-and-subject' }, h('a', { href: broadcastHref(b.id) }, b.name),
-      h('div', { class: 'muted small' }, b.subject ?? (b.template ? 'the template’s subject' : 'no subject yet'))) },
+      h('div', { class: 'muted small' }, b.subject !== null ? readableSubject(b.subject) : b.template ? 'the template’s subject' : 'no subject yet')) },
     { header: 'Status', cell: (b) => badge(b.status), role: 'status' },
     { header: 'Audience', cell: (b) => b.stats.audience_size.toLocaleString(), className: 'num', minor: true },
     { header: 'Progress', cell: (b) => (!b.started_at ? none()
@@ -134,6 +140,27 @@ function showBroadcasts({ view, query }) {
     api: '/v1/broadcasts', route: '/broadcasts', query, filters: ['status'], columns,
     empty: query.has('status') ? `No ${query.get('status')} broadcasts.` : 'No broadcasts yet. Press New broadcast to write one.',
   });
+}
+
+/** A Liquid output, `{{ … }}`, and what is inside it. */
+const LIQUID_OUTPUT = /\{\{-?\s*([\s\S]*?)\s*-?\}\}/g;
+
+/**
+ * A subject as a list shows it: each Liquid output as the name of the field it writes, in a pill
+ * (`{{ contact.first_name | default: "you" }}` as first_name), the output itself in the pill's title.
+ * @param {string} subject
+ */
+function readableSubject(subject) {
+  /** @type {Array<string | HTMLElement>} */
+  const parts = [];
+  let rest = 0;
+  for (const output of subject.matchAll(LIQUID_OUTPUT)) {
+    const field = output[1].split('|')[0].trim().replace(/^contact\.(properties\.)?/, '');
+    parts.push(subject.slice(rest, output.index), h('span', { class: 'liquid-field', title: output[0] }, field || '…'));
+    rest = output.index + output[0].length;
+  }
+  parts.push(subject.slice(rest));
+  return parts;
 }
 
 /** The moment that matters most for its status. @param {Broadcast} b */
@@ -195,6 +222,12 @@ function missingToSend(b) {
     !b.template && !b.html && !b.text && { what: 'content', noun: 'content' },
   ].filter((m) => m !== false);
 }
+
+/**
+ * Whether the API can render the draft (compile): content, and a subject unless a template brings one.
+ * @param {Broadcast} b
+ */
+const previewable = (b) => b.template !== null || (b.subject !== null && (b.html !== null || b.text !== null));
 
 /** "a, b and c". @param {string[]} words @param {'and' | 'or'} joiner */
 const listed = (words, joiner) => (words.length > 1 ? `${words.slice(0, -1).join(', ')} ${joiner} ${words.at(-1)}` : words[0]);
@@ -383,18 +416,30 @@ async function showComposer(view, broadcast) {
     };
   };
 
+  /** What of the form a preview shows: the subject, the preview text and the content. @param {ReturnType<typeof formBody>} body */
+  const contentOf = (body) => JSON.stringify([body.subject, body.preview_text, 'template' in body ? body.template : [body.html, body.text]]);
+  /** The form's content as the draft last saved (or opened) has it: what a preview renders. */
+  let savedContent = contentOf(formBody());
+
+  const audienceCount = h('p', { class: 'audience-count', 'aria-live': 'polite' }, '…');
+  const audienceSample = h('div', { class: 'audience-sample' });
+  const previewContact = h('select', { id: 'preview-contact' });
+
   const title = h('h1', null, broadcast.name);
   const unsaved = h('span', { class: 'muted small', hidden: true }, 'Unsaved changes. Preview, test and send save them first.');
   const formErrors = h('div');
   /** Saves the form; false when the API refused it (the error is shown). @param {HTMLElement} near */
   const save = async (near) => {
     try {
-      current = await api('PATCH', path, { body: formBody() });
+      const body = formBody();
+      current = await api('PATCH', path, { body });
       dirty = false;
       unsaved.hidden = true;
       fill(title, current.name);
       showSendable();
       errors.clear();
+      savedContent = contentOf(body);
+      void refreshPreview();
       return true;
     } catch (err) {
       errors.show(err, near);
@@ -422,6 +467,8 @@ async function showComposer(view, broadcast) {
     h('p', { class: 'muted small' }, 'Subscribed contacts that are not deleted or suppressed. Nothing checked in a group means no limit by it.'),
     include.node, exclude.node, unlisted.length > 0 && !may(TAGS_READ) && h('p', { class: 'muted small' }, `Tags shown by id: naming them needs ${TAGS_READ}.`),
     tiers.node, errors.slot('audience', 'Audience'),
+    // Counted as the boxes are checked, beside them.
+    h('div', { class: 'audience-now' }, h('h3', null, 'Audience now'), audienceCount, audienceSample),
     h('div', { class: 'form-grid pace' }, h('label', { for: 'broadcast-rate' }, 'Pace (emails a minute)'), h('div', null, rate, errors.slot('send_rate_per_minute', 'Pace', rate)))),
   h('fieldset', { class: 'panel' }, h('legend', null, 'Content'),
     h('div', { class: 'mode-choice' },
@@ -434,15 +481,13 @@ async function showComposer(view, broadcast) {
     dirty = true;
     unsaved.hidden = false;
     showSendable();
+    showFreshness();
   };
   const edits = guardEdits(view, `“${broadcast.name}”`, () => dirty && may(BROADCASTS_WRITE));
   form.addEventListener('input', changed);
   form.addEventListener('change', changed);
 
   // The live count of the audience as it is in the form, saved or not.
-  const audienceCount = h('p', { class: 'audience-count', 'aria-live': 'polite' }, '…');
-  const audienceSample = h('div', { class: 'audience-sample' });
-  const previewContact = h('select', { id: 'preview-contact' });
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   let countTimer;
   let counting = 0;
@@ -463,6 +508,8 @@ async function showComposer(view, broadcast) {
         audience.count > SAMPLE_ROWS && h('p', { class: 'muted small' }, `The first ${Math.min(SAMPLE_ROWS, audience.data.length)} are shown.`)]);
       const chosen = previewContact.value;
       fill(previewContact, audience.data.map((c) => h('option', { value: c.id, selected: c.id === chosen }, c.name ? `${c.name} <${c.email}>` : c.email)));
+      // On opening, and when the contact previewed leaves the audience, the preview follows the first contact.
+      if (previewContact.value !== previewedContact) void refreshPreview();
     } catch (err) {
       if (turn === counting) fill(audienceSample, errorBox(err));
     }
@@ -474,23 +521,87 @@ async function showComposer(view, broadcast) {
     });
   }
 
-  // Preview as a contact of the audience.
+  // Preview as a contact of the audience: the saved draft, rendered on opening and again after each save; while the
+  // form's content differs from what it shows, it says so.
   const previewErrors = h('div');
-  const previewed = h('div', { class: 'template-preview broadcast-preview' });
-  const previewButton = h('button', { type: 'button', class: 'secondary', onclick: () => void whileBusy(previewButton, async () => {
+  const staleNote = h('p', { class: 'stale-note', hidden: true },
+    'Out of date: the draft has changed since this preview. Preview again saves and re-renders.');
+  const previewed = h('div', { class: 'template-preview broadcast-preview' }, loading());
+  /** The rendering shown, laid out again when the width changes. @type {BroadcastRender | undefined} */
+  let shown;
+  /** The form's content (contentOf) the preview shown was rendered from; null while none is shown. @type {string | null} */
+  let previewedContent = null;
+  /** The contact the preview shown is for. @type {string | null} */
+  let previewedContact = null;
+  /** @type {'desktop' | 'phone'} A phone's screen starts with the phone's width: a desktop's would be scaled to a blur. */
+  let previewWidth = matchMedia('(max-width: 40rem)').matches ? 'phone' : 'desktop';
+  const widthButtons = /** @type {Array<['desktop' | 'phone', string]>} */ ([['desktop', 'Desktop'], ['phone', 'Phone']])
+    .map(([value, label]) => h('button', { type: 'button', class: 'secondary', 'data-width': value, onclick: () => {
+      previewWidth = value;
+      showPreview();
+    } }, label));
+  const widthChoice = h('div', { class: 'width-choice', role: 'group', 'aria-label': 'Preview width' }, widthButtons);
+
+  const showFreshness = () => {
+    const stale = previewedContent !== null && contentOf(formBody()) !== previewedContent;
+    staleNote.hidden = !stale;
+    previewed.classList.toggle('stale', stale);
+  };
+  const showPreview = () => {
+    for (const button of widthButtons) button.setAttribute('aria-pressed', String(button.dataset.width === previewWidth));
+    previewed.classList.toggle('phone', previewWidth === 'phone');
+    if (shown) fill(previewed, emptyFieldsNote(shown), renderedMessage(shown, previewWidth === 'phone' ? PHONE_WIDTH_PX : undefined));
+  };
+  /** @param {string} note  said in place of a preview */
+  const showNoPreview = (note) => {
+    shown = undefined;
+    previewedContent = null;
+    fill(previewed, h('p', { class: 'muted' }, note));
+  };
+  let previewing = 0;
+  /** The saved draft for the contact chosen; a failure is said in the preview's place. */
+  const renderPreview = async () => {
+    const turn = ++previewing;
+    const contactId = previewContact.value;
+    previewedContact = contactId;
+    if (!contactId) {
+      showNoPreview('No contact is in the audience to preview as.');
+    } else if (!previewable(current)) {
+      showNoPreview('Nothing to preview yet: write a subject and content, or choose a template, and save.');
+    } else {
+      const content = savedContent;
+      try {
+        /** @type {BroadcastRender} */
+        const rendered = await api('POST', `${path}/preview`, { body: { contact_id: contactId } });
+        if (turn !== previewing) return;
+        shown = rendered;
+        showPreview();
+      } catch (err) {
+        if (turn !== previewing) return;
+        shown = undefined;
+        fill(previewed, errorBox(err, { lead: 'The preview failed:' }));
+      }
+      previewedContent = content;
+    }
+    showFreshness();
+  };
+  /** The preview under way, so that a preview asked for with a save waits for the render the save starts. */
+  let rendering = Promise.resolve();
+  const refreshPreview = () => (rendering = renderPreview());
+  /** Preview and a change of contact act on what is stored: the form is saved first when it has changed, which renders it. */
+  const previewNow = async () => {
     if (!previewContact.value) {
       errors.show(new Error('Choose a contact of the audience to preview as.'), previewErrors);
       return;
     }
+    const saving = dirty && may(BROADCASTS_WRITE);
     if (!await saved(previewErrors)) return;
-    try {
-      const rendered = await api('POST', `${path}/preview`, { body: { contact_id: previewContact.value } });
-      errors.clear();
-      fill(previewed, renderedMessage(rendered));
-    } catch (err) {
-      errors.show(err, previewErrors);
-    }
-  }) }, 'Preview');
+    fill(previewErrors);
+    await (saving ? rendering : refreshPreview());
+  };
+  const previewButton = h('button', { type: 'button', class: 'secondary', onclick: () => void whileBusy(previewButton, previewNow) }, 'Preview');
+  previewContact.addEventListener('change', () => void whileBusy(previewButton, previewNow));
+  showPreview();
 
   // Test sends.
   const testTo = h('input', { id: 'broadcast-test-to', type: 'text', autocomplete: 'off', placeholder: 'you@example.com' });
@@ -620,10 +731,10 @@ async function showComposer(view, broadcast) {
     h('div', { class: 'composer-layout' },
       form,
       h('aside', { class: 'composer-side' },
-        h('section', { class: 'panel' }, h('h2', null, 'Audience now'), audienceCount, audienceSample),
-        h('section', { class: 'panel' }, h('h2', null, 'Preview'),
+        h('section', { class: 'panel preview-panel' },
+          h('div', { class: 'preview-head' }, h('h2', null, 'Preview'), widthChoice),
           h('div', { class: 'inline-form' }, h('label', { for: 'preview-contact' }, 'As'), previewContact, previewButton),
-          previewErrors, previewed),
+          previewErrors, staleNote, previewed),
         may(BROADCASTS_WRITE) && h('section', { class: 'panel' }, h('h2', null, 'Send a test'),
           h('div', { class: 'inline-form' }, h('label', { for: 'broadcast-test-to' }, 'To'), testTo, testButton),
           h('p', { class: 'muted small' }, `Up to ${MAX_TEST_ADDRESSES} addresses. The subject starts with [Test]; tests are not in the counts.`),
@@ -654,15 +765,32 @@ async function showComposer(view, broadcast) {
 
 /**
  * A broadcast's message as rendered for one contact.
- * @param {{ subject: string, to: string, html: string | null, text: string }} rendered
+ * @param {BroadcastRender} rendered
+ * @param {number} [layoutWidth]  laid out as wide as a phone, when given; as a desktop client does, when not
  */
-function renderedMessage(rendered) {
+function renderedMessage(rendered, layoutWidth) {
   return [
     h('p', { class: 'preview-subject' }, h('span', { class: 'muted' }, 'Subject: '), rendered.subject),
     h('p', { class: 'muted small' }, `To ${rendered.to}. Remote images are not loaded.`),
-    rendered.html === null ? h('p', { class: 'muted' }, 'No HTML part.') : previewFrame(rendered.html),
+    rendered.html === null ? h('p', { class: 'muted' }, 'No HTML part.')
+      : h('div', { class: 'preview-stage' }, previewFrame(rendered.html, layoutWidth ? { layoutWidth } : {})),
     h('details', { class: 'headers' }, h('summary', null, 'Text part'), scrolledText(rendered.text, 'Text part')),
   ];
+}
+
+/**
+ * The contact fields the content writes that the contact previewed lacks: each renders as nothing, and a fallback
+ * mends it.
+ * @param {BroadcastRender} rendered
+ */
+function emptyFieldsNote(rendered) {
+  if (rendered.empty_fields.length === 0) return null;
+  return h('div', { class: 'flash warn empty-fields' }, h('ul', null, rendered.empty_fields.map((field) => {
+    const name = field.replace(/^contact\./, '');
+    const fallback = SUGGESTED_FALLBACKS[name] ?? '…';
+    return h('li', null, 'This contact has no ', code(name), ': it renders empty. Add a fallback: ',
+      code(`{{ ${field} | default: "${fallback}" }}`));
+  })));
 }
 
 /**
