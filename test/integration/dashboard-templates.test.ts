@@ -445,6 +445,10 @@ describe('the Templates view in Chromium', () => {
     await textShows(page, '.title-row .publish-state', /^version 2 is a draft/);
     expect(await said()).toEqual(['draft', 'version 2 is a draft; version 1 is published (sends use version 1)']);
     expect(await title.getByRole('button', { name: 'Publish version 2' }).isEnabled()).toBe(true);
+    // The versions say the same: the newer one a draft, the older one published.
+    const versionStatus = (n: number) => page.locator('tbody tr', { hasText: `version ${n}` }).locator('td[data-label="Status"]').innerText();
+    await expect.poll(() => versionStatus(2)).toBe('draft');
+    expect(await versionStatus(1)).toBe('published');
     await desktopAndPhoneShots(page, 'template-title-newer-draft');
 
     // The list says the same of each: its status, the version that sends, the latest.

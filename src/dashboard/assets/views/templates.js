@@ -428,8 +428,10 @@ async function showTemplate({ view, id }) {
         { header: 'Version', cell: (v) => `version ${v.version}`, className: 'nowrap' },
         { header: 'Subject', cell: (v) => v.subject },
         { header: 'Saved', cell: (v) => time(v.created_at) },
+        // The latest version, newer than the one published, is the draft the editor holds, as the title says.
         { header: 'Status', cell: (v) => (v.version === template?.published_version ? badge('published')
-          : h('span', { class: 'muted' }, v.published_at ? 'published before' : 'never published')) },
+          : v.version === template?.latest_version ? badge('draft')
+            : h('span', { class: 'muted' }, v.published_at ? 'published before' : 'never published')) },
         actionsColumn((v) => [
           openButton(v.version),
           ...(v.version === template?.published_version || !may(TEMPLATES_WRITE) ? [] : rowAction('Publish', () => publishQuestion(v.version), async () => {
