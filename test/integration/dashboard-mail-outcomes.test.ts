@@ -93,6 +93,11 @@ describe('the outcomes and links of sent mail in Chromium', () => {
     expect(await statusOf('Order 3 shipped').textContent()).toBe('bounced');
     expect(await statusOf('Order 3 shipped').locator('.badge').getAttribute('title')).toBe('failed: 1 recipient bounced');
     expect(await statusOf('Your order').textContent()).toBe('delivered');
+    // As a mail client lists mail: the sender by its name, the recipient by its address; each whole in its title.
+    const answered = page.locator('main tbody tr', { hasText: 'Your order' });
+    expect(await answered.locator('td[data-label="From"]').textContent()).toBe('Shop');
+    expect(await answered.locator('td[data-label="From"] .clip').getAttribute('title')).toBe(`Shop <orders@${DOMAIN}>`);
+    expect(await answered.locator('td[data-label="To"]').textContent()).toBe('kim@customer.test');
     await shot('emails-outcomes-list');
 
     await page.getByLabel('Outcome').selectOption('bounced');

@@ -111,12 +111,28 @@ function firstEmail() {
 /** @type {Column<EmailSummary>[]} */
 const EMAIL_COLUMNS = [
   { header: 'Created', cell: (e) => time(e.created_at), className: 'nowrap' },
-  { header: 'From', cell: (e) => clipped(e.from), minor: true },
-  { header: 'To', cell: (e) => clippedList(e.to) },
+  { header: 'From', cell: (e) => senderName(e.from), minor: true },
+  { header: 'To', cell: (e) => clippedList(e.to.map(bareAddress)) },
   { header: 'Subject', cell: (e) => clipped(e.subject || '(no subject)', { href: hrefTo('emails', e.id), wide: true }), role: 'primary' },
   { header: 'Status', cell: outcomeBadge, role: 'status' },
   { header: 'Mode', cell: (e) => badge(e.mode) },
 ];
+
+/** `Name <address>` as its parts; a bare address has no name. @param {string} mailbox */
+function mailboxParts(mailbox) {
+  const angled = /^\s*(?:"((?:[^"\\]|\\.)*)"|([^<]*?))\s*<([^>]*)>\s*$/.exec(mailbox);
+  if (!angled) return { name: '', address: mailbox.trim() };
+  return { name: (angled[1]?.replace(/\\(.)/g, '$1') ?? angled[2] ?? '').trim(), address: angled[3] };
+}
+
+/** A list's sender, as a mail client lists it: by its name, or its address when it has none; whole in the title. @param {string} from */
+function senderName(from) {
+  const { name, address } = mailboxParts(from);
+  return h('span', { class: 'clip', title: from }, name || address);
+}
+
+/** A recipient by its address alone: the list is searched and read by address. @param {string} to */
+const bareAddress = (to) => mailboxParts(to).address;
 
 /**
  * What became of an email, in one badge. `delivered` says only that a recipient took it: one who then complained,
