@@ -175,10 +175,10 @@ describe('the dashboard for keyboard and screen reader in Chromium', () => {
     return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
   }
 
-  it('keeps greyed text and an editor\'s placeholder readable', async () => {
+  it('keeps muted text and an editor\'s placeholder readable', async () => {
     await open('/api-keys', 'API keys');
-    // With full access ticked, the scopes one by one are greyed, their notes too.
-    expect(await page.locator('#scope-emails\\:read').isDisabled()).toBe(true);
+    await page.getByRole('radio', { name: 'Custom' }).check();
+    expect(await contrast('#access-custom-what')).toBeGreaterThanOrEqual(4.5);
     expect(await contrast('#scope-emails\\:read-what')).toBeGreaterThanOrEqual(4.5);
     await open(`/templates/${templateId}`, 'Receipt');
     await page.locator('#template-text .cm-content').click();

@@ -1,13 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { startTestApp, type TestApp } from '../helpers/app.js';
-import { launchChromium, signedInDashboard, watchRequests } from '../helpers/browser.js';
+import { FINE_SCOPES } from '../../src/core/scopes.js';
+import { desktopAndPhoneShots, launchChromium, noteSays, signedInDashboard, watchRequests } from '../helpers/browser.js';
 import { until } from '../helpers/child-server.js';
 
 // The dashboard in Chromium with keys of different scopes: it reads what its
 // key may do from GET /v1/api-keys/current, lists only the sections the key
 // may read, and offers no action the key may not take, saying in one line
-// which scope the view's actions need. A full-access key sees them all.
+// which scope the view's actions need. A full-access key sees them all. The
+// form that creates a key offers only what the key may grant.
 
 const SCREENSHOTS = process.env.MAILROOM_SCREENSHOTS;
 
@@ -208,5 +210,146 @@ describe('the dashboard offers what its key may do', () => {
     await page.getByRole('link', { name: 'Go to Templates' }).click();
     await page.getByRole('heading', { name: 'Templates', level: 1 }).waitFor();
     await page.close();
+  });
+  describe('the form that creates a key', () => {
+    /** The scopes of the key named `name`, as the API lists them. */
+    const scopesOf = async (name: string) => {
+      const keys = (await t.api.get('/v1/api-keys?limit=100')).body.data as Array<{ name: string; scopes: string[] }>;
+      return keys.find((k) => k.name === name)?.scopes.sort();
+    };
+    /** The labels of the radios under Access, and of the scopes' checkboxes, as offered. */
+    const offered = async (page: Page) => ({
+      access: await page.getByRole('group', { name: 'Access' }).getByRole('radio').evaluateAll((radios) =>
+        radios.map((radio) => (radio as unknown as { labels: Array<{ textContent: string }> }).labels[0].textContent)),
+      scopes: await page.locator('.scope-custom input[type="checkbox"]').evaluateAll((boxes) => boxes.map((box) => (box as unknown as { value: string }).value)),
+    });
+    const custom = (page: Page) => page.getByRole('group', { name: 'Scopes' });
+    /** Names the key, chooses its access (and scopes) and creates it. */
+    const create = async (page: Page, name: string, access: string, scopes: string[] = []) => {
+      await page.getByLabel('Key name').fill(name);
+      await page.getByRole('radio', { name: access }).check();
+      for (const scope of scopes) await page.getByLabel(scope, { exact: true }).check();
+      await page.getByRole('button', { name: 'Create key' }).click();
+    };
+
+    it('offers full, sending or custom access, shows the scopes for custom only, and makes a key of each', async () => {
+      const page = await signedInDashboard(browser, t.url, t.token, '/api-keys', 'API keys');
+      expect(await offered(page)).toEqual({ access: ['Full access', 'Sending access', 'Custom'], scopes: [...FINE_SCOPES] });
+      expect(await page.getByRole('radio', { name: 'Full access' }).isChecked()).toBe(true);
+      expect(await custom(page).isHidden()).toBe(true);
+      expect(await page.locator('.key-lacks').count()).toBe(0);
+      await page.getByRole('radio', { name: 'Sending access' }).check();
+      expect(await custom(page).isHidden()).toBe(true);
+      await page.getByRole('radio', { name: 'Custom' }).check();
+      await custom(page).waitFor();
+      // Each scope says what it allows, read out after its name.
+      expect(await page.getByRole('checkbox', { name: 'domains:write' }).getAttribute('aria-describedby')).toBe('scope-domains:write-what');
+      expect(await page.locator('[id="scope-domains:write-what"]').textContent()).toContain('rotate their DKIM keys');
+      await page.getByLabel('emails:read', { exact: true }).check();
+      await page.getByLabel('analytics:read', { exact: true }).check();
+      await desktopAndPhoneShots(page, 'api-keys-custom', '.key-form');
+      await page.getByRole('radio', { name: 'Full access' }).check();
+      expect(await custom(page).isHidden()).toBe(true);
+
+      // The scopes ticked under Custom are not sent with another choice.
+      await create(page, 'everything', 'Full access');
+      await noteSays(page, 'Key “everything” created');
+      expect(await scopesOf('everything')).toEqual(['full_access']);
+      await create(page, 'sender', 'Sending access');
+      await noteSays(page, 'Key “sender” created');
+      expect(await scopesOf('sender')).toEqual(['sending_access']);
+      await create(page, 'reporting', 'Custom', ['emails:read', 'analytics:read']);
+      await noteSays(page, 'Key “reporting” created');
+      expect(await scopesOf('reporting')).toEqual(['analytics:read', 'emails:read']);
+      await page.close();
+    });
+
+    it('refuses custom access with no scope chosen, beside the field, sending nothing', async () => {
+      const page = await signedInDashboard(browser, t.url, t.token, '/api-keys', 'API keys');
+      const posts: string[] = [];
+      page.on('request', (request) => {
+        if (request.method() === 'POST') posts.push(request.url());
+      });
+      await create(page, 'nothing chosen', 'Custom');
+      await page.locator('.field-error[data-field="scopes"]').getByRole('alert').filter({ hasText: 'Choose at least one scope.' }).waitFor();
+      await desktopAndPhoneShots(page, 'api-keys-custom-refused', '.scope-custom');
+      expect(posts).toEqual([]);
+      expect(await scopesOf('nothing chosen')).toBeUndefined();
+      await page.close();
+    });
+
+    it('does not offer full access to a key that holds every scope but full_access', async () => {
+      const { token } = await t.seed.key({ name: 'every fine scope', scopes: [...FINE_SCOPES] });
+      const page = await signedInDashboard(browser, t.url, token, '/api-keys', 'API keys');
+      expect(await offered(page)).toEqual({ access: ['Sending access', 'Custom'], scopes: [...FINE_SCOPES] });
+      expect(await page.locator('.key-lacks').allTextContents()).toEqual(['Full access is not offered: your key lacks full_access.']);
+      expect(await page.getByRole('radio', { name: 'Sending access' }).isChecked()).toBe(true);
+      // As the API has it.
+      expect((await t.api.as(token).post('/v1/api-keys', { name: 'refused', scopes: ['full_access'] })).status).toBe(403);
+      await create(page, 'sender of a fine key', 'Sending access');
+      await noteSays(page, 'Key “sender of a fine key” created');
+      expect(await scopesOf('sender of a fine key')).toEqual(['sending_access']);
+      await page.close();
+    });
+
+    it('offers a restricted key only the scopes it holds, naming those it lacks', async () => {
+      const held = ['emails:read', 'analytics:read', 'api_keys:read', 'api_keys:write'];
+      const { token } = await t.seed.key({ name: 'key manager', scopes: held });
+      const page = await signedInDashboard(browser, t.url, token, '/api-keys', 'API keys');
+      expect(await offered(page)).toEqual({ access: ['Custom'], scopes: held });
+      // Custom, the one choice, is chosen, its scopes shown.
+      expect(await page.getByRole('radio', { name: 'Custom' }).isChecked()).toBe(true);
+      await custom(page).waitFor();
+      expect(await page.locator('.key-lacks').allTextContents()).toEqual([
+        'Full access is not offered: your key lacks full_access.',
+        'Sending access is not offered: your key lacks emails:send.',
+        `Not listed, as your key lacks them: ${FINE_SCOPES.filter((s) => !held.includes(s)).join(', ')}.`,
+      ]);
+      await desktopAndPhoneShots(page, 'api-keys-restricted', '.key-form');
+      for (const scopes of [['full_access'], ['sending_access'], ['domains:read']]) {
+        expect((await t.api.as(token).post('/v1/api-keys', { name: 'refused', scopes })).status, scopes[0]).toBe(403);
+      }
+      await create(page, 'analyst', 'Custom', ['analytics:read']);
+      await noteSays(page, 'Key “analyst” created');
+      expect(await scopesOf('analyst')).toEqual(['analytics:read']);
+      await page.close();
+    });
+
+    it('shows the API\'s refusal beside Access when the key\'s scopes could not be read', async () => {
+      const { token } = await t.seed.key({ name: 'key manager on an older server', scopes: ['emails:read', 'api_keys:write'] });
+      const page = await signedInDashboard(browser, t.url, token, '/api-keys', 'API keys', {
+        beforeSignIn: (p) => p.route('**/v1/api-keys/current', (route) =>
+          route.fulfill({ status: 404, contentType: 'application/json', body: JSON.stringify({ error: { code: 'not_found', message: 'No such route.' } }) })),
+      });
+      expect((await offered(page)).access).toEqual(['Full access', 'Sending access', 'Custom']);
+      await create(page, 'too much', 'Full access');
+      await page.locator('.field-error[data-field="scopes"]').getByRole('alert').filter({ hasText: 'scopes it does not hold itself' }).waitFor();
+      expect(await scopesOf('too much')).toBeUndefined();
+      await page.close();
+    });
+
+    it('is worked by keyboard: the choices one group of radios, the focus shown', async () => {
+      const page = await signedInDashboard(browser, t.url, t.token, '/api-keys', 'API keys');
+      await page.getByLabel('Key name').focus();
+      await page.keyboard.press('Tab');
+      const full = page.getByRole('radio', { name: 'Full access' });
+      expect(await full.evaluate((radio) => radio.matches(':focus-visible'))).toBe(true);
+      expect(await full.evaluate((radio) => (globalThis as unknown as { getComputedStyle(el: unknown): { outlineStyle: string } })
+        .getComputedStyle(radio).outlineStyle)).toBe('solid');
+      // Arrows move the choice within the group; Tab leaves it for the scopes.
+      await page.keyboard.press('ArrowDown');
+      await page.keyboard.press('ArrowDown');
+      expect(await page.getByRole('radio', { name: 'Custom' }).isChecked()).toBe(true);
+      await custom(page).waitFor();
+      await page.keyboard.press('Tab');
+      const first = page.getByRole('checkbox', { name: 'emails:send' });
+      expect(await first.evaluate((box) => box === box.ownerDocument.activeElement)).toBe(true);
+      await page.keyboard.press('Space');
+      expect(await first.isChecked()).toBe(true);
+      // Each choice says what it allows, read out after its name.
+      const described = await page.getByRole('radio', { name: 'Sending access' }).getAttribute('aria-describedby');
+      expect(await page.locator(`#${described}`).textContent()).toContain('emails:send');
+      await page.close();
+    });
   });
 });

@@ -344,10 +344,10 @@ describe('operating the dashboard in Chromium', () => {
   describe('the API keys', () => {
     it('create a key with the scopes chosen', async () => {
       await open(page, '/api-keys', 'API keys');
-      expect(await page.getByLabel('full_access').isChecked()).toBe(true);
-      expect(await page.getByLabel('domains:read').isDisabled()).toBe(true);
+      expect(await page.getByRole('radio', { name: 'Full access' }).isChecked()).toBe(true);
+      expect(await page.getByLabel('domains:read').isHidden()).toBe(true);
       await page.getByLabel('Key name').fill('reporting');
-      await page.getByLabel('full_access').uncheck();
+      await page.getByRole('radio', { name: 'Custom' }).check();
       await page.getByLabel('emails:read').check();
       await page.getByLabel('analytics:read').check();
       await shot(page, 'api-keys-create');
@@ -360,7 +360,7 @@ describe('operating the dashboard in Chromium', () => {
     it('show beside the scopes why a key cannot be made without one', async () => {
       await open(page, '/api-keys', 'API keys');
       await page.getByLabel('Key name').fill('nothing');
-      await page.getByLabel('full_access').uncheck();
+      await page.getByRole('radio', { name: 'Custom' }).check();
       await page.getByRole('button', { name: 'Create key' }).click();
       await page.locator('.field-error[data-field="scopes"]').getByRole('alert').waitFor();
       await shot(page, 'api-keys-refused');

@@ -8,7 +8,11 @@
 import { request } from './api.js';
 import { h } from './ui.js';
 
-/** The key's effective (fine) scopes; null while unknown, which offers everything. @type {Set<string> | null} */
+/**
+ * The key's scopes as granted (`full_access` among them for a full-access key, the one kind that may grant it) and the
+ * fine scopes they amount to; null while unknown, which offers everything.
+ * @type {Set<string> | null}
+ */
 let granted = null;
 
 /**
@@ -19,7 +23,7 @@ let granted = null;
 export async function readAccess(key) {
   granted = null;
   const current = await request(key, 'GET', '/v1/api-keys/current');
-  granted = new Set(current.effective_scopes);
+  granted = new Set([...current.scopes, ...current.effective_scopes]);
   return current;
 }
 
@@ -32,7 +36,7 @@ export function forgetAccess() {
   granted = null;
 }
 
-/** Whether the signed-in key holds `scope` (or its scopes are unknown). @param {string} scope */
+/** Whether the signed-in key holds `scope`, a fine scope or `full_access` (or its scopes are unknown). @param {string} scope */
 export function may(scope) {
   return granted === null || granted.has(scope);
 }

@@ -23,10 +23,8 @@ import { actionsColumn, badge, clipped, code, copyable, details, fieldErrors, fi
  *   request_id: string, ip: string | null, created_at: string }} Activity
  */
 
-/** The scopes a key may hold (the contract's ApiKeyCreate), each with what it allows: first the bundles, then one by one. */
+/** The fine scopes a key may hold (the contract's ApiKeyCreate), each with what it allows, each area's together. */
 const SCOPES = /** @type {Array<[string, string]>} */ ([
-  ['full_access', 'Everything, managing API keys included.'],
-  ['sending_access', 'Sending only: the same as emails:send.'],
   ['emails:send', 'Send emails and attachments; reschedule, cancel and resend them.'],
   ['emails:read', 'Read emails, their timelines, attachments and sources. The dashboard signs in with it.'],
   ['domains:read', 'Read domains and their DNS records.'],
@@ -50,11 +48,22 @@ const SCOPES = /** @type {Array<[string, string]>} */ ([
   ['api_keys:write', 'Create and revoke API keys.'],
 ]);
 
+/**
+ * The access a new key may be given, as Resend and Postmark offer it: one of the API's two bundles, or fine scopes
+ * chosen one by one. `needs` is what the signed-in key must hold to grant the bundle: `full_access` itself, since a
+ * key holding every fine scope still may not grant it (canGrant in core/scopes.ts).
+ * @typedef {{ id: string, label: string, what: string, scope?: string, needs?: string }} Access
+ * @type {Access[]}
+ */
+const ACCESS = [
+  { id: 'full', label: 'Full access', what: 'Everything, creating and revoking API keys included.', scope: 'full_access', needs: 'full_access' },
+  { id: 'sending', label: 'Sending access', what: 'Sending email only (emails:send): it can read nothing back.', scope: 'sending_access',
+    needs: 'emails:send' },
+  { id: 'custom', label: 'Custom', what: 'The scopes you choose, area by area.' },
+];
+
 /** The scope of creating and revoking keys. */
 const API_KEYS_WRITE = 'api_keys:write';
-
-/** How many of SCOPES are bundles of the others. */
-const BUNDLES = 2;
 
 /** The dashboard page of a resource an activity row names, by its id's prefix. */
 const RESOURCE_ROUTES = /** @type {Record<string, string>} */ ({
@@ -96,28 +105,49 @@ function showApiKeys({ view, query }) {
   return pagedTable(list, { api: '/v1/api-keys', route: '/api-keys', query, columns, empty: 'No API keys.' });
 }
 
-/** The form that creates a key, with its scopes; the API's refusals show beside the field they name. */
+/**
+ * The form that creates a key: full, sending or custom access, the fine scopes shown for custom only. What the signed-in
+ * key cannot grant (the API's 403) is left out, and a line says so; the API's refusals show beside the field they name.
+ */
 function createForm() {
   const errors = fieldErrors();
   const near = h('div');
   const name = h('input', { id: 'key-name', name: 'name', type: 'text', required: true, autocomplete: 'off' });
-  const boxes = SCOPES.map(([scope]) => h('input', { type: 'checkbox', id: `scope-${scope}`, value: scope, checked: scope === 'full_access',
-    'aria-describedby': `scope-${scope}-what` }));
+  const offered = ACCESS.filter((access) => !access.needs || may(access.needs));
+  const radios = offered.map((access, i) => h('input', { type: 'radio', name: 'access', id: `access-${access.id}`, value: access.id,
+    checked: i === 0, 'aria-describedby': `access-${access.id}-what` }));
+  const options = offered.map((access, i) => h('div', { class: 'scope-choice scope-option' }, radios[i],
+    h('span', null, h('label', { for: `access-${access.id}` }, access.label),
+      h('span', { id: `access-${access.id}-what`, class: 'muted small' }, access.what))));
+  const withheld = ACCESS.filter((access) => !offered.includes(access)).map((access) => h('p', { class: 'muted small key-lacks' },
+    `${access.label} is not offered: your key lacks `, h('code', null, access.needs), '.'));
+  const grantable = SCOPES.filter(([scope]) => may(scope));
+  const lacking = SCOPES.filter(([scope]) => !may(scope)).map(([scope]) => scope);
+  const boxes = grantable.map(([scope]) => h('input', { type: 'checkbox', id: `scope-${scope}`, value: scope, 'aria-describedby': `scope-${scope}-what` }));
   // Named by the scope alone, what it allows read out after it.
-  const choices = SCOPES.map(([scope, what], i) => h('div', { class: 'scope-choice' }, boxes[i],
+  const choices = grantable.map(([scope, what], i) => h('div', { class: 'scope-choice' }, boxes[i],
     h('span', null, h('label', { for: `scope-${scope}` }, h('code', null, scope)), h('span', { id: `scope-${scope}-what`, class: 'muted small' }, what))));
-  const [full, ...others] = boxes;
-  // Full access holds every other scope: while it is ticked they are shown as included, not to be picked.
-  const included = () => {
-    for (const box of others) box.disabled = full.checked;
+  const custom = h('fieldset', { class: 'scope-custom' }, h('legend', null, 'Scopes'),
+    h('div', { class: 'scope-list' }, byArea(grantable.map(([scope]) => scope), choices)),
+    lacking.length > 0 && h('p', { class: 'muted small key-lacks' }, 'Not listed, as your key lacks them: ',
+      lacking.flatMap((scope, i) => [i > 0 && ', ', h('code', null, scope)]), '.'));
+  const chosen = () => offered[radios.findIndex((radio) => radio.checked)];
+  const showCustom = () => {
+    custom.hidden = chosen().id !== 'custom';
   };
-  full.addEventListener('change', included);
-  included();
+  for (const radio of radios) radio.addEventListener('change', showCustom);
+  showCustom();
+  const scopesError = errors.slot('scopes', 'Access');
   const submit = h('button', { type: 'submit' }, 'Create key');
   return h('form', { class: 'panel key-form', novalidate: true, onsubmit: (event) => {
     event.preventDefault();
+    const access = chosen();
+    const scopes = access.scope ? [access.scope] : boxes.filter((box) => box.checked).map((box) => box.value);
+    if (scopes.length === 0) {
+      errors.show(new Error('Choose at least one scope.'), scopesError);
+      return;
+    }
     void whileBusy(submit, async () => {
-      const scopes = full.checked ? ['full_access'] : others.filter((b) => b.checked).map((b) => b.value);
       try {
         /** @type {ApiKey} */
         const created = await api('POST', '/v1/api-keys', { body: { name: name.value.trim(), scopes } });
@@ -130,11 +160,9 @@ function createForm() {
   h('h2', null, 'Create a key'),
   h('p', { class: 'muted small' }, 'In the mode of the key you are signed in with, and with no more than it holds.'),
   h('div', { class: 'form-grid' }, h('label', { for: 'key-name' }, 'Key name'), h('div', null, name, errors.slot('name', 'Key name', name))),
-  h('fieldset', { class: 'scope-choices' }, h('legend', null, 'Scopes'),
-    h('div', { class: 'scope-list scope-bundles' }, choices.slice(0, BUNDLES)),
-    h('p', { class: 'muted small' }, 'Or one by one, with full access unticked:'),
-    h('div', { class: 'scope-list' }, byArea(SCOPES.slice(BUNDLES).map(([scope]) => scope), choices.slice(BUNDLES)))),
-  errors.slot('scopes', 'Scopes'),
+  // Custom, always offered, comes last, its scopes under it.
+  h('fieldset', { class: 'scope-choices' }, h('legend', null, 'Access'), options.slice(0, -1), withheld, options.at(-1), custom),
+  scopesError,
   near, submit);
 }
 
