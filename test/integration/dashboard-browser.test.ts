@@ -239,7 +239,7 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('button', { name: 'Add domain' }).click();
     // Not yet checked: the list says what sending waits for, and that DNS was never looked at.
     const listed = page.locator('main tbody tr').filter({ hasText: 'news.shop.test' });
-    await listed.locator('.records-missing', { hasText: 'Needs DKIM, SPF, MX_BOUNCE (0 of 3 found)' }).waitFor();
+    await listed.locator('.records-missing', { hasText: 'Needs DKIM, SPF, Return-path MX (0 of 3 found)' }).waitFor();
     expect(await listed.locator('td[data-label="Last checked"]').textContent()).toBe('never');
     await page.getByRole('link', { name: 'news.shop.test', exact: true }).click();
     await page.getByRole('heading', { name: 'news.shop.test', level: 1 }).waitFor();
@@ -251,6 +251,34 @@ describe('the dashboard in Chromium', () => {
 
     const domains = (await t.api.as(testKey).get('/v1/domains')).body.data as Array<{ name: string }>;
     expect(domains.map((d) => d.name)).toContain('news.shop.test');
+  });
+
+  it('says above a domain\'s records when the server\'s host name is not one a receiver can look up', async () => {
+    const laptop = await startTestApp({ env: { MAILROOM_HOSTNAME: 'vm' } });
+    const own = await browser.newPage();
+    try {
+      const domain = await laptop.api.post('/v1/domains', { name: 'shop.test' });
+      expect(domain.body.records.find((r: { record: string }) => r.record === 'MX_BOUNCE').value).toBe('vm');
+      await own.goto(`${laptop.url}/dashboard/#/domains/${domain.body.id}`);
+      await own.getByLabel('API key').fill(laptop.token);
+      await own.getByRole('button', { name: 'Sign in' }).click();
+      const note = own.locator('.host-note');
+      await note.waitFor();
+      expect(await note.textContent()).toBe('These records cannot verify yet: they name this server as vm, which is not a full host name, so no receiver '
+        + 'can look it up. Start the server with MAILROOM_HOSTNAME set to its public name (such as mail.example.com, with an A record pointing at it); '
+        + 'the records follow it.');
+      // The records are named as DNS guides name them, not by the API's codes.
+      await own.locator('main tbody tr', { hasText: 'Return-path MX' }).waitFor();
+      // A server with a full name says nothing of the kind.
+      const named = await t.api.post('/v1/domains', { name: 'named.test' });
+      await page.goto(`${t.url}/dashboard/#/domains/${named.body.id}`);
+      await page.getByRole('heading', { name: 'named.test', level: 1 }).waitFor();
+      await page.locator('main tbody tr').first().waitFor();
+      expect(await page.locator('.host-note').count()).toBe(0);
+    } finally {
+      await own.close();
+      await laptop.close();
+    }
   });
 
   it('creates an API key and shows its token once', async () => {

@@ -548,9 +548,9 @@ describe('the dashboard\'s layout in Chromium', () => {
       expect((await t.api.post(`/v1/domains/${ready.body.id}/verify`)).body.status).toBe('active');
       await open('/domains');
       const dnsCell = (name: string) => page.locator('main tbody tr').filter({ hasText: name }).locator('td[data-label="DNS records"]');
-      expect(await dnsCell('mail.ready.test').textContent()).toBe('All 3 needed foundOptional, not found: DKIM_ED25519, DMARC');
+      expect(await dnsCell('mail.ready.test').textContent()).toBe('All 3 needed foundOptional, not found: DKIM (Ed25519), DMARC');
       // The long domain's signing key is published with another key, and nothing else of it is.
-      expect(await dnsCell(LONG_DOMAIN).locator('.records-missing').textContent()).toBe('Needs DKIM, SPF, MX_BOUNCE (0 of 3 found)');
+      expect(await dnsCell(LONG_DOMAIN).locator('.records-missing').textContent()).toBe('Needs DKIM, SPF, Return-path MX (0 of 3 found)');
       expect(await dnsCell(LONG_DOMAIN).textContent()).toContain('new DKIM');
       await desktopAndPhoneShots(page, 'domains');
       await page.setViewportSize({ width: 390, height: 844 });

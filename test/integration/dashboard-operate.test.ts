@@ -209,7 +209,7 @@ describe('operating the dashboard in Chromium', () => {
       await owner.getByRole('button', { name: 'Save settings' }).click();
       await noteSays(owner, 'The settings were saved. An MX record for keep.example was added below. A CNAME record for links.keep.example was added below. Publish them at your DNS provider, then press Verify.');
       expect(await domain(keep.id)).toMatchObject({ open_tracking: true, click_tracking: false, inbound_enabled: true, tracking_subdomain: 'links' });
-      await owner.locator('tbody tr', { hasText: 'MX_INBOUND' }).waitFor();
+      await owner.locator('tbody tr', { hasText: 'Inbound MX' }).waitFor();
       expect(await owner.getByLabel('Open tracking').isChecked()).toBe(true);
       await shot(owner, 'domain-settings');
     });

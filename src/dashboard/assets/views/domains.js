@@ -141,16 +141,30 @@ function renderDomain(view, domain, path) {
     errors.node,
     details([
       ['ID', code(domain.id)],
-      ['Region', domain.region],
       ['Return path', code(domain.return_path)],
-      ['Last checked', time(domain.last_checked_at)],
+      ['Last checked', domain.last_checked_at ? time(domain.last_checked_at) : h('span', { class: 'muted' }, 'never')],
       ['Created', time(domain.created_at)],
     ]),
     h('h2', null, 'DNS records'),
+    unqualifiedHostNote(domain),
     h('p', { class: 'muted small' }, 'Publish these at your DNS provider. Optional records are not needed to send.'),
     table(DNS_COLUMNS, domain.records),
     h('h2', null, 'Settings'),
     settingsForm(view, domain, path));
+}
+
+/**
+ * The records name this server by its host name (MAILROOM_HOSTNAME): a name without a dot (a laptop's `vm`) is one no
+ * receiver can look up, so records naming it could never verify. Said above them, before anyone publishes them.
+ * @param {Domain} domain
+ */
+function unqualifiedHostNote(domain) {
+  const host = domain.records.find((r) => r.record === 'MX_BOUNCE')?.value;
+  if (!host || host.includes('.')) return null;
+  return h('div', { class: 'panel outcome-note host-note', role: 'note' },
+    h('p', null, h('strong', null, 'These records cannot verify yet: '), 'they name this server as ', h('code', null, host),
+      ', which is not a full host name, so no receiver can look it up. Start the server with ', h('code', null, 'MAILROOM_HOSTNAME'),
+      ' set to its public name (such as ', h('code', null, 'mail.example.com'), ', with an A record pointing at it); the records follow it.'));
 }
 
 /** @param {Domain} domain */
@@ -257,7 +271,7 @@ function recordChanges(before, after) {
  * @type {Column<DomainRecord>[]}
  */
 const DNS_COLUMNS = [
-  { header: 'Record', cell: (r) => [r.record, keyState(r) ?? (!r.required && h('div', { class: 'muted small' }, 'optional'))], className: 'nowrap' },
+  { header: 'Record', cell: (r) => [recordName(r), keyState(r) ?? (!r.required && h('div', { class: 'muted small' }, 'optional'))], className: 'nowrap' },
   { header: 'Type', cell: (r) => [r.type, r.priority !== undefined && h('div', { class: 'muted small' }, `priority ${r.priority}`)], className: 'nowrap' },
   { header: 'Name and value', cell: (r) => h('dl', { class: 'dns-entry' },
     h('dt', null, 'Name'), h('dd', null, copyable(r.name, { label: `name of the ${recordLabel(r)} record`, hostName: true })),
@@ -267,8 +281,16 @@ const DNS_COLUMNS = [
     role: 'status' },
 ];
 
+/** The records by the names DNS guides give them; the API's own codes (MX_BOUNCE) say little to a person. */
+const RECORD_NAMES = /** @type {Record<string, string>} */ ({
+  DKIM: 'DKIM', DKIM_ED25519: 'DKIM (Ed25519)', SPF: 'SPF', MX_BOUNCE: 'Return-path MX', MX_INBOUND: 'Inbound MX', DMARC: 'DMARC',
+  TRACKING: 'Tracking CNAME',
+});
+/** @param {DomainRecord} r */
+const recordName = (r) => RECORD_NAMES[r.record] ?? r.record;
+
 /** A record as its Copy buttons name it: the new key's DKIM records apart from the current ones. @param {DomainRecord} r */
-const recordLabel = (r) => (r.key_state === 'pending' ? `new ${r.record}` : r.key_state === 'retiring' ? `retiring ${r.record}` : r.record);
+const recordLabel = (r) => (r.key_state === 'pending' ? `new ${recordName(r)}` : r.key_state === 'retiring' ? `retiring ${recordName(r)}` : recordName(r));
 
 /** Where a DKIM record is in a rotation; nothing for the key that signs. @param {DomainRecord} r */
 function keyState(r) {
