@@ -74,6 +74,8 @@ describe('operating the dashboard in Chromium', () => {
     it('is cancelled only once the question is answered', async () => {
       const scheduled = await send({ scheduled_at: 'in 2 days' });
       await open(page, `/emails/${scheduled.id}`, 'Your receipt');
+      // Its recipient waits as the email does: scheduled, not queued.
+      expect(await page.locator('main table').first().locator('td[data-label="Status"]').textContent()).toBe('scheduled');
       await page.getByRole('button', { name: 'Cancel', exact: true }).click();
       expect(await answerDialog(page, 'Go back')).toBe(
         'Cancel this email?\n“Your receipt” to 1 recipient is not sent.\n\nThis cannot be undone; a resend would make a new email.');

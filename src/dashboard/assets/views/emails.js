@@ -208,7 +208,8 @@ async function showEmail({ view, id }) {
   const email = await loadRecord(view, 'Email', path, { href: '#/emails', label: 'All emails' });
   if (!email) return;
   const timeline = h('div', null, loading());
-  const recipients = h('div', null, table(recipientColumns(new Set()), email.recipients));
+  const scheduled = email.status === 'scheduled';
+  const recipients = h('div', null, table(recipientColumns(new Set(), scheduled), email.recipients));
   const replyList = h('div');
   const eventsSummary = h('span', null, 'Events');
   // A phone folds the details, recipients and timeline under a line each, so that the body is near the top.
@@ -235,7 +236,7 @@ async function showEmail({ view, id }) {
     const page = await events;
     // A complaint leaves its recipient delivered: the timeline says who.
     const complainers = new Set(page.data.filter((e) => e.type === 'email.complained').map((e) => String(e.data.to)));
-    if (complainers.size > 0) fill(recipients, table(recipientColumns(complainers), email.recipients));
+    if (complainers.size > 0) fill(recipients, table(recipientColumns(complainers, scheduled), email.recipients));
     fill(eventsSummary, `Events (${page.data.length}${page.has_more ? '+' : ''})`);
     fill(timeline,
       page.data.length > 0 ? table(TIMELINE_COLUMNS, page.data) : h('p', { class: 'empty' }, 'No events yet.'),
@@ -405,15 +406,19 @@ function emailDetails(email) {
 
 /**
  * An address wraps whole: it is what a person looks for here. At tablet widths the type and code are left out: the
- * details above list the To, Cc and Bcc, and a reply opens with its code.
+ * details above list the To, Cc and Bcc, and a reply opens with its code. A recipient of an email not yet due is
+ * queued to the API, and scheduled as the email is, to a person.
  * @param {Set<string>} complainers  the addresses that reported the email as spam
+ * @param {boolean} scheduled  whether the email waits for its time
  * @returns {Column<Recipient>[]}
  */
-const recipientColumns = (complainers) => [
+const recipientColumns = (complainers, scheduled) => [
   { header: 'Address', cell: (r) => address(r.email), className: 'address-cell' },
   { header: 'Type', cell: (r) => r.type, minor: true },
-  { header: 'Status', cell: (r) => (complainers.has(r.email) ? [badge(r.status), ' ', badge('complained')] : badge(r.status)),
-    role: 'status' },
+  { header: 'Status', cell: (r) => {
+    const status = badge(scheduled && r.status === 'queued' ? 'scheduled' : r.status);
+    return complainers.has(r.email) ? [status, ' ', badge('complained')] : status;
+  }, role: 'status' },
   { header: 'SMTP code', cell: (r) => r.smtp_code, minor: true },
   { header: 'Detail', cell: (r) => r.detail, className: 'prose' },
   { header: 'Updated', cell: (r) => time(r.updated_at), className: 'nowrap' },
