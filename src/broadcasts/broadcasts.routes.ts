@@ -25,9 +25,9 @@ export function broadcastsRoutes(broadcasts: BroadcastsService): Router<AppState
     broadcasts.update(auth.workspaceId, params.broadcast_id, body)));
   r.delete('/:broadcast_id', op('deleteBroadcast', { scope: 'broadcasts:write', status: 204 }, ({ auth, params }) =>
     broadcasts.remove(auth.workspaceId, params.broadcast_id)));
-  r.post('/:broadcast_id/audience', op('previewBroadcastAudience', { scope: 'broadcasts:read' }, ({ auth, params, body }) =>
+  r.post('/:broadcast_id/audience', op('previewBroadcastAudience', { scope: 'broadcasts:read', changesNothing: true }, ({ auth, params, body }) =>
     broadcasts.audience(auth.workspaceId, params.broadcast_id, body)));
-  r.post('/:broadcast_id/preview', op('previewBroadcast', { scope: 'broadcasts:read' }, ({ auth, params, body }) =>
+  r.post('/:broadcast_id/preview', op('previewBroadcast', { scope: 'broadcasts:read', changesNothing: true }, ({ auth, params, body }) =>
     broadcasts.preview(auth.workspaceId, params.broadcast_id, body.contact_id)));
   r.post('/:broadcast_id/test', op('sendBroadcastTest', { scope: 'broadcasts:write', idempotent: true }, ({ auth, params, body }) =>
     broadcasts.test(sender(auth), params.broadcast_id, body.to)));

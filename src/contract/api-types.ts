@@ -123,7 +123,7 @@ export interface paths {
         };
         /**
          * The audit trail of a key - every write it made, newest first.
-         * @description A row is written just after its response is sent, so it may take a few milliseconds to appear. Calls made one after another through one node are listed in the order they were made. Rows are kept 90 days.
+         * @description A POST that stores nothing (a template's or a broadcast's preview or render, an audience count, `POST /v1/emails/check`) is not a write and is not listed. A row is written just after its response is sent, so it may take a few milliseconds to appear. Calls made one after another through one node are listed in the order they were made. Rows are kept 90 days.
          */
         get: operations["listApiKeyActivity"];
         put?: never;

@@ -46,7 +46,7 @@ export function emailsRoutes(emails: EmailsService): Router<AppState> {
     });
     return emails.batch(sender(auth), items, { strict: mode === 'strict' });
   }));
-  r.post('/check', op('checkEmail', { scope: 'emails:send', maxBodyBytes: MAX_SEND_BODY_BYTES }, ({ auth, body }) =>
+  r.post('/check', op('checkEmail', { scope: 'emails:send', maxBodyBytes: MAX_SEND_BODY_BYTES, changesNothing: true }, ({ auth, body }) =>
     emails.check(sender(auth), body)));
   r.get('/:email_id', op('getEmail', { scope: 'emails:read' }, ({ auth, params }) => emails.get(auth.workspaceId, params.email_id)));
   r.get('/:email_id/raw', sendDownload, op('getEmailRaw', { scope: 'emails:read' }, async ({ auth, params }) =>

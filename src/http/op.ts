@@ -73,6 +73,8 @@ export interface OpOptions {
   cost?: (body: unknown) => number;
   /** Largest accepted request body (default 1 MiB). */
   maxBodyBytes?: number;
+  /** A POST that stores nothing (a preview, a render, a check): left out of the key's trail of writes. */
+  changesNothing?: boolean;
 }
 
 export type OpMiddleware = Middleware<AppState> & { operationId: string };
@@ -127,7 +129,7 @@ export function op<Id extends OperationId>(operationId: Id, options: OpOptions, 
       throw err;
     } finally {
       if (idemKey) await deps.idempotency.finish(auth.workspaceId, idemKey, operationId, hash, response);
-      if (ctx.method !== 'GET' && response && response.status < 500) {
+      if (ctx.method !== 'GET' && !options.changesNothing && response && response.status < 500) {
         const id = (response.body as { id?: unknown } | undefined)?.id;
         void deps.apiKeys.recordActivity(auth, {
           operationId, method: ctx.method, path: ctx.path, status: response.status,

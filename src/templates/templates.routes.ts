@@ -15,7 +15,7 @@ export function templatesRoutes(templates: TemplatesService): Router<AppState> {
   r.post('/', op('createTemplate', { scope: 'templates:write', status: 201, idempotent: true, maxBodyBytes: MAX_TEMPLATE_BODY_BYTES },
     ({ auth, body }) => templates.create(auth.workspaceId, body)));
   // Before /:template_id, which would otherwise take "render" for a name.
-  r.post('/render', op('previewTemplate', { scope: 'templates:read', maxBodyBytes: MAX_TEMPLATE_BODY_BYTES }, ({ body }) =>
+  r.post('/render', op('previewTemplate', { scope: 'templates:read', maxBodyBytes: MAX_TEMPLATE_BODY_BYTES, changesNothing: true }, ({ body }) =>
     templates.preview(body)));
   r.get('/:template_id', op('getTemplate', { scope: 'templates:read' }, ({ auth, params }) =>
     templates.get(auth.workspaceId, params.template_id)));
@@ -31,7 +31,7 @@ export function templatesRoutes(templates: TemplatesService): Router<AppState> {
     templates.versions(auth.workspaceId, params.template_id, page)));
   r.get('/:template_id/versions/:version', op('getTemplateVersion', { scope: 'templates:read' }, ({ auth, params }) =>
     templates.version(auth.workspaceId, params.template_id, params.version)));
-  r.post('/:template_id/render', op('renderTemplate', { scope: 'templates:read' }, ({ auth, params, body }) =>
+  r.post('/:template_id/render', op('renderTemplate', { scope: 'templates:read', changesNothing: true }, ({ auth, params, body }) =>
     templates.render(auth.workspaceId, params.template_id, body)));
   return r;
 }

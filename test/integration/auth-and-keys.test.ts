@@ -203,6 +203,21 @@ describe('authentication and API keys', () => {
     expect(me.last_used_at).not.toBeNull();
   });
 
+  it('leaves out of the trail the POSTs that store nothing: previews, renders and checks', async () => {
+    await using t = await startTestApp();
+    expect((await t.api.post('/v1/templates/render', { subject: 'Hi', text: 'Hello' })).status).toBe(200);
+    expect((await t.api.post('/v1/emails/check', { from: 'a@shop.test', to: ['b@example.org'], subject: 'Hi', text: 'Hello' })).status).toBe(200);
+    const tag = await t.api.post('/v1/tags', { name: 'after the previews' });
+    expect(tag.status).toBe(201);
+    const me = (await t.api.get('/v1/api-keys')).body.data.find((k: { name: string }) => k.name === 'harness');
+    let trail: any[] = [];
+    for (const deadline = Date.now() + 5000; Date.now() < deadline && trail.length === 0;) {
+      trail = (await t.api.get(`/v1/api-keys/${me.id}/activity`)).body.data;
+    }
+    // Rows of one node's calls are listed in their order: had the previews been recorded, they would be here already.
+    expect(trail.map((row) => row.operation_id)).toEqual(['createTag']);
+  });
+
   it('answers unknown routes and wrong methods in the error shape', async () => {
     await using t = await startTestApp();
     const unknown = await t.api.get('/v1/nothing-here');
