@@ -53,8 +53,9 @@ describe('the Queue view in Chromium', () => {
     const row = page.locator('tbody tr').filter({ hasText: 'slow.test' });
     await row.waitFor();
     const cells = await row.locator('td').allTextContents();
-    // Domain, queued, deferred, leased, emails, oldest, next attempt, last reply.
+    // Domain, queued, deferred, sending now, emails, oldest, next attempt, last reply.
     expect(cells.slice(0, 5)).toEqual(['slow.test', '0', '3', '0', '2']);
+    expect(await page.locator('thead th').nth(3).textContent()).toBe('Sending now');
     expect(cells[7]).toBe(REPLY);
     // The reply is kept to a line, whole in its title, so a row stays a line high beside its buttons.
     const reply = row.locator('.clip.reply');
@@ -69,6 +70,8 @@ describe('the Queue view in Chromium', () => {
     await page.getByRole('heading', { name: 'slow.test', level: 1 }).waitFor();
     await page.locator('tbody tr').filter({ hasText: 'ann@slow.test, bob@slow.test' }).waitFor();
     expect(await page.locator('tbody tr').count()).toBe(2);
+    // Above them, the destination's last reply whole: it says why the mail waits.
+    expect(await page.locator('.last-reply-note').textContent()).toBe(`The last reply from slow.test's servers: ${REPLY}`);
     // Subjects and recipients are kept to a line, each whole in its title.
     expect(await page.getByRole('link', { name: 'Order for ann@slow.test' }).getAttribute('title')).toBe('Order for ann@slow.test');
     expect(await page.locator('tbody [title="ann@slow.test, bob@slow.test"]').count()).toBe(1);

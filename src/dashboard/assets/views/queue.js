@@ -46,6 +46,16 @@ function lastReply(reply) {
   return h('span', { class: 'clip reply', title: text }, text);
 }
 
+/**
+ * What the destination last answered, whole: the lists keep it to a line, and it is what says why mail waits.
+ * @param {string} domain @param {NonNullable<Destination['last_reply']>} reply
+ */
+function lastReplyNote(domain, reply) {
+  return h('div', { class: 'panel outcome-note last-reply-note' },
+    h('p', null, h('strong', null, reply.code === null ? `No answer from ${domain}'s servers: ` : `The last reply from ${domain}'s servers: `),
+      h('span', { class: 'reply-text' }, reply.text)));
+}
+
 /** @param {string} domain */
 async function retry(domain) {
   /** @type {{ retried: number }} */
@@ -139,8 +149,8 @@ async function showQueue({ view, query }) {
     { header: 'Domain', cell: (d) => h('a', { href: destinationHref(d.domain) }, d.domain), className: 'nowrap' },
     { header: 'Queued', cell: (d) => String(d.queued), className: 'num', minor: true },
     { header: 'Deferred', cell: (d) => String(d.deferred), className: 'num', minor: true },
-    // Leased mail is under an attempt, or its node stopped: a retry leaves it until the lease ends.
-    { header: 'Leased', cell: (d) => (d.lease_ends_at ? h('span', { title: `lease ends ${d.lease_ends_at}` }, String(d.leased)) : String(d.leased)), className: 'num', minor: true },
+    // Under an attempt now (leased), or its node stopped: a retry leaves it until the lease ends.
+    { header: 'Sending now', cell: (d) => (d.lease_ends_at ? h('span', { title: `lease ends ${d.lease_ends_at}` }, String(d.leased)) : String(d.leased)), className: 'num', minor: true },
     { header: 'Emails', cell: (d) => String(d.emails), className: 'num' },
     { header: 'Oldest', cell: (d) => time(d.oldest_at), className: 'nowrap', minor: true },
     { header: 'Next attempt', cell: nextAttempt, className: 'nowrap' },
@@ -164,6 +174,7 @@ async function showDestination({ view, id: domain, query }) {
     h('p', null, h('a', { href: '#/queue' }, '← The whole queue'),
       summary ? ` · ${summary.queued} waiting for a first attempt, ${summary.deferred} deferred, the oldest since ` : null,
       summary ? time(summary.oldest_at) : null),
+    summary?.last_reply ? lastReplyNote(domain, summary.last_reply) : null,
     withheldNote(QUEUE_WRITE, LEVERS),
     h('form', { class: 'filters', role: 'search', onsubmit: (/** @type {Event} */ event) => {
       event.preventDefault();
