@@ -39,7 +39,8 @@ describe('the dashboard on a phone\'s first screen', () => {
       expect((await t.api.post('/v1/emails', { from, to: [`reader${i}@example.com`], subject: `Weekly digest ${i}`, text: 'News' })).status).toBe(201);
     }
     const email = await t.api.post('/v1/emails', { from, to: ['reader@example.com', 'second.reader@example.com'], cc: ['copy@example.com'],
-      subject: 'Your order has shipped', html: NEWSLETTER, text: 'Your order has shipped.', tags: ['orders'] });
+      subject: 'Your order has shipped', html: NEWSLETTER, text: 'Your order has shipped.', tags: ['orders'],
+      attachments: [{ filename: 'invoice-1042.txt', content: Buffer.from('Invoice 1042').toString('base64') }] });
     expect(email.status).toBe(201);
     ids.email = email.body.id;
     await t.mailroom.delivery.drain();
@@ -138,7 +139,7 @@ describe('the dashboard on a phone\'s first screen', () => {
     await shoot('phone-broadcasts');
   });
 
-  it('brings an email\'s body to its first screen on a phone, the details, recipients and events folded above it', async () => {
+  it('brings an email\'s body to its first screen on a phone, the details, recipients, attachments and events folded above it', async () => {
     await page.setViewportSize(PHONE);
     await open(`/emails/${ids.email}`);
     await page.locator('summary', { hasText: /^Events \(\d+\)$/ }).waitFor();
@@ -146,6 +147,8 @@ describe('the dashboard on a phone\'s first screen', () => {
     expect(frame.y).toBeLessThan(PHONE.height - 150);
     expect(await page.locator('summary', { hasText: 'Details' }).locator('.badge').textContent()).toBe('delivered');
     expect(await page.locator('dl.details').isVisible()).toBe(false);
+    expect(await page.locator('summary', { hasText: 'Attachments (1)' }).isVisible()).toBe(true);
+    expect(await page.getByRole('button', { name: /invoice-1042\.txt|Download/ }).first().isVisible()).toBe(false);
     await shoot('phone-email');
     await page.locator('summary', { hasText: 'Recipients (3)' }).click();
     await page.locator('td.address-cell', { hasText: 'second.reader@example.com' }).waitFor();
@@ -188,7 +191,7 @@ describe('the dashboard on a phone\'s first screen', () => {
       await page.locator('main h1').first().waitFor();
     };
     for (let i = 0; i < 4; i++) {
-      await go(`#/emails/${ids.email}`, 3);
+      await go(`#/emails/${ids.email}`, 4);
       await go(`#/emails?to=reader${i}`, 1);
     }
     // The list's filters alone watch the width: none of the folds of the pages left.

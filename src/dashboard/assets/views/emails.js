@@ -212,7 +212,7 @@ async function showEmail({ view, id }) {
   const recipients = h('div', null, table(recipientColumns(new Set(), scheduled), email.recipients));
   const replyList = h('div');
   const eventsSummary = h('span', null, 'Events');
-  // A phone folds the details, recipients and timeline under a line each, so that the body is near the top.
+  // A phone folds the details, recipients, attachments and timeline under a line each, so that the body is near the top.
   fill(view,
     h('h1', null, email.subject || '(no subject)'),
     h('p', null, h('a', { href: '#/emails' }, '← All emails'), ' · id ', code(email.id)),
@@ -226,7 +226,8 @@ async function showEmail({ view, id }) {
     ],
     foldOnPhone(['Details', outcomeBadge(email)], emailDetails(email)),
     foldOnPhone(`Recipients (${email.recipients.length})`, h('h2', null, 'Recipients'), recipients),
-    email.attachments.length > 0 && [h('h2', null, 'Attachments'), table(attachmentColumns(path), email.attachments.map((a, index) => ({ ...a, index })))],
+    email.attachments.length > 0 && foldOnPhone(`Attachments (${email.attachments.length})`, h('h2', null, 'Attachments'),
+      table(attachmentColumns(path), email.attachments.map((a, index) => ({ ...a, index })))),
     replyList,
     foldOnPhone(eventsSummary, h('h2', null, 'Events'), timeline),
     bodyParts(email.html, email.text),
