@@ -153,13 +153,23 @@ describe('the dashboard in Chromium', () => {
     await page.getByRole('heading', { name: HOSTILE_SUBJECT, level: 1 }).waitFor();
   });
 
-  it('filters the list by recipient', async () => {
+  it('filters the list by recipient, sender and subject, the filters kept in the address', async () => {
     await page.getByRole('link', { name: 'Emails', exact: true }).click();
-    await page.getByLabel('To').fill('nobody-like-this');
+    await page.getByLabel('To', { exact: true }).fill('nobody-like-this');
     await page.getByRole('button', { name: 'Search' }).click();
     await expect.poll(() => page.locator('main').textContent()).toMatch(/No emails/i);
-    await page.getByLabel('To').fill('delivered@');
+    await page.getByLabel('To', { exact: true }).fill('delivered@');
     await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('link', { name: HOSTILE_SUBJECT, exact: true }).waitFor();
+    await page.getByLabel('To', { exact: true }).fill('');
+    await page.getByLabel('From', { exact: true }).fill('Other shop');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.waitForURL(/from=Other\+shop/);
+    await expect.poll(() => page.locator('main p.empty').textContent()).toMatch(/^No emails match these filters/);
+    await page.getByLabel('From', { exact: true }).fill('shop');
+    await page.getByLabel('Subject', { exact: true }).fill(HOSTILE_SUBJECT.slice(0, 12));
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.waitForURL(/subject=/);
     await page.getByRole('link', { name: HOSTILE_SUBJECT, exact: true }).waitFor();
   });
 

@@ -79,6 +79,8 @@ function showEmails({ view, query }) {
     filterSelect('Outcome', 'outcome', query, 'any', EMAIL_OUTCOMES.map((o) => [o, `a recipient ${o}`])),
     filterSelect('Mode', 'mode', query, 'live and test', [['live', 'live'], ['test', 'test']]),
     filterText('To', 'to', query),
+    filterText('From', 'from', query, 'name or address'),
+    filterText('Subject', 'subject', query, 'part of it'),
   ];
   const list = h('div');
   fill(view, h('h1', null, 'Emails'),
@@ -87,7 +89,7 @@ function showEmails({ view, query }) {
     filterForm('/emails', filters, new URLSearchParams(broadcastId ? { broadcast_id: broadcastId } : {})), list);
   return pagedTable(list, {
     api: '/v1/emails', route: '/emails', query, filters: [...filters, 'broadcast_id'], columns: EMAIL_COLUMNS,
-    empty: ['status', 'outcome', 'to', 'mode', 'broadcast_id'].some((f) => query.has(f))
+    empty: [...filters.map((f) => f.control.name), 'broadcast_id'].some((f) => query.has(f))
       ? ['No emails match these filters. ', h('a', { href: '#/emails' }, 'Show all emails')]
       : firstEmail(),
   });
