@@ -322,7 +322,7 @@ describe('the dashboard\'s layout in Chromium', () => {
   it('runs off no side of a 390-pixel screen, on any view, and keeps each time in a list on one line', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     const routes = ['/emails', `/emails/${ids.email}`, '/domains', `/domains/${ids.domain}`, '/events', '/analytics', '/queue',
-      '/inbound', '/templates', `/templates/${ids.template}`, '/broadcasts', '/broadcasts/new', `/broadcasts/${ids.draft}`,
+      '/inbound', '/templates', `/templates/${ids.template}`, '/templates/new', '/broadcasts', '/broadcasts/new', `/broadcasts/${ids.draft}`,
       `/broadcasts/${ids.sent}`, '/contacts', `/contacts/${ids.contact}`, '/contacts/tags', '/contacts/import', '/suppressions', '/webhooks',
       `/webhooks/${ids.webhook}`, '/api-keys', `/api-keys/${ids.key}`, `/emails/${ids.scheduled}`];
     const wide: string[] = [];
@@ -573,7 +573,7 @@ describe('the dashboard\'s layout in Chromium', () => {
       ['/domains', /No domains yet\. Add the domain you send from below/],
       ['/events', /No events yet\. They are recorded as emails are sent/],
       ['/inbound', /No inbound mail yet\. Mail is received for a domain with inbound mail on/],
-      ['/templates', /No templates yet\. Create one below/],
+      ['/templates', /No templates yet\. Press New template to write one/],
       ['/webhooks', /No endpoints yet\. Add one below/],
       ['/suppressions', /No suppressed addresses\. An address is added when it bounces hard/],
       ['/contacts', /No contacts yet\. Add one below, or import a CSV file of them\./],

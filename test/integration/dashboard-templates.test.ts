@@ -43,11 +43,18 @@ describe('the Templates view in Chromium', () => {
   const sourceText = (id: string) => source(id).evaluate((el) => [...el.querySelectorAll('.cm-line')].map((line) => line.textContent).join('\n'));
 
   it('creates, edits with a live preview, publishes, and the template sends with its variables filled in', async () => {
-    await page.getByLabel('Name').fill('Welcome');
-    await page.getByLabel('Alias (optional)').fill('welcome');
-    await page.getByRole('button', { name: 'Create' }).click();
-    await page.getByRole('heading', { name: 'Welcome' }).waitFor();
-    await noteSays(page, 'Welcome was created as a draft');
+    await page.getByRole('link', { name: 'New template' }).click();
+    await page.getByRole('heading', { name: 'New template', level: 1 }).waitFor();
+    // A new template starts empty (no newsletter greeting, no unsubscribe link), and the preview says what to do.
+    await textShows(page, '.template-preview', /^Write the HTML or text, and the preview shows here\.$/);
+    expect(await page.getByLabel('Subject').inputValue()).toBe('');
+    expect(await sourceText('template-html')).toBe('');
+    // The text shows only its placeholder.
+    expect(await page.locator('#template-text .cm-placeholder').count()).toBe(1);
+    expect(await page.locator(':focus').getAttribute('id')).toBe('template-name');
+    if (SCREENSHOTS) await desktopAndPhoneShots(page, 'template-new');
+    await page.getByLabel('Name', { exact: true }).fill('Welcome');
+    await page.getByLabel('Alias', { exact: true }).fill('welcome');
 
     await page.getByLabel('Subject').fill('Welcome, {{ first }}');
     await source('template-html').fill('<p id="greeting">Hi {{ first }}, your plan is {{ plan }}.</p>');
@@ -65,6 +72,14 @@ describe('the Templates view in Chromium', () => {
     await textShows(page, '.preview-subject', /^Subject: Welcome, Ada$/);
     await textShows(page, '.template-preview pre', 'Hi Ada, your plan is Free.');
     if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/template-editor.png`, fullPage: true });
+
+    // Created with what was written as its version 1, and opened in its own editor with the sample values typed.
+    await page.getByRole('button', { name: 'Create template' }).click();
+    await noteSays(page, 'Welcome was created as version 1, a draft. Publish it to send with it.');
+    await page.getByRole('heading', { name: 'Welcome', level: 1 }).waitFor();
+    expect((await t.api.get('/v1/templates/welcome')).body).toMatchObject({ latest_version: 1, published_version: null,
+      latest: { subject: 'Welcome, {{ first }}', html: '<p id="greeting">Hi {{ first }}, your plan is {{ plan }}.</p>', text: null } });
+    await textShows(previewFrame(), '#greeting', /^Hi Ada, your plan is Free\.$/);
 
     // The sources are code editors: numbered lines, and HTML tags coloured apart from the text.
     expect(await page.locator('#template-html .cm-lineNumbers .cm-gutterElement', { hasText: /^1$/ }).count()).toBe(1);
@@ -121,6 +136,7 @@ describe('the Templates view in Chromium', () => {
     await textShows(page, '.template-preview [role="alert"]', /line 1, col/);
     await source('template-html').fill('<p id="greeting">Hi {{ first }}, your plan is {{ plan }}.</p>');
     await textShows(previewFrame(), '#greeting', /^Hi Ada, your plan is Free\.$/);
+    await source('template-text').fill('Hi {{ first }}, your plan is {{ plan }}.');
 
     await page.getByRole('button', { name: 'Save as a new version' }).click();
     await noteSays(page, 'Saved as version 2, a draft');
@@ -364,21 +380,37 @@ describe('the Templates view in Chromium', () => {
   });
 
   it('clears the API\'s refusal of a new template when the browser itself stops the next try', async () => {
-    await page.goto(`${t.url}/dashboard/#/templates`);
-    await page.getByRole('heading', { name: 'Templates', level: 1 }).waitFor();
-    const alias = page.getByLabel('Alias (optional)');
-    const refusal = page.locator('.inline-form + div [role="alert"]');
-    await page.getByLabel('Name').fill('Prefixed');
+    await page.goto(`${t.url}/dashboard/#/templates/new`);
+    await page.getByRole('heading', { name: 'New template', level: 1 }).waitFor();
+    const alias = page.getByLabel('Alias', { exact: true });
+    const refusal = page.locator('.field-error[data-field="alias"] [role="alert"]');
+    const create = page.getByRole('button', { name: 'Create template' });
+    await page.getByLabel('Name', { exact: true }).fill('Prefixed');
+    await page.getByLabel('Subject').fill('News');
+    await source('template-text').fill('News');
     await alias.fill('tpl_news');
-    await page.getByRole('button', { name: 'Create' }).click();
+    await create.click();
     await refusal.filter({ hasText: "cannot start with 'tpl_'" }).waitFor();
 
     await alias.fill('Not An Alias');
-    await page.getByRole('button', { name: 'Create' }).click();
+    await create.click();
     await expect.poll(() => refusal.count()).toBe(0);
     expect(await alias.evaluate((el) => (el as unknown as { validity: { patternMismatch: boolean } }).validity.patternMismatch)).toBe(true);
     const names = (await t.api.get('/v1/templates')).body.data.map((x: { name: string }) => x.name);
     expect(names).not.toContain('Prefixed');
+
+    // Nothing written is refused as an empty version, beside the HTML, and nothing is created.
+    await alias.fill('');
+    await source('template-text').fill('');
+    await textShows(page, '.template-preview', /^Write the HTML or text, and the preview shows here\.$/);
+    await create.click();
+    await page.locator('.field-error[data-field="html"] [role="alert"]').filter({ hasText: 'A version needs html, text or both.' }).waitFor();
+    expect((await t.api.get('/v1/templates')).body.data.map((x: { name: string }) => x.name)).not.toContain('Prefixed');
+
+    // What was typed is asked about before it is left.
+    await page.locator('nav').getByRole('link', { name: 'Templates' }).click();
+    expect(await answerDialog(page, 'Leave without saving')).toBe('Discard your changes to the new template?\nYour changes are not saved and will be lost.');
+    await page.getByRole('heading', { name: 'Templates', level: 1 }).waitFor();
   });
 
   it('keeps the template when the question is declined, by Go back or by Escape', async () => {
@@ -434,16 +466,16 @@ describe('the Templates view in Chromium', () => {
     await title.getByRole('button', { name: 'Publish version 1' }).click();
     await answerDialog(page, 'Publish version 1');
     await noteSays(page, 'Version 1 is published');
-    await textShows(page, '.title-row .publish-state', /^version 1 is published$/);
-    expect(await said()).toEqual(['published', 'version 1 is published']);
+    await textShows(page, '.title-row .publish-state', /^version 1 sends$/);
+    expect(await said()).toEqual(['published', 'version 1 sends']);
     expect(await title.getByRole('button', { name: 'Publish version 1' }).isDisabled()).toBe(true);
 
-    // A newer version saved: the title says the editor holds a draft, and that sends still use the published one.
+    // A newer version saved: the template is still published (version 1 sends), and the title says the newer one is a draft.
     await page.getByLabel('Subject').fill('Shipped today');
     await page.getByRole('button', { name: 'Save as a new version' }).click();
     await noteSays(page, 'Saved as version 2, a draft');
-    await textShows(page, '.title-row .publish-state', /^version 2 is a draft/);
-    expect(await said()).toEqual(['draft', 'version 2 is a draft; version 1 is published (sends use version 1)']);
+    await textShows(page, '.title-row .publish-state', /version 2 is a draft/);
+    expect(await said()).toEqual(['published', 'version 1 sends; version 2 is a draft, not yet published']);
     expect(await title.getByRole('button', { name: 'Publish version 2' }).isEnabled()).toBe(true);
     // The versions say the same: the newer one a draft, the older one published.
     const versionStatus = (n: number) => page.locator('tbody tr', { hasText: `version ${n}` }).locator('td[data-label="Status"]').innerText();
@@ -451,14 +483,16 @@ describe('the Templates view in Chromium', () => {
     expect(await versionStatus(1)).toBe('published');
     await desktopAndPhoneShots(page, 'template-title-newer-draft');
 
-    // The list says the same of each: its status, the version that sends, the latest.
+    // The list says the same of each: its status (with a newer draft beside it), the version that sends, the latest.
     await page.locator('nav').getByRole('link', { name: 'Templates' }).click();
     const cells = async (name: string) => {
       const row = page.locator('tbody tr', { hasText: name });
       await row.waitFor();
       return Promise.all(['Status', 'Published', 'Latest'].map((label) => row.locator(`td[data-label="${label}"]`).innerText()));
     };
-    expect(await cells('Shipping note')).toEqual(['draft', 'version 1', 'version 2']);
+    expect(await cells('Shipping note')).toEqual(['published draft v2', 'version 1', 'version 2']);
+    expect(await page.locator('tbody tr', { hasText: 'Shipping note' }).locator('.template-draft-note').getAttribute('title'))
+      .toBe('Version 2 is a draft, not yet published');
     expect(await cells('Unsent note')).toEqual(['draft', 'never', 'version 1']);
     expect(await cells('Welcome')).toEqual(['published', 'version 2', 'version 2']);
     await desktopAndPhoneShots(page, 'templates-list-states');
@@ -510,6 +544,41 @@ describe('the Templates view in Chromium', () => {
       { key: 'tracking_url', type: 'string', required: true, fallback: null },
       { key: 'eta_days', type: 'number', required: true, fallback: null },
     ]);
+  });
+
+  it('asks no render that is sure to be refused again while only sample values change', async () => {
+    const created = await t.api.post('/v1/templates', { name: 'Invoice', subject: 'Invoice', html: '<p>Invoice</p>' });
+    // The page's timers are the test's to run: the preview is rendered a moment after the last keystroke.
+    const clocked = await signedInDashboard(browser, t.url, t.token, `/templates/${created.body.id}`, 'Invoice',
+      { viewport: { width: 1280, height: 900 }, beforeSignIn: (p) => p.clock.install() });
+    try {
+      const note = clocked.locator('.template-preview .undeclared-note');
+      await clocked.locator('#template-html .cm-content').fill('<p id="invoice">Invoice {{ invoice_number }}</p>');
+      await note.locator('li code', { hasText: /^invoice_number$/ }).waitFor();
+      await clocked.clock.pauseAt(Date.now() + 60_000);
+      const renders: Array<{ subject: string, data: { contact: { name: string } } }> = [];
+      clocked.on('request', (request) => void (request.url().endsWith('/v1/templates/render') && renders.push(request.postDataJSON())));
+
+      // The contact's name changes nothing the refusal is about: no request.
+      await clocked.getByLabel('Contact name').fill('Grace Hopper');
+      await clocked.clock.runFor(1000);
+      expect(await note.locator('li code').allInnerTexts()).toEqual(['invoice_number']);
+      // The subject is a source: asked again, once, with the name typed before.
+      await clocked.getByLabel('Subject').fill('Invoice {{ invoice_number }}');
+      const asked = clocked.waitForRequest('**/v1/templates/render');
+      await clocked.clock.runFor(1000);
+      await asked;
+      expect(renders.map((r) => [r.subject, r.data.contact.name])).toEqual([['Invoice {{ invoice_number }}', 'Grace Hopper']]);
+      await textShows(note, 'li', /^invoice_number\s*in the subject, line 1/);
+
+      // Declared, it is rendered.
+      await clocked.clock.resume();
+      await note.getByRole('button', { name: 'Declare invoice_number', exact: true }).click();
+      await textShows(clocked.frameLocator('.template-preview iframe'), '#invoice', /^Invoice invoice_number$/);
+      expect(renders).toHaveLength(2);
+    } finally {
+      await clocked.close();
+    }
   });
 
   it('gives each variable\'s inputs room to read and edit, on a desktop and on a phone', async () => {

@@ -1,8 +1,9 @@
 // @ts-check
 // Analytics: counts of sent, delivered, bounced, complained, opened and
-// clicked mail over a chosen range, live or test mail, for every domain or
-// one, as totals with their rates, a chart and the buckets behind it.
-import { api } from '../api.js';
+// clicked mail over a chosen range, live or test mail (by default, the mode
+// of the key signed in), for every domain or one, as totals with their rates,
+// a chart and the buckets behind it.
+import { api, storedKey } from '../api.js';
 import { may } from '../access.js';
 import { hashOf, navigate } from '../nav.js';
 import { attach, errorBox, fill, formatTime, h, labelled, loading, table } from '../ui.js';
@@ -10,8 +11,13 @@ import { attach, errorBox, fill, formatTime, h, labelled, loading, table } from 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /** @typedef {{ sent: number, delivered: number, bounced: number, complained: number, opened: number, clicked: number, unique_opened: number, unique_clicked: number, failed: number, delayed: number }} Counts */
 /** @typedef {Counts & { start: string, end: string }} Bucket */
+/** @typedef {{ id: string, name: string, open_tracking: boolean, click_tracking: boolean }} Domain */
 
 const SERIES = /** @type {const} */ (['sent', 'delivered', 'bounced', 'complained', 'opened', 'clicked']);
+/** A card's name: sent counts emails, and says so; the others count recipients, said under their number. */
+const CARD_LABELS = { sent: 'Emails sent', delivered: 'Delivered', bounced: 'Bounced', complained: 'Complained', opened: 'Opened', clicked: 'Clicked' };
+/** The cards whose rate means nothing while no domain tracks what they count, and the setting that turns it on. */
+const TRACKED = /** @type {const} */ ({ opened: ['open_tracking', 'opens', 'Open tracking'], clicked: ['click_tracking', 'clicks', 'Click tracking'] });
 /** One colour per series, told apart by more than hue: each line also has its own dash. */
 const STYLE = {
   sent: { color: '#2454c5', dash: [] },
@@ -52,8 +58,18 @@ const RATES = {
 /** A share as a percentage, to a tenth where that says something ("0.3%", "25%"). @param {number} share */
 const percent = (share) => `${(share * 100).toLocaleString(undefined, { maximumFractionDigits: share < 0.1 ? 2 : 1 })}%`;
 
-/** A card's rate line, in the danger colour past its limit; nothing where there is nothing to take a share of. @param {typeof SERIES[number]} series @param {Counts} totals */
-function rateLine(series, totals) {
+/**
+ * A card's rate line, in the danger colour past its limit; nothing where there is nothing to take a share of. An open
+ * or click rate says "tracking off" instead when none of `domains` tracks them: its 0% would be no measure at all.
+ * @param {typeof SERIES[number]} series @param {Counts} totals @param {Domain[] | null} domains  the domains counted,
+ *   null when the key may not read them
+ */
+function rateLine(series, totals, domains) {
+  const tracked = series === 'opened' || series === 'clicked' ? TRACKED[series] : undefined;
+  if (tracked && domains && !domains.some((d) => d[tracked[0]])) {
+    return h('span', { class: 'stat-rate tracking-off', title: `No domain counted here tracks ${tracked[1]}. Turn on ${tracked[2]} in a domain's settings, under Domains.` },
+      'tracking off');
+  }
   const rate = RATES[series]?.(totals);
   if (!rate || rate.of === 0) return null;
   const share = rate.part / rate.of;
@@ -136,7 +152,9 @@ function bucketStart(iso, granularity) {
 /** @param {Ctx} ctx */
 async function showAnalytics({ view, query }) {
   const range = RANGES.find(([key]) => key === query.get('range')) ?? RANGES[1];
-  const mode = query.get('mode') === 'test' ? 'test' : 'live';
+  const asked = query.get('mode');
+  // Test keys send test mail: signed in with one, that is the mail to show.
+  const mode = asked === 'test' || asked === 'live' ? asked : storedKey()?.startsWith('svc_test_') ? 'test' : 'live';
   const domainId = query.get('domain_id') ?? '';
   /** @param {Record<string, string>} change */
   const go = (change) => {
@@ -158,9 +176,13 @@ async function showAnalytics({ view, query }) {
 
   try {
     // A key that may not list domains sees every domain's figures, without the filter.
+    /** @type {Domain[] | null} the domains counted */
+    let counted = null;
     if (may('domains:read')) {
+      /** @type {{ data: Domain[] }} */
       const domains = await api('GET', '/v1/domains', { query: new URLSearchParams({ limit: '100' }) });
       for (const d of domains.data) domainSelect.append(h('option', { value: d.id, selected: d.id === domainId }, d.name));
+      counted = domainId ? domains.data.filter((d) => d.id === domainId) : domains.data;
     } else {
       domainSelect.closest('.field')?.remove();
     }
@@ -181,7 +203,10 @@ async function showAnalytics({ view, query }) {
     fill(body,
       h('div', { class: 'stat-cards' }, SERIES.map((s) => h('div', { class: 'stat', 'data-series': s },
         h('span', { class: 'stat-swatch', style: `background:${STYLE[s].color}` }),
-        h('span', { class: 'stat-label' }, s), h('span', { class: 'stat-value' }, totals[s].toLocaleString()), rateLine(s, totals)))),
+        h('span', { class: 'stat-label' }, CARD_LABELS[s]),
+        h('span', { class: 'stat-figure' }, h('span', { class: 'stat-value' }, totals[s].toLocaleString()),
+          s !== 'sent' && h('span', { class: 'stat-unit' }, 'recipients')),
+        rateLine(s, totals, counted)))),
       h('p', { class: 'muted small' }, `Unique opens ${totals.unique_opened.toLocaleString()}, unique clicks ${totals.unique_clicked.toLocaleString()}. `
         + 'Sent counts emails; the others count recipients (an email to three people delivered is 3), every open and click included. '
         + 'Delivered and bounced are shares of the recipients whose delivery is settled; the complaint, open and click rates, of those delivered, each recipient counted once.'),

@@ -1,7 +1,8 @@
 // @ts-check
 // Templates: the list, and an editor for a template's subject, HTML, text and
 // variable declarations with a live preview rendered by the server (the same
-// engine that sends), its version history, publish, duplicate and delete.
+// engine that sends), its version history, publish, duplicate and delete; a
+// new template is written in the same editor, empty, and created when saved.
 import { may, withheldNote } from '../access.js';
 import { ApiError, api } from '../api.js';
 import { codeEditor } from '../code-editor.js';
@@ -28,7 +29,8 @@ import { discardAsked, guardEdits } from '../unsaved.js';
 const VARIABLE_TYPES = /** @type {VariableType[]} */ (['string', 'number', 'boolean', 'object', 'list']);
 /** The preview is rendered again this long after the last keystroke. */
 const PREVIEW_DELAY_MS = 300;
-const STARTER_HTML = '<p>Hello {{ contact.first_name | default: "there" }},</p>\n<p>…</p>\n<p><a href="{{ unsubscribe_url }}">Unsubscribe</a></p>';
+/** What an alias may be, as the API checks it. */
+const ALIAS_PATTERN = '[a-z][a-z0-9._\\-]{0,63}';
 
 /** The scope of every change to a template; previews need only templates:read. */
 const TEMPLATES_WRITE = 'templates:write';
@@ -36,19 +38,20 @@ const TEMPLATES_WRITE = 'templates:write';
 /** @type {Array<[RegExp, (ctx: Ctx) => void | Promise<void>]>} */
 export const TEMPLATE_ROUTES = [
   [/^\/templates$/, showTemplates],
+  [/^\/templates\/new$/, showNewTemplate],
   [/^\/templates\/([^/]+)$/, showTemplate],
 ];
 
 /**
- * Which version is edited and which sends, said the same in the list and the editor's title: a template whose latest
- * version is newer than its published one is a draft, though its published version still sends.
+ * Which version sends, and any newer one not yet published, said the same in the list and the editor's title. The
+ * badge says whether the template sends at all: a published template with a newer draft is still live.
  * @param {Pick<Template, 'published_version' | 'latest_version'>} t
- * @returns {{ status: 'draft' | 'published', said: string }}
+ * @returns {{ status: 'draft' | 'published', said: string, newerDraft: number | null }}
  */
 function publishState({ published_version: published, latest_version: latest }) {
-  if (published === null) return { status: 'draft', said: 'never published' };
-  if (published === latest) return { status: 'published', said: `version ${published} is published` };
-  return { status: 'draft', said: `version ${latest} is a draft; version ${published} is published (sends use version ${published})` };
+  if (published === null) return { status: 'draft', said: 'never published', newerDraft: null };
+  if (published === latest) return { status: 'published', said: `version ${published} sends`, newerDraft: null };
+  return { status: 'published', said: `version ${published} sends; version ${latest} is a draft, not yet published`, newerDraft: latest };
 }
 
 /** @param {string} id */
@@ -58,35 +61,23 @@ const templatePath = (id) => `/v1/templates/${encodeURIComponent(id)}`;
 
 /** @param {Ctx} ctx */
 function showTemplates({ view, query }) {
-  const name = h('input', { id: 'template-name', name: 'name', type: 'text', required: true, autocomplete: 'off' });
-  const alias = h('input', { id: 'template-alias', name: 'alias', type: 'text', autocomplete: 'off',
-    placeholder: 'welcome-email', pattern: '[a-z][a-z0-9._\\-]{0,63}' });
   const list = h('div');
-  // Not labelled Name: the form that creates a template below has a field of that name.
   const filters = [filterText('Find', 'name', query, 'part of a name')];
-  fill(view, h('h1', null, 'Templates'), withheldNote(TEMPLATES_WRITE, 'creating, saving, publishing and deleting templates'),
-    filterForm('/templates', filters), list,
-    may(TEMPLATES_WRITE) && h('h2', null, 'New template'),
-    may(TEMPLATES_WRITE) && actionForm({ class: 'inline-form' }, async (errors) => {
-      try {
-        /** @type {Template} */
-        const created = await api('POST', '/v1/templates', { body: {
-          name: name.value.trim(), ...(alias.value.trim() && { alias: alias.value.trim() }), subject: 'Hello {{ contact.first_name | default: "there" }}',
-          html: STARTER_HTML,
-        } });
-        navigate(templateHref(created.id), `${created.name} was created as a draft. Edit it, then publish it to send with it.`);
-      } catch (err) {
-        errors.show(err);
-      }
-    },
-    h('label', { for: 'template-name' }, 'Name'), name,
-    h('label', { for: 'template-alias' }, 'Alias (optional)'), alias,
-    h('button', { type: 'submit' }, 'Create')));
+  fill(view,
+    h('div', { class: 'title-row' }, h('h1', null, 'Templates'), h('span', { class: 'spacer' }),
+      may(TEMPLATES_WRITE) && h('a', { href: '#/templates/new', class: 'button-link' }, 'New template')),
+    withheldNote(TEMPLATES_WRITE, 'creating, saving, publishing and deleting templates'),
+    filterForm('/templates', filters), list);
   /** @type {import('../ui.js').Column<Template>[]} */
   const columns = [
     { header: 'Name', cell: (t) => clipped(t.name, { href: templateHref(t.id), wide: true }) },
     { header: 'Alias', cell: (t) => code(t.alias), className: 'nowrap' },
-    { header: 'Status', cell: (t) => badge(publishState(t).status), role: 'status' },
+    { header: 'Status', cell: (t) => {
+      const { status, newerDraft } = publishState(t);
+      if (newerDraft === null) return badge(status);
+      return [badge(status), ' ', h('span', { class: 'muted small template-draft-note', title: `Version ${newerDraft} is a draft, not yet published` },
+        `draft v${newerDraft}`)];
+    }, role: 'status' },
     { header: 'Published', cell: (t) => (t.published_version === null ? h('span', { class: 'muted' }, 'never')
       : `version ${t.published_version}`), className: 'nowrap' },
     { header: 'Latest', cell: (t) => `version ${t.latest_version}`, className: 'nowrap', minor: true },
@@ -94,7 +85,7 @@ function showTemplates({ view, query }) {
   ];
   return pagedTable(list, { api: '/v1/templates', route: '/templates', query, columns, filters,
     empty: query.has('name') ? ['No template’s name has “', query.get('name'), '” in it. ', h('a', { href: '#/templates' }, 'Show all templates')]
-      : may(TEMPLATES_WRITE) ? 'No templates yet. Create one below, then edit and publish it to send with it.' : 'No templates yet.' });
+      : may(TEMPLATES_WRITE) ? 'No templates yet. Press New template to write one, then publish it to send with it.' : 'No templates yet.' });
 }
 
 /**
@@ -236,11 +227,23 @@ function variableRow(variable, samples, changed, remove) {
 async function showTemplate({ view, id }) {
   /** @type {Template | undefined} */
   const template = await loadRecord(view, 'Template', templatePath(id), { href: '#/templates', label: 'All templates' });
-  if (!template) return;
+  if (template) await templateEditor(view, template);
+}
 
-  const name = h('input', { id: 'template-name', type: 'text', value: template.name, required: true });
-  const alias = h('input', { id: 'template-alias', type: 'text', value: template.alias ?? '', placeholder: 'none' });
-  const from = h('input', { id: 'template-from', type: 'text', value: template.latest.from ?? '', placeholder: 'Ann <ann@example.com> (optional)' });
+/** A template not yet created: the editor starts empty, and saving creates it with its content as version 1. @param {Ctx} ctx */
+function showNewTemplate({ view }) {
+  return templateEditor(view, null);
+}
+
+/**
+ * The editor of `template`, or of a new one when it is null.
+ * @param {HTMLElement} view @param {Template | null} template
+ */
+async function templateEditor(view, template) {
+  const name = h('input', { id: 'template-name', type: 'text', value: template?.name ?? '', required: true, autocomplete: 'off' });
+  const alias = h('input', { id: 'template-alias', type: 'text', value: template?.alias ?? '', autocomplete: 'off',
+    placeholder: template ? 'none' : 'welcome-email (optional)', pattern: ALIAS_PATTERN });
+  const from = h('input', { id: 'template-from', type: 'text', value: template?.latest.from ?? '', placeholder: 'Ann <ann@example.com> (optional)' });
   const subject = h('input', { id: 'template-subject', type: 'text', required: true });
   const html = await codeEditor({ id: 'template-html', label: 'HTML', language: 'html', rows: 16 });
   const text = await codeEditor({ id: 'template-text', label: 'Text', language: 'text', rows: 6, placeholder: 'Made from the HTML when empty.' });
@@ -249,8 +252,9 @@ async function showTemplate({ view, id }) {
   const rows = h('tbody');
   /** @type {Map<HTMLTableRowElement, ReturnType<typeof variableRow>>} */
   const variables = new Map();
-  const samples = typedSamples.get(template.id) ?? new Map();
-  typedSamples.set(template.id, samples);
+  /** @type {Map<string, string>} */
+  const samples = (template && typedSamples.get(template.id)) ?? new Map();
+  if (template) typedSamples.set(template.id, samples);
   const preview = h('div', { class: 'template-preview', 'aria-live': 'polite' });
   const versions = h('div');
   /** The note saying which older version the editor holds, which saving copies into a new one. @type {HTMLElement | undefined} */
@@ -261,6 +265,12 @@ async function showTemplate({ view, id }) {
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   let timer;
   let rendering = 0;
+  /**
+   * The sources and declarations the preview shows a refusal of (template_invalid), or '' while it shows anything
+   * else. That refusal depends on nothing more, so while they are unchanged (a sample value or the contact typed) it
+   * would come again: the request is not sent.
+   */
+  let refusalShownFor = '';
   const changed = () => {
     clearTimeout(timer);
     timer = setTimeout(() => void renderPreview(), PREVIEW_DELAY_MS);
@@ -333,7 +343,7 @@ async function showTemplate({ view, id }) {
     [...variables.values()].map((v) => v.typed())]);
   let loaded = '';
   // A key that may not save has nothing to lose: its edits change only the preview.
-  const edits = guardEdits(view, `“${template.name}”`, () => may(TEMPLATES_WRITE) && typed() !== loaded);
+  const edits = guardEdits(view, template ? `“${template.name}”` : 'the new template', () => may(TEMPLATES_WRITE) && typed() !== loaded);
   /** Said in a question about an action that reloads the editor, when it holds changes: the action does not save them. @param {string} consequence */
   const unsavedNote = (consequence) => (may(TEMPLATES_WRITE) && typed() !== loaded
     ? h('p', { class: 'unsaved-warning' }, `Your changes in the editor are not saved: ${consequence}`) : null);
@@ -350,17 +360,25 @@ async function showTemplate({ view, id }) {
     for (const v of version.variables) addVariable(v);
     loaded = typed();
     olderVersionNote?.remove();
-    olderVersionNote = version.version === template.latest_version ? undefined
+    olderVersionNote = version.version === template?.latest_version ? undefined
       : showNote(`The editor holds version ${version.version}, saved ${formatTime(version.created_at)}. `
-        + `Saving makes a copy of it, with your changes, version ${template.latest_version + 1}.`, { lasting: true });
+        + `Saving makes a copy of it, with your changes, version ${(template?.latest_version ?? 0) + 1}.`, { lasting: true });
     void renderPreview();
   };
 
   async function renderPreview() {
     const turn = ++rendering;
+    let sources = '';
     try {
       const { subject: s, html: body, text: plain, variables: declared, data } = content();
-      // Said as what to do, not as the API's refusal: a new required variable has no sample yet.
+      sources = JSON.stringify([s, body, plain, declared]);
+      if (sources === refusalShownFor) return;
+      refusalShownFor = '';
+      // Said as what to do, not as the API's refusal: a new template is empty, a new required variable has no sample.
+      if (body === null && plain === null) {
+        fill(preview, h('p', { class: 'empty' }, 'Write the HTML or text, and the preview shows here.'));
+        return;
+      }
       const unset = declared.filter((d) => d.required && d.key && data[d.key] === undefined).map((d) => `“${d.key}”`);
       if (unset.length > 0) {
         fill(preview, h('p', { class: 'empty' }, `Give ${unset.join(', ')} a sample value under Variables to see the preview.`));
@@ -377,6 +395,7 @@ async function showTemplate({ view, id }) {
         h('h3', null, 'Text'), scrolledText(rendered.text ?? '', 'Text part'));
     } catch (err) {
       if (turn !== rendering) return;
+      refusalShownFor = err instanceof ApiError && err.code === 'template_invalid' ? sources : '';
       const { uses, others } = undeclaredIn(err);
       if (uses.length === 0) fill(preview, errorBox(err));
       else fill(preview, undeclaredNote(uses), ...others.map((message) => errorBox(new Error(message))));
@@ -398,60 +417,24 @@ async function showTemplate({ view, id }) {
       return item;
     })));
 
-  /** @param {number} version */
-  const openButton = (version) => {
-    const button = h('button', { type: 'button', class: 'secondary', onclick: async () => {
-      if (!await discardAsked(`Open version ${version}`)) return;
-      await whileBusy(button, async () => {
-        try {
-          load(await api('GET', `${templatePath(id)}/versions/${version}`));
-          fill(actionErrors.node);
-          // From the list of versions, up to the note saying which the editor holds, above it.
-          byId('note').scrollIntoView({ block: 'start' });
-        } catch (err) {
-          actionErrors.show(err);
-        }
-      });
-    } }, 'Open');
-    return button;
-  };
-  /** @param {number} version @returns {import('../ui.js').Question} */
-  const publishQuestion = (version) => ({ title: `Publish version ${version}?`, confirm: `Publish version ${version}`,
-    message: [h('p', null, 'Sends by this template use it from now on.'),
-      unsavedNote(`they are not in version ${version}, and publishing discards them. Save first to publish them.`)] });
-
-  async function loadVersions() {
-    try {
-      const page = await api('GET', `${templatePath(id)}/versions`, { query: new URLSearchParams({ limit: '100' }) });
-      /** @type {import('../ui.js').Column<Version>[]} */
-      const columns = [
-        { header: 'Version', cell: (v) => `version ${v.version}`, className: 'nowrap' },
-        { header: 'Subject', cell: (v) => v.subject },
-        { header: 'Saved', cell: (v) => time(v.created_at) },
-        // The latest version, newer than the one published, is the draft the editor holds, as the title says.
-        { header: 'Status', cell: (v) => (v.version === template?.published_version ? badge('published')
-          : v.version === template?.latest_version ? badge('draft')
-            : h('span', { class: 'muted' }, v.published_at ? 'published before' : 'never published')) },
-        actionsColumn((v) => [
-          openButton(v.version),
-          ...(v.version === template?.published_version || !may(TEMPLATES_WRITE) ? [] : rowAction('Publish', () => publishQuestion(v.version), async () => {
-            await api('POST', `${templatePath(id)}/publish`, { body: { version: v.version } });
-            edits.release();
-            navigate(location.hash, `Version ${v.version} is published.`);
-          })),
-        ]),
-      ];
-      fill(versions, table(columns, page.data));
-    } catch (err) {
-      fill(versions, errorBox(err));
-    }
-  }
-
   const [editor, editorErrors] = actionForm({ class: 'template-editor' }, async (errors) => {
     try {
       const { subject: s, html: body, text: plain, variables: declared } = content();
+      if (!template) {
+        /** @type {Template} */
+        const created = await api('POST', '/v1/templates', { body: {
+          name: name.value.trim(), ...(alias.value.trim() && { alias: alias.value.trim() }), subject: s,
+          ...(body !== null && { html: body }), ...(plain !== null && { text: plain }), variables: declared,
+          ...(from.value.trim() && { from: from.value.trim() }),
+        } });
+        edits.release();
+        // Its editor, drawn next, renders the preview with the sample values typed here.
+        typedSamples.set(created.id, samples);
+        navigate(templateHref(created.id), `${created.name} was created as version 1, a draft. Publish it to send with it.`);
+        return;
+      }
       /** @type {Template} */
-      const saved = await api('PATCH', templatePath(id), { body: {
+      const saved = await api('PATCH', templatePath(template.id), { body: {
         name: name.value.trim(), alias: alias.value.trim() || null, subject: s, html: body, text: plain, variables: declared,
         from: from.value.trim() || null,
       } });
@@ -475,13 +458,84 @@ async function showTemplate({ view, id }) {
   noVariables, variablesTable,
   fields.slot('variables', 'Variables'),
   may(TEMPLATES_WRITE) && [addButton,
-    h('div', { class: 'form-actions' }, h('button', { type: 'submit' }, 'Save as a new version'))]);
+    h('div', { class: 'form-actions' }, h('button', { type: 'submit' }, template ? 'Save as a new version' : 'Create template'))]);
 
   for (const input of [subject, html, text, contactName, contactEmail]) input.addEventListener('input', changed);
 
+  const layout = h('div', { class: 'template-layout' },
+    h('div', null, editor, editorErrors),
+    h('aside', null,
+      h('h2', null, 'Preview'),
+      h('div', { class: 'form-grid' },
+        h('label', { for: 'sample-contact-name' }, 'Contact name'), contactName,
+        h('label', { for: 'sample-contact-email' }, 'Contact email'), contactEmail),
+      h('p', { class: 'muted small' }, 'Rendered by the server with the sample values. Remote images are not loaded.'),
+      preview));
+
+  if (!template) {
+    fill(view, h('h1', null, 'New template'),
+      withheldNote(TEMPLATES_WRITE, 'creating templates; what is written here changes only the preview'),
+      h('p', null, h('a', { href: '#/templates' }, '← All templates')),
+      layout);
+    loaded = typed();
+    void renderPreview();
+    name.focus();
+    return;
+  }
+
   const actionErrors = errorSlot();
+  const path = templatePath(template.id);
+  /** @param {number} version */
+  const openButton = (version) => {
+    const button = h('button', { type: 'button', class: 'secondary', onclick: async () => {
+      if (!await discardAsked(`Open version ${version}`)) return;
+      await whileBusy(button, async () => {
+        try {
+          load(await api('GET', `${path}/versions/${version}`));
+          fill(actionErrors.node);
+          // From the list of versions, up to the note saying which the editor holds, above it.
+          byId('note').scrollIntoView({ block: 'start' });
+        } catch (err) {
+          actionErrors.show(err);
+        }
+      });
+    } }, 'Open');
+    return button;
+  };
+  /** @param {number} version @returns {import('../ui.js').Question} */
+  const publishQuestion = (version) => ({ title: `Publish version ${version}?`, confirm: `Publish version ${version}`,
+    message: [h('p', null, 'Sends by this template use it from now on.'),
+      unsavedNote(`they are not in version ${version}, and publishing discards them. Save first to publish them.`)] });
+
+  const loadVersions = async () => {
+    try {
+      const page = await api('GET', `${path}/versions`, { query: new URLSearchParams({ limit: '100' }) });
+      /** @type {import('../ui.js').Column<Version>[]} */
+      const columns = [
+        { header: 'Version', cell: (v) => `version ${v.version}`, className: 'nowrap' },
+        { header: 'Subject', cell: (v) => v.subject },
+        { header: 'Saved', cell: (v) => time(v.created_at) },
+        // The latest version, newer than the one published, is the draft the editor holds, as the title says.
+        { header: 'Status', cell: (v) => (v.version === template.published_version ? badge('published')
+          : v.version === template.latest_version ? badge('draft')
+            : h('span', { class: 'muted' }, v.published_at ? 'published before' : 'never published')) },
+        actionsColumn((v) => [
+          openButton(v.version),
+          ...(v.version === template.published_version || !may(TEMPLATES_WRITE) ? [] : rowAction('Publish', () => publishQuestion(v.version), async () => {
+            await api('POST', `${path}/publish`, { body: { version: v.version } });
+            edits.release();
+            navigate(location.hash, `Version ${v.version} is published.`);
+          })),
+        ]),
+      ];
+      fill(versions, table(columns, page.data));
+    } catch (err) {
+      fill(versions, errorBox(err));
+    }
+  };
+
   const publishLatest = askingButton(`Publish version ${template.latest_version}`, () => publishQuestion(template.latest_version), async () => {
-    await api('POST', `${templatePath(id)}/publish`, { body: {} });
+    await api('POST', `${path}/publish`, { body: {} });
     edits.release();
     navigate(location.hash, `Version ${template.latest_version} is published.`);
   }, actionErrors, { primary: true });
@@ -499,29 +553,21 @@ async function showTemplate({ view, id }) {
           unsavedNote('the copy is made from what was saved, and your changes are discarded.')] }),
       async () => {
         /** @type {Template} */
-        const copy = await api('POST', `${templatePath(id)}/duplicate`, { body: {} });
+        const copy = await api('POST', `${path}/duplicate`, { body: {} });
         edits.release();
         navigate(templateHref(copy.id), `${copy.name} is a copy of ${template.name}.`);
       }),
       ...rowAction('Delete', { title: `Delete “${template.name}”?`, confirm: 'Delete', danger: true,
         message: [h('p', null, 'The template and all its versions are deleted; this cannot be undone.'),
           h('p', null, 'Emails already sent with it keep their content.')] }, async () => {
-        await api('DELETE', templatePath(id));
+        await api('DELETE', path);
         edits.release();
         navigate('#/templates', `${template.name} was deleted.`);
       })]),
     actionErrors.node,
     withheldNote(TEMPLATES_WRITE, 'saving, publishing, duplicating and deleting this template; edits made here change only the preview'),
     h('p', null, h('a', { href: '#/templates' }, '← All templates'), ' · id ', code(template.id)),
-    h('div', { class: 'template-layout' },
-      h('div', null, editor, editorErrors),
-      h('aside', null,
-        h('h2', null, 'Preview'),
-        h('div', { class: 'form-grid' },
-          h('label', { for: 'sample-contact-name' }, 'Contact name'), contactName,
-          h('label', { for: 'sample-contact-email' }, 'Contact email'), contactEmail),
-        h('p', { class: 'muted small' }, 'Rendered by the server with the sample values. Remote images are not loaded.'),
-        preview)),
+    layout,
     h('h2', null, 'Versions'), versions);
   load(template.latest);
   await loadVersions();
