@@ -8,7 +8,10 @@ import { api } from '../api.js';
 import { loadRecord, pagedTable } from '../lists.js';
 import { navigate } from '../nav.js';
 import { scrolledText } from '../preview.js';
-import { actionForm, actionsColumn, badge, clipped, code, copyable, details, fill, h, none, rowAction, table, time } from '../ui.js';
+import {
+  actionForm, actionsColumn, badge, byId, clipped, code, copyable, details, errorSlot, fill, focusViewHeading, h, none, rowAction, table,
+  time, whileBusy,
+} from '../ui.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /**
@@ -51,12 +54,20 @@ const deliveryHref = (webhookId, id) => `${webhookHref(webhookId)}/deliveries/${
 /** @param {string} webhookId @param {string} id */
 const deliveryPath = (webhookId, id) => `${webhookPath(webhookId)}/deliveries/${encodeURIComponent(id)}`;
 
-/** A secret shown once, as API keys are. @param {string} intro @param {string} secret */
+/**
+ * A secret shown once, as API keys are. It stays while the page is changed (a note otherwise goes with the next edit)
+ * until the person says they have it: gone, it cannot be shown again.
+ * @param {string} intro @param {string} secret
+ */
 function secretNote(intro, secret) {
-  return h('div', { class: 'flash' },
+  return h('div', { class: 'flash', 'data-lasting': true },
     h('p', null, intro),
     h('p', null, copyable(secret, { label: 'signing secret', className: 'token' })),
-    h('p', { class: 'small' }, 'It is shown only now. Verify each POST\'s webhook-signature with it (Standard Webhooks).'));
+    h('p', { class: 'small' }, 'It is shown only now. Verify each POST\'s webhook-signature with it (Standard Webhooks).'),
+    h('p', null, h('button', { type: 'button', class: 'secondary', onclick: () => {
+      fill(byId('note'));
+      focusViewHeading();
+    } }, 'Done, I have copied it')));
 }
 
 /** Checkboxes for the event filter. @param {string} idPrefix @param {string[]} checked */
@@ -79,6 +90,17 @@ function eventChoices(idPrefix, checked) {
 function state(w) {
   if (!w.enabled) return [badge('disabled'), w.disabled_reason && h('span', { class: 'reason' }, w.disabled_reason)];
   return w.failing_since ? [badge('failing'), h('span', { class: 'reason' }, 'since ', time(w.failing_since))] : badge('enabled');
+}
+
+/**
+ * An endpoint in the list: its description, with its URL under it, as endpoints on one host differ by their paths only;
+ * the URL alone when it has none.
+ * @param {Webhook} w
+ */
+function endpointName(w) {
+  if (!w.description) return clipped(w.url, { href: webhookHref(w.id), wide: true });
+  return h('div', { class: 'endpoint-name' }, clipped(w.description, { href: webhookHref(w.id), wide: true }),
+    h('span', { class: 'clip wide muted small', title: w.url }, w.url));
 }
 
 /** @param {Ctx} ctx */
@@ -107,7 +129,7 @@ function showWebhooks({ view, query }) {
     h('button', { type: 'submit' }, 'Add endpoint')));
   /** @type {import('../ui.js').Column<Webhook>[]} */
   const columns = [
-    { header: 'URL', cell: (w) => clipped(w.url, { href: webhookHref(w.id), wide: true }) },
+    { header: 'Endpoint', cell: endpointName, role: 'primary' },
     { header: 'Events', cell: (w) => `${w.event_types.length} type${w.event_types.length === 1 ? '' : 's'}` },
     { header: 'State', cell: state, role: 'status' },
     { header: 'Added', cell: (w) => time(w.created_at) },
@@ -124,13 +146,70 @@ function lastAnswer(d) {
 }
 
 /**
+ * Whether a pending delivery has been tried and waits for its next try: every attempt so far failed (the API calls it
+ * pending either way, as it does one not tried yet).
+ * @param {Delivery} d
+ */
+const isRetrying = (d) => d.status === 'pending' && d.attempt_count > 0;
+
+/** A delivery's status; a retried one's in the failing colour, with how many attempts failed. @param {Delivery} d */
+function deliveryStatus(d) {
+  return isRetrying(d) ? [badge('retrying'), h('div', { class: 'muted small nowrap' }, `${d.attempt_count} failed`)] : badge(d.status);
+}
+
+/**
  * The attempts made, and when the next one goes while the delivery is being retried (the API's next_attempt_at; before
  * the first attempt it is due at once, and says nothing worth reading).
  * @param {Delivery} d
  */
 function attemptsSoFar(d) {
-  const retrying = d.status === 'pending' && d.attempt_count > 0 && d.next_attempt_at;
-  return [String(d.attempt_count), retrying && h('div', { class: 'muted small nowrap' }, 'next try ', time(d.next_attempt_at, true))];
+  return [String(d.attempt_count), isRetrying(d) && d.next_attempt_at
+    && h('div', { class: 'muted small nowrap' }, 'next try ', time(d.next_attempt_at, true))];
+}
+
+/** @param {unknown} value */
+const textOf = (value) => (typeof value === 'string' && value !== '' ? value : undefined);
+
+/** An email event's recipients ("to" is one address, or the list of an email's): the first, and how many more. @param {unknown} to */
+function recipientsOf(to) {
+  const list = (Array.isArray(to) ? to : [to]).filter((a) => textOf(a));
+  return list.length > 1 ? `${list[0]} +${list.length - 1}` : textOf(list[0]);
+}
+
+/**
+ * What a delivery's event is about, on one line under its type, so that deliveries of one type can be told apart: an
+ * email's recipient and subject (a received one's sender and subject), a contact's address, a broadcast's name. The
+ * payload carries the event as GET /events/{id} shows it, with these under its own data; a test's carries none of them.
+ * @param {Delivery} d
+ */
+function eventAbout(d) {
+  const event = /** @type {{ data?: Record<string, unknown> }} */ (d.payload.data ?? {});
+  const data = event.data ?? {};
+  const [kind] = d.event_type.split('.');
+  const who = d.event_type === 'email.received' ? textOf(data.from) && `from ${data.from}` : recipientsOf(data.to);
+  const about = kind === 'email' ? [who, textOf(data.subject)].filter(Boolean).join(' · ')
+    : kind === 'contact' ? textOf(data.email)
+      : kind === 'broadcast' ? textOf(data.name) : undefined;
+  return about ? h('span', { class: 'clip event-about muted small', title: about }, about) : null;
+}
+
+/** The event a delivery carries, what it is about under it, each row told apart from those of the same type. @param {Delivery} d */
+function deliveryEvent(d) {
+  return h('div', { class: 'delivery-event' },
+    h('div', null, h('a', { href: deliveryHref(d.webhook_id, d.id) }, d.event_type), d.test ? ' ' : null, d.test ? badge('test') : null,
+      d.replay_of ? h('span', { class: 'reason' }, 'replay') : null),
+    eventAbout(d));
+}
+
+/**
+ * What the endpoint made of a test, for the note: its answer, or why there was none.
+ * @param {Delivery} d  the test's delivery, as POST /test answers once it is over
+ */
+function testOutcome(d) {
+  const last = d.attempts.at(-1);
+  if (!last) return 'A test event was sent; its delivery is listed below.';
+  const answer = last.response_status === null ? last.error ?? 'no answer' : `the endpoint answered ${last.response_status}`;
+  return `A test event was sent; ${last.succeeded ? '' : 'it failed: '}${answer} in ${last.duration_ms} ms. Its delivery is listed below.`;
 }
 
 /** @param {Ctx} ctx */
@@ -152,14 +231,23 @@ async function showWebhook({ view, id, query }) {
       errors.show(err);
     }
   }, events.node, h('button', { type: 'submit' }, 'Save the filter'));
+  // Harmless, so not asked about: the endpoint gets a test event, and its answer is shown at once.
+  const testErrors = errorSlot();
+  const testButton = h('button', { type: 'button', class: 'secondary', onclick: () => void whileBusy(testButton, async () => {
+    fill(testErrors.node);
+    try {
+      /** @type {Delivery} */
+      const tested = await api('POST', `${webhookPath(id)}/test`);
+      navigate(location.hash, testOutcome(tested));
+    } catch (err) {
+      testErrors.show(err);
+    }
+  }) }, 'Send a test');
   fill(view,
-    h('div', { class: 'title-row' },
-      h('h1', null, webhook.url), state(webhook), h('span', { class: 'spacer' }),
-      may(WEBHOOKS_WRITE) && [...rowAction('Send a test', { title: 'Send a test event to this endpoint now?', confirm: 'Send a test',
-        message: h('p', null, 'Its delivery is listed under Recent deliveries, with the answer the endpoint gave.') }, async () => {
-        await api('POST', `${webhookPath(id)}/test`);
-        navigate(location.hash, 'A test event was sent; its delivery is listed below.');
-      }),
+    // The URL wraps within its own part of the row; the actions stay together, beside it or under it.
+    h('div', { class: 'title-row endpoint-title' },
+      h('div', { class: 'endpoint-heading' }, h('h1', null, webhook.url), state(webhook)),
+      may(WEBHOOKS_WRITE) && h('div', { class: 'endpoint-actions' }, testButton, testErrors.node,
       ...(webhook.enabled
         ? rowAction('Disable', { title: 'Disable this endpoint?', confirm: 'Disable', danger: true,
           message: h('p', null, 'Events are not sent to it until it is enabled again.') }, () => patch({ enabled: false }, 'The endpoint is disabled.'))
@@ -178,7 +266,7 @@ async function showWebhook({ view, id, query }) {
         message: h('p', null, 'No more events are sent to ', h('code', null, webhook.url), '. Its deliveries go with it.') }, async () => {
         await api('DELETE', webhookPath(id));
         navigate('#/webhooks', `${webhook.url} was deleted.`);
-      })]),
+      }))),
     h('p', null, h('a', { href: '#/webhooks' }, '← All endpoints'), ' · id ', code(webhook.id)),
     withheldNote(WEBHOOKS_WRITE, 'testing, changing, replaying to and deleting this endpoint'),
     details([
@@ -193,9 +281,9 @@ async function showWebhook({ view, id, query }) {
   /** @type {import('../ui.js').Column<Delivery>[]} */
   const columns = [
     { header: 'Created', cell: (d) => time(d.created_at, true) },
-    { header: 'Event', cell: (d) => [h('a', { href: deliveryHref(id, d.id) }, d.event_type), d.test ? ' ' : null, d.test ? badge('test') : null,
-      d.replay_of ? h('span', { class: 'reason' }, 'replay') : null], role: 'primary' },
-    { header: 'Status', cell: (d) => badge(d.status), role: 'status' },
+    // The column that takes the width the others leave: what each event is about, cut, reads the more of itself.
+    { header: 'Event', cell: deliveryEvent, role: 'primary', className: 'fills' },
+    { header: 'Status', cell: deliveryStatus, role: 'status' },
     { header: 'Attempts', cell: attemptsSoFar, minor: true },
     { header: 'Last answer', cell: lastAnswer, className: 'prose' },
     ...(may(WEBHOOKS_WRITE) ? [actionsColumn((/** @type {Delivery} */ d) => replayAction(d, location.hash))] : []),
@@ -240,7 +328,6 @@ async function showDelivery({ view, ids: [webhookId, id] }) {
   const delivery = await loadRecord(view, 'Webhook delivery', deliveryPath(webhookId, id),
     { href: webhookHref(webhookId), label: 'The endpoint' });
   if (!delivery) return;
-  const retrying = delivery.status === 'pending' && delivery.attempt_count > 0 && delivery.next_attempt_at;
   /** @type {import('../ui.js').Column<Attempt>[]} */
   const attemptColumns = [
     { header: 'Attempt', cell: (a) => String(a.attempt), className: 'nowrap' },
@@ -249,16 +336,23 @@ async function showDelivery({ view, ids: [webhookId, id] }) {
     { header: 'Answer', cell: (a) => [attemptAnswer(a), ' in ', `${a.duration_ms} ms`], className: 'nowrap' },
     { header: 'Body of the answer', cell: answerBody, className: 'prose' },
   ];
+  const messageId = copyable(delivery.message_id, { label: 'webhook-id header' });
+  // An event's deliveries (a replay among them) go with the event's id as their webhook-id: one row says both.
+  /** @type {Array<[string, import('../ui.js').Children]>} */
+  const ids = delivery.event_id === delivery.message_id ? [['webhook-id (the event\'s id)', messageId]] : [
+    ['webhook-id', messageId],
+    ['Event', delivery.event_id ? code(delivery.event_id) : h('span', { class: 'muted' }, delivery.test ? 'a test, of no event' : '—')],
+  ];
   fill(view,
     h('div', { class: 'title-row' },
-      h('h1', null, delivery.event_type), badge(delivery.status), delivery.test && badge('test'), h('span', { class: 'spacer' }),
+      h('h1', null, delivery.event_type), deliveryStatus(delivery), delivery.test && badge('test'), h('span', { class: 'spacer' }),
       may(WEBHOOKS_WRITE) && replayAction(delivery, (replayed) => deliveryHref(webhookId, replayed.id))),
     h('p', null, h('a', { href: webhookHref(webhookId) }, '← The endpoint'), ' · delivery ', code(delivery.id)),
     details([
       ['Created', time(delivery.created_at, true)],
-      ['Attempts', retrying ? [String(delivery.attempt_count), ' · next try ', time(delivery.next_attempt_at, true)] : String(delivery.attempt_count)],
-      ['webhook-id', copyable(delivery.message_id, { label: 'webhook-id header' })],
-      ['Event', delivery.event_id ? code(delivery.event_id) : h('span', { class: 'muted' }, delivery.test ? 'a test, of no event' : '—')],
+      ['Attempts', isRetrying(delivery) && delivery.next_attempt_at
+        ? [String(delivery.attempt_count), ' · next try ', time(delivery.next_attempt_at, true)] : String(delivery.attempt_count)],
+      ...ids,
       ...(delivery.replay_of ? /** @type {Array<[string, import('../ui.js').Children]>} */ ([['Replay of',
         h('a', { href: deliveryHref(webhookId, delivery.replay_of) }, code(delivery.replay_of))]]) : []),
       ...(delivery.last_error && !delivery.attempts.at(-1)?.error ? /** @type {Array<[string, import('../ui.js').Children]>} */ (
