@@ -6,6 +6,7 @@ import { answerDialog, desktopAndPhoneShots, launchChromium, noteSays, signedInD
 import { publishDkim, resolverOf, startDns, type TestDns } from '../helpers/dns.js';
 import { directDeliveryEnv, startScriptedMx, type ScriptedMx } from '../helpers/mx.js';
 import { eventually } from '../helpers/smtp-app.js';
+import { recordRecipientOutcomes } from '../../src/emails/outcomes.js';
 
 // The Broadcasts view in Chromium: a broadcast written in the page, its
 // audience counted live, previewed as a contact in the sandboxed frame (again
@@ -13,8 +14,8 @@ import { eventually } from '../helpers/smtp-app.js';
 // fields render empty, at a desktop's width or a phone's), tested,
 // sent through a confirmation that states the audience, and watched to the
 // end; then its mail read at a real MX, found through dnsmasq. A paced one is paused, resumed and
-// cancelled from its page, and the API's refusals show beside their field. Bounces at that MX show in red,
-// on the broadcast's page and in the list; a draft that lacks what sending needs, or a time the API would
+// cancelled from its page, and the API's refusals show beside their field. Bounces at that MX, and a complaint,
+// show in red on the broadcast's page and in the list; a draft that lacks what sending needs, or a time the API would
 // refuse, is stopped in the page, saying why.
 
 const SCREENSHOTS = process.env.MAILROOM_SCREENSHOTS;
@@ -43,9 +44,11 @@ describe('the Broadcasts view in Chromium', () => {
       { type: 'MX', name: 'example.com', exchange: 'mx.example.com', priority: 10 }, { type: 'A', name: 'mx.example.com', address: '127.0.0.4' },
     ]);
     // Mailboxes named bounce… do not exist there; those named slow… are greylisted, so their mail waits for a retry.
+    // The greylisting reply does not ask to slow down ("try again later" would): that would pause the whole
+    // destination, and mail still queued for it would wait with the greylisted one.
     mx = await startScriptedMx({ host: '127.0.0.4', reply: (stage, ctx) => (stage !== 'rcpt' ? undefined
       : ctx.address?.startsWith('bounce') ? '550 5.1.1 No such user here'
-        : ctx.address?.startsWith('slow') ? '451 4.7.1 Greylisted, try again later' : undefined) });
+        : ctx.address?.startsWith('slow') ? '451 4.7.1 Greylisted: come back in 5 minutes' : undefined) });
     t = await startTestApp({ env: { ...directDeliveryEnv(testDns.server, mx.port), MAILROOM_PUBLIC_URL: 'https://mail.acme.test' } });
     await publishDkim(testDns, await t.seed.activeDomain(DOMAIN));
     await addContact('ann', { email: 'ann@example.com', name: 'Ann Lee', tags: ['news'] });
@@ -87,9 +90,10 @@ describe('the Broadcasts view in Chromium', () => {
     await noteSays(page, 'The draft “November news” was created');
     const id = broadcastId();
 
-    // The picker offers the active domain and fills a whole from line.
+    // The picker offers the active domain and fills a whole from line; an active domain needs no word beside it.
     await page.getByLabel('Pick an active domain').selectOption(DOMAIN);
     expect(await page.locator('#broadcast-from').inputValue()).toBe(`News <hello@${DOMAIN}>`);
+    expect(await page.locator('#broadcast-from-note').isHidden()).toBe(true);
     await page.getByLabel('Subject').fill('News for {{ contact.first_name }}');
     await page.getByLabel('HTML').fill('<p id="greeting">Hello {{ contact.first_name }}, this is November.</p>');
     // The HTML is a code editor: numbered lines, HTML tags coloured apart from the text, and an edit is an unsaved change.
@@ -115,6 +119,14 @@ describe('the Broadcasts view in Chromium', () => {
       const [email, , engagement] = await row.locator('td').allTextContents();
       expect(engagement).toBe(tierLabels[tierOf.get(email)!]);
     }
+    // A short name stays on one line beside the address, not a word to a line.
+    const nameLines = await page.locator('.audience-sample tbody td', { hasText: 'Ann Lee' }).evaluate((cell) => {
+      const doc = (globalThis as unknown as { document: { createRange(): { selectNodeContents(n: unknown): void; getClientRects(): ArrayLike<{ top: number }> } } }).document;
+      const range = doc.createRange();
+      range.selectNodeContents(cell);
+      return new Set(Array.from(range.getClientRects(), (r) => Math.round(r.top))).size;
+    });
+    expect(nameLines).toBe(1);
     await shot('composer', '.title-row');
 
     await page.getByRole('button', { name: 'Save', exact: true }).click();
@@ -135,10 +147,12 @@ describe('the Broadcasts view in Chromium', () => {
 
     await page.getByLabel('To', { exact: true }).fill('qa@acme.test');
     await page.getByRole('button', { name: 'Send test' }).click();
-    const testLink = page.locator('.test-sends a');
-    await testLink.waitFor();
-    const testEmailId = (await testLink.textContent())!;
-    expect(await testLink.getAttribute('href')).toBe(`#/emails/${testEmailId}`);
+    // The result says where it went and leads to the email, not a bare id.
+    const testSent = page.locator('.test-sends li');
+    await testSent.waitFor();
+    expect(await testSent.textContent()).toBe('Sent to qa@acme.test · View the test email');
+    const testEmailId = decodeURIComponent(/^#\/emails\/(.+)$/.exec((await testSent.getByRole('link', { name: 'View the test email' }).getAttribute('href'))!)![1]);
+    await shot('test-sent', '.composer-side section:nth-child(2)');
     expect((await t.api.get(`/v1/emails/${testEmailId}`)).body).toMatchObject({ subject: '[Test] News for', to: ['qa@acme.test'] });
 
     // The confirmation states the audience size before anything goes out.
@@ -157,6 +171,13 @@ describe('the Broadcasts view in Chromium', () => {
     await shot('sent');
     // No contact was skipped: no count of them, and no table.
     expect(await page.locator('[data-stat="skipped"], .skipped-panel').count()).toBe(0);
+    // Its counts in one grid of cards as wide as each other; its content named as the composer's.
+    expect(await page.locator('.broadcast-stats').count()).toBe(1);
+    const cardWidths = await page.locator('.broadcast-stats .stat').evaluateAll((els) =>
+      els.map((el) => Math.round((el as unknown as { getBoundingClientRect(): { width: number } }).getBoundingClientRect().width)));
+    expect(cardWidths).toHaveLength(9);
+    expect(new Set(cardWidths).size).toBe(1);
+    expect(await page.locator('dt:text-is("Content") + dd').textContent()).toBe('written in the composer');
 
     const emails = await emailsOf(id);
     expect(emails.map((e) => e.to[0]).sort()).toEqual(['ann@example.com', 'bob@example.com', 'cy@example.com']);
@@ -438,7 +459,7 @@ describe('the Broadcasts view in Chromium', () => {
     await textShows(page, '.progress-panel h2', 'Progress');
   });
 
-  it('takes its content from a published template, previewed as a contact', async () => {
+  it('takes its content from a published template, previewed as a contact, and names it once sent', async () => {
     const template = await t.api.post('/v1/templates', { name: 'Digest', alias: 'digest', subject: 'Digest for {{ contact.first_name }}',
       html: '<p id="digest">Your digest, {{ contact.name }}.</p>' });
     expect((await t.api.post(`/v1/templates/${template.body.id}/publish`, {})).status).toBe(200);
@@ -458,6 +479,16 @@ describe('the Broadcasts view in Chromium', () => {
     await page.getByRole('button', { name: 'Preview', exact: true }).click();
     await textShows(page.frameLocator('.broadcast-preview iframe'), '#digest', /^Your digest, Cy Young\.$/);
     await textShows(page, '.preview-subject', /^Subject: Digest for Cy$/);
+
+    // Sent, its page names the template and the version sending fixed, and leads to it.
+    const newsTag = ((await t.api.get('/v1/tags')).body.data as Array<{ id: string; name: string }>).find((x) => x.name === 'news')!.id;
+    expect((await t.api.patch(`/v1/broadcasts/${created.body.id}`, { audience: { tag_ids: [newsTag] } })).status).toBe(200);
+    expect((await t.api.post(`/v1/broadcasts/${created.body.id}/send`, {})).status).toBe(200);
+    await page.reload();
+    const content = page.locator('dt:text-is("Content") + dd');
+    await textShows(content, 'a', /^Digest$/);
+    expect(await content.textContent()).toBe('template Digest, version 1');
+    expect(await content.getByRole('link').getAttribute('href')).toBe(`#/templates/${template.body.id}`);
   });
 
   it('shows, beside the counts, the contacts that got no email and why, a page at a time', async () => {
@@ -514,6 +545,16 @@ describe('the Broadcasts view in Chromium', () => {
     const created = await t.api.post('/v1/broadcasts', { name: 'Stranger', from: 'Someone <hi@unknown.test>', text: 'Hello' });
     await page.goto(`${t.url}/dashboard/#/broadcasts/${created.body.id}`);
     await textShows(page, '.audience-count', /contacts$/);
+    // A sender whose domain is not active says, beside the field, what a send from it would do.
+    const fromNote = page.locator('#broadcast-from-note');
+    expect(await fromNote.textContent()).toBe(
+      'unknown.test is not a verified domain: a test key may send from it (its mail is kept, never sent); a live send will be refused.');
+    expect(await page.locator('#broadcast-from').getAttribute('aria-describedby')).toBe('broadcast-from-note');
+    await desktopAndPhoneShots(page, 'from-unverified', '.composer');
+    await page.setViewportSize({ width: 1280, height: 800 });
+    // It follows the address as it is typed.
+    await page.locator('#broadcast-from').fill(`Someone <hi@${DOMAIN.toUpperCase()}>`);
+    await fromNote.waitFor({ state: 'hidden' });
     // The stored text is in its editor; an empty HTML editor shows nothing but its line number.
     expect(await page.locator('#broadcast-text .cm-content').textContent()).toBe('Hello');
     expect(await page.locator('#broadcast-html .cm-content').textContent()).toBe('');
@@ -542,6 +583,19 @@ describe('the Broadcasts view in Chromium', () => {
     await page.getByLabel('Status').selectOption('cancelled');
     await textShows(page, 'tbody tr', 'Paced');
     expect(await page.locator('tbody tr').count()).toBe(1);
+  });
+
+  it('says nothing of the sender\'s domain to a key that may not list domains, as it cannot know', async () => {
+    const created = await t.api.post('/v1/broadcasts', { name: 'Unlisted', from: 'Someone <hi@unknown.test>', text: 'Hello' });
+    const { token } = await t.seed.key({ name: 'broadcasts only', scopes: ['broadcasts:read', 'broadcasts:write'] });
+    const limited = await signedInDashboard(browser, t.url, token, `/broadcasts/${created.body.id}`, 'Unlisted');
+    try {
+      await textShows(limited, '.audience-count', /contacts$/);
+      expect(await limited.locator('#broadcast-from-note').isHidden()).toBe(true);
+      expect(await limited.locator('#broadcast-from').getAttribute('aria-describedby')).toBeNull();
+    } finally {
+      await limited.close();
+    }
   });
 
   it('keeps Send off until the saved draft has a sender, a subject and content, and says what is missing', async () => {
@@ -582,7 +636,7 @@ describe('the Broadcasts view in Chromium', () => {
     expect(await why.textContent()).toBe('Add a subject before sending.');
   });
 
-  it('shows bounces in red, not as a finished green bar, on the broadcast\'s page and in the list', async () => {
+  it('shows bounces and complaints in red, not as a finished green bar, on the broadcast\'s page and in the list', async () => {
     for (const local of ['bounce1', 'bounce2', 'bounce3', 'fine1', 'fine2', 'slow1']) {
       await addContact(local, { email: `${local}@example.com`, tags: ['risky'] });
     }
@@ -602,7 +656,6 @@ describe('the Broadcasts view in Chromium', () => {
     expect(await panel.locator('.outcome-count').textContent()).toBe('2 of 6 delivered');
     // No bar of contacts done, green when full: the outcome bar, split, with the bounces in the danger colour.
     expect(await panel.locator('.progress-fill').count()).toBe(0);
-    expect(await panel.locator('.outcome').getAttribute('class')).toBe('outcome has-bounces');
     const parts = await panel.locator('.outcome-part').evaluateAll((els) => els.map((el) => {
       const { getComputedStyle } = globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } };
       return [el.getAttribute('class'), (el as unknown as { style: { width: string } }).style.width, getComputedStyle(el).backgroundColor];
@@ -616,22 +669,51 @@ describe('the Broadcasts view in Chromium', () => {
     expect(await panel.locator('.outcome-alert').textContent()).toBe('3 of 6 emails bounced. See which →');
     expect(await panel.getByRole('link', { name: 'See which →' }).getAttribute('href'))
       .toBe(`#/emails?broadcast_id=${encodeURIComponent(id)}&outcome=bounced`);
-    expect(await page.locator('[data-stat="bounced"]').getAttribute('class')).toBe('stat undelivered');
+    expect(await page.locator('[data-stat="bounced"]').getAttribute('class')).toBe('stat alarming');
+    expect(await page.locator('[data-stat="complained"]').getAttribute('class')).toBe('stat');
+
+    // A recipient who got it reports it as spam, as a feedback loop's report says: the page counts it, in red too.
+    const { store, suppressions } = t.mailroom.services;
+    const reported = await store.db.selectFrom('emails as e').innerJoin('email_recipients as r', 'r.email_id', 'e.id')
+      .select(['e.id as emailId', 'r.id as recipientId', 'r.address']).where('e.broadcast_id', '=', id).where('r.address', '=', 'fine1@example.com')
+      .executeTakeFirstOrThrow();
+    await store.write((tx) => recordRecipientOutcomes(tx, suppressions, [{ emailId: reported.emailId,
+      outcomes: [{ kind: 'complained', recipientId: reported.recipientId, address: reported.address, feedbackType: 'abuse' }] }], Date.now()));
+    await textShows(page, '[data-stat="complained"].alarming .stat-value', /^1$/);
+    expect(await page.locator('[data-stat="complained"] .stat-value').evaluate((el) =>
+      (globalThis as unknown as { getComputedStyle(e: unknown): { color: string } }).getComputedStyle(el).color)).toBe('rgb(179, 38, 30)');
     await desktopAndPhoneShots(page, 'bounced', '.progress-panel');
 
-    // The list: a Bounced column, red where there are bounces.
+    // The list: Bounced and Complained columns, red where there are any; the bar's count of deliveries stays plain.
     await page.goto(`${t.url}/dashboard/#/broadcasts`);
     const row = page.locator('tbody tr', { has: page.getByRole('link', { name: 'Old list', exact: true }) });
     await row.waitFor();
     const headers = await page.locator('thead th').allTextContents();
+    const colourOf = (el: unknown) => (globalThis as unknown as { getComputedStyle(e: unknown): { color: string } }).getComputedStyle(el).color;
     const bounced = row.locator('td').nth(headers.indexOf('Bounced'));
-    expect(await bounced.textContent()).toBe('3');
-    expect(await bounced.locator('.bounced-count').evaluate((el) =>
-      (globalThis as unknown as { getComputedStyle(e: unknown): { color: string } }).getComputedStyle(el).color)).toBe('rgb(179, 38, 30)');
-    expect(await row.locator('.outcome').getAttribute('class')).toBe('outcome has-bounces');
+    expect(await bounced.innerText()).toBe('3');
+    expect(await bounced.locator('.alarming-count').first().evaluate(colourOf)).toBe('rgb(179, 38, 30)');
+    const complained = row.locator('td').nth(headers.indexOf('Complained'));
+    expect(await complained.textContent()).toBe('1');
+    expect(await complained.locator('.alarming-count').evaluate(colourOf)).toBe('rgb(179, 38, 30)');
+    expect(await row.locator('.outcome-count').textContent()).toMatch(/^\d of 6 delivered$/);
+    expect(await row.locator('.outcome-count').evaluate(colourOf)).not.toBe('rgb(179, 38, 30)');
     const clean = page.locator('tbody tr', { has: page.getByRole('link', { name: 'November news', exact: true }) });
     expect(await clean.locator('td').nth(headers.indexOf('Bounced')).textContent()).toBe('0');
-    expect(await clean.locator('.bounced-count').count()).toBe(0);
+    expect(await clean.locator('td').nth(headers.indexOf('Complained')).textContent()).toBe('0');
+    expect(await clean.locator('.alarming-count').count()).toBe(0);
+    // A draft has made no email yet: a dash for each count, as for its progress, not a zero.
+    const draft = page.locator('tbody tr', { has: page.getByRole('link', { name: 'Empty draft', exact: true }) });
+    const counts = ['Delivered', 'Bounced', 'Complained', 'Opened', 'Clicked'].map((header) => draft.locator('td').nth(headers.indexOf(header)));
+    expect(await Promise.all(counts.map((cell) => cell.textContent()))).toEqual(['—', '—', '—', '—', '—']);
+    expect(await draft.locator('td').nth(headers.indexOf('Progress')).textContent()).toBe('—');
+    // A tablet leaves the Complained column out; the Bounced cell says the complaints instead, in red too.
+    await page.setViewportSize({ width: 800, height: 1000 });
+    expect(await page.locator('thead th', { hasText: 'Complained' }).isVisible()).toBe(false);
+    expect(await bounced.innerText()).toBe('3\n1 complaint');
+    expect(await bounced.locator('.folded-complaints').evaluate(colourOf)).toBe('rgb(179, 38, 30)');
+    expect(await clean.locator('td').nth(headers.indexOf('Bounced')).innerText()).toBe('0');
+    if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/list-bounced-800.png`, fullPage: true });
     // On a phone, a card with the count labelled.
     await page.setViewportSize({ width: 390, height: 844 });
     expect(await bounced.isVisible()).toBe(true);

@@ -1,11 +1,12 @@
 // @ts-check
 // Broadcasts: the list with each one's progress; a composer for drafts and
-// scheduled ones (sender, content written here or taken from a template, an
-// audience by tags and engagement with its live count), a preview as one
-// contact that follows each save, says when the form has moved on from it and
-// which contact fields it writes empty for that contact, test sends, and
-// sending now or at a time; and, once sending has started, its progress and
-// counts, refreshed while it runs, with pause, resume and cancel.
+// scheduled ones (sender, with a word when its domain is not an active one;
+// content written here or taken from a template; an audience by tags and
+// engagement with its live count), a preview as one contact that follows each
+// save, says when the form has moved on from it and which contact fields it
+// writes empty for that contact, test sends, and sending now or at a time;
+// and, once sending has started, its progress and counts, refreshed while it
+// runs, with pause, resume and cancel.
 import { fixedUnless, may, withheldNote } from '../access.js';
 import { api } from '../api.js';
 import { codeEditor } from '../code-editor.js';
@@ -13,7 +14,7 @@ import { everyItem, loadRecord, pagedTable } from '../lists.js';
 import { hashOf, navigate, refreshWhileShown, showNote } from '../nav.js';
 import { previewFrame, scrolledText } from '../preview.js';
 import {
-  actionForm, badge, clipped, code, confirmDialog, count, details, errorBox, fieldErrors, fill, formatTime, h, hrefTo, loading,
+  actionForm, badge, clipped, code, confirmDialog, count, describedBy, details, errorBox, fieldErrors, fill, formatTime, h, hrefTo, loading,
   fromNow, localInputValue, none, progressBar, rowAction, table, time, whileBusy,
 } from '../ui.js';
 import { guardEdits } from '../unsaved.js';
@@ -130,10 +131,13 @@ function showBroadcasts({ view, query }) {
       : MAKING.includes(b.status) ? progressBar(contactsDone(b.stats), b.stats.audience_size, 'Contacts done') : outcomeBar(b.stats)),
     className: 'progress-cell' },
     // Left out on a tablet: once a broadcast has made its emails, its bar says how many were delivered.
-    { header: 'Delivered', cell: (b) => b.stats.delivered.toLocaleString(), className: 'num', minor: true },
-    { header: 'Bounced', cell: (b) => bouncedCount(b.stats.bounced), className: 'num' },
-    { header: 'Opened', cell: (b) => b.stats.opened.toLocaleString(), className: 'num', minor: true },
-    { header: 'Clicked', cell: (b) => b.stats.clicked.toLocaleString(), className: 'num', minor: true },
+    { header: 'Delivered', cell: (b) => madeCount(b, 'delivered'), className: 'num', minor: true },
+    // A tablet leaves the Complained column out: there the Bounced cell says the complaints under the bounces.
+    { header: 'Bounced', cell: (b) => [madeCount(b, 'bounced'), b.stats.complained > 0
+      && h('strong', { class: 'alarming-count folded-complaints' }, count(b.stats.complained, 'complaint', 'complaints'))], className: 'num' },
+    { header: 'Complained', cell: (b) => madeCount(b, 'complained'), className: 'num', minor: true },
+    { header: 'Opened', cell: (b) => madeCount(b, 'opened'), className: 'num', minor: true },
+    { header: 'Clicked', cell: (b) => madeCount(b, 'clicked'), className: 'num', minor: true },
     { header: 'When', cell: when, className: 'nowrap' },
   ];
   return pagedTable(list, {
@@ -240,6 +244,12 @@ function splitFrom(from) {
   return { name: '', local: bare ? bare[1] : '' };
 }
 
+/** The domain of a from line's address, as typed; '' when it has none. @param {string} from */
+function domainOf(from) {
+  const address = /<([^>]*)>/.exec(from)?.[1] ?? from;
+  return address.includes('@') ? address.slice(address.lastIndexOf('@') + 1).trim() : '';
+}
+
 /** The from line for a picked domain, keeping the name and mailbox already typed. @param {string} current @param {string} domain */
 function fromFor(current, domain) {
   const { name, local } = splitFrom(current);
@@ -305,6 +315,20 @@ async function showComposer(view, broadcast) {
   domains.map((d) => h('option', { value: d.name }, d.name)));
   // A key that may not list domains types the address whole.
   fromDomain.hidden = !may(DOMAINS_READ);
+  // Whether a send would go is said as the address is typed, not first when sending is refused; unsaid when the key
+  // may not list domains, as it cannot be known.
+  const activeDomains = new Set(domains.map((d) => d.name));
+  const fromNote = h('p', { id: 'broadcast-from-note', class: 'muted small hint', 'aria-live': 'polite' });
+  const showFromNote = () => {
+    const domain = domainOf(from.value);
+    const unverified = may(DOMAINS_READ) && domain !== '' && !activeDomains.has(domain.toLowerCase());
+    fill(fromNote, unverified
+      && `${domain} is not a verified domain: a test key may send from it (its mail is kept, never sent); a live send will be refused.`);
+    fromNote.hidden = !unverified;
+    describedBy(from, fromNote.id, unverified);
+  };
+  from.addEventListener('input', showFromNote);
+  showFromNote();
   const replyTo = h('input', { id: 'broadcast-reply-to', type: 'text', value: broadcast.reply_to.join(', '),
     placeholder: 'optional', autocomplete: 'off' });
   const subject = h('input', { id: 'broadcast-subject', type: 'text', value: broadcast.subject ?? '',
@@ -459,7 +483,8 @@ async function showComposer(view, broadcast) {
   h('fieldset', { class: 'panel' }, h('legend', null, 'Message'),
     h('div', { class: 'form-grid' },
       h('label', { for: 'broadcast-name' }, 'Name'), h('div', null, name, errors.slot('name', 'Name', name)),
-      h('label', { for: 'broadcast-from' }, 'From'), h('div', null, h('div', { class: 'from-row' }, from, fromDomain), errors.slot('from', 'From', from)),
+      h('label', { for: 'broadcast-from' }, 'From'),
+      h('div', null, h('div', { class: 'from-row' }, from, fromDomain), fromNote, errors.slot('from', 'From', from)),
       h('label', { for: 'broadcast-reply-to' }, 'Reply-To'), h('div', null, replyTo, errors.slot('reply_to', 'Reply-To', replyTo)),
       h('label', { for: 'broadcast-subject' }, 'Subject'), h('div', null, subject, errors.slot('subject', 'Subject', subject)),
       h('label', { for: 'broadcast-preview-text' }, 'Preview text'), h('div', null, previewText, errors.slot('preview_text', 'Preview text', previewText)))),
@@ -502,7 +527,7 @@ async function showComposer(view, broadcast) {
         table([
           // A long address is cut (whole in its title) rather than pushing the engagement out of the panel.
           { header: 'Email', cell: (c) => clipped(c.email), className: 'fills' },
-          { header: 'Name', cell: (c) => c.name ?? none() },
+          { header: 'Name', cell: (c) => c.name ?? none(), className: 'audience-name' },
           { header: 'Engagement', cell: (c) => tierLabel(c.engagement_tier), className: 'nowrap' },
         ], audience.data.slice(0, SAMPLE_ROWS)),
         audience.count > SAMPLE_ROWS && h('p', { class: 'muted small' }, `The first ${Math.min(SAMPLE_ROWS, audience.data.length)} are shown.`)]);
@@ -618,8 +643,8 @@ async function showComposer(view, broadcast) {
       /** @type {{ data: Array<{ to: string, email_id: string }> }} */
       const sent = await api('POST', `${path}/test`, { body: { to } });
       errors.clear();
-      fill(testResult, h('ul', { class: 'test-sends' }, sent.data.map((d) => h('li', null, `Test to ${d.to}: `,
-        h('a', { href: hrefTo('emails', d.email_id) }, h('code', null, d.email_id))))));
+      fill(testResult, h('ul', { class: 'test-sends' }, sent.data.map((d) => h('li', null, `Sent to ${d.to} · `,
+        h('a', { href: hrefTo('emails', d.email_id) }, 'View the test email')))));
     } catch (err) {
       errors.show(err, testErrors);
     }
@@ -862,12 +887,16 @@ function cancelButton(b, done) {
 // ---------------------------------------------------------------------------
 // Sending and sent
 
-/** The counts, in the order a reader follows them: how far the mail got, then what went wrong or was refused. */
-const MAIN_STATS = /** @type {Array<[keyof Stats, string]>} */ ([['sent', 'Sent'], ['delivered', 'Delivered'], ['opened', 'Opened'], ['clicked', 'Clicked']]);
-const MINOR_STATS = /** @type {Array<[keyof Stats, string]>} */ ([['bounced', 'Bounced'], ['complained', 'Complained'],
-  ['unsubscribed', 'Unsubscribed'], ['failed', 'Failed'], ['suppressed', 'Suppressed']]);
+/**
+ * The counts, in the order a reader follows them, five to a row: how far the mail got and what its readers did, then
+ * what went wrong or was refused.
+ */
+const STATS = /** @type {Array<[keyof Stats, string]>} */ ([['sent', 'Sent'], ['delivered', 'Delivered'], ['opened', 'Opened'],
+  ['clicked', 'Clicked'], ['unsubscribed', 'Unsubscribed'], ['bounced', 'Bounced'], ['complained', 'Complained'], ['failed', 'Failed'],
+  ['suppressed', 'Suppressed']]);
+/** Counts of mail that did not arrive or that its recipient reported as spam, shown in red when there are any. */
+const ALARMING_STATS = ['bounced', 'complained', 'failed'];
 
-/** Shown beside the others only when some contact got no email. */
 /**
  * Contacts a broadcast is through with: those it made an email for and those
  * it skipped. A finished broadcast's bar is full even when some were skipped.
@@ -903,16 +932,26 @@ function outcomes(stats) {
 function outcomeBar(stats) {
   const made = stats.emails_created;
   const parts = outcomes(stats);
-  return h('div', { class: `outcome${stats.bounced > 0 ? ' has-bounces' : ''}` },
+  return h('div', { class: 'outcome' },
     h('div', { class: 'outcome-track', role: 'img',
       'aria-label': `Of ${count(made, 'email', 'emails')}: ${parts.map((p) => `${p.n.toLocaleString()} ${p.label.toLowerCase()}`).join(', ')}` },
     made > 0 && parts.map((p) => p.n > 0 && h('span', { class: `outcome-part outcome-${p.key}`, style: `width:${(p.n / made * 100).toFixed(1)}%` }))),
+    // Not red for a bounce: beside a bounce or two, most of the mail went; the bar's part and the bounce count say it.
     h('span', { class: 'outcome-count' }, `${stats.delivered.toLocaleString()} of ${made.toLocaleString()} delivered`));
 }
 
-/** A list's count of bounces, red when there are any. @param {number} bounced */
-const bouncedCount = (bounced) => (bounced > 0 ? h('strong', { class: 'bounced-count' }, bounced.toLocaleString()) : '0');
+/**
+ * A list's count of what became of a broadcast's emails: a dash until it has made any, and red when there are
+ * bounces or complaints.
+ * @param {Broadcast} b @param {'delivered' | 'bounced' | 'complained' | 'opened' | 'clicked'} key
+ */
+function madeCount(b, key) {
+  if (b.stats.emails_created === 0) return none();
+  const n = b.stats[key];
+  return n > 0 && ALARMING_STATS.includes(key) ? h('strong', { class: 'alarming-count' }, n.toLocaleString()) : n.toLocaleString();
+}
 
+/** Shown beside the others only when some contact got no email. */
 const SKIPPED_STAT = /** @type {[keyof Stats, string]} */ (['skipped', 'Skipped']);
 /** Skipped contacts a page of their table shows. */
 const SKIPS_PAGE = 10;
@@ -921,12 +960,9 @@ const SKIP_REASONS = {
   render_failed: 'Did not render', invalid_address: 'Address refused', invalid_subject: 'Subject refused', message_too_large: 'Too large',
 };
 
-/** Counts of emails that did not arrive, shown in red when there are any. */
-const UNDELIVERED_STATS = ['bounced', 'failed'];
-
-/** @param {Stats} stats @param {Array<[keyof Stats, string]>} which @param {string} className */
-const statCards = (stats, which, className) => h('div', { class: `stat-cards ${className}` }, which.map(([key, label]) =>
-  h('div', { class: stats[key] > 0 && UNDELIVERED_STATS.includes(key) ? 'stat undelivered' : 'stat', 'data-stat': key },
+/** @param {Stats} stats @param {Array<[keyof Stats, string]>} which */
+const statCards = (stats, which) => h('div', { class: 'stat-cards broadcast-stats' }, which.map(([key, label]) =>
+  h('div', { class: stats[key] > 0 && ALARMING_STATS.includes(key) ? 'stat alarming' : 'stat', 'data-stat': key },
     h('span', { class: 'stat-label' }, label), h('span', { class: 'stat-value' }, stats[key].toLocaleString()))));
 
 /**
@@ -942,6 +978,7 @@ function showProgress(view, broadcast) {
     fill(audienceLine, audienceWords(broadcast.audience, new Map(tags.map((t) => [t.id, t.name]))))).catch(() => {});
   const content = h('div', { class: 'template-preview broadcast-preview' }, loading());
   void sentContent(broadcast, content);
+  const contentLine = contentWords(broadcast);
   const duplicate = may(BROADCASTS_WRITE) && duplicateButton(broadcast);
   /** @param {Broadcast} b @param {string} note */
   const acted = (b, note) => {
@@ -995,15 +1032,14 @@ function showProgress(view, broadcast) {
           ` for an audience of ${count(stats.audience_size, 'contact', 'contacts')}`,
           b.send_rate_per_minute ? `, at most ${b.send_rate_per_minute.toLocaleString()} a minute.` : '.',
           changing ? ' This page keeps itself up to date.' : '')),
-      statCards(stats, MAIN_STATS, 'broadcast-stats'),
-      statCards(stats, stats.skipped > 0 ? [...MINOR_STATS, SKIPPED_STAT] : MINOR_STATS, 'broadcast-stats minor'),
+      statCards(stats, stats.skipped > 0 ? [...STATS, SKIPPED_STAT] : STATS),
       h('p', null, h('a', { href: hashOf('/emails', new URLSearchParams({ broadcast_id: b.id })) }, 'Its emails, one per contact →')),
       skipsPanel(b),
       details(/** @type {Array<[string, Children]>} */ ([
         ['Audience', audienceLine],
         ['From', b.from ?? 'the template’s sender'],
         ['Subject', b.subject ?? 'the template’s subject'],
-        ['Content', b.template ? `template ${b.template.id}${b.template.version ? `, version ${b.template.version}` : ''}` : 'written here'],
+        ['Content', contentLine],
         ['Mode', b.mode === 'test' ? 'test: kept in the sink, never sent' : (b.mode ?? none())],
         ...[['Scheduled for', b.scheduled_at], ['Started', b.started_at], ['Sent', b.sent_at], ['Cancelled', b.cancelled_at]]
           .filter(([, at]) => at).map(([label, at]) => [label, time(at)]),
@@ -1022,6 +1058,22 @@ function showProgress(view, broadcast) {
       }
     });
   }
+}
+
+/**
+ * Where a sent broadcast's content came from: the composer, or a template by its name (once read, by a key that may)
+ * and the version sending fixed.
+ * @param {Broadcast} b
+ */
+function contentWords(b) {
+  const ref = b.template;
+  if (!ref) return h('span', null, 'written in the composer');
+  const link = h('a', { href: `#/templates/${encodeURIComponent(ref.id)}` }, ref.id);
+  if (may(TEMPLATES_READ)) {
+    api('GET', `/v1/templates/${encodeURIComponent(ref.id)}`).then((/** @type {TemplateSummary} */ t) => fill(link, t.name), () => {});
+  }
+  // No version is fixed when sending never started (a scheduled broadcast cancelled).
+  return h('span', null, 'template ', link, ref.version !== null ? `, version ${ref.version}` : ', its published version');
 }
 
 /**
