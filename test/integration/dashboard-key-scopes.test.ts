@@ -49,7 +49,7 @@ describe('the dashboard offers what its key may do', () => {
       { route: `/domains/${domain.id}`, heading: 'acme.test', ready: 'DNS records', scope: 'domains:write',
         buttons: ['Verify', 'Rotate DKIM key', 'Delete', 'Save settings'] },
       { route: `/emails/${sent.body.id}`, heading: 'Hello Ann', ready: 'Message-ID', scope: 'emails:send', buttons: ['Resend'] },
-      { route: '/templates', heading: 'Templates', ready: 'Welcome', scope: 'templates:write', buttons: ['Create'] },
+      { route: '/templates', heading: 'Templates', ready: 'Welcome', scope: 'templates:write', buttons: [], links: ['New template'] },
       { route: `/templates/${template.body.id}`, heading: 'Welcome', ready: 'version 1', scope: 'templates:write',
         buttons: ['Save as a new version', 'Add variable', 'Duplicate', 'Delete', 'Publish'] },
       { route: '/broadcasts', heading: 'Broadcasts', ready: 'November news', scope: 'broadcasts:write', buttons: [], links: ['New broadcast'] },
