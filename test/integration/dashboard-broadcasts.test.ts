@@ -547,8 +547,8 @@ describe('the Broadcasts view in Chromium', () => {
     await textShows(page, '.audience-count', /contacts$/);
     // A sender whose domain is not active says, beside the field, what a send from it would do.
     const fromNote = page.locator('#broadcast-from-note');
-    expect(await fromNote.textContent()).toBe(
-      'unknown.test is not a verified domain: a test key may send from it (its mail is kept, never sent); a live send will be refused.');
+    expect(await fromNote.textContent()).toBe('unknown.test is not a verified domain: a live key sends only from a verified domain, '
+      + 'so sending this would be refused. Verify it under Domains first.');
     expect(await page.locator('#broadcast-from').getAttribute('aria-describedby')).toBe('broadcast-from-note');
     await desktopAndPhoneShots(page, 'from-unverified', '.composer');
     await page.setViewportSize({ width: 1280, height: 800 });
@@ -583,6 +583,19 @@ describe('the Broadcasts view in Chromium', () => {
     await page.getByLabel('Status').selectOption('cancelled');
     await textShows(page, 'tbody tr', 'Paced');
     expect(await page.locator('tbody tr').count()).toBe(1);
+  });
+
+  it('says to a test key that it may send from a domain not verified, its mail kept', async () => {
+    const created = await t.api.post('/v1/broadcasts', { name: 'Trial', from: 'Someone <hi@unknown.test>', text: 'Hello' });
+    const { token } = await t.seed.key({ name: 'trying it out', mode: 'test' });
+    const tester = await signedInDashboard(browser, t.url, token, `/broadcasts/${created.body.id}`, 'Trial');
+    try {
+      await textShows(tester, '.audience-count', /contacts$/);
+      expect(await tester.locator('#broadcast-from-note').textContent())
+        .toBe('unknown.test is not a verified domain: this test key may send from it (its mail is kept here, never sent).');
+    } finally {
+      await tester.close();
+    }
   });
 
   it('says nothing of the sender\'s domain to a key that may not list domains, as it cannot know', async () => {
@@ -718,6 +731,11 @@ describe('the Broadcasts view in Chromium', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     expect(await bounced.isVisible()).toBe(true);
     expect(await bounced.getAttribute('data-label')).toBe('Bounced');
+    // A draft's card leaves out the figures it has none of yet, and keeps its audience and when it was made.
+    expect(await Promise.all(counts.map((cell) => cell.isVisible()))).toEqual([false, false, false, false, false]);
+    expect(await draft.locator('td').nth(headers.indexOf('Progress')).isVisible()).toBe(false);
+    expect(await draft.locator('td').nth(headers.indexOf('Audience')).isVisible()).toBe(true);
+    expect(await draft.locator('td').nth(headers.indexOf('When')).isVisible()).toBe(true);
     await page.setViewportSize({ width: 1280, height: 800 });
     await desktopAndPhoneShots(page, 'list-bounced');
     await page.setViewportSize({ width: 1280, height: 800 });

@@ -27,6 +27,12 @@ export function storedKey() {
   return sessionStorage.getItem(KEY_STORAGE);
 }
 
+/** The signed-in key's mode, told by its prefix: a test key's mail is kept, never sent. */
+export function keyMode() {
+  const key = storedKey() ?? '';
+  return key.startsWith('svc_test_') ? 'test' : key.startsWith('svc_live_') ? 'live' : 'unknown';
+}
+
 /** @param {string} key */
 export function storeKey(key) {
   sessionStorage.setItem(KEY_STORAGE, key);

@@ -8,7 +8,7 @@
 // This module signs in and routes; shared pieces live in ui.js, api.js,
 // nav.js, lists.js, preview.js and work.js, and views in views/<area>.js.
 import { forgetAccess, loadAccess, may, readAccess } from './access.js';
-import { ApiError, forgetKey, request, storedKey, storeKey, whenSessionEnds } from './api.js';
+import { ApiError, forgetKey, keyMode, request, storedKey, storeKey, whenSessionEnds } from './api.js';
 import { takePendingNote } from './nav.js';
 import { byId, confirmDialog, dismissQuestions, errorSlot, fill, focusViewHeading, h, leaveView, whileBusy } from './ui.js';
 import { discardAsked, leaveAsked, markDrawn } from './unsaved.js';
@@ -114,7 +114,7 @@ async function signIn(event, input, errors) {
 async function showApp(readingAccess = true) {
   const key = storedKey() ?? '';
   if (readingAccess) await loadAccess(key);
-  const mode = key.startsWith('svc_test_') ? 'test' : key.startsWith('svc_live_') ? 'live' : 'unknown';
+  const mode = keyMode();
   fill(byId('session'),
     sectionsNav(NAV.filter(([, , scope]) => may(scope)).map(([section, label]) => h('a', { href: `#/${section}`, 'data-section': section }, label))),
     h('span', { class: `badge mode-${mode}`, title: mode === 'test' ? 'Test keys never send real mail.' : null },

@@ -3,7 +3,7 @@
 // clicked mail over a chosen range, live or test mail (by default, the mode
 // of the key signed in), for every domain or one, as totals with their rates,
 // a chart and the buckets behind it.
-import { api, storedKey } from '../api.js';
+import { api, keyMode } from '../api.js';
 import { may } from '../access.js';
 import { hashOf, navigate } from '../nav.js';
 import { attach, errorBox, fill, formatTime, h, labelled, loading, table } from '../ui.js';
@@ -154,7 +154,7 @@ async function showAnalytics({ view, query }) {
   const range = RANGES.find(([key]) => key === query.get('range')) ?? RANGES[1];
   const asked = query.get('mode');
   // Test keys send test mail: signed in with one, that is the mail to show.
-  const mode = asked === 'test' || asked === 'live' ? asked : storedKey()?.startsWith('svc_test_') ? 'test' : 'live';
+  const mode = asked === 'test' || asked === 'live' ? asked : keyMode() === 'test' ? 'test' : 'live';
   const domainId = query.get('domain_id') ?? '';
   /** @param {Record<string, string>} change */
   const go = (change) => {

@@ -8,7 +8,7 @@
 // and, once sending has started, its progress and counts, refreshed while it
 // runs, with pause, resume and cancel.
 import { fixedUnless, may, withheldNote } from '../access.js';
-import { api } from '../api.js';
+import { api, keyMode } from '../api.js';
 import { codeEditor } from '../code-editor.js';
 import { everyItem, loadRecord, pagedTable } from '../lists.js';
 import { hashOf, navigate, refreshWhileShown, showNote } from '../nav.js';
@@ -75,6 +75,13 @@ export const BROADCAST_ROUTES = [
   [/^\/broadcasts\/([^/]+)$/, showBroadcast],
 ];
 
+/** What sending from a domain not verified means, for the key signed in (the API refuses it to a live key). */
+const UNVERIFIED_SENDER = {
+  test: 'this test key may send from it (its mail is kept here, never sent).',
+  live: 'a live key sends only from a verified domain, so sending this would be refused. Verify it under Domains first.',
+  unknown: 'a test key may send from it (its mail is kept, never sent); a live send will be refused.',
+};
+
 /** The scope of writing, sending, pausing and cancelling; counting and previewing need only broadcasts:read. */
 const BROADCASTS_WRITE = 'broadcasts:write';
 // The lists the composer offers choices from, each read only by a key that may.
@@ -127,7 +134,7 @@ function showBroadcasts({ view, query }) {
       h('div', { class: 'muted small' }, b.subject !== null ? readableSubject(b.subject) : b.template ? 'the template’s subject' : 'no subject yet')) },
     { header: 'Status', cell: (b) => badge(b.status), role: 'status' },
     { header: 'Audience', cell: (b) => b.stats.audience_size.toLocaleString(), className: 'num', minor: true },
-    { header: 'Progress', cell: (b) => (!b.started_at ? none()
+    { header: 'Progress', cell: (b) => (!b.started_at ? notYet()
       : MAKING.includes(b.status) ? progressBar(contactsDone(b.stats), b.stats.audience_size, 'Contacts done') : outcomeBar(b.stats)),
     className: 'progress-cell' },
     // Left out on a tablet: once a broadcast has made its emails, its bar says how many were delivered.
@@ -322,8 +329,7 @@ async function showComposer(view, broadcast) {
   const showFromNote = () => {
     const domain = domainOf(from.value);
     const unverified = may(DOMAINS_READ) && domain !== '' && !activeDomains.has(domain.toLowerCase());
-    fill(fromNote, unverified
-      && `${domain} is not a verified domain: a test key may send from it (its mail is kept, never sent); a live send will be refused.`);
+    fill(fromNote, unverified && `${domain} is not a verified domain: ${UNVERIFIED_SENDER[keyMode()]}`);
     fromNote.hidden = !unverified;
     describedBy(from, fromNote.id, unverified);
   };
@@ -940,13 +946,16 @@ function outcomeBar(stats) {
     h('span', { class: 'outcome-count' }, `${stats.delivered.toLocaleString()} of ${made.toLocaleString()} delivered`));
 }
 
+/** A figure a broadcast has no emails for yet: a dash in a list's row, left out of a phone's card, where it says nothing. */
+const notYet = () => h('span', { class: 'muted not-yet' }, '—');
+
 /**
  * A list's count of what became of a broadcast's emails: a dash until it has made any, and red when there are
  * bounces or complaints.
  * @param {Broadcast} b @param {'delivered' | 'bounced' | 'complained' | 'opened' | 'clicked'} key
  */
 function madeCount(b, key) {
-  if (b.stats.emails_created === 0) return none();
+  if (b.stats.emails_created === 0) return notYet();
   const n = b.stats[key];
   return n > 0 && ALARMING_STATS.includes(key) ? h('strong', { class: 'alarming-count' }, n.toLocaleString()) : n.toLocaleString();
 }
