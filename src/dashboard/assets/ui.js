@@ -138,6 +138,13 @@ export function address(text) {
   return h('span', { class: 'address' }, text.split(/(?<=[@.])/).flatMap((part, i) => (i === 0 ? [part] : [h('wbr'), part])));
 }
 
+/** `Name <address>` as its parts, a quoted name unquoted; a bare address has no name. @param {string} mailbox */
+export function mailboxParts(mailbox) {
+  const angled = /^\s*(?:"((?:[^"\\]|\\.)*)"|([^<]*?))\s*<([^>]*)>\s*$/.exec(mailbox);
+  if (!angled) return { name: '', address: mailbox.trim() };
+  return { name: (angled[1]?.replace(/\\(.)/g, '$1') ?? angled[2] ?? '').trim(), address: angled[3] };
+}
+
 /** How long a Copy button says it copied. */
 const COPIED_SHOWN_MS = 2000;
 

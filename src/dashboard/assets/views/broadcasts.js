@@ -15,7 +15,7 @@ import { hashOf, navigate, refreshWhileShown, showNote } from '../nav.js';
 import { previewFrame, scrolledText } from '../preview.js';
 import {
   actionForm, badge, clipped, code, confirmDialog, count, describedBy, details, errorBox, fieldErrors, fill, formatTime, h, hrefTo, loading,
-  fromNow, localInputValue, none, progressBar, rowAction, table, time, whileBusy,
+  fromNow, localInputValue, mailboxParts, none, progressBar, rowAction, table, time, whileBusy,
 } from '../ui.js';
 import { guardEdits } from '../unsaved.js';
 import { TIERS, tierLabel } from './contacts.js';
@@ -243,17 +243,15 @@ const previewable = (b) => b.template !== null || (b.subject !== null && (b.html
 /** "a, b and c". @param {string[]} words @param {'and' | 'or'} joiner */
 const listed = (words, joiner) => (words.length > 1 ? `${words.slice(0, -1).join(', ')} ${joiner} ${words.at(-1)}` : words[0]);
 
-/** `Name <local@domain>` split into its parts, or a bare address. @param {string} from */
+/** A from line's name and its address's local part ('' unless the address reads as one). @param {string} from */
 function splitFrom(from) {
-  const angled = /^\s*"?([^"<]*?)"?\s*<([^@>\s]+)@[^>]*>\s*$/.exec(from);
-  if (angled) return { name: angled[1], local: angled[2] };
-  const bare = /^\s*([^@\s<>]+)@\S*\s*$/.exec(from);
-  return { name: '', local: bare ? bare[1] : '' };
+  const { name, address } = mailboxParts(from);
+  return { name, local: /^([^@\s<>]+)@\S*$/.exec(address)?.[1] ?? '' };
 }
 
 /** The domain of a from line's address, as typed; '' when it has none. @param {string} from */
 function domainOf(from) {
-  const address = /<([^>]*)>/.exec(from)?.[1] ?? from;
+  const { address } = mailboxParts(from);
   return address.includes('@') ? address.slice(address.lastIndexOf('@') + 1).trim() : '';
 }
 

@@ -12,7 +12,7 @@ import { bodyParts, scrolledText } from '../preview.js';
 import {
   actionsColumn, address, askingButton, badge, clipped, clippedList, code, copyable, count, details, downloadButton, errorBox, errorSlot, fieldErrors, fill,
   foldOnPhone, formatBytes, formatTime, h,
-  hrefTo, isoWithOffset, joined, localInputValue, loading, none, table, time, whileBusy,
+  hrefTo, isoWithOffset, joined, localInputValue, loading, mailboxParts, none, table, time, whileBusy,
 } from '../ui.js';
 import { broadcastLink } from './broadcasts.js';
 import { domainLink } from './domains.js';
@@ -119,13 +119,6 @@ const EMAIL_COLUMNS = [
   { header: 'Status', cell: outcomeBadge, role: 'status' },
   { header: 'Mode', cell: (e) => badge(e.mode) },
 ];
-
-/** `Name <address>` as its parts; a bare address has no name. @param {string} mailbox */
-function mailboxParts(mailbox) {
-  const angled = /^\s*(?:"((?:[^"\\]|\\.)*)"|([^<]*?))\s*<([^>]*)>\s*$/.exec(mailbox);
-  if (!angled) return { name: '', address: mailbox.trim() };
-  return { name: (angled[1]?.replace(/\\(.)/g, '$1') ?? angled[2] ?? '').trim(), address: angled[3] };
-}
 
 /** A list's sender, as a mail client lists it: by its name, or its address when it has none; whole in the title. @param {string} from */
 function senderName(from) {
