@@ -145,6 +145,14 @@ export function mailboxParts(mailbox) {
   return { name: (angled[1]?.replace(/\\(.)/g, '$1') ?? angled[2] ?? '').trim(), address: angled[3] };
 }
 
+/**
+ * An amber note of what holds something up (a record not found, a reply that defers mail), its first words in bold.
+ * @param {string} kind  its own class, beside the note's look @param {string} lead @param {...Children} rest
+ */
+export function heldUpNote(kind, lead, ...rest) {
+  return h('div', { class: `panel outcome-note ${kind}`, role: 'note' }, h('p', null, h('strong', null, lead), ...rest));
+}
+
 /** How long a Copy button says it copied. */
 const COPIED_SHOWN_MS = 2000;
 

@@ -8,7 +8,7 @@ import { api, ApiError, limitReached, waitingOutRateLimit } from '../api.js';
 import { everyItem, filterForm, filterSelect, filterText, filterTime, loadRecord, pagedTable } from '../lists.js';
 import { hashOf, navigate } from '../nav.js';
 import {
-  actionsColumn, askingButton, badge, clipped, code, confirmDialog, count, details, errorBox, errorSlot, fieldErrors, fill, h, loading, none, progressBar, rowAction,
+  actionsColumn, askingButton, badge, clipped, code, confirmDialog, count, details, errorBox, errorSlot, fieldErrors, fill, h, heldUpNote, loading, none, progressBar, rowAction,
   rowSelection, table, time, whileBusy,
 } from '../ui.js';
 import { holdWhileRunning, startWork } from '../work.js';
@@ -524,9 +524,8 @@ function suppressionNote(email) {
   api('GET', '/v1/suppressions', { query: new URLSearchParams({ email, limit: '1' }) })
     .then((/** @type {{ data: Array<{ reason: Reason, created_at: string }> }} */ { data: [found] }) => {
       if (!found) return;
-      fill(note, h('div', { class: 'panel outcome-note suppressed-note' },
-        h('p', null, h('strong', null, 'No email goes to this address: '), `it is suppressed (${reasonLabel(found.reason).toLowerCase()}, since `,
-          time(found.created_at), '). ', h('a', { href: hashOf('/suppressions', new URLSearchParams({ email })) }, 'See it in Suppressions'))));
+      fill(note, heldUpNote('suppressed-note', 'No email goes to this address: ', `it is suppressed (${reasonLabel(found.reason).toLowerCase()}, since `,
+        time(found.created_at), '). ', h('a', { href: hashOf('/suppressions', new URLSearchParams({ email })) }, 'See it in Suppressions')));
     }, () => {});
   return note;
 }

@@ -7,7 +7,7 @@ import { api } from '../api.js';
 import { loadRecord, pagedTable } from '../lists.js';
 import { navigate, showNote } from '../nav.js';
 import {
-  actionForm, address, askingButton, badge, code, copyable, details, errorSlot, fieldErrors, fill, h, hrefTo, table, time, whileBusy,
+  actionForm, address, askingButton, badge, code, copyable, details, errorSlot, fieldErrors, fill, h, heldUpNote, hrefTo, table, time, whileBusy,
 } from '../ui.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
@@ -161,10 +161,9 @@ function renderDomain(view, domain, path) {
 function unqualifiedHostNote(domain) {
   const host = domain.records.find((r) => r.record === 'MX_BOUNCE')?.value;
   if (!host || host.includes('.')) return null;
-  return h('div', { class: 'panel outcome-note host-note', role: 'note' },
-    h('p', null, h('strong', null, 'These records cannot verify yet: '), 'they name this server as ', h('code', null, host),
-      ', which is not a full host name, so no receiver can look it up. Start the server with ', h('code', null, 'MAILROOM_HOSTNAME'),
-      ' set to its public name (such as ', h('code', null, 'mail.example.com'), ', with an A record pointing at it); the records follow it.'));
+  return heldUpNote('host-note', 'These records cannot verify yet: ', 'they name this server as ', h('code', null, host),
+    ', which is not a full host name, so no receiver can look it up. Start the server with ', h('code', null, 'MAILROOM_HOSTNAME'),
+    ' set to its public name (such as ', h('code', null, 'mail.example.com'), ', with an A record pointing at it); the records follow it.');
 }
 
 /** @param {Domain} domain */

@@ -6,7 +6,7 @@ import { may, withheldNote } from '../access.js';
 import { api } from '../api.js';
 import { pagedTable } from '../lists.js';
 import { hashOf, navigate } from '../nav.js';
-import { actionForm, actionsColumn, badge, clipped, fill, formatTime, h, hrefTo, none, rowAction, time } from '../ui.js';
+import { actionForm, actionsColumn, badge, clipped, fill, formatTime, h, heldUpNote, hrefTo, none, rowAction, time } from '../ui.js';
 
 /** @typedef {import('../nav.js').Ctx} Ctx */
 /** @typedef {{ code: number | null, text: string } | null} LastReply */
@@ -51,9 +51,8 @@ function lastReply(reply) {
  * @param {string} domain @param {NonNullable<Destination['last_reply']>} reply
  */
 function lastReplyNote(domain, reply) {
-  return h('div', { class: 'panel outcome-note last-reply-note' },
-    h('p', null, h('strong', null, reply.code === null ? `No answer from ${domain}'s servers: ` : `The last reply from ${domain}'s servers: `),
-      h('span', { class: 'reply-text' }, reply.text)));
+  return heldUpNote('last-reply-note', reply.code === null ? `No answer from ${domain}'s servers: ` : `The last reply from ${domain}'s servers: `,
+    h('span', { class: 'reply-text' }, reply.text));
 }
 
 /** @param {string} domain */
