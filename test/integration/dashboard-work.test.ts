@@ -228,7 +228,7 @@ describe('work of many requests in the dashboard, in Chromium', () => {
       await page.getByRole('heading', { name: 'Mailroom dashboard' }).waitFor();
       expect(await page.getByRole('alert').textContent()).toBe('The API key is not valid.');
       expect(await page.getByRole('dialog').count()).toBe(0);
-      expect(await page.locator('dialog').count()).toBe(0);
+      await expect.poll(() => page.locator('dialog').count()).toBe(0);
       expect(await notices(page).count()).toBe(0);
     } finally {
       await page.close();
